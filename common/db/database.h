@@ -1,0 +1,104 @@
+// A SQLite database in WAL mode shared by the components, each of which owns its tables and
+// brings them up to date with its own ordered list of migrations.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace bai::db {
+
+class DatabaseError : public std::runtime_error {
+public:
+    DatabaseError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
+    int code() const { return code_; }
+
+private:
+    int code_;
+};
+
+// One prepared statement. Bind parameters are 1-based as in SQLite; columns are 0-based.
+class Statement {
+public:
+    Statement(sqlite3* db, std::string_view sql);
+    ~Statement();
+    Statement(Statement&& other) noexcept;
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+    Statement& operator=(Statement&&) = delete;
+
+    Statement& bind(int index, std::int64_t value);
+    Statement& bind(int index, std::string_view text);
+    Statement& bind_blob(int index, std::string_view bytes);
+    Statement& bind_null(int index);
+
+    // Advances to the next row: true while a row is available, false when done.
+    bool step();
+    // Runs a statement that returns no rows.
+    void run();
+    void reset();
+
+    bool is_null(int column) const;
+    std::int64_t column_int(int column) const;
+    std::string column_text(int column) const;
+
+private:
+    sqlite3* db_;
+    sqlite3_stmt* stmt_ = nullptr;
+};
+
+// One schema change: applied once, in order, inside the transaction that records it.
+struct Migration {
+    int version;
+    std::string_view sql;
+};
+
+struct OpenOptions {
+    // FULL makes every committed transaction durable before the call returns.
+    bool synchronous_full = true;
+};
+
+class Database {
+public:
+    static std::unique_ptr<Database> open(const std::filesystem::path& path,
+                                          OpenOptions options = {});
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    void exec(std::string_view sql);
+    Statement prepare(std::string_view sql);
+
+    // Runs f inside BEGIN IMMEDIATE ... COMMIT, serialised with every other use of this
+    // connection; an exception rolls the transaction back and propagates.
+    void transaction(const std::function<void(Database&)>& f);
+    // Serialises a read with the writers of this connection.
+    void read(const std::function<void(Database&)>& f);
+
+    // The version of `component`'s schema, 0 when it has none yet.
+    int schema_version(std::string_view component);
+    // Applies the migrations of `component` that are newer than its recorded version. Throws
+    // when the database was written by a newer program (its version is above the last known).
+    void migrate(std::string_view component, std::span<const Migration> migrations);
+
+    std::string journal_mode();
+    sqlite3* handle() { return db_; }
+
+private:
+    explicit Database(sqlite3* db) : db_(db) {}
+    sqlite3* db_;
+    std::recursive_mutex mutex_;
+};
+
+[[noreturn]] void throw_error(sqlite3* db, int code, std::string_view context);
+
+}  // namespace bai::db

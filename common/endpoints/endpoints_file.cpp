@@ -1,0 +1,47 @@
+#include "common/endpoints/endpoints_file.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace bai::endpoints {
+
+void write(const std::filesystem::path& path, const Endpoints& e) {
+    nlohmann::json doc = {{"arm", e.arm},         {"blob", e.blob}, {"file", e.file},
+                          {"ca_cert", e.ca_cert}, {"pid", e.pid}};
+    std::filesystem::path tmp = path;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << doc.dump(2) << "\n";
+        if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, path);
+}
+
+std::optional<Endpoints> read(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+    if (doc.is_discarded() || !doc.is_object()) {
+        throw std::runtime_error(path.string() + " is not a JSON object");
+    }
+    Endpoints e;
+    auto take = [&](const char* key, std::string& into) {
+        if (!doc.contains(key) || !doc[key].is_string()) {
+            throw std::runtime_error(path.string() + ": \"" + key + "\" is missing or not a string");
+        }
+        into = doc[key].get<std::string>();
+    };
+    take("arm", e.arm);
+    take("blob", e.blob);
+    take("file", e.file);
+    take("ca_cert", e.ca_cert);
+    if (doc.contains("pid") && doc["pid"].is_number_integer()) e.pid = doc["pid"].get<long>();
+    return e;
+}
+
+}  // namespace bai::endpoints

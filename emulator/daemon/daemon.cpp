@@ -1,0 +1,170 @@
+#include "emulator/daemon/daemon.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "common/db/database.h"
+#include "common/endpoints/endpoints_file.h"
+#include "common/http/listener.h"
+#include "common/log/logger.h"
+#include "common/version.h"
+#include "emulator/daemon/daemon_state.h"
+#include "emulator/daemon/data_dir_lock.h"
+#include "emulator/tls/self_signed_cert.h"
+#include "fake_storage/accounts/account_registry.h"
+#include "fuse_mounts/manager/mount_table.h"
+
+namespace bai::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+int cannot_start(const std::string& reason) {
+    std::fprintf(stderr, "batchai-emulator: %s\n", reason.c_str());
+    log::write_to_file(log::Level::error, "not started: " + reason);
+    return kExitCannotStart;
+}
+
+std::string url(const std::string& scheme, const std::string& host, int port) {
+    std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    return scheme + "://" + h + ":" + std::to_string(port);
+}
+
+void release_mounts(const fs::path& nodes_dir, const char* when) {
+    for (const std::string& point : mounts::release_mounts_under(nodes_dir)) {
+        log::warning(std::string("could not release mount ") + point + " " + when);
+    }
+}
+
+// The emulator's own route on ARM: where the other endpoints are, for clients that know only ARM.
+void add_endpoints_route(httplib::Server& server, const endpoints::Endpoints& e) {
+    std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}}.dump();
+    server.Get("/emulator/endpoints", [body](const httplib::Request&, httplib::Response& res) {
+        res.set_content(body, "application/json");
+    });
+}
+
+int wait_for_stop_signal() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int signal = 0;
+    sigwait(&set, &signal);
+    return signal;
+}
+
+void print_banner(const fs::path& location, const endpoints::Endpoints& e,
+                  const storage::Account& dev_account) {
+    std::printf("batchai-emulator %s\n", kVersion);
+    std::printf("  data directory  %s\n", location.c_str());
+    std::printf("  ARM (HTTPS)     %s   (trust %s)\n", e.arm.c_str(), e.ca_cert.c_str());
+    std::printf("  Blob            %s/%s\n", e.blob.c_str(), dev_account.name.c_str());
+    std::printf("  File            %s/%s\n", e.file.c_str(), dev_account.name.c_str());
+    std::printf("  endpoints       %s\n", (location / endpoints::kFileName).c_str());
+    std::printf("\nexport REQUESTS_CA_BUNDLE=%s\n", e.ca_cert.c_str());
+    std::printf("export AZURE_STORAGE_CONNECTION_STRING='%s'\n",
+                storage::connection_string(dev_account, e.blob, e.file).c_str());
+    std::printf("\nready (pid %ld); stop with Ctrl-C or SIGTERM\n", e.pid);
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int run(const Options& options) {
+    std::error_code ec;
+    fs::create_directories(options.location, ec);
+    if (ec) return cannot_start("cannot create " + options.location.string() + ": " + ec.message());
+    const fs::path location = fs::canonical(options.location);
+
+    std::string reason;
+    std::optional<DataDirLock> lock = DataDirLock::acquire(location, reason);
+    if (!lock) return cannot_start(reason);
+
+    log::open(location / "emulator.log");
+    log::info(std::string("starting batchai-emulator ") + kVersion + " in " + location.string());
+    const fs::path nodes_dir = location / "nodes";
+    release_mounts(nodes_dir, "left by a previous run");
+
+    std::unique_ptr<db::Database> state;
+    long run_id = 0;
+    try {
+        state = db::Database::open(location / "state.db");
+        migrate_daemon_schema(*state);
+        if (auto previous = last_run(*state); previous && !previous->stopped_cleanly) {
+            log::warning("the previous run (pid " + std::to_string(previous->pid) +
+                         ", started " + previous->started_at + ") did not stop cleanly");
+        }
+        run_id = record_start(*state, ::getpid(), kVersion);
+    } catch (const std::exception& e) {
+        return cannot_start(std::string("state.db: ") + e.what());
+    }
+
+    storage::AccountRegistry accounts;
+    for (const storage::Account& account : options.accounts) accounts.put(account);
+
+    tls::CertificateFiles certificate;
+    try {
+        certificate = tls::ensure_certificate(location / "tls", options.host);
+    } catch (const std::exception& e) {
+        return cannot_start(e.what());
+    }
+    auto arm_server = std::make_unique<httplib::SSLServer>(certificate.certificate.c_str(),
+                                                           certificate.private_key.c_str());
+    if (!arm_server->is_valid()) return cannot_start("cannot load " + certificate.certificate.string());
+
+    std::shared_ptr<http::RequestLog> request_log;
+    if (options.debug_log) {
+        try {
+            request_log = std::make_shared<http::RequestLog>(*options.debug_log);
+        } catch (const std::exception& e) {
+            return cannot_start(e.what());
+        }
+    }
+    std::vector<std::unique_ptr<http::Listener>> listeners;
+    listeners.push_back(std::make_unique<http::Listener>("arm", std::move(arm_server), request_log));
+    listeners.push_back(std::make_unique<http::Listener>(
+        "blob", std::make_unique<httplib::Server>(), request_log));
+    listeners.push_back(std::make_unique<http::Listener>(
+        "file", std::make_unique<httplib::Server>(), request_log));
+    http::Listener& arm = *listeners[0];
+    http::Listener& blob = *listeners[1];
+    http::Listener& file = *listeners[2];
+    for (auto& listener : listeners) http::add_health_route(listener->server(), listener->name());
+
+    if (!arm.bind(options.host, options.arm_port)) return cannot_start(arm.error());
+    if (!blob.bind(options.host, options.blob_port)) return cannot_start(blob.error());
+    if (!file.bind(options.host, options.file_port)) return cannot_start(file.error());
+
+    endpoints::Endpoints published{url("https", options.host, arm.port()),
+                                   url("http", options.host, blob.port()),
+                                   url("http", options.host, file.port()),
+                                   certificate.certificate.string(), static_cast<long>(::getpid())};
+    add_endpoints_route(arm.server(), published);
+    for (auto& listener : listeners) listener->start();
+    const fs::path endpoints_path = location / endpoints::kFileName;
+    endpoints::write(endpoints_path, published);
+    log::info("listening: arm " + published.arm + ", blob " + published.blob + ", file " +
+              published.file);
+    print_banner(location, published, *accounts.find(storage::kDevAccountName));
+
+    int signal = wait_for_stop_signal();
+    log::info(std::string("stopping on ") + (signal == SIGINT ? "SIGINT" : "SIGTERM"));
+    fs::remove(endpoints_path, ec);
+    for (auto& listener : listeners) listener->stop_accepting();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (auto& listener : listeners) listener->finish(deadline);
+    release_mounts(nodes_dir, "at stop");
+    record_stop(*state, run_id);
+    log::info("stopped cleanly");
+    log::close();
+    return 0;
+}
+
+}  // namespace bai::daemon

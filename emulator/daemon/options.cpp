@@ -1,0 +1,88 @@
+#include "emulator/daemon/options.h"
+
+#include <arpa/inet.h>
+
+#include <charconv>
+#include <stdexcept>
+
+namespace bai::daemon {
+namespace {
+
+int parse_port(const std::string& flag, const std::string& value) {
+    int port = -1;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
+    if (ec != std::errc() || end != value.data() + value.size() || port < 0 || port > 65535) {
+        throw std::invalid_argument(flag + " takes a port from 0 to 65535 (0: any free port), got '" +
+                                    value + "'");
+    }
+    return port;
+}
+
+}  // namespace
+
+bool is_loopback_host(const std::string& host) {
+    if (host == "localhost" || host == "::1") return true;
+    in_addr addr{};
+    if (inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
+    return (ntohl(addr.s_addr) >> 24) == 127;
+}
+
+Options parse_options(const std::vector<std::string>& args) {
+    Options o;
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string flag = args[i];
+        std::optional<std::string> inline_value;
+        if (size_t eq = flag.find('='); flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+            inline_value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+        }
+        auto value = [&]() -> std::string {
+            if (inline_value) return *inline_value;
+            if (i + 1 >= args.size()) throw std::invalid_argument(flag + " needs a value");
+            return args[++i];
+        };
+        if (flag == "--location") {
+            o.location = value();
+            if (o.location.empty()) throw std::invalid_argument("--location needs a directory");
+        } else if (flag == "--host") {
+            o.host = value();
+            if (!is_loopback_host(o.host)) {
+                throw std::invalid_argument("--host must be a loopback address (127.0.0.0/8, ::1 "
+                                            "or localhost), got '" + o.host + "'");
+            }
+        } else if (flag == "--arm-port") {
+            o.arm_port = parse_port(flag, value());
+        } else if (flag == "--blob-port") {
+            o.blob_port = parse_port(flag, value());
+        } else if (flag == "--file-port") {
+            o.file_port = parse_port(flag, value());
+        } else if (flag == "--account") {
+            o.accounts.push_back(storage::parse_account_flag(value()));
+        } else if (flag == "--debug") {
+            o.debug_log = value();
+        } else if (flag == "--version" && !inline_value) {
+            o.show_version = true;
+        } else if ((flag == "--help" || flag == "-h") && !inline_value) {
+            o.show_help = true;
+        } else {
+            throw std::invalid_argument("unknown argument '" + args[i] + "' (see --help)");
+        }
+    }
+    return o;
+}
+
+std::string usage() {
+    return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
+           "                        [--file-port P] [--account NAME:KEY]... [--debug FILE]\n"
+           "                        [--version] [--help]\n"
+           "\n"
+           "  --location DIR     data directory (default ./batchai-data)\n"
+           "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
+           "  --arm-port P       Batch AI / ARM endpoint, HTTPS (default 10443; 0: any free port)\n"
+           "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
+           "  --file-port P      File service (default 10004; 0: any free port)\n"
+           "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
+           "  --debug FILE       log one line per request: service, method, path, status, ms\n";
+}
+
+}  // namespace bai::daemon

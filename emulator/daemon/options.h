@@ -1,0 +1,33 @@
+// The command line of batchai-emulator.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fake_storage/accounts/account_registry.h"
+
+namespace bai::daemon {
+
+struct Options {
+    std::filesystem::path location = "batchai-data";
+    std::string host = "127.0.0.1";
+    int arm_port = 10443;
+    int blob_port = 10000;
+    int file_port = 10004;
+    std::vector<storage::Account> accounts;
+    std::optional<std::filesystem::path> debug_log;
+    bool show_version = false;
+    bool show_help = false;
+};
+
+// Throws std::invalid_argument with a one-line message naming the offending flag.
+Options parse_options(const std::vector<std::string>& args);
+
+// Loopback only: 127.0.0.0/8, ::1 or localhost.
+bool is_loopback_host(const std::string& host);
+
+std::string usage();
+
+}  // namespace bai::daemon

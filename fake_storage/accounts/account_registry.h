@@ -1,0 +1,49 @@
+// The storage accounts the Blob and File services know, with their keys.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bai::storage {
+
+struct Account {
+    std::string name;
+    std::string key1;  // base64, as the cloud shows keys
+    std::string key2;
+};
+
+inline constexpr std::string_view kDevAccountName = "devstoreaccount1";
+inline constexpr std::string_view kDevAccountKey =
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+// Storage account names: 3 to 24 characters, lower-case letters and digits.
+bool is_valid_account_name(std::string_view name);
+
+// Parses the --account flag's NAME:KEY; throws std::invalid_argument naming what is wrong.
+Account parse_account_flag(std::string_view flag);
+
+class AccountRegistry {
+public:
+    // Starts with devstoreaccount1 and its well-known key.
+    AccountRegistry();
+
+    // Adds or replaces an account.
+    void put(const Account& account);
+    bool remove(std::string_view name);
+    std::optional<Account> find(std::string_view name) const;
+    std::vector<std::string> names() const;
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::map<std::string, Account, std::less<>> accounts_;
+};
+
+// A connection string for the Azure SDKs and az CLI, path-style endpoints.
+std::string connection_string(const Account& account, std::string_view blob_endpoint,
+                              std::string_view file_endpoint);
+
+}  // namespace bai::storage

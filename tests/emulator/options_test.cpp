@@ -1,0 +1,66 @@
+#include "emulator/daemon/options.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace bai::daemon {
+namespace {
+
+TEST(Options, DefaultsAreTheDocumentedOnes) {
+    Options o = parse_options({});
+    EXPECT_EQ(o.location, "batchai-data");
+    EXPECT_EQ(o.host, "127.0.0.1");
+    EXPECT_EQ(o.arm_port, 10443);
+    EXPECT_EQ(o.blob_port, 10000);
+    EXPECT_EQ(o.file_port, 10004);
+    EXPECT_FALSE(o.debug_log.has_value());
+}
+
+TEST(Options, ParsesEveryFlagInBothForms) {
+    Options o = parse_options({"--location", "/tmp/x", "--host=127.0.1.5", "--arm-port", "0",
+                               "--blob-port=0", "--file-port", "12345", "--account",
+                               "acct1:a2V5", "--account=acct2:a2V5", "--debug", "/tmp/log"});
+    EXPECT_EQ(o.location, "/tmp/x");
+    EXPECT_EQ(o.host, "127.0.1.5");
+    EXPECT_EQ(o.arm_port, 0);
+    EXPECT_EQ(o.blob_port, 0);
+    EXPECT_EQ(o.file_port, 12345);
+    ASSERT_EQ(o.accounts.size(), 2u);
+    EXPECT_EQ(o.accounts[1].name, "acct2");
+    EXPECT_EQ(*o.debug_log, "/tmp/log");
+    EXPECT_TRUE(parse_options({"--version"}).show_version);
+}
+
+void expect_rejected(const std::vector<std::string>& args, const std::string& mentions) {
+    try {
+        parse_options(args);
+        FAIL() << "accepted " << args[0];
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find(mentions), std::string::npos) << e.what();
+    }
+}
+
+TEST(Options, RejectsBadValuesNamingTheFlag) {
+    expect_rejected({"--arm-port", "65536"}, "--arm-port");
+    expect_rejected({"--blob-port", "-1"}, "--blob-port");
+    expect_rejected({"--file-port", "12ab"}, "--file-port");
+    expect_rejected({"--arm-port"}, "--arm-port needs a value");
+    expect_rejected({"--host", "0.0.0.0"}, "loopback");
+    expect_rejected({"--host", "10.1.2.3"}, "loopback");
+    expect_rejected({"--account", "BAD:a2V5"}, "--account");
+    expect_rejected({"--frobnicate"}, "--frobnicate");
+    expect_rejected({"--version=1"}, "--version=1");
+}
+
+TEST(Options, LoopbackHosts) {
+    EXPECT_TRUE(is_loopback_host("127.0.0.1"));
+    EXPECT_TRUE(is_loopback_host("127.255.0.9"));
+    EXPECT_TRUE(is_loopback_host("localhost"));
+    EXPECT_TRUE(is_loopback_host("::1"));
+    EXPECT_FALSE(is_loopback_host("128.0.0.1"));
+    EXPECT_FALSE(is_loopback_host("example.com"));
+}
+
+}  // namespace
+}  // namespace bai::daemon

@@ -1,0 +1,109 @@
+"""Starts the built batchai-emulator on ephemeral ports with a fresh data directory.
+
+Binaries come from $BAI_EMULATOR and $BAI_CLI (set by CTest). Processes are stopped by PID.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+EMULATOR = os.environ.get("BAI_EMULATOR", "batchai-emulator")
+CLI = os.environ.get("BAI_CLI", "bai")
+EPHEMERAL = ["--arm-port", "0", "--blob-port", "0", "--file-port", "0"]
+
+
+def wait_for(predicate, timeout=20.0, interval=0.02, what="condition"):
+    """Polls predicate until it returns a truthy value or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+class Emulator:
+    """One emulator process. Use as a context manager or call start()/stop()."""
+
+    def __init__(self, location=None, args=None, command=None):
+        self.owns_location = location is None
+        self.location = location or tempfile.mkdtemp(prefix="bai-it-")
+        self.args = list(args or [])
+        self.command = command or [EMULATOR]
+        self.process = None
+        self.endpoints = None
+        self.stdout_path = os.path.join(self.location, "stdout.txt")
+        self.stderr_path = os.path.join(self.location, "stderr.txt")
+
+    def start(self, wait=True):
+        self._stdout = open(self.stdout_path, "wb")
+        self._stderr = open(self.stderr_path, "wb")
+        argv = self.command + ["--location", self.location] + EPHEMERAL + self.args
+        self.process = subprocess.Popen(argv, stdout=self._stdout, stderr=self._stderr)
+        if wait:
+            self.endpoints = wait_for(self._read_endpoints, what="endpoints.json")
+        return self
+
+    def _read_endpoints(self):
+        if self.process.poll() is not None:
+            raise RuntimeError(f"emulator exited with {self.process.returncode}: {self.stderr()}")
+        path = os.path.join(self.location, "endpoints.json")
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+        return doc if doc.get("pid") == self.process.pid else None
+
+    def stdout(self):
+        with open(self.stdout_path, errors="replace") as f:
+            return f.read()
+
+    def stderr(self):
+        with open(self.stderr_path, errors="replace") as f:
+            return f.read()
+
+    def send(self, signum):
+        os.kill(self.process.pid, signum)
+
+    def stop(self, signum=signal.SIGTERM, timeout=10):
+        """Sends signum to the emulator's PID; returns (exit code, seconds it took)."""
+        if self.process is None or self.process.poll() is not None:
+            return (self.process.returncode if self.process else None), 0.0
+        started = time.monotonic()
+        self.send(signum)
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.kill(self.process.pid, signal.SIGKILL)
+            code = self.process.wait()
+        return code, time.monotonic() - started
+
+    def close(self):
+        self.stop()
+        for f in (getattr(self, "_stdout", None), getattr(self, "_stderr", None)):
+            if f:
+                f.close()
+        if self.owns_location:
+            shutil.rmtree(self.location, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def run_cli(*args, env=None, timeout=30):
+    """Runs bai; returns the CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.pop("BATCHAI_EMULATOR_ENDPOINT", None)
+    full_env.pop("BATCHAI_EMULATOR_CA_CERT", None)
+    full_env.update(env or {})
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=full_env,
+                          timeout=timeout)

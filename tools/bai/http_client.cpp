@@ -1,0 +1,42 @@
+#include "tools/bai/http_client.h"
+
+#include <stdexcept>
+
+namespace bai::cli {
+namespace {
+
+bool is_loopback_url(const std::string& url) {
+    size_t start = url.find("://");
+    std::string rest = start == std::string::npos ? url : url.substr(start + 3);
+    return rest.rfind("127.", 0) == 0 || rest.rfind("localhost", 0) == 0 ||
+           rest.rfind("[::1]", 0) == 0;
+}
+
+}  // namespace
+
+std::unique_ptr<httplib::Client> make_client(const std::string& base_url, const std::string& ca_cert,
+                                             std::chrono::milliseconds timeout) {
+    bool https = base_url.rfind("https://", 0) == 0;
+    if (!https && base_url.rfind("http://", 0) != 0) {
+        throw std::invalid_argument("not an http:// or https:// URL: '" + base_url + "'");
+    }
+    auto client = std::make_unique<httplib::Client>(base_url);
+    if (!client->is_valid()) throw std::invalid_argument("cannot use URL '" + base_url + "'");
+    if (https) {
+        if (!ca_cert.empty()) {
+            client->set_ca_cert_path(ca_cert.c_str());
+            client->enable_server_certificate_verification(true);
+        } else if (is_loopback_url(base_url)) {
+            client->enable_server_certificate_verification(false);
+        } else {
+            throw std::invalid_argument("HTTPS to a non-loopback host needs --ca-cert");
+        }
+    }
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+    auto micros = std::chrono::duration_cast<std::chrono::microseconds>(timeout - seconds);
+    client->set_connection_timeout(seconds.count(), micros.count());
+    client->set_read_timeout(seconds.count(), micros.count());
+    return client;
+}
+
+}  // namespace bai::cli
