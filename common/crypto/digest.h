@@ -1,0 +1,29 @@
+// Incremental MD5 (Content-MD5) and HMAC-SHA256 (SharedKey, SAS).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+struct evp_md_ctx_st;
+
+namespace bai::crypto {
+
+class Md5 {
+public:
+    Md5();
+    ~Md5();
+    Md5(const Md5&) = delete;
+    Md5& operator=(const Md5&) = delete;
+    void update(std::string_view bytes);
+    // The 16-byte digest; the object cannot be updated afterwards.
+    std::string finish();
+
+private:
+    evp_md_ctx_st* ctx_;
+};
+
+std::string md5(std::string_view bytes);
+std::string hmac_sha256(std::string_view key, std::string_view message);
+
+}  // namespace bai::crypto

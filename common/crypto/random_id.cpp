@@ -1,0 +1,43 @@
+#include "common/crypto/random_id.h"
+
+#include <openssl/rand.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace bai::crypto {
+namespace {
+
+std::vector<unsigned char> random_bytes(size_t n) {
+    std::vector<unsigned char> bytes(n);
+    if (RAND_bytes(bytes.data(), static_cast<int>(n)) != 1) {
+        throw std::runtime_error("RAND_bytes failed");
+    }
+    return bytes;
+}
+
+std::string to_hex(const std::vector<unsigned char>& bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char b : bytes) {
+        out += kDigits[b >> 4];
+        out += kDigits[b & 15];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string random_hex(size_t bytes) { return to_hex(random_bytes(bytes)); }
+
+std::string uuid4() {
+    auto b = random_bytes(16);
+    b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40);
+    b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80);
+    std::string hex = to_hex(b);
+    return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+           hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+}  // namespace bai::crypto

@@ -1,0 +1,12 @@
+#pragma once
+
+#include <string>
+
+namespace bai::crypto {
+
+// `bytes` random bytes as lower-case hex.
+std::string random_hex(size_t bytes);
+// A random (version 4) UUID, "xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx".
+std::string uuid4();
+
+}  // namespace bai::crypto

@@ -1,0 +1,680 @@
+#include "fake_storage/engine/blob_store.h"
+
+#include <unistd.h>
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "common/crypto/base64.h"
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+namespace {
+
+using std::int64_t;
+
+constexpr const char* kBlobColumns =
+    "container, name, content_id, size, etag, created, last_modified, content, metadata";
+
+BlobInfo read_blob(db::Statement& q) {
+    BlobInfo b;
+    b.container = q.column_text(0);
+    b.name = q.column_text(1);
+    b.content_id = q.column_text(2);
+    b.size = static_cast<std::uint64_t>(q.column_int(3));
+    b.etag = q.column_text(4);
+    b.created = time::from_ticks(q.column_int(5));
+    b.last_modified = time::from_ticks(q.column_int(6));
+    b.content = content_from_json(q.column_text(7));
+    b.metadata = metadata_from_json(q.column_text(8));
+    return b;
+}
+
+std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
+                                  const std::string& container, const std::string& name) {
+    auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+                        " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
+    q.bind(1, account).bind(2, container).bind(3, name);
+    if (!q.step()) return std::nullopt;
+    return read_blob(q);
+}
+
+ContainerInfo read_container(db::Statement& q) {
+    ContainerInfo c;
+    c.name = q.column_text(0);
+    c.etag = q.column_text(1);
+    c.created = time::from_ticks(q.column_int(2));
+    c.last_modified = time::from_ticks(q.column_int(3));
+    c.metadata = metadata_from_json(q.column_text(4));
+    c.public_access = q.column_text(5);
+    return c;
+}
+
+std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account,
+                                            const std::string& name) {
+    auto q = db.prepare(
+        "SELECT name, etag, created, last_modified, metadata, public_access FROM containers"
+        " WHERE account = ?1 AND name = ?2");
+    q.bind(1, account).bind(2, name);
+    if (!q.step()) return std::nullopt;
+    return read_container(q);
+}
+
+[[noreturn]] void container_not_found() {
+    fail(404, "ContainerNotFound", "The specified container does not exist.");
+}
+
+[[noreturn]] void blob_not_found() { fail(404, "BlobNotFound", "The specified blob does not exist."); }
+
+BlobInfo require_blob(db::Database& db, const std::string& account, const std::string& container,
+                      const std::string& name) {
+    auto blob = find_blob(db, account, container, name);
+    if (!blob) blob_not_found();
+    return *blob;
+}
+
+std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {
+    if (!blob) return std::nullopt;
+    return Version{blob->etag, blob->last_modified};
+}
+
+void check_block_id(const std::string& id) {
+    auto decoded = crypto::base64_decode(id);
+    if (id.empty() || !decoded || decoded->size() > 64) {
+        fail(400, "InvalidQueryParameterValue",
+             "Value for one of the query parameters specified in the request URI is invalid.\n"
+             "QueryParameterName:blockid");
+    }
+}
+
+// Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.
+std::string prefix_end(const std::string& prefix) { return prefix + "\xFF"; }
+
+// Runs a file removal list after the metadata that referenced the files is gone.
+void remove_contents(ContentFiles& files, const std::string& account,
+                     const std::vector<std::pair<ContentKind, std::string>>& ids) {
+    for (const auto& [kind, id] : ids) files.remove(account, kind, id);
+}
+
+struct FdCloser {
+    std::vector<int> fds;
+    ~FdCloser() {
+        for (int fd : fds) ::close(fd);
+    }
+};
+
+}  // namespace
+
+OpenBlob::~OpenBlob() {
+    if (fd >= 0) ::close(fd);
+}
+
+OpenBlob& OpenBlob::operator=(OpenBlob&& other) noexcept {
+    if (this != &other) {
+        if (fd >= 0) ::close(fd);
+        info = std::move(other.info);
+        fd = other.fd;
+        other.fd = -1;
+    }
+    return *this;
+}
+
+BlobStore::BlobStore(db::Database& db, ContentFiles& files) : db_(db), files_(files) {}
+
+std::mutex& BlobStore::lock_for(const std::string& account, const std::string& container,
+                                const std::string& blob) {
+    size_t h = std::hash<std::string>{}(account + '\n' + container + '\n' + blob);
+    return blob_locks_[h % blob_locks_.size()];
+}
+
+void BlobStore::require_container(db::Database& db, const std::string& account,
+                                  const std::string& container) {
+    auto q = db.prepare("SELECT 1 FROM containers WHERE account = ?1 AND name = ?2");
+    q.bind(1, account).bind(2, container);
+    if (!q.step()) container_not_found();
+}
+
+ContainerInfo BlobStore::create_container(const std::string& account, const std::string& name,
+                                          const Metadata& metadata,
+                                          const std::string& public_access) {
+    ContainerInfo c{name, new_etag(), time::now(), {}, metadata, public_access};
+    c.last_modified = c.created;
+    db_.transaction([&](db::Database& db) {
+        if (find_container(db, account, name)) {
+            fail(409, "ContainerAlreadyExists", "The specified container already exists.");
+        }
+        db.prepare(
+              "INSERT INTO containers(account, name, etag, created, last_modified, metadata,"
+              " public_access) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, c.etag)
+            .bind(4, time::to_ticks(c.created))
+            .bind(5, metadata_to_json(metadata))
+            .bind(6, public_access)
+            .run();
+    });
+    return c;
+}
+
+ContainerInfo BlobStore::get_container(const std::string& account, const std::string& name) {
+    std::optional<ContainerInfo> c;
+    db_.read([&](db::Database& db) { c = find_container(db, account, name); });
+    if (!c) container_not_found();
+    return *c;
+}
+
+void BlobStore::delete_container(const std::string& account, const std::string& name,
+                                 const Conditions& conditions) {
+    std::vector<std::pair<ContentKind, std::string>> garbage;
+    db_.transaction([&](db::Database& db) {
+        auto c = find_container(db, account, name);
+        if (!c) container_not_found();
+        check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
+        blobs.bind(1, account).bind(2, name);
+        while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));
+        auto blocks = db.prepare(
+            "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2");
+        blocks.bind(1, account).bind(2, name);
+        while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+        for (const char* sql : {"DELETE FROM blobs WHERE account = ?1 AND container = ?2",
+                                "DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2",
+                                "DELETE FROM containers WHERE account = ?1 AND name = ?2"}) {
+            db.prepare(sql).bind(1, account).bind(2, name).run();
+        }
+    });
+    remove_contents(files_, account, garbage);
+}
+
+ContainerInfo BlobStore::set_container_metadata(const std::string& account,
+                                                const std::string& name, const Metadata& metadata,
+                                                const Conditions& conditions) {
+    ContainerInfo result;
+    db_.transaction([&](db::Database& db) {
+        auto c = find_container(db, account, name);
+        if (!c) container_not_found();
+        check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        c->metadata = metadata;
+        c->etag = new_etag();
+        c->last_modified = time::now();
+        db.prepare("UPDATE containers SET metadata = ?3, etag = ?4, last_modified = ?5"
+                   " WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, metadata_to_json(metadata))
+            .bind(4, c->etag)
+            .bind(5, time::to_ticks(c->last_modified))
+            .run();
+        result = *c;
+    });
+    return result;
+}
+
+ContainerInfo BlobStore::set_container_access(const std::string& account, const std::string& name,
+                                              const std::string& public_access,
+                                              const Conditions& conditions) {
+    ContainerInfo result;
+    db_.transaction([&](db::Database& db) {
+        auto c = find_container(db, account, name);
+        if (!c) container_not_found();
+        check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        c->public_access = public_access;
+        c->etag = new_etag();
+        c->last_modified = time::now();
+        db.prepare("UPDATE containers SET public_access = ?3, etag = ?4, last_modified = ?5"
+                   " WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, public_access)
+            .bind(4, c->etag)
+            .bind(5, time::to_ticks(c->last_modified))
+            .run();
+        result = *c;
+    });
+    return result;
+}
+
+ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
+    ContainerListPage page;
+    std::string start = std::max(o.marker, o.prefix);
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare(
+            "SELECT name, etag, created, last_modified, metadata, public_access FROM containers"
+            " WHERE account = ?1 AND name >= ?2 AND name < ?3 ORDER BY name LIMIT ?4");
+        q.bind(1, account).bind(2, start).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1);
+        while (q.step()) {
+            ContainerInfo c = read_container(q);
+            if (static_cast<int>(page.containers.size()) == o.max_results) {
+                page.next_marker = c.name;
+                break;
+            }
+            page.containers.push_back(std::move(c));
+        }
+    });
+    return page;
+}
+
+BlobInfo BlobStore::commit_body(
+    const std::string& account, const std::string& container, const std::string& name,
+    const std::string& content_id, std::uint64_t size, const ContentSettings& content,
+    const Metadata& metadata, const Conditions& conditions,
+    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks) {
+    BlobInfo blob{container, name, content_id, size, new_etag(), time::now(), {}, content, metadata};
+    blob.last_modified = blob.created;
+    std::vector<std::pair<ContentKind, std::string>> garbage;
+    try {
+        db_.transaction([&](db::Database& db) {
+            garbage.clear();
+            require_container(db, account, container);
+            auto existing = find_blob(db, account, container, name);
+            check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
+                                   "The specified blob already exists.");
+            if (existing) {
+                blob.created = existing->created;
+                garbage.emplace_back(ContentKind::blob, existing->content_id);
+            }
+            db.prepare(
+                  "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
+                  " last_modified, content, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                  " ON CONFLICT(account, container, name) DO UPDATE SET content_id = excluded.content_id,"
+                  " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
+                  " content = excluded.content, metadata = excluded.metadata")
+                .bind(1, account)
+                .bind(2, container)
+                .bind(3, name)
+                .bind(4, content_id)
+                .bind(5, static_cast<int64_t>(size))
+                .bind(6, blob.etag)
+                .bind(7, time::to_ticks(blob.created))
+                .bind(8, time::to_ticks(blob.last_modified))
+                .bind(9, content_to_json(content))
+                .bind(10, metadata_to_json(metadata))
+                .run();
+            auto id_query = db.prepare(
+                "SELECT id FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
+            id_query.bind(1, account).bind(2, container).bind(3, name);
+            id_query.step();
+            int64_t blob_id = id_query.column_int(0);
+            db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob_id).run();
+            if (committed_blocks != nullptr) {
+                auto insert = db.prepare(
+                    "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5)");
+                int64_t seq = 0;
+                for (const auto& [block, offset] : *committed_blocks) {
+                    insert.bind(1, blob_id)
+                        .bind(2, seq++)
+                        .bind(3, block.id)
+                        .bind(4, static_cast<int64_t>(offset))
+                        .bind(5, static_cast<int64_t>(block.size))
+                        .run();
+                }
+            }
+            auto blocks = db.prepare(
+                "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
+                " AND blob = ?3");
+            blocks.bind(1, account).bind(2, container).bind(3, name);
+            while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+            db.prepare("DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
+                       " AND blob = ?3")
+                .bind(1, account)
+                .bind(2, container)
+                .bind(3, name)
+                .run();
+        });
+    } catch (...) {
+        files_.remove(account, ContentKind::blob, content_id);
+        throw;
+    }
+    remove_contents(files_, account, garbage);
+    return blob;
+}
+
+BlobInfo BlobStore::put_blob(const std::string& account, const std::string& container,
+                             const std::string& name, ContentWriter& writer,
+                             const ContentSettings& content, const Metadata& metadata,
+                             const Conditions& conditions) {
+    std::string content_id = files_.commit(writer, account, ContentKind::blob);
+    std::lock_guard lock(lock_for(account, container, name));
+    return commit_body(account, container, name, content_id, writer.size(), content, metadata,
+                       conditions, nullptr);
+}
+
+void BlobStore::put_block(const std::string& account, const std::string& container,
+                          const std::string& blob, const std::string& block_id,
+                          ContentWriter& writer) {
+    check_block_id(block_id);
+    if (writer.size() > kMaxBlockSize) {
+        fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+    }
+    std::string content_id = files_.commit(writer, account, ContentKind::block);
+    std::lock_guard lock(lock_for(account, container, blob));
+    std::optional<std::string> replaced;
+    try {
+        db_.transaction([&](db::Database& db) {
+            require_container(db, account, container);
+            auto q = db.prepare(
+                "SELECT count(*), max(length(block_id)), min(length(block_id)),"
+                " max(CASE WHEN block_id = ?4 THEN content_id END)"
+                " FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3");
+            q.bind(1, account).bind(2, container).bind(3, blob).bind(4, block_id);
+            q.step();
+            int64_t count = q.column_int(0);
+            if (count > 0 && (q.column_int(1) != static_cast<int64_t>(block_id.size()) ||
+                              q.column_int(2) != static_cast<int64_t>(block_id.size()))) {
+                fail(400, "InvalidBlobOrBlock",
+                     "The specified blob or block content is invalid: all block ids of a blob "
+                     "must have the same length.");
+            }
+            if (!q.is_null(3)) replaced = q.column_text(3);
+            if (!replaced && count >= static_cast<int64_t>(kMaxUncommittedBlocks)) {
+                fail(409, "BlockCountExceedsLimit",
+                     "The uncommitted block count cannot exceed the maximum limit of 100,000 blocks.");
+            }
+            db.prepare(
+                  "INSERT INTO uncommitted_blocks(account, container, blob, block_id, content_id,"
+                  " size, created) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                  " ON CONFLICT(account, container, blob, block_id) DO UPDATE SET"
+                  " content_id = excluded.content_id, size = excluded.size, created = excluded.created")
+                .bind(1, account)
+                .bind(2, container)
+                .bind(3, blob)
+                .bind(4, block_id)
+                .bind(5, content_id)
+                .bind(6, static_cast<int64_t>(writer.size()))
+                .bind(7, time::to_ticks(time::now()))
+                .run();
+        });
+    } catch (...) {
+        files_.remove(account, ContentKind::block, content_id);
+        throw;
+    }
+    if (replaced) files_.remove(account, ContentKind::block, *replaced);
+}
+
+BlockLists BlobStore::get_block_lists(const std::string& account, const std::string& container,
+                                      const std::string& blob) {
+    BlockLists lists;
+    db_.read([&](db::Database& db) {
+        require_container(db, account, container);
+        lists.blob = find_blob(db, account, container, blob);
+        auto committed = db.prepare(
+            "SELECT c.block_id, c.size FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
+            " WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3 ORDER BY c.seq");
+        committed.bind(1, account).bind(2, container).bind(3, blob);
+        while (committed.step()) {
+            lists.committed.push_back(
+                {committed.column_text(0), static_cast<std::uint64_t>(committed.column_int(1))});
+        }
+        auto uncommitted = db.prepare(
+            "SELECT block_id, size FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
+            " AND blob = ?3 ORDER BY created, block_id");
+        uncommitted.bind(1, account).bind(2, container).bind(3, blob);
+        while (uncommitted.step()) {
+            lists.uncommitted.push_back(
+                {uncommitted.column_text(0), static_cast<std::uint64_t>(uncommitted.column_int(1))});
+        }
+    });
+    if (!lists.blob && lists.uncommitted.empty()) blob_not_found();
+    return lists;
+}
+
+BlobInfo BlobStore::put_block_list(const std::string& account, const std::string& container,
+                                   const std::string& blob, const std::vector<BlockRef>& blocks,
+                                   const ContentSettings& content, const Metadata& metadata,
+                                   const Conditions& conditions) {
+    if (blocks.size() > kMaxCommittedBlocks) {
+        fail(400, "InvalidBlockList", "The block list may not contain more than 50,000 blocks.");
+    }
+    std::lock_guard lock(lock_for(account, container, blob));
+    struct Source {
+        ContentKind kind;
+        std::string content_id;
+        std::uint64_t offset;
+        std::uint64_t size;
+    };
+    std::map<std::string, Source> uncommitted;
+    std::map<std::string, Source> committed;
+    std::optional<BlobInfo> current;
+    db_.read([&](db::Database& db) {
+        require_container(db, account, container);
+        current = find_blob(db, account, container, blob);
+        auto u = db.prepare(
+            "SELECT block_id, content_id, size FROM uncommitted_blocks WHERE account = ?1"
+            " AND container = ?2 AND blob = ?3");
+        u.bind(1, account).bind(2, container).bind(3, blob);
+        while (u.step()) {
+            uncommitted[u.column_text(0)] = {ContentKind::block, u.column_text(1), 0,
+                                             static_cast<std::uint64_t>(u.column_int(2))};
+        }
+        if (current) {
+            auto c = db.prepare(
+                "SELECT c.block_id, c.offset, c.size FROM committed_blocks c JOIN blobs b"
+                " ON b.id = c.blob_id WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3");
+            c.bind(1, account).bind(2, container).bind(3, blob);
+            while (c.step()) {
+                committed[c.column_text(0)] = {ContentKind::blob, current->content_id,
+                                               static_cast<std::uint64_t>(c.column_int(1)),
+                                               static_cast<std::uint64_t>(c.column_int(2))};
+            }
+        }
+    });
+    // Validate the whole list before any bytes are copied.
+    std::vector<const Source*> sources;
+    for (const BlockRef& ref : blocks) {
+        const Source* found = nullptr;
+        if (ref.list != BlockListType::committed) {
+            auto it = uncommitted.find(ref.id);
+            if (it != uncommitted.end()) found = &it->second;
+        }
+        if (found == nullptr && ref.list != BlockListType::uncommitted) {
+            auto it = committed.find(ref.id);
+            if (it != committed.end()) found = &it->second;
+        }
+        if (found == nullptr) fail(400, "InvalidBlockList", "The specified block list is invalid.");
+        sources.push_back(found);
+    }
+    if (current) {
+        check_write_conditions(conditions, version_of(current), "BlobAlreadyExists",
+                               "The specified blob already exists.");
+    }
+    auto writer = files_.begin(false);
+    FdCloser open_files;
+    std::map<std::pair<ContentKind, std::string>, int> fds;
+    std::vector<std::pair<BlockInfo, std::uint64_t>> layout;
+    for (size_t i = 0; i < blocks.size(); ++i) {
+        const Source& s = *sources[i];
+        auto key = std::make_pair(s.kind, s.content_id);
+        auto it = fds.find(key);
+        if (it == fds.end()) {
+            int fd = files_.open(account, s.kind, s.content_id);
+            if (fd < 0) fail(400, "InvalidBlockList", "The specified block list is invalid.");
+            open_files.fds.push_back(fd);
+            it = fds.emplace(key, fd).first;
+        }
+        layout.push_back({BlockInfo{blocks[i].id, s.size}, writer->size()});
+        writer->append_from(it->second, s.offset, s.size);
+    }
+    std::string content_id = files_.commit(*writer, account, ContentKind::blob);
+    return commit_body(account, container, blob, content_id, writer->size(), content, metadata,
+                       conditions, &layout);
+}
+
+BlobInfo BlobStore::get_blob(const std::string& account, const std::string& container,
+                             const std::string& name) {
+    std::optional<BlobInfo> blob;
+    db_.read([&](db::Database& db) {
+        require_container(db, account, container);
+        blob = find_blob(db, account, container, name);
+    });
+    if (!blob) blob_not_found();
+    return *blob;
+}
+
+OpenBlob BlobStore::open_blob(const std::string& account, const std::string& container,
+                              const std::string& name) {
+    // The content file of what we read may be replaced and removed before we open it: retry.
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        OpenBlob open;
+        open.info = get_blob(account, container, name);
+        open.fd = files_.open(account, ContentKind::blob, open.info.content_id);
+        if (open.fd >= 0) return open;
+    }
+    throw std::runtime_error("the content of blob " + container + "/" + name + " is missing");
+}
+
+BlobInfo BlobStore::set_blob_content(const std::string& account, const std::string& container,
+                                     const std::string& name, const ContentSettings& content,
+                                     const Conditions& conditions) {
+    BlobInfo result;
+    db_.transaction([&](db::Database& db) {
+        require_container(db, account, container);
+        BlobInfo blob = require_blob(db, account, container, name);
+        check_write_conditions(conditions, version_of(blob), "", "");
+        blob.content = content;
+        blob.etag = new_etag();
+        blob.last_modified = time::now();
+        db.prepare("UPDATE blobs SET content = ?4, etag = ?5, last_modified = ?6"
+                   " WHERE account = ?1 AND container = ?2 AND name = ?3")
+            .bind(1, account)
+            .bind(2, container)
+            .bind(3, name)
+            .bind(4, content_to_json(content))
+            .bind(5, blob.etag)
+            .bind(6, time::to_ticks(blob.last_modified))
+            .run();
+        result = blob;
+    });
+    return result;
+}
+
+BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::string& container,
+                                      const std::string& name, const Metadata& metadata,
+                                      const Conditions& conditions) {
+    BlobInfo result;
+    db_.transaction([&](db::Database& db) {
+        require_container(db, account, container);
+        BlobInfo blob = require_blob(db, account, container, name);
+        check_write_conditions(conditions, version_of(blob), "", "");
+        blob.metadata = metadata;
+        blob.etag = new_etag();
+        blob.last_modified = time::now();
+        db.prepare("UPDATE blobs SET metadata = ?4, etag = ?5, last_modified = ?6"
+                   " WHERE account = ?1 AND container = ?2 AND name = ?3")
+            .bind(1, account)
+            .bind(2, container)
+            .bind(3, name)
+            .bind(4, metadata_to_json(metadata))
+            .bind(5, blob.etag)
+            .bind(6, time::to_ticks(blob.last_modified))
+            .run();
+        result = blob;
+    });
+    return result;
+}
+
+void BlobStore::delete_blob(const std::string& account, const std::string& container,
+                            const std::string& name, const Conditions& conditions) {
+    std::lock_guard lock(lock_for(account, container, name));
+    std::vector<std::pair<ContentKind, std::string>> garbage;
+    db_.transaction([&](db::Database& db) {
+        require_container(db, account, container);
+        BlobInfo blob = require_blob(db, account, container, name);
+        check_write_conditions(conditions, version_of(blob), "", "");
+        garbage.emplace_back(ContentKind::blob, blob.content_id);
+        auto blocks = db.prepare(
+            "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
+            " AND blob = ?3");
+        blocks.bind(1, account).bind(2, container).bind(3, name);
+        while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+        for (const char* sql :
+             {"DELETE FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3",
+              "DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3"}) {
+            db.prepare(sql).bind(1, account).bind(2, container).bind(3, name).run();
+        }
+    });
+    remove_contents(files_, account, garbage);
+}
+
+BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& container,
+                              const std::string& name, const std::string& source_account,
+                              const std::string& source_container, const std::string& source_name,
+                              const std::optional<Metadata>& metadata,
+                              const Conditions& conditions) {
+    OpenBlob source;
+    try {
+        source = open_blob(source_account, source_container, source_name);
+    } catch (const StorageError& e) {
+        if (e.status() == 404) {
+            fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        }
+        throw;
+    }
+    // Content is immutable once committed: the copy shares the bytes.
+    std::string content_id;
+    if (source_account == account) {
+        content_id = files_.link(account, ContentKind::blob, source.info.content_id);
+    } else {
+        auto writer = files_.begin(false);
+        writer->append_from(source.fd, 0, source.info.size);
+        content_id = files_.commit(*writer, account, ContentKind::blob);
+    }
+    std::lock_guard lock(lock_for(account, container, name));
+    return commit_body(account, container, name, content_id, source.info.size, source.info.content,
+                       metadata.value_or(source.info.metadata), conditions, nullptr);
+}
+
+BlobListPage BlobStore::list_blobs(const std::string& account, const std::string& container,
+                                   const ListOptions& o) {
+    BlobListPage page;
+    db_.read([&](db::Database& db) {
+        require_container(db, account, container);
+        std::string start = std::max(o.marker, o.prefix);
+        const std::string end = prefix_end(o.prefix);
+        auto entries = [&] { return static_cast<int>(page.entries.size()); };
+        bool more = true;
+        while (more) {
+            more = false;
+            auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+                                " FROM blobs WHERE account = ?1 AND container = ?2 AND name >= ?3"
+                                " AND name < ?4 ORDER BY name LIMIT ?5");
+            q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
+                5, o.max_results - entries() + 1);
+            while (q.step()) {
+                std::string name = q.column_text(1);
+                std::string group;
+                if (!o.delimiter.empty()) {
+                    size_t d = name.find(o.delimiter, o.prefix.size());
+                    if (d != std::string::npos) group = name.substr(0, d + o.delimiter.size());
+                }
+                const std::string& key = group.empty() ? name : group;
+                if (entries() == o.max_results) {
+                    page.next_marker = key;
+                    return;
+                }
+                if (group.empty()) {
+                    page.entries.push_back({false, "", read_blob(q)});
+                } else {
+                    page.entries.push_back({true, group, {}});
+                    start = prefix_end(group);  // skip the rest of this group
+                    more = true;
+                    break;
+                }
+            }
+        }
+    });
+    return page;
+}
+
+std::vector<std::string> BlobStore::live_content_ids() {
+    std::vector<std::string> ids;
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare("SELECT content_id FROM blobs UNION ALL SELECT content_id FROM uncommitted_blocks");
+        while (q.step()) ids.push_back(q.column_text(0));
+    });
+    return ids;
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,74 @@
+#include "fake_storage/engine/conditions.h"
+
+#include <chrono>
+
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+std::string_view unquote(std::string_view tag) {
+    tag = trim(tag);
+    if (tag.starts_with("W/")) tag.remove_prefix(2);
+    if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"') tag = tag.substr(1, tag.size() - 2);
+    return tag;
+}
+
+// True when `header` ("*" or a comma-separated list of etags) names `etag`.
+bool matches(const std::string& header, const std::string& etag) {
+    std::string_view rest = header;
+    std::string_view wanted = unquote(etag);
+    while (!rest.empty()) {
+        size_t comma = rest.find(',');
+        std::string_view item = trim(rest.substr(0, comma));
+        if (item == "*" || unquote(item) == wanted) return true;
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return false;
+}
+
+// HTTP dates have whole seconds.
+time::TimePoint whole_seconds(time::TimePoint t) { return std::chrono::floor<std::chrono::seconds>(t); }
+
+[[noreturn]] void not_met(int status) {
+    fail(status, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
+}
+
+}  // namespace
+
+void check_read_conditions(const Conditions& c, const Version& current) {
+    if (c.if_match && !matches(*c.if_match, current.etag)) not_met(412);
+    if (c.if_unmodified_since && whole_seconds(current.last_modified) > *c.if_unmodified_since) {
+        not_met(412);
+    }
+    if (c.if_none_match && matches(*c.if_none_match, current.etag)) not_met(304);
+    if (c.if_modified_since && whole_seconds(current.last_modified) <= *c.if_modified_since) {
+        not_met(304);
+    }
+}
+
+void check_write_conditions(const Conditions& c, const std::optional<Version>& current,
+                            const std::string& exists_code, const std::string& exists_message) {
+    if (!current) {
+        if (c.if_match || c.if_unmodified_since) not_met(412);
+        return;
+    }
+    if (c.if_none_match && trim(*c.if_none_match) == "*") fail(409, exists_code, exists_message);
+    if (c.if_match && !matches(*c.if_match, current->etag)) not_met(412);
+    if (c.if_none_match && matches(*c.if_none_match, current->etag)) not_met(412);
+    if (c.if_modified_since && whole_seconds(current->last_modified) <= *c.if_modified_since) {
+        not_met(412);
+    }
+    if (c.if_unmodified_since && whole_seconds(current->last_modified) > *c.if_unmodified_since) {
+        not_met(412);
+    }
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,37 @@
+// Conditional headers (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/time/timestamps.h"
+
+namespace bai::storage {
+
+struct Conditions {
+    std::optional<std::string> if_match;
+    std::optional<std::string> if_none_match;
+    std::optional<time::TimePoint> if_modified_since;
+    std::optional<time::TimePoint> if_unmodified_since;
+
+    bool empty() const {
+        return !if_match && !if_none_match && !if_modified_since && !if_unmodified_since;
+    }
+};
+
+struct Version {
+    std::string etag;
+    time::TimePoint last_modified;
+};
+
+// For reads of an existing resource: throws StorageError 304 (ConditionNotMet) when
+// If-None-Match or If-Modified-Since fail, 412 ConditionNotMet when If-Match or
+// If-Unmodified-Since fail.
+void check_read_conditions(const Conditions& conditions, const Version& current);
+
+// For writes. `current` is nullopt when the resource does not exist yet. If-None-Match: * on an
+// existing resource throws 409 `exists_code`; any other failed condition 412 ConditionNotMet.
+void check_write_conditions(const Conditions& conditions, const std::optional<Version>& current,
+                            const std::string& exists_code, const std::string& exists_message);
+
+}  // namespace bai::storage

@@ -1,0 +1,36 @@
+#include "fake_storage/engine/storage_schema.h"
+
+#include <array>
+
+namespace bai::storage {
+
+void migrate_storage_schema(db::Database& db) {
+    // Times are 100 ns ticks since the Unix epoch; content and metadata are JSON.
+    static constexpr std::array migrations = {
+        db::Migration{1, R"sql(
+CREATE TABLE containers (
+  account TEXT NOT NULL, name TEXT NOT NULL,
+  etag TEXT NOT NULL, created INTEGER NOT NULL, last_modified INTEGER NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '', public_access TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (account, name)) WITHOUT ROWID;
+CREATE TABLE blobs (
+  id INTEGER PRIMARY KEY,
+  account TEXT NOT NULL, container TEXT NOT NULL, name TEXT NOT NULL,
+  content_id TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
+  created INTEGER NOT NULL, last_modified INTEGER NOT NULL,
+  content TEXT NOT NULL DEFAULT '', metadata TEXT NOT NULL DEFAULT '',
+  UNIQUE (account, container, name));
+CREATE TABLE committed_blocks (
+  blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, block_id TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL,
+  PRIMARY KEY (blob_id, seq)) WITHOUT ROWID;
+CREATE TABLE uncommitted_blocks (
+  account TEXT NOT NULL, container TEXT NOT NULL, blob TEXT NOT NULL, block_id TEXT NOT NULL,
+  content_id TEXT NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL,
+  PRIMARY KEY (account, container, blob, block_id)) WITHOUT ROWID;
+)sql"},
+    };
+    db.migrate("storage", migrations);
+}
+
+}  // namespace bai::storage

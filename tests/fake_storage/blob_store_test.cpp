@@ -1,0 +1,232 @@
+#include "fake_storage/engine/blob_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "common/crypto/base64.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/engine/storage_schema.h"
+#include "tests/common/test_dir.h"
+
+namespace bai::storage {
+namespace {
+
+const std::string kAcct = "devstoreaccount1";
+
+class BlobStoreTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        db = db::Database::open(dir / "state.db");
+        migrate_storage_schema(*db);
+        files = std::make_unique<ContentFiles>(dir / "storage", false);
+        store = std::make_unique<BlobStore>(*db, *files);
+        store->create_container(kAcct, "data", {}, "");
+    }
+
+    std::unique_ptr<ContentWriter> bytes(const std::string& s) {
+        auto w = files->begin(true);
+        w->append(s);
+        return w;
+    }
+    BlobInfo put(const std::string& name, const std::string& body, const Conditions& c = {}) {
+        auto w = bytes(body);
+        return store->put_blob(kAcct, "data", name, *w, {}, {}, c);
+    }
+    std::string read(const std::string& name) {
+        OpenBlob b = store->open_blob(kAcct, "data", name);
+        std::string out(b.info.size, '\0');
+        EXPECT_EQ(::pread(b.fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+        return out;
+    }
+    void stage(const std::string& blob, const std::string& id, const std::string& body) {
+        auto w = bytes(body);
+        store->put_block(kAcct, "data", blob, crypto::base64_encode(id), *w);
+    }
+    int expect_error(const std::function<void()>& f, const std::string& code) {
+        try {
+            f();
+        } catch (const StorageError& e) {
+            EXPECT_EQ(e.code(), code) << e.what();
+            return e.status();
+        }
+        ADD_FAILURE() << "no StorageError, expected " << code;
+        return 0;
+    }
+
+    testing::TestDir dir;
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<ContentFiles> files;
+    std::unique_ptr<BlobStore> store;
+};
+
+TEST_F(BlobStoreTest, ContainersAreCreatedOnceAndDeletedWithTheirBlobs) {
+    EXPECT_EQ(expect_error([&] { store->create_container(kAcct, "data", {}, ""); },
+                           "ContainerAlreadyExists"),
+              409);
+    put("a", "hello");
+    store->delete_container(kAcct, "data", {});
+    EXPECT_EQ(expect_error([&] { store->get_container(kAcct, "data"); }, "ContainerNotFound"), 404);
+    store->create_container(kAcct, "data", {}, "");
+    expect_error([&] { store->get_blob(kAcct, "data", "a"); }, "BlobNotFound");
+    EXPECT_EQ(files->sweep({}), 0u) << "deleting the container left content files behind";
+}
+
+TEST_F(BlobStoreTest, PutBlobReplacesAtomicallyAndKeepsCreationTime) {
+    BlobInfo first = put("x/y.txt", "one");
+    EXPECT_EQ(read("x/y.txt"), "one");
+    OpenBlob reader = store->open_blob(kAcct, "data", "x/y.txt");
+    BlobInfo second = put("x/y.txt", "second");
+    EXPECT_NE(first.etag, second.etag);
+    EXPECT_EQ(first.created, second.created);
+    EXPECT_EQ(read("x/y.txt"), "second");
+    // A reader that opened the old version still reads it whole.
+    char buffer[8] = {};
+    EXPECT_EQ(::pread(reader.fd, buffer, sizeof buffer, 0), 3);
+    EXPECT_EQ(std::string(buffer, 3), "one");
+}
+
+TEST_F(BlobStoreTest, ConditionalWrites) {
+    BlobInfo b = put("c", "1");
+    Conditions none_match_any;
+    none_match_any.if_none_match = "*";
+    EXPECT_EQ(expect_error([&] { put("c", "2", none_match_any); }, "BlobAlreadyExists"), 409);
+    Conditions wrong_match;
+    wrong_match.if_match = "\"0x1\"";
+    EXPECT_EQ(expect_error([&] { put("c", "2", wrong_match); }, "ConditionNotMet"), 412);
+    EXPECT_EQ(read("c"), "1");
+    Conditions right_match;
+    right_match.if_match = b.etag;
+    put("c", "3", right_match);
+    EXPECT_EQ(read("c"), "3");
+    put("new", "n", none_match_any);
+    EXPECT_EQ(expect_error([&] { put("missing", "m", right_match); }, "ConditionNotMet"), 412);
+}
+
+TEST_F(BlobStoreTest, BlockListsCommitInTheGivenOrder) {
+    stage("big", "b1", "AAA");
+    stage("big", "b2", "BB");
+    stage("big", "b3", "C");
+    auto lists = store->get_block_lists(kAcct, "data", "big");
+    EXPECT_FALSE(lists.blob.has_value());
+    EXPECT_EQ(lists.uncommitted.size(), 3u);
+    expect_error([&] { store->get_blob(kAcct, "data", "big"); }, "BlobNotFound");
+
+    std::string b1 = crypto::base64_encode("b1"), b2 = crypto::base64_encode("b2"),
+                b3 = crypto::base64_encode("b3");
+    store->put_block_list(kAcct, "data", "big",
+                          {{b3, BlockListType::latest}, {b1, BlockListType::uncommitted},
+                           {b2, BlockListType::latest}},
+                          {}, {}, {});
+    EXPECT_EQ(read("big"), "CAAABB");
+    lists = store->get_block_lists(kAcct, "data", "big");
+    ASSERT_EQ(lists.committed.size(), 3u);
+    EXPECT_EQ(lists.committed[0].id, b3);
+    EXPECT_EQ(lists.committed[2].size, 2u);
+    EXPECT_TRUE(lists.uncommitted.empty());
+
+    // Recommit a subset of committed blocks plus a new one.
+    stage("big", "b4", "DDDD");
+    std::string b4 = crypto::base64_encode("b4");
+    store->put_block_list(kAcct, "data", "big",
+                          {{b2, BlockListType::committed}, {b4, BlockListType::latest}}, {}, {}, {});
+    EXPECT_EQ(read("big"), "BBDDDD");
+    EXPECT_EQ(expect_error([&] {
+                  store->put_block_list(kAcct, "data", "big", {{b1, BlockListType::committed}},
+                                        {}, {}, {});
+              },
+                           "InvalidBlockList"),
+              400);
+    EXPECT_EQ(read("big"), "BBDDDD");
+}
+
+TEST_F(BlobStoreTest, BadBlockIdsAreRefused) {
+    auto w = bytes("x");
+    expect_error([&] { store->put_block(kAcct, "data", "b", "not base64!", *w); },
+                 "InvalidQueryParameterValue");
+    stage("b", "aaaa", "1");
+    auto w2 = bytes("x");
+    expect_error([&] { store->put_block(kAcct, "data", "b", crypto::base64_encode("a"), *w2); },
+                 "InvalidBlobOrBlock");
+    auto w3 = bytes("x");
+    expect_error([&] { store->put_block(kAcct, "nocontainer", "b", crypto::base64_encode("a"), *w3); },
+                 "ContainerNotFound");
+}
+
+TEST_F(BlobStoreTest, ListingWithPrefixDelimiterAndMarkers) {
+    for (auto name : {"a.txt", "dir/1", "dir/2", "dir/sub/3", "dis", "e"}) put(name, name);
+    ListOptions flat;
+    flat.max_results = 2;
+    std::vector<std::string> seen;
+    do {
+        auto page = store->list_blobs(kAcct, "data", flat);
+        for (auto& e : page.entries) seen.push_back(e.blob.name);
+        flat.marker = page.next_marker;
+    } while (!flat.marker.empty());
+    EXPECT_EQ(seen, (std::vector<std::string>{"a.txt", "dir/1", "dir/2", "dir/sub/3", "dis", "e"}));
+
+    ListOptions tree;
+    tree.delimiter = "/";
+    auto top = store->list_blobs(kAcct, "data", tree);
+    std::vector<std::string> names;
+    for (auto& e : top.entries) names.push_back(e.is_prefix ? "P:" + e.prefix : e.blob.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"a.txt", "P:dir/", "dis", "e"}));
+
+    tree.prefix = "dir/";
+    tree.max_results = 2;
+    auto page1 = store->list_blobs(kAcct, "data", tree);
+    ASSERT_EQ(page1.entries.size(), 2u);
+    EXPECT_EQ(page1.entries[1].blob.name, "dir/2");
+    EXPECT_EQ(page1.next_marker, "dir/sub/");
+    tree.marker = page1.next_marker;
+    auto page2 = store->list_blobs(kAcct, "data", tree);
+    ASSERT_EQ(page2.entries.size(), 1u);
+    EXPECT_TRUE(page2.entries[0].is_prefix);
+    EXPECT_EQ(page2.entries[0].prefix, "dir/sub/");
+    EXPECT_TRUE(page2.next_marker.empty());
+}
+
+TEST_F(BlobStoreTest, CopySharesBytesAndSurvivesSourceDeletion) {
+    put("src", "payload");
+    store->copy_blob(kAcct, "data", "dst", kAcct, "data", "src", std::nullopt, {});
+    store->delete_blob(kAcct, "data", "src", {});
+    EXPECT_EQ(read("dst"), "payload");
+    expect_error([&] { store->copy_blob(kAcct, "data", "d2", kAcct, "data", "src", std::nullopt, {}); },
+                 "CannotVerifyCopySource");
+}
+
+TEST_F(BlobStoreTest, PropertiesAndMetadataChangeTheEtag) {
+    BlobInfo b = put("p", "x");
+    ContentSettings c;
+    c.content_type = "text/plain";
+    BlobInfo after = store->set_blob_content(kAcct, "data", "p", c, {});
+    EXPECT_NE(after.etag, b.etag);
+    EXPECT_EQ(store->get_blob(kAcct, "data", "p").content.content_type, "text/plain");
+    store->set_blob_metadata(kAcct, "data", "p", {{"Owner", "me"}}, {});
+    auto meta = store->get_blob(kAcct, "data", "p").metadata;
+    EXPECT_EQ(meta.at("owner"), "me");  // names compare case-insensitively
+    EXPECT_EQ(meta.begin()->first, "Owner");
+}
+
+TEST_F(BlobStoreTest, SweepRemovesOnlyUnreferencedContent) {
+    put("keep", "k");
+    stage("staged", "s1", "s");
+    auto orphan = files->begin(false);
+    orphan->append("orphan");
+    files->commit(*orphan, kAcct, ContentKind::blob);
+    auto ids = store->live_content_ids();
+    EXPECT_EQ(files->sweep({ids.begin(), ids.end()}), 1u);
+    EXPECT_EQ(read("keep"), "k");
+    EXPECT_EQ(store->get_block_lists(kAcct, "data", "staged").uncommitted.size(), 1u);
+}
+
+TEST_F(BlobStoreTest, EverythingSurvivesReopening) {
+    put("persist", "bytes");
+    store.reset();
+    db.reset();
+    db = db::Database::open(dir / "state.db");
+    store = std::make_unique<BlobStore>(*db, *files);
+    EXPECT_EQ(read("persist"), "bytes");
+}
+
+}  // namespace
+}  // namespace bai::storage
