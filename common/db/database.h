@@ -63,8 +63,9 @@ struct Migration {
 };
 
 struct OpenOptions {
-    // FULL makes every committed transaction durable before the call returns.
-    bool synchronous_full = true;
+    // FULL: every commit is on disk before it returns (power-loss safe). NORMAL (WAL): a commit
+    // survives a crash of the process, and the last ones may be lost on a power loss.
+    bool synchronous_full = false;
 };
 
 class Database {

@@ -18,6 +18,9 @@
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/tls/self_signed_cert.h"
 #include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/blob/blob_service.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/storage_schema.h"
 #include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::daemon {
@@ -94,20 +97,33 @@ int run(const Options& options) {
 
     std::unique_ptr<db::Database> state;
     long run_id = 0;
+    std::unique_ptr<storage::ContentFiles> content;
     try {
-        state = db::Database::open(location / "state.db");
+        state = db::Database::open(location / "state.db", {.synchronous_full = options.durable});
         migrate_daemon_schema(*state);
+        storage::migrate_storage_schema(*state);
         if (auto previous = last_run(*state); previous && !previous->stopped_cleanly) {
             log::warning("the previous run (pid " + std::to_string(previous->pid) +
                          ", started " + previous->started_at + ") did not stop cleanly");
         }
         run_id = record_start(*state, ::getpid(), kVersion);
+        content = std::make_unique<storage::ContentFiles>(location / "storage", options.durable);
     } catch (const std::exception& e) {
         return cannot_start(std::string("state.db: ") + e.what());
     }
 
     storage::AccountRegistry accounts;
     for (const storage::Account& account : options.accounts) accounts.put(account);
+    storage::BlobStore blob_store(*state, *content);
+    try {
+        auto live = blob_store.live_content_ids();
+        if (size_t swept = content->sweep({live.begin(), live.end()}); swept > 0) {
+            log::info("removed " + std::to_string(swept) + " content files no metadata refers to");
+        }
+    } catch (const std::exception& e) {
+        return cannot_start(std::string("storage: ") + e.what());
+    }
+    storage::BlobService blob_service(accounts, blob_store, *content);
 
     tls::CertificateFiles certificate;
     try {
@@ -137,6 +153,7 @@ int run(const Options& options) {
     http::Listener& blob = *listeners[1];
     http::Listener& file = *listeners[2];
     for (auto& listener : listeners) http::add_health_route(listener->server(), listener->name());
+    blob_service.register_routes(blob.server());
 
     if (!arm.bind(options.host, options.arm_port)) return cannot_start(arm.error());
     if (!blob.bind(options.host, options.blob_port)) return cannot_start(blob.error());

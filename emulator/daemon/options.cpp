@@ -60,6 +60,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.accounts.push_back(storage::parse_account_flag(value()));
         } else if (flag == "--debug") {
             o.debug_log = value();
+        } else if (flag == "--durable" && !inline_value) {
+            o.durable = true;
         } else if (flag == "--version" && !inline_value) {
             o.show_version = true;
         } else if ((flag == "--help" || flag == "-h") && !inline_value) {
@@ -73,7 +75,7 @@ Options parse_options(const std::vector<std::string>& args) {
 
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
-           "                        [--file-port P] [--account NAME:KEY]... [--debug FILE]\n"
+           "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
            "                        [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
@@ -82,7 +84,8 @@ std::string usage() {
            "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
            "  --file-port P      File service (default 10004; 0: any free port)\n"
            "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
-           "  --debug FILE       log one line per request: service, method, path, status, ms\n";
+           "  --debug FILE       log one line per request: service, method, path, status, ms\n"
+           "  --durable          fsync every acknowledged write (survives power loss; slower)\n";
 }
 
 }  // namespace bai::daemon

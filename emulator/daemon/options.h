@@ -18,6 +18,9 @@ struct Options {
     int file_port = 10004;
     std::vector<storage::Account> accounts;
     std::optional<std::filesystem::path> debug_log;
+    // fsync content and the SQLite WAL at every commit (power-loss safety); without it every
+    // acknowledged write survives a crash of the emulator (kill -9) but not of the machine.
+    bool durable = false;
     bool show_version = false;
     bool show_help = false;
 };

@@ -1,0 +1,535 @@
+#include "fake_storage/blob/blob_service.h"
+
+#include <unistd.h>
+
+#include <charconv>
+
+#include "common/crypto/base64.h"
+#include "common/crypto/random_id.h"
+#include "fake_storage/blob/blob_xml.h"
+#include "fake_storage/engine/names.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/block_list_xml.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+using namespace std::placeholders;
+
+constexpr size_t kSmallBody = 64 * 1024;
+
+std::string service_endpoint(const StorageCall& call) {
+    return "http://" + call.request.header("Host") + "/" + call.account.name;
+}
+
+[[noreturn]] void unsupported(const StorageRequest& r) {
+    fail(400, "UnsupportedHttpVerb",
+         "The resource doesn't support the specified HTTP verb or query: " + r.method + " " +
+             r.raw_path);
+}
+
+void check_container_name(const std::string& name) {
+    if (!is_valid_container_name(name)) {
+        fail(400, "InvalidResourceName", "The specifed resource name contains invalid characters.");
+    }
+}
+
+void check_blob_name(const std::string& name) {
+    if (!is_valid_blob_name(name)) {
+        fail(400, "InvalidResourceName", name.size() > 1024
+                                             ? "The specified resource name length is not within the permissible limits."
+                                             : "The specifed resource name contains invalid characters.");
+    }
+}
+
+std::string public_access_header(const StorageRequest& r) {
+    if (!r.has_header("x-ms-blob-public-access")) return "";
+    std::string value = r.header("x-ms-blob-public-access");
+    if (value != "blob" && value != "container") invalid_header("x-ms-blob-public-access", value);
+    return value;
+}
+
+ListOptions list_options(const StorageRequest& r) {
+    ListOptions o;
+    o.prefix = r.param("prefix").value_or("");
+    o.delimiter = r.param("delimiter").value_or("");
+    o.marker = r.param("marker").value_or("");
+    if (auto max = r.param("maxresults")) {
+        int n = 0;
+        auto [end, ec] = std::from_chars(max->data(), max->data() + max->size(), n);
+        if (ec != std::errc() || end != max->data() + max->size() || n < 1) invalid_query("maxresults", *max);
+        o.max_results = std::min(n, 5000);
+    }
+    return o;
+}
+
+bool includes(const StorageRequest& r, const std::string& what) {
+    for (const std::string& value : r.query.count("include") ? r.query.at("include") : std::vector<std::string>{}) {
+        size_t start = 0;
+        while (start <= value.size()) {
+            size_t comma = value.find(',', start);
+            std::string item = value.substr(start, comma - start);
+            if (strcasecmp(item.c_str(), what.c_str()) == 0) return true;
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
+    return false;
+}
+
+void set_version_headers(httplib::Response& res, const std::string& etag, time::TimePoint modified) {
+    res.set_header("ETag", etag);
+    res.set_header("Last-Modified", time::format_rfc1123(modified));
+}
+
+// Put Blob takes the content headers with or without the x-ms-blob- prefix; the other
+// operations only with it.
+ContentSettings content_settings(const StorageRequest& r, bool standard_headers_too) {
+    auto pick = [&](const char* ms, const char* standard) {
+        if (r.has_header(ms)) return r.header(ms);
+        return standard_headers_too && standard != nullptr ? r.header(standard) : std::string();
+    };
+    ContentSettings c;
+    c.content_type = pick("x-ms-blob-content-type", "Content-Type");
+    c.content_encoding = pick("x-ms-blob-content-encoding", "Content-Encoding");
+    c.content_language = pick("x-ms-blob-content-language", "Content-Language");
+    c.cache_control = pick("x-ms-blob-cache-control", "Cache-Control");
+    c.content_disposition = pick("x-ms-blob-content-disposition", nullptr);
+    c.content_md5 = pick("x-ms-blob-content-md5", nullptr);
+    if (!c.content_md5.empty()) {
+        auto digest = crypto::base64_decode(c.content_md5);
+        if (!digest || digest->size() != 16) invalid_header("x-ms-blob-content-md5", c.content_md5);
+    }
+    return c;
+}
+
+// A transactional Content-MD5 must match what arrived.
+void check_content_md5(const StorageRequest& r, const std::string& digest) {
+    if (!r.has_header("Content-MD5")) return;
+    std::string sent = r.header("Content-MD5");
+    auto decoded = crypto::base64_decode(sent);
+    if (!decoded || decoded->size() != 16) invalid_header("Content-MD5", sent);
+    if (*decoded != digest) {
+        fail(400, "Md5Mismatch",
+             "The MD5 value specified in the request did not match with the MD5 value calculated by "
+             "the server.\nUserSpecifiedMd5:" + sent + "\nServerCalculatedMd5:" +
+                 crypto::base64_encode(digest));
+    }
+}
+
+void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
+    const ContentSettings& c = b.content;
+    set_version_headers(res, b.etag, b.last_modified);
+    res.set_header("x-ms-creation-time", time::format_rfc1123(b.created));
+    res.set_header("x-ms-blob-type", "BlockBlob");
+    res.set_header("x-ms-lease-status", "unlocked");
+    res.set_header("x-ms-lease-state", "available");
+    res.set_header("x-ms-server-encrypted", "true");
+    res.set_header("Accept-Ranges", "bytes");
+    if (!c.content_encoding.empty()) res.set_header("Content-Encoding", c.content_encoding);
+    if (!c.content_language.empty()) res.set_header("Content-Language", c.content_language);
+    if (!c.cache_control.empty()) res.set_header("Cache-Control", c.cache_control);
+    if (!c.content_disposition.empty()) res.set_header("Content-Disposition", c.content_disposition);
+    write_metadata(res, b.metadata);
+}
+
+struct SourceBlob {
+    std::string account;
+    std::string container;
+    std::string name;
+    std::string query;
+};
+
+// x-ms-copy-source: this emulator's path-style URL, or the cloud's
+// https://ACCOUNT.blob.core.windows.net/CONTAINER/BLOB mapped to the local account.
+SourceBlob parse_copy_source(const std::string& url) {
+    auto bad = [&] { invalid_header("x-ms-copy-source", url); };
+    size_t scheme = url.find("://");
+    if (scheme == std::string::npos) bad();
+    std::string rest = url.substr(scheme + 3);
+    size_t slash = rest.find('/');
+    if (slash == std::string::npos) bad();
+    std::string host = rest.substr(0, slash);
+    std::string target = rest.substr(slash);
+    size_t question = target.find('?');
+    SourceBlob s;
+    if (question != std::string::npos) s.query = target.substr(question + 1);
+    std::string path = target.substr(0, question);
+    const std::string cloud_suffix = ".blob.core.windows.net";
+    std::vector<std::string> parts;
+    size_t start = 1;
+    size_t limit = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix) ? 2 : 3;
+    while (parts.size() + 1 < limit) {
+        size_t next = path.find('/', start);
+        if (next == std::string::npos) bad();
+        parts.push_back(path.substr(start, next - start));
+        start = next + 1;
+    }
+    parts.push_back(path.substr(start));
+    if (limit == 2) parts.insert(parts.begin(), host.substr(0, host.size() - cloud_suffix.size()));
+    auto account = percent_decode(parts[0], false);
+    auto container = percent_decode(parts[1], false);
+    auto name = percent_decode(parts[2], false);
+    if (!account || !container || !name || name->empty()) bad();
+    s.account = *account;
+    s.container = *container;
+    s.name = *name;
+    return s;
+}
+
+}  // namespace
+
+BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
+    : accounts_(accounts),
+      store_(store),
+      files_(files),
+      endpoint_("batchai-emulator-blob", accounts, files,
+                [this](const StorageRequest& r) { return resolve(r); }) {}
+
+bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
+    try {
+        std::string access = store_.get_container(r.account, r.container).public_access;
+        return listing ? access == "container" : !access.empty();
+    } catch (const StorageError&) {
+        return false;
+    }
+}
+
+Operation BlobService::resolve(const StorageRequest& r) {
+    if (r.container.empty()) return service_operation(r);
+    check_container_name(r.container);
+    if (r.name.empty()) return container_operation(r);
+    check_blob_name(r.name);
+    return blob_operation(r);
+}
+
+Operation BlobService::service_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    auto restype = r.param("restype").value_or("");
+    SasNeed need{SasService::blob, ResourceLevel::service, "", "", "l"};
+    if (r.method == "GET" && comp == "list") {
+        return {"ListContainers", need, false, false, nullptr,
+                std::bind(&BlobService::list_containers, this, _1)};
+    }
+    if ((r.method == "GET" || r.method == "HEAD") && restype == "account" && comp == "properties") {
+        need.permissions = "racwdl";
+        return {"GetAccountInformation", need, false, false, nullptr, [](StorageCall& call) {
+                    call.response.set_header("x-ms-sku-name", "Standard_LRS");
+                    call.response.set_header("x-ms-account-kind", "StorageV2");
+                    call.response.set_header("x-ms-is-hns-enabled", "false");
+                }};
+    }
+    unsupported(r);
+}
+
+Operation BlobService::container_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    auto restype = r.param("restype").value_or("");
+    const std::string& m = r.method;
+    SasNeed need{SasService::blob, ResourceLevel::container, r.container, "", "r"};
+    auto op = [&](const char* name, const char* permissions, void (BlobService::*f)(StorageCall&)) {
+        need.permissions = permissions;
+        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    };
+    if (restype == "container") {
+        if (m == "PUT" && comp.empty()) return op("CreateContainer", "cw", &BlobService::create_container);
+        if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
+            Operation o = op("GetContainerProperties", "r", &BlobService::container_properties);
+            o.is_public = [this](const StorageRequest& req) { return container_is_public(req, true); };
+            return o;
+        }
+        if (m == "DELETE" && comp.empty()) return op("DeleteContainer", "d", &BlobService::delete_container);
+        if (m == "PUT" && comp == "metadata") return op("SetContainerMetadata", "w", &BlobService::set_container_metadata);
+        if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetContainerACL", "r", &BlobService::get_container_acl);
+        if (m == "PUT" && comp == "acl") return op("SetContainerACL", "w", &BlobService::set_container_acl);
+        if (m == "GET" && comp == "list") {
+            Operation o = op("ListBlobs", "l", &BlobService::list_blobs);
+            o.is_public = [this](const StorageRequest& req) { return container_is_public(req, true); };
+            return o;
+        }
+    }
+    // A blob in the $root container addressed without the container: /account/blob.
+    unsupported(r);
+}
+
+Operation BlobService::blob_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    const std::string& m = r.method;
+    SasNeed need{SasService::blob, ResourceLevel::object, r.container, r.name, "r"};
+    auto op = [&](const char* name, const char* permissions, void (BlobService::*f)(StorageCall&)) {
+        need.permissions = permissions;
+        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    };
+    if (m == "PUT" && comp.empty()) {
+        if (r.has_header("x-ms-copy-source")) return op("CopyBlob", "cw", &BlobService::copy_blob);
+        Operation o = op("PutBlob", "cw", &BlobService::put_blob);
+        o.streams_body = true;
+        o.digest_body = true;
+        return o;
+    }
+    if (m == "PUT" && comp == "block") {
+        Operation o = op("PutBlock", "cw", &BlobService::put_block);
+        o.streams_body = true;
+        o.digest_body = r.has_header("Content-MD5");
+        return o;
+    }
+    if (m == "PUT" && comp == "blocklist") return op("PutBlockList", "cw", &BlobService::put_block_list);
+    if (m == "GET" && comp == "blocklist") return op("GetBlockList", "r", &BlobService::get_block_list);
+    if ((m == "GET" || m == "HEAD") && comp.empty()) {
+        Operation o = op(m == "GET" ? "GetBlob" : "GetBlobProperties", "r", &BlobService::get_blob);
+        o.is_public = [this](const StorageRequest& req) { return container_is_public(req, false); };
+        return o;
+    }
+    if (m == "PUT" && comp == "properties") return op("SetBlobProperties", "w", &BlobService::set_blob_properties);
+    if (m == "PUT" && comp == "metadata") return op("SetBlobMetadata", "w", &BlobService::set_blob_metadata);
+    if ((m == "GET" || m == "HEAD") && comp == "metadata") {
+        return op("GetBlobMetadata", "r", &BlobService::get_blob_metadata);
+    }
+    if (m == "DELETE" && comp.empty()) return op("DeleteBlob", "d", &BlobService::delete_blob);
+    unsupported(r);
+}
+
+void BlobService::list_containers(StorageCall& call) {
+    ListOptions o = list_options(call.request);
+    ContainerListPage page = store_.list_containers(call.account.name, o);
+    call.response.set_content(
+        list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata")),
+        "application/xml");
+}
+
+void BlobService::create_container(StorageCall& call) {
+    ContainerInfo c = store_.create_container(call.account.name, call.request.container,
+                                              read_metadata(call.request),
+                                              public_access_header(call.request));
+    call.response.status = 201;
+    set_version_headers(call.response, c.etag, c.last_modified);
+}
+
+void BlobService::container_properties(StorageCall& call) {
+    ContainerInfo c = store_.get_container(call.account.name, call.request.container);
+    set_version_headers(call.response, c.etag, c.last_modified);
+    write_metadata(call.response, c.metadata);
+    call.response.set_header("x-ms-lease-status", "unlocked");
+    call.response.set_header("x-ms-lease-state", "available");
+    call.response.set_header("x-ms-has-immutability-policy", "false");
+    call.response.set_header("x-ms-has-legal-hold", "false");
+    if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
+}
+
+void BlobService::delete_container(StorageCall& call) {
+    store_.delete_container(call.account.name, call.request.container, read_conditions(call.request));
+    call.response.status = 202;
+}
+
+void BlobService::set_container_metadata(StorageCall& call) {
+    ContainerInfo c = store_.set_container_metadata(call.account.name, call.request.container,
+                                                    read_metadata(call.request),
+                                                    read_conditions(call.request));
+    set_version_headers(call.response, c.etag, c.last_modified);
+}
+
+void BlobService::get_container_acl(StorageCall& call) {
+    ContainerInfo c = store_.get_container(call.account.name, call.request.container);
+    set_version_headers(call.response, c.etag, c.last_modified);
+    if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
+    call.response.set_content(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />", "application/xml");
+}
+
+void BlobService::set_container_acl(StorageCall& call) {
+    // Stored access policies in the body are accepted and not kept (documented limitation).
+    ContainerInfo c = store_.set_container_access(call.account.name, call.request.container,
+                                                  public_access_header(call.request),
+                                                  read_conditions(call.request));
+    set_version_headers(call.response, c.etag, c.last_modified);
+}
+
+void BlobService::list_blobs(StorageCall& call) {
+    ListOptions o = list_options(call.request);
+    BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
+    call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page,
+                                             includes(call.request, "metadata")),
+                              "application/xml");
+}
+
+void BlobService::put_blob(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-blob-type")) missing_header("x-ms-blob-type");
+    std::string type = r.header("x-ms-blob-type");
+    if (type != "BlockBlob") {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\n"
+             "HeaderName:x-ms-blob-type\nHeaderValue:" + type +
+                 "\n(the emulator stores block blobs only)");
+    }
+    std::string digest = call.content->md5();
+    check_content_md5(r, digest);
+    ContentSettings content = content_settings(r, true);
+    if (content.content_md5.empty()) content.content_md5 = crypto::base64_encode(digest);
+    BlobInfo b = store_.put_blob(call.account.name, r.container, r.name, *call.content, content,
+                                 read_metadata(r), read_conditions(r));
+    call.response.status = 201;
+    set_version_headers(call.response, b.etag, b.last_modified);
+    call.response.set_header("Content-MD5", content.content_md5);
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void BlobService::copy_blob(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    SourceBlob source = parse_copy_source(r.header("x-ms-copy-source"));
+    if (source.account != call.account.name) {
+        // Another account's blob: readable with a SAS in the source URL, or when public.
+        std::optional<Account> owner = accounts_.find(source.account);
+        if (!owner) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        httplib::Request http;
+        http.method = "GET";
+        http.target = "/" + source.account + "/" + source.container + "/x" +
+                      (source.query.empty() ? "" : "?" + source.query);
+        http.remote_addr = r.http->remote_addr;
+        StorageRequest source_request = parse_storage_request(http);
+        source_request.container = source.container;
+        source_request.name = source.name;
+        if (has_sas(source_request)) {
+            SasNeed need{SasService::blob, ResourceLevel::object, source.container, source.name, "r"};
+            verify_sas(source_request, *owner, need, time::now());
+        } else if (!container_is_public(source_request, false)) {
+            fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        }
+    }
+    Metadata metadata = read_metadata(r);
+    BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
+                                  source.container, source.name,
+                                  metadata.empty() ? std::nullopt : std::optional(metadata),
+                                  read_conditions(r));
+    call.response.status = 202;
+    set_version_headers(call.response, b.etag, b.last_modified);
+    call.response.set_header("x-ms-copy-id", crypto::uuid4());
+    call.response.set_header("x-ms-copy-status", "success");
+}
+
+void BlobService::put_block(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    auto block_id = r.param("blockid");
+    if (!block_id) {
+        fail(400, "MissingRequiredQueryParameter",
+             "A query parameter that's mandatory for this request is not specified.\n"
+             "QueryParameterName:blockid");
+    }
+    if (r.has_header("Content-MD5")) {
+        std::string digest = call.content->md5();
+        check_content_md5(r, digest);
+        call.response.set_header("Content-MD5", r.header("Content-MD5"));
+    }
+    store_.put_block(call.account.name, r.container, r.name, *block_id, *call.content);
+    call.response.status = 201;
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void BlobService::put_block_list(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    std::vector<BlockRef> blocks = parse_block_list(call.body);
+    BlobInfo b = store_.put_block_list(call.account.name, r.container, r.name, blocks,
+                                       content_settings(r, false), read_metadata(r),
+                                       read_conditions(r));
+    call.response.status = 201;
+    set_version_headers(call.response, b.etag, b.last_modified);
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void BlobService::get_block_list(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    std::string type = r.param("blocklisttype").value_or("committed");
+    if (type != "committed" && type != "uncommitted" && type != "all") invalid_query("blocklisttype", type);
+    BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name);
+    if (lists.blob) set_version_headers(call.response, lists.blob->etag, lists.blob->last_modified);
+    call.response.set_header("x-ms-blob-content-length",
+                             std::to_string(lists.blob ? lists.blob->size : 0));
+    call.response.set_content(block_list_xml(lists, type != "uncommitted", type != "committed"),
+                              "application/xml");
+}
+
+void BlobService::get_blob(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    bool head = r.method == "HEAD";
+    auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name));
+    const BlobInfo& b = blob->info;
+    check_read_conditions(read_conditions(r), Version{b.etag, b.last_modified});
+    httplib::Response& res = call.response;
+    write_blob_headers(res, b);
+    std::string content_type = b.content.content_type.empty() ? "application/octet-stream"
+                                                              : b.content.content_type;
+    if (head) {
+        res.set_header("x-ms-access-tier", "Hot");
+        res.set_header("x-ms-access-tier-inferred", "true");
+        if (!b.content.content_md5.empty()) res.set_header("Content-MD5", b.content.content_md5);
+        res.set_header("Content-Type", content_type);
+        res.set_header("Content-Length", std::to_string(b.size));
+        return;
+    }
+    std::uint64_t first = 0;
+    std::uint64_t length = b.size;
+    if (auto range = read_range(r)) {
+        if (range->first >= b.size) {
+            res.set_header("Content-Range", "bytes */" + std::to_string(b.size));
+            fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+        }
+        std::uint64_t last = std::min(range->last.value_or(b.size - 1), b.size - 1);
+        first = range->first;
+        length = last - first + 1;
+        res.status = 206;
+        res.set_header("Content-Range", "bytes " + std::to_string(first) + "-" +
+                                            std::to_string(last) + "/" + std::to_string(b.size));
+        if (!b.content.content_md5.empty()) res.set_header("x-ms-blob-content-md5", b.content.content_md5);
+        // httplib would apply a plain Range header a second time to our 206 body.
+        const_cast<httplib::Request*>(r.http)->ranges.clear();
+    } else if (!b.content.content_md5.empty()) {
+        res.set_header("Content-MD5", b.content.content_md5);
+    }
+    if (length <= kSmallBody) {
+        std::string bytes(length, '\0');
+        ssize_t n = ::pread(blob->fd, bytes.data(), length, static_cast<off_t>(first));
+        if (n != static_cast<ssize_t>(length)) throw std::runtime_error("short read of blob content");
+        res.set_content(std::move(bytes), content_type);
+        return;
+    }
+    res.set_content_provider(
+        length, content_type,
+        [blob, first](size_t offset, size_t size, httplib::DataSink& sink) {
+            std::string buffer(std::min<size_t>(size, 1 << 20), '\0');
+            ssize_t n = ::pread(blob->fd, buffer.data(), buffer.size(),
+                                static_cast<off_t>(first + offset));
+            if (n <= 0) return false;
+            return sink.write(buffer.data(), static_cast<size_t>(n));
+        });
+}
+
+void BlobService::set_blob_properties(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    BlobInfo b = store_.set_blob_content(call.account.name, r.container, r.name,
+                                         content_settings(r, false), read_conditions(r));
+    set_version_headers(call.response, b.etag, b.last_modified);
+}
+
+void BlobService::set_blob_metadata(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    BlobInfo b = store_.set_blob_metadata(call.account.name, r.container, r.name, read_metadata(r),
+                                          read_conditions(r));
+    set_version_headers(call.response, b.etag, b.last_modified);
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void BlobService::get_blob_metadata(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    BlobInfo b = store_.get_blob(call.account.name, r.container, r.name);
+    set_version_headers(call.response, b.etag, b.last_modified);
+    write_metadata(call.response, b.metadata);
+}
+
+void BlobService::delete_blob(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    store_.delete_blob(call.account.name, r.container, r.name, read_conditions(r));
+    call.response.status = 202;
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,49 @@
+// The Blob REST service (path-style: /ACCOUNT/CONTAINER/BLOB) over the BlobStore.
+#pragma once
+
+#include <httplib.h>
+
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/http/storage_endpoint.h"
+
+namespace bai::storage {
+
+class BlobService {
+public:
+    BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files);
+    void register_routes(httplib::Server& server) { endpoint_.register_routes(server); }
+
+private:
+    Operation resolve(const StorageRequest& request);
+    Operation service_operation(const StorageRequest& request);
+    Operation container_operation(const StorageRequest& request);
+    Operation blob_operation(const StorageRequest& request);
+
+    void list_containers(StorageCall& call);
+    void create_container(StorageCall& call);
+    void container_properties(StorageCall& call);
+    void delete_container(StorageCall& call);
+    void set_container_metadata(StorageCall& call);
+    void get_container_acl(StorageCall& call);
+    void set_container_acl(StorageCall& call);
+    void list_blobs(StorageCall& call);
+    void put_blob(StorageCall& call);
+    void copy_blob(StorageCall& call);
+    void put_block(StorageCall& call);
+    void put_block_list(StorageCall& call);
+    void get_block_list(StorageCall& call);
+    void get_blob(StorageCall& call);
+    void set_blob_properties(StorageCall& call);
+    void set_blob_metadata(StorageCall& call);
+    void get_blob_metadata(StorageCall& call);
+    void delete_blob(StorageCall& call);
+
+    bool container_is_public(const StorageRequest& request, bool listing);
+
+    AccountRegistry& accounts_;
+    BlobStore& store_;
+    ContentFiles& files_;
+    StorageEndpoint endpoint_;
+};
+
+}  // namespace bai::storage

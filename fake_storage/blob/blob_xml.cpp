@@ -1,0 +1,95 @@
+#include "fake_storage/blob/blob_xml.h"
+
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+std::string element(const char* name, const std::string& value) {
+    if (value.empty()) return std::string("<") + name + " />";
+    return std::string("<") + name + ">" + xml_escape(value) + "</" + name + ">";
+}
+
+std::string paging(const ListOptions& o, bool with_delimiter) {
+    std::string xml;
+    if (!o.prefix.empty()) xml += element("Prefix", o.prefix);
+    if (!o.marker.empty()) xml += element("Marker", o.marker);
+    xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
+    if (with_delimiter && !o.delimiter.empty()) xml += element("Delimiter", o.delimiter);
+    return xml;
+}
+
+std::string blob_properties(const BlobInfo& b) {
+    const ContentSettings& c = b.content;
+    std::string xml = "<Properties>";
+    xml += element("Creation-Time", time::format_rfc1123(b.created));
+    xml += element("Last-Modified", time::format_rfc1123(b.last_modified));
+    xml += element("Etag", b.etag);
+    xml += "<Content-Length>" + std::to_string(b.size) + "</Content-Length>";
+    xml += element("Content-Type", c.content_type.empty() ? "application/octet-stream" : c.content_type);
+    xml += element("Content-Encoding", c.content_encoding);
+    xml += element("Content-Language", c.content_language);
+    xml += element("Content-CRC64", "");
+    xml += element("Content-MD5", c.content_md5);
+    xml += element("Cache-Control", c.cache_control);
+    xml += element("Content-Disposition", c.content_disposition);
+    xml += "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier>"
+           "<AccessTierInferred>true</AccessTierInferred><LeaseStatus>unlocked</LeaseStatus>"
+           "<LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>";
+    return xml + "</Properties>";
+}
+
+}  // namespace
+
+std::string list_containers_xml(const std::string& endpoint, const ListOptions& o,
+                                const ContainerListPage& page, bool include_metadata) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
+                      xml_escape(endpoint) + "/\">" + paging(o, false) + "<Containers>";
+    for (const ContainerInfo& c : page.containers) {
+        xml += "<Container>" + element("Name", c.name) + "<Properties>";
+        xml += element("Last-Modified", time::format_rfc1123(c.last_modified));
+        xml += element("Etag", c.etag);
+        xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>";
+        if (!c.public_access.empty()) xml += element("PublicAccess", c.public_access);
+        xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>";
+        xml += "</Properties>";
+        if (include_metadata) xml += metadata_xml(c.metadata);
+        xml += "</Container>";
+    }
+    xml += "</Containers>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+    return xml;
+}
+
+std::string list_blobs_xml(const std::string& endpoint, const std::string& container,
+                           const ListOptions& o, const BlobListPage& page, bool include_metadata) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
+                      xml_escape(endpoint) + "/\" ContainerName=\"" + xml_escape(container) + "\">" +
+                      paging(o, true) + "<Blobs>";
+    for (const BlobListEntry& e : page.entries) {
+        if (e.is_prefix) {
+            xml += "<BlobPrefix>" + element("Name", e.prefix) + "</BlobPrefix>";
+            continue;
+        }
+        xml += "<Blob>" + element("Name", e.blob.name) + blob_properties(e.blob);
+        if (include_metadata) xml += metadata_xml(e.blob.metadata);
+        xml += "</Blob>";
+    }
+    xml += "</Blobs>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+    return xml;
+}
+
+std::string block_list_xml(const BlockLists& lists, bool committed, bool uncommitted) {
+    auto blocks = [](const char* tag, const std::vector<BlockInfo>& list) {
+        std::string xml = std::string("<") + tag + ">";
+        for (const BlockInfo& b : list) {
+            xml += "<Block>" + element("Name", b.id) + "<Size>" + std::to_string(b.size) + "</Size></Block>";
+        }
+        return xml + "</" + tag + ">";
+    };
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><BlockList>";
+    if (committed) xml += blocks("CommittedBlocks", lists.committed);
+    if (uncommitted) xml += blocks("UncommittedBlocks", lists.uncommitted);
+    return xml + "</BlockList>";
+}
+
+}  // namespace bai::storage

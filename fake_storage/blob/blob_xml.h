@@ -1,0 +1,17 @@
+// The XML documents of the Blob service: container and blob listings, block lists.
+#pragma once
+
+#include <string>
+
+#include "fake_storage/engine/blob_store.h"
+
+namespace bai::storage {
+
+std::string list_containers_xml(const std::string& service_endpoint, const ListOptions& options,
+                                const ContainerListPage& page, bool include_metadata);
+std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
+                           const ListOptions& options, const BlobListPage& page,
+                           bool include_metadata);
+std::string block_list_xml(const BlockLists& lists, bool committed, bool uncommitted);
+
+}  // namespace bai::storage

@@ -1,0 +1,118 @@
+#include "fake_storage/http/storage_endpoint.h"
+
+#include "common/log/logger.h"
+#include "common/time/timestamps.h"
+#include "fake_storage/auth/shared_key.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+
+StorageEndpoint::StorageEndpoint(std::string server_name, AccountRegistry& accounts,
+                                 ContentFiles& files, Resolver resolve)
+    : server_name_(std::move(server_name)),
+      accounts_(accounts),
+      files_(files),
+      resolve_(std::move(resolve)) {}
+
+void StorageEndpoint::register_routes(httplib::Server& server) {
+    const std::string any = "/.*";
+    auto plain = [this](const httplib::Request& req, httplib::Response& res) {
+        handle(req, res, nullptr);
+    };
+    auto streamed = [this](const httplib::Request& req, httplib::Response& res,
+                           const httplib::ContentReader& reader) { handle(req, res, &reader); };
+    server.Get(any, plain);  // GET and HEAD
+    server.Options(any, plain);
+    server.Put(any, streamed);
+    server.Post(any, streamed);
+    server.Delete(any, streamed);
+    server.Patch(any, streamed);
+}
+
+void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
+                                const httplib::ContentReader*& reader) {
+    if (reader == nullptr) return;
+    const httplib::ContentReader& read = *reader;
+    reader = nullptr;  // a body can be read once
+    // The whole body is always read, even after a failure, so that the connection stays usable.
+    std::exception_ptr failure;
+    if (op.streams_body) {
+        call.content = files_.begin(op.digest_body);
+        ContentWriter* writer = call.content.get();
+        read([&](const char* data, size_t size) {
+            if (failure) return true;
+            try {
+                writer->append(std::string_view(data, size));
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            return true;
+        });
+        if (failure) std::rethrow_exception(failure);
+        return;
+    }
+    bool too_large = false;
+    read([&](const char* data, size_t size) {
+        if (call.body.size() + size > kMaxXmlBody) too_large = true;
+        if (!too_large) call.body.append(data, size);
+        return true;
+    });
+    if (too_large) {
+        fail(413, "RequestBodyTooLarge",
+             "The request body is too large and exceeds the maximum permissible limit.");
+    }
+}
+
+void StorageEndpoint::authenticate(const StorageRequest& request, const Account& account,
+                                   const Operation& op) {
+    if (request.has_header("Authorization")) {
+        verify_shared_key(request, account);
+    } else if (has_sas(request)) {
+        verify_sas(request, account, op.need, time::now());
+    } else if (!(op.is_public && op.is_public(request))) {
+        if (request.method == "GET" || request.method == "HEAD") {
+            fail(404, "ResourceNotFound", "The specified resource does not exist.");
+        }
+        fail(401, "NoAuthenticationInformation",
+             "Server failed to authenticate the request. Please refer to the information in the "
+             "www-authenticate header.");
+    }
+}
+
+void StorageEndpoint::handle(const httplib::Request& http, httplib::Response& res,
+                             const httplib::ContentReader* reader) {
+    // Drains the body of a request refused before its operation read it, so that the
+    // connection stays in step for the next request.
+    auto drain = [&] {
+        if (reader == nullptr) return;
+        const httplib::ContentReader& read = *reader;
+        reader = nullptr;
+        read([](const char*, size_t) { return true; });
+    };
+    try {
+        StorageRequest request = parse_storage_request(http);
+        std::string version = read_version(request);
+        set_common_headers(request, res, server_name_, version);
+        std::optional<Account> account = accounts_.find(request.account);
+        if (!account) {
+            fail(404, "ResourceNotFound",
+                 "The specified account '" + request.account + "' does not exist in the emulator.");
+        }
+        Operation op = resolve_(request);
+        StorageCall call{request, res, *account, {}, nullptr};
+        take_body(op, call, reader);
+        authenticate(request, *account, op);
+        op.run(call);
+    } catch (const StorageError& e) {
+        drain();
+        write_error(http, res, e);
+    } catch (const std::exception& e) {
+        drain();
+        log::error(server_name_ + " " + http.method + " " + http.target + ": " + e.what());
+        write_error(http, res, StorageError(500, "InternalError",
+                                            std::string("The server encountered an internal error: ") + e.what()));
+    }
+}
+
+}  // namespace bai::storage

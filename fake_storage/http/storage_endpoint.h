@@ -1,0 +1,60 @@
+// The request pipeline shared by the Blob and File services: parse the path-style target, find
+// the account, authenticate (SharedKey, SAS, anonymous access), take the body (streamed into a
+// content file for uploads), run the operation, and answer errors the way the service does.
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/auth/sas.h"
+#include "fake_storage/engine/content_files.h"
+#include "fake_storage/http/storage_request.h"
+
+namespace bai::storage {
+
+struct StorageCall {
+    StorageRequest& request;
+    httplib::Response& response;
+    const Account& account;
+    std::string body;                        // operations that do not stream
+    std::unique_ptr<ContentWriter> content;  // operations that stream their body
+};
+
+struct Operation {
+    std::string name;
+    SasNeed need;
+    bool streams_body = false;
+    bool digest_body = false;  // compute the MD5 of a streamed body
+    // A read that anonymous clients may do when the resource is public.
+    std::function<bool(const StorageRequest&)> is_public;
+    std::function<void(StorageCall&)> run;
+};
+
+class StorageEndpoint {
+public:
+    using Resolver = std::function<Operation(const StorageRequest&)>;
+
+    StorageEndpoint(std::string server_name, AccountRegistry& accounts, ContentFiles& files,
+                    Resolver resolve);
+    // Adds catch-all routes for every method (after any routes already registered).
+    void register_routes(httplib::Server& server);
+
+    static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
+
+private:
+    void handle(const httplib::Request& http, httplib::Response& response,
+                const httplib::ContentReader* reader);
+    void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader*& reader);
+    void authenticate(const StorageRequest& request, const Account& account, const Operation& op);
+
+    std::string server_name_;
+    AccountRegistry& accounts_;
+    ContentFiles& files_;
+    Resolver resolve_;
+};
+
+}  // namespace bai::storage

@@ -1,0 +1,154 @@
+#include "fake_storage/http/storage_headers.h"
+
+#include <charconv>
+
+#include "common/crypto/random_id.h"
+#include "common/time/timestamps.h"
+
+namespace bai::storage {
+
+std::string xml_escape(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (char c : text) {
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default: out += c;
+        }
+    }
+    return out;
+}
+
+void invalid_header(const std::string& name, const std::string& value) {
+    fail(400, "InvalidHeaderValue",
+         "The value for one of the HTTP headers is not in the correct format.\nHeaderName:" + name +
+             "\nHeaderValue:" + value);
+}
+
+void missing_header(const std::string& name) {
+    fail(400, "MissingRequiredHeader",
+         "An HTTP header that's mandatory for this request is not specified.\nHeaderName:" + name);
+}
+
+void invalid_query(const std::string& name, const std::string& value) {
+    fail(400, "InvalidQueryParameterValue",
+         "Value for one of the query parameters specified in the request URI is invalid.\n"
+         "QueryParameterName:" + name + "\nQueryParameterValue:" + value);
+}
+
+Metadata read_metadata(const StorageRequest& r) {
+    Metadata metadata;
+    for (const auto& [header, value] : r.http->headers) {
+        if (header.size() <= 8 || strncasecmp(header.c_str(), "x-ms-meta-", 10) != 0) continue;
+        std::string name = header.substr(10);
+        if (!is_valid_metadata_name(name)) {
+            fail(400, "InvalidMetadata",
+                 "The metadata specified is invalid. It has characters that are not permitted.\n"
+                 "MetadataName:" + name);
+        }
+        metadata[name] = value;
+    }
+    return metadata;
+}
+
+void write_metadata(httplib::Response& res, const Metadata& metadata) {
+    for (const auto& [name, value] : metadata) res.set_header("x-ms-meta-" + name, value);
+}
+
+std::string metadata_xml(const Metadata& metadata) {
+    std::string xml = "<Metadata>";
+    for (const auto& [name, value] : metadata) {
+        xml += "<" + name + ">" + xml_escape(value) + "</" + name + ">";
+    }
+    return xml + "</Metadata>";
+}
+
+Conditions read_conditions(const StorageRequest& r) {
+    Conditions c;
+    if (r.has_header("If-Match")) c.if_match = r.header("If-Match");
+    if (r.has_header("If-None-Match")) c.if_none_match = r.header("If-None-Match");
+    for (auto [name, slot] : {std::pair{"If-Modified-Since", &c.if_modified_since},
+                              std::pair{"If-Unmodified-Since", &c.if_unmodified_since}}) {
+        if (!r.has_header(name)) continue;
+        auto t = time::parse_rfc1123(r.header(name));
+        if (!t) invalid_header(name, r.header(name));
+        *slot = *t;
+    }
+    return c;
+}
+
+std::optional<std::uint64_t> read_uint_header(const StorageRequest& r, const std::string& name) {
+    if (!r.has_header(name)) return std::nullopt;
+    std::string value = r.header(name);
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+        invalid_header(name, value);
+    }
+    return n;
+}
+
+std::optional<ByteRange> read_range(const StorageRequest& r) {
+    std::string name = r.has_header("x-ms-range") ? "x-ms-range" : "Range";
+    if (!r.has_header(name)) return std::nullopt;
+    std::string value = r.header(name);
+    if (value.rfind("bytes=", 0) != 0) invalid_header(name, value);
+    std::string spec = value.substr(6);
+    size_t dash = spec.find('-');
+    if (dash == std::string::npos || dash == 0) invalid_header(name, value);
+    auto parse = [&](std::string_view s, std::uint64_t& out) {
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+        return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+    };
+    ByteRange range;
+    if (!parse(std::string_view(spec).substr(0, dash), range.first)) invalid_header(name, value);
+    std::string_view last = std::string_view(spec).substr(dash + 1);
+    if (!last.empty()) {
+        std::uint64_t l = 0;
+        if (!parse(last, l) || l < range.first) invalid_header(name, value);
+        range.last = l;
+    }
+    return range;
+}
+
+std::string read_version(const StorageRequest& r) {
+    if (!r.has_header("x-ms-version")) return "2021-06-08";
+    std::string v = r.header("x-ms-version");
+    bool shaped = v.size() == 10 && v[4] == '-' && v[7] == '-';
+    for (size_t i = 0; shaped && i < v.size(); ++i) {
+        if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9')) shaped = false;
+    }
+    if (!shaped || v < "2009-09-19") invalid_header("x-ms-version", v);
+    return v;
+}
+
+void set_common_headers(const StorageRequest& r, httplib::Response& res, const std::string& server,
+                        const std::string& version) {
+    res.set_header("x-ms-request-id", crypto::uuid4());
+    res.set_header("x-ms-version", version);
+    res.set_header("Date", time::format_rfc1123(time::now()));
+    res.set_header("Server", server);
+    if (r.has_header("x-ms-client-request-id")) {
+        res.set_header("x-ms-client-request-id", r.header("x-ms-client-request-id"));
+    }
+}
+
+void write_error(const httplib::Request& http, httplib::Response& res, const StorageError& error) {
+    res.status = error.status();
+    if (!res.has_header("x-ms-request-id")) res.set_header("x-ms-request-id", crypto::uuid4());
+    res.set_header("x-ms-error-code", error.code());
+    if (error.status() == 304 || http.method == "HEAD") return;
+    std::string message = error.what();
+    message += "\nRequestId:" + res.get_header_value("x-ms-request-id") +
+               "\nTime:" + time::format_iso8601(time::now());
+    res.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>" +
+                        xml_escape(error.code()) + "</Code><Message>" + xml_escape(message) +
+                        "</Message></Error>",
+                    "application/xml");
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,105 @@
+#include "fake_storage/http/storage_request.h"
+
+#include <algorithm>
+
+#include "fake_storage/engine/names.h"
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
+}
+
+[[noreturn]] void invalid_uri() {
+    fail(400, "InvalidUri", "The requested URI does not represent any resource on the server.");
+}
+
+}  // namespace
+
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '%') {
+            if (i + 2 >= text.size()) return std::nullopt;
+            int hi = hex_value(text[i + 1]);
+            int lo = hex_value(text[i + 2]);
+            if (hi < 0 || lo < 0) return std::nullopt;
+            out += static_cast<char>(hi * 16 + lo);
+            i += 2;
+        } else if (c == '+' && plus_is_space) {
+            out += ' ';
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::optional<std::string> StorageRequest::param(const std::string& lower_name) const {
+    auto it = query.find(lower_name);
+    if (it == query.end() || it->second.empty()) return std::nullopt;
+    return it->second.front();
+}
+
+std::string StorageRequest::header(const std::string& name) const {
+    return http->get_header_value(name);
+}
+
+bool StorageRequest::has_header(const std::string& name) const { return http->has_header(name); }
+
+StorageRequest parse_storage_request(const httplib::Request& http) {
+    StorageRequest r;
+    r.http = &http;
+    r.method = http.method;
+    std::string_view target = http.target.empty() ? std::string_view(http.path) : http.target;
+    size_t question = target.find('?');
+    std::string_view path = target.substr(0, question);
+    std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
+    if (path.empty() || path[0] != '/') invalid_uri();
+    r.raw_path = std::string(path);
+
+    // /account[/container[/name...]]; the name keeps its own slashes (encoded or not).
+    std::string_view rest = path.substr(1);
+    size_t slash = rest.find('/');
+    auto account = percent_decode(rest.substr(0, slash), false);
+    if (!account) invalid_uri();
+    r.account = *account;
+    if (slash != std::string_view::npos) {
+        rest = rest.substr(slash + 1);
+        slash = rest.find('/');
+        auto container = percent_decode(rest.substr(0, slash), false);
+        if (!container) invalid_uri();
+        r.container = *container;
+        if (slash != std::string_view::npos) {
+            auto name = percent_decode(rest.substr(slash + 1), false);
+            if (!name || name->find('\0') != std::string::npos || !is_valid_utf8(*name)) invalid_uri();
+            r.name = *name;
+        }
+    }
+    while (!query.empty()) {
+        size_t amp = query.find('&');
+        std::string_view pair = query.substr(0, amp);
+        size_t eq = pair.find('=');
+        auto key = percent_decode(pair.substr(0, eq), true);
+        auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+        if (!key || !value) invalid_uri();
+        if (!key->empty()) r.query[lower(*key)].push_back(*value);
+        if (amp == std::string_view::npos) break;
+        query = query.substr(amp + 1);
+    }
+    return r;
+}
+
+}  // namespace bai::storage

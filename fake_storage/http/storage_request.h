@@ -1,0 +1,38 @@
+// A Blob or File REST request as the services see it: path-style target split into account,
+// container (or share) and the rest, query parameters decoded, headers.
+#pragma once
+
+#include <httplib.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bai::storage {
+
+struct StorageRequest {
+    std::string method;
+    std::string raw_path;  // as sent, still percent-encoded: "/acct/c/a%20b"
+    std::string account;
+    std::string container;  // or share; empty at service level
+    std::string name;       // blob name or file path, decoded; empty at container level
+    // Query parameters by lower-cased name; values decoded, in the order sent.
+    std::map<std::string, std::vector<std::string>> query;
+    const httplib::Request* http = nullptr;
+
+    std::optional<std::string> param(const std::string& lower_name) const;
+    bool has_param(const std::string& lower_name) const { return query.contains(lower_name); }
+    std::string header(const std::string& name) const;  // "" when absent
+    bool has_header(const std::string& name) const;
+};
+
+// Splits `target` ("/acct/c/blob?x=1"). Throws StorageError 400 InvalidUri for targets that do
+// not decode (bad percent escapes, NUL, invalid UTF-8).
+StorageRequest parse_storage_request(const httplib::Request& http);
+
+// Percent-decoding: nullopt for a malformed escape. '+' stays '+' unless `plus_is_space`.
+std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
+
+}  // namespace bai::storage
