@@ -20,6 +20,8 @@
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/blob/blob_service.h"
 #include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/file_store.h"
+#include "fake_storage/file/file_service.h"
 #include "fake_storage/engine/storage_schema.h"
 #include "fuse_mounts/manager/mount_table.h"
 
@@ -115,8 +117,13 @@ int run(const Options& options) {
     storage::AccountRegistry accounts;
     for (const storage::Account& account : options.accounts) accounts.put(account);
     storage::BlobStore blob_store(*state, *content);
+    storage::FileStore file_store(*state, *content);
     try {
+        if (size_t replayed = file_store.recover(); replayed > 0) {
+            log::info("applied " + std::to_string(replayed) + " file range writes left pending");
+        }
         auto live = blob_store.live_content_ids();
+        for (std::string& id : file_store.live_content_ids()) live.push_back(std::move(id));
         if (size_t swept = content->sweep({live.begin(), live.end()}); swept > 0) {
             log::info("removed " + std::to_string(swept) + " content files no metadata refers to");
         }
@@ -124,6 +131,7 @@ int run(const Options& options) {
         return cannot_start(std::string("storage: ") + e.what());
     }
     storage::BlobService blob_service(accounts, blob_store, *content);
+    storage::FileService file_service(accounts, file_store, *content);
 
     tls::CertificateFiles certificate;
     try {
@@ -154,6 +162,7 @@ int run(const Options& options) {
     http::Listener& file = *listeners[2];
     for (auto& listener : listeners) http::add_health_route(listener->server(), listener->name());
     blob_service.register_routes(blob.server());
+    file_service.register_routes(file.server());
 
     if (!arm.bind(options.host, options.arm_port)) return cannot_start(arm.error());
     if (!blob.bind(options.host, options.blob_port)) return cannot_start(blob.error());

@@ -10,24 +10,14 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/block_list_xml.h"
+#include "fake_storage/http/content_response.h"
 #include "fake_storage/http/storage_headers.h"
+#include "fake_storage/http/storage_operations.h"
 
 namespace bai::storage {
 namespace {
 
 using namespace std::placeholders;
-
-constexpr size_t kSmallBody = 64 * 1024;
-
-std::string service_endpoint(const StorageCall& call) {
-    return "http://" + call.request.header("Host") + "/" + call.account.name;
-}
-
-[[noreturn]] void unsupported(const StorageRequest& r) {
-    fail(400, "UnsupportedHttpVerb",
-         "The resource doesn't support the specified HTTP verb or query: " + r.method + " " +
-             r.raw_path);
-}
 
 void check_container_name(const std::string& name) {
     if (!is_valid_container_name(name)) {
@@ -50,39 +40,6 @@ std::string public_access_header(const StorageRequest& r) {
     return value;
 }
 
-ListOptions list_options(const StorageRequest& r) {
-    ListOptions o;
-    o.prefix = r.param("prefix").value_or("");
-    o.delimiter = r.param("delimiter").value_or("");
-    o.marker = r.param("marker").value_or("");
-    if (auto max = r.param("maxresults")) {
-        int n = 0;
-        auto [end, ec] = std::from_chars(max->data(), max->data() + max->size(), n);
-        if (ec != std::errc() || end != max->data() + max->size() || n < 1) invalid_query("maxresults", *max);
-        o.max_results = std::min(n, 5000);
-    }
-    return o;
-}
-
-bool includes(const StorageRequest& r, const std::string& what) {
-    for (const std::string& value : r.query.count("include") ? r.query.at("include") : std::vector<std::string>{}) {
-        size_t start = 0;
-        while (start <= value.size()) {
-            size_t comma = value.find(',', start);
-            std::string item = value.substr(start, comma - start);
-            if (strcasecmp(item.c_str(), what.c_str()) == 0) return true;
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-        }
-    }
-    return false;
-}
-
-void set_version_headers(httplib::Response& res, const std::string& etag, time::TimePoint modified) {
-    res.set_header("ETag", etag);
-    res.set_header("Last-Modified", time::format_rfc1123(modified));
-}
-
 // Put Blob takes the content headers with or without the x-ms-blob- prefix; the other
 // operations only with it.
 ContentSettings content_settings(const StorageRequest& r, bool standard_headers_too) {
@@ -102,20 +59,6 @@ ContentSettings content_settings(const StorageRequest& r, bool standard_headers_
         if (!digest || digest->size() != 16) invalid_header("x-ms-blob-content-md5", c.content_md5);
     }
     return c;
-}
-
-// A transactional Content-MD5 must match what arrived.
-void check_content_md5(const StorageRequest& r, const std::string& digest) {
-    if (!r.has_header("Content-MD5")) return;
-    std::string sent = r.header("Content-MD5");
-    auto decoded = crypto::base64_decode(sent);
-    if (!decoded || decoded->size() != 16) invalid_header("Content-MD5", sent);
-    if (*decoded != digest) {
-        fail(400, "Md5Mismatch",
-             "The MD5 value specified in the request did not match with the MD5 value calculated by "
-             "the server.\nUserSpecifiedMd5:" + sent + "\nServerCalculatedMd5:" +
-                 crypto::base64_encode(digest));
-    }
 }
 
 void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
@@ -467,41 +410,14 @@ void BlobService::get_blob(StorageCall& call) {
         res.set_header("Content-Length", std::to_string(b.size));
         return;
     }
-    std::uint64_t first = 0;
-    std::uint64_t length = b.size;
-    if (auto range = read_range(r)) {
-        if (range->first >= b.size) {
-            res.set_header("Content-Range", "bytes */" + std::to_string(b.size));
-            fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
-        }
-        std::uint64_t last = std::min(range->last.value_or(b.size - 1), b.size - 1);
-        first = range->first;
-        length = last - first + 1;
-        res.status = 206;
-        res.set_header("Content-Range", "bytes " + std::to_string(first) + "-" +
-                                            std::to_string(last) + "/" + std::to_string(b.size));
+    std::optional<ResolvedRange> range = resolve_range(r, res, b.size);
+    if (range) {
         if (!b.content.content_md5.empty()) res.set_header("x-ms-blob-content-md5", b.content.content_md5);
-        // httplib would apply a plain Range header a second time to our 206 body.
-        const_cast<httplib::Request*>(r.http)->ranges.clear();
     } else if (!b.content.content_md5.empty()) {
         res.set_header("Content-MD5", b.content.content_md5);
     }
-    if (length <= kSmallBody) {
-        std::string bytes(length, '\0');
-        ssize_t n = ::pread(blob->fd, bytes.data(), length, static_cast<off_t>(first));
-        if (n != static_cast<ssize_t>(length)) throw std::runtime_error("short read of blob content");
-        res.set_content(std::move(bytes), content_type);
-        return;
-    }
-    res.set_content_provider(
-        length, content_type,
-        [blob, first](size_t offset, size_t size, httplib::DataSink& sink) {
-            std::string buffer(std::min<size_t>(size, 1 << 20), '\0');
-            ssize_t n = ::pread(blob->fd, buffer.data(), buffer.size(),
-                                static_cast<off_t>(first + offset));
-            if (n <= 0) return false;
-            return sink.write(buffer.data(), static_cast<size_t>(n));
-        });
+    send_content(res, std::shared_ptr<const int>(blob, &blob->fd), range.value_or(ResolvedRange{0, b.size}),
+                 content_type);
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {

@@ -29,6 +29,29 @@ CREATE TABLE uncommitted_blocks (
   content_id TEXT NOT NULL, size INTEGER NOT NULL, created INTEGER NOT NULL,
   PRIMARY KEY (account, container, blob, block_id)) WITHOUT ROWID;
 )sql"},
+        db::Migration{2, R"sql(
+CREATE TABLE shares (
+  account TEXT NOT NULL, name TEXT NOT NULL,
+  etag TEXT NOT NULL, created INTEGER NOT NULL, last_modified INTEGER NOT NULL,
+  metadata TEXT NOT NULL DEFAULT '', quota INTEGER NOT NULL,
+  PRIMARY KEY (account, name)) WITHOUT ROWID;
+-- Directories and files of a share; path is relative to the share root, case preserved, unique
+-- without regard to case as in Azure Files. The share root itself has no row.
+CREATE TABLE share_entries (
+  id INTEGER PRIMARY KEY,
+  account TEXT NOT NULL, share TEXT NOT NULL, path TEXT NOT NULL COLLATE NOCASE,
+  parent TEXT NOT NULL COLLATE NOCASE, name TEXT NOT NULL,
+  is_dir INTEGER NOT NULL, size INTEGER NOT NULL DEFAULT 0, etag TEXT NOT NULL,
+  last_modified INTEGER NOT NULL, creation_time INTEGER NOT NULL,
+  last_write_time INTEGER NOT NULL, change_time INTEGER NOT NULL,
+  attributes TEXT NOT NULL, content TEXT NOT NULL DEFAULT '', metadata TEXT NOT NULL DEFAULT '',
+  UNIQUE (account, share, path));
+CREATE INDEX share_entries_by_parent ON share_entries(account, share, parent, name COLLATE NOCASE);
+-- Put Range bodies received but not yet applied to their file (replayed at start).
+CREATE TABLE pending_ranges (
+  id INTEGER PRIMARY KEY, account TEXT NOT NULL, share TEXT NOT NULL, path TEXT NOT NULL,
+  offset INTEGER NOT NULL, content_id TEXT NOT NULL);
+)sql"},
     };
     db.migrate("storage", migrations);
 }

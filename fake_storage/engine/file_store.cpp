@@ -1,0 +1,713 @@
+#include "fake_storage/engine/file_store.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <mutex>
+
+#include "common/crypto/random_id.h"
+#include "fake_storage/engine/names.h"
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+namespace fs = std::filesystem;
+namespace {
+
+using std::int64_t;
+
+constexpr const char* kEntryColumns =
+    "id, path, name, is_dir, size, etag, last_modified, creation_time, last_write_time,"
+    " change_time, attributes, content, metadata";
+
+ShareEntry read_entry(db::Statement& q) {
+    ShareEntry e;
+    e.id = q.column_int(0);
+    e.path = q.column_text(1);
+    e.name = q.column_text(2);
+    e.is_dir = q.column_int(3) != 0;
+    e.size = static_cast<std::uint64_t>(q.column_int(4));
+    e.etag = q.column_text(5);
+    e.last_modified = time::from_ticks(q.column_int(6));
+    e.smb.creation_time = time::from_ticks(q.column_int(7));
+    e.smb.last_write_time = time::from_ticks(q.column_int(8));
+    e.smb.change_time = time::from_ticks(q.column_int(9));
+    e.smb.attributes = q.column_text(10);
+    e.content = content_from_json(q.column_text(11));
+    e.metadata = metadata_from_json(q.column_text(12));
+    return e;
+}
+
+std::optional<ShareEntry> find_entry(db::Database& db, const std::string& account,
+                                     const std::string& share, const std::string& path) {
+    auto q = db.prepare(std::string("SELECT ") + kEntryColumns +
+                        " FROM share_entries WHERE account = ?1 AND share = ?2 AND path = ?3");
+    q.bind(1, account).bind(2, share).bind(3, path);
+    if (!q.step()) return std::nullopt;
+    return read_entry(q);
+}
+
+ShareInfo read_share(db::Statement& q) {
+    ShareInfo s;
+    s.name = q.column_text(0);
+    s.etag = q.column_text(1);
+    s.last_modified = time::from_ticks(q.column_int(2));
+    s.metadata = metadata_from_json(q.column_text(3));
+    s.quota_gib = q.column_int(4);
+    return s;
+}
+
+std::optional<ShareInfo> find_share(db::Database& db, const std::string& account,
+                                    const std::string& name) {
+    auto q = db.prepare(
+        "SELECT name, etag, last_modified, metadata, quota FROM shares WHERE account = ?1 AND name = ?2");
+    q.bind(1, account).bind(2, name);
+    if (!q.step()) return std::nullopt;
+    return read_share(q);
+}
+
+[[noreturn]] void share_not_found() { fail(404, "ShareNotFound", "The specified share does not exist."); }
+[[noreturn]] void resource_not_found() {
+    fail(404, "ResourceNotFound", "The specified resource does not exist.");
+}
+[[noreturn]] void parent_not_found() {
+    fail(404, "ParentNotFound", "The specified parent path does not exist.");
+}
+
+void require_share(db::Database& db, const std::string& account, const std::string& share) {
+    auto q = db.prepare("SELECT 1 FROM shares WHERE account = ?1 AND name = ?2");
+    q.bind(1, account).bind(2, share);
+    if (!q.step()) share_not_found();
+}
+
+struct SplitPath {
+    std::string path;    // normalised: components joined with '/'
+    std::string parent;  // "" for the root
+    std::string name;
+};
+
+SplitPath split(const std::string& path) {
+    std::vector<std::string> parts = split_share_path(path);
+    SplitPath s;
+    for (size_t i = 0; i < parts.size(); ++i) {
+        if (i + 1 < parts.size()) s.parent += (s.parent.empty() ? "" : "/") + parts[i];
+        s.path += (i == 0 ? "" : "/") + parts[i];
+    }
+    if (!parts.empty()) s.name = parts.back();
+    return s;
+}
+
+// The entry at `path`, or 404 ParentNotFound / ResourceNotFound as the service tells them apart.
+ShareEntry require_entry(db::Database& db, const std::string& account, const std::string& share,
+                         const SplitPath& p) {
+    require_share(db, account, share);
+    if (auto e = find_entry(db, account, share, p.path)) return *e;
+    if (!p.parent.empty()) {
+        auto parent = find_entry(db, account, share, p.parent);
+        if (!parent || !parent->is_dir) parent_not_found();
+    }
+    resource_not_found();
+}
+
+// The stored path of the parent directory (case as created); 404 ParentNotFound if missing.
+std::string require_parent(db::Database& db, const std::string& account, const std::string& share,
+                           const SplitPath& p) {
+    if (p.parent.empty()) return "";
+    auto parent = find_entry(db, account, share, p.parent);
+    if (!parent || !parent->is_dir) parent_not_found();
+    return parent->path;
+}
+
+SmbProperties apply_smb(SmbProperties base, const SmbUpdate& u) {
+    if (u.creation_time) base.creation_time = *u.creation_time;
+    if (u.last_write_time) base.last_write_time = *u.last_write_time;
+    if (u.change_time) base.change_time = *u.change_time;
+    if (u.attributes) base.attributes = *u.attributes;
+    return base;
+}
+
+void insert_entry(db::Database& db, const std::string& account, const std::string& share,
+                  const std::string& parent, ShareEntry& e) {
+    db.prepare(
+          "INSERT INTO share_entries(account, share, path, parent, name, is_dir, size, etag,"
+          " last_modified, creation_time, last_write_time, change_time, attributes, content, metadata)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
+        .bind(1, account)
+        .bind(2, share)
+        .bind(3, e.path)
+        .bind(4, parent)
+        .bind(5, e.name)
+        .bind(6, static_cast<int64_t>(e.is_dir))
+        .bind(7, static_cast<int64_t>(e.size))
+        .bind(8, e.etag)
+        .bind(9, time::to_ticks(e.last_modified))
+        .bind(10, time::to_ticks(e.smb.creation_time))
+        .bind(11, time::to_ticks(e.smb.last_write_time))
+        .bind(12, time::to_ticks(e.smb.change_time))
+        .bind(13, e.smb.attributes)
+        .bind(14, content_to_json(e.content))
+        .bind(15, metadata_to_json(e.metadata))
+        .run();
+    e.id = sqlite3_last_insert_rowid(db.handle());
+}
+
+void save_entry(db::Database& db, const ShareEntry& e) {
+    db.prepare(
+          "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, creation_time = ?5,"
+          " last_write_time = ?6, change_time = ?7, attributes = ?8, content = ?9, metadata = ?10"
+          " WHERE id = ?1")
+        .bind(1, e.id)
+        .bind(2, static_cast<int64_t>(e.size))
+        .bind(3, e.etag)
+        .bind(4, time::to_ticks(e.last_modified))
+        .bind(5, time::to_ticks(e.smb.creation_time))
+        .bind(6, time::to_ticks(e.smb.last_write_time))
+        .bind(7, time::to_ticks(e.smb.change_time))
+        .bind(8, e.smb.attributes)
+        .bind(9, content_to_json(e.content))
+        .bind(10, metadata_to_json(e.metadata))
+        .run();
+}
+
+void touch(ShareEntry& e) {
+    e.etag = new_etag();
+    e.last_modified = time::now();
+}
+
+[[noreturn]] void io_failure(const std::string& what, const fs::path& path) {
+    throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+void check_range_in_file(std::uint64_t offset, std::uint64_t length, std::uint64_t size) {
+    if (offset + length > size) {
+        fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+    }
+}
+
+}  // namespace
+
+OpenFile::~OpenFile() {
+    if (fd >= 0) ::close(fd);
+}
+
+FileStore::FileStore(db::Database& db, ContentFiles& files) : db_(db), files_(files) {}
+
+fs::path FileStore::share_root(const std::string& account, const std::string& share) const {
+    return files_.root() / account / "shares" / share;
+}
+
+fs::path FileStore::disk_path(const std::string& account, const std::string& share,
+                              const std::string& stored_path) const {
+    return stored_path.empty() ? share_root(account, share) : share_root(account, share) / stored_path;
+}
+
+std::shared_mutex& FileStore::lock_for(const std::string& account, const std::string& share,
+                                       const std::string& path) {
+    std::string key = account + '\n' + share + '\n' + path;
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return file_locks_[std::hash<std::string>{}(key) % file_locks_.size()];
+}
+
+ShareInfo FileStore::create_share(const std::string& account, const std::string& name,
+                                  std::optional<std::int64_t> quota_gib, const Metadata& metadata) {
+    ShareInfo s{name, new_etag(), time::now(), metadata, quota_gib.value_or(5120)};
+    if (s.quota_gib < 1 || s.quota_gib > 102400) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\n"
+             "HeaderName:x-ms-share-quota\nHeaderValue:" + std::to_string(s.quota_gib));
+    }
+    db_.transaction([&](db::Database& db) {
+        if (find_share(db, account, name)) {
+            fail(409, "ShareAlreadyExists", "The specified share already exists.");
+        }
+        fs::create_directories(share_root(account, name));
+        db.prepare(
+              "INSERT INTO shares(account, name, etag, created, last_modified, metadata, quota)"
+              " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, s.etag)
+            .bind(4, time::to_ticks(s.last_modified))
+            .bind(5, metadata_to_json(metadata))
+            .bind(6, s.quota_gib)
+            .run();
+    });
+    return s;
+}
+
+ShareInfo FileStore::get_share(const std::string& account, const std::string& name) {
+    std::optional<ShareInfo> s;
+    db_.read([&](db::Database& db) { s = find_share(db, account, name); });
+    if (!s) share_not_found();
+    return *s;
+}
+
+void FileStore::delete_share(const std::string& account, const std::string& name) {
+    fs::path trash = files_.root() / "tmp" / ("share-" + crypto::random_hex(8));
+    db_.transaction([&](db::Database& db) {
+        require_share(db, account, name);
+        for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
+                                "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
+                                "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
+            db.prepare(sql).bind(1, account).bind(2, name).run();
+        }
+        std::error_code ec;
+        fs::rename(share_root(account, name), trash, ec);
+    });
+    std::error_code ec;
+    fs::remove_all(trash, ec);
+}
+
+ShareInfo FileStore::set_share_metadata(const std::string& account, const std::string& name,
+                                        const Metadata& metadata) {
+    ShareInfo result;
+    db_.transaction([&](db::Database& db) {
+        auto s = find_share(db, account, name);
+        if (!s) share_not_found();
+        s->metadata = metadata;
+        s->etag = new_etag();
+        s->last_modified = time::now();
+        db.prepare("UPDATE shares SET metadata = ?3, etag = ?4, last_modified = ?5"
+                   " WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, metadata_to_json(metadata))
+            .bind(4, s->etag)
+            .bind(5, time::to_ticks(s->last_modified))
+            .run();
+        result = *s;
+    });
+    return result;
+}
+
+ShareInfo FileStore::set_share_quota(const std::string& account, const std::string& name,
+                                     std::int64_t quota_gib) {
+    ShareInfo result;
+    db_.transaction([&](db::Database& db) {
+        auto s = find_share(db, account, name);
+        if (!s) share_not_found();
+        s->quota_gib = quota_gib;
+        s->etag = new_etag();
+        s->last_modified = time::now();
+        db.prepare("UPDATE shares SET quota = ?3, etag = ?4, last_modified = ?5"
+                   " WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, quota_gib)
+            .bind(4, s->etag)
+            .bind(5, time::to_ticks(s->last_modified))
+            .run();
+        result = *s;
+    });
+    return result;
+}
+
+SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {
+    SharePage page;
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare(
+            "SELECT name, etag, last_modified, metadata, quota FROM shares WHERE account = ?1"
+            " AND name >= ?2 AND name < ?3 ORDER BY name LIMIT ?4");
+        q.bind(1, account).bind(2, std::max(o.marker, o.prefix)).bind(3, o.prefix + "\xFF").bind(
+            4, o.max_results + 1);
+        while (q.step()) {
+            ShareInfo s = read_share(q);
+            if (static_cast<int>(page.shares.size()) == o.max_results) {
+                page.next_marker = s.name;
+                break;
+            }
+            page.shares.push_back(std::move(s));
+        }
+    });
+    return page;
+}
+
+std::uint64_t FileStore::share_usage(const std::string& account, const std::string& name) {
+    std::uint64_t bytes = 0;
+    db_.read([&](db::Database& db) {
+        require_share(db, account, name);
+        auto q = db.prepare("SELECT coalesce(sum(size), 0) FROM share_entries WHERE account = ?1 AND share = ?2");
+        q.bind(1, account).bind(2, name);
+        q.step();
+        bytes = static_cast<std::uint64_t>(q.column_int(0));
+    });
+    return bytes;
+}
+
+ShareEntry FileStore::create_directory(const std::string& account, const std::string& share,
+                                       const std::string& path, const Metadata& metadata,
+                                       const SmbUpdate& smb) {
+    SplitPath p = split(path);
+    if (p.path.empty()) fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
+    ShareEntry e;
+    db_.transaction([&](db::Database& db) {
+        require_share(db, account, share);
+        std::string parent = require_parent(db, account, share, p);
+        if (find_entry(db, account, share, p.path)) {
+            fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
+        }
+        time::TimePoint now = time::now();
+        e.path = parent.empty() ? p.name : parent + "/" + p.name;
+        e.name = p.name;
+        e.is_dir = true;
+        e.etag = new_etag();
+        e.last_modified = now;
+        e.smb = apply_smb({now, now, now, "Directory"}, smb);
+        e.metadata = metadata;
+        fs::path on_disk = disk_path(account, share, e.path);
+        if (::mkdir(on_disk.c_str(), 0755) != 0 && errno != EEXIST) io_failure("cannot create", on_disk);
+        insert_entry(db, account, share, parent, e);
+    });
+    return e;
+}
+
+ShareEntry FileStore::get_directory(const std::string& account, const std::string& share,
+                                    const std::string& path) {
+    SplitPath p = split(path);
+    ShareEntry e;
+    db_.read([&](db::Database& db) {
+        if (p.path.empty()) {
+            auto s = find_share(db, account, share);
+            if (!s) share_not_found();
+            e.is_dir = true;
+            e.etag = s->etag;
+            e.last_modified = s->last_modified;
+            e.smb = {s->last_modified, s->last_modified, s->last_modified, "Directory"};
+            return;
+        }
+        e = require_entry(db, account, share, p);
+        if (!e.is_dir) resource_not_found();
+    });
+    return e;
+}
+
+void FileStore::delete_directory(const std::string& account, const std::string& share,
+                                 const std::string& path) {
+    SplitPath p = split(path);
+    if (p.path.empty()) fail(400, "InvalidResourceName", "The share root cannot be deleted.");
+    db_.transaction([&](db::Database& db) {
+        ShareEntry e = require_entry(db, account, share, p);
+        if (!e.is_dir) resource_not_found();
+        auto children = db.prepare(
+            "SELECT 1 FROM share_entries WHERE account = ?1 AND share = ?2 AND parent = ?3 LIMIT 1");
+        children.bind(1, account).bind(2, share).bind(3, e.path);
+        if (children.step()) fail(409, "DirectoryNotEmpty", "The specified directory is not empty.");
+        db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
+        ::rmdir(disk_path(account, share, e.path).c_str());
+    });
+}
+
+ShareEntry FileStore::update_entry(const std::string& account, const std::string& share,
+                                   const std::string& path, bool want_dir,
+                                   const std::function<void(ShareEntry&)>& change) {
+    SplitPath p = split(path);
+    ShareEntry e;
+    db_.transaction([&](db::Database& db) {
+        e = require_entry(db, account, share, p);
+        if (e.is_dir != want_dir) resource_not_found();
+        change(e);
+        touch(e);
+        save_entry(db, e);
+    });
+    return e;
+}
+
+ShareEntry FileStore::set_directory_metadata(const std::string& account, const std::string& share,
+                                             const std::string& path, const Metadata& metadata) {
+    return update_entry(account, share, path, true, [&](ShareEntry& e) { e.metadata = metadata; });
+}
+
+ShareEntry FileStore::set_directory_properties(const std::string& account, const std::string& share,
+                                               const std::string& path, const SmbUpdate& smb) {
+    return update_entry(account, share, path, true,
+                        [&](ShareEntry& e) { e.smb = apply_smb(e.smb, smb); });
+}
+
+DirectoryPage FileStore::list_directory(const std::string& account, const std::string& share,
+                                        const std::string& path, const ListOptions& o) {
+    DirectoryPage page;
+    page.directory = get_directory(account, share, path);
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare(std::string("SELECT ") + kEntryColumns +
+                            " FROM share_entries WHERE account = ?1 AND share = ?2 AND parent = ?3"
+                            " AND name >= ?4 COLLATE NOCASE AND name < ?5 COLLATE NOCASE"
+                            " ORDER BY name COLLATE NOCASE LIMIT ?6");
+        q.bind(1, account)
+            .bind(2, share)
+            .bind(3, page.directory.path)
+            .bind(4, std::max(o.marker, o.prefix))
+            .bind(5, o.prefix + "\xFF")
+            .bind(6, o.max_results + 1);
+        while (q.step()) {
+            ShareEntry e = read_entry(q);
+            if (static_cast<int>(page.entries.size()) == o.max_results) {
+                page.next_marker = e.name;
+                break;
+            }
+            page.entries.push_back(std::move(e));
+        }
+    });
+    return page;
+}
+
+ShareEntry FileStore::create_file(const std::string& account, const std::string& share,
+                                  const std::string& path, std::uint64_t size,
+                                  const ContentSettings& content, const Metadata& metadata,
+                                  const SmbUpdate& smb) {
+    SplitPath p = split(path);
+    if (p.path.empty()) fail(400, "InvalidResourceName", "A file needs a name.");
+    if (size > kMaxFileSize) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\n"
+             "HeaderName:x-ms-content-length\nHeaderValue:" + std::to_string(size));
+    }
+    ShareEntry e;
+    db_.transaction([&](db::Database& db) {
+        require_share(db, account, share);
+        std::string parent = require_parent(db, account, share, p);
+        auto existing = find_entry(db, account, share, p.path);
+        if (existing && existing->is_dir) {
+            fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
+        }
+        time::TimePoint now = time::now();
+        e.path = existing ? existing->path : (parent.empty() ? p.name : parent + "/" + p.name);
+        e.name = existing ? existing->name : p.name;
+        e.size = size;
+        e.etag = new_etag();
+        e.last_modified = now;
+        e.smb = apply_smb({now, now, now, "Archive"}, smb);
+        e.content = content;
+        e.metadata = metadata;
+        fs::path on_disk = disk_path(account, share, e.path);
+        std::unique_lock lock(lock_for(account, share, e.path));
+        // A new inode: readers that opened the old file keep reading the old bytes.
+        fs::path fresh = on_disk;
+        fresh += ".bai-new";
+        int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) io_failure("cannot create", on_disk);
+        int rc = ::ftruncate(fd, static_cast<off_t>(size));
+        ::close(fd);
+        if (rc != 0 || ::rename(fresh.c_str(), on_disk.c_str()) != 0) {
+            ::unlink(fresh.c_str());
+            io_failure("cannot create", on_disk);
+        }
+        if (existing) {
+            e.id = existing->id;
+            save_entry(db, e);
+        } else {
+            insert_entry(db, account, share, parent, e);
+        }
+    });
+    return e;
+}
+
+ShareEntry FileStore::get_file(const std::string& account, const std::string& share,
+                               const std::string& path) {
+    SplitPath p = split(path);
+    ShareEntry e;
+    db_.read([&](db::Database& db) {
+        e = require_entry(db, account, share, p);
+        if (e.is_dir) resource_not_found();
+    });
+    return e;
+}
+
+OpenFile FileStore::open_file(const std::string& account, const std::string& share,
+                              const std::string& path) {
+    OpenFile f;
+    f.info = get_file(account, share, path);
+    std::shared_lock lock(lock_for(account, share, f.info.path));
+    fs::path on_disk = disk_path(account, share, f.info.path);
+    f.fd = ::open(on_disk.c_str(), O_RDONLY | O_CLOEXEC);
+    if (f.fd < 0) io_failure("cannot open", on_disk);
+    return f;
+}
+
+void FileStore::apply_range(const std::string& account, const std::string& share,
+                            const std::string& stored_path, std::uint64_t offset,
+                            const std::string& content_id, std::int64_t pending_id) {
+    {
+        std::unique_lock lock(lock_for(account, share, stored_path));
+        int source = files_.open(account, ContentKind::block, content_id);
+        fs::path on_disk = disk_path(account, share, stored_path);
+        int target = ::open(on_disk.c_str(), O_WRONLY | O_CLOEXEC);
+        if (source >= 0 && target >= 0) {
+            std::vector<char> buffer(1 << 20);
+            off_t in = 0;
+            while (true) {
+                ssize_t n = ::pread(source, buffer.data(), buffer.size(), in);
+                if (n <= 0) break;
+                if (::pwrite(target, buffer.data(), static_cast<size_t>(n),
+                             static_cast<off_t>(offset) + in) != n) {
+                    ::close(source);
+                    ::close(target);
+                    io_failure("cannot write", on_disk);
+                }
+                in += n;
+            }
+        }
+        if (source >= 0) ::close(source);
+        if (target >= 0) ::close(target);
+    }
+    db_.transaction([&](db::Database& db) {
+        db.prepare("DELETE FROM pending_ranges WHERE id = ?1").bind(1, pending_id).run();
+    });
+    files_.remove(account, ContentKind::block, content_id);
+}
+
+ShareEntry FileStore::put_range(const std::string& account, const std::string& share,
+                                const std::string& path, std::uint64_t offset, ContentWriter& data) {
+    if (data.size() > kMaxRangeSize) {
+        fail(413, "RequestBodyTooLarge",
+             "The request body is too large and exceeds the maximum permissible limit.");
+    }
+    SplitPath p = split(path);
+    std::string content_id = files_.commit(data, account, ContentKind::block);
+    ShareEntry e;
+    int64_t pending_id = 0;
+    try {
+        db_.transaction([&](db::Database& db) {
+            e = require_entry(db, account, share, p);
+            if (e.is_dir) resource_not_found();
+            check_range_in_file(offset, data.size(), e.size);
+            db.prepare("INSERT INTO pending_ranges(account, share, path, offset, content_id)"
+                       " VALUES (?1, ?2, ?3, ?4, ?5)")
+                .bind(1, account)
+                .bind(2, share)
+                .bind(3, e.path)
+                .bind(4, static_cast<int64_t>(offset))
+                .bind(5, content_id)
+                .run();
+            pending_id = sqlite3_last_insert_rowid(db.handle());
+            touch(e);
+            e.smb.last_write_time = e.last_modified;
+            e.smb.change_time = e.last_modified;
+            save_entry(db, e);
+        });
+    } catch (...) {
+        files_.remove(account, ContentKind::block, content_id);
+        throw;
+    }
+    apply_range(account, share, e.path, offset, content_id, pending_id);
+    return e;
+}
+
+ShareEntry FileStore::clear_range(const std::string& account, const std::string& share,
+                                  const std::string& path, std::uint64_t offset,
+                                  std::uint64_t length) {
+    SplitPath p = split(path);
+    ShareEntry e;
+    db_.transaction([&](db::Database& db) {
+        e = require_entry(db, account, share, p);
+        if (e.is_dir) resource_not_found();
+        check_range_in_file(offset, length, e.size);
+        std::unique_lock lock(lock_for(account, share, e.path));
+        fs::path on_disk = disk_path(account, share, e.path);
+        int fd = ::open(on_disk.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) io_failure("cannot open", on_disk);
+        if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                        static_cast<off_t>(length)) != 0) {
+            std::vector<char> zeros(std::min<std::uint64_t>(length, 1 << 20), 0);
+            for (std::uint64_t done = 0; done < length;) {
+                size_t n = static_cast<size_t>(std::min<std::uint64_t>(zeros.size(), length - done));
+                if (::pwrite(fd, zeros.data(), n, static_cast<off_t>(offset + done)) < 0) break;
+                done += n;
+            }
+        }
+        ::close(fd);
+        touch(e);
+        save_entry(db, e);
+    });
+    return e;
+}
+
+ShareEntry FileStore::set_file_properties(const std::string& account, const std::string& share,
+                                          const std::string& path, std::optional<std::uint64_t> size,
+                                          const std::optional<ContentSettings>& content,
+                                          const SmbUpdate& smb) {
+    return update_entry(account, share, path, false, [&](ShareEntry& e) {
+        if (size) {
+            if (*size > kMaxFileSize) {
+                fail(400, "InvalidHeaderValue",
+                     "The value for one of the HTTP headers is not in the correct format.\n"
+                     "HeaderName:x-ms-content-length\nHeaderValue:" + std::to_string(*size));
+            }
+            std::unique_lock lock(lock_for(account, share, e.path));
+            fs::path on_disk = disk_path(account, share, e.path);
+            if (::truncate(on_disk.c_str(), static_cast<off_t>(*size)) != 0) io_failure("cannot resize", on_disk);
+            e.size = *size;
+        }
+        if (content) e.content = *content;
+        e.smb = apply_smb(e.smb, smb);
+    });
+}
+
+ShareEntry FileStore::set_file_metadata(const std::string& account, const std::string& share,
+                                        const std::string& path, const Metadata& metadata) {
+    return update_entry(account, share, path, false, [&](ShareEntry& e) { e.metadata = metadata; });
+}
+
+void FileStore::delete_file(const std::string& account, const std::string& share,
+                            const std::string& path) {
+    SplitPath p = split(path);
+    db_.transaction([&](db::Database& db) {
+        ShareEntry e = require_entry(db, account, share, p);
+        if (e.is_dir) resource_not_found();
+        db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
+        std::unique_lock lock(lock_for(account, share, e.path));
+        ::unlink(disk_path(account, share, e.path).c_str());
+    });
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(
+    const std::string& account, const std::string& share, const std::string& path,
+    std::uint64_t first, std::uint64_t last) {
+    OpenFile f = open_file(account, share, path);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    if (f.info.size == 0) return ranges;
+    last = std::min(last, f.info.size - 1);
+    std::shared_lock lock(lock_for(account, share, f.info.path));
+    off_t at = static_cast<off_t>(first);
+    while (at <= static_cast<off_t>(last)) {
+        off_t data = ::lseek(f.fd, at, SEEK_DATA);
+        if (data < 0 || data > static_cast<off_t>(last)) break;
+        off_t hole = ::lseek(f.fd, data, SEEK_HOLE);
+        if (hole < 0) hole = static_cast<off_t>(f.info.size);
+        std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(hole) - 1, last);
+        ranges.emplace_back(static_cast<std::uint64_t>(data), end);
+        at = hole;
+    }
+    return ranges;
+}
+
+size_t FileStore::recover() {
+    struct Pending {
+        int64_t id;
+        std::string account, share, path, content_id;
+        std::uint64_t offset;
+    };
+    std::vector<Pending> pending;
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare("SELECT id, account, share, path, offset, content_id FROM pending_ranges ORDER BY id");
+        while (q.step()) {
+            pending.push_back({q.column_int(0), q.column_text(1), q.column_text(2), q.column_text(3),
+                               q.column_text(5), static_cast<std::uint64_t>(q.column_int(4))});
+        }
+    });
+    for (const Pending& p : pending) apply_range(p.account, p.share, p.path, p.offset, p.content_id, p.id);
+    return pending.size();
+}
+
+std::vector<std::string> FileStore::live_content_ids() {
+    std::vector<std::string> ids;
+    db_.read([&](db::Database& db) {
+        auto q = db.prepare("SELECT content_id FROM pending_ranges");
+        while (q.step()) ids.push_back(q.column_text(0));
+    });
+    return ids;
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,161 @@
+// Azure Files: shares, directories and files. Content lives as plain files and directories under
+// DIR/storage/ACCOUNT/shares/SHARE/ (what the FUSE mounts and jobs see); properties, metadata and
+// the case-insensitive name index live in SQLite. Put Range is applied through a journal
+// (pending_ranges) so that a crash never leaves a range half written.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "common/db/database.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/content_files.h"
+#include "fake_storage/engine/properties.h"
+
+namespace bai::storage {
+
+struct ShareInfo {
+    std::string name;
+    std::string etag;
+    time::TimePoint last_modified;
+    Metadata metadata;
+    std::int64_t quota_gib = 5120;
+};
+
+struct SmbProperties {
+    time::TimePoint creation_time;
+    time::TimePoint last_write_time;
+    time::TimePoint change_time;
+    std::string attributes;  // "Directory", "Archive", "ReadOnly | Archive", ...
+};
+
+// Changes to SMB properties; absent fields are preserved.
+struct SmbUpdate {
+    std::optional<time::TimePoint> creation_time;
+    std::optional<time::TimePoint> last_write_time;
+    std::optional<time::TimePoint> change_time;
+    std::optional<std::string> attributes;
+};
+
+struct ShareEntry {
+    std::int64_t id = 0;  // the share root is 0
+    std::string path;     // relative to the share root, case as created
+    std::string name;
+    bool is_dir = false;
+    std::uint64_t size = 0;
+    std::string etag;
+    time::TimePoint last_modified;
+    SmbProperties smb;
+    ContentSettings content;
+    Metadata metadata;
+};
+
+struct SharePage {
+    std::vector<ShareInfo> shares;
+    std::string next_marker;
+};
+
+struct DirectoryPage {
+    ShareEntry directory;
+    std::vector<ShareEntry> entries;
+    std::string next_marker;
+};
+
+struct OpenFile {
+    ShareEntry info;
+    int fd = -1;
+    OpenFile() = default;
+    OpenFile(OpenFile&& other) noexcept : info(std::move(other.info)), fd(other.fd) { other.fd = -1; }
+    OpenFile& operator=(OpenFile&&) = delete;
+    OpenFile(const OpenFile&) = delete;
+    ~OpenFile();
+};
+
+inline constexpr std::uint64_t kMaxRangeSize = 4 * 1024 * 1024;
+inline constexpr std::uint64_t kMaxFileSize = 4ull * 1024 * 1024 * 1024 * 1024;  // 4 TiB
+
+class FileStore {
+public:
+    FileStore(db::Database& db, ContentFiles& files);
+
+    ShareInfo create_share(const std::string& account, const std::string& name,
+                           std::optional<std::int64_t> quota_gib, const Metadata& metadata);
+    ShareInfo get_share(const std::string& account, const std::string& name);
+    void delete_share(const std::string& account, const std::string& name);
+    ShareInfo set_share_metadata(const std::string& account, const std::string& name,
+                                 const Metadata& metadata);
+    ShareInfo set_share_quota(const std::string& account, const std::string& name,
+                              std::int64_t quota_gib);
+    SharePage list_shares(const std::string& account, const ListOptions& options);
+    std::uint64_t share_usage(const std::string& account, const std::string& name);
+
+    ShareEntry create_directory(const std::string& account, const std::string& share,
+                                const std::string& path, const Metadata& metadata,
+                                const SmbUpdate& smb);
+    // The directory at `path` ("" is the share root). 404 ResourceNotFound when it is missing or
+    // a file.
+    ShareEntry get_directory(const std::string& account, const std::string& share,
+                             const std::string& path);
+    void delete_directory(const std::string& account, const std::string& share,
+                          const std::string& path);
+    ShareEntry set_directory_metadata(const std::string& account, const std::string& share,
+                                      const std::string& path, const Metadata& metadata);
+    ShareEntry set_directory_properties(const std::string& account, const std::string& share,
+                                        const std::string& path, const SmbUpdate& smb);
+    DirectoryPage list_directory(const std::string& account, const std::string& share,
+                                 const std::string& path, const ListOptions& options);
+
+    // Creates or replaces the file with `size` bytes of zeros.
+    ShareEntry create_file(const std::string& account, const std::string& share,
+                           const std::string& path, std::uint64_t size,
+                           const ContentSettings& content, const Metadata& metadata,
+                           const SmbUpdate& smb);
+    ShareEntry get_file(const std::string& account, const std::string& share,
+                        const std::string& path);
+    OpenFile open_file(const std::string& account, const std::string& share,
+                       const std::string& path);
+    ShareEntry put_range(const std::string& account, const std::string& share,
+                         const std::string& path, std::uint64_t offset, ContentWriter& data);
+    ShareEntry clear_range(const std::string& account, const std::string& share,
+                           const std::string& path, std::uint64_t offset, std::uint64_t length);
+    ShareEntry set_file_properties(const std::string& account, const std::string& share,
+                                   const std::string& path, std::optional<std::uint64_t> size,
+                                   const std::optional<ContentSettings>& content,
+                                   const SmbUpdate& smb);
+    ShareEntry set_file_metadata(const std::string& account, const std::string& share,
+                                 const std::string& path, const Metadata& metadata);
+    void delete_file(const std::string& account, const std::string& share,
+                     const std::string& path);
+    // The ranges of the file that hold data, within [first, last].
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> list_ranges(
+        const std::string& account, const std::string& share, const std::string& path,
+        std::uint64_t first, std::uint64_t last);
+
+    std::filesystem::path share_root(const std::string& account, const std::string& share) const;
+    // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
+    size_t recover();
+    std::vector<std::string> live_content_ids();
+
+private:
+    std::shared_mutex& lock_for(const std::string& account, const std::string& share,
+                                const std::string& path);
+    std::filesystem::path disk_path(const std::string& account, const std::string& share,
+                                    const std::string& stored_path) const;
+    ShareEntry update_entry(const std::string& account, const std::string& share,
+                            const std::string& path, bool want_dir,
+                            const std::function<void(ShareEntry&)>& change);
+    void apply_range(const std::string& account, const std::string& share,
+                     const std::string& stored_path, std::uint64_t offset,
+                     const std::string& content_id, std::int64_t pending_id);
+
+    db::Database& db_;
+    ContentFiles& files_;
+    std::array<std::shared_mutex, 64> file_locks_;
+};
+
+}  // namespace bai::storage

@@ -1,0 +1,423 @@
+#include "fake_storage/file/file_service.h"
+
+#include <strings.h>
+
+#include "common/crypto/base64.h"
+#include "fake_storage/engine/names.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/file/file_xml.h"
+#include "fake_storage/http/content_response.h"
+#include "fake_storage/http/storage_headers.h"
+#include "fake_storage/http/storage_operations.h"
+
+namespace bai::storage {
+namespace {
+
+using namespace std::placeholders;
+
+void check_share_name(const std::string& name) {
+    if (!is_valid_share_name(name)) {
+        fail(400, "InvalidResourceName", "The specifed resource name contains invalid characters.");
+    }
+}
+
+// x-ms-file-creation-time and its kin: "now", "preserve", or an ISO 8601 time.
+std::optional<time::TimePoint> smb_time(const StorageRequest& r, const std::string& name,
+                                        bool default_now) {
+    if (!r.has_header(name)) return default_now ? std::optional(time::now()) : std::nullopt;
+    std::string value = r.header(name);
+    if (strcasecmp(value.c_str(), "now") == 0) return time::now();
+    if (strcasecmp(value.c_str(), "preserve") == 0) return std::nullopt;
+    auto t = time::parse_iso8601(value);
+    if (!t) invalid_header(name, value);
+    return t;
+}
+
+std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir) {
+    if (!r.has_header("x-ms-file-attributes")) return std::nullopt;
+    std::string value = r.header("x-ms-file-attributes");
+    if (strcasecmp(value.c_str(), "preserve") == 0) return std::nullopt;
+    if (strcasecmp(value.c_str(), "none") == 0) return std::string(is_dir ? "Directory" : "Archive");
+    static const char* kKnown[] = {"ReadOnly", "Hidden", "System", "None", "Directory", "Archive",
+                                   "Temporary", "Offline", "NotContentIndexed", "NoScrubData"};
+    std::string normalised;
+    size_t start = 0;
+    while (start <= value.size()) {
+        size_t bar = value.find('|', start);
+        std::string item = value.substr(start, bar == std::string::npos ? std::string::npos : bar - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        bool known = false;
+        for (const char* k : kKnown) known = known || strcasecmp(item.c_str(), k) == 0;
+        if (!known) invalid_header("x-ms-file-attributes", value);
+        normalised += (normalised.empty() ? "" : " | ") + item;
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+    }
+    return normalised;
+}
+
+SmbUpdate smb_update(const StorageRequest& r, bool is_dir, bool creating) {
+    SmbUpdate u;
+    u.creation_time = smb_time(r, "x-ms-file-creation-time", creating);
+    u.last_write_time = smb_time(r, "x-ms-file-last-write-time", creating);
+    u.change_time = smb_time(r, "x-ms-file-change-time", false);
+    u.attributes = smb_attributes(r, is_dir);
+    return u;
+}
+
+ContentSettings file_content_settings(const StorageRequest& r) {
+    ContentSettings c;
+    c.content_type = r.header("x-ms-content-type");
+    c.content_encoding = r.header("x-ms-content-encoding");
+    c.content_language = r.header("x-ms-content-language");
+    c.cache_control = r.header("x-ms-cache-control");
+    c.content_disposition = r.header("x-ms-content-disposition");
+    c.content_md5 = r.header("x-ms-content-md5");
+    if (!c.content_md5.empty()) {
+        auto digest = crypto::base64_decode(c.content_md5);
+        if (!digest || digest->size() != 16) invalid_header("x-ms-content-md5", c.content_md5);
+    }
+    return c;
+}
+
+bool has_content_headers(const StorageRequest& r) {
+    for (const char* h : {"x-ms-content-type", "x-ms-content-encoding", "x-ms-content-language",
+                          "x-ms-cache-control", "x-ms-content-disposition", "x-ms-content-md5"}) {
+        if (r.has_header(h)) return true;
+    }
+    return false;
+}
+
+void write_entry_headers(httplib::Response& res, const ShareEntry& e) {
+    set_version_headers(res, e.etag, e.last_modified);
+    res.set_header("x-ms-file-creation-time", time::format_iso8601(e.smb.creation_time));
+    res.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
+    res.set_header("x-ms-file-change-time", time::format_iso8601(e.smb.change_time));
+    res.set_header("x-ms-file-attributes", e.smb.attributes);
+    res.set_header("x-ms-file-permission-key", kPermissionKey);
+    res.set_header("x-ms-file-id", std::to_string(e.id));
+    res.set_header("x-ms-file-parent-id", "0");
+    res.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void write_share_headers(httplib::Response& res, const ShareInfo& s) {
+    set_version_headers(res, s.etag, s.last_modified);
+    res.set_header("x-ms-share-quota", std::to_string(s.quota_gib));
+    res.set_header("x-ms-access-tier", "TransactionOptimized");
+    res.set_header("x-ms-lease-status", "unlocked");
+    res.set_header("x-ms-lease-state", "available");
+    write_metadata(res, s.metadata);
+}
+
+std::optional<std::int64_t> quota_header(const StorageRequest& r) {
+    auto q = read_uint_header(r, "x-ms-share-quota");
+    if (!q) return std::nullopt;
+    if (*q < 1 || *q > 102400) invalid_header("x-ms-share-quota", r.header("x-ms-share-quota"));
+    return static_cast<std::int64_t>(*q);
+}
+
+}  // namespace
+
+FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files)
+    : store_(store),
+      endpoint_("batchai-emulator-file", accounts, files,
+                [this](const StorageRequest& r) { return resolve(r); }) {}
+
+Operation FileService::resolve(const StorageRequest& r) {
+    if (r.container.empty()) {
+        if (r.method == "GET" && r.param("comp") == "list") {
+            return {"ListShares", {SasService::file, ResourceLevel::service, "", "", "l"}, false,
+                    false, nullptr, std::bind(&FileService::list_shares, this, _1)};
+        }
+        unsupported(r);
+    }
+    check_share_name(r.container);
+    auto restype = r.param("restype").value_or("");
+    if (r.name.empty() && restype != "directory") return share_operation(r);
+    split_share_path(r.name);  // 400 InvalidResourceName for what the service refuses
+    if (restype == "directory") return directory_operation(r);
+    if (r.name.empty()) unsupported(r);
+    return file_operation(r);
+}
+
+Operation FileService::share_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    if (r.param("restype").value_or("") != "share") unsupported(r);
+    const std::string& m = r.method;
+    SasNeed need{SasService::file, ResourceLevel::container, r.container, "", "r"};
+    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
+        need.permissions = permissions;
+        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    };
+    if (m == "PUT" && comp.empty()) return op("CreateShare", "cw", &FileService::create_share);
+    if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
+        return op("GetShareProperties", "r", &FileService::share_properties);
+    }
+    if (m == "DELETE" && comp.empty()) return op("DeleteShare", "d", &FileService::delete_share);
+    if (m == "PUT" && comp == "metadata") return op("SetShareMetadata", "w", &FileService::set_share_metadata);
+    if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
+    if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
+    unsupported(r);
+}
+
+Operation FileService::directory_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    const std::string& m = r.method;
+    SasNeed need{SasService::file, r.name.empty() ? ResourceLevel::container : ResourceLevel::object,
+                 r.container, r.name, "r"};
+    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
+        need.permissions = permissions;
+        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    };
+    if (m == "GET" && comp == "list") {
+        need.level = ResourceLevel::container;  // a share SAS lists every directory
+        return op("ListDirectoriesAndFiles", "l", &FileService::list_directory);
+    }
+    if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
+        return op("GetDirectoryProperties", "r", &FileService::directory_properties);
+    }
+    if (r.name.empty()) unsupported(r);
+    if (m == "PUT" && comp.empty()) return op("CreateDirectory", "cw", &FileService::create_directory);
+    if (m == "DELETE" && comp.empty()) return op("DeleteDirectory", "d", &FileService::delete_directory);
+    if (m == "PUT" && comp == "metadata") return op("SetDirectoryMetadata", "w", &FileService::set_directory_metadata);
+    if (m == "PUT" && comp == "properties") {
+        return op("SetDirectoryProperties", "w", &FileService::set_directory_properties);
+    }
+    unsupported(r);
+}
+
+Operation FileService::file_operation(const StorageRequest& r) {
+    auto comp = r.param("comp").value_or("");
+    const std::string& m = r.method;
+    SasNeed need{SasService::file, ResourceLevel::object, r.container, r.name, "r"};
+    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
+        need.permissions = permissions;
+        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    };
+    if (m == "PUT" && comp.empty()) return op("CreateFile", "cw", &FileService::create_file);
+    if (m == "PUT" && comp == "range") {
+        Operation o = op("PutRange", "w", &FileService::put_range);
+        o.streams_body = true;
+        o.digest_body = r.has_header("Content-MD5");
+        return o;
+    }
+    if ((m == "GET" || m == "HEAD") && comp.empty()) {
+        return op(m == "GET" ? "GetFile" : "GetFileProperties", "r", &FileService::get_file);
+    }
+    if (m == "GET" && comp == "rangelist") return op("ListRanges", "r", &FileService::list_ranges);
+    if (m == "PUT" && comp == "properties") return op("SetFileProperties", "w", &FileService::set_file_properties);
+    if (m == "PUT" && comp == "metadata") return op("SetFileMetadata", "w", &FileService::set_file_metadata);
+    if ((m == "GET" || m == "HEAD") && comp == "metadata") {
+        return op("GetFileMetadata", "r", &FileService::get_file_metadata);
+    }
+    if (m == "DELETE" && comp.empty()) return op("DeleteFile", "d", &FileService::delete_file);
+    unsupported(r);
+}
+
+void FileService::list_shares(StorageCall& call) {
+    ListOptions o = list_options(call.request);
+    SharePage page = store_.list_shares(call.account.name, o);
+    call.response.set_content(
+        list_shares_xml(service_endpoint(call), o, page, includes(call.request, "metadata")),
+        "application/xml");
+}
+
+void FileService::create_share(StorageCall& call) {
+    ShareInfo s = store_.create_share(call.account.name, call.request.container,
+                                      quota_header(call.request), read_metadata(call.request));
+    call.response.status = 201;
+    set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::share_properties(StorageCall& call) {
+    write_share_headers(call.response, store_.get_share(call.account.name, call.request.container));
+}
+
+void FileService::delete_share(StorageCall& call) {
+    store_.delete_share(call.account.name, call.request.container);
+    call.response.status = 202;
+}
+
+void FileService::set_share_metadata(StorageCall& call) {
+    ShareInfo s = store_.set_share_metadata(call.account.name, call.request.container,
+                                            read_metadata(call.request));
+    set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::set_share_properties(StorageCall& call) {
+    auto quota = quota_header(call.request);
+    ShareInfo s = quota ? store_.set_share_quota(call.account.name, call.request.container, *quota)
+                        : store_.get_share(call.account.name, call.request.container);
+    set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::share_stats(StorageCall& call) {
+    ShareInfo s = store_.get_share(call.account.name, call.request.container);
+    std::uint64_t usage = store_.share_usage(call.account.name, call.request.container);
+    set_version_headers(call.response, s.etag, s.last_modified);
+    call.response.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><ShareStats><ShareUsageBytes>" +
+                                  std::to_string(usage) + "</ShareUsageBytes></ShareStats>",
+                              "application/xml");
+}
+
+void FileService::create_directory(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.create_directory(call.account.name, r.container, r.name,
+                                           read_metadata(r), smb_update(r, true, true));
+    call.response.status = 201;
+    write_entry_headers(call.response, e);
+}
+
+void FileService::directory_properties(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.get_directory(call.account.name, r.container, r.name);
+    write_entry_headers(call.response, e);
+    write_metadata(call.response, e.metadata);
+}
+
+void FileService::delete_directory(StorageCall& call) {
+    store_.delete_directory(call.account.name, call.request.container, call.request.name);
+    call.response.status = 202;
+}
+
+void FileService::set_directory_metadata(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.set_directory_metadata(call.account.name, r.container, r.name, read_metadata(r));
+    set_version_headers(call.response, e.etag, e.last_modified);
+}
+
+void FileService::set_directory_properties(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.set_directory_properties(call.account.name, r.container, r.name,
+                                                   smb_update(r, true, false));
+    write_entry_headers(call.response, e);
+}
+
+void FileService::list_directory(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ListOptions o = list_options(r);
+    o.delimiter.clear();
+    DirectoryPage page = store_.list_directory(call.account.name, r.container, r.name, o);
+    call.response.set_content(list_directory_xml(service_endpoint(call), r.container, r.name, o, page),
+                              "application/xml");
+}
+
+void FileService::create_file(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-type")) missing_header("x-ms-type");
+    if (strcasecmp(r.header("x-ms-type").c_str(), "file") != 0) invalid_header("x-ms-type", r.header("x-ms-type"));
+    auto size = read_uint_header(r, "x-ms-content-length");
+    if (!size) missing_header("x-ms-content-length");
+    ShareEntry e = store_.create_file(call.account.name, r.container, r.name, *size,
+                                      file_content_settings(r), read_metadata(r),
+                                      smb_update(r, false, true));
+    call.response.status = 201;
+    write_entry_headers(call.response, e);
+}
+
+void FileService::put_range(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    std::string write = r.header("x-ms-write");
+    std::optional<ByteRange> range = read_range(r);
+    if (!range || !range->last) missing_header("x-ms-range");
+    std::uint64_t length = *range->last - range->first + 1;
+    ShareEntry e;
+    if (write == "update") {
+        if (call.content->size() != length) {
+            fail(400, "InvalidHeaderValue",
+                 "The value for one of the HTTP headers is not in the correct format.\n"
+                 "HeaderName:Content-Length\nHeaderValue:" + std::to_string(call.content->size()) +
+                     "\n(the body must be as long as the range)");
+        }
+        if (r.has_header("Content-MD5")) {
+            check_content_md5(r, call.content->md5());
+            call.response.set_header("Content-MD5", r.header("Content-MD5"));
+        }
+        e = store_.put_range(call.account.name, r.container, r.name, range->first, *call.content);
+    } else if (write == "clear") {
+        if (call.content->size() != 0) invalid_header("Content-Length", std::to_string(call.content->size()));
+        e = store_.clear_range(call.account.name, r.container, r.name, range->first, length);
+    } else if (write.empty()) {
+        missing_header("x-ms-write");
+    } else {
+        invalid_header("x-ms-write", write);
+    }
+    call.response.status = 201;
+    set_version_headers(call.response, e.etag, e.last_modified);
+    call.response.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void FileService::get_file(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    auto file = std::make_shared<OpenFile>(store_.open_file(call.account.name, r.container, r.name));
+    const ShareEntry& e = file->info;
+    httplib::Response& res = call.response;
+    write_entry_headers(res, e);
+    write_metadata(res, e.metadata);
+    res.set_header("x-ms-type", "File");
+    res.set_header("Accept-Ranges", "bytes");
+    const ContentSettings& c = e.content;
+    if (!c.content_encoding.empty()) res.set_header("Content-Encoding", c.content_encoding);
+    if (!c.content_language.empty()) res.set_header("Content-Language", c.content_language);
+    if (!c.cache_control.empty()) res.set_header("Cache-Control", c.cache_control);
+    if (!c.content_disposition.empty()) res.set_header("Content-Disposition", c.content_disposition);
+    std::string content_type = c.content_type.empty() ? "application/octet-stream" : c.content_type;
+    if (r.method == "HEAD") {
+        if (!c.content_md5.empty()) res.set_header("Content-MD5", c.content_md5);
+        res.set_header("Content-Type", content_type);
+        res.set_header("Content-Length", std::to_string(e.size));
+        return;
+    }
+    std::optional<ResolvedRange> range = resolve_range(r, res, e.size);
+    if (range && !c.content_md5.empty()) res.set_header("x-ms-content-md5", c.content_md5);
+    if (!range && !c.content_md5.empty()) res.set_header("Content-MD5", c.content_md5);
+    send_content(res, std::shared_ptr<const int>(file, &file->fd), range.value_or(ResolvedRange{0, e.size}),
+                 content_type);
+}
+
+void FileService::set_file_properties(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    std::optional<ContentSettings> content;
+    if (has_content_headers(r)) content = file_content_settings(r);
+    ShareEntry e = store_.set_file_properties(call.account.name, r.container, r.name,
+                                              read_uint_header(r, "x-ms-content-length"), content,
+                                              smb_update(r, false, false));
+    write_entry_headers(call.response, e);
+}
+
+void FileService::set_file_metadata(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.set_file_metadata(call.account.name, r.container, r.name, read_metadata(r));
+    set_version_headers(call.response, e.etag, e.last_modified);
+}
+
+void FileService::get_file_metadata(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.get_file(call.account.name, r.container, r.name);
+    set_version_headers(call.response, e.etag, e.last_modified);
+    write_metadata(call.response, e.metadata);
+}
+
+void FileService::delete_file(StorageCall& call) {
+    store_.delete_file(call.account.name, call.request.container, call.request.name);
+    call.response.status = 202;
+}
+
+void FileService::list_ranges(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    ShareEntry e = store_.get_file(call.account.name, r.container, r.name);
+    std::uint64_t first = 0;
+    std::uint64_t last = e.size == 0 ? 0 : e.size - 1;
+    if (auto range = read_range(r)) {
+        first = range->first;
+        if (range->last) last = *range->last;
+    }
+    auto ranges = store_.list_ranges(call.account.name, r.container, r.name, first, last);
+    set_version_headers(call.response, e.etag, e.last_modified);
+    call.response.set_header("x-ms-content-length", std::to_string(e.size));
+    call.response.set_content(ranges_xml(ranges), "application/xml");
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,48 @@
+// The Azure Files REST service (path-style: /ACCOUNT/SHARE/DIR/FILE) over the FileStore.
+#pragma once
+
+#include <httplib.h>
+
+#include "fake_storage/engine/file_store.h"
+#include "fake_storage/http/storage_endpoint.h"
+
+namespace bai::storage {
+
+class FileService {
+public:
+    FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
+    void register_routes(httplib::Server& server) { endpoint_.register_routes(server); }
+
+private:
+    Operation resolve(const StorageRequest& request);
+    Operation share_operation(const StorageRequest& request);
+    Operation directory_operation(const StorageRequest& request);
+    Operation file_operation(const StorageRequest& request);
+
+    void list_shares(StorageCall& call);
+    void create_share(StorageCall& call);
+    void share_properties(StorageCall& call);
+    void delete_share(StorageCall& call);
+    void set_share_metadata(StorageCall& call);
+    void set_share_properties(StorageCall& call);
+    void share_stats(StorageCall& call);
+    void create_directory(StorageCall& call);
+    void directory_properties(StorageCall& call);
+    void delete_directory(StorageCall& call);
+    void set_directory_metadata(StorageCall& call);
+    void set_directory_properties(StorageCall& call);
+    void list_directory(StorageCall& call);
+    void create_file(StorageCall& call);
+    void put_range(StorageCall& call);
+    void get_file(StorageCall& call);
+    void set_file_properties(StorageCall& call);
+    void set_file_metadata(StorageCall& call);
+    void get_file_metadata(StorageCall& call);
+    void delete_file(StorageCall& call);
+    void list_ranges(StorageCall& call);
+
+    FileStore& store_;
+    StorageEndpoint endpoint_;
+};
+
+}  // namespace bai::storage

@@ -1,0 +1,74 @@
+#include "fake_storage/file/file_xml.h"
+
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+std::string element(const char* name, const std::string& value) {
+    if (value.empty()) return std::string("<") + name + " />";
+    return std::string("<") + name + ">" + xml_escape(value) + "</" + name + ">";
+}
+
+std::string paging(const ListOptions& o) {
+    std::string xml;
+    if (!o.prefix.empty()) xml += element("Prefix", o.prefix);
+    if (!o.marker.empty()) xml += element("Marker", o.marker);
+    xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
+    return xml;
+}
+
+}  // namespace
+
+std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, const SharePage& page,
+                            bool include_metadata) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
+                      xml_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
+    for (const ShareInfo& s : page.shares) {
+        xml += "<Share>" + element("Name", s.name) + "<Properties>";
+        xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
+        xml += element("Etag", s.etag);
+        xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
+        xml += "<AccessTier>TransactionOptimized</AccessTier><LeaseStatus>unlocked</LeaseStatus>"
+               "<LeaseState>available</LeaseState>";
+        xml += "</Properties>";
+        if (include_metadata) xml += metadata_xml(s.metadata);
+        xml += "</Share>";
+    }
+    return xml + "</Shares>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+}
+
+std::string list_directory_xml(const std::string& endpoint, const std::string& share,
+                               const std::string& directory_path, const ListOptions& o,
+                               const DirectoryPage& page) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
+                      xml_escape(endpoint) + "/\" ShareName=\"" + xml_escape(share) +
+                      "\" DirectoryPath=\"" + xml_escape(directory_path) + "\">" + paging(o);
+    xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId><Entries>";
+    for (const ShareEntry& e : page.entries) {
+        const char* tag = e.is_dir ? "Directory" : "File";
+        xml += std::string("<") + tag + ">" + element("Name", e.name) +
+               "<FileId>" + std::to_string(e.id) + "</FileId><Properties>";
+        if (!e.is_dir) xml += "<Content-Length>" + std::to_string(e.size) + "</Content-Length>";
+        xml += element("CreationTime", time::format_iso8601(e.smb.creation_time));
+        xml += element("LastAccessTime", time::format_iso8601(e.smb.last_write_time));
+        xml += element("LastWriteTime", time::format_iso8601(e.smb.last_write_time));
+        xml += element("ChangeTime", time::format_iso8601(e.smb.change_time));
+        xml += element("Last-Modified", time::format_rfc1123(e.last_modified));
+        xml += element("Etag", e.etag);
+        xml += "</Properties>" + element("Attributes", e.smb.attributes) +
+               element("PermissionKey", kPermissionKey) + "</" + tag + ">";
+    }
+    return xml + "</Entries>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+}
+
+std::string ranges_xml(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Ranges>";
+    for (const auto& [first, last] : ranges) {
+        xml += "<Range><Start>" + std::to_string(first) + "</Start><End>" + std::to_string(last) +
+               "</End></Range>";
+    }
+    return xml + "</Ranges>";
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,53 @@
+#include "fake_storage/http/content_response.h"
+
+#include <unistd.h>
+
+#include <stdexcept>
+
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+constexpr std::uint64_t kSmallBody = 64 * 1024;
+
+}  // namespace
+
+std::optional<ResolvedRange> resolve_range(const StorageRequest& r, httplib::Response& res,
+                                           std::uint64_t size) {
+    std::optional<ByteRange> range = read_range(r);
+    if (!range) return std::nullopt;
+    if (range->first >= size) {
+        res.set_header("Content-Range", "bytes */" + std::to_string(size));
+        fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+    }
+    std::uint64_t last = std::min(range->last.value_or(size - 1), size - 1);
+    res.status = 206;
+    res.set_header("Content-Range", "bytes " + std::to_string(range->first) + "-" +
+                                        std::to_string(last) + "/" + std::to_string(size));
+    // httplib would apply a plain Range header a second time to our 206 body.
+    const_cast<httplib::Request*>(r.http)->ranges.clear();
+    return ResolvedRange{range->first, last - range->first + 1};
+}
+
+void send_content(httplib::Response& res, std::shared_ptr<const int> fd, ResolvedRange range,
+                  const std::string& content_type) {
+    if (range.length <= kSmallBody) {
+        std::string bytes(range.length, '\0');
+        ssize_t n = ::pread(*fd, bytes.data(), bytes.size(), static_cast<off_t>(range.first));
+        if (n != static_cast<ssize_t>(bytes.size())) throw std::runtime_error("short read of content");
+        res.set_content(std::move(bytes), content_type);
+        return;
+    }
+    res.set_content_provider(
+        range.length, content_type,
+        [fd, first = range.first](size_t offset, size_t size, httplib::DataSink& sink) {
+            std::string buffer(std::min<size_t>(size, 1 << 20), '\0');
+            ssize_t n = ::pread(*fd, buffer.data(), buffer.size(), static_cast<off_t>(first + offset));
+            if (n <= 0) return false;
+            return sink.write(buffer.data(), static_cast<size_t>(n));
+        });
+}
+
+}  // namespace bai::storage

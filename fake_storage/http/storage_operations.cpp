@@ -1,0 +1,70 @@
+#include "fake_storage/http/storage_operations.h"
+
+#include <strings.h>
+
+#include <charconv>
+
+#include "common/crypto/base64.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+
+std::string service_endpoint(const StorageCall& call) {
+    return "http://" + call.request.header("Host") + "/" + call.account.name;
+}
+
+[[noreturn]] void unsupported(const StorageRequest& r) {
+    fail(400, "UnsupportedHttpVerb",
+         "The resource doesn't support the specified HTTP verb or query: " + r.method + " " +
+             r.raw_path);
+}
+
+ListOptions list_options(const StorageRequest& r) {
+    ListOptions o;
+    o.prefix = r.param("prefix").value_or("");
+    o.delimiter = r.param("delimiter").value_or("");
+    o.marker = r.param("marker").value_or("");
+    if (auto max = r.param("maxresults")) {
+        int n = 0;
+        auto [end, ec] = std::from_chars(max->data(), max->data() + max->size(), n);
+        if (ec != std::errc() || end != max->data() + max->size() || n < 1) invalid_query("maxresults", *max);
+        o.max_results = std::min(n, 5000);
+    }
+    return o;
+}
+
+bool includes(const StorageRequest& r, const std::string& what) {
+    for (const std::string& value : r.query.count("include") ? r.query.at("include") : std::vector<std::string>{}) {
+        size_t start = 0;
+        while (start <= value.size()) {
+            size_t comma = value.find(',', start);
+            std::string item = value.substr(start, comma - start);
+            if (strcasecmp(item.c_str(), what.c_str()) == 0) return true;
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+    }
+    return false;
+}
+
+void set_version_headers(httplib::Response& res, const std::string& etag, time::TimePoint modified) {
+    res.set_header("ETag", etag);
+    res.set_header("Last-Modified", time::format_rfc1123(modified));
+}
+
+// A transactional Content-MD5 must match what arrived.
+void check_content_md5(const StorageRequest& r, const std::string& digest) {
+    if (!r.has_header("Content-MD5")) return;
+    std::string sent = r.header("Content-MD5");
+    auto decoded = crypto::base64_decode(sent);
+    if (!decoded || decoded->size() != 16) invalid_header("Content-MD5", sent);
+    if (*decoded != digest) {
+        fail(400, "Md5Mismatch",
+             "The MD5 value specified in the request did not match with the MD5 value calculated by "
+             "the server.\nUserSpecifiedMd5:" + sent + "\nServerCalculatedMd5:" +
+                 crypto::base64_encode(digest));
+    }
+}
+
+}  // namespace bai::storage
