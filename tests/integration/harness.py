@@ -107,3 +107,47 @@ def run_cli(*args, env=None, timeout=30):
     full_env.update(env or {})
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=full_env,
                           timeout=timeout)
+
+
+DEV_ACCOUNT = "devstoreaccount1"
+DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
+           "K1SZFPTOtr/KBHBeksoGMGw==")
+
+
+def connection_string(endpoints, account=DEV_ACCOUNT, key=DEV_KEY):
+    return (f"DefaultEndpointsProtocol=http;AccountName={account};AccountKey={key};"
+            f"BlobEndpoint={endpoints['blob']}/{account};FileEndpoint={endpoints['file']}/{account};")
+
+
+def run_az(args, connection, cwd=None, timeout=300):
+    """Runs `az storage ...` with a connection string; returns the CompletedProcess (text)."""
+    config = tempfile.mkdtemp(prefix="bai-az-")
+    env = dict(os.environ, AZURE_CONFIG_DIR=config, AZURE_CORE_COLLECT_TELEMETRY="no",
+               AZURE_CORE_NO_COLOR="true", AZURE_CORE_ONLY_SHOW_ERRORS="true",
+               AZURE_STORAGE_CONNECTION_STRING=connection)
+    try:
+        return subprocess.run(["az", *args], capture_output=True, text=True, env=env, cwd=cwd,
+                              timeout=timeout)
+    finally:
+        shutil.rmtree(config, ignore_errors=True)
+
+
+class StorageTestCase:
+    """Mixin: one emulator per test class, its connection string, and a health check that the
+    emulator survived every test."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = Emulator().start()
+        cls.endpoints = cls.emu.endpoints
+        cls.conn = connection_string(cls.endpoints)
+
+    @classmethod
+    def tearDownClass(cls):
+        import urllib.request
+        for name in ("blob", "file"):
+            with urllib.request.urlopen(cls.endpoints[name] + "/health", timeout=5) as r:
+                assert r.status == 200, f"{name} endpoint unhealthy after the tests"
+        code, _ = cls.emu.stop()
+        cls.emu.close()
+        assert code == 0, f"emulator exited with {code}"
