@@ -16,10 +16,25 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
     if (rc != SQLITE_OK) throw_error(db, rc, "prepare");
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::Statement(sqlite3* db, sqlite3_stmt* cached, bool* in_use)
+    : db_(db), stmt_(cached), in_use_(in_use) {
+    *in_use_ = true;
+}
 
-Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
+Statement::~Statement() {
+    if (in_use_ == nullptr) {
+        sqlite3_finalize(stmt_);
+    } else if (stmt_ != nullptr) {
+        sqlite3_reset(stmt_);
+        sqlite3_clear_bindings(stmt_);
+        *in_use_ = false;
+    }
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(other.stmt_), in_use_(other.in_use_) {
     other.stmt_ = nullptr;
+    other.in_use_ = nullptr;
 }
 
 Statement& Statement::bind(int index, std::int64_t value) {
@@ -91,8 +106,9 @@ std::unique_ptr<Database> Database::open(const std::filesystem::path& path, Open
         throw error;
     }
     std::unique_ptr<Database> db(new Database(handle));
-    sqlite3_busy_timeout(handle, 5000);
+    sqlite3_busy_timeout(handle, options.busy_timeout_ms);
     sqlite3_extended_result_codes(handle, 1);
+    if (options.exclusive) db->exec("PRAGMA locking_mode=EXCLUSIVE");
     db->exec("PRAGMA journal_mode=WAL");
     db->exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     db->exec("PRAGMA foreign_keys=ON");
@@ -102,7 +118,10 @@ std::unique_ptr<Database> Database::open(const std::filesystem::path& path, Open
     return db;
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+    for (auto& [sql, cached] : statements_) sqlite3_finalize(cached->stmt);
+    sqlite3_close_v2(db_);
+}
 
 void Database::exec(std::string_view sql) {
     std::lock_guard lock(mutex_);
@@ -116,7 +135,19 @@ void Database::exec(std::string_view sql) {
     }
 }
 
-Statement Database::prepare(std::string_view sql) { return Statement(db_, sql); }
+Statement Database::prepare(std::string_view sql) {
+    std::lock_guard lock(mutex_);
+    auto it = statements_.find(std::string(sql));
+    if (it == statements_.end()) {
+        auto cached = std::make_unique<CachedStatement>();
+        int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &cached->stmt, nullptr);
+        if (rc != SQLITE_OK) throw_error(db_, rc, "prepare");
+        it = statements_.emplace(std::string(sql), std::move(cached)).first;
+    }
+    if (it->second->in_use) return Statement(db_, sql);
+    return Statement(db_, it->second->stmt, &it->second->in_use);
+}
 
 void Database::transaction(const std::function<void(Database&)>& f) {
     std::lock_guard lock(mutex_);

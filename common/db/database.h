@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace bai::db {
 
@@ -27,9 +28,12 @@ private:
 };
 
 // One prepared statement. Bind parameters are 1-based as in SQLite; columns are 0-based.
+// Either owned (finalized on destruction) or borrowed from the connection's statement cache
+// (reset and handed back on destruction).
 class Statement {
 public:
     Statement(sqlite3* db, std::string_view sql);
+    Statement(sqlite3* db, sqlite3_stmt* cached, bool* in_use);
     ~Statement();
     Statement(Statement&& other) noexcept;
     Statement(const Statement&) = delete;
@@ -54,6 +58,7 @@ public:
 private:
     sqlite3* db_;
     sqlite3_stmt* stmt_ = nullptr;
+    bool* in_use_ = nullptr;  // set when borrowed from the cache
 };
 
 // One schema change: applied once, in order, inside the transaction that records it.
@@ -66,6 +71,11 @@ struct OpenOptions {
     // FULL: every commit is on disk before it returns (power-loss safe). NORMAL (WAL): a commit
     // survives a crash of the process, and the last ones may be lost on a power loss.
     bool synchronous_full = false;
+    // Only this connection uses the file (the daemon holds the data directory's lock): SQLite
+    // then keeps the WAL index in memory and takes no file locks per statement. Other processes
+    // (the sqlite3 shell) cannot read the database while it is open.
+    bool exclusive = false;
+    int busy_timeout_ms = 5000;
 };
 
 class Database {
@@ -77,6 +87,8 @@ public:
     Database& operator=(const Database&) = delete;
 
     void exec(std::string_view sql);
+    // A statement for `sql`, prepared once per connection and reused (parsing is most of the
+    // cost of a small query); a fresh one when the cached one is still in use.
     Statement prepare(std::string_view sql);
 
     // Runs f inside BEGIN IMMEDIATE ... COMMIT, serialised with every other use of this
@@ -95,9 +107,15 @@ public:
     sqlite3* handle() { return db_; }
 
 private:
+    struct CachedStatement {
+        sqlite3_stmt* stmt = nullptr;
+        bool in_use = false;
+    };
+
     explicit Database(sqlite3* db) : db_(db) {}
     sqlite3* db_;
     std::recursive_mutex mutex_;
+    std::unordered_map<std::string, std::unique_ptr<CachedStatement>> statements_;
 };
 
 [[noreturn]] void throw_error(sqlite3* db, int code, std::string_view context);

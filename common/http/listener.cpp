@@ -19,6 +19,9 @@ Listener::Listener(std::string name, std::unique_ptr<httplib::Server> server,
                    std::shared_ptr<RequestLog> request_log)
     : name_(std::move(name)), server_(std::move(server)), request_log_(std::move(request_log)) {
     server_->set_tcp_nodelay(true);
+    // httplib closes a keep-alive connection after 5 requests by default, which makes clients
+    // fail a request, reconnect and retry every fifth time.
+    server_->set_keep_alive_max_count(1000000);
     server_->set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
         ++in_flight_;
         request_started = std::chrono::steady_clock::now();

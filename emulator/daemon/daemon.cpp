@@ -101,7 +101,7 @@ int run(const Options& options) {
     long run_id = 0;
     std::unique_ptr<storage::ContentFiles> content;
     try {
-        state = db::Database::open(location / "state.db", {.synchronous_full = options.durable});
+        state = db::Database::open(location / "state.db", {.synchronous_full = options.durable, .exclusive = true});
         migrate_daemon_schema(*state);
         storage::migrate_storage_schema(*state);
         if (auto previous = last_run(*state); previous && !previous->stopped_cleanly) {

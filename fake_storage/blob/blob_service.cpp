@@ -416,8 +416,12 @@ void BlobService::get_blob(StorageCall& call) {
     } else if (!b.content.content_md5.empty()) {
         res.set_header("Content-MD5", b.content.content_md5);
     }
-    send_content(res, std::shared_ptr<const int>(blob, &blob->fd), range.value_or(ResolvedRange{0, b.size}),
-                 content_type);
+    ResolvedRange part = range.value_or(ResolvedRange{0, b.size});
+    if (blob->fd < 0) {
+        res.set_content(blob->bytes.substr(part.first, part.length), content_type);
+        return;
+    }
+    send_content(res, std::shared_ptr<const int>(blob, &blob->fd), part, content_type);
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {

@@ -40,6 +40,14 @@ std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
     return read_blob(q);
 }
 
+std::string read_inline_body(db::Database& db, const std::string& account,
+                             const std::string& container, const std::string& name) {
+    auto q = db.prepare(
+        "SELECT inline_body FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
+    q.bind(1, account).bind(2, container).bind(3, name);
+    return q.step() ? q.column_text(0) : std::string();
+}
+
 ContainerInfo read_container(db::Statement& q) {
     ContainerInfo c;
     c.name = q.column_text(0);
@@ -94,7 +102,9 @@ std::string prefix_end(const std::string& prefix) { return prefix + "\xFF"; }
 // Runs a file removal list after the metadata that referenced the files is gone.
 void remove_contents(ContentFiles& files, const std::string& account,
                      const std::vector<std::pair<ContentKind, std::string>>& ids) {
-    for (const auto& [kind, id] : ids) files.remove(account, kind, id);
+    for (const auto& [kind, id] : ids) {
+        if (!id.empty()) files.remove(account, kind, id);
+    }
 }
 
 struct FdCloser {
@@ -115,6 +125,7 @@ OpenBlob& OpenBlob::operator=(OpenBlob&& other) noexcept {
         if (fd >= 0) ::close(fd);
         info = std::move(other.info);
         fd = other.fd;
+        bytes = std::move(other.bytes);
         other.fd = -1;
     }
     return *this;
@@ -260,7 +271,8 @@ BlobInfo BlobStore::commit_body(
     const std::string& account, const std::string& container, const std::string& name,
     const std::string& content_id, std::uint64_t size, const ContentSettings& content,
     const Metadata& metadata, const Conditions& conditions,
-    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks) {
+    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks,
+    const std::string* inline_body) {
     BlobInfo blob{container, name, content_id, size, new_etag(), time::now(), {}, content, metadata};
     blob.last_modified = blob.created;
     std::vector<std::pair<ContentKind, std::string>> garbage;
@@ -275,13 +287,15 @@ BlobInfo BlobStore::commit_body(
                 blob.created = existing->created;
                 garbage.emplace_back(ContentKind::blob, existing->content_id);
             }
-            db.prepare(
+            auto upsert = db.prepare(
                   "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
-                  " last_modified, content, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                  " last_modified, content, metadata, inline_body)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
                   " ON CONFLICT(account, container, name) DO UPDATE SET content_id = excluded.content_id,"
                   " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
-                  " content = excluded.content, metadata = excluded.metadata")
-                .bind(1, account)
+                  " content = excluded.content, metadata = excluded.metadata,"
+                  " inline_body = excluded.inline_body");
+            upsert.bind(1, account)
                 .bind(2, container)
                 .bind(3, name)
                 .bind(4, content_id)
@@ -291,7 +305,9 @@ BlobInfo BlobStore::commit_body(
                 .bind(8, time::to_ticks(blob.last_modified))
                 .bind(9, content_to_json(content))
                 .bind(10, metadata_to_json(metadata))
-                .run();
+                .bind_null(11);
+            if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
+            upsert.run();
             auto id_query = db.prepare(
                 "SELECT id FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
             id_query.bind(1, account).bind(2, container).bind(3, name);
@@ -325,21 +341,34 @@ BlobInfo BlobStore::commit_body(
                 .run();
         });
     } catch (...) {
-        files_.remove(account, ContentKind::blob, content_id);
+        if (!content_id.empty()) files_.remove(account, ContentKind::blob, content_id);
         throw;
     }
     remove_contents(files_, account, garbage);
     return blob;
 }
 
+BlobInfo BlobStore::commit_writer(
+    const std::string& account, const std::string& container, const std::string& name,
+    ContentWriter& writer, const ContentSettings& content, const Metadata& metadata,
+    const Conditions& conditions,
+    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks) {
+    if (writer.in_memory()) {
+        std::lock_guard lock(lock_for(account, container, name));
+        return commit_body(account, container, name, "", writer.size(), content, metadata,
+                           conditions, committed_blocks, &writer.bytes());
+    }
+    std::string content_id = files_.commit(writer, account, ContentKind::blob);
+    std::lock_guard lock(lock_for(account, container, name));
+    return commit_body(account, container, name, content_id, writer.size(), content, metadata,
+                       conditions, committed_blocks, nullptr);
+}
+
 BlobInfo BlobStore::put_blob(const std::string& account, const std::string& container,
                              const std::string& name, ContentWriter& writer,
                              const ContentSettings& content, const Metadata& metadata,
                              const Conditions& conditions) {
-    std::string content_id = files_.commit(writer, account, ContentKind::blob);
-    std::lock_guard lock(lock_for(account, container, name));
-    return commit_body(account, container, name, content_id, writer.size(), content, metadata,
-                       conditions, nullptr);
+    return commit_writer(account, container, name, writer, content, metadata, conditions, nullptr);
 }
 
 void BlobStore::put_block(const std::string& account, const std::string& container,
@@ -438,9 +467,11 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
     std::map<std::string, Source> uncommitted;
     std::map<std::string, Source> committed;
     std::optional<BlobInfo> current;
+    std::string current_inline;  // the committed body, when it is stored inline
     db_.read([&](db::Database& db) {
         require_container(db, account, container);
         current = find_blob(db, account, container, blob);
+        if (current && current->content_id.empty()) current_inline = read_inline_body(db, account, container, blob);
         auto u = db.prepare(
             "SELECT block_id, content_id, size FROM uncommitted_blocks WHERE account = ?1"
             " AND container = ?2 AND blob = ?3");
@@ -486,6 +517,11 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
     std::vector<std::pair<BlockInfo, std::uint64_t>> layout;
     for (size_t i = 0; i < blocks.size(); ++i) {
         const Source& s = *sources[i];
+        layout.push_back({BlockInfo{blocks[i].id, s.size}, writer->size()});
+        if (s.content_id.empty()) {
+            writer->append(std::string_view(current_inline).substr(s.offset, s.size));
+            continue;
+        }
         auto key = std::make_pair(s.kind, s.content_id);
         auto it = fds.find(key);
         if (it == fds.end()) {
@@ -494,12 +530,15 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
             open_files.fds.push_back(fd);
             it = fds.emplace(key, fd).first;
         }
-        layout.push_back({BlockInfo{blocks[i].id, s.size}, writer->size()});
         writer->append_from(it->second, s.offset, s.size);
+    }
+    if (writer->in_memory()) {
+        return commit_body(account, container, blob, "", writer->size(), content, metadata,
+                           conditions, &layout, &writer->bytes());
     }
     std::string content_id = files_.commit(*writer, account, ContentKind::blob);
     return commit_body(account, container, blob, content_id, writer->size(), content, metadata,
-                       conditions, &layout);
+                       conditions, &layout, nullptr);
 }
 
 BlobInfo BlobStore::get_blob(const std::string& account, const std::string& container,
@@ -518,7 +557,17 @@ OpenBlob BlobStore::open_blob(const std::string& account, const std::string& con
     // The content file of what we read may be replaced and removed before we open it: retry.
     for (int attempt = 0; attempt < 8; ++attempt) {
         OpenBlob open;
-        open.info = get_blob(account, container, name);
+        bool found = false;
+        db_.read([&](db::Database& db) {
+            require_container(db, account, container);
+            auto blob = find_blob(db, account, container, name);
+            if (!blob) return;
+            found = true;
+            open.info = std::move(*blob);
+            if (open.info.content_id.empty()) open.bytes = read_inline_body(db, account, container, name);
+        });
+        if (!found) blob_not_found();
+        if (open.info.content_id.empty()) return open;
         open.fd = files_.open(account, ContentKind::blob, open.info.content_id);
         if (open.fd >= 0) return open;
     }
@@ -612,6 +661,11 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
         }
         throw;
     }
+    if (source.fd < 0) {
+        std::lock_guard lock(lock_for(account, container, name));
+        return commit_body(account, container, name, "", source.info.size, source.info.content,
+                           metadata.value_or(source.info.metadata), conditions, nullptr, &source.bytes);
+    }
     // Content is immutable once committed: the copy shares the bytes.
     std::string content_id;
     if (source_account == account) {
@@ -623,7 +677,7 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     }
     std::lock_guard lock(lock_for(account, container, name));
     return commit_body(account, container, name, content_id, source.info.size, source.info.content,
-                       metadata.value_or(source.info.metadata), conditions, nullptr);
+                       metadata.value_or(source.info.metadata), conditions, nullptr, nullptr);
 }
 
 BlobListPage BlobStore::list_blobs(const std::string& account, const std::string& container,
@@ -671,7 +725,8 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
 std::vector<std::string> BlobStore::live_content_ids() {
     std::vector<std::string> ids;
     db_.read([&](db::Database& db) {
-        auto q = db.prepare("SELECT content_id FROM blobs UNION ALL SELECT content_id FROM uncommitted_blocks");
+        auto q = db.prepare("SELECT content_id FROM blobs WHERE content_id <> ''"
+                            " UNION ALL SELECT content_id FROM uncommitted_blocks");
         while (q.step()) ids.push_back(q.column_text(0));
     });
     return ids;

@@ -30,7 +30,8 @@ struct ContainerInfo {
 struct BlobInfo {
     std::string container;
     std::string name;
-    std::string content_id;
+    std::string content_id;  // "" when the bytes are stored inline
+
     std::uint64_t size = 0;
     std::string etag;
     time::TimePoint created;
@@ -80,13 +81,17 @@ struct ContainerListPage {
     std::string next_marker;
 };
 
-// A committed blob opened for reading: its properties and a descriptor of its bytes that stays
-// valid even if the blob is replaced or deleted meanwhile.
+// A committed blob opened for reading: its properties and its bytes, either in memory (small
+// blobs) or behind a descriptor that stays valid even if the blob is replaced or deleted.
 struct OpenBlob {
     BlobInfo info;
     int fd = -1;
+    std::string bytes;  // when fd < 0
     OpenBlob() = default;
-    OpenBlob(OpenBlob&& other) noexcept : info(std::move(other.info)), fd(other.fd) { other.fd = -1; }
+    OpenBlob(OpenBlob&& other) noexcept
+        : info(std::move(other.info)), fd(other.fd), bytes(std::move(other.bytes)) {
+        other.fd = -1;
+    }
     OpenBlob& operator=(OpenBlob&& other) noexcept;
     OpenBlob(const OpenBlob&) = delete;
     ~OpenBlob();
@@ -159,7 +164,14 @@ private:
                          const std::string& name, const std::string& content_id,
                          std::uint64_t size, const ContentSettings& content,
                          const Metadata& metadata, const Conditions& conditions,
-                         const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks);
+                         const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks,
+                         const std::string* inline_body);
+    // Stores what `writer` holds: inline when it is in memory, else as a content file.
+    BlobInfo commit_writer(const std::string& account, const std::string& container,
+                           const std::string& name, ContentWriter& writer,
+                           const ContentSettings& content, const Metadata& metadata,
+                           const Conditions& conditions,
+                           const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks);
 
     db::Database& db_;
     ContentFiles& files_;

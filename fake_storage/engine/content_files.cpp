@@ -34,27 +34,41 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path) {
 
 }  // namespace
 
-ContentWriter::ContentWriter(int fd, fs::path path, bool with_md5)
-    : fd_(fd), path_(std::move(path)) {
+ContentWriter::ContentWriter(fs::path spill_dir, bool with_md5) : spill_dir_(std::move(spill_dir)) {
     if (with_md5) md5_ = std::make_unique<crypto::Md5>();
 }
 
 ContentWriter::~ContentWriter() {
     if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
+    if (!path_.empty() && !committed_) ::unlink(path_.c_str());
+}
+
+void ContentWriter::spill() {
+    path_ = spill_dir_ / crypto::random_hex(16);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) io_error("cannot create", path_);
+    write_all(fd_, buffer_.data(), buffer_.size(), path_);
+    buffer_.clear();
+    buffer_.shrink_to_fit();
 }
 
 void ContentWriter::append(std::string_view bytes) {
-    write_all(fd_, bytes.data(), bytes.size(), path_);
     if (md5_) md5_->update(bytes);
+    if (fd_ < 0 && size_ + bytes.size() > kInlineLimit) spill();
+    if (fd_ < 0) {
+        buffer_.append(bytes);
+    } else {
+        write_all(fd_, bytes.data(), bytes.size(), path_);
+    }
     size_ += bytes.size();
 }
 
 void ContentWriter::append_from(int fd, std::uint64_t offset, std::uint64_t length) {
     auto in_offset = static_cast<off64_t>(offset);
     std::uint64_t left = length;
-    // In-kernel copy unless the bytes must pass through the digest.
-    while (left > 0 && !md5_) {
+    if (fd_ < 0 && size_ + length > kInlineLimit) spill();
+    // In-kernel copy unless the bytes must pass through the digest or stay in memory.
+    while (left > 0 && !md5_ && fd_ >= 0) {
         ssize_t n = ::copy_file_range(fd, &in_offset, fd_, nullptr, left, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;  // not supported here, or a short source: read below
@@ -82,23 +96,29 @@ ContentFiles::ContentFiles(fs::path root, bool durable)
 }
 
 std::unique_ptr<ContentWriter> ContentFiles::begin(bool with_md5) {
-    fs::path path = tmp_ / crypto::random_hex(16);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0) io_error("cannot create", path);
-    return std::unique_ptr<ContentWriter>(new ContentWriter(fd, path, with_md5));
+    return std::unique_ptr<ContentWriter>(new ContentWriter(tmp_, with_md5));
 }
 
 fs::path ContentFiles::path(const std::string& account, ContentKind kind, const std::string& id) const {
     return root_ / account / kind_dir(kind) / id.substr(0, 2) / id;
 }
 
+void ContentFiles::ensure_parent(const fs::path& path) {
+    fs::path dir = path.parent_path();
+    std::lock_guard lock(dirs_mutex_);
+    if (known_dirs_.contains(dir)) return;
+    fs::create_directories(dir);
+    known_dirs_.insert(dir);
+}
+
 std::string ContentFiles::commit(ContentWriter& writer, const std::string& account, ContentKind kind) {
+    if (writer.in_memory()) writer.spill();
     if (durable_ && ::fsync(writer.fd_) != 0) io_error("cannot fsync", writer.path_);
     ::close(writer.fd_);
     writer.fd_ = -1;
     std::string id = crypto::random_hex(16);
     fs::path target = path(account, kind, id);
-    fs::create_directories(target.parent_path());
+    ensure_parent(target);
     if (::rename(writer.path_.c_str(), target.c_str()) != 0) io_error("cannot move into place", target);
     writer.committed_ = true;
     return id;
@@ -107,7 +127,7 @@ std::string ContentFiles::commit(ContentWriter& writer, const std::string& accou
 std::string ContentFiles::link(const std::string& account, ContentKind kind, const std::string& id) {
     std::string new_id = crypto::random_hex(16);
     fs::path target = path(account, kind, new_id);
-    fs::create_directories(target.parent_path());
+    ensure_parent(target);
     fs::path source = path(account, kind, id);
     if (::link(source.c_str(), target.c_str()) != 0) io_error("cannot link", source);
     return new_id;

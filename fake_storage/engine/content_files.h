@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -19,7 +20,12 @@ enum class ContentKind { blob, block };
 
 class ContentFiles;
 
-// A file being written. Removed on destruction unless committed.
+// Content up to this size stays in memory and is stored inline in SQLite: creating a file costs
+// far more than the bytes (about 300 us per 4 KiB file on the project's ext4 machines).
+inline constexpr std::uint64_t kInlineLimit = 64 * 1024;
+
+// Content being received. It stays in memory while it is small and spills into a file in
+// DIR/storage/tmp/ beyond kInlineLimit; that file is removed on destruction unless committed.
 class ContentWriter {
 public:
     ~ContentWriter();
@@ -32,12 +38,18 @@ public:
     std::uint64_t size() const { return size_; }
     // The MD5 of what was appended (only when asked for at creation); ends the digest.
     std::string md5();
+    bool in_memory() const { return fd_ < 0; }
+    const std::string& bytes() const { return buffer_; }  // while in_memory()
 
 private:
     friend class ContentFiles;
-    ContentWriter(int fd, std::filesystem::path path, bool with_md5);
-    int fd_;
+    ContentWriter(std::filesystem::path spill_dir, bool with_md5);
+    void spill();
+
+    std::filesystem::path spill_dir_;
+    int fd_ = -1;
     std::filesystem::path path_;
+    std::string buffer_;
     std::uint64_t size_ = 0;
     std::unique_ptr<crypto::Md5> md5_;
     bool committed_ = false;
@@ -49,7 +61,8 @@ public:
     ContentFiles(std::filesystem::path root, bool durable);
 
     std::unique_ptr<ContentWriter> begin(bool with_md5);
-    // Closes the writer and moves it into place; returns the id of the new content file.
+    // Closes the writer and moves it into place (writing it out first when it is in memory);
+    // returns the id of the new content file.
     std::string commit(ContentWriter& writer, const std::string& account, ContentKind kind);
     // A new id for `account` naming the same bytes as `id` (a hard link: content is immutable).
     std::string link(const std::string& account, ContentKind kind, const std::string& id);
@@ -66,9 +79,14 @@ public:
     const std::filesystem::path& root() const { return root_; }
 
 private:
+    // Creates the directory of `path` once per process (commits are frequent; mkdir is not free).
+    void ensure_parent(const std::filesystem::path& path);
+
     std::filesystem::path root_;
     std::filesystem::path tmp_;
     bool durable_;
+    std::mutex dirs_mutex_;
+    std::set<std::filesystem::path> known_dirs_;
 };
 
 }  // namespace bai::storage

@@ -528,24 +528,28 @@ OpenFile FileStore::open_file(const std::string& account, const std::string& sha
 
 void FileStore::apply_range(const std::string& account, const std::string& share,
                             const std::string& stored_path, std::uint64_t offset,
-                            const std::string& content_id, std::int64_t pending_id) {
+                            const std::string& content_id, const std::string& inline_data,
+                            std::int64_t pending_id) {
     {
         std::unique_lock lock(lock_for(account, share, stored_path));
-        int source = files_.open(account, ContentKind::block, content_id);
         fs::path on_disk = disk_path(account, share, stored_path);
         int target = ::open(on_disk.c_str(), O_WRONLY | O_CLOEXEC);
-        if (source >= 0 && target >= 0) {
+        int source = content_id.empty() ? -1 : files_.open(account, ContentKind::block, content_id);
+        auto write_at = [&](const char* data, size_t n, std::uint64_t at) {
+            if (::pwrite(target, data, n, static_cast<off_t>(at)) != static_cast<ssize_t>(n)) {
+                ::close(target);
+                if (source >= 0) ::close(source);
+                io_failure("cannot write", on_disk);
+            }
+        };
+        if (target >= 0 && content_id.empty()) {
+            write_at(inline_data.data(), inline_data.size(), offset);
+        } else if (target >= 0 && source >= 0) {
             std::vector<char> buffer(1 << 20);
             off_t in = 0;
-            while (true) {
-                ssize_t n = ::pread(source, buffer.data(), buffer.size(), in);
-                if (n <= 0) break;
-                if (::pwrite(target, buffer.data(), static_cast<size_t>(n),
-                             static_cast<off_t>(offset) + in) != n) {
-                    ::close(source);
-                    ::close(target);
-                    io_failure("cannot write", on_disk);
-                }
+            ssize_t n = 0;
+            while ((n = ::pread(source, buffer.data(), buffer.size(), in)) > 0) {
+                write_at(buffer.data(), static_cast<size_t>(n), offset + static_cast<std::uint64_t>(in));
                 in += n;
             }
         }
@@ -555,7 +559,7 @@ void FileStore::apply_range(const std::string& account, const std::string& share
     db_.transaction([&](db::Database& db) {
         db.prepare("DELETE FROM pending_ranges WHERE id = ?1").bind(1, pending_id).run();
     });
-    files_.remove(account, ContentKind::block, content_id);
+    if (!content_id.empty()) files_.remove(account, ContentKind::block, content_id);
 }
 
 ShareEntry FileStore::put_range(const std::string& account, const std::string& share,
@@ -565,7 +569,8 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
              "The request body is too large and exceeds the maximum permissible limit.");
     }
     SplitPath p = split(path);
-    std::string content_id = files_.commit(data, account, ContentKind::block);
+    const bool small = data.in_memory();
+    std::string content_id = small ? "" : files_.commit(data, account, ContentKind::block);
     ShareEntry e;
     int64_t pending_id = 0;
     try {
@@ -573,14 +578,17 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
             e = require_entry(db, account, share, p);
             if (e.is_dir) resource_not_found();
             check_range_in_file(offset, data.size(), e.size);
-            db.prepare("INSERT INTO pending_ranges(account, share, path, offset, content_id)"
-                       " VALUES (?1, ?2, ?3, ?4, ?5)")
-                .bind(1, account)
+            auto journal = db.prepare(
+                "INSERT INTO pending_ranges(account, share, path, offset, content_id, data)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+            journal.bind(1, account)
                 .bind(2, share)
                 .bind(3, e.path)
                 .bind(4, static_cast<int64_t>(offset))
                 .bind(5, content_id)
-                .run();
+                .bind_null(6);
+            if (small) journal.bind_blob(6, data.bytes());
+            journal.run();
             pending_id = sqlite3_last_insert_rowid(db.handle());
             touch(e);
             e.smb.last_write_time = e.last_modified;
@@ -588,10 +596,11 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
             save_entry(db, e);
         });
     } catch (...) {
-        files_.remove(account, ContentKind::block, content_id);
+        if (!small) files_.remove(account, ContentKind::block, content_id);
         throw;
     }
-    apply_range(account, share, e.path, offset, content_id, pending_id);
+    apply_range(account, share, e.path, offset, content_id, small ? data.bytes() : std::string(),
+                pending_id);
     return e;
 }
 
@@ -688,23 +697,28 @@ size_t FileStore::recover() {
         int64_t id;
         std::string account, share, path, content_id;
         std::uint64_t offset;
+        std::string data;
     };
     std::vector<Pending> pending;
     db_.read([&](db::Database& db) {
-        auto q = db.prepare("SELECT id, account, share, path, offset, content_id FROM pending_ranges ORDER BY id");
+        auto q = db.prepare(
+            "SELECT id, account, share, path, offset, content_id, data FROM pending_ranges ORDER BY id");
         while (q.step()) {
             pending.push_back({q.column_int(0), q.column_text(1), q.column_text(2), q.column_text(3),
-                               q.column_text(5), static_cast<std::uint64_t>(q.column_int(4))});
+                               q.column_text(5), static_cast<std::uint64_t>(q.column_int(4)),
+                               q.column_text(6)});
         }
     });
-    for (const Pending& p : pending) apply_range(p.account, p.share, p.path, p.offset, p.content_id, p.id);
+    for (const Pending& p : pending) {
+        apply_range(p.account, p.share, p.path, p.offset, p.content_id, p.data, p.id);
+    }
     return pending.size();
 }
 
 std::vector<std::string> FileStore::live_content_ids() {
     std::vector<std::string> ids;
     db_.read([&](db::Database& db) {
-        auto q = db.prepare("SELECT content_id FROM pending_ranges");
+        auto q = db.prepare("SELECT content_id FROM pending_ranges WHERE content_id <> ''");
         while (q.step()) ids.push_back(q.column_text(0));
     });
     return ids;

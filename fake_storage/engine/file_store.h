@@ -149,9 +149,12 @@ private:
     ShareEntry update_entry(const std::string& account, const std::string& share,
                             const std::string& path, bool want_dir,
                             const std::function<void(ShareEntry&)>& change);
+    // Writes a journaled range into its file, then drops the journal entry. The bytes come from
+    // `inline_data` when they were small, else from the content file `content_id`.
     void apply_range(const std::string& account, const std::string& share,
                      const std::string& stored_path, std::uint64_t offset,
-                     const std::string& content_id, std::int64_t pending_id);
+                     const std::string& content_id, const std::string& inline_data,
+                     std::int64_t pending_id);
 
     db::Database& db_;
     ContentFiles& files_;

@@ -52,6 +52,11 @@ CREATE TABLE pending_ranges (
   id INTEGER PRIMARY KEY, account TEXT NOT NULL, share TEXT NOT NULL, path TEXT NOT NULL,
   offset INTEGER NOT NULL, content_id TEXT NOT NULL);
 )sql"},
+        // Small bodies live in the database (see kInlineLimit); content_id is '' for them.
+        db::Migration{3, R"sql(
+ALTER TABLE blobs ADD COLUMN inline_body BLOB;
+ALTER TABLE pending_ranges ADD COLUMN data BLOB;
+)sql"},
     };
     db.migrate("storage", migrations);
 }

@@ -27,6 +27,16 @@ TEST(Database, OpensInWalMode) {
     EXPECT_EQ(db->journal_mode(), "wal");
 }
 
+TEST(Database, ExclusiveModeKeepsOtherConnectionsOut) {
+    testing::TestDir dir;
+    auto db = Database::open(dir / "state.db", {.exclusive = true});
+    db->migrate("notes", kNotes);
+    db->exec("INSERT INTO notes(text) VALUES ('mine')");
+    EXPECT_EQ(db->journal_mode(), "wal");
+    EXPECT_THROW(Database::open(dir / "state.db", {.exclusive = false, .busy_timeout_ms = 50}),
+                 DatabaseError);
+}
+
 TEST(Database, AppliesMigrationsInOrderOnce) {
     testing::TestDir dir;
     auto db = Database::open(dir / "state.db");
@@ -110,6 +120,28 @@ TEST(Database, CommittedRowsSurviveReopening) {
     auto q = db->prepare("SELECT text FROM notes");
     ASSERT_TRUE(q.step());
     EXPECT_EQ(q.column_text(0), std::string("a\0b", 3));
+}
+
+TEST(Database, TheSameStatementCanBeUsedWhileItIsAlreadyInUse) {
+    testing::TestDir dir;
+    auto db = Database::open(dir / "state.db");
+    db->migrate("notes", kNotes);
+    db->exec("INSERT INTO notes(text) VALUES ('a'), ('b')");
+    const char* sql = "SELECT text FROM notes ORDER BY text";
+    std::string pairs;
+    auto outer = db->prepare(sql);
+    while (outer.step()) {
+        auto inner = db->prepare(sql);  // the cached statement is busy: a fresh one
+        while (inner.step()) pairs += outer.column_text(0) + inner.column_text(0) + " ";
+    }
+    EXPECT_EQ(pairs, "aa ab ba bb ");
+    // Once handed back, the cached statement starts from the first row with no old bindings.
+    for (int round = 0; round < 2; ++round) {
+        auto q = db->prepare("SELECT count(*) FROM notes WHERE text = ?1");
+        q.bind(1, std::string_view("a"));
+        ASSERT_TRUE(q.step());
+        EXPECT_EQ(q.column_int(0), 1);
+    }
 }
 
 TEST(Database, BadSqlNamesTheProblem) {

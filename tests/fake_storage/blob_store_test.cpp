@@ -32,12 +32,13 @@ protected:
         auto w = bytes(body);
         return store->put_blob(kAcct, "data", name, *w, {}, {}, c);
     }
-    std::string read(const std::string& name) {
-        OpenBlob b = store->open_blob(kAcct, "data", name);
+    static std::string contents(const OpenBlob& b) {
+        if (b.fd < 0) return b.bytes;
         std::string out(b.info.size, '\0');
         EXPECT_EQ(::pread(b.fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
         return out;
     }
+    std::string read(const std::string& name) { return contents(store->open_blob(kAcct, "data", name)); }
     void stage(const std::string& blob, const std::string& id, const std::string& body) {
         auto w = bytes(body);
         store->put_block(kAcct, "data", blob, crypto::base64_encode(id), *w);
@@ -80,9 +81,38 @@ TEST_F(BlobStoreTest, PutBlobReplacesAtomicallyAndKeepsCreationTime) {
     EXPECT_EQ(first.created, second.created);
     EXPECT_EQ(read("x/y.txt"), "second");
     // A reader that opened the old version still reads it whole.
-    char buffer[8] = {};
-    EXPECT_EQ(::pread(reader.fd, buffer, sizeof buffer, 0), 3);
-    EXPECT_EQ(std::string(buffer, 3), "one");
+    EXPECT_EQ(contents(reader), "one");
+}
+
+TEST_F(BlobStoreTest, LargeBodiesLiveInFilesAndSmallOnesInline) {
+    std::string large(kInlineLimit + 1, 'L');
+    BlobInfo big = put("large", large);
+    BlobInfo small = put("small", "tiny");
+    EXPECT_FALSE(big.content_id.empty());
+    EXPECT_TRUE(small.content_id.empty());
+    OpenBlob reader = store->open_blob(kAcct, "data", "large");
+    EXPECT_GE(reader.fd, 0);
+    put("large", "now small");  // replaced by an inline body; the old file goes away
+    EXPECT_EQ(contents(reader), large);
+    EXPECT_EQ(read("large"), "now small");
+    auto ids = store->live_content_ids();
+    EXPECT_TRUE(ids.empty());
+    EXPECT_EQ(files->sweep({}), 0u) << "the replaced body's file was left behind";
+}
+
+TEST_F(BlobStoreTest, BlockListsMixInlineAndFileContent) {
+    std::string large(kInlineLimit, 'x');
+    stage("mix", "b1", "head-");
+    stage("mix", "b2", large);
+    std::string b1 = crypto::base64_encode("b1"), b2 = crypto::base64_encode("b2");
+    store->put_block_list(kAcct, "data", "mix", {{b1, BlockListType::latest}}, {}, {}, {});
+    EXPECT_EQ(read("mix"), "head-");  // small: inline
+    stage("mix", "b2", large);
+    store->put_block_list(kAcct, "data", "mix",
+                          {{b1, BlockListType::committed}, {b2, BlockListType::latest}}, {}, {}, {});
+    EXPECT_EQ(read("mix"), "head-" + large);  // committed inline block + a file block: a file
+    store->put_block_list(kAcct, "data", "mix", {{b1, BlockListType::committed}}, {}, {}, {});
+    EXPECT_EQ(read("mix"), "head-");
 }
 
 TEST_F(BlobStoreTest, ConditionalWrites) {
