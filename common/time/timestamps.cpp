@@ -51,12 +51,19 @@ TimePoint now() {
 }
 
 std::string format_rfc1123(TimePoint t) {
+    // Most calls format the current second again (Date, Last-Modified of fresh writes).
+    thread_local std::int64_t cached_second = -1;
+    thread_local std::string cached;
+    std::int64_t second = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
+    if (second == cached_second) return cached;
     long nanos = 0;
     std::tm f = utc_fields(t, nanos);
     char buffer[40];
     std::snprintf(buffer, sizeof buffer, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[f.tm_wday],
                   f.tm_mday, kMonths[f.tm_mon], f.tm_year + 1900, f.tm_hour, f.tm_min, f.tm_sec);
-    return buffer;
+    cached_second = second;
+    cached = buffer;
+    return cached;
 }
 
 std::optional<TimePoint> parse_rfc1123(std::string_view text) {

@@ -1,6 +1,9 @@
 #include "fake_storage/auth/shared_key.h"
 
+#include <strings.h>
+
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <vector>
 
@@ -39,27 +42,43 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 }  // namespace
 
 std::string shared_key_string_to_sign(const StorageRequest& r, std::string_view resource_path) {
-    std::string content_length = r.header("Content-Length");
-    if (content_length == "0") content_length.clear();
-    std::string s = r.method + "\n";
-    for (const char* h : {"Content-Encoding", "Content-Language"}) s += r.header(h) + "\n";
-    s += content_length + "\n";
-    for (const char* h : {"Content-MD5", "Content-Type", "Date", "If-Modified-Since", "If-Match",
-                          "If-None-Match", "If-Unmodified-Since", "Range"}) {
-        s += r.header(h) + "\n";
-    }
+    // The standard headers in string-to-sign order; one pass over the request's headers.
+    static constexpr const char* kStandard[] = {
+        "Content-Encoding", "Content-Language", "Content-Length", "Content-MD5",
+        "Content-Type", "Date", "If-Modified-Since", "If-Match", "If-None-Match",
+        "If-Unmodified-Since", "Range"};
+    const std::string* standard[std::size(kStandard)] = {};
     std::map<std::string, std::string> ms_headers;
     for (const auto& [name, value] : r.http->headers) {
-        std::string key = lower(name);
-        if (key.rfind("x-ms-", 0) != 0) continue;
-        auto [it, inserted] = ms_headers.emplace(key, trim(value));
-        if (!inserted) {
-            it->second += ',';
-            it->second += trim(value);
+        if (name.size() > 5 && strncasecmp(name.c_str(), "x-ms-", 5) == 0) {
+            auto [it, inserted] = ms_headers.emplace(lower(name), trim(value));
+            if (!inserted) {
+                it->second += ',';
+                it->second += trim(value);
+            }
+            continue;
+        }
+        for (size_t i = 0; i < std::size(kStandard); ++i) {
+            if (standard[i] == nullptr && strcasecmp(name.c_str(), kStandard[i]) == 0) {
+                standard[i] = &value;
+            }
         }
     }
-    for (const auto& [name, value] : ms_headers) s += name + ":" + value + "\n";
-    s += "/" + r.account + std::string(resource_path);
+    std::string s = r.method + "\n";
+    for (size_t i = 0; i < std::size(kStandard); ++i) {
+        const std::string* value = standard[i];
+        bool zero_length = i == 2 && value != nullptr && *value == "0";  // Content-Length: 0
+        if (value != nullptr && !zero_length) s += *value;
+        s += '\n';
+    }
+    for (const auto& [name, value] : ms_headers) {
+        s += name;
+        s += ':';
+        s += value;
+        s += '\n';
+    }
+    s += "/" + r.account;
+    s += resource_path;
     for (const auto& [name, values] : r.query) {
         std::vector<std::string> sorted = values;
         std::sort(sorted.begin(), sorted.end());

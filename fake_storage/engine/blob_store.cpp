@@ -26,26 +26,22 @@ BlobInfo read_blob(db::Statement& q) {
     b.etag = q.column_text(4);
     b.created = time::from_ticks(q.column_int(5));
     b.last_modified = time::from_ticks(q.column_int(6));
-    b.content = content_from_json(q.column_text(7));
+    b.content = decode_content_settings(q.column_text(7));
     b.metadata = metadata_from_json(q.column_text(8));
     return b;
 }
 
+// With `inline_body`, also reads the bytes of a blob stored inline (in the same query).
 std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
-                                  const std::string& container, const std::string& name) {
+                                  const std::string& container, const std::string& name,
+                                  std::string* inline_body = nullptr) {
     auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+                        (inline_body != nullptr ? ", inline_body" : "") +
                         " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
     q.bind(1, account).bind(2, container).bind(3, name);
     if (!q.step()) return std::nullopt;
+    if (inline_body != nullptr) *inline_body = q.column_text(9);
     return read_blob(q);
-}
-
-std::string read_inline_body(db::Database& db, const std::string& account,
-                             const std::string& container, const std::string& name) {
-    auto q = db.prepare(
-        "SELECT inline_body FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
-    q.bind(1, account).bind(2, container).bind(3, name);
-    return q.step() ? q.column_text(0) : std::string();
 }
 
 ContainerInfo read_container(db::Statement& q) {
@@ -303,7 +299,7 @@ BlobInfo BlobStore::commit_body(
                 .bind(6, blob.etag)
                 .bind(7, time::to_ticks(blob.created))
                 .bind(8, time::to_ticks(blob.last_modified))
-                .bind(9, content_to_json(content))
+                .bind(9, encode_content_settings(content))
                 .bind(10, metadata_to_json(metadata))
                 .bind_null(11);
             if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
@@ -470,8 +466,7 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
     std::string current_inline;  // the committed body, when it is stored inline
     db_.read([&](db::Database& db) {
         require_container(db, account, container);
-        current = find_blob(db, account, container, blob);
-        if (current && current->content_id.empty()) current_inline = read_inline_body(db, account, container, blob);
+        current = find_blob(db, account, container, blob, &current_inline);
         auto u = db.prepare(
             "SELECT block_id, content_id, size FROM uncommitted_blocks WHERE account = ?1"
             " AND container = ?2 AND blob = ?3");
@@ -560,11 +555,10 @@ OpenBlob BlobStore::open_blob(const std::string& account, const std::string& con
         bool found = false;
         db_.read([&](db::Database& db) {
             require_container(db, account, container);
-            auto blob = find_blob(db, account, container, name);
+            auto blob = find_blob(db, account, container, name, &open.bytes);
             if (!blob) return;
             found = true;
             open.info = std::move(*blob);
-            if (open.info.content_id.empty()) open.bytes = read_inline_body(db, account, container, name);
         });
         if (!found) blob_not_found();
         if (open.info.content_id.empty()) return open;
@@ -590,7 +584,7 @@ BlobInfo BlobStore::set_blob_content(const std::string& account, const std::stri
             .bind(1, account)
             .bind(2, container)
             .bind(3, name)
-            .bind(4, content_to_json(content))
+            .bind(4, encode_content_settings(content))
             .bind(5, blob.etag)
             .bind(6, time::to_ticks(blob.last_modified))
             .run();

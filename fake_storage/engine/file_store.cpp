@@ -36,7 +36,7 @@ ShareEntry read_entry(db::Statement& q) {
     e.smb.last_write_time = time::from_ticks(q.column_int(8));
     e.smb.change_time = time::from_ticks(q.column_int(9));
     e.smb.attributes = q.column_text(10);
-    e.content = content_from_json(q.column_text(11));
+    e.content = decode_content_settings(q.column_text(11));
     e.metadata = metadata_from_json(q.column_text(12));
     return e;
 }
@@ -148,7 +148,7 @@ void insert_entry(db::Database& db, const std::string& account, const std::strin
         .bind(11, time::to_ticks(e.smb.last_write_time))
         .bind(12, time::to_ticks(e.smb.change_time))
         .bind(13, e.smb.attributes)
-        .bind(14, content_to_json(e.content))
+        .bind(14, encode_content_settings(e.content))
         .bind(15, metadata_to_json(e.metadata))
         .run();
     e.id = sqlite3_last_insert_rowid(db.handle());
@@ -167,7 +167,7 @@ void save_entry(db::Database& db, const ShareEntry& e) {
         .bind(6, time::to_ticks(e.smb.last_write_time))
         .bind(7, time::to_ticks(e.smb.change_time))
         .bind(8, e.smb.attributes)
-        .bind(9, content_to_json(e.content))
+        .bind(9, encode_content_settings(e.content))
         .bind(10, metadata_to_json(e.metadata))
         .run();
 }

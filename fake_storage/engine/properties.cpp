@@ -19,33 +19,49 @@ std::string metadata_to_json(const Metadata& metadata) {
 
 Metadata metadata_from_json(const std::string& json) {
     Metadata out;
-    if (json.empty()) return out;
+    if (json.empty() || json == "[]") return out;
     for (const auto& pair : nlohmann::json::parse(json)) {
         out[pair[0].get<std::string>()] = pair[1].get<std::string>();
     }
     return out;
 }
 
-std::string content_to_json(const ContentSettings& c) {
-    return nlohmann::json{{"type", c.content_type},
-                          {"encoding", c.content_encoding},
-                          {"language", c.content_language},
-                          {"md5", c.content_md5},
-                          {"disposition", c.content_disposition},
-                          {"cache", c.cache_control}}
-        .dump();
+namespace {
+constexpr char kSeparator = '\x1f';
+}  // namespace
+
+std::string encode_content_settings(const ContentSettings& c) {
+    std::string s;
+    for (const std::string* field : {&c.content_type, &c.content_encoding, &c.content_language,
+                                     &c.content_md5, &c.content_disposition, &c.cache_control}) {
+        if (field != &c.content_type) s += kSeparator;
+        s += *field;
+    }
+    return s;
 }
 
-ContentSettings content_from_json(const std::string& json) {
+ContentSettings decode_content_settings(const std::string& stored) {
     ContentSettings c;
-    if (json.empty()) return c;
-    auto doc = nlohmann::json::parse(json);
-    c.content_type = doc.value("type", "");
-    c.content_encoding = doc.value("encoding", "");
-    c.content_language = doc.value("language", "");
-    c.content_md5 = doc.value("md5", "");
-    c.content_disposition = doc.value("disposition", "");
-    c.cache_control = doc.value("cache", "");
+    if (stored.empty()) return c;
+    if (stored.front() == '{') {  // rows written before the compact form
+        auto doc = nlohmann::json::parse(stored);
+        c.content_type = doc.value("type", "");
+        c.content_encoding = doc.value("encoding", "");
+        c.content_language = doc.value("language", "");
+        c.content_md5 = doc.value("md5", "");
+        c.content_disposition = doc.value("disposition", "");
+        c.cache_control = doc.value("cache", "");
+        return c;
+    }
+    std::string* fields[] = {&c.content_type, &c.content_encoding, &c.content_language,
+                             &c.content_md5, &c.content_disposition, &c.cache_control};
+    size_t start = 0;
+    for (std::string* field : fields) {
+        size_t end = stored.find(kSeparator, start);
+        *field = stored.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
     return c;
 }
 

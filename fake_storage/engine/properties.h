@@ -24,10 +24,13 @@ struct ContentSettings {
     std::string cache_control;
 };
 
+// How metadata and content settings are stored in SQLite. Metadata: JSON pairs. Content
+// settings: the six fields joined by U+001F (a control character that HTTP header values cannot
+// carry), decoded on every read of a blob or file, hence not JSON; older JSON rows still decode.
 std::string metadata_to_json(const Metadata& metadata);
 Metadata metadata_from_json(const std::string& json);
-std::string content_to_json(const ContentSettings& content);
-ContentSettings content_from_json(const std::string& json);
+std::string encode_content_settings(const ContentSettings& content);
+ContentSettings decode_content_settings(const std::string& stored);
 
 // A new strong ETag, quoted, unique within the process and increasing: "0x8DE...".
 std::string new_etag();
