@@ -38,6 +38,16 @@ ContentWriter::ContentWriter(fs::path spill_dir, bool with_md5) : spill_dir_(std
     if (with_md5) md5_ = std::make_unique<crypto::Md5>();
 }
 
+namespace {
+constexpr size_t kWriteChunk = 1 << 20;
+}  // namespace
+
+void ContentWriter::flush_pending() {
+    if (fd_ < 0 || pending_.empty()) return;
+    write_all(fd_, pending_.data(), pending_.size(), path_);
+    pending_.clear();
+}
+
 ContentWriter::~ContentWriter() {
     if (fd_ >= 0) ::close(fd_);
     if (!path_.empty() && !committed_) ::unlink(path_.c_str());
@@ -57,7 +67,11 @@ void ContentWriter::append(std::string_view bytes) {
     if (fd_ < 0 && size_ + bytes.size() > kInlineLimit) spill();
     if (fd_ < 0) {
         buffer_.append(bytes);
+    } else if (pending_.size() + bytes.size() < kWriteChunk) {
+        if (pending_.capacity() < kWriteChunk) pending_.reserve(kWriteChunk);
+        pending_.append(bytes);
     } else {
+        flush_pending();
         write_all(fd_, bytes.data(), bytes.size(), path_);
     }
     size_ += bytes.size();
@@ -67,6 +81,7 @@ void ContentWriter::append_from(int fd, std::uint64_t offset, std::uint64_t leng
     auto in_offset = static_cast<off64_t>(offset);
     std::uint64_t left = length;
     if (fd_ < 0 && size_ + length > kInlineLimit) spill();
+    flush_pending();
     // In-kernel copy unless the bytes must pass through the digest or stay in memory.
     while (left > 0 && !md5_ && fd_ >= 0) {
         ssize_t n = ::copy_file_range(fd, &in_offset, fd_, nullptr, left, 0);
@@ -113,6 +128,7 @@ void ContentFiles::ensure_parent(const fs::path& path) {
 
 std::string ContentFiles::commit(ContentWriter& writer, const std::string& account, ContentKind kind) {
     if (writer.in_memory()) writer.spill();
+    writer.flush_pending();
     if (durable_ && ::fsync(writer.fd_) != 0) io_error("cannot fsync", writer.path_);
     ::close(writer.fd_);
     writer.fd_ = -1;

@@ -46,7 +46,12 @@ private:
     ContentWriter(std::filesystem::path spill_dir, bool with_md5);
     void spill();
 
+    // Bytes arrive in small pieces (httplib hands bodies over 4 KiB at a time): they are
+    // gathered and written in large writes.
+    void flush_pending();
+
     std::filesystem::path spill_dir_;
+    std::string pending_;
     int fd_ = -1;
     std::filesystem::path path_;
     std::string buffer_;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
@@ -40,13 +41,15 @@ void send_content(httplib::Response& res, std::shared_ptr<const int> fd, Resolve
         res.set_content(std::move(bytes), content_type);
         return;
     }
+    // One buffer per response, reused for every chunk.
+    auto buffer = std::make_shared<std::vector<char>>(std::min<std::uint64_t>(range.length, 4 << 20));
     res.set_content_provider(
         range.length, content_type,
-        [fd, first = range.first](size_t offset, size_t size, httplib::DataSink& sink) {
-            std::string buffer(std::min<size_t>(size, 1 << 20), '\0');
-            ssize_t n = ::pread(*fd, buffer.data(), buffer.size(), static_cast<off_t>(first + offset));
+        [fd, buffer, first = range.first](size_t offset, size_t size, httplib::DataSink& sink) {
+            size_t want = std::min(size, buffer->size());
+            ssize_t n = ::pread(*fd, buffer->data(), want, static_cast<off_t>(first + offset));
             if (n <= 0) return false;
-            return sink.write(buffer.data(), static_cast<size_t>(n));
+            return sink.write(buffer->data(), static_cast<size_t>(n));
         });
 }
 

@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Side-by-side storage benchmark: batchai-emulator against Azurite (npm) and the native disk, in
+one run on this machine, with ratios against the targets of the fake_storage issue.
+
+  /usr/bin/python3 tools/bench/storage_side_by_side.py [--repeats 3] [--blobs 100000] [--markdown OUT]
+
+Uses ../shared/bench/storage_bench.py (or $STORAGE_BENCH) with its raw client (http.client and
+its own SharedKey: the server's cost shows), installs azurite@3.37.0 with npm into
+~/.cache/bai-bench/azurite when missing, starts both servers on free loopback ports with fresh
+data directories and stops them by PID. Not part of the tests.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BENCH = os.environ.get("STORAGE_BENCH", os.path.join(ROOT, "..", "shared", "bench", "storage_bench.py"))
+EMULATOR = os.path.join(ROOT, "build", "emulator", "batchai-emulator")
+AZURITE_VERSION = "3.37.0"
+KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def conn(blob=None, file=None):
+    s = f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey={KEY};"
+    if blob:
+        s += f"BlobEndpoint={blob}/devstoreaccount1;"
+    if file:
+        s += f"FileEndpoint={file}/devstoreaccount1;"
+    return s
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on {port}")
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class Server:
+    def __init__(self, argv, cwd=None):
+        self.log = tempfile.NamedTemporaryFile(prefix="bai-bench-", suffix=".log", delete=False)
+        self.process = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, cwd=cwd)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        os.unlink(self.log.name)
+
+
+def start_emulator(workdir):
+    location = os.path.join(workdir, "emulator")
+    server = Server([EMULATOR, "--location", location, "--arm-port", "0", "--blob-port", "0",
+                     "--file-port", "0"])
+    path = os.path.join(location, "endpoints.json")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(path):
+        if time.monotonic() > deadline or server.process.poll() is not None:
+            raise RuntimeError("the emulator did not start")
+        time.sleep(0.05)
+    with open(path) as f:
+        return server, json.load(f)
+
+
+def azurite_binary(prefix):
+    binary = os.path.join(prefix, "node_modules", ".bin", "azurite-blob")
+    if not os.path.exists(binary):
+        print(f"installing azurite@{AZURITE_VERSION} into {prefix}", file=sys.stderr)
+        subprocess.run(["npm", "install", "--silent", "--prefix", prefix, f"azurite@{AZURITE_VERSION}"],
+                       check=True)
+    return binary
+
+
+def start_azurite(workdir, prefix):
+    port = free_port()
+    server = Server([azurite_binary(prefix), "--blobHost", "127.0.0.1", "--blobPort", str(port),
+                     "--silent", "--location", os.path.join(workdir, "azurite"), "--disableTelemetry",
+                     "--skipApiVersionCheck"])
+    wait_port(port)
+    return server, f"http://127.0.0.1:{port}"
+
+
+def run_bench(args, connection, pid, phases, repeats, extra=()):
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    argv = ["/usr/bin/python3", BENCH, "--conn", connection, "--repeats", str(repeats), "--json", out,
+            *[x for ph in phases for x in ("--only", ph)], *extra]
+    if pid:
+        argv += ["--server-pid", str(pid)]
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        samples = json.load(f)["samples"]
+    os.unlink(out)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def lean_download(endpoint, repeats, mib=256):
+    """256 MiB downloads with the raw client discarding what it reads: the shared bench keeps the
+    bytes in a BytesIO, which caps any server near 850 MiB/s on this machine."""
+    sys.path.insert(0, os.path.dirname(BENCH))
+    import storage_bench
+    client = storage_bench.RawBlobClient(conn(blob=endpoint))
+    client.create_container("lean")
+    client.put_large("lean", "big.bin", os.urandom(mib * 1024 * 1024), 4 * 1024 * 1024, 4)
+    rates = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        _, received = client.request("GET", "/lean/big.bin", sink=lambda chunk: None)
+        rates.append(received / (1024 * 1024) / (time.perf_counter() - started))
+    return statistics.median(rates)
+
+
+def fill_blobs(endpoint, count, threads=8):
+    """Stores `count` 1 KiB blobs with the raw client, in parallel."""
+    sys.path.insert(0, os.path.dirname(BENCH))
+    import storage_bench
+    client = storage_bench.RawBlobClient(conn(blob=endpoint))
+    client.create_container("many")
+    payload = b"m" * 1024
+    with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+        list(pool.map(lambda i: client.put_blob("many", f"dir{i % 100}/blob{i:07d}", payload), range(count)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--blobs", type=int, default=100_000, help="blobs stored for the memory figure")
+    p.add_argument("--azurite-prefix", default=os.path.expanduser("~/.cache/bai-bench/azurite"))
+    p.add_argument("--markdown", help="also write the table here")
+    a = p.parse_args()
+    if not os.path.exists(EMULATOR):
+        sys.exit(f"build first (tools/build): {EMULATOR} is missing")
+    workdir = tempfile.mkdtemp(prefix="bai-bench-")
+    results = {}
+    try:
+        print("disk ...", file=sys.stderr)
+        results["disk"] = run_bench(a, conn(blob="http://127.0.0.1:1"), 0, ["disk"], a.repeats,
+                                    ["--disk-dir", os.path.join(workdir, "disk")])
+        print("azurite ...", file=sys.stderr)
+        azurite, endpoint = start_azurite(workdir, a.azurite_prefix)
+        try:
+            results["azurite"] = run_bench(a, conn(blob=endpoint), azurite.process.pid,
+                                           ["small", "large"], a.repeats, ["--client", "raw"])
+            results["azurite"]["lean_download"] = lean_download(endpoint, a.repeats)
+        finally:
+            azurite.stop()
+        print("emulator ...", file=sys.stderr)
+        emulator, e = start_emulator(workdir)
+        try:
+            results["emulator"] = run_bench(a, conn(blob=e["blob"]), e["pid"], ["small", "large"],
+                                            a.repeats, ["--client", "raw"])
+            results["emulator"]["lean_download"] = lean_download(e["blob"], a.repeats)
+            results["emulator_file"] = run_bench(a, conn(file=e["file"]), e["pid"], ["small", "large"],
+                                                 1, ["--client", "sdk", "--service", "file"])
+            print(f"storing {a.blobs} blobs ...", file=sys.stderr)
+            started = time.monotonic()
+            fill_blobs(e["blob"], a.blobs)
+            results["fill_seconds"] = time.monotonic() - started
+            results["rss_mib"] = rss_mib(e["pid"])
+        finally:
+            emulator.stop()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    em, az, disk = results["emulator"], results["azurite"], results["disk"]
+    rows = [
+        ("4 KiB PUT, ops/s (raw, 1 thread)", em["small.put_ops_s"], az["small.put_ops_s"], None, "5x Azurite"),
+        ("4 KiB GET, ops/s (raw, 1 thread)", em["small.get_ops_s"], az["small.get_ops_s"], None, "5x Azurite"),
+        ("256 MiB upload, MiB/s (raw, 4 x 4 MiB blocks)", em["large.upload_MiB_s"], az["large.upload_MiB_s"],
+         disk.get("disk.write_fsync_MiB_s"), "4x Azurite, 60% of disk"),
+        ("256 MiB download, MiB/s (raw, one GET, into a BytesIO)", em["large.download_MiB_s"],
+         az["large.download_MiB_s"], None, "3x Azurite"),
+        ("256 MiB download, MiB/s (raw, one GET, bytes discarded)", em["lean_download"],
+         az["lean_download"], None, "3x Azurite"),
+        ("server CPU per 4 KiB PUT, ms", em["small.server_cpu_ms_per_put"], az["small.server_cpu_ms_per_put"], None, ""),
+        ("server CPU per 4 KiB GET, ms", em["small.server_cpu_ms_per_get"], az["small.server_cpu_ms_per_get"], None, ""),
+    ]
+    lines = ["| metric | emulator | Azurite 3.37.0 | ratio | disk | target |", "|---|---|---|---|---|---|"]
+    for name, mine, theirs, native, target in rows:
+        ratio = mine / theirs if theirs else float("nan")
+        native_text = f"{native:.0f} ({100 * mine / native:.0f}% of it)" if native else ""
+        lines.append(f"| {name} | {mine:.2f} | {theirs:.2f} | {ratio:.2f}x | {native_text} | {target} |")
+    f = results["emulator_file"]
+    lines.append(f"| File service (SDK): 4 KiB PUT / GET ops/s | {f['small.put_ops_s']:.0f} / "
+                 f"{f['small.get_ops_s']:.0f} | no File service | | | |")
+    lines.append(f"| File service (SDK): 256 MiB up / down MiB/s | {f['large.upload_MiB_s']:.0f} / "
+                 f"{f['large.download_MiB_s']:.0f} | no File service | | | |")
+    lines.append(f"| server memory with {a.blobs} blobs stored, MiB RSS | {results['rss_mib']:.0f} | | | | under 100 |")
+    table = "\n".join(lines)
+    print(table)
+    print(f"\n(disk: write+fsync {disk.get('disk.write_fsync_MiB_s', float('nan')):.0f} MiB/s; "
+          f"{a.blobs} blobs stored in {results['fill_seconds']:.0f} s with 8 threads; median of {a.repeats})")
+    if a.markdown:
+        with open(a.markdown, "w") as out:
+            out.write(table + "\n")
+
+
+if __name__ == "__main__":
+    main()
