@@ -1,0 +1,139 @@
+"""kill -9 at an arbitrary moment during uploads: after a restart on the same data directory every
+acknowledged write is there, and no blob or file range is half written."""
+import hashlib
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+import unittest
+
+from harness import DEV_ACCOUNT, Emulator
+from raw_storage import RawClient
+
+A = "/" + DEV_ACCOUNT
+RANGE = 64 * 1024
+
+
+def body(name, version):
+    """Deterministic content; sizes cross the 64 KiB inline limit both ways."""
+    seed = hashlib.sha256(f"{name}/{version}".encode()).digest()
+    size = [100, 5000, 70_000, 700_000, 2_500_000][(seed[0] + version) % 5]
+    return (seed * (size // len(seed) + 1))[:size]
+
+
+def range_bytes(index, round_):
+    return bytes([(index * 7 + round_ * 13) % 251 + 1]) * RANGE
+
+
+class CrashDuringUploads(unittest.TestCase):
+    def setUp(self):
+        self.location = tempfile.mkdtemp(prefix="bai-crash-")
+        self.addCleanup(shutil.rmtree, self.location, True)
+
+    def start(self):
+        emu = Emulator(self.location).start()
+        self.addCleanup(emu.close)
+        return emu
+
+    def upload_until_killed(self, emu, kill_after):
+        client = RawClient(emu.endpoints["blob"])
+        files = RawClient(emu.endpoints["file"])
+        acknowledged = {}   # blob name -> last acknowledged version
+        in_flight = {}      # blob name -> version being written when the emulator died
+        ranges = {}         # range index -> last acknowledged round
+        ranges_in_flight = {}
+        stop = threading.Event()
+
+        def blobs():
+            i = 0
+            while not stop.is_set():
+                name = f"b{i % 40}"
+                version = acknowledged.get(name, -1) + 1
+                in_flight[name] = version
+                try:
+                    r = client.request("PUT", f"{A}/crash/{name}", body=body(name, version),
+                                       headers={"x-ms-blob-type": "BlockBlob"})
+                except OSError:
+                    return
+                if r.status != 201:
+                    return
+                acknowledged[name] = version
+                del in_flight[name]
+                i += 1
+
+        def file_ranges():
+            round_ = 0
+            while not stop.is_set():
+                for index in range(16):
+                    ranges_in_flight[index] = round_
+                    try:
+                        r = files.request("PUT", f"{A}/crash/ranges.bin", [("comp", "range")],
+                                          body=range_bytes(index, round_),
+                                          headers={"x-ms-write": "update",
+                                                   "x-ms-range": f"bytes={index * RANGE}-{(index + 1) * RANGE - 1}"})
+                    except OSError:
+                        return
+                    if r.status != 201:
+                        return
+                    ranges[index] = round_
+                    del ranges_in_flight[index]
+                round_ += 1
+
+        workers = [threading.Thread(target=blobs), threading.Thread(target=file_ranges)]
+        for w in workers:
+            w.start()
+        time.sleep(kill_after)
+        emu.send(signal.SIGKILL)
+        emu.process.wait()
+        stop.set()
+        for w in workers:
+            w.join(timeout=30)
+        return acknowledged, in_flight, ranges, ranges_in_flight
+
+    def check(self, emu, acknowledged, in_flight, ranges, ranges_in_flight):
+        client = RawClient(emu.endpoints["blob"])
+        for name, version in acknowledged.items():
+            r = client.request("GET", f"{A}/crash/{name}")
+            self.assertEqual(r.status, 200, name)
+            allowed = {body(name, version)}
+            if name in in_flight:
+                allowed.add(body(name, in_flight[name]))
+            self.assertIn(r.body, allowed, f"{name}: neither the acknowledged nor the new version")
+        for name, version in in_flight.items():
+            if name not in acknowledged:
+                r = client.request("GET", f"{A}/crash/{name}")
+                self.assertIn(r.status, (200, 404))
+                if r.status == 200:
+                    self.assertEqual(r.body, body(name, version), f"{name} is half written")
+        content = RawClient(emu.endpoints["file"]).request("GET", f"{A}/crash/ranges.bin").body
+        for index in range(16):
+            piece = content[index * RANGE:(index + 1) * RANGE]
+            allowed = set()
+            if index in ranges:
+                allowed.add(range_bytes(index, ranges[index]))
+            else:
+                allowed.add(b"\0" * RANGE)
+            if index in ranges_in_flight:
+                allowed.add(range_bytes(index, ranges_in_flight[index]))
+            self.assertIn(piece, allowed, f"range {index} is half written or lost")
+
+    def test_kill_9_during_uploads_loses_nothing_acknowledged(self):
+        for kill_after in (0.7, 1.3, 0.4):
+            emu = self.start()
+            blob, files = RawClient(emu.endpoints["blob"]), RawClient(emu.endpoints["file"])
+            blob.request("PUT", f"{A}/crash", [("restype", "container")])
+            files.request("PUT", f"{A}/crash", [("restype", "share")])
+            if files.request("HEAD", f"{A}/crash/ranges.bin").status == 404:
+                files.request("PUT", f"{A}/crash/ranges.bin",
+                              headers={"x-ms-type": "file", "x-ms-content-length": str(16 * RANGE)})
+            state = self.upload_until_killed(emu, kill_after)
+            self.assertGreater(len(state[0]), 0, "nothing was acknowledged before the kill")
+            checker = self.start()
+            self.check(checker, *state)
+            self.assertEqual(checker.stop()[0], 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
