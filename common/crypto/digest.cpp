@@ -4,7 +4,9 @@
 #include <openssl/core_names.h>
 #include <openssl/params.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
 
 namespace bai::crypto {
 
@@ -32,20 +34,45 @@ std::string md5(std::string_view bytes) {
 }
 
 std::string hmac_sha256(std::string_view key, std::string_view message) {
-    // OpenSSL 3's one-shot HMAC() looks the algorithm up on every call; fetch it once.
+    // Setting a MAC up (algorithm fetch, key schedule) costs more than hashing a request's
+    // string-to-sign, so each thread keeps its contexts by key and re-initialises them with the
+    // key they already hold. The few keys are those of the emulator's accounts.
+    struct Contexts {
+        std::map<std::string, EVP_MAC_CTX*, std::less<>> by_key;
+        ~Contexts() {
+            for (auto& [k, ctx] : by_key) EVP_MAC_CTX_free(ctx);
+        }
+    };
     static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    static char digest_name[] = "SHA256";
     if (mac == nullptr) throw std::runtime_error("HMAC unavailable");
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(mac);
-    OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest_name, 0),
-                           OSSL_PARAM_construct_end()};
+    thread_local Contexts contexts;
+    EVP_MAC_CTX* ctx = nullptr;
+    bool ok = true;
+    if (auto it = contexts.by_key.find(key); it != contexts.by_key.end()) {
+        ctx = it->second;
+        ok = EVP_MAC_init(ctx, nullptr, 0, nullptr) == 1;
+    } else {
+        char digest_name[] = "SHA256";
+        OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest_name, 0),
+                               OSSL_PARAM_construct_end()};
+        ctx = EVP_MAC_CTX_new(mac);
+        ok = ctx != nullptr && EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()),
+                                            key.size(), params) == 1;
+        if (!ok) {
+            EVP_MAC_CTX_free(ctx);
+            throw std::runtime_error("HMAC-SHA256 failed");
+        }
+        if (contexts.by_key.size() >= 64) {  // unbounded keys: start over
+            for (auto& [k, old] : contexts.by_key) EVP_MAC_CTX_free(old);
+            contexts.by_key.clear();
+        }
+        contexts.by_key.emplace(std::string(key), ctx);
+    }
     unsigned char digest[EVP_MAX_MD_SIZE];
     size_t length = 0;
-    bool ok = ctx != nullptr &&
-              EVP_MAC_init(ctx, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) == 1 &&
-              EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1 &&
-              EVP_MAC_final(ctx, digest, &length, sizeof digest) == 1;
-    EVP_MAC_CTX_free(ctx);
+    ok = ok &&
+         EVP_MAC_update(ctx, reinterpret_cast<const unsigned char*>(message.data()), message.size()) == 1 &&
+         EVP_MAC_final(ctx, digest, &length, sizeof digest) == 1;
     if (!ok) throw std::runtime_error("HMAC-SHA256 failed");
     return std::string(reinterpret_cast<char*>(digest), length);
 }

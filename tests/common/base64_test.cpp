@@ -30,3 +30,34 @@ TEST(Base64, RefusesWhatIsNotStrictBase64) {
 
 }  // namespace
 }  // namespace bai::crypto
+
+#include "common/crypto/digest.h"
+
+namespace bai::crypto {
+namespace {
+
+std::string hex(const std::string& bytes) {
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned char c : bytes) {
+        out += digits[c >> 4];
+        out += digits[c & 15];
+    }
+    return out;
+}
+
+TEST(Digest, HmacSha256MatchesRfc4231AndReusesKeysCorrectly) {
+    // RFC 4231 test case 2.
+    const std::string expected = "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843";
+    EXPECT_EQ(hex(hmac_sha256("Jefe", "what do ya want for nothing?")), expected);
+    EXPECT_NE(hex(hmac_sha256("Jefe", "something else")), expected);
+    EXPECT_EQ(hex(hmac_sha256("Jefe", "what do ya want for nothing?")), expected);  // cached key
+    EXPECT_NE(hex(hmac_sha256("other", "what do ya want for nothing?")), expected);
+}
+
+TEST(Digest, Md5OfTheEmptyString) {
+    EXPECT_EQ(hex(md5("")), "d41d8cd98f00b204e9800998ecf8427e");
+}
+
+}  // namespace
+}  // namespace bai::crypto
