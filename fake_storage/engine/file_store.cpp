@@ -483,9 +483,9 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         e.metadata = metadata;
         fs::path on_disk = disk_path(account, share, e.path);
         std::unique_lock lock(lock_for(account, share, e.path));
-        // A new inode: readers that opened the old file keep reading the old bytes.
-        fs::path fresh = on_disk;
-        fresh += ".bai-new";
+        // A new inode, made in tmp/ (same file system, swept at start) and renamed into place:
+        // readers that opened the old file keep its bytes, and a crash leaves nothing in the share.
+        fs::path fresh = files_.root() / "tmp" / crypto::random_hex(16);
         int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) io_failure("cannot create", on_disk);
         int rc = ::ftruncate(fd, static_cast<off_t>(size));
