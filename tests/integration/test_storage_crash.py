@@ -37,7 +37,7 @@ class CrashDuringUploads(unittest.TestCase):
         self.addCleanup(emu.close)
         return emu
 
-    def upload_until_killed(self, emu, kill_after):
+    def upload_until_killed(self, emu, kill_after, where):
         client = RawClient(emu.endpoints["blob"])
         files = RawClient(emu.endpoints["file"])
         acknowledged = {}   # blob name -> last acknowledged version
@@ -53,7 +53,7 @@ class CrashDuringUploads(unittest.TestCase):
                 version = acknowledged.get(name, -1) + 1
                 in_flight[name] = version
                 try:
-                    r = client.request("PUT", f"{A}/crash/{name}", body=body(name, version),
+                    r = client.request("PUT", f"{A}/{where}/{name}", body=body(name, version),
                                        headers={"x-ms-blob-type": "BlockBlob"})
                 except OSError:
                     return
@@ -69,7 +69,7 @@ class CrashDuringUploads(unittest.TestCase):
                 for index in range(16):
                     ranges_in_flight[index] = round_
                     try:
-                        r = files.request("PUT", f"{A}/crash/ranges.bin", [("comp", "range")],
+                        r = files.request("PUT", f"{A}/{where}/ranges.bin", [("comp", "range")],
                                           body=range_bytes(index, round_),
                                           headers={"x-ms-write": "update",
                                                    "x-ms-range": f"bytes={index * RANGE}-{(index + 1) * RANGE - 1}"})
@@ -92,10 +92,10 @@ class CrashDuringUploads(unittest.TestCase):
             w.join(timeout=30)
         return acknowledged, in_flight, ranges, ranges_in_flight
 
-    def check(self, emu, acknowledged, in_flight, ranges, ranges_in_flight):
+    def check(self, emu, where, acknowledged, in_flight, ranges, ranges_in_flight):
         client = RawClient(emu.endpoints["blob"])
         for name, version in acknowledged.items():
-            r = client.request("GET", f"{A}/crash/{name}")
+            r = client.request("GET", f"{A}/{where}/{name}")
             self.assertEqual(r.status, 200, name)
             allowed = {body(name, version)}
             if name in in_flight:
@@ -103,11 +103,11 @@ class CrashDuringUploads(unittest.TestCase):
             self.assertIn(r.body, allowed, f"{name}: neither the acknowledged nor the new version")
         for name, version in in_flight.items():
             if name not in acknowledged:
-                r = client.request("GET", f"{A}/crash/{name}")
+                r = client.request("GET", f"{A}/{where}/{name}")
                 self.assertIn(r.status, (200, 404))
                 if r.status == 200:
                     self.assertEqual(r.body, body(name, version), f"{name} is half written")
-        content = RawClient(emu.endpoints["file"]).request("GET", f"{A}/crash/ranges.bin").body
+        content = RawClient(emu.endpoints["file"]).request("GET", f"{A}/{where}/ranges.bin").body
         for index in range(16):
             piece = content[index * RANGE:(index + 1) * RANGE]
             allowed = set()
@@ -120,18 +120,22 @@ class CrashDuringUploads(unittest.TestCase):
             self.assertIn(piece, allowed, f"range {index} is half written or lost")
 
     def test_kill_9_during_uploads_loses_nothing_acknowledged(self):
-        for kill_after in (0.7, 1.3, 0.4):
+        states = []
+        # Each round writes its own container and file; the earlier rounds' data must survive too.
+        for round_, kill_after in enumerate((0.7, 1.3, 0.4)):
+            where = f"crash{round_}"
             emu = self.start()
             blob, files = RawClient(emu.endpoints["blob"]), RawClient(emu.endpoints["file"])
-            blob.request("PUT", f"{A}/crash", [("restype", "container")])
-            files.request("PUT", f"{A}/crash", [("restype", "share")])
-            if files.request("HEAD", f"{A}/crash/ranges.bin").status == 404:
-                files.request("PUT", f"{A}/crash/ranges.bin",
-                              headers={"x-ms-type": "file", "x-ms-content-length": str(16 * RANGE)})
-            state = self.upload_until_killed(emu, kill_after)
+            self.assertEqual(blob.request("PUT", f"{A}/{where}", [("restype", "container")]).status, 201)
+            self.assertEqual(files.request("PUT", f"{A}/{where}", [("restype", "share")]).status, 201)
+            files.request("PUT", f"{A}/{where}/ranges.bin",
+                          headers={"x-ms-type": "file", "x-ms-content-length": str(16 * RANGE)})
+            state = self.upload_until_killed(emu, kill_after, where)
             self.assertGreater(len(state[0]), 0, "nothing was acknowledged before the kill")
+            states.append((where, state))
             checker = self.start()
-            self.check(checker, *state)
+            for earlier_where, earlier_state in states:
+                self.check(checker, earlier_where, *earlier_state)
             self.assertEqual(checker.stop()[0], 0)
 
 
