@@ -195,52 +195,43 @@ void BlobStore::delete_container(const std::string& account, const std::string& 
     remove_contents(files_, account, garbage);
 }
 
-ContainerInfo BlobStore::set_container_metadata(const std::string& account,
-                                                const std::string& name, const Metadata& metadata,
-                                                const Conditions& conditions) {
+ContainerInfo BlobStore::update_container(const std::string& account, const std::string& name,
+                                          const Conditions& conditions,
+                                          const std::function<void(ContainerInfo&)>& change) {
     ContainerInfo result;
     db_.transaction([&](db::Database& db) {
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
-        c->metadata = metadata;
+        change(*c);
         c->etag = new_etag();
         c->last_modified = time::now();
-        db.prepare("UPDATE containers SET metadata = ?3, etag = ?4, last_modified = ?5"
-                   " WHERE account = ?1 AND name = ?2")
+        db.prepare("UPDATE containers SET metadata = ?3, public_access = ?4, etag = ?5,"
+                   " last_modified = ?6 WHERE account = ?1 AND name = ?2")
             .bind(1, account)
             .bind(2, name)
-            .bind(3, metadata_to_json(metadata))
-            .bind(4, c->etag)
-            .bind(5, time::to_ticks(c->last_modified))
+            .bind(3, metadata_to_json(c->metadata))
+            .bind(4, c->public_access)
+            .bind(5, c->etag)
+            .bind(6, time::to_ticks(c->last_modified))
             .run();
         result = *c;
     });
     return result;
 }
 
+ContainerInfo BlobStore::set_container_metadata(const std::string& account,
+                                                const std::string& name, const Metadata& metadata,
+                                                const Conditions& conditions) {
+    return update_container(account, name, conditions,
+                            [&](ContainerInfo& c) { c.metadata = metadata; });
+}
+
 ContainerInfo BlobStore::set_container_access(const std::string& account, const std::string& name,
                                               const std::string& public_access,
                                               const Conditions& conditions) {
-    ContainerInfo result;
-    db_.transaction([&](db::Database& db) {
-        auto c = find_container(db, account, name);
-        if (!c) container_not_found();
-        check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
-        c->public_access = public_access;
-        c->etag = new_etag();
-        c->last_modified = time::now();
-        db.prepare("UPDATE containers SET public_access = ?3, etag = ?4, last_modified = ?5"
-                   " WHERE account = ?1 AND name = ?2")
-            .bind(1, account)
-            .bind(2, name)
-            .bind(3, public_access)
-            .bind(4, c->etag)
-            .bind(5, time::to_ticks(c->last_modified))
-            .run();
-        result = *c;
-    });
-    return result;
+    return update_container(account, name, conditions,
+                            [&](ContainerInfo& c) { c.public_access = public_access; });
 }
 
 ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
@@ -568,54 +559,43 @@ OpenBlob BlobStore::open_blob(const std::string& account, const std::string& con
     throw std::runtime_error("the content of blob " + container + "/" + name + " is missing");
 }
 
-BlobInfo BlobStore::set_blob_content(const std::string& account, const std::string& container,
-                                     const std::string& name, const ContentSettings& content,
-                                     const Conditions& conditions) {
-    BlobInfo result;
+BlobInfo BlobStore::update_blob(const std::string& account, const std::string& container,
+                                const std::string& name, const Conditions& conditions,
+                                const std::function<void(BlobInfo&)>& change) {
+    BlobInfo blob;
     db_.transaction([&](db::Database& db) {
         require_container(db, account, container);
-        BlobInfo blob = require_blob(db, account, container, name);
+        blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
-        blob.content = content;
+        change(blob);
         blob.etag = new_etag();
         blob.last_modified = time::now();
-        db.prepare("UPDATE blobs SET content = ?4, etag = ?5, last_modified = ?6"
+        db.prepare("UPDATE blobs SET content = ?4, metadata = ?5, etag = ?6, last_modified = ?7"
                    " WHERE account = ?1 AND container = ?2 AND name = ?3")
             .bind(1, account)
             .bind(2, container)
             .bind(3, name)
-            .bind(4, encode_content_settings(content))
-            .bind(5, blob.etag)
-            .bind(6, time::to_ticks(blob.last_modified))
+            .bind(4, encode_content_settings(blob.content))
+            .bind(5, metadata_to_json(blob.metadata))
+            .bind(6, blob.etag)
+            .bind(7, time::to_ticks(blob.last_modified))
             .run();
-        result = blob;
     });
-    return result;
+    return blob;
+}
+
+BlobInfo BlobStore::set_blob_content(const std::string& account, const std::string& container,
+                                     const std::string& name, const ContentSettings& content,
+                                     const Conditions& conditions) {
+    return update_blob(account, container, name, conditions,
+                       [&](BlobInfo& blob) { blob.content = content; });
 }
 
 BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::string& container,
                                       const std::string& name, const Metadata& metadata,
                                       const Conditions& conditions) {
-    BlobInfo result;
-    db_.transaction([&](db::Database& db) {
-        require_container(db, account, container);
-        BlobInfo blob = require_blob(db, account, container, name);
-        check_write_conditions(conditions, version_of(blob), "", "");
-        blob.metadata = metadata;
-        blob.etag = new_etag();
-        blob.last_modified = time::now();
-        db.prepare("UPDATE blobs SET metadata = ?4, etag = ?5, last_modified = ?6"
-                   " WHERE account = ?1 AND container = ?2 AND name = ?3")
-            .bind(1, account)
-            .bind(2, container)
-            .bind(3, name)
-            .bind(4, metadata_to_json(metadata))
-            .bind(5, blob.etag)
-            .bind(6, time::to_ticks(blob.last_modified))
-            .run();
-        result = blob;
-    });
-    return result;
+    return update_blob(account, container, name, conditions,
+                       [&](BlobInfo& blob) { blob.metadata = metadata; });
 }
 
 void BlobStore::delete_blob(const std::string& account, const std::string& container,

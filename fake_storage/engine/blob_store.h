@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -158,6 +159,13 @@ public:
 private:
     std::mutex& lock_for(const std::string& account, const std::string& container,
                          const std::string& blob);
+    // Reads, checks `conditions`, applies `change`, gives a new ETag and saves.
+    BlobInfo update_blob(const std::string& account, const std::string& container,
+                         const std::string& name, const Conditions& conditions,
+                         const std::function<void(BlobInfo&)>& change);
+    ContainerInfo update_container(const std::string& account, const std::string& name,
+                                   const Conditions& conditions,
+                                   const std::function<void(ContainerInfo&)>& change);
     void require_container(db::Database& db, const std::string& account,
                            const std::string& container);
     BlobInfo commit_body(const std::string& account, const std::string& container,

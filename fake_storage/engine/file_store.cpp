@@ -261,48 +261,37 @@ void FileStore::delete_share(const std::string& account, const std::string& name
     fs::remove_all(trash, ec);
 }
 
-ShareInfo FileStore::set_share_metadata(const std::string& account, const std::string& name,
-                                        const Metadata& metadata) {
+ShareInfo FileStore::update_share(const std::string& account, const std::string& name,
+                                  const std::function<void(ShareInfo&)>& change) {
     ShareInfo result;
     db_.transaction([&](db::Database& db) {
         auto s = find_share(db, account, name);
         if (!s) share_not_found();
-        s->metadata = metadata;
+        change(*s);
         s->etag = new_etag();
         s->last_modified = time::now();
-        db.prepare("UPDATE shares SET metadata = ?3, etag = ?4, last_modified = ?5"
+        db.prepare("UPDATE shares SET metadata = ?3, quota = ?4, etag = ?5, last_modified = ?6"
                    " WHERE account = ?1 AND name = ?2")
             .bind(1, account)
             .bind(2, name)
-            .bind(3, metadata_to_json(metadata))
-            .bind(4, s->etag)
-            .bind(5, time::to_ticks(s->last_modified))
+            .bind(3, metadata_to_json(s->metadata))
+            .bind(4, s->quota_gib)
+            .bind(5, s->etag)
+            .bind(6, time::to_ticks(s->last_modified))
             .run();
         result = *s;
     });
     return result;
 }
 
+ShareInfo FileStore::set_share_metadata(const std::string& account, const std::string& name,
+                                        const Metadata& metadata) {
+    return update_share(account, name, [&](ShareInfo& s) { s.metadata = metadata; });
+}
+
 ShareInfo FileStore::set_share_quota(const std::string& account, const std::string& name,
                                      std::int64_t quota_gib) {
-    ShareInfo result;
-    db_.transaction([&](db::Database& db) {
-        auto s = find_share(db, account, name);
-        if (!s) share_not_found();
-        s->quota_gib = quota_gib;
-        s->etag = new_etag();
-        s->last_modified = time::now();
-        db.prepare("UPDATE shares SET quota = ?3, etag = ?4, last_modified = ?5"
-                   " WHERE account = ?1 AND name = ?2")
-            .bind(1, account)
-            .bind(2, name)
-            .bind(3, quota_gib)
-            .bind(4, s->etag)
-            .bind(5, time::to_ticks(s->last_modified))
-            .run();
-        result = *s;
-    });
-    return result;
+    return update_share(account, name, [&](ShareInfo& s) { s.quota_gib = quota_gib; });
 }
 
 SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {

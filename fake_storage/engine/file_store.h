@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -146,6 +147,8 @@ private:
                                 const std::string& path);
     std::filesystem::path disk_path(const std::string& account, const std::string& share,
                                     const std::string& stored_path) const;
+    ShareInfo update_share(const std::string& account, const std::string& name,
+                           const std::function<void(ShareInfo&)>& change);
     ShareEntry update_entry(const std::string& account, const std::string& share,
                             const std::string& path, bool want_dir,
                             const std::function<void(ShareEntry&)>& change);
