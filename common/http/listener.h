@@ -39,7 +39,6 @@ public:
     const std::string& name() const { return name_; }
     const std::string& error() const { return error_; }
     httplib::Server& server() { return *server_; }
-    int requests_in_flight() const { return in_flight_; }
 
 private:
     std::string name_;

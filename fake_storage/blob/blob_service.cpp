@@ -62,18 +62,12 @@ ContentSettings content_settings(const StorageRequest& r, bool standard_headers_
 }
 
 void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
-    const ContentSettings& c = b.content;
     set_version_headers(res, b.etag, b.last_modified);
     res.set_header("x-ms-creation-time", time::format_rfc1123(b.created));
     res.set_header("x-ms-blob-type", "BlockBlob");
     res.set_header("x-ms-lease-status", "unlocked");
     res.set_header("x-ms-lease-state", "available");
     res.set_header("x-ms-server-encrypted", "true");
-    res.set_header("Accept-Ranges", "bytes");
-    if (!c.content_encoding.empty()) res.set_header("Content-Encoding", c.content_encoding);
-    if (!c.content_language.empty()) res.set_header("Content-Language", c.content_language);
-    if (!c.cache_control.empty()) res.set_header("Cache-Control", c.cache_control);
-    if (!c.content_disposition.empty()) res.set_header("Content-Disposition", c.content_disposition);
     write_metadata(res, b.metadata);
 }
 
@@ -126,7 +120,6 @@ SourceBlob parse_copy_source(const std::string& url) {
 BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
     : accounts_(accounts),
       store_(store),
-      files_(files),
       endpoint_("batchai-emulator-blob", accounts, files,
                 [this](const StorageRequest& r) { return resolve(r); }) {}
 
@@ -394,34 +387,18 @@ void BlobService::get_block_list(StorageCall& call) {
 
 void BlobService::get_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    bool head = r.method == "HEAD";
     auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name));
     const BlobInfo& b = blob->info;
     check_read_conditions(read_conditions(r), Version{b.etag, b.last_modified});
-    httplib::Response& res = call.response;
-    write_blob_headers(res, b);
-    std::string content_type = b.content.content_type.empty() ? "application/octet-stream"
-                                                              : b.content.content_type;
-    if (head) {
-        res.set_header("x-ms-access-tier", "Hot");
-        res.set_header("x-ms-access-tier-inferred", "true");
-        if (!b.content.content_md5.empty()) res.set_header("Content-MD5", b.content.content_md5);
-        res.set_header("Content-Type", content_type);
-        res.set_header("Content-Length", std::to_string(b.size));
-        return;
+    write_blob_headers(call.response, b);
+    if (r.method == "HEAD") {
+        call.response.set_header("x-ms-access-tier", "Hot");
+        call.response.set_header("x-ms-access-tier-inferred", "true");
     }
-    std::optional<ResolvedRange> range = resolve_range(r, res, b.size);
-    if (range) {
-        if (!b.content.content_md5.empty()) res.set_header("x-ms-blob-content-md5", b.content.content_md5);
-    } else if (!b.content.content_md5.empty()) {
-        res.set_header("Content-MD5", b.content.content_md5);
-    }
-    ResolvedRange part = range.value_or(ResolvedRange{0, b.size});
-    if (blob->fd < 0) {
-        res.set_content(blob->bytes.substr(part.first, part.length), content_type);
-        return;
-    }
-    send_content(res, std::shared_ptr<const int>(blob, &blob->fd), part, content_type);
+    answer_with_content(r, call.response,
+                        {b.content, b.size, std::shared_ptr<const int>(blob, &blob->fd),
+                         blob->fd < 0 ? &blob->bytes : nullptr},
+                        "x-ms-blob-content-md5");
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {

@@ -42,7 +42,6 @@ private:
 
     AccountRegistry& accounts_;
     BlobStore& store_;
-    ContentFiles& files_;
     StorageEndpoint endpoint_;
 };
 

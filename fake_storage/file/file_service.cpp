@@ -353,28 +353,12 @@ void FileService::get_file(StorageCall& call) {
     const StorageRequest& r = call.request;
     auto file = std::make_shared<OpenFile>(store_.open_file(call.account.name, r.container, r.name));
     const ShareEntry& e = file->info;
-    httplib::Response& res = call.response;
-    write_entry_headers(res, e);
-    write_metadata(res, e.metadata);
-    res.set_header("x-ms-type", "File");
-    res.set_header("Accept-Ranges", "bytes");
-    const ContentSettings& c = e.content;
-    if (!c.content_encoding.empty()) res.set_header("Content-Encoding", c.content_encoding);
-    if (!c.content_language.empty()) res.set_header("Content-Language", c.content_language);
-    if (!c.cache_control.empty()) res.set_header("Cache-Control", c.cache_control);
-    if (!c.content_disposition.empty()) res.set_header("Content-Disposition", c.content_disposition);
-    std::string content_type = c.content_type.empty() ? "application/octet-stream" : c.content_type;
-    if (r.method == "HEAD") {
-        if (!c.content_md5.empty()) res.set_header("Content-MD5", c.content_md5);
-        res.set_header("Content-Type", content_type);
-        res.set_header("Content-Length", std::to_string(e.size));
-        return;
-    }
-    std::optional<ResolvedRange> range = resolve_range(r, res, e.size);
-    if (range && !c.content_md5.empty()) res.set_header("x-ms-content-md5", c.content_md5);
-    if (!range && !c.content_md5.empty()) res.set_header("Content-MD5", c.content_md5);
-    send_content(res, std::shared_ptr<const int>(file, &file->fd), range.value_or(ResolvedRange{0, e.size}),
-                 content_type);
+    write_entry_headers(call.response, e);
+    write_metadata(call.response, e.metadata);
+    call.response.set_header("x-ms-type", "File");
+    answer_with_content(r, call.response,
+                        {e.content, e.size, std::shared_ptr<const int>(file, &file->fd)},
+                        "x-ms-content-md5");
 }
 
 void FileService::set_file_properties(StorageCall& call) {

@@ -53,4 +53,33 @@ void send_content(httplib::Response& res, std::shared_ptr<const int> fd, Resolve
         });
 }
 
+void answer_with_content(const StorageRequest& r, httplib::Response& res, const StoredContent& c,
+                         const char* range_md5_header) {
+    const ContentSettings& settings = c.settings;
+    res.set_header("Accept-Ranges", "bytes");
+    if (!settings.content_encoding.empty()) res.set_header("Content-Encoding", settings.content_encoding);
+    if (!settings.content_language.empty()) res.set_header("Content-Language", settings.content_language);
+    if (!settings.cache_control.empty()) res.set_header("Cache-Control", settings.cache_control);
+    if (!settings.content_disposition.empty()) {
+        res.set_header("Content-Disposition", settings.content_disposition);
+    }
+    std::string content_type =
+        settings.content_type.empty() ? "application/octet-stream" : settings.content_type;
+    const std::string& md5 = settings.content_md5;
+    if (r.method == "HEAD") {
+        if (!md5.empty()) res.set_header("Content-MD5", md5);
+        res.set_header("Content-Type", content_type);
+        res.set_header("Content-Length", std::to_string(c.size));
+        return;
+    }
+    std::optional<ResolvedRange> range = resolve_range(r, res, c.size);
+    if (!md5.empty()) res.set_header(range ? range_md5_header : "Content-MD5", md5);
+    ResolvedRange part = range.value_or(ResolvedRange{0, c.size});
+    if (c.bytes != nullptr) {
+        res.set_content(c.bytes->substr(part.first, part.length), content_type);
+        return;
+    }
+    send_content(res, c.fd, part, content_type);
+}
+
 }  // namespace bai::storage

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "fake_storage/engine/properties.h"
 #include "fake_storage/http/storage_request.h"
 
 namespace bai::storage {
@@ -26,5 +27,20 @@ std::optional<ResolvedRange> resolve_range(const StorageRequest& request, httpli
 // Sends `range` of the file open as `fd` (kept open until the response is written).
 void send_content(httplib::Response& response, std::shared_ptr<const int> fd, ResolvedRange range,
                   const std::string& content_type);
+
+// A blob's or a file's bytes: in memory (`bytes`) or behind `fd` (kept open until sent).
+struct StoredContent {
+    const ContentSettings& settings;
+    std::uint64_t size;
+    std::shared_ptr<const int> fd;
+    const std::string* bytes = nullptr;
+};
+
+// Get Blob / Get File and their HEAD forms, after the resource's own headers: the content
+// headers and Accept-Ranges; for HEAD the type, length and Content-MD5; for GET the requested
+// range, with the whole content's MD5 in Content-MD5, or in `range_md5_header` when only a
+// range is sent (x-ms-blob-content-md5 for blobs, x-ms-content-md5 for files).
+void answer_with_content(const StorageRequest& request, httplib::Response& response,
+                         const StoredContent& content, const char* range_md5_header);
 
 }  // namespace bai::storage
