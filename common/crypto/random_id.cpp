@@ -2,6 +2,8 @@
 
 #include <openssl/rand.h>
 
+#include "common/crypto/base64.h"
+
 #include <cstdint>
 #include <random>
 #include <stdexcept>
@@ -32,6 +34,11 @@ std::string to_hex(const std::vector<unsigned char>& bytes) {
 }  // namespace
 
 std::string random_hex(size_t bytes) { return to_hex(random_bytes(bytes)); }
+
+std::string random_base64(size_t bytes) {
+    std::vector<unsigned char> raw = random_bytes(bytes);
+    return base64_encode(std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size()));
+}
 
 std::string uuid4() {
     // Request and operation ids need to be unique, not secret: a per-thread generator seeded from

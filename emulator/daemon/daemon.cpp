@@ -14,6 +14,7 @@
 #include "common/http/listener.h"
 #include "common/log/logger.h"
 #include "common/version.h"
+#include "emulator/arm/arm_api.h"
 #include "emulator/daemon/daemon_state.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/tls/self_signed_cert.h"
@@ -104,6 +105,7 @@ int run(const Options& options) {
         state = db::Database::open(location / "state.db", {.synchronous_full = options.durable, .exclusive = true});
         migrate_daemon_schema(*state);
         storage::migrate_storage_schema(*state);
+        arm::ArmApi::migrate(*state);
         if (auto previous = last_run(*state); previous && !previous->stopped_cleanly) {
             log::warning("the previous run (pid " + std::to_string(previous->pid) +
                          ", started " + previous->started_at + ") did not stop cleanly");
@@ -132,6 +134,7 @@ int run(const Options& options) {
     }
     storage::BlobService blob_service(accounts, blob_store, *content);
     storage::FileService file_service(accounts, file_store, *content);
+    arm::ArmApi arm_api(*state, accounts, std::chrono::milliseconds(options.lro_delay_ms));
 
     tls::CertificateFiles certificate;
     try {
@@ -173,6 +176,11 @@ int run(const Options& options) {
                                    url("http", options.host, file.port()),
                                    certificate.certificate.string(), static_cast<long>(::getpid())};
     add_endpoints_route(arm.server(), published);
+    try {
+        arm_api.serve(arm.server(), {published.arm, published.blob, published.file});
+    } catch (const std::exception& e) {
+        return cannot_start(std::string("ARM: ") + e.what());
+    }
     for (auto& listener : listeners) listener->start();
     const fs::path endpoints_path = location / endpoints::kFileName;
     endpoints::write(endpoints_path, published);
@@ -186,6 +194,7 @@ int run(const Options& options) {
     for (auto& listener : listeners) listener->stop_accepting();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (auto& listener : listeners) listener->finish(deadline);
+    arm_api.stop();
     release_mounts(nodes_dir, "at stop");
     record_stop(*state, run_id);
     log::info("stopped cleanly");

@@ -60,6 +60,18 @@ Options parse_options(const std::vector<std::string>& args) {
             o.accounts.push_back(storage::parse_account_flag(value()));
         } else if (flag == "--debug") {
             o.debug_log = value();
+        } else if (flag == "--lro-delay") {
+            std::string text = value();
+            size_t used = 0;
+            int ms = -1;
+            try {
+                ms = std::stoi(text, &used);
+            } catch (const std::exception&) {
+            }
+            if (used != text.size() || ms < 0 || ms > 600000) {
+                throw std::invalid_argument("--lro-delay must be milliseconds from 0 to 600000, got '" + text + "'");
+            }
+            o.lro_delay_ms = ms;
         } else if (flag == "--durable" && !inline_value) {
             o.durable = true;
         } else if (flag == "--version" && !inline_value) {
@@ -76,7 +88,7 @@ Options parse_options(const std::vector<std::string>& args) {
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
-           "                        [--version] [--help]\n"
+           "                        [--lro-delay MS] [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
@@ -85,7 +97,9 @@ std::string usage() {
            "  --file-port P      File service (default 10004; 0: any free port)\n"
            "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
            "  --debug FILE       log one line per request: service, method, path, status, ms\n"
-           "  --durable          fsync every acknowledged write (survives power loss; slower)\n";
+           "  --durable          fsync every acknowledged write (survives power loss; slower)\n"
+           "  --lro-delay MS     how long ARM create/delete/terminate operations stay InProgress\n"
+           "                     (default 500)\n";
 }
 
 }  // namespace bai::daemon

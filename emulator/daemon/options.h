@@ -21,6 +21,8 @@ struct Options {
     // fsync content and the SQLite WAL at every commit (power-loss safety); without it every
     // acknowledged write survives a crash of the emulator (kill -9) but not of the machine.
     bool durable = false;
+    // How long a long-running ARM operation (create, delete, terminate) stays InProgress.
+    int lro_delay_ms = 500;
     bool show_version = false;
     bool show_help = false;
 };

@@ -12,6 +12,8 @@ const char* root_definition(ResourceKind kind) {
         case ResourceKind::cluster: return "ClusterCreateParameters";
         case ResourceKind::file_server: return "FileServerCreateParameters";
         case ResourceKind::workspace: return "WorkspaceCreateParameters";
+        case ResourceKind::cluster_update: return "ClusterUpdateParameters";
+        case ResourceKind::workspace_update: return "WorkspaceUpdateParameters";
     }
     return "";
 }
@@ -51,7 +53,7 @@ Report validate(const nlohmann::json& body, ResourceKind kind, ApiVersion versio
     const nlohmann::json empty = nlohmann::json::object();
     const nlohmann::json& properties = body.contains("properties") ? body["properties"] : empty;
     if (kind == ResourceKind::job) check_job_rules(properties, version, mode, report);
-    if (kind == ResourceKind::cluster) check_cluster_rules(properties, mode, report);
+    if (kind == ResourceKind::cluster || kind == ResourceKind::cluster_update) check_cluster_rules(properties, mode, report);
     return report;
 }
 

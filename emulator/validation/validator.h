@@ -16,7 +16,8 @@ namespace bai::validation {
 // az CLI, which fills what the command line provides (cluster, vmSize, admin user, storage
 // account names and keys, location) and substitutes <AZURE_BATCHAI_STORAGE_*> placeholders.
 enum class Mode { rest, cli };
-enum class ResourceKind { job, cluster, file_server, workspace };
+// The create bodies, and the two PATCH bodies (cluster scale settings, workspace tags).
+enum class ResourceKind { job, cluster, file_server, workspace, cluster_update, workspace_update };
 
 struct Finding {
     std::string path;  // JSON path of the fault: "properties.inputDirectories[1].id"

@@ -151,3 +151,21 @@ class StorageTestCase:
         code, _ = cls.emu.stop()
         cls.emu.close()
         assert code == 0, f"emulator exited with {code}"
+
+
+class StaticToken:
+    """A TokenCredential whose token never expires; the emulator accepts any bearer token."""
+
+    def get_token(self, *scopes, **kwargs):
+        from azure.core.credentials import AccessToken
+        return AccessToken("emulator-token", int(time.time()) + 3600)
+
+
+SUBSCRIPTION = "00000000-1111-2222-3333-444444444444"
+
+
+def arm_client(client_class, endpoints, **kwargs):
+    """An Azure management client (BatchAI, ResourceManagementClient, StorageManagementClient)
+    pointed at the emulator's ARM endpoint, trusting its certificate, polling every 0.1 s."""
+    return client_class(StaticToken(), SUBSCRIPTION, base_url=endpoints["arm"],
+                        connection_verify=endpoints["ca_cert"], polling_interval=0.1, **kwargs)

@@ -1,0 +1,55 @@
+#include "emulator/arm/arm_api.h"
+
+#include "emulator/arm/batchai_common.h"
+#include "emulator/arm/clusters.h"
+#include "emulator/arm/jobs.h"
+#include "emulator/arm/provider_routes.h"
+#include "emulator/arm/queue_only_engine.h"
+#include "emulator/arm/resource_groups.h"
+#include "emulator/arm/storage_accounts.h"
+#include "emulator/arm/workspaces.h"
+
+namespace bai::arm {
+
+ArmApi::ArmApi(db::Database& db, storage::AccountRegistry& accounts, std::chrono::milliseconds lro_delay)
+    : store_(std::make_unique<ResourceStore>(db)),
+      operations_(std::make_unique<OperationTracker>(db, lro_delay)),
+      engine_(std::make_unique<QueueOnlyEngine>(*store_)),
+      accounts_(accounts) {}
+
+ArmApi::~ArmApi() { stop(); }
+
+void ArmApi::migrate(db::Database& db) {
+    ResourceStore::migrate(db);
+    OperationTracker::migrate(db);
+}
+
+void ArmApi::serve(httplib::Server& server, const ArmEndpoints& endpoints) {
+    context_ = std::unique_ptr<ArmContext>(
+        new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file});
+    register_stored_accounts(*context_);
+    router_ = std::make_unique<Router>(endpoints.arm);
+    add_provider_routes(*router_, *context_);
+    add_resource_group_routes(*router_, *context_);
+    add_storage_account_routes(*router_, *context_);
+    add_workspace_routes(*router_, *context_);
+    add_cluster_routes(*router_, *context_);
+    add_file_server_routes(*router_, *context_);
+    add_job_routes(*router_, *context_);
+    operations_->start([this](const Operation& op) { complete_operation(*context_, op); });
+
+    auto dispatch = [this](const httplib::Request& req, httplib::Response& res) { router_->dispatch(req, res); };
+    server.Get(".*", dispatch);
+    server.Put(".*", dispatch);
+    server.Post(".*", dispatch);
+    server.Patch(".*", dispatch);
+    server.Delete(".*", dispatch);
+    // ARM answers 10 MB bodies with a CloudError; httplib refuses what is above its own limit first.
+    server.set_payload_max_length(64 * 1024 * 1024);
+}
+
+void ArmApi::stop() {
+    if (operations_) operations_->stop();
+}
+
+}  // namespace bai::arm

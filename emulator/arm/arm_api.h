@@ -1,0 +1,48 @@
+// The ARM endpoint: Microsoft.BatchAI (2018-05-01 and 2017-09-01-preview), resource groups and
+// storage accounts, on one router behind the HTTPS listener.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "common/db/database.h"
+#include "emulator/arm/arm_context.h"
+#include "emulator/arm/router.h"
+#include "fake_storage/accounts/account_registry.h"
+
+namespace bai::arm {
+
+struct ArmEndpoints {
+    std::string arm;  // "https://127.0.0.1:10443"
+    std::string blob;
+    std::string file;
+};
+
+class ArmApi {
+public:
+    // `lro_delay`: how long a long-running operation stays InProgress.
+    ArmApi(db::Database& db, storage::AccountRegistry& accounts, std::chrono::milliseconds lro_delay);
+    ~ArmApi();
+    static void migrate(db::Database& db);
+
+    // Once the ports are known, before serving: registers the stored storage accounts and
+    // routes every request the server has no other route for to the ARM router.
+    void serve(httplib::Server& server, const ArmEndpoints& endpoints);
+    // Completes what is due and stops the operations worker.
+    void stop();
+
+    ResourceStore& store() { return *store_; }
+
+private:
+    std::unique_ptr<ResourceStore> store_;
+    std::unique_ptr<OperationTracker> operations_;
+    std::unique_ptr<ComputeEngine> engine_;
+    storage::AccountRegistry& accounts_;
+    std::unique_ptr<ArmContext> context_;
+    std::unique_ptr<Router> router_;
+};
+
+}  // namespace bai::arm

@@ -1,0 +1,17 @@
+// Microsoft.BatchAI 2018-05-01 clusters and file servers: create (long-running), update of the
+// cluster's scale settings, get, list by workspace, delete, listRemoteLoginInformation.
+#pragma once
+
+#include "emulator/arm/arm_context.h"
+#include "emulator/arm/router.h"
+
+namespace bai::arm {
+
+void add_cluster_routes(Router& router, ArmContext& ctx);
+void add_file_server_routes(Router& router, ArmContext& ctx);
+
+// Applies a PATCH body's scaleSettings to a stored cluster and tells the engine.
+std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::string& cluster_id,
+                                                   const nlohmann::json& body);
+
+}  // namespace bai::arm

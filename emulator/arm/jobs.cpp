@@ -1,0 +1,107 @@
+#include "emulator/arm/jobs.h"
+
+#include "common/crypto/random_id.h"
+#include "emulator/arm/batchai_common.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/output_files.h"
+#include "emulator/arm/resource_defaults.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/workspaces.h"
+
+namespace bai::arm {
+namespace {
+
+using validation::ApiVersion;
+using validation::ResourceKind;
+
+const std::string kJobs =
+    "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.BatchAI/workspaces/"
+    "{workspaceName}/experiments/{experimentName}/jobs";
+const std::string kJob = kJobs + "/{jobName}";
+
+std::string job_id(const Params& p) { return experiment_id(p) + "/jobs/" + p["jobName"]; }
+
+nlohmann::json view(const StoredResource& r) { return redacted(r.body); }
+
+StoredResource require_job(const ArmContext& ctx, const Params& p) {
+    require_experiment(ctx, p);
+    return require(ctx, job_id(p), "JobNotFound", "job", p["jobName"]);
+}
+
+OperationTarget target(const Params& p, const std::string& kind, const std::string& id, const StoredResource& workspace) {
+    return {kind, id, resource_ref(p, {"workspaceName", "experimentName", "jobName"}), p["subscriptionId"],
+            workspace.body["location"]};
+}
+
+void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    StoredResource workspace = require_workspace(ctx, p);
+    StoredResource experiment = require_experiment(ctx, p);
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    check_body(body, ResourceKind::job, ApiVersion::v2018_05_01);
+    const std::string id = job_id(p);
+    if (ctx.store.get(id)) {
+        throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
+    }
+    nlohmann::json properties = body["properties"];
+    require_job_cluster(ctx, properties);
+    stamp_new(properties, "creating");
+    std::string segment = p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
+                          "/experiments/" + p["experimentName"] + "/jobs/" + p["jobName"] + "/" + crypto::uuid4();
+    fill_job_defaults(properties, segment);
+    nlohmann::json job{{"id", id}, {"name", p["jobName"]}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
+                       {"properties", std::move(properties)}};
+    if (!ctx.store.create(id, experiment.body["id"].get<std::string>(), kind::kJob, job)) {
+        throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
+    }
+    start_operation(ctx, req, res, target(p, "create", id, workspace));
+}
+
+}  // namespace
+
+void require_job_cluster(const ArmContext& ctx, const nlohmann::json& properties) {
+    const std::string cluster = properties["cluster"]["id"];
+    std::optional<StoredResource> found = ctx.store.get(cluster);
+    if (!found || found->type != kind::kCluster) {
+        throw bad_request("ClusterNotFound", "The cluster " + cluster + " given in properties.cluster.id is not found",
+                          "properties.cluster.id");
+    }
+}
+
+void add_job_routes(Router& router, ArmContext& ctx) {
+    const auto v = Versions::batchai_2018;
+    const std::string op = "Microsoft.BatchAI/workspaces/experiments/jobs/";
+    router.add("GET", kJobs, v, op + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+        require_experiment(ctx, p);
+        send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), view);
+    });
+    router.add("PUT", kJob, v, op + "write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_job(ctx, req, p, res); });
+    router.add("GET", kJob, v, op + "read", [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+        StoredResource job = require_job(ctx, p);
+        send_resource(res, job, view(job));
+    });
+    router.add("DELETE", kJob, v, op + "delete", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+        StoredResource workspace = require_workspace(ctx, p);
+        require_experiment(ctx, p);
+        std::optional<StoredResource> job = ctx.store.get(job_id(p));
+        if (!job) return void(res.status = 204);
+        start_delete(ctx, req, res, target(p, "delete", job->body["id"], workspace));
+    });
+    router.add("POST", kJob + "/terminate", v, op + "terminate/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   StoredResource workspace = require_workspace(ctx, p);
+                   StoredResource job = require_job(ctx, p);
+                   start_operation(ctx, req, res, target(p, "terminate", job.body["id"], workspace));
+               });
+    router.add("POST", kJob + "/listRemoteLoginInformation", v, op + "remoteLoginInformation/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   send_page(res, req, ctx.engine.remote_login(require_job(ctx, p)), std::nullopt);
+               });
+    router.add("POST", kJob + "/listOutputFiles", v, op + "listOutputFiles/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   list_output_files(ctx, req, require_job(ctx, p), res);
+               });
+}
+
+}  // namespace bai::arm

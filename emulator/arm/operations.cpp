@@ -1,0 +1,199 @@
+#include "emulator/arm/operations.h"
+
+#include <algorithm>
+
+#include "common/crypto/random_id.h"
+#include "common/log/logger.h"
+#include "common/time/timestamps.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_view.h"
+
+namespace bai::arm {
+namespace {
+
+constexpr db::Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE arm_operations(
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  resource_id TEXT NOT NULL,
+  resource_ref TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  subscription TEXT NOT NULL,
+  location TEXT NOT NULL,
+  api_version TEXT NOT NULL,
+  status TEXT NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  end_ticks INTEGER NOT NULL,
+  error TEXT NOT NULL
+);
+CREATE INDEX arm_operations_by_status ON arm_operations(status);
+)sql"},
+};
+
+constexpr const char* kColumns =
+    "id, kind, resource_id, resource_ref, provider, subscription, location, api_version, status, "
+    "start_ticks, end_ticks, error";
+
+Operation read_row(db::Statement& s) {
+    Operation op;
+    op.id = s.column_text(0);
+    op.kind = s.column_text(1);
+    op.resource_id = s.column_text(2);
+    op.resource_ref = s.column_text(3);
+    op.provider = s.column_text(4);
+    op.subscription = s.column_text(5);
+    op.location = s.column_text(6);
+    op.api_version = s.column_text(7);
+    op.status = s.column_text(8);
+    op.start_ticks = s.column_int(9);
+    op.end_ticks = s.column_int(10);
+    std::string error = s.column_text(11);
+    if (!error.empty()) op.error = nlohmann::json::parse(error);
+    return op;
+}
+
+std::string prefix(const Operation& op) {
+    return "/subscriptions/" + op.subscription + "/providers/" + op.provider + "/locations/" + op.location;
+}
+
+}  // namespace
+
+OperationTracker::OperationTracker(db::Database& db, std::chrono::milliseconds delay) : db_(db), delay_(delay) {}
+
+OperationTracker::~OperationTracker() { stop(); }
+
+void OperationTracker::migrate(db::Database& db) {
+    // The ARM component's migrations are shared between the resource store (1) and this (2).
+    db.migrate("arm_operations", kMigrations);
+}
+
+void OperationTracker::save(const Operation& op) {
+    db_.transaction([&](db::Database& db) {
+        auto s = db.prepare(std::string("INSERT OR REPLACE INTO arm_operations(") + kColumns +
+                            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        s.bind(1, op.id).bind(2, op.kind).bind(3, op.resource_id).bind(4, op.resource_ref).bind(5, op.provider);
+        s.bind(6, op.subscription).bind(7, op.location).bind(8, op.api_version).bind(9, op.status);
+        s.bind(10, op.start_ticks).bind(11, op.end_ticks).bind(12, op.error.is_null() ? "" : op.error.dump());
+        s.run();
+    });
+}
+
+void OperationTracker::start(Completer completer) {
+    completer_ = std::move(completer);
+    std::vector<std::string> left;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare("SELECT id FROM arm_operations WHERE status = 'InProgress' ORDER BY start_ticks");
+        while (s.step()) left.push_back(s.column_text(0));
+    });
+    {
+        std::lock_guard lock(mutex_);
+        auto now = std::chrono::steady_clock::now();
+        for (std::string& id : left) pending_.emplace_back(now, std::move(id));
+        stopping_ = false;
+    }
+    worker_ = std::thread([this] { run_worker(); });
+}
+
+void OperationTracker::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        if (!worker_.joinable()) return;
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+}
+
+Operation OperationTracker::begin(Operation op) {
+    op.id = crypto::uuid4();
+    op.status = "InProgress";
+    op.start_ticks = time::to_ticks(time::now());
+    save(op);
+    {
+        std::lock_guard lock(mutex_);
+        pending_.emplace_back(std::chrono::steady_clock::now() + delay_, op.id);
+    }
+    wake_.notify_all();
+    return op;
+}
+
+std::optional<Operation> OperationTracker::get(const std::string& id) const {
+    std::optional<Operation> found;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_operations WHERE id = ?");
+        s.bind(1, id);
+        if (s.step()) found = read_row(s);
+    });
+    return found;
+}
+
+void OperationTracker::run_worker() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+        if (stopping_) return;
+        if (pending_.empty()) {
+            wake_.wait(lock);
+            continue;
+        }
+        auto next = std::min_element(pending_.begin(), pending_.end());
+        if (next->first > std::chrono::steady_clock::now()) {
+            wake_.wait_until(lock, next->first);
+            continue;
+        }
+        std::string id = next->second;
+        pending_.erase(next);
+        lock.unlock();
+        complete(id);
+        lock.lock();
+    }
+}
+
+void OperationTracker::complete(const std::string& id) {
+    std::optional<Operation> op = get(id);
+    if (!op || op->status != "InProgress") return;
+    try {
+        completer_(*op);
+        op->status = "Succeeded";
+    } catch (const CloudError& e) {
+        op->status = "Failed";
+        op->error = e.body()["error"];
+    } catch (const std::exception& e) {
+        log::error("operation " + id + " (" + op->kind + " " + op->resource_id + ") failed: " + e.what());
+        op->status = "Failed";
+        op->error = {{"code", "InternalServerError"}, {"message", e.what()}};
+    }
+    op->end_ticks = time::to_ticks(time::now());
+    save(*op);
+}
+
+std::string OperationTracker::results_path(const Operation& op) { return prefix(op) + "/operationresults/" + op.id; }
+
+std::string OperationTracker::statuses_path(const Operation& op) { return prefix(op) + "/operationstatuses/" + op.id; }
+
+void OperationTracker::send_accepted(httplib::Response& res, const Operation& op, const std::string& base_url,
+                                     bool async_header) {
+    const std::string query = "?api-version=" + op.api_version;
+    if (async_header) res.set_header("Azure-AsyncOperation", base_url + results_path(op) + query);
+    res.set_header("Location", base_url + statuses_path(op) + query);
+    res.set_header("Retry-After", "1");
+    res.status = 202;
+    res.set_content("", "application/json; charset=utf-8");
+}
+
+nlohmann::json OperationTracker::document(const Operation& op, const std::string& base_url) {
+    nlohmann::json doc{{"id", base_url + results_path(op)},
+                       {"name", op.id},
+                       {"status", op.status},
+                       {"startTime", arm_time(time::from_ticks(op.start_ticks))}};
+    if (op.status != "InProgress") {
+        doc["endTime"] = arm_time(time::from_ticks(op.end_ticks));
+        if (op.status == "Succeeded" && !op.resource_ref.empty()) {
+            doc["properties"] = {{"resourceId", op.resource_ref}};
+        }
+        if (!op.error.is_null()) doc["error"] = op.error;
+    }
+    return doc;
+}
+
+}  // namespace bai::arm

@@ -1,0 +1,80 @@
+// Long-running operations: a create, delete or terminate is recorded InProgress, answered 202
+// with Azure-AsyncOperation/Location/Retry-After, and completed on a worker thread once the
+// configured delay has passed. Operations are rows in SQLite: one still in progress when the
+// emulator stopped is completed after the next start.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <httplib.h>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/db/database.h"
+
+namespace bai::arm {
+
+struct Operation {
+    std::string id;
+    std::string kind;            // "create", "delete", "terminate"
+    std::string resource_id;     // the ARM id it acts on
+    std::string resource_ref;    // "{sub}${rg}${ws}..." as the service wrote resourceId
+    std::string provider;        // "Microsoft.BatchAI", "Microsoft.Resources"
+    std::string subscription;
+    std::string location;
+    std::string api_version;
+    std::string status = "InProgress";  // InProgress, Succeeded, Failed
+    std::int64_t start_ticks = 0;
+    std::int64_t end_ticks = 0;
+    nlohmann::json error;  // {"code","message"} when Failed
+};
+
+class OperationTracker {
+public:
+    // Runs the operation's effect; a CloudError (or any exception) makes it Failed.
+    using Completer = std::function<void(const Operation&)>;
+
+    OperationTracker(db::Database& db, std::chrono::milliseconds delay);
+    ~OperationTracker();
+    static void migrate(db::Database& db);
+
+    // Starts the worker; operations left in progress by a previous run are completed first.
+    void start(Completer completer);
+    // Finishes what is due now and joins the worker.
+    void stop();
+
+    // Records `op` (id and times filled in) and schedules its completion.
+    Operation begin(Operation op);
+    std::optional<Operation> get(const std::string& id) const;
+
+    // The two polling URLs of an operation, after the base URL, without the query.
+    static std::string results_path(const Operation& op);
+    static std::string statuses_path(const Operation& op);
+    // 202 with an empty body and the polling headers.
+    static void send_accepted(httplib::Response& res, const Operation& op, const std::string& base_url,
+                              bool async_header = true);
+    // The operation status document.
+    static nlohmann::json document(const Operation& op, const std::string& base_url);
+
+private:
+    void run_worker();
+    void complete(const std::string& id);
+    void save(const Operation& op);
+
+    db::Database& db_;
+    std::chrono::milliseconds delay_;
+    Completer completer_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> pending_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+}  // namespace bai::arm

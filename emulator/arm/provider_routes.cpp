@@ -1,0 +1,89 @@
+#include "emulator/arm/provider_routes.h"
+
+#include <set>
+
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
+
+namespace bai::arm {
+namespace {
+
+constexpr const char* kOperationPath = "/subscriptions/{subscriptionId}/providers/{providerNamespace}/locations/{location}";
+
+Operation require_operation(const ArmContext& ctx, const Params& p) {
+    std::optional<Operation> op = ctx.operations.get(p["operationId"]);
+    if (!op || !iequals(op->subscription, p["subscriptionId"])) {
+        throw CloudError(404, "OperationNotFound", "The operation " + p["operationId"] + " is not found");
+    }
+    return *op;
+}
+
+// "Microsoft.BatchAI/workspaces/experiments/jobs/read" -> a display block as the service wrote it.
+nlohmann::json describe(const std::string& name) {
+    size_t first = name.find('/');
+    size_t last = name.rfind('/');
+    std::string resource = name.substr(first + 1, last - first - 1);
+    std::string verb = name.substr(last + 1);
+    std::string operation = verb == "read" ? "Get or list" : verb == "write" ? "Create or update"
+                          : verb == "delete" ? "Delete" : verb;
+    return {{"name", name},
+            {"display", {{"provider", name.substr(0, first)}, {"resource", resource}, {"operation", operation},
+                         {"description", operation + " " + resource}}},
+            {"origin", "user,system"}};
+}
+
+nlohmann::json usage(const std::string& name, const std::string& localized, long long current, long long limit) {
+    return {{"unit", "Count"}, {"currentValue", current}, {"limit", limit},
+            {"name", {{"value", name}, {"localizedValue", localized}}}};
+}
+
+}  // namespace
+
+void add_provider_routes(Router& router, ArmContext& ctx) {
+    router.add("GET", "/providers/Microsoft.BatchAI/operations", Versions::batchai_both, "Microsoft.BatchAI/operations/read",
+               [&router](const ArmRequest& req, const Params&, httplib::Response& res) {
+                   std::set<std::string> names;
+                   for (const Route& r : router.routes()) {
+                       if (r.operation.rfind("Microsoft.BatchAI/", 0) == 0) names.insert(r.operation);
+                   }
+                   nlohmann::json items = nlohmann::json::array();
+                   for (const std::string& n : names) items.push_back(describe(n));
+                   send_page(res, req, items, std::nullopt);
+               });
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/locations/{location}/usages",
+               Versions::batchai_2018, "Microsoft.BatchAI/locations/usages/read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   long long clusters = 0;
+                   for (const StoredResource& c : ctx.store.under(subscription_id(p), kind::kCluster, 0, 100000).items) {
+                       std::optional<StoredResource> ws = ctx.store.get(c.body["id"].get<std::string>().substr(
+                           0, c.body["id"].get<std::string>().find("/clusters/")));
+                       if (ws && iequals(ws->body.value("location", ""), p["location"])) ++clusters;
+                   }
+                   nlohmann::json cores = ctx.engine.cores_in_use(p["location"]);
+                   nlohmann::json items = {usage("dedicatedCores", "Total Dedicated Cores", cores["dedicated"], 24),
+                                           usage("lowPriorityCores", "Total Low Priority Cores", cores["lowPriority"], 24),
+                                           usage("clusters", "Total Clusters", clusters, 200)};
+                   send_page(res, req, items, std::nullopt);
+               });
+    router.add("GET", std::string(kOperationPath) + "/operationresults/{operationId}", Versions::any_dated,
+               "Microsoft.BatchAI/locations/operationresults/read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   send_json(res, 200, OperationTracker::document(require_operation(ctx, p), req.base_url));
+               });
+    // The Location URL: 202 while in progress (how Location polling learns it), then 200.
+    router.add("GET", std::string(kOperationPath) + "/operationstatuses/{operationId}", Versions::any_dated,
+               "Microsoft.BatchAI/locations/operationstatuses/read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   Operation op = require_operation(ctx, p);
+                   if (op.status == "Failed") return send_json(res, 400, {{"error", op.error}});
+                   if (op.status == "InProgress") {
+                       res.set_header("Location", req.base_url + req.http.path + "?api-version=" + op.api_version);
+                       res.set_header("Retry-After", "1");
+                   }
+                   send_json(res, op.status == "InProgress" ? 202 : 200, OperationTracker::document(op, req.base_url));
+               });
+}
+
+}  // namespace bai::arm

@@ -1,0 +1,128 @@
+#include "emulator/arm/resource_defaults.h"
+
+#include "common/time/timestamps.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/validation/duration.h"
+
+namespace bai::arm {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::pair<const char*, const char*> kToolTypes[] = {
+    {"cntkSettings", "cntk"},         {"tensorFlowSettings", "tensorflow"}, {"caffeSettings", "caffe"},
+    {"caffe2Settings", "caffe2"},     {"chainerSettings", "chainer"},       {"horovodSettings", "horovod"},
+    {"customMpiSettings", "custommpi"}, {"pyTorchSettings", "pytorch"},      {"customToolkitSettings", "custom"}};
+
+// The toolkits whose processCount defaults to nodeCount.
+constexpr const char* kWithProcessCount[] = {"cntkSettings", "caffeSettings", "chainerSettings",
+                                             "horovodSettings", "customMpiSettings", "pyTorchSettings"};
+
+void fill_mount_defaults(json& mount_volumes) {
+    if (!mount_volumes.is_object() || !mount_volumes.contains("azureFileShares")) return;
+    for (json& share : mount_volumes["azureFileShares"]) {
+        if (!share.contains("fileMode")) share["fileMode"] = "0777";
+        if (!share.contains("directoryMode")) share["directoryMode"] = "0777";
+    }
+}
+
+}  // namespace
+
+std::string iso_duration(std::chrono::seconds d) {
+    long long total = d.count();
+    if (total <= 0) return "PT0S";
+    long long days = total / 86400, hours = total / 3600 % 24, minutes = total / 60 % 60, seconds = total % 60;
+    std::string out = "P";
+    if (days) out += std::to_string(days) + "D";
+    if (hours || minutes || seconds) out += "T";
+    if (hours) out += std::to_string(hours) + "H";
+    if (minutes) out += std::to_string(minutes) + "M";
+    if (seconds) out += std::to_string(seconds) + "S";
+    return out;
+}
+
+std::string tool_type(const json& properties) {
+    for (const auto& [block, type] : kToolTypes) {
+        if (properties.contains(block) && !properties[block].is_null()) return type;
+    }
+    return "custom";
+}
+
+void stamp_new(json& properties, const std::string& provisioning_state) {
+    std::string now = arm_time(time::now());
+    properties["creationTime"] = now;
+    properties["provisioningState"] = provisioning_state;
+    properties["provisioningStateTransitionTime"] = now;
+}
+
+void set_provisioning_state(json& properties, const std::string& state) {
+    properties["provisioningState"] = state;
+    properties["provisioningStateTransitionTime"] = arm_time(time::now());
+}
+
+void fill_job_defaults(json& p, const std::string& output_segment) {
+    if (!p.contains("schedulingPriority")) p["schedulingPriority"] = "normal";
+    json& constraints = p["constraints"];
+    if (!constraints.is_object()) constraints = json::object();
+    auto limit = constraints.contains("maxWallClockTime")
+                     ? validation::parse_duration(constraints["maxWallClockTime"].get<std::string>())
+                     : std::nullopt;
+    constraints["maxWallClockTime"] = iso_duration(limit.value_or(std::chrono::hours(24 * 7)));
+    for (const char* block : kWithProcessCount) {
+        if (p.contains(block) && p[block].is_object() && !p[block].contains("processCount")) {
+            p[block]["processCount"] = p["nodeCount"];
+        }
+    }
+    p["toolType"] = tool_type(p);
+    p["jobOutputDirectoryPathSegment"] = output_segment;
+    if (p.contains("mountVolumes")) fill_mount_defaults(p["mountVolumes"]);
+    p["executionState"] = "queued";
+    p["executionStateTransitionTime"] = p["creationTime"];
+}
+
+void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
+    if (!p.contains("vmPriority")) p["vmPriority"] = "dedicated";
+    json& scale = p["scaleSettings"];
+    if (!scale.is_object()) scale = {{"manual", {{"targetNodeCount", 0}}}};
+    if (scale.contains("manual")) {
+        json& manual = scale["manual"];
+        if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
+        if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
+    }
+    if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
+        scale["autoScale"]["initialNodeCount"] = 0;
+    }
+    if (!p.contains("virtualMachineConfiguration")) {
+        p["virtualMachineConfiguration"] = {
+            {"imageReference",
+             {{"publisher", "Canonical"}, {"offer", "UbuntuServer"}, {"sku", "16.04-LTS"}, {"version", "latest"}}}};
+    }
+    if (p.contains("nodeSetup") && p["nodeSetup"].is_object()) {
+        json& setup = p["nodeSetup"];
+        if (setup.contains("mountVolumes")) fill_mount_defaults(setup["mountVolumes"]);
+        if (setup.contains("setupTask") && setup["setupTask"].is_object()) {
+            setup["setupTask"]["stdOutErrPathSuffix"] = setup_suffix;
+        }
+    }
+    p["allocationState"] = "steady";
+    p["allocationStateTransitionTime"] = p["creationTime"];
+    p["currentNodeCount"] = 0;
+    p["nodeStateCounts"] = {{"idleNodeCount", 0},
+                            {"runningNodeCount", 0},
+                            {"preparingNodeCount", 0},
+                            {"unusableNodeCount", 0},
+                            {"leavingNodeCount", 0}};
+}
+
+void fill_file_server_defaults(json& p, const std::string& address) {
+    if (p.contains("sshConfiguration") && p["sshConfiguration"].is_object() &&
+        !p["sshConfiguration"].contains("publicIPsToAllow")) {
+        p["sshConfiguration"]["publicIPsToAllow"] = json::array({"*"});
+    }
+    if (p.contains("dataDisks") && p["dataDisks"].is_object() && !p["dataDisks"].contains("cachingType")) {
+        p["dataDisks"]["cachingType"] = "none";
+    }
+    p["mountSettings"] = {{"mountPoint", "/mnt/data"}, {"fileServerPublicIP", address}, {"fileServerInternalIP", address}};
+}
+
+}  // namespace bai::arm

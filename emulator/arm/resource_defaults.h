@@ -1,0 +1,25 @@
+// The fields the service filled in when it stored a create body (batchai-api.md section 1.3):
+// defaults the spec declares, toolType, processCount, the output path segment, normalised
+// durations, and the read-only state fields of a new resource.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace bai::arm {
+
+// "P7D", "PT1H30M": how the service serialised durations, whatever form the client sent.
+std::string iso_duration(std::chrono::seconds d);
+// The toolType of a job's properties: "custom", "custommpi", "horovod", "cntk", ...
+std::string tool_type(const nlohmann::json& properties);
+
+// creationTime, provisioningState and its transition time.
+void stamp_new(nlohmann::json& properties, const std::string& provisioning_state);
+void set_provisioning_state(nlohmann::json& properties, const std::string& state);
+
+void fill_job_defaults(nlohmann::json& properties, const std::string& output_segment);
+void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix);
+void fill_file_server_defaults(nlohmann::json& properties, const std::string& address);
+
+}  // namespace bai::arm

@@ -1,0 +1,117 @@
+#include "emulator/arm/resource_groups.h"
+
+#include "common/time/timestamps.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
+
+namespace bai::arm {
+namespace {
+
+constexpr const char* kGroupPath = "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}";
+
+nlohmann::json tags_of(const nlohmann::json& body, const char* path) {
+    if (!body.contains("tags")) return nlohmann::json::object();
+    const nlohmann::json& tags = body["tags"];
+    if (!tags.is_object()) throw bad_request("InvalidRequestContent", std::string(path) + " must be an object", path);
+    for (const auto& [name, value] : tags.items()) {
+        if (!value.is_string()) {
+            throw bad_request("InvalidRequestContent", std::string(path) + "." + name + " must be a string",
+                              std::string(path) + "." + name);
+        }
+    }
+    return tags;
+}
+
+void put_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    if (!body.contains("location")) throw bad_request("MissingRequiredProperty", "location is required", "location");
+    if (!body["location"].is_string() || body["location"].get<std::string>().empty()) {
+        throw bad_request("InvalidRequestContent", "location must be a non-empty string", "location");
+    }
+    nlohmann::json tags = tags_of(body, "tags");
+    const std::string id = group_id(p);
+    if (auto existing = ctx.store.get(id)) {
+        if (lower(existing->body["location"].get<std::string>()) != lower(body["location"].get<std::string>())) {
+            throw CloudError(409, "InvalidResourceGroupLocation",
+                             "Invalid resource group location '" + body["location"].get<std::string>() +
+                                 "'. The Resource group already exists in location '" +
+                                 existing->body["location"].get<std::string>() + "'.");
+        }
+        auto updated = ctx.store.update(id, [&](nlohmann::json& g) {
+            g["tags"] = tags;
+            return true;
+        });
+        return send_resource(res, *updated, redacted(updated->body));
+    }
+    nlohmann::json group{{"id", id},
+                         {"name", p["resourceGroupName"]},
+                         {"type", "Microsoft.Resources/resourceGroups"},
+                         {"location", body["location"]},
+                         {"tags", tags},
+                         {"properties", {{"provisioningState", "Succeeded"}}}};
+    if (!ctx.store.create(id, subscription_id(p), kind::kResourceGroup, group)) {
+        throw CloudError(409, "Conflict", "Resource group '" + p["resourceGroupName"] + "' is being created.");
+    }
+    send_resource(res, *ctx.store.get(id), group, 201);
+}
+
+void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    require_group(ctx, p);
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    std::optional<nlohmann::json> tags;
+    if (body.contains("tags")) tags = tags_of(body, "tags");
+    auto updated = ctx.store.update(group_id(p), [&](nlohmann::json& g) {
+        if (!tags) return false;
+        g["tags"] = *tags;
+        return true;
+    });
+    send_resource(res, *updated, redacted(updated->body));
+}
+
+void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    StoredResource group = require_group(ctx, p);
+    ctx.store.update(group.key, [](nlohmann::json& g) {
+        g["properties"]["provisioningState"] = "Deleting";
+        return true;
+    });
+    Operation op;
+    op.kind = "delete";
+    op.resource_id = group.body["id"];
+    op.provider = "Microsoft.Resources";
+    op.subscription = p["subscriptionId"];
+    op.location = group.body["location"];
+    op.api_version = req.api_version();
+    OperationTracker::send_accepted(res, ctx.operations.begin(op), req.base_url, false);
+}
+
+}  // namespace
+
+void add_resource_group_routes(Router& router, ArmContext& ctx) {
+    router.add("PUT", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_group(ctx, req, p, res); });
+    router.add("PATCH", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { patch_group(ctx, req, p, res); });
+    router.add("GET", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/read",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   StoredResource g = require_group(ctx, p);
+                   send_resource(res, g, redacted(g.body));
+               });
+    router.add("HEAD", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/read",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   res.status = ctx.store.get(group_id(p)) ? 204 : 404;
+               });
+    router.add("DELETE", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/delete",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { delete_group(ctx, req, p, res); });
+    router.add("GET", "/subscriptions/{subscriptionId}/resourcegroups", Versions::any_dated,
+               "Microsoft.Resources/subscriptions/resourceGroups/read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   Page page = ctx.store.children(subscription_id(p), kind::kResourceGroup, skip_token(req), 1000);
+                   nlohmann::json items = nlohmann::json::array();
+                   for (const StoredResource& g : page.items) items.push_back(redacted(g.body));
+                   send_page(res, req, items, page.next_after);
+               });
+}
+
+}  // namespace bai::arm

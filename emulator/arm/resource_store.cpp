@@ -1,0 +1,187 @@
+#include "emulator/arm/resource_store.h"
+
+#include <cstdio>
+
+#include "common/time/timestamps.h"
+#include "emulator/arm/text.h"
+
+namespace bai::arm {
+namespace {
+
+constexpr db::Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE arm_resources(
+  key TEXT PRIMARY KEY,
+  parent_key TEXT NOT NULL,
+  type TEXT NOT NULL,
+  body TEXT NOT NULL,
+  etag TEXT NOT NULL,
+  modified_ticks INTEGER NOT NULL,
+  seq INTEGER NOT NULL
+);
+CREATE INDEX arm_resources_by_parent ON arm_resources(parent_key, type, seq);
+CREATE INDEX arm_resources_by_type ON arm_resources(type, seq);
+)sql"},
+};
+
+constexpr const char* kColumns = "key, type, body, etag, modified_ticks, seq";
+
+StoredResource read_row(db::Statement& s) {
+    StoredResource r;
+    r.key = s.column_text(0);
+    r.type = s.column_text(1);
+    r.body = nlohmann::json::parse(s.column_text(2));
+    r.etag = s.column_text(3);
+    r.modified_ticks = s.column_int(4);
+    r.seq = s.column_int(5);
+    return r;
+}
+
+// ETags look like the cloud's: a quoted 0x-prefixed hex number that changes on every write.
+std::string make_etag(std::int64_t ticks) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "\"0x%llX\"", static_cast<unsigned long long>(ticks) + 0x8D000000000000ULL);
+    return buffer;
+}
+
+// Keys under `key`: "key/" up to (not including) "key0" ('0' follows '/').
+std::pair<std::string, std::string> subtree_range(const std::string& key) {
+    return {key + "/", key + "0"};
+}
+
+Page read_page(db::Statement& s, int limit) {
+    Page page;
+    while (s.step()) {
+        if (static_cast<int>(page.items.size()) == limit) {
+            page.next_after = page.items.back().seq;
+            break;
+        }
+        page.items.push_back(read_row(s));
+    }
+    return page;
+}
+
+}  // namespace
+
+std::string resource_key(std::string_view id) {
+    std::string key = lower(id);
+    while (key.size() > 1 && key.back() == '/') key.pop_back();
+    return key;
+}
+
+ResourceStore::ResourceStore(db::Database& db) : db_(db) {}
+
+void ResourceStore::migrate(db::Database& db) { db.migrate("arm", kMigrations); }
+
+std::optional<StoredResource> ResourceStore::get(std::string_view id) const {
+    std::optional<StoredResource> found;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_resources WHERE key = ?");
+        s.bind(1, resource_key(id));
+        if (s.step()) found = read_row(s);
+    });
+    return found;
+}
+
+bool ResourceStore::create(std::string_view id, std::string_view parent_id, std::string_view type,
+                           const nlohmann::json& body) {
+    bool created = false;
+    db_.transaction([&](db::Database& db) {
+        const std::string key = resource_key(id);
+        auto exists = db.prepare("SELECT 1 FROM arm_resources WHERE key = ?");
+        exists.bind(1, key);
+        if (exists.step()) return;
+        std::int64_t ticks = time::to_ticks(time::now());
+        auto insert = db.prepare(
+            "INSERT INTO arm_resources(key, parent_key, type, body, etag, modified_ticks, seq) "
+            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM arm_resources))");
+        insert.bind(1, key).bind(2, resource_key(parent_id)).bind(3, type).bind(4, body.dump());
+        insert.bind(5, make_etag(ticks)).bind(6, ticks);
+        insert.run();
+        created = true;
+    });
+    return created;
+}
+
+bool ResourceStore::replace(std::string_view id, const nlohmann::json& body) {
+    return update(id, [&](nlohmann::json& current) {
+               current = body;
+               return true;
+           }).has_value();
+}
+
+std::optional<StoredResource> ResourceStore::update(std::string_view id,
+                                                    const std::function<bool(nlohmann::json&)>& change) {
+    std::optional<StoredResource> result;
+    db_.transaction([&](db::Database& db) {
+        auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_resources WHERE key = ?");
+        s.bind(1, resource_key(id));
+        if (!s.step()) return;
+        StoredResource r = read_row(s);
+        s.reset();
+        if (change(r.body)) {
+            r.modified_ticks = std::max(time::to_ticks(time::now()), r.modified_ticks + 1);
+            r.etag = make_etag(r.modified_ticks);
+            auto write = db.prepare("UPDATE arm_resources SET body = ?, etag = ?, modified_ticks = ? WHERE key = ?");
+            write.bind(1, r.body.dump()).bind(2, r.etag).bind(3, r.modified_ticks).bind(4, r.key);
+            write.run();
+        }
+        result = std::move(r);
+    });
+    return result;
+}
+
+std::vector<StoredResource> ResourceStore::remove_tree(std::string_view id) {
+    std::vector<StoredResource> removed;
+    db_.transaction([&](db::Database& db) {
+        const std::string key = resource_key(id);
+        auto [from, to] = subtree_range(key);
+        auto s = db.prepare(std::string("SELECT ") + kColumns +
+                            " FROM arm_resources WHERE key = ? OR (key >= ? AND key < ?)");
+        s.bind(1, key).bind(2, from).bind(3, to);
+        while (s.step()) removed.push_back(read_row(s));
+        s.reset();
+        auto d = db.prepare("DELETE FROM arm_resources WHERE key = ? OR (key >= ? AND key < ?)");
+        d.bind(1, key).bind(2, from).bind(3, to);
+        d.run();
+    });
+    return removed;
+}
+
+Page ResourceStore::children(std::string_view parent_id, std::string_view type, std::int64_t after_seq,
+                             int limit) const {
+    Page page;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare(std::string("SELECT ") + kColumns +
+                            " FROM arm_resources WHERE parent_key = ? AND type = ? AND seq > ? ORDER BY seq LIMIT ?");
+        s.bind(1, resource_key(parent_id)).bind(2, type).bind(3, after_seq).bind(4, limit + 1);
+        page = read_page(s, limit);
+    });
+    return page;
+}
+
+Page ResourceStore::under(std::string_view scope_id, std::string_view type, std::int64_t after_seq,
+                          int limit) const {
+    Page page;
+    db_.read([&](db::Database& db) {
+        auto [from, to] = subtree_range(resource_key(scope_id));
+        auto s = db.prepare(std::string("SELECT ") + kColumns +
+                            " FROM arm_resources WHERE type = ? AND key >= ? AND key < ? AND seq > ? "
+                            "ORDER BY seq LIMIT ?");
+        s.bind(1, type).bind(2, from).bind(3, to).bind(4, after_seq).bind(5, limit + 1);
+        page = read_page(s, limit);
+    });
+    return page;
+}
+
+std::vector<StoredResource> ResourceStore::all_of_type(std::string_view type) const {
+    std::vector<StoredResource> all;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_resources WHERE type = ? ORDER BY seq");
+        s.bind(1, type);
+        while (s.step()) all.push_back(read_row(s));
+    });
+    return all;
+}
+
+}  // namespace bai::arm

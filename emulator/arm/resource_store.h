@@ -1,0 +1,62 @@
+// The ARM resources (resource groups, storage accounts, workspaces, experiments, jobs, clusters,
+// file servers) as JSON documents in SQLite, keyed by their lower-cased ARM id: ARM names are
+// case-insensitive, and the id returned keeps the case the resource was created with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/db/database.h"
+
+namespace bai::arm {
+
+struct StoredResource {
+    std::string key;   // lower-cased id
+    std::string type;  // "workspace", "job", ... (see resource_kinds.h)
+    nlohmann::json body;  // as stored: secrets included, internal fields under "_"
+    std::string etag;     // "\"0x8D...\""
+    std::int64_t modified_ticks = 0;
+    std::int64_t seq = 0;  // creation order, for lists and their continuation
+};
+
+struct Page {
+    std::vector<StoredResource> items;
+    std::optional<std::int64_t> next_after;  // the seq to continue after when there is more
+};
+
+class ResourceStore {
+public:
+    explicit ResourceStore(db::Database& db);
+    static void migrate(db::Database& db);
+
+    std::optional<StoredResource> get(std::string_view id) const;
+    // Creates the resource; false (nothing written) when one with this id exists.
+    bool create(std::string_view id, std::string_view parent_id, std::string_view type, const nlohmann::json& body);
+    // Replaces the body of an existing resource; false when it does not exist.
+    bool replace(std::string_view id, const nlohmann::json& body);
+    // Read-modify-write in one transaction: `change` edits the body and returns false to leave
+    // it as it was. Returns the resource as it is afterwards, nullopt when it does not exist.
+    std::optional<StoredResource> update(std::string_view id, const std::function<bool(nlohmann::json&)>& change);
+    // Removes the resource and everything under its id; returns the removed (children first
+    // is not guaranteed).
+    std::vector<StoredResource> remove_tree(std::string_view id);
+
+    // Children of `parent_id` of one type, in creation order, after `after_seq`.
+    Page children(std::string_view parent_id, std::string_view type, std::int64_t after_seq, int limit) const;
+    // Every resource of a type whose id is under `scope_id` (a subscription, a group).
+    Page under(std::string_view scope_id, std::string_view type, std::int64_t after_seq, int limit) const;
+    // Every resource of a type anywhere (start-up: storage accounts into the registry).
+    std::vector<StoredResource> all_of_type(std::string_view type) const;
+
+private:
+    db::Database& db_;
+};
+
+std::string resource_key(std::string_view id);
+
+}  // namespace bai::arm

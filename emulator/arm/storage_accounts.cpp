@@ -1,0 +1,205 @@
+#include "emulator/arm/storage_accounts.h"
+
+#include "common/crypto/random_id.h"
+#include "common/time/timestamps.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
+
+namespace bai::arm {
+namespace {
+
+constexpr const char* kAccountPath =
+    "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Storage/"
+    "storageAccounts/{accountName}";
+constexpr const char* kKinds[] = {"Storage", "StorageV2", "BlobStorage", "FileStorage", "BlockBlobStorage"};
+constexpr const char* kSkus[] = {"Standard_LRS", "Standard_GRS", "Standard_RAGRS", "Standard_ZRS", "Premium_LRS",
+                                 "Premium_ZRS", "Standard_GZRS", "Standard_RAGZRS"};
+
+std::string account_id(const Params& p) {
+    return group_id(p) + "/providers/Microsoft.Storage/storageAccounts/" + p["accountName"];
+}
+
+std::string require_string(const std::string& path, const nlohmann::json& value) {
+    if (value.is_null()) throw bad_request("MissingRequiredProperty", path + " is required", path);
+    if (!value.is_string()) throw bad_request("InvalidRequestContent", path + " must be a string", path);
+    return value.get<std::string>();
+}
+
+std::string one_of(const std::string& value, const std::string& path, std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* a : allowed) {
+        if (iequals(a, value)) return a;
+        list += list.empty() ? a : std::string(", ") + a;
+    }
+    throw bad_request("InvalidRequestContent", path + " must be one of " + list + ", not '" + value + "'", path);
+}
+
+nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored) {
+    nlohmann::json v = redacted(stored);
+    const std::string name = stored["name"];
+    v["properties"]["primaryEndpoints"] = {{"blob", ctx.blob_endpoint + "/" + name + "/"},
+                                           {"file", ctx.file_endpoint + "/" + name + "/"}};
+    return v;
+}
+
+nlohmann::json keys_view(const nlohmann::json& stored) {
+    const nlohmann::json& keys = stored["_keys"];
+    return {{"keys",
+             {{{"keyName", "key1"}, {"value", keys["key1"]}, {"permissions", "FULL"}},
+              {{"keyName", "key2"}, {"value", keys["key2"]}, {"permissions", "FULL"}}}}};
+}
+
+bool name_taken(const ArmContext& ctx, const std::string& name, const std::string& own_key) {
+    if (!ctx.accounts.find(name)) return false;
+    for (const StoredResource& r : ctx.store.all_of_type(kind::kStorageAccount)) {
+        if (r.body["name"] == name) return r.key != own_key;
+    }
+    return true;  // devstoreaccount1 or an --account flag
+}
+
+void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    StoredResource group = require_group(ctx, p);
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    std::string location = require_string("location", body.value("location", nlohmann::json()));
+    nlohmann::json sku = body.value("sku", nlohmann::json());
+    if (!sku.is_object()) throw bad_request("MissingRequiredProperty", "sku is required", "sku");
+    std::string sku_name = one_of(require_string("sku.name", sku.value("name", nlohmann::json())), "sku.name",
+                                  {kSkus[0], kSkus[1], kSkus[2], kSkus[3], kSkus[4], kSkus[5], kSkus[6], kSkus[7]});
+    std::string kind_name = one_of(require_string("kind", body.value("kind", nlohmann::json())), "kind",
+                                   {kKinds[0], kKinds[1], kKinds[2], kKinds[3], kKinds[4]});
+    nlohmann::json tags = body.value("tags", nlohmann::json::object());
+    if (!tags.is_object()) throw bad_request("InvalidRequestContent", "tags must be an object", "tags");
+
+    const std::string id = account_id(p);
+    const std::string name = p["accountName"];
+    if (name_taken(ctx, name, resource_key(id))) {
+        throw CloudError(409, "StorageAccountAlreadyTaken", "The storage account named " + name + " is already taken.");
+    }
+    if (auto existing = ctx.store.get(id)) {
+        auto updated = ctx.store.update(id, [&](nlohmann::json& a) {
+            a["tags"] = tags;
+            a["sku"] = {{"name", sku_name}, {"tier", sku_name.rfind("Premium", 0) == 0 ? "Premium" : "Standard"}};
+            return true;
+        });
+        return send_resource(res, *updated, view(ctx, updated->body));
+    }
+    std::string now = arm_time(time::now());
+    nlohmann::json account{
+        {"id", id},
+        {"name", name},
+        {"type", "Microsoft.Storage/storageAccounts"},
+        {"location", location},
+        {"tags", tags},
+        {"kind", kind_name},
+        {"sku", {{"name", sku_name}, {"tier", sku_name.rfind("Premium", 0) == 0 ? "Premium" : "Standard"}}},
+        {"properties",
+         {{"provisioningState", "Succeeded"},
+          {"creationTime", now},
+          {"primaryLocation", location},
+          {"statusOfPrimary", "available"},
+          {"supportsHttpsTrafficOnly", false}}},
+        {"_keys", {{"key1", crypto::random_base64(64)}, {"key2", crypto::random_base64(64)}}}};
+    if (!ctx.store.create(id, group.body["id"].get<std::string>(), kind::kStorageAccount, account)) {
+        throw CloudError(409, "Conflict", "The storage account " + name + " is being created.");
+    }
+    StoredResource stored = *ctx.store.get(id);
+    ctx.accounts.put(account_of(stored));
+    send_resource(res, stored, view(ctx, stored.body));
+}
+
+StoredResource require_account(const ArmContext& ctx, const Params& p) {
+    require_group(ctx, p);
+    std::optional<StoredResource> found = ctx.store.get(account_id(p));
+    if (!found) {
+        CloudError e(404, "ResourceNotFound",
+                     "The Resource 'Microsoft.Storage/storageAccounts/" + p["accountName"] +
+                         "' under resource group '" + p["resourceGroupName"] + "' was not found.");
+        e.headers.emplace_back("x-ms-failure-cause", "gateway");
+        throw e;
+    }
+    return *found;
+}
+
+void regenerate_key(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    require_account(ctx, p);
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    std::string key_name = require_string("keyName", body.value("keyName", nlohmann::json()));
+    key_name = one_of(key_name, "keyName", {"key1", "key2"});
+    auto updated = ctx.store.update(account_id(p), [&](nlohmann::json& a) {
+        a["_keys"][key_name] = crypto::random_base64(64);
+        return true;
+    });
+    ctx.accounts.put(account_of(*updated));
+    send_json(res, 200, keys_view(updated->body));
+}
+
+void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& scope, httplib::Response& res) {
+    Page page = ctx.store.under(scope, kind::kStorageAccount, skip_token(req), 1000);
+    nlohmann::json items = nlohmann::json::array();
+    for (const StoredResource& a : page.items) items.push_back(view(ctx, a.body));
+    send_page(res, req, items, page.next_after);
+}
+
+}  // namespace
+
+storage::Account account_of(const StoredResource& stored) {
+    return {stored.body["name"], stored.body["_keys"]["key1"], stored.body["_keys"]["key2"]};
+}
+
+void register_stored_accounts(ArmContext& ctx) {
+    for (const StoredResource& a : ctx.store.all_of_type(kind::kStorageAccount)) ctx.accounts.put(account_of(a));
+}
+
+void add_storage_account_routes(Router& router, ArmContext& ctx) {
+    const std::string ns = "Microsoft.Storage/storageAccounts/";
+    router.add("PUT", kAccountPath, Versions::any_dated, ns + "write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_account(ctx, req, p, res); });
+    router.add("GET", kAccountPath, Versions::any_dated, ns + "read",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   StoredResource a = require_account(ctx, p);
+                   send_resource(res, a, view(ctx, a.body));
+               });
+    router.add("DELETE", kAccountPath, Versions::any_dated, ns + "delete",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   require_group(ctx, p);
+                   auto removed = ctx.store.remove_tree(account_id(p));
+                   if (!removed.empty()) ctx.accounts.remove(p["accountName"]);
+                   res.status = removed.empty() ? 204 : 200;
+               });
+    router.add("POST", std::string(kAccountPath) + "/listKeys", Versions::any_dated, ns + "listkeys/action",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   send_json(res, 200, keys_view(require_account(ctx, p).body));
+               });
+    router.add("POST", std::string(kAccountPath) + "/regenerateKey", Versions::any_dated, ns + "regeneratekey/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { regenerate_key(ctx, req, p, res); });
+    router.add("GET", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Storage/storageAccounts",
+               Versions::any_dated, ns + "read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   require_group(ctx, p);
+                   list_accounts(ctx, req, group_id(p), res);
+               });
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.Storage/storageAccounts", Versions::any_dated,
+               ns + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   list_accounts(ctx, req, subscription_id(p), res);
+               });
+    router.add("POST", "/subscriptions/{subscriptionId}/providers/Microsoft.Storage/checkNameAvailability",
+               Versions::any_dated, "Microsoft.Storage/checknameavailability/read",
+               [&ctx](const ArmRequest& req, const Params&, httplib::Response& res) {
+                   nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+                   std::string name = require_string("name", body.value("name", nlohmann::json()));
+                   try {
+                       check_name("accountName", name, req.api_version());
+                   } catch (const CloudError& e) {
+                       return send_json(res, 200, {{"nameAvailable", false}, {"reason", "AccountNameInvalid"}, {"message", e.what()}});
+                   }
+                   if (ctx.accounts.find(name)) {
+                       return send_json(res, 200, {{"nameAvailable", false}, {"reason", "AlreadyExists"},
+                                                   {"message", "The storage account named " + name + " is already taken."}});
+                   }
+                   send_json(res, 200, {{"nameAvailable", true}});
+               });
+}
+
+}  // namespace bai::arm
