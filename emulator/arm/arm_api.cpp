@@ -3,6 +3,7 @@
 #include "emulator/arm/batchai_common.h"
 #include "emulator/arm/clusters.h"
 #include "emulator/arm/jobs.h"
+#include "emulator/arm/preview_api.h"
 #include "emulator/arm/provider_routes.h"
 #include "emulator/arm/queue_only_engine.h"
 #include "emulator/arm/resource_groups.h"
@@ -11,11 +12,14 @@
 
 namespace bai::arm {
 
-ArmApi::ArmApi(db::Database& db, storage::AccountRegistry& accounts, std::chrono::milliseconds lro_delay)
+ArmApi::ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files,
+               storage::BlobStore& blobs, std::chrono::milliseconds lro_delay)
     : store_(std::make_unique<ResourceStore>(db)),
       operations_(std::make_unique<OperationTracker>(db, lro_delay)),
       engine_(std::make_unique<QueueOnlyEngine>(*store_)),
-      accounts_(accounts) {}
+      accounts_(accounts),
+      files_(files),
+      blobs_(blobs) {}
 
 ArmApi::~ArmApi() { stop(); }
 
@@ -26,7 +30,7 @@ void ArmApi::migrate(db::Database& db) {
 
 void ArmApi::serve(httplib::Server& server, const ArmEndpoints& endpoints) {
     context_ = std::unique_ptr<ArmContext>(
-        new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file});
+        new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file, files_, blobs_});
     register_stored_accounts(*context_);
     router_ = std::make_unique<Router>(endpoints.arm);
     add_provider_routes(*router_, *context_);
@@ -36,6 +40,7 @@ void ArmApi::serve(httplib::Server& server, const ArmEndpoints& endpoints) {
     add_cluster_routes(*router_, *context_);
     add_file_server_routes(*router_, *context_);
     add_job_routes(*router_, *context_);
+    add_preview_routes(*router_, *context_);
     operations_->start([this](const Operation& op) { complete_operation(*context_, op); });
 
     auto dispatch = [this](const httplib::Request& req, httplib::Response& res) { router_->dispatch(req, res); };

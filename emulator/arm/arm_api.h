@@ -24,7 +24,8 @@ struct ArmEndpoints {
 class ArmApi {
 public:
     // `lro_delay`: how long a long-running operation stays InProgress.
-    ArmApi(db::Database& db, storage::AccountRegistry& accounts, std::chrono::milliseconds lro_delay);
+    ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files, storage::BlobStore& blobs,
+           std::chrono::milliseconds lro_delay);
     ~ArmApi();
     static void migrate(db::Database& db);
 
@@ -41,6 +42,8 @@ private:
     std::unique_ptr<OperationTracker> operations_;
     std::unique_ptr<ComputeEngine> engine_;
     storage::AccountRegistry& accounts_;
+    storage::FileStore& files_;
+    storage::BlobStore& blobs_;
     std::unique_ptr<ArmContext> context_;
     std::unique_ptr<Router> router_;
 };

@@ -8,6 +8,8 @@
 #include "emulator/arm/operations.h"
 #include "emulator/arm/resource_store.h"
 #include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/file_store.h"
 
 namespace bai::arm {
 
@@ -18,6 +20,8 @@ struct ArmContext {
     storage::AccountRegistry& accounts;
     std::string blob_endpoint;  // "http://127.0.0.1:10000"
     std::string file_endpoint;
+    storage::FileStore& files;  // for listOutputFiles
+    storage::BlobStore& blobs;
 };
 
 }  // namespace bai::arm

@@ -98,10 +98,13 @@ void add_job_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    send_page(res, req, ctx.engine.remote_login(require_job(ctx, p)), std::nullopt);
                });
-    router.add("POST", kJob + "/listOutputFiles", v, op + "listOutputFiles/action",
-               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   list_output_files(ctx, req, require_job(ctx, p), res);
-               });
+    // The SDK fetches the pages after the first with GET on nextLink.
+    for (const char* method : {"POST", "GET"}) {
+        router.add(method, kJob + "/listOutputFiles", v, op + "listOutputFiles/action",
+                   [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                       list_output_files(ctx, req, require_job(ctx, p), res);
+                   });
+    }
 }
 
 }  // namespace bai::arm

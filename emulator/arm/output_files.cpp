@@ -1,11 +1,238 @@
 #include "emulator/arm/output_files.h"
 
+#include <charconv>
+
+#include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/router.h"
+#include "emulator/arm/text.h"
+#include "fake_storage/auth/sas_signer.h"
+#include "fake_storage/engine/storage_error.h"
 
 namespace bai::arm {
+namespace {
 
-void list_output_files(ArmContext&, const ArmRequest&, const StoredResource&, httplib::Response&) {
-    throw CloudError(501, "NotImplemented", "listOutputFiles is not served yet by this emulator");
+using nlohmann::json;
+
+// A volume a job's nodes mount: a share or a container, at root/relativeMountPath.
+struct Volume {
+    bool blob = false;
+    std::string account;
+    std::string container;  // share or container
+    std::string relative;
+};
+
+// Where an output directory lives in storage.
+struct Location {
+    Volume volume;
+    std::string path;  // inside the share or container, no leading or trailing '/'
+};
+
+std::vector<Volume> volumes_of(const json& mount_volumes) {
+    std::vector<Volume> out;
+    if (!mount_volumes.is_object()) return out;
+    for (const json& share : mount_volumes.value("azureFileShares", json::array())) {
+        Volume v;
+        std::string url = share.value("azureFileUrl", "");
+        std::vector<std::string> parts = split_path(url.substr(url.find("//") == std::string::npos ? 0 : url.find("//") + 2));
+        if (parts.size() < 2) continue;
+        v.account = share.value("accountName", parts[0].substr(0, parts[0].find('.')));
+        v.container = parts[1];
+        v.relative = share.value("relativeMountPath", "");
+        out.push_back(v);
+    }
+    for (const json& container : mount_volumes.value("azureBlobFileSystems", json::array())) {
+        out.push_back({true, container.value("accountName", ""), container.value("containerName", ""),
+                       container.value("relativeMountPath", "")});
+    }
+    return out;
+}
+
+// "a//b/./c" -> {"a","b","c"}; nullopt when ".." appears.
+std::optional<std::vector<std::string>> clean_segments(const std::string& path) {
+    std::vector<std::string> out;
+    for (std::string& s : split_path(path)) {
+        if (s == ".") continue;
+        if (s == "..") return std::nullopt;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::string join(const std::vector<std::string>& parts, size_t from = 0) {
+    std::string out;
+    for (size_t i = from; i < parts.size(); ++i) out += (out.empty() ? "" : "/") + parts[i];
+    return out;
+}
+
+// Strips a mount-root prefix ($AZ_BATCHAI_MOUNT_ROOT, ${...}, the service's literal path).
+std::optional<std::string> after_root(const std::string& path, const std::vector<std::string>& roots) {
+    for (const std::string& root : roots) {
+        if (path.rfind(root, 0) == 0 && (path.size() == root.size() || path[root.size()] == '/')) {
+            return path.substr(root.size());
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<Location> locate(const ArmContext& ctx, const json& job, const std::string& prefix,
+                               const std::vector<std::string>& below) {
+    const json& p = job["properties"];
+    std::vector<Volume> volumes;
+    std::optional<std::string> rest = after_root(prefix, {"$AZ_BATCHAI_JOB_MOUNT_ROOT", "${AZ_BATCHAI_JOB_MOUNT_ROOT}"});
+    if (rest) {
+        volumes = volumes_of(p.value("mountVolumes", json()));
+    } else {
+        rest = after_root(prefix, {"$AZ_BATCHAI_MOUNT_ROOT", "${AZ_BATCHAI_MOUNT_ROOT}",
+                                   "/mnt/batch/tasks/shared/LS_root/mounts"});
+        if (!rest) return std::nullopt;
+        if (auto cluster = ctx.store.get(p["cluster"]["id"].get<std::string>())) {
+            const json& setup = cluster->body["properties"].value("nodeSetup", json::object());
+            volumes = volumes_of(setup.value("mountVolumes", json()));
+        }
+    }
+    auto segments = clean_segments(*rest);
+    if (!segments) return std::nullopt;
+    for (const Volume& v : volumes) {
+        auto mount = clean_segments(v.relative);
+        if (!mount || mount->empty() || mount->size() > segments->size()) continue;
+        if (!std::equal(mount->begin(), mount->end(), segments->begin())) continue;
+        std::vector<std::string> inside(segments->begin() + static_cast<long>(mount->size()), segments->end());
+        inside.insert(inside.end(), below.begin(), below.end());
+        return Location{v, join(inside)};
+    }
+    return std::nullopt;
+}
+
+int query_int(const ArmRequest& req, const char* name, int fallback, int low, int high) {
+    std::optional<std::string> text = req.query(name);
+    if (!text) return fallback;
+    int value = 0;
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+    if (ec != std::errc() || end != text->data() + text->size() || value < low || value > high) {
+        throw bad_request("InvalidQueryParameterValue", std::string(name) + " must be an integer from " +
+                                                            std::to_string(low) + " to " + std::to_string(high) +
+                                                            ", not '" + *text + "'",
+                          name);
+    }
+    return value;
+}
+
+json file_item(const ArmContext& ctx, const Location& where, const std::string& name, std::uint64_t size,
+               time::TimePoint modified, time::TimePoint expiry, bool preview) {
+    std::string path = where.path.empty() ? name : where.path + "/" + name;
+    std::optional<storage::Account> account = ctx.accounts.find(where.volume.account);
+    std::string base = where.volume.blob ? ctx.blob_endpoint : ctx.file_endpoint;
+    std::string url = base + "/" + where.volume.account + "/" + storage::encode_url_path(where.volume.container + "/" + path);
+    if (account) {
+        url += "?" + storage::read_sas_query(*account, where.volume.blob ? storage::SasService::blob : storage::SasService::file,
+                                             where.volume.container, path, expiry);
+    }
+    json item{{"name", name}, {"downloadUrl", url},
+              {"properties", {{"lastModified", arm_time(modified)}, {"contentLength", size}}}};
+    if (preview) {
+        item["isDirectory"] = false;
+    } else {
+        item["fileType"] = "file";
+    }
+    return item;
+}
+
+json directory_item(const std::string& name, bool preview) {
+    if (preview) return {{"name", name}, {"isDirectory", true}, {"downloadUrl", ""}};
+    return {{"name", name}, {"fileType", "directory"}};
+}
+
+json list_location(const ArmContext& ctx, const Location& where, time::TimePoint expiry, bool preview) {
+    json items = json::array();
+    try {
+        if (where.volume.blob) {
+            storage::ListOptions options;
+            options.prefix = where.path.empty() ? "" : where.path + "/";
+            options.delimiter = "/";
+            do {
+                storage::BlobListPage page = ctx.blobs.list_blobs(where.volume.account, where.volume.container, options);
+                for (const storage::BlobListEntry& e : page.entries) {
+                    std::string name = (e.is_prefix ? e.prefix : e.blob.name).substr(options.prefix.size());
+                    if (e.is_prefix) {
+                        items.push_back(directory_item(name.substr(0, name.size() - 1), preview));
+                    } else if (!name.empty()) {
+                        items.push_back(file_item(ctx, where, name, e.blob.size, e.blob.last_modified, expiry, preview));
+                    }
+                }
+                options.marker = page.next_marker;
+            } while (!options.marker.empty());
+        } else {
+            storage::ListOptions options;
+            do {
+                storage::DirectoryPage page = ctx.files.list_directory(where.volume.account, where.volume.container,
+                                                                       where.path, options);
+                for (const storage::ShareEntry& e : page.entries) {
+                    items.push_back(e.is_dir ? directory_item(e.name, preview)
+                                             : file_item(ctx, where, e.name, e.size, e.last_modified, expiry, preview));
+                }
+                options.marker = page.next_marker;
+            } while (!options.marker.empty());
+        }
+    } catch (const storage::StorageError& e) {
+        if (e.status() != 404) throw;  // nothing written there yet: an empty directory
+    }
+    return items;
+}
+
+}  // namespace
+
+void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResource& job, httplib::Response& res) {
+    const bool preview = req.api_version() == kApiPreview;
+    std::optional<std::string> id = req.query("outputdirectoryid");
+    if (!id || id->empty()) {
+        throw bad_request("MissingRequiredQueryParameter", "The outputdirectoryid query parameter is required.",
+                          "outputdirectoryid");
+    }
+    int expiry_minutes = query_int(req, "linkexpiryinminutes", 60, 5, 600);
+    int max_results = req.max_results();
+    auto directory = clean_segments(req.query("directory").value_or("."));
+    if (!directory) throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");
+
+    const json& p = job.body["properties"];
+    const std::string segment = p.value("jobOutputDirectoryPathSegment", "");
+    std::string prefix;
+    std::vector<std::string> below = *clean_segments(segment);
+    if (iequals(*id, "stdouterr")) {
+        prefix = p.value("stdOutErrPathPrefix", "");
+        below.push_back("stdouterr");
+    } else {
+        for (const json& dir : p.value("outputDirectories", json::array())) {
+            if (iequals(dir.value("id", ""), *id)) {
+                prefix = dir.value("pathPrefix", "");
+                below.push_back("outputs");
+                for (std::string& s : clean_segments(dir.value("pathSuffix", "")).value_or(std::vector<std::string>{})) {
+                    below.push_back(std::move(s));
+                }
+            }
+        }
+        if (prefix.empty()) {
+            throw bad_request("InvalidQueryParameterValue",
+                              "The job has no output directory with id '" + *id + "'", "outputdirectoryid");
+        }
+    }
+    below.insert(below.end(), directory->begin(), directory->end());
+    json items = json::array();
+    if (std::optional<Location> where = locate(ctx, job.body, prefix, below)) {
+        auto expiry = time::now() + std::chrono::minutes(expiry_minutes);
+        items = list_location(ctx, *where, expiry, preview);
+    }
+    std::int64_t skip = skip_token(req);
+    json page = json::array();
+    for (size_t i = static_cast<size_t>(skip); i < items.size() && static_cast<int>(page.size()) < max_results; ++i) {
+        page.push_back(items[i]);
+    }
+    std::optional<std::int64_t> next;
+    if (skip + static_cast<std::int64_t>(page.size()) < static_cast<std::int64_t>(items.size())) {
+        next = skip + static_cast<std::int64_t>(page.size());
+    }
+    send_page(res, req, page, next);
 }
 
 }  // namespace bai::arm

@@ -134,7 +134,7 @@ int run(const Options& options) {
     }
     storage::BlobService blob_service(accounts, blob_store, *content);
     storage::FileService file_service(accounts, file_store, *content);
-    arm::ArmApi arm_api(*state, accounts, std::chrono::milliseconds(options.lro_delay_ms));
+    arm::ArmApi arm_api(*state, accounts, file_store, blob_store, std::chrono::milliseconds(options.lro_delay_ms));
 
     tls::CertificateFiles certificate;
     try {

@@ -169,3 +169,27 @@ def arm_client(client_class, endpoints, **kwargs):
     pointed at the emulator's ARM endpoint, trusting its certificate, polling every 0.1 s."""
     return client_class(StaticToken(), SUBSCRIPTION, base_url=endpoints["arm"],
                         connection_verify=endpoints["ca_cert"], polling_interval=0.1, **kwargs)
+
+
+def arm_call(endpoints, method, path, body=None, api_version="2018-05-01", headers=None, data=None):
+    """One raw HTTPS request to the ARM endpoint; returns the requests.Response."""
+    import requests
+    url = endpoints["arm"] + path
+    if api_version is not None:
+        url += ("&" if "?" in url else "?") + "api-version=" + api_version
+    all_headers = {"Authorization": "Bearer emulator-token"}
+    all_headers.update(headers or {})
+    return requests.request(method, url, json=body, data=data, headers=all_headers,
+                            verify=endpoints["ca_cert"], timeout=30)
+
+
+def wait_for_operation(endpoints, response, timeout=20):
+    """Polls the Azure-AsyncOperation URL of a 202 until the operation ends; returns the
+    document."""
+    import requests
+    url = response.headers["Azure-AsyncOperation"]
+
+    def done():
+        doc = requests.get(url, verify=endpoints["ca_cert"], timeout=10).json()
+        return doc if doc["status"] != "InProgress" else None
+    return wait_for(done, timeout=timeout, interval=0.05, what="operation " + url)

@@ -1,0 +1,276 @@
+#include "emulator/arm/preview_api.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/crypto/random_id.h"
+#include "emulator/arm/batchai_common.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/clusters.h"
+#include "emulator/arm/jobs.h"
+#include "emulator/arm/output_files.h"
+#include "emulator/arm/resource_defaults.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
+#include "emulator/arm/workspaces.h"
+
+namespace bai::arm {
+namespace {
+
+using nlohmann::json;
+using validation::ApiVersion;
+using validation::ResourceKind;
+
+constexpr const char* kMigratedExperiment = "migrated";
+const std::string kProvider = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.BatchAI";
+
+struct FlatKind {
+    const char* collection;  // flat path segment
+    const char* param;
+    const char* stored_type;
+    const char* preview_type;
+    const char* stored_type_2018;
+    ResourceKind validation;
+};
+
+constexpr FlatKind kClusters{"clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
+                             "Microsoft.BatchAI/workspaces/clusters", ResourceKind::cluster};
+constexpr FlatKind kJobs{"jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
+                         "Microsoft.BatchAI/workspaces/experiments/jobs", ResourceKind::job};
+constexpr FlatKind kFileServers{"fileServers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
+                                "Microsoft.BatchAI/workspaces/fileservers", ResourceKind::file_server};
+
+bool is_migrated(const std::string& workspace_name) {
+    return workspace_name.size() > 9 && iequals(workspace_name.substr(0, 9), "migrated-");
+}
+
+// Where a flat resource of `k` named `name` lives under a workspace.
+std::string stored_id(const FlatKind& k, const std::string& workspace_id, const std::string& name) {
+    if (k.stored_type == kind::kJob) return experiment_id(workspace_id, kMigratedExperiment) + "/jobs/" + name;
+    return workspace_id + "/" + k.collection + "/" + name;
+}
+
+// The flat id of a stored resource: the provider prefix of its id, then collection/name.
+std::string flat_id(const FlatKind& k, const json& stored) {
+    const std::string id = stored["id"];
+    size_t cut = lower(id).find("/workspaces/");
+    return id.substr(0, cut) + "/" + k.collection + "/" + stored["name"].get<std::string>();
+}
+
+std::optional<StoredResource> find_flat(const ArmContext& ctx, const std::string& group, const FlatKind& k,
+                                        const std::string& name) {
+    Page workspaces = ctx.store.children(group, kind::kWorkspace, 0, 100000);
+    for (const StoredResource& ws : workspaces.items) {
+        if (!is_migrated(ws.body["name"])) continue;
+        if (auto found = ctx.store.get(stored_id(k, ws.body["id"], name))) return found;
+    }
+    return std::nullopt;
+}
+
+CloudError gateway_not_found(const FlatKind& k, const Params& p) {
+    CloudError e(404, "ResourceNotFound",
+                 "The Resource 'Microsoft.BatchAI/" + std::string(k.collection) + "/" + p[k.param] +
+                     "' under resource group '" + p["resourceGroupName"] + "' was not found.");
+    e.headers.emplace_back("x-ms-failure-cause", "gateway");
+    return e;
+}
+
+StoredResource require_flat(const ArmContext& ctx, const FlatKind& k, const Params& p) {
+    require_group(ctx, p);
+    std::optional<StoredResource> found = find_flat(ctx, group_id(p), k, p[k.param]);
+    if (!found) throw gateway_not_found(k, p);
+    return *found;
+}
+
+std::string capitalised(std::string value) {
+    if (!value.empty()) value[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(value[0])));
+    return value;
+}
+
+// A flat cluster id in a preview body -> the stored cluster's id (any group of the subscription).
+std::string stored_cluster_id(const ArmContext& ctx, const std::string& flat) {
+    std::vector<std::string> parts = split_path(flat);
+    // subscriptions/S/resourceGroups/R/providers/Microsoft.BatchAI/clusters/C
+    if (parts.size() == 8 && iequals(parts[6], "clusters")) {
+        std::string group = "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3];
+        if (auto found = find_flat(ctx, group, kClusters, parts[7])) return found->body["id"];
+    }
+    return flat;  // a 2018 id, or one that require_job_cluster refuses
+}
+
+std::string scheduling_priority(const json& priority) {
+    if (!priority.is_number_integer()) return "normal";
+    long long p = priority.get<long long>();
+    return p > 0 ? "high" : p < 0 ? "low" : "normal";
+}
+
+json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource& stored) {
+    json v = redacted(stored.body);
+    const json& preview = stored.body.value("_preview", json::object());
+    v["id"] = flat_id(k, stored.body);
+    v["type"] = k.preview_type;
+    v["location"] = preview.value("location", "");
+    v["tags"] = preview.value("tags", json::object());
+    json& p = v["properties"];
+    for (const char* field : {"provisioningState", "allocationState", "executionState", "toolType"}) {
+        if (p.contains(field) && p[field].is_string()) p[field] = capitalised(p[field]);
+    }
+    if (k.stored_type == kind::kJob) {
+        p["priority"] = preview.value("priority", json(0));
+        p.erase("schedulingPriority");
+        if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
+        if (p.contains("cluster") && p["cluster"].contains("id")) {
+            if (auto cluster = ctx.store.get(p["cluster"]["id"].get<std::string>())) {
+                p["cluster"]["id"] = flat_id(kClusters, cluster->body);
+            }
+        }
+        if (p.contains("outputDirectories")) {
+            for (json& dir : p["outputDirectories"]) {
+                if (dir.contains("type") && dir["type"].is_string()) dir["type"] = capitalised(dir["type"]);
+            }
+        }
+    }
+    return v;
+}
+
+void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    require_group(ctx, p);
+    json body = req.json_body().value_or(json::object());
+    check_body(body, k.validation, ApiVersion::v2017_09_01_preview);
+    const std::string name = p[k.param];
+    if (find_flat(ctx, group_id(p), k, name)) {
+        throw CloudError(409, std::string(k.stored_type == kind::kJob ? "Job" : k.stored_type == kind::kCluster ? "Cluster" : "FileServer") +
+                                  "AlreadyExists",
+                         "The specified resource " + name + " already exists");
+    }
+    const std::string location = body["location"];
+    StoredResource workspace = ensure_workspace(ctx, p, migrated_workspace_name(location), location);
+    std::string parent = workspace.body["id"];
+    if (k.stored_type == kind::kJob) parent = ensure_experiment(ctx, parent, kMigratedExperiment).body["id"];
+
+    json properties = body["properties"];
+    json preview{{"location", location}, {"tags", body.value("tags", json::object())}};
+    stamp_new(properties, "creating");
+    const std::string id = stored_id(k, workspace.body["id"], name);
+    if (k.stored_type == kind::kJob) {
+        properties["cluster"]["id"] = stored_cluster_id(ctx, properties["cluster"]["id"]);
+        require_job_cluster(ctx, properties);
+        preview["priority"] = properties.value("priority", json(0));
+        if (properties.contains("experimentName")) preview["experimentName"] = properties["experimentName"];
+        properties["schedulingPriority"] = scheduling_priority(properties.value("priority", json(0)));
+        properties.erase("priority");
+        properties.erase("experimentName");
+        fill_job_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/jobs/" + name + "/" +
+                                          crypto::uuid4());
+    } else if (k.stored_type == kind::kCluster) {
+        fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name);
+    } else {
+        fill_file_server_defaults(properties, "127.0.2.1");
+    }
+    json item{{"id", id}, {"name", name}, {"type", k.stored_type_2018}, {"properties", std::move(properties)},
+              {"_preview", std::move(preview)}};
+    if (!ctx.store.create(id, parent, k.stored_type, item)) {
+        throw CloudError(409, "Conflict", "The specified resource " + name + " is being created");
+    }
+    start_operation(ctx, req, res, {"create", id, p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + name,
+                                    p["subscriptionId"], location});
+}
+
+void list_flat(const ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const std::string& scope,
+               httplib::Response& res) {
+    int limit = req.max_results();
+    std::int64_t after = skip_token(req);
+    Page all = ctx.store.under(scope, k.stored_type, after, 1000000);
+    Page page;
+    for (StoredResource& r : all.items) {
+        std::string id = lower(r.body["id"].get<std::string>());
+        size_t at = id.find("/workspaces/migrated-");
+        if (at == std::string::npos) continue;
+        if (static_cast<int>(page.items.size()) == limit) {
+            page.next_after = page.items.back().seq;
+            break;
+        }
+        page.items.push_back(std::move(r));
+    }
+    send_list(req, res, page, [&](const StoredResource& r) { return preview_view(ctx, k, r); });
+}
+
+void add_flat_routes(Router& router, ArmContext& ctx, const FlatKind& k) {
+    const auto v = Versions::batchai_preview;
+    const std::string collection = kProvider + "/" + k.collection;
+    const std::string item = collection + "/{" + k.param + "}";
+    const std::string op = std::string("Microsoft.BatchAI/") + k.collection + "/";
+    router.add("PUT", item, v, op + "write", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
+        put_flat(ctx, k, req, p, res);
+    });
+    router.add("GET", item, v, op + "read", [&ctx, &k](const ArmRequest&, const Params& p, httplib::Response& res) {
+        StoredResource r = require_flat(ctx, k, p);
+        send_resource(res, r, preview_view(ctx, k, r));
+    });
+    router.add("DELETE", item, v, op + "delete", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
+        require_group(ctx, p);
+        std::optional<StoredResource> r = find_flat(ctx, group_id(p), k, p[k.param]);
+        if (!r) return void(res.status = 204);
+        start_delete(ctx, req, res, {"delete", r->body["id"], p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + p[k.param],
+                                     p["subscriptionId"], r->body["_preview"].value("location", "")});
+    });
+    router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
+        require_group(ctx, p);
+        list_flat(ctx, k, req, group_id(p), res);
+    });
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/" + std::string(k.collection), v,
+               op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   list_flat(ctx, k, req, subscription_id(p), res);
+               });
+}
+
+}  // namespace
+
+std::string migrated_workspace_name(const std::string& location) {
+    std::string folded;
+    for (char c : location) {
+        if (c != ' ') folded += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return "migrated-" + folded;
+}
+
+void add_preview_routes(Router& router, ArmContext& ctx) {
+    add_flat_routes(router, ctx, kClusters);
+    add_flat_routes(router, ctx, kJobs);
+    add_flat_routes(router, ctx, kFileServers);
+    const auto v = Versions::batchai_preview;
+    router.add("PATCH", kProvider + "/clusters/{clusterName}", v, "Microsoft.BatchAI/clusters/write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   StoredResource cluster = require_flat(ctx, kClusters, p);
+                   json body = req.json_body().value_or(json::object());
+                   check_body(body, ResourceKind::cluster_update, ApiVersion::v2017_09_01_preview);
+                   StoredResource updated = *apply_cluster_update(ctx, cluster.body["id"], body);
+                   send_resource(res, updated, preview_view(ctx, kClusters, updated));
+               });
+    router.add("POST", kProvider + "/clusters/{clusterName}/listRemoteLoginInformation", v,
+               "Microsoft.BatchAI/clusters/remoteLoginInformation/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kClusters, p)), std::nullopt);
+               });
+    router.add("POST", kProvider + "/jobs/{jobName}/listRemoteLoginInformation", v,
+               "Microsoft.BatchAI/jobs/remoteLoginInformation/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kJobs, p)), std::nullopt);
+               });
+    router.add("POST", kProvider + "/jobs/{jobName}/terminate", v, "Microsoft.BatchAI/jobs/terminate/action",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   StoredResource job = require_flat(ctx, kJobs, p);
+                   start_operation(ctx, req, res, {"terminate", job.body["id"],
+                                                   p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + p["jobName"],
+                                                   p["subscriptionId"], job.body["_preview"].value("location", "")});
+               });
+    for (const char* method : {"POST", "GET"}) {
+        router.add(method, kProvider + "/jobs/{jobName}/listOutputFiles", v, "Microsoft.BatchAI/jobs/listOutputFiles/action",
+                   [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                       list_output_files(ctx, req, require_flat(ctx, kJobs, p), res);
+                   });
+    }
+}
+
+}  // namespace bai::arm
