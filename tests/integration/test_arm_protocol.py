@@ -1,0 +1,227 @@
+"""The ARM wire protocol with raw HTTPS requests: LRO headers and operation documents going
+InProgress -> Succeeded, resource headers, paging links, the 2017-09-01-preview flat API on the
+shared model, and persistence across a restart."""
+import time
+import unittest
+
+import requests
+
+import harness
+
+SUB = harness.SUBSCRIPTION
+RG = "rg-proto"
+PROVIDER = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.BatchAI"
+PREVIEW = "2017-09-01-preview"
+
+CLUSTER_2018 = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+                               "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}
+CLUSTER_PREVIEW = {"location": "westus2", "tags": {"kind": "flat"},
+                   "properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+                                  "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}
+
+
+def job_body(cluster_id, **extra):
+    body = {"properties": {"cluster": {"id": cluster_id}, "nodeCount": 1, "stdOutErrPathPrefix": "/tmp",
+                           "customToolkitSettings": {"commandLine": "echo hi"}}}
+    body["properties"].update(extra)
+    return body
+
+
+class ArmProtocolTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator(args=["--lro-delay", "400"]).start()
+        cls.ep = cls.emu.endpoints
+        r = harness.arm_call(cls.ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/{RG}", {"location": "westus2"},
+                             api_version="2021-04-01")
+        assert r.status_code == 201, r.text
+
+    @classmethod
+    def tearDownClass(cls):
+        code, _ = cls.emu.stop()
+        cls.emu.close()
+        assert code == 0, f"emulator exited with {code}"
+
+    def call(self, method, path, body=None, api_version="2018-05-01"):
+        return harness.arm_call(self.ep, method, path, body, api_version=api_version)
+
+    def ensure_workspace(self, name="ws"):
+        r = self.call("PUT", f"{PROVIDER}/workspaces/{name}", {"location": "westus2"})
+        self.assertEqual(r.status_code, 200, r.text)
+        return r.json()
+
+    def test_long_running_create_goes_in_progress_then_succeeded(self):
+        self.ensure_workspace()
+        r = self.call("PUT", f"{PROVIDER}/workspaces/ws/clusters/lro", CLUSTER_2018)
+        self.assertEqual(r.status_code, 202)
+        self.assertEqual(r.content, b"")
+        self.assertEqual(r.headers["Retry-After"], "1")
+        async_url = r.headers["Azure-AsyncOperation"]
+        self.assertTrue(async_url.startswith(self.ep["arm"] + f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/locations/westus2/operationresults/"))
+        self.assertIn("/operationstatuses/", r.headers["Location"])
+        first = requests.get(async_url, verify=self.ep["ca_cert"]).json()
+        self.assertEqual(first["status"], "InProgress")
+        self.assertIn("startTime", first)
+        self.assertNotIn("endTime", first)
+        in_progress = requests.get(r.headers["Location"], verify=self.ep["ca_cert"])
+        self.assertEqual(in_progress.status_code, 202)
+        creating = self.call("GET", f"{PROVIDER}/workspaces/ws/clusters/lro").json()
+        self.assertEqual(creating["properties"]["provisioningState"], "creating")
+        final = harness.wait_for_operation(self.ep, r)
+        self.assertEqual(final["status"], "Succeeded")
+        self.assertEqual(final["properties"]["resourceId"], f"{SUB}${RG}$ws$lro")
+        self.assertEqual(final["name"], async_url.split("/")[-1].split("?")[0])
+        self.assertIn("endTime", final)
+        done = requests.get(r.headers["Location"], verify=self.ep["ca_cert"])
+        self.assertEqual(done.status_code, 200)
+        cluster = self.call("GET", f"{PROVIDER}/workspaces/ws/clusters/lro")
+        self.assertEqual(cluster.json()["properties"]["provisioningState"], "succeeded")
+        self.assertNotIn("adminUserPassword", cluster.text)
+
+    def test_resource_headers_and_etag_changes(self):
+        self.ensure_workspace()
+        r = self.call("GET", f"{PROVIDER}/workspaces/ws")
+        self.assertEqual(r.status_code, 200)
+        self.assertTrue(r.headers["ETag"].startswith('"0x'))
+        self.assertTrue(r.headers["Last-Modified"].endswith("GMT"))
+        self.assertEqual(len(r.headers["x-ms-request-id"]), 36)
+        self.assertTrue(r.headers["Content-Type"].startswith("application/json"))
+        patched = self.call("PATCH", f"{PROVIDER}/workspaces/ws", {"tags": {"v": "2"}})
+        self.assertEqual(patched.status_code, 200)
+        self.assertNotEqual(patched.headers["ETag"], r.headers["ETag"])
+
+    def test_experiment_put_takes_no_body_and_answers_200(self):
+        self.ensure_workspace()
+        r = requests.put(self.ep["arm"] + f"{PROVIDER}/workspaces/ws/experiments/raw?api-version=2018-05-01",
+                         verify=self.ep["ca_cert"])
+        self.assertEqual(r.status_code, 200)
+        self.assertEqual(r.json()["properties"]["provisioningState"], "succeeded")
+
+    def test_paging_follows_next_link(self):
+        self.ensure_workspace("pages")
+        for i in range(3):
+            self.call("PUT", f"{PROVIDER}/workspaces/pages/experiments/e{i}")
+        r = self.call("GET", f"{PROVIDER}/workspaces/pages/experiments?maxresults=2")
+        page = r.json()
+        self.assertEqual([e["name"] for e in page["value"]], ["e0", "e1"])
+        nxt = requests.get(page["nextLink"], verify=self.ep["ca_cert"]).json()
+        self.assertEqual([e["name"] for e in nxt["value"]], ["e2"])
+        self.assertNotIn("nextLink", nxt)
+
+    def test_delete_of_a_missing_resource_is_204(self):
+        self.ensure_workspace()
+        self.assertEqual(self.call("DELETE", f"{PROVIDER}/workspaces/ws/clusters/never").status_code, 204)
+
+    def test_terminate_of_a_finished_job_is_a_no_op(self):
+        self.ensure_workspace("term")
+        self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e")
+        c = self.call("PUT", f"{PROVIDER}/workspaces/term/clusters/c", CLUSTER_2018)
+        harness.wait_for_operation(self.ep, c)
+        cluster_id = f"{PROVIDER}/workspaces/term/clusters/c"
+        j = self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j", job_body(cluster_id))
+        harness.wait_for_operation(self.ep, j)
+        for _ in range(2):
+            t = self.call("POST", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j/terminate")
+            self.assertEqual(t.status_code, 202)
+            self.assertEqual(harness.wait_for_operation(self.ep, t)["status"], "Succeeded")
+        job = self.call("GET", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j").json()
+        self.assertEqual(job["properties"]["executionState"], "failed")
+        self.assertEqual(len(job["properties"]["executionInfo"]["errors"]), 1)
+        again = self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j", job_body(cluster_id))
+        self.assertEqual((again.status_code, again.json()["error"]["code"]), (409, "JobAlreadyExists"))
+
+    def test_preview_api_flat_resources_live_in_the_migrated_workspace(self):
+        r = self.call("PUT", f"{PROVIDER}/clusters/flat", CLUSTER_PREVIEW, api_version=PREVIEW)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        cluster = self.call("GET", f"{PROVIDER}/clusters/flat", api_version=PREVIEW).json()
+        self.assertEqual(cluster["id"], f"{PROVIDER}/clusters/flat")
+        self.assertEqual(cluster["type"], "Microsoft.BatchAI/Clusters")
+        self.assertEqual((cluster["location"], cluster["tags"]), ("westus2", {"kind": "flat"}))
+        self.assertEqual(cluster["properties"]["provisioningState"], "Succeeded")
+        self.assertEqual(cluster["properties"]["allocationState"], "Steady")
+
+        job = job_body(f"{PROVIDER}/clusters/flat", priority=100, experimentName="old-exp")
+        job["location"] = "westus2"
+        r = self.call("PUT", f"{PROVIDER}/jobs/flatjob", job, api_version=PREVIEW)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        flat = self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW).json()
+        self.assertEqual(flat["type"], "Microsoft.BatchAI/Jobs")
+        self.assertEqual(flat["properties"]["cluster"]["id"], f"{PROVIDER}/clusters/flat")
+        self.assertEqual(flat["properties"]["priority"], 100)
+        self.assertEqual(flat["properties"]["executionState"], "Queued")
+        self.assertEqual(flat["properties"]["toolType"], "Custom")
+        self.assertEqual(flat["properties"]["experimentName"], "old-exp")
+
+        # The 2018-05-01 API sees the same resources in migrated-westus2 / migrated.
+        modern = self.call("GET", f"{PROVIDER}/workspaces/migrated-westus2/experiments/migrated/jobs/flatjob").json()
+        self.assertEqual(modern["properties"]["schedulingPriority"], "high")
+        self.assertEqual(modern["properties"]["cluster"]["id"], f"{PROVIDER}/workspaces/migrated-westus2/clusters/flat")
+        self.assertNotIn("_preview", modern)
+        names = [c["name"] for c in self.call("GET", f"{PROVIDER}/workspaces/migrated-westus2/clusters").json()["value"]]
+        self.assertIn("flat", names)
+
+        listed = self.call("GET", f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/jobs", api_version=PREVIEW).json()
+        self.assertIn("flatjob", [j["name"] for j in listed["value"]])
+        self.assertIn("flat", [c["name"] for c in self.call("GET", f"{PROVIDER}/clusters", api_version=PREVIEW).json()["value"]])
+        patched = self.call("PATCH", f"{PROVIDER}/clusters/flat",
+                            {"properties": {"scaleSettings": {"manual": {"targetNodeCount": 3}}}}, api_version=PREVIEW)
+        self.assertEqual(patched.json()["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 3)
+
+        t = self.call("POST", f"{PROVIDER}/jobs/flatjob/terminate", api_version=PREVIEW)
+        harness.wait_for_operation(self.ep, t)
+        self.assertEqual(self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW).json()["properties"]["executionState"], "Failed")
+        d = self.call("DELETE", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW)
+        harness.wait_for_operation(self.ep, d)
+        gone = self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW)
+        self.assertEqual(gone.status_code, 404)
+        self.assertEqual(gone.json()["error"]["code"], "ResourceNotFound")
+        self.assertEqual(gone.headers["x-ms-failure-cause"], "gateway")
+
+    def test_preview_routes_refuse_the_2018_version_and_back(self):
+        r = self.call("GET", f"{PROVIDER}/clusters")
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (400, "NoRegisteredProviderFound"))
+        r = self.call("GET", f"{PROVIDER}/workspaces", api_version=PREVIEW)
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (400, "NoRegisteredProviderFound"))
+
+
+class ArmPersistenceTest(unittest.TestCase):
+    def test_every_resource_is_as_it_was_after_a_restart(self):
+        emu = harness.Emulator(args=["--lro-delay", "0"])
+        try:
+            emu.start()
+            ep = emu.endpoints
+            harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/{RG}", {"location": "westus2"}, api_version="2021-04-01")
+            harness.arm_call(ep, "PUT", f"{PROVIDER}/workspaces/ws", {"location": "westus2", "tags": {"a": "b"}})
+            harness.arm_call(ep, "PUT", f"{PROVIDER}/workspaces/ws/experiments/e")
+            harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{PROVIDER}/workspaces/ws/clusters/c", CLUSTER_2018))
+            harness.wait_for_operation(ep, harness.arm_call(
+                ep, "PUT", f"{PROVIDER}/workspaces/ws/experiments/e/jobs/j", job_body(f"{PROVIDER}/workspaces/ws/clusters/c")))
+            account = harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts/keepme",
+                                       {"location": "westus2", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}},
+                                       api_version="2021-04-01")
+            self.assertEqual(account.status_code, 200, account.text)
+            paths = [f"/subscriptions/{SUB}/resourcegroups/{RG}", f"{PROVIDER}/workspaces/ws",
+                     f"{PROVIDER}/workspaces/ws/experiments/e", f"{PROVIDER}/workspaces/ws/clusters/c",
+                     f"{PROVIDER}/workspaces/ws/experiments/e/jobs/j"]
+            before = [harness.arm_call(ep, "GET", p, api_version="2018-05-01" if "BatchAI" in p else "2021-04-01").json() for p in paths]
+            keys_path = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts/keepme/listKeys"
+            keys = harness.arm_call(ep, "POST", keys_path, api_version="2021-04-01").json()
+            code, _ = emu.stop()
+            self.assertEqual(code, 0)
+            emu.start()
+            ep = emu.endpoints
+            after = [harness.arm_call(ep, "GET", p, api_version="2018-05-01" if "BatchAI" in p else "2021-04-01").json() for p in paths]
+            self.assertEqual(after, before)
+            self.assertEqual(harness.arm_call(ep, "POST", keys_path, api_version="2021-04-01").json(), keys)
+            from azure.storage.blob import BlobServiceClient
+            key = keys["keys"][0]["value"]
+            BlobServiceClient.from_connection_string(
+                harness.connection_string(ep, "keepme", key)).create_container("after-restart")
+        finally:
+            emu.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
