@@ -44,7 +44,9 @@ void redact_in_place(nlohmann::json& value, bool in_secrets) {
 
 void send_json(httplib::Response& res, int status, const nlohmann::json& body) {
     res.status = status;
-    res.set_content(body.dump(), "application/json; charset=utf-8");
+    // Error messages may quote bytes of a malformed body that are not UTF-8.
+    res.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                    "application/json; charset=utf-8");
 }
 
 void send_resource(httplib::Response& res, const StoredResource& stored, const nlohmann::json& view, int status) {

@@ -1,0 +1,48 @@
+// libFuzzer: an ARM request body through what a PUT does with it: the size, content-type and
+// depth checks, the JSON parser, the validator of the kind and API version the first byte picks,
+// and, when it passes, the server-filled defaults.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "emulator/arm/arm_request.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_defaults.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+
+namespace {
+
+using bai::validation::ApiVersion;
+using bai::validation::ResourceKind;
+
+constexpr ResourceKind kKinds[] = {ResourceKind::job, ResourceKind::cluster, ResourceKind::file_server,
+                                   ResourceKind::workspace, ResourceKind::cluster_update,
+                                   ResourceKind::workspace_update};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;
+    const ResourceKind kind = kKinds[data[0] % 6];
+    const ApiVersion version = (data[0] / 6) % 2 ? ApiVersion::v2017_09_01_preview : ApiVersion::v2018_05_01;
+    httplib::Request http;
+    http.method = "PUT";
+    http.body.assign(reinterpret_cast<const char*>(data) + 1, size - 1);
+    http.headers.emplace("Content-Type", "application/json");
+    bai::arm::ArmRequest request = bai::arm::make_request(http, "https://127.0.0.1:1");
+    try {
+        nlohmann::json body = request.json_body().value_or(nlohmann::json::object());
+        bai::arm::check_body(body, kind, version);
+        nlohmann::json properties = body.value("properties", nlohmann::json::object());
+        bai::arm::stamp_new(properties, "creating");
+        if (kind == ResourceKind::job) bai::arm::fill_job_defaults(properties, "segment");
+        if (kind == ResourceKind::cluster) bai::arm::fill_cluster_defaults(properties, "suffix");
+        if (kind == ResourceKind::file_server) bai::arm::fill_file_server_defaults(properties, "127.0.2.1");
+        (void)bai::arm::tool_type(properties).size();
+    } catch (const bai::arm::CloudError& e) {
+        httplib::Response res;
+        bai::arm::send_json(res, e.status(), e.body());
+    }
+    return 0;
+}
