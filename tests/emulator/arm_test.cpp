@@ -1,0 +1,217 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "common/db/database.h"
+#include "emulator/arm/arm_request.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_defaults.h"
+#include "emulator/arm/resource_store.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/router.h"
+
+namespace bai::arm {
+namespace {
+
+namespace fs = std::filesystem;
+
+httplib::Request request(const std::string& method, const std::string& path, const std::string& api_version) {
+    httplib::Request r;
+    r.method = method;
+    r.path = path;
+    if (!api_version.empty()) r.params.emplace("api-version", api_version);
+    return r;
+}
+
+nlohmann::json error_of(const httplib::Response& res) { return nlohmann::json::parse(res.body)["error"]; }
+
+TEST(ArmRouter, MatchesLiteralsCaseInsensitivelyAndCapturesNames) {
+    Router router("https://127.0.0.1:1");
+    std::string seen;
+    router.add("GET", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}", Versions::any_dated, "op",
+               [&](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   seen = p["subscriptionId"] + "|" + p["resourceGroupName"];
+                   res.status = 200;
+               });
+    httplib::Response res;
+    router.dispatch(request("GET", "/SUBSCRIPTIONS/s1/resourcegroups/My.Group", "2021-04-01"), res);
+    EXPECT_EQ(res.status, 200);
+    EXPECT_EQ(seen, "s1|My.Group");
+    EXPECT_FALSE(res.get_header_value("x-ms-request-id").empty());
+}
+
+TEST(ArmRouter, ApiVersionIsRequiredAndChecked) {
+    Router router("https://127.0.0.1:1");
+    router.add("GET", "/x/{workspaceName}", Versions::batchai_2018, "op",
+               [](const ArmRequest&, const Params&, httplib::Response& res) { res.status = 200; });
+    httplib::Response missing, unknown, malformed, ok;
+    router.dispatch(request("GET", "/x/ws", ""), missing);
+    router.dispatch(request("GET", "/x/ws", "2017-09-01-preview"), unknown);
+    router.dispatch(request("GET", "/x/ws", "latest"), malformed);
+    router.dispatch(request("GET", "/x/ws", "2018-05-01"), ok);
+    EXPECT_EQ(error_of(missing)["code"], "MissingApiVersionParameter");
+    EXPECT_EQ(error_of(unknown)["code"], "NoRegisteredProviderFound");
+    EXPECT_EQ(error_of(malformed)["code"], "InvalidApiVersionParameter");
+    EXPECT_EQ(ok.status, 200);
+}
+
+TEST(ArmRouter, NamesFollowTheRulesOfTheirVersion) {
+    EXPECT_NO_THROW(check_name("workspaceName", "ws_1-a", "2018-05-01"));
+    EXPECT_THROW(check_name("workspaceName", "ws.1", "2018-05-01"), CloudError);
+    EXPECT_NO_THROW(check_name("clusterName", "c.1", "2017-09-01-preview"));
+    EXPECT_THROW(check_name("jobName", std::string(65, 'j'), "2018-05-01"), CloudError);
+    EXPECT_THROW(check_name("jobName", "", "2018-05-01"), CloudError);
+    EXPECT_NO_THROW(check_name("resourceGroupName", "rg(1).x", "2021-04-01"));
+    EXPECT_THROW(check_name("resourceGroupName", "rg.", "2021-04-01"), CloudError);
+    EXPECT_THROW(check_name("accountName", "Upper", "2021-04-01"), CloudError);
+    EXPECT_THROW(check_name("accountName", "ab", "2021-04-01"), CloudError);
+}
+
+TEST(ArmRouter, UnknownPathIs404AndWrongMethodIs405) {
+    Router router("https://127.0.0.1:1");
+    router.add("GET", "/a", Versions::any_dated, "op", [](const ArmRequest&, const Params&, httplib::Response&) {});
+    httplib::Response unknown, method;
+    router.dispatch(request("GET", "/b", "2021-04-01"), unknown);
+    router.dispatch(request("DELETE", "/a", "2021-04-01"), method);
+    EXPECT_EQ(unknown.status, 404);
+    EXPECT_EQ(method.status, 405);
+}
+
+TEST(ArmRouter, AHandlerExceptionBecomesA500CloudError) {
+    Router router("https://127.0.0.1:1");
+    router.add("GET", "/a", Versions::any_dated, "op",
+               [](const ArmRequest&, const Params&, httplib::Response&) { throw std::runtime_error("boom"); });
+    httplib::Response res;
+    router.dispatch(request("GET", "/a", "2021-04-01"), res);
+    EXPECT_EQ(res.status, 500);
+    EXPECT_EQ(error_of(res)["code"], "InternalServerError");
+}
+
+TEST(ArmRequestBody, RefusesDepthTypeAndMalformedJson) {
+    EXPECT_FALSE(nests_deeper_than(R"({"a":[{"b":"[[[[[[[["}]})", 3));
+    EXPECT_TRUE(nests_deeper_than("[[[[", 3));
+    EXPECT_FALSE(nests_deeper_than(R"(["\"[[[[[["])", 2));
+    httplib::Request http;
+    http.body = R"({"a": 1)";
+    ArmRequest r = make_request(http, "https://h");
+    EXPECT_THROW(r.json_body(), CloudError);
+    http.body = "   ";
+    EXPECT_FALSE(make_request(http, "https://h").json_body().has_value());
+    http.body = R"({"a": 1})";
+    http.headers.emplace("Content-Type", "application/xml");
+    EXPECT_THROW(make_request(http, "https://h").json_body(), CloudError);
+}
+
+TEST(ArmRequestQuery, NamesAreCaseInsensitiveAndMaxResultsIsBounded) {
+    httplib::Request http;
+    http.params.emplace("MaxResults", "7");
+    EXPECT_EQ(make_request(http, "https://h").max_results(), 7);
+    http.params.clear();
+    EXPECT_EQ(make_request(http, "https://h").max_results(), 1000);
+    http.params.emplace("maxresults", "1001");
+    EXPECT_THROW(make_request(http, "https://h").max_results(), CloudError);
+}
+
+TEST(ArmDefaults, DurationsAreWrittenAsTheServiceDid) {
+    EXPECT_EQ(iso_duration(std::chrono::hours(24 * 7)), "P7D");
+    EXPECT_EQ(iso_duration(std::chrono::seconds(5400)), "PT1H30M");
+    EXPECT_EQ(iso_duration(std::chrono::seconds(90061)), "P1DT1H1M1S");
+    EXPECT_EQ(iso_duration(std::chrono::seconds(0)), "PT0S");
+}
+
+TEST(ArmDefaults, JobDefaultsFillWhatTheServiceFilled) {
+    nlohmann::json p = {{"nodeCount", 3}, {"horovodSettings", {{"pythonScriptFilePath", "t.py"}}},
+                        {"constraints", {{"maxWallClockTime", "1.02:00:00"}}}};
+    stamp_new(p, "creating");
+    fill_job_defaults(p, "seg");
+    EXPECT_EQ(p["toolType"], "horovod");
+    EXPECT_EQ(p["horovodSettings"]["processCount"], 3);
+    EXPECT_EQ(p["schedulingPriority"], "normal");
+    EXPECT_EQ(p["constraints"]["maxWallClockTime"], "P1DT2H");
+    EXPECT_EQ(p["executionState"], "queued");
+    EXPECT_EQ(p["jobOutputDirectoryPathSegment"], "seg");
+}
+
+TEST(ArmView, SecretsAndInternalFieldsAreNeverReturned) {
+    nlohmann::json stored = {
+        {"_keys", {{"key1", "k"}}},
+        {"properties",
+         {{"secrets", {{{"name", "S"}, {"value", "v"}}}},
+          {"environmentVariables", {{{"name", "E"}, {"value", "visible"}}}},
+          {"userAccountSettings", {{"adminUserName", "u"}, {"adminUserPassword", "p"}}},
+          {"mountVolumes", {{"azureFileShares", {{{"credentials", {{"accountKey", "k"}}}}}}}}}}};
+    nlohmann::json view = redacted(stored);
+    EXPECT_FALSE(view.contains("_keys"));
+    EXPECT_FALSE(view["properties"]["secrets"][0].contains("value"));
+    EXPECT_EQ(view["properties"]["environmentVariables"][0]["value"], "visible");
+    EXPECT_FALSE(view["properties"]["userAccountSettings"].contains("adminUserPassword"));
+    EXPECT_EQ(view["properties"]["mountVolumes"]["azureFileShares"][0]["credentials"], nlohmann::json::object());
+}
+
+class ArmStoreTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("arm-store-" + std::to_string(::getpid()));
+        fs::create_directories(dir_);
+        db_ = db::Database::open(dir_ / "state.db");
+        ResourceStore::migrate(*db_);
+        store_ = std::make_unique<ResourceStore>(*db_);
+    }
+    void TearDown() override {
+        store_.reset();
+        db_.reset();
+        fs::remove_all(dir_);
+    }
+    fs::path dir_;
+    std::unique_ptr<db::Database> db_;
+    std::unique_ptr<ResourceStore> store_;
+};
+
+TEST_F(ArmStoreTest, IdsAreCaseInsensitiveAndCreateRefusesDuplicates) {
+    EXPECT_TRUE(store_->create("/s/A/ws/One", "/s/A", "workspace", {{"id", "/s/A/ws/One"}}));
+    EXPECT_FALSE(store_->create("/S/a/WS/one", "/s/A", "workspace", {{"id", "other"}}));
+    auto found = store_->get("/s/a/ws/ONE");
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->body["id"], "/s/A/ws/One");
+}
+
+TEST_F(ArmStoreTest, UpdateChangesTheEtagOnlyWhenTheBodyChanges) {
+    store_->create("/r", "/", "group", {{"v", 1}});
+    std::string etag = store_->get("/r")->etag;
+    store_->update("/r", [](nlohmann::json&) { return false; });
+    EXPECT_EQ(store_->get("/r")->etag, etag);
+    store_->update("/r", [](nlohmann::json& b) {
+        b["v"] = 2;
+        return true;
+    });
+    EXPECT_NE(store_->get("/r")->etag, etag);
+    EXPECT_EQ(store_->get("/r")->body["v"], 2);
+    EXPECT_FALSE(store_->update("/missing", [](nlohmann::json&) { return true; }));
+}
+
+TEST_F(ArmStoreTest, RemoveTreeTakesChildrenButNotSiblingsWithTheSamePrefix) {
+    store_->create("/w/a", "/w", "workspace", {});
+    store_->create("/w/a/e", "/w/a", "experiment", {});
+    store_->create("/w/a/e/j", "/w/a/e", "job", {});
+    store_->create("/w/ab", "/w", "workspace", {});
+    EXPECT_EQ(store_->remove_tree("/w/a").size(), 3u);
+    EXPECT_FALSE(store_->get("/w/a/e/j"));
+    EXPECT_TRUE(store_->get("/w/ab"));
+}
+
+TEST_F(ArmStoreTest, PagesContinueInCreationOrder) {
+    for (int i = 0; i < 5; ++i) store_->create("/p/c" + std::to_string(i), "/p", "experiment", {{"i", i}});
+    Page first = store_->children("/p", "experiment", 0, 2);
+    ASSERT_EQ(first.items.size(), 2u);
+    ASSERT_TRUE(first.next_after);
+    Page second = store_->children("/p", "experiment", *first.next_after, 2);
+    Page third = store_->children("/p", "experiment", *second.next_after, 2);
+    EXPECT_EQ(third.items.size(), 1u);
+    EXPECT_FALSE(third.next_after);
+    EXPECT_EQ(third.items[0].body["i"], 4);
+    EXPECT_EQ(store_->under("/p", "experiment", 0, 100).items.size(), 5u);
+    EXPECT_EQ(store_->under("/q", "experiment", 0, 100).items.size(), 0u);
+}
+
+}  // namespace
+}  // namespace bai::arm
