@@ -32,7 +32,7 @@ public:
     // Once the ports are known, before serving: registers the stored storage accounts and
     // routes every request the server has no other route for to the ARM router.
     void serve(httplib::Server& server, const ArmEndpoints& endpoints);
-    // Completes what is due and stops the operations worker.
+    // Stops the operations worker (what is still in progress completes after the next start).
     void stop();
 
     ResourceStore& store() { return *store_; }

@@ -46,7 +46,7 @@ public:
 
     // Starts the worker; operations left in progress by a previous run are completed first.
     void start(Completer completer);
-    // Finishes what is due now and joins the worker.
+    // Joins the worker; operations still in progress complete after the next start.
     void stop();
 
     // Records `op` (id and times filled in) and schedules its completion.

@@ -179,6 +179,24 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(gone.json()["error"]["code"], "ResourceNotFound")
         self.assertEqual(gone.headers["x-ms-failure-cause"], "gateway")
 
+    def test_preview_file_servers_and_group_lists(self):
+        body = {"location": "westus2", "properties": {
+            "vmSize": "STANDARD_D2_V2", "dataDisks": {"diskSizeInGB": 10, "diskCount": 1, "storageAccountType": "Standard_LRS"},
+            "sshConfiguration": {"userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}}
+        r = self.call("PUT", f"{PROVIDER}/fileServers/nfs.1", body, api_version=PREVIEW)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        fs = self.call("GET", f"{PROVIDER}/fileServers/nfs.1", api_version=PREVIEW)
+        self.assertEqual(fs.json()["type"], "Microsoft.BatchAI/FileServers")
+        self.assertNotIn("Pw-123456", fs.text)
+        listed = self.call("GET", f"{PROVIDER}/fileServers", api_version=PREVIEW).json()["value"]
+        self.assertEqual([f["name"] for f in listed], ["nfs.1"])
+        logins = self.call("POST", f"{PROVIDER}/clusters/none/listRemoteLoginInformation", api_version=PREVIEW)
+        self.assertEqual(logins.status_code, 404)
+        d = self.call("DELETE", f"{PROVIDER}/fileServers/nfs.1", api_version=PREVIEW)
+        harness.wait_for_operation(self.ep, d)
+        self.assertEqual(self.call("GET", f"{PROVIDER}/fileServers/nfs.1", api_version=PREVIEW).status_code, 404)
+
     def test_preview_routes_refuse_the_2018_version_and_back(self):
         r = self.call("GET", f"{PROVIDER}/clusters")
         self.assertEqual((r.status_code, r.json()["error"]["code"]), (400, "NoRegisteredProviderFound"))

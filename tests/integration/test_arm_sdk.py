@@ -165,6 +165,7 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertEqual(mpi.custom_mpi_settings.process_count, 2)
 
         self.assertEqual(sorted(j.name for j in self.client.jobs.list_by_experiment(RG, "ws-job", "exp")), ["j1", "mpi"])
+        self.assertEqual(list(self.client.jobs.list_remote_login_information(RG, "ws-job", "exp", "j1")), [])
         self.client.jobs.begin_terminate(RG, "ws-job", "exp", "j1").result()
         terminated = self.client.jobs.get(RG, "ws-job", "exp", "j1")
         self.assertEqual(terminated.execution_state, "failed")
