@@ -47,6 +47,10 @@ Report validate(const nlohmann::json& body, ResourceKind kind, ApiVersion versio
         report.errors.push_back({"$", "the body must be a JSON object"});
         return report;
     }
+    if (!definitions(version).contains(root_definition(kind))) {
+        report.errors.push_back({"$", std::string("this API version has no ") + root_definition(kind)});
+        return report;
+    }
     SchemaWalker walker(definitions(version), report,
                         mode == Mode::cli ? std::function<bool(const std::string&)>(cli_fills) : nullptr);
     walker.walk_definition(body, root_definition(kind), "");

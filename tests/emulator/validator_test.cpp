@@ -245,5 +245,12 @@ TEST(ValidatorCorpus, EveryReferenceConfigurationPassesInCliMode) {
     EXPECT_GE(checked, 50);
 }
 
+TEST(Validator, AKindTheVersionDoesNotHaveIsAnErrorNotACrash) {
+    Report r = validate(nlohmann::json{{"location", "eastus"}}, ResourceKind::workspace,
+                        ApiVersion::v2017_09_01_preview, Mode::rest);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].path, "$");
+}
+
 }  // namespace
 }  // namespace bai::validation
