@@ -29,14 +29,20 @@ StoredResource require_job(const ArmContext& ctx, const Params& p) {
     return require(ctx, job_id(p), "JobNotFound", "job", p["jobName"]);
 }
 
+// The workspace (for the operation's location), checking the experiment on the way.
+StoredResource require_workspace_and_experiment(const ArmContext& ctx, const Params& p) {
+    StoredResource workspace = require_workspace(ctx, p);
+    require(ctx, experiment_id(p), "ExperimentNotFound", "experiment", p["experimentName"]);
+    return workspace;
+}
+
 OperationTarget target(const Params& p, const std::string& kind, const std::string& id, const StoredResource& workspace) {
     return {kind, id, resource_ref(p, {"workspaceName", "experimentName", "jobName"}), p["subscriptionId"],
             workspace.body["location"]};
 }
 
 void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    StoredResource workspace = require_workspace(ctx, p);
-    StoredResource experiment = require_experiment(ctx, p);
+    StoredResource workspace = require_workspace_and_experiment(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     check_body(body, ResourceKind::job, ApiVersion::v2018_05_01);
     const std::string id = job_id(p);
@@ -51,7 +57,7 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     fill_job_defaults(properties, segment);
     nlohmann::json job{{"id", id}, {"name", p["jobName"]}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
                        {"properties", std::move(properties)}};
-    if (!ctx.store.create(id, experiment.body["id"].get<std::string>(), kind::kJob, job)) {
+    if (!ctx.store.create(id, experiment_id(p), kind::kJob, job)) {
         throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
     }
     start_operation(ctx, req, res, target(p, "create", id, workspace));
@@ -82,16 +88,15 @@ void add_job_routes(Router& router, ArmContext& ctx) {
         send_resource(res, job, view(job));
     });
     router.add("DELETE", kJob, v, op + "delete", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-        StoredResource workspace = require_workspace(ctx, p);
-        require_experiment(ctx, p);
+        StoredResource workspace = require_workspace_and_experiment(ctx, p);
         std::optional<StoredResource> job = ctx.store.get(job_id(p));
         if (!job) return void(res.status = 204);
         start_delete(ctx, req, res, target(p, "delete", job->body["id"], workspace));
     });
     router.add("POST", kJob + "/terminate", v, op + "terminate/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   StoredResource workspace = require_workspace(ctx, p);
-                   StoredResource job = require_job(ctx, p);
+                   StoredResource workspace = require_workspace_and_experiment(ctx, p);
+                   StoredResource job = require(ctx, job_id(p), "JobNotFound", "job", p["jobName"]);
                    start_operation(ctx, req, res, target(p, "terminate", job.body["id"], workspace));
                });
     router.add("POST", kJob + "/listRemoteLoginInformation", v, op + "remoteLoginInformation/action",

@@ -27,7 +27,6 @@ CREATE TABLE arm_operations(
   end_ticks INTEGER NOT NULL,
   error TEXT NOT NULL
 );
-CREATE INDEX arm_operations_by_status ON arm_operations(status);
 )sql"},
 };
 
