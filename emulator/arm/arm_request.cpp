@@ -53,6 +53,9 @@ std::optional<nlohmann::json> ArmRequest::json_body() const {
         throw bad_request("InvalidRequestContent",
                           "The request content was invalid and could not be deserialized: byte " +
                               std::to_string(e.byte) + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {  // a number out of range, for one
+        throw bad_request("InvalidRequestContent",
+                          std::string("The request content was invalid and could not be deserialized: ") + e.what());
     }
     if (!parsed.is_object()) {
         throw bad_request("InvalidRequestContent", "The request content must be a JSON object.");

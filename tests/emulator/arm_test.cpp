@@ -95,6 +95,8 @@ TEST(ArmRequestBody, RefusesDepthTypeAndMalformedJson) {
     http.body = R"({"a": 1)";
     ArmRequest r = make_request(http, "https://h");
     EXPECT_THROW(r.json_body(), CloudError);
+    http.body = R"({"n": 1e999999})";
+    EXPECT_THROW(make_request(http, "https://h").json_body(), CloudError);
     http.body = "   ";
     EXPECT_FALSE(make_request(http, "https://h").json_body().has_value());
     http.body = R"({"a": 1})";
