@@ -1,29 +1,13 @@
 #include "emulator/arm/resource_view.h"
 
-#include <cctype>
 #include <charconv>
 
 #include "emulator/arm/cloud_error.h"
+#include "common/text/percent_encoding.h"
 #include "emulator/arm/text.h"
 
 namespace bai::arm {
 namespace {
-
-std::string encode_query_value(std::string_view text) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += c;
-        } else {
-            out += '%';
-            out += kHex[u >> 4];
-            out += kHex[u & 15];
-        }
-    }
-    return out;
-}
 
 void redact_in_place(nlohmann::json& value, bool in_secrets) {
     if (value.is_array()) {
@@ -74,7 +58,7 @@ void send_page(httplib::Response& res, const ArmRequest& request, const nlohmann
         std::string link = request.base_url + request.http.path + "?";
         for (const auto& [name, value] : request.http.params) {
             if (iequals(name, "$skiptoken")) continue;
-            link += encode_query_value(name) + "=" + encode_query_value(value) + "&";
+            link += text::percent_encode(name) + "=" + text::percent_encode(value) + "&";
         }
         link += "%24skiptoken=" + std::to_string(*next_after);
         body["nextLink"] = link;

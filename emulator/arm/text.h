@@ -1,15 +1,19 @@
-// Small string helpers of the ARM layer: ARM compares names and path literals case-insensitively.
+// The string helpers of the ARM layer: ARM compares names and path literals case-insensitively
+// (the shared ASCII helpers), and splits paths into segments.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/text/ascii.h"
+
 namespace bai::arm {
 
-bool iequals(std::string_view a, std::string_view b);
-std::string lower(std::string_view text);
-std::string_view trim(std::string_view text);
+using text::iequals;
+using text::lower;
+using text::trim;
+
 // "/a/b//c/" -> {"a", "b", "c"}
 std::vector<std::string> split_path(std::string_view path);
 

@@ -1,9 +1,8 @@
 #include "fake_storage/auth/sas_signer.h"
 
-#include <cctype>
-
 #include "common/crypto/base64.h"
 #include "common/crypto/digest.h"
+#include "common/text/percent_encoding.h"
 
 namespace bai::storage {
 namespace {
@@ -11,25 +10,9 @@ namespace {
 // A version whose service string-to-sign has no signedResource/snapshot lines for blobs.
 constexpr const char* kVersion = "2018-03-28";
 
-std::string encode(const std::string& text, bool keep_slash) {
-    static constexpr char kHex[] = "0123456789ABCDEF";
-    std::string out;
-    for (char c : text) {
-        auto u = static_cast<unsigned char>(c);
-        if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
-            out += c;
-        } else {
-            out += '%';
-            out += kHex[u >> 4];
-            out += kHex[u & 15];
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
-std::string encode_url_path(const std::string& path) { return encode(path, true); }
+std::string encode_url_path(const std::string& path) { return text::percent_encode(path, true); }
 
 std::string read_sas_query(const Account& account, SasService service, const std::string& container,
                            const std::string& name, time::TimePoint expiry) {
@@ -41,7 +24,7 @@ std::string read_sas_query(const Account& account, SasService service, const std
     std::optional<std::string> key = crypto::base64_decode(account.key1);
     std::string sig = crypto::base64_encode(crypto::hmac_sha256(key.value_or(""), to_sign));
     return std::string("sv=") + kVersion + "&sr=" + (service == SasService::blob ? "b" : "f") + "&sp=r&se=" +
-           encode(se, false) + "&sig=" + encode(sig, false);
+           text::percent_encode(se) + "&sig=" + text::percent_encode(sig);
 }
 
 }  // namespace bai::storage

@@ -9,22 +9,11 @@
 
 #include "common/crypto/base64.h"
 #include "common/crypto/digest.h"
+#include "common/text/ascii.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage {
 namespace {
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    size_t e = s.find_last_not_of(" \t");
-    return s.substr(b, e - b + 1);
-}
 
 bool constant_time_equal(const std::string& a, const std::string& b) {
     if (a.size() != b.size()) return false;
@@ -51,10 +40,10 @@ std::string shared_key_string_to_sign(const StorageRequest& r, std::string_view 
     std::map<std::string, std::string> ms_headers;
     for (const auto& [name, value] : r.http->headers) {
         if (name.size() > 5 && strncasecmp(name.c_str(), "x-ms-", 5) == 0) {
-            auto [it, inserted] = ms_headers.emplace(lower(name), trim(value));
+            auto [it, inserted] = ms_headers.emplace(text::lower(name), text::trim(value));
             if (!inserted) {
                 it->second += ',';
-                it->second += trim(value);
+                it->second += text::trim(value);
             }
             continue;
         }

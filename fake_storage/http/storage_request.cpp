@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/text/ascii.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 
@@ -13,11 +14,6 @@ int hex_value(char c) {
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
 }
 
 [[noreturn]] void invalid_uri() {
@@ -95,7 +91,7 @@ StorageRequest parse_storage_request(const httplib::Request& http) {
         auto key = percent_decode(pair.substr(0, eq), true);
         auto value = percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
         if (!key || !value) invalid_uri();
-        if (!key->empty()) r.query[lower(*key)].push_back(*value);
+        if (!key->empty()) r.query[text::lower(*key)].push_back(*value);
         if (amp == std::string_view::npos) break;
         query = query.substr(amp + 1);
     }

@@ -1,0 +1,15 @@
+// ASCII case folding and trimming, as HTTP header names, ARM names and Azure Storage
+// canonicalisation compare and clean text.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace bai::text {
+
+std::string lower(std::string_view text);
+bool iequals(std::string_view a, std::string_view b);
+// Without leading and trailing spaces and tabs.
+std::string_view trim(std::string_view text);
+
+}  // namespace bai::text
