@@ -14,15 +14,16 @@ std::optional<std::string> ArmRequest::query(std::string_view name) const {
     return std::nullopt;
 }
 
-int ArmRequest::max_results() const {
-    std::optional<std::string> text = query("maxresults");
-    if (!text) return 1000;
+int ArmRequest::int_query(std::string_view name, int fallback, int low, int high) const {
+    std::optional<std::string> text = query(name);
+    if (!text) return fallback;
     int value = 0;
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-    if (ec != std::errc() || end != text->data() + text->size() || value < 1 || value > 1000) {
+    if (ec != std::errc() || end != text->data() + text->size() || value < low || value > high) {
         throw bad_request("InvalidQueryParameterValue",
-                          "maxresults must be an integer from 1 to 1000, not '" + *text + "'",
-                          "maxresults");
+                          std::string(name) + " must be an integer from " + std::to_string(low) + " to " +
+                              std::to_string(high) + ", not '" + *text + "'",
+                          std::string(name));
     }
     return value;
 }

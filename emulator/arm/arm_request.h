@@ -27,8 +27,11 @@ struct ArmRequest {
     // The value of a query parameter, its name compared case-insensitively.
     std::optional<std::string> query(std::string_view name) const;
     std::string api_version() const { return query("api-version").value_or(""); }
-    // maxresults: 1..1000, 1000 when absent; a CloudError otherwise.
-    int max_results() const;
+    // An integer query parameter within [low, high], `fallback` when absent;
+    // 400 InvalidQueryParameterValue otherwise.
+    int int_query(std::string_view name, int fallback, int low, int high) const;
+    // maxresults: 1..1000, 1000 when absent.
+    int max_results() const { return int_query("maxresults", 1000, 1, 1000); }
     // The body as a JSON object: absent or empty gives nullopt. Throws CloudError for a wrong
     // content type, a body too large or too deep, malformed JSON or a non-object.
     std::optional<nlohmann::json> json_body() const;

@@ -112,14 +112,7 @@ std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::s
         bool changed = false;
         if (update.contains("scaleSettings")) {
             nlohmann::json scale = update["scaleSettings"];
-            if (scale.contains("manual")) {
-                nlohmann::json& manual = scale["manual"];
-                if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
-                if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
-            }
-            if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
-                scale["autoScale"]["initialNodeCount"] = 0;
-            }
+            fill_scale_defaults(scale);
             cluster["properties"]["scaleSettings"] = std::move(scale);
             changed = true;
         }

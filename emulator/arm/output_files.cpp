@@ -1,7 +1,5 @@
 #include "emulator/arm/output_files.h"
 
-#include <charconv>
-
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_view.h"
@@ -105,20 +103,6 @@ std::optional<Location> locate(const ArmContext& ctx, const json& job, const std
     return std::nullopt;
 }
 
-int query_int(const ArmRequest& req, const char* name, int fallback, int low, int high) {
-    std::optional<std::string> text = req.query(name);
-    if (!text) return fallback;
-    int value = 0;
-    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
-    if (ec != std::errc() || end != text->data() + text->size() || value < low || value > high) {
-        throw bad_request("InvalidQueryParameterValue", std::string(name) + " must be an integer from " +
-                                                            std::to_string(low) + " to " + std::to_string(high) +
-                                                            ", not '" + *text + "'",
-                          name);
-    }
-    return value;
-}
-
 json file_item(const ArmContext& ctx, const Location& where, const std::string& name, std::uint64_t size,
                time::TimePoint modified, time::TimePoint expiry, bool preview) {
     std::string path = where.path.empty() ? name : where.path + "/" + name;
@@ -190,7 +174,7 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
         throw bad_request("MissingRequiredQueryParameter", "The outputdirectoryid query parameter is required.",
                           "outputdirectoryid");
     }
-    int expiry_minutes = query_int(req, "linkexpiryinminutes", 60, 5, 600);
+    int expiry_minutes = req.int_query("linkexpiryinminutes", 60, 5, 600);
     int max_results = req.max_results();
     auto directory = clean_segments(req.query("directory").value_or("."));
     if (!directory) throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");

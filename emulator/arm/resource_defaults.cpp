@@ -84,14 +84,7 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
     if (!p.contains("vmPriority")) p["vmPriority"] = "dedicated";
     json& scale = p["scaleSettings"];
     if (!scale.is_object()) scale = {{"manual", {{"targetNodeCount", 0}}}};
-    if (scale.contains("manual")) {
-        json& manual = scale["manual"];
-        if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
-        if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
-    }
-    if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
-        scale["autoScale"]["initialNodeCount"] = 0;
-    }
+    fill_scale_defaults(scale);
     if (!p.contains("virtualMachineConfiguration")) {
         p["virtualMachineConfiguration"] = {
             {"imageReference",
@@ -112,6 +105,17 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
                             {"preparingNodeCount", 0},
                             {"unusableNodeCount", 0},
                             {"leavingNodeCount", 0}};
+}
+
+void fill_scale_defaults(json& scale) {
+    if (scale.contains("manual")) {
+        json& manual = scale["manual"];
+        if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
+        if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
+    }
+    if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
+        scale["autoScale"]["initialNodeCount"] = 0;
+    }
 }
 
 void fill_file_server_defaults(json& p, const std::string& address) {

@@ -20,6 +20,8 @@ void set_provisioning_state(nlohmann::json& properties, const std::string& state
 
 void fill_job_defaults(nlohmann::json& properties, const std::string& output_segment);
 void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix);
+// The defaults inside scaleSettings (manual or autoScale), at create and at update.
+void fill_scale_defaults(nlohmann::json& scale_settings);
 void fill_file_server_defaults(nlohmann::json& properties, const std::string& address);
 
 }  // namespace bai::arm

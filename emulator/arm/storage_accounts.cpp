@@ -69,6 +69,8 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
                                   {kSkus[0], kSkus[1], kSkus[2], kSkus[3], kSkus[4], kSkus[5], kSkus[6], kSkus[7]});
     std::string kind_name = one_of(require_string("kind", body.value("kind", nlohmann::json())), "kind",
                                    {kKinds[0], kKinds[1], kKinds[2], kKinds[3], kKinds[4]});
+    const nlohmann::json sku_view{{"name", sku_name},
+                                  {"tier", sku_name.rfind("Premium", 0) == 0 ? "Premium" : "Standard"}};
     nlohmann::json tags = body.value("tags", nlohmann::json::object());
     if (!tags.is_object()) throw bad_request("InvalidRequestContent", "tags must be an object", "tags");
 
@@ -80,7 +82,7 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
     if (auto existing = ctx.store.get(id)) {
         auto updated = ctx.store.update(id, [&](nlohmann::json& a) {
             a["tags"] = tags;
-            a["sku"] = {{"name", sku_name}, {"tier", sku_name.rfind("Premium", 0) == 0 ? "Premium" : "Standard"}};
+            a["sku"] = sku_view;
             return true;
         });
         return send_resource(res, *updated, view(ctx, updated->body));
@@ -93,7 +95,7 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
         {"location", location},
         {"tags", tags},
         {"kind", kind_name},
-        {"sku", {{"name", sku_name}, {"tier", sku_name.rfind("Premium", 0) == 0 ? "Premium" : "Standard"}}},
+        {"sku", sku_view},
         {"properties",
          {{"provisioningState", "Succeeded"},
           {"creationTime", now},
