@@ -18,6 +18,8 @@
 
 namespace bai::db {
 
+class Checkpointer;
+
 class DatabaseError : public std::runtime_error {
 public:
     DatabaseError(const std::string& what, int code) : std::runtime_error(what), code_(code) {}
@@ -75,6 +77,9 @@ struct OpenOptions {
     // then keeps the WAL index in memory and takes no file locks per statement. Other processes
     // (the sqlite3 shell) cannot read the database while it is open.
     bool exclusive = false;
+    // Checkpoints on a thread and connection of their own (see checkpointer.h) rather than in
+    // the commit that fills the WAL. Not with `exclusive`, which keeps other connections out.
+    bool background_checkpoints = false;
     int busy_timeout_ms = 5000;
 };
 
@@ -92,8 +97,14 @@ public:
     Statement prepare(std::string_view sql);
 
     // Runs f inside BEGIN IMMEDIATE ... COMMIT, serialised with every other use of this
-    // connection; an exception rolls the transaction back and propagates.
+    // connection; an exception rolls the transaction back and propagates. Called inside a
+    // transaction, f joins it: its writes commit or roll back with the outer ones.
     void transaction(const std::function<void(Database&)>& f);
+    // Inside a transaction: runs f in a savepoint, so that an exception undoes f's writes only
+    // (and propagates) while what f wrote commits with the outer transaction. Outside one: a
+    // transaction. Savepoints cost a journal of the pages they change; use them where a
+    // failure must not undo the work around it.
+    void savepoint(const std::function<void(Database&)>& f);
     // Serialises a read with the writers of this connection.
     void read(const std::function<void(Database&)>& f);
 
@@ -112,8 +123,10 @@ private:
         bool in_use = false;
     };
 
-    explicit Database(sqlite3* db) : db_(db) {}
+    explicit Database(sqlite3* db);
+
     sqlite3* db_;
+    std::unique_ptr<Checkpointer> checkpointer_;
     std::recursive_mutex mutex_;
     std::unordered_map<std::string, std::unique_ptr<CachedStatement>> statements_;
 };

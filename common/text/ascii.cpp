@@ -1,20 +1,24 @@
 #include "common/text/ascii.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace bai::text {
+namespace {
+
+// Not std::tolower: that consults the C locale per character, and these texts are ASCII by rule.
+char lower_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
+}  // namespace
 
 std::string lower(std::string_view text) {
     std::string out(text);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (char& c : out) c = lower_char(c);
     return out;
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower_char(x) == lower_char(y); });
 }
 
 std::string_view trim(std::string_view text) {

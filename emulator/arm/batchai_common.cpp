@@ -41,11 +41,13 @@ void start_operation(ArmContext& ctx, const ArmRequest& req, httplib::Response& 
 }
 
 void start_delete(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target) {
-    ctx.store.update(target.resource_id, [](nlohmann::json& r) {
-        set_provisioning_state(r["properties"], "deleting");
-        return true;
+    ctx.store.atomically([&] {
+        ctx.store.update(target.resource_id, [](nlohmann::json& r) {
+            set_provisioning_state(r["properties"], "deleting");
+            return true;
+        });
+        start_operation(ctx, req, res, target);
     });
-    start_operation(ctx, req, res, target);
 }
 
 void send_list(const ArmRequest& req, httplib::Response& res, const Page& page, const View& view) {

@@ -22,7 +22,7 @@ struct OperationTarget {
 
 // Records the operation and answers 202 with its polling headers.
 void start_operation(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target);
-// provisioningState "deleting", then the delete operation.
+// provisioningState "deleting" and the delete operation, in one transaction.
 void start_delete(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target);
 
 using View = std::function<nlohmann::json(const StoredResource&)>;

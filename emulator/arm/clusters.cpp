@@ -41,7 +41,7 @@ constexpr Kind kFileServers{"fileServers", "fileServerName", kind::kFileServer,
 std::string item_id(const Kind& k, const Params& p) { return workspace_id(p) + "/" + k.collection + "/" + p[k.param]; }
 
 StoredResource require_item(const ArmContext& ctx, const Kind& k, const Params& p) {
-    require_workspace(ctx, p);
+    check_workspace(ctx, p);
     return require(ctx, item_id(k, p), k.not_found, k.noun, p[k.param]);
 }
 
@@ -64,19 +64,21 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
                                               p["workspaceName"] + "/clusters/" + name + "/" + crypto::uuid4());
     }
     nlohmann::json item{{"id", id}, {"name", name}, {"type", k.type}, {"properties", std::move(properties)}};
-    if (!ctx.store.create(id, workspace.body["id"].get<std::string>(), k.stored_type, item)) {
-        throw CloudError(409, k.exists, "The specified " + std::string(k.noun) + " " + name + " already exists");
-    }
-    if (k.stored_type == kind::kFileServer) {
-        // Each file server gets its own loopback address, from its creation order.
-        std::int64_t seq = ctx.store.get(id)->seq;
-        std::string address = "127.0.2." + std::to_string(seq % 254 + 1);
-        ctx.store.update(id, [&](nlohmann::json& fs) {
-            fill_file_server_defaults(fs["properties"], address);
-            return true;
-        });
-    }
-    start_operation(ctx, req, res, target(k, p, "create", id, workspace));
+    ctx.store.atomically([&] {
+        if (!ctx.store.create(id, workspace.body["id"].get<std::string>(), k.stored_type, item)) {
+            throw CloudError(409, k.exists, "The specified " + std::string(k.noun) + " " + name + " already exists");
+        }
+        if (k.stored_type == kind::kFileServer) {
+            // Each file server gets its own loopback address, from its creation order.
+            std::int64_t seq = ctx.store.get(id)->seq;
+            std::string address = "127.0.2." + std::to_string(seq % 254 + 1);
+            ctx.store.update(id, [&](nlohmann::json& fs) {
+                fill_file_server_defaults(fs["properties"], address);
+                return true;
+            });
+        }
+        start_operation(ctx, req, res, target(k, p, "create", id, workspace));
+    });
 }
 
 void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::string& op) {
@@ -84,7 +86,7 @@ void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::strin
     const std::string collection = kWorkspace + "/" + k.collection;
     const std::string item = collection + "/{" + k.param + "}";
     router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
-        require_workspace(ctx, p);
+        check_workspace(ctx, p);
         send_list(req, res, ctx.store.children(workspace_id(p), k.stored_type, skip_token(req), req.max_results()), view);
     });
     router.add("PUT", item, v, op + "write", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {

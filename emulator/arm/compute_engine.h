@@ -1,6 +1,11 @@
 // What the ARM API asks of the job engine. The API owns the resources' documents; the engine
 // owns their execution fields (cluster allocationState, currentNodeCount, nodeStateCounts,
 // errors; job executionState, executionInfo) and writes them into the ResourceStore itself.
+// The hooks of completed operations (created, terminate, deleted) run on the operation worker
+// inside the transaction that records the operation Succeeded: what they write to the store
+// commits with it, an exception makes the operation Failed and undoes it, and while they run
+// every other writer waits, so they hand slow work (starting or killing processes) to the
+// engine's own threads.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -22,7 +27,7 @@ public:
     // A job's create operation succeeded: it is queued.
     virtual void job_created(const std::string& job_id) = 0;
     // Ends the job as the service did (running -> terminating -> failed with JobTerminated,
-    // queued -> failed, completed: unchanged); returns once it is in its final state.
+    // queued -> failed, completed: unchanged).
     virtual void job_terminate(const std::string& job_id) = 0;
     // The job's document has been removed: its processes are killed.
     virtual void job_deleted(const StoredResource& job) = 0;

@@ -25,14 +25,14 @@ std::string job_id(const Params& p) { return experiment_id(p) + "/jobs/" + p["jo
 nlohmann::json view(const StoredResource& r) { return redacted(r.body); }
 
 StoredResource require_job(const ArmContext& ctx, const Params& p) {
-    require_experiment(ctx, p);
+    check_experiment(ctx, p);
     return require(ctx, job_id(p), "JobNotFound", "job", p["jobName"]);
 }
 
 // The workspace (for the operation's location), checking the experiment on the way.
 StoredResource require_workspace_and_experiment(const ArmContext& ctx, const Params& p) {
     StoredResource workspace = require_workspace(ctx, p);
-    require(ctx, experiment_id(p), "ExperimentNotFound", "experiment", p["experimentName"]);
+    check_exists(ctx, experiment_id(p), "ExperimentNotFound", "experiment", p["experimentName"]);
     return workspace;
 }
 
@@ -57,18 +57,19 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     fill_job_defaults(properties, segment);
     nlohmann::json job{{"id", id}, {"name", p["jobName"]}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
                        {"properties", std::move(properties)}};
-    if (!ctx.store.create(id, experiment_id(p), kind::kJob, job)) {
-        throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
-    }
-    start_operation(ctx, req, res, target(p, "create", id, workspace));
+    ctx.store.atomically([&] {
+        if (!ctx.store.create(id, experiment_id(p), kind::kJob, job)) {
+            throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
+        }
+        start_operation(ctx, req, res, target(p, "create", id, workspace));
+    });
 }
 
 }  // namespace
 
 void require_job_cluster(const ArmContext& ctx, const nlohmann::json& properties) {
     const std::string cluster = properties["cluster"]["id"];
-    std::optional<StoredResource> found = ctx.store.get(cluster);
-    if (!found || found->type != kind::kCluster) {
+    if (ctx.store.type_of(cluster) != kind::kCluster) {
         throw bad_request("ClusterNotFound", "The cluster " + cluster + " given in properties.cluster.id is not found",
                           "properties.cluster.id");
     }
@@ -78,7 +79,7 @@ void add_job_routes(Router& router, ArmContext& ctx) {
     const auto v = Versions::batchai_2018;
     const std::string op = "Microsoft.BatchAI/workspaces/experiments/jobs/";
     router.add("GET", kJobs, v, op + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-        require_experiment(ctx, p);
+        check_experiment(ctx, p);
         send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), view);
     });
     router.add("PUT", kJob, v, op + "write",

@@ -1,7 +1,5 @@
 #include "emulator/arm/operations.h"
 
-#include <algorithm>
-
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
@@ -10,6 +8,8 @@
 
 namespace bai::arm {
 namespace {
+
+constexpr size_t kBatch = 64;  // bounds how long one batch holds the database
 
 constexpr db::Migration kMigrations[] = {
     {1, R"sql(
@@ -27,6 +27,27 @@ CREATE TABLE arm_operations(
   end_ticks INTEGER NOT NULL,
   error TEXT NOT NULL
 );
+)sql"},
+    // Keyed by id alone: one b-tree to write per operation instead of a table and its index.
+    {2, R"sql(
+CREATE TABLE arm_operations_v2(
+  id TEXT PRIMARY KEY,
+  kind TEXT NOT NULL,
+  resource_id TEXT NOT NULL,
+  resource_ref TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  subscription TEXT NOT NULL,
+  location TEXT NOT NULL,
+  api_version TEXT NOT NULL,
+  status TEXT NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  end_ticks INTEGER NOT NULL,
+  error TEXT NOT NULL
+) WITHOUT ROWID;
+INSERT INTO arm_operations_v2 SELECT id, kind, resource_id, resource_ref, provider, subscription, location,
+  api_version, status, start_ticks, end_ticks, error FROM arm_operations;
+DROP TABLE arm_operations;
+ALTER TABLE arm_operations_v2 RENAME TO arm_operations;
 )sql"},
 };
 
@@ -88,7 +109,7 @@ void OperationTracker::start(Completer completer) {
     {
         std::lock_guard lock(mutex_);
         auto now = std::chrono::steady_clock::now();
-        for (std::string& id : left) pending_.emplace_back(now, std::move(id));
+        for (std::string& id : left) pending_.emplace(now, std::move(id));
         stopping_ = false;
     }
     worker_ = std::thread([this] { run_worker(); });
@@ -109,11 +130,14 @@ Operation OperationTracker::begin(Operation op) {
     op.status = "InProgress";
     op.start_ticks = time::to_ticks(time::now());
     save(op);
+    bool soonest = false;
     {
         std::lock_guard lock(mutex_);
-        pending_.emplace_back(std::chrono::steady_clock::now() + delay_, op.id);
+        pending_.emplace(std::chrono::steady_clock::now() + delay_, op.id);
+        soonest = pending_.top().second == op.id;
     }
-    wake_.notify_all();
+    // The worker sleeps until the soonest due time: only a new soonest one needs to wake it.
+    if (soonest) wake_.notify_all();
     return op;
 }
 
@@ -135,16 +159,33 @@ void OperationTracker::run_worker() {
             wake_.wait(lock);
             continue;
         }
-        auto next = std::min_element(pending_.begin(), pending_.end());
-        if (next->first > std::chrono::steady_clock::now()) {
-            wake_.wait_until(lock, next->first);
+        if (pending_.top().first > std::chrono::steady_clock::now()) {
+            wake_.wait_until(lock, pending_.top().first);
             continue;
         }
-        std::string id = next->second;
-        pending_.erase(next);
+        std::vector<std::string> due;
+        const auto now = std::chrono::steady_clock::now();
+        while (!pending_.empty() && pending_.top().first <= now && due.size() < kBatch) {
+            due.push_back(pending_.top().second);
+            pending_.pop();
+        }
         lock.unlock();
-        complete(id);
+        complete_all(due);
         lock.lock();
+    }
+}
+
+void OperationTracker::complete_all(const std::vector<std::string>& ids) {
+    // One commit for the batch: under load many operations fall due together, and a commit
+    // (a WAL append) costs more than completing one. Each runs in a savepoint of its own.
+    try {
+        db_.transaction([&](db::Database&) {
+            for (const std::string& id : ids) complete(id);
+        });
+    } catch (const std::exception& e) {
+        log::error(std::string("completing operations failed, retrying in a second: ") + e.what());
+        std::lock_guard lock(mutex_);
+        for (const std::string& id : ids) pending_.emplace(std::chrono::steady_clock::now() + std::chrono::seconds(1), id);
     }
 }
 
@@ -152,8 +193,14 @@ void OperationTracker::complete(const std::string& id) {
     std::optional<Operation> op = get(id);
     if (!op || op->status != "InProgress") return;
     try {
-        completer_(*op);
-        op->status = "Succeeded";
+        // The effect and the Succeeded record commit together; a failure leaves neither.
+        db_.savepoint([&](db::Database&) {
+            completer_(*op);
+            op->status = "Succeeded";
+            op->end_ticks = time::to_ticks(time::now());
+            save(*op);
+        });
+        return;
     } catch (const CloudError& e) {
         op->status = "Failed";
         op->error = e.body()["error"];

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <queue>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,7 +38,8 @@ struct Operation {
 
 class OperationTracker {
 public:
-    // Runs the operation's effect; a CloudError (or any exception) makes it Failed.
+    // Runs the operation's effect, inside the transaction that records it Succeeded; a CloudError
+    // (or any exception) rolls the effect back and makes the operation Failed.
     using Completer = std::function<void(const Operation&)>;
 
     OperationTracker(db::Database& db, std::chrono::milliseconds delay);
@@ -64,6 +66,7 @@ public:
 
 private:
     void run_worker();
+    void complete_all(const std::vector<std::string>& ids);
     void complete(const std::string& id);
     void save(const Operation& op);
 
@@ -72,7 +75,8 @@ private:
     Completer completer_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
-    std::vector<std::pair<std::chrono::steady_clock::time_point, std::string>> pending_;
+    using Due = std::pair<std::chrono::steady_clock::time_point, std::string>;
+    std::priority_queue<Due, std::vector<Due>, std::greater<Due>> pending_;  // soonest on top
     bool stopping_ = false;
     std::thread worker_;
 };

@@ -77,7 +77,7 @@ CloudError gateway_not_found(const FlatKind& k, const Params& p) {
 }
 
 StoredResource require_flat(const ArmContext& ctx, const FlatKind& k, const Params& p) {
-    require_group(ctx, p);
+    check_group(ctx, p);
     std::optional<StoredResource> found = find_flat(ctx, group_id(p), k, p[k.param]);
     if (!found) throw gateway_not_found(k, p);
     return *found;
@@ -135,7 +135,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
 }
 
 void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_group(ctx, p);
+    check_group(ctx, p);
     json body = req.json_body().value_or(json::object());
     check_body(body, k.validation, ApiVersion::v2017_09_01_preview);
     const std::string name = p[k.param];
@@ -170,11 +170,13 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
     }
     json item{{"id", id}, {"name", name}, {"type", k.stored_type_2018}, {"properties", std::move(properties)},
               {"_preview", std::move(preview)}};
-    if (!ctx.store.create(id, parent, k.stored_type, item)) {
-        throw CloudError(409, "Conflict", "The specified resource " + name + " is being created");
-    }
-    start_operation(ctx, req, res, {"create", id, p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + name,
-                                    p["subscriptionId"], location});
+    ctx.store.atomically([&] {
+        if (!ctx.store.create(id, parent, k.stored_type, item)) {
+            throw CloudError(409, "Conflict", "The specified resource " + name + " is being created");
+        }
+        start_operation(ctx, req, res, {"create", id, p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + name,
+                                        p["subscriptionId"], location});
+    });
 }
 
 void list_flat(const ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const std::string& scope,
@@ -209,14 +211,14 @@ void add_flat_routes(Router& router, ArmContext& ctx, const FlatKind& k) {
         send_resource(res, r, preview_view(ctx, k, r));
     });
     router.add("DELETE", item, v, op + "delete", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
-        require_group(ctx, p);
+        check_group(ctx, p);
         std::optional<StoredResource> r = find_flat(ctx, group_id(p), k, p[k.param]);
         if (!r) return void(res.status = 204);
         start_delete(ctx, req, res, {"delete", r->body["id"], p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + p[k.param],
                                      p["subscriptionId"], r->body["_preview"].value("location", "")});
     });
     router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
-        require_group(ctx, p);
+        check_group(ctx, p);
         list_flat(ctx, k, req, group_id(p), res);
     });
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/" + std::string(k.collection), v,

@@ -58,7 +58,7 @@ void put_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib:
 }
 
 void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_group(ctx, p);
+    check_group(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     std::optional<nlohmann::json> tags;
     if (body.contains("tags")) tags = tags_of(body, "tags");

@@ -22,19 +22,37 @@ std::string experiment_id(const std::string& workspace_id, const std::string& ex
     return workspace_id + "/experiments/" + experiment;
 }
 
+namespace {
+
+[[noreturn]] void throw_group_not_found(const Params& p) {
+    throw CloudError(404, "ResourceGroupNotFound", "Resource group '" + p["resourceGroupName"] + "' could not be found.");
+}
+
+[[noreturn]] void throw_not_found(const std::string& code, const std::string& noun, const std::string& name) {
+    throw CloudError(404, code, "The specified " + noun + " " + name + " is not found");
+}
+
+}  // namespace
+
+void check_group(const ArmContext& ctx, const Params& p) {
+    if (!ctx.store.type_of(group_id(p))) throw_group_not_found(p);
+}
+
 StoredResource require_group(const ArmContext& ctx, const Params& p) {
     std::optional<StoredResource> group = ctx.store.get(group_id(p));
-    if (!group) {
-        throw CloudError(404, "ResourceGroupNotFound",
-                         "Resource group '" + p["resourceGroupName"] + "' could not be found.");
-    }
+    if (!group) throw_group_not_found(p);
     return *group;
+}
+
+void check_exists(const ArmContext& ctx, const std::string& id, const std::string& code, const std::string& noun,
+                  const std::string& name) {
+    if (!ctx.store.type_of(id)) throw_not_found(code, noun, name);
 }
 
 StoredResource require(const ArmContext& ctx, const std::string& id, const std::string& code,
                        const std::string& noun, const std::string& name) {
     std::optional<StoredResource> found = ctx.store.get(id);
-    if (!found) throw CloudError(404, code, "The specified " + noun + " " + name + " is not found");
+    if (!found) throw_not_found(code, noun, name);
     return *found;
 }
 

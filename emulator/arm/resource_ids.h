@@ -30,9 +30,13 @@ std::string workspace_id(const Params& p, const std::string& workspace);
 std::string experiment_id(const Params& p);
 std::string experiment_id(const std::string& workspace_id, const std::string& experiment);
 
-// 404 ResourceGroupNotFound when the group does not exist.
+// 404 ResourceGroupNotFound when the group does not exist. check_* only look for the resource;
+// require_* also read its document.
+void check_group(const ArmContext& ctx, const Params& p);
 StoredResource require_group(const ArmContext& ctx, const Params& p);
 // 404 with `code` and "The specified {noun} {name} is not found" when `id` does not exist.
+void check_exists(const ArmContext& ctx, const std::string& id, const std::string& code, const std::string& noun,
+                  const std::string& name);
 StoredResource require(const ArmContext& ctx, const std::string& id, const std::string& code,
                        const std::string& noun, const std::string& name);
 

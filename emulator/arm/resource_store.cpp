@@ -24,6 +24,25 @@ CREATE INDEX arm_resources_by_type ON arm_resources(type, seq);
 )sql"},
     // The next seq is MAX(seq) + 1: without an index that is a scan of every resource per create.
     {2, "CREATE INDEX arm_resources_by_seq ON arm_resources(seq);"},
+    // seq becomes the rowid: the table is ordered by it and the indexes end with it implicitly,
+    // two b-trees fewer to write per create (each a 4 KiB WAL frame).
+    {3, R"sql(
+CREATE TABLE arm_resources_v3(
+  seq INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  parent_key TEXT NOT NULL,
+  type TEXT NOT NULL,
+  body TEXT NOT NULL,
+  etag TEXT NOT NULL,
+  modified_ticks INTEGER NOT NULL
+);
+INSERT INTO arm_resources_v3(seq, key, parent_key, type, body, etag, modified_ticks)
+  SELECT seq, key, parent_key, type, body, etag, modified_ticks FROM arm_resources;
+DROP TABLE arm_resources;
+ALTER TABLE arm_resources_v3 RENAME TO arm_resources;
+CREATE INDEX arm_resources_by_parent ON arm_resources(parent_key, type);
+CREATE INDEX arm_resources_by_type ON arm_resources(type);
+)sql"},
 };
 
 constexpr const char* kColumns = "key, type, body, etag, modified_ticks, seq";
@@ -85,6 +104,20 @@ std::optional<StoredResource> ResourceStore::get(std::string_view id) const {
     return found;
 }
 
+std::optional<std::string> ResourceStore::type_of(std::string_view id) const {
+    std::optional<std::string> type;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare("SELECT type FROM arm_resources WHERE key = ?");
+        s.bind(1, resource_key(id));
+        if (s.step()) type = s.column_text(0);
+    });
+    return type;
+}
+
+void ResourceStore::atomically(const std::function<void()>& f) {
+    db_.transaction([&](db::Database&) { f(); });
+}
+
 bool ResourceStore::create(std::string_view id, std::string_view parent_id, std::string_view type,
                            const nlohmann::json& body) {
     bool created = false;
@@ -95,8 +128,7 @@ bool ResourceStore::create(std::string_view id, std::string_view parent_id, std:
         if (exists.step()) return;
         std::int64_t ticks = time::to_ticks(time::now());
         auto insert = db.prepare(
-            "INSERT INTO arm_resources(key, parent_key, type, body, etag, modified_ticks, seq) "
-            "VALUES (?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM arm_resources))");
+            "INSERT INTO arm_resources(key, parent_key, type, body, etag, modified_ticks) VALUES (?, ?, ?, ?, ?, ?)");
         insert.bind(1, key).bind(2, resource_key(parent_id)).bind(3, type).bind(4, body.dump());
         insert.bind(5, make_etag(ticks)).bind(6, ticks);
         insert.run();

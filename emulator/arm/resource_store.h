@@ -35,6 +35,11 @@ public:
     static void migrate(db::Database& db);
 
     std::optional<StoredResource> get(std::string_view id) const;
+    // The stored type of `id` (nullopt when absent), without reading its document.
+    std::optional<std::string> type_of(std::string_view id) const;
+    // Runs f in one transaction: the writes of the store and of the operation tracker made
+    // inside it (they share the database) commit together or not at all.
+    void atomically(const std::function<void()>& f);
     // Creates the resource; false (nothing written) when one with this id exists.
     bool create(std::string_view id, std::string_view parent_id, std::string_view type, const nlohmann::json& body);
     // Replaces the body of an existing resource; false when it does not exist.

@@ -112,7 +112,7 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
 }
 
 StoredResource require_account(const ArmContext& ctx, const Params& p) {
-    require_group(ctx, p);
+    check_group(ctx, p);
     std::optional<StoredResource> found = ctx.store.get(account_id(p));
     if (!found) {
         CloudError e(404, "ResourceNotFound",
@@ -165,7 +165,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                });
     router.add("DELETE", kAccountPath, Versions::any_dated, ns + "delete",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   require_group(ctx, p);
+                   check_group(ctx, p);
                    auto removed = ctx.store.remove_tree(account_id(p));
                    if (!removed.empty()) ctx.accounts.remove(p["accountName"]);
                    res.status = removed.empty() ? 204 : 200;
@@ -179,7 +179,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Storage/storageAccounts",
                Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   require_group(ctx, p);
+                   check_group(ctx, p);
                    list_accounts(ctx, req, group_id(p), res);
                });
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.Storage/storageAccounts", Versions::any_dated,

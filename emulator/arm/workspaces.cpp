@@ -54,7 +54,7 @@ void put_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, http
 }
 
 void patch_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_workspace(ctx, p);
+    check_workspace(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     check_body(body, ResourceKind::workspace_update, ApiVersion::v2018_05_01);
     auto updated = ctx.store.update(workspace_id(p), [&](nlohmann::json& w) {
@@ -78,13 +78,23 @@ OperationTarget delete_target(const Params& p, const std::string& id, const Stor
 
 }  // namespace
 
+void check_workspace(const ArmContext& ctx, const Params& p) {
+    check_group(ctx, p);
+    check_exists(ctx, workspace_id(p), "WorkspaceNotFound", "workspace", p["workspaceName"]);
+}
+
 StoredResource require_workspace(const ArmContext& ctx, const Params& p) {
-    require_group(ctx, p);
+    check_group(ctx, p);
     return require(ctx, workspace_id(p), "WorkspaceNotFound", "workspace", p["workspaceName"]);
 }
 
+void check_experiment(const ArmContext& ctx, const Params& p) {
+    check_workspace(ctx, p);
+    check_exists(ctx, experiment_id(p), "ExperimentNotFound", "experiment", p["experimentName"]);
+}
+
 StoredResource require_experiment(const ArmContext& ctx, const Params& p) {
-    require_workspace(ctx, p);
+    check_workspace(ctx, p);
     return require(ctx, experiment_id(p), "ExperimentNotFound", "experiment", p["experimentName"]);
 }
 
@@ -112,7 +122,7 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
                });
     router.add("GET", kWorkspaces, v, "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   require_group(ctx, p);
+                   check_group(ctx, p);
                    send_list(req, res, ctx.store.children(group_id(p), kind::kWorkspace, skip_token(req), req.max_results()), view);
                });
     router.add("PUT", kWorkspace, v, "Microsoft.BatchAI/workspaces/write",
@@ -126,14 +136,14 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
                });
     router.add("DELETE", kWorkspace, v, "Microsoft.BatchAI/workspaces/delete",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   require_group(ctx, p);
+                   check_group(ctx, p);
                    std::optional<StoredResource> w = ctx.store.get(workspace_id(p));
                    if (!w) return void(res.status = 204);
                    start_delete(ctx, req, res, delete_target(p, w->body["id"], *w, {"workspaceName"}));
                });
     router.add("GET", kExperiments, v, "Microsoft.BatchAI/workspaces/experiments/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   require_workspace(ctx, p);
+                   check_workspace(ctx, p);
                    send_list(req, res, ctx.store.children(workspace_id(p), kind::kExperiment, skip_token(req), req.max_results()), view);
                });
     router.add("PUT", kExperiment, v, "Microsoft.BatchAI/workspaces/experiments/write",

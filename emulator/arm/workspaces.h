@@ -11,7 +11,9 @@ namespace bai::arm {
 void add_workspace_routes(Router& router, ArmContext& ctx);
 
 // 404 WorkspaceNotFound / ExperimentNotFound (after the group's check).
+void check_workspace(const ArmContext& ctx, const Params& p);
 StoredResource require_workspace(const ArmContext& ctx, const Params& p);
+void check_experiment(const ArmContext& ctx, const Params& p);
 StoredResource require_experiment(const ArmContext& ctx, const Params& p);
 // Creates workspace `name` in the group if missing (the preview API's migrated-<location>).
 StoredResource ensure_workspace(ArmContext& ctx, const Params& p, const std::string& name, const std::string& location);

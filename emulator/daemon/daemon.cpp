@@ -102,7 +102,7 @@ int run(const Options& options) {
     long run_id = 0;
     std::unique_ptr<storage::ContentFiles> content;
     try {
-        state = db::Database::open(location / "state.db", {.synchronous_full = options.durable, .exclusive = true});
+        state = db::Database::open(location / "state.db", {.synchronous_full = options.durable, .background_checkpoints = true});
         migrate_daemon_schema(*state);
         storage::migrate_storage_schema(*state);
         arm::ArmApi::migrate(*state);

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "common/crypto/random_id.h"
+#include "common/text/ascii.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 
@@ -206,8 +207,7 @@ fs::path FileStore::disk_path(const std::string& account, const std::string& sha
 
 std::shared_mutex& FileStore::lock_for(const std::string& account, const std::string& share,
                                        const std::string& path) {
-    std::string key = account + '\n' + share + '\n' + path;
-    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string key = text::lower(account + '\n' + share + '\n' + path);
     return file_locks_[std::hash<std::string>{}(key) % file_locks_.size()];
 }
 

@@ -107,6 +107,42 @@ TEST(Database, TransactionRollsBackOnException) {
     EXPECT_EQ(count_notes(*db), 1);
 }
 
+TEST(Database, ANestedTransactionCommitsWithTheOuterOne) {
+    testing::TestDir dir;
+    auto db = Database::open(dir / "state.db");
+    db->migrate("notes", kNotes);
+    EXPECT_THROW(db->transaction([](Database& d) {
+        d.transaction([](Database& inner) { inner.exec("INSERT INTO notes(text) VALUES ('inner')"); });
+        d.exec("INSERT INTO notes(text) VALUES ('outer')");
+        throw std::runtime_error("abort");
+    }),
+                 std::runtime_error);
+    EXPECT_EQ(count_notes(*db), 0);
+    db->transaction([](Database& d) {
+        d.transaction([](Database& inner) { inner.exec("INSERT INTO notes(text) VALUES ('inner')"); });
+        d.exec("INSERT INTO notes(text) VALUES ('outer')");
+    });
+    EXPECT_EQ(count_notes(*db), 2);
+}
+
+TEST(Database, AFailedSavepointUndoesOnlyItsOwnWrites) {
+    testing::TestDir dir;
+    auto db = Database::open(dir / "state.db");
+    db->migrate("notes", kNotes);
+    db->transaction([](Database& d) {
+        d.exec("INSERT INTO notes(text) VALUES ('before')");
+        EXPECT_THROW(d.savepoint([](Database& inner) {
+            inner.exec("INSERT INTO notes(text) VALUES ('undone')");
+            throw std::runtime_error("abort");
+        }),
+                     std::runtime_error);
+        d.savepoint([](Database& inner) { inner.exec("INSERT INTO notes(text) VALUES ('after')"); });
+    });
+    auto q = db->prepare("SELECT group_concat(text, ',') FROM (SELECT text FROM notes ORDER BY rowid)");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.column_text(0), "before,after");
+}
+
 TEST(Database, CommittedRowsSurviveReopening) {
     testing::TestDir dir;
     {

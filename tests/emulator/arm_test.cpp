@@ -215,5 +215,53 @@ TEST_F(ArmStoreTest, PagesContinueInCreationOrder) {
     EXPECT_EQ(store_->under("/q", "experiment", 0, 100).items.size(), 0u);
 }
 
+TEST_F(ArmStoreTest, TypeOfReadsOnlyTheType) {
+    store_->create("/g/c", "/g", "cluster", {{"id", "/g/c"}});
+    EXPECT_EQ(store_->type_of("/G/C"), "cluster");
+    EXPECT_FALSE(store_->type_of("/g/missing"));
+}
+
+TEST_F(ArmStoreTest, AtomicallyRollsBackEverythingOnAnException) {
+    EXPECT_THROW(store_->atomically([&] {
+        store_->create("/g/a", "/g", "workspace", {});
+        store_->create("/g/b", "/g", "workspace", {});
+        throw std::runtime_error("abort");
+    }),
+                 std::runtime_error);
+    EXPECT_FALSE(store_->get("/g/a"));
+    EXPECT_FALSE(store_->get("/g/b"));
+}
+
+// A data directory written before seq became the rowid (schema version 2) keeps its resources,
+// their order and their continuation.
+TEST(ArmStoreMigration, ResourcesOfSchemaTwoSurvive) {
+    fs::path dir = fs::temp_directory_path() / ("arm-migrate-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    {
+        auto db = db::Database::open(dir / "state.db");
+        db->exec(R"sql(
+CREATE TABLE arm_resources(key TEXT PRIMARY KEY, parent_key TEXT NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
+  etag TEXT NOT NULL, modified_ticks INTEGER NOT NULL, seq INTEGER NOT NULL);
+CREATE INDEX arm_resources_by_parent ON arm_resources(parent_key, type, seq);
+CREATE INDEX arm_resources_by_type ON arm_resources(type, seq);
+CREATE INDEX arm_resources_by_seq ON arm_resources(seq);
+INSERT INTO arm_resources VALUES ('/p/b', '/p', 'experiment', '{"n":"b"}', '"0x1"', 1, 7);
+INSERT INTO arm_resources VALUES ('/p/a', '/p', 'experiment', '{"n":"a"}', '"0x2"', 2, 9);
+INSERT INTO schema_migrations VALUES ('arm', 2, 'then');
+)sql");
+        ResourceStore::migrate(*db);
+        ResourceStore store(*db);
+        Page page = store.children("/p", "experiment", 0, 1);
+        ASSERT_EQ(page.items.size(), 1u);
+        EXPECT_EQ(page.items[0].body["n"], "b");
+        EXPECT_EQ(page.next_after, 7);
+        EXPECT_EQ(store.children("/p", "experiment", 7, 10).items.at(0).body["n"], "a");
+        EXPECT_EQ(store.get("/p/a")->etag, "\"0x2\"");
+        EXPECT_TRUE(store.create("/p/c", "/p", "experiment", {{"n", "c"}}));
+        EXPECT_EQ(store.get("/p/c")->seq, 10);
+    }
+    fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace bai::arm
