@@ -6,6 +6,7 @@
 #include <set>
 
 #include "emulator/validation/duration.h"
+#include "emulator/validation/vm_sizes.h"
 
 namespace bai::validation {
 namespace {
@@ -218,8 +219,16 @@ void check_job_rules(const json& p, ApiVersion version, Mode mode, Report& r) {
     }
 }
 
+void check_vm_size(const json& p, Report& r) {
+    if (!p.is_object() || !p.contains("vmSize") || !p["vmSize"].is_string()) return;
+    if (std::string problem = vm_size_problem(p["vmSize"].get<std::string>()); !problem.empty()) {
+        error(r, kRoot + ".vmSize", problem);
+    }
+}
+
 void check_cluster_rules(const json& p, Mode mode, Report& r) {
     if (!p.is_object()) return;
+    check_vm_size(p, r);
     if (p.contains("scaleSettings") && p["scaleSettings"].is_object()) {
         const json& s = p["scaleSettings"];
         bool manual = s.contains("manual") && !s["manual"].is_null();

@@ -58,6 +58,7 @@ Report validate(const nlohmann::json& body, ResourceKind kind, ApiVersion versio
     const nlohmann::json& properties = body.contains("properties") ? body["properties"] : empty;
     if (kind == ResourceKind::job) check_job_rules(properties, version, mode, report);
     if (kind == ResourceKind::cluster || kind == ResourceKind::cluster_update) check_cluster_rules(properties, mode, report);
+    if (kind == ResourceKind::file_server) check_vm_size(properties, report);
     return report;
 }
 

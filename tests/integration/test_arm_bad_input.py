@@ -109,6 +109,11 @@ class ArmBadInputTest(unittest.TestCase):
                     target="properties.scaleSettings")
         self.expect(harness.arm_call(self.ep, "PUT", f"{PROVIDER}/workspaces/noloc", {"tags": {}}), 400,
                     "MissingRequiredProperty", target="location")
+        for size, why in (("Standard_DS2_v2", "premium storage"), ("STANDARD_XYZ", "not a VM size")):
+            premium = {"properties": dict(CLUSTER["properties"], vmSize=size)}
+            error = self.expect(harness.arm_call(self.ep, "PUT", f"{WS}/clusters/sized", premium), 400,
+                                "InvalidRequestContent", target="properties.vmSize")
+            self.assertIn(why, error["message"])
 
     def test_nothing_is_stored_after_a_refusal(self):
         self.put_job(self.job(nodeCount=0), name="refused")
