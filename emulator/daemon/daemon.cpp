@@ -95,6 +95,8 @@ int run(const Options& options) {
 
     log::open(location / "emulator.log");
     log::info(std::string("starting batchai-emulator ") + kVersion + " in " + location.string());
+    const engine::GpuInventory gpus = engine::discover_gpus(options.gpus);
+    log::info("GPUs: " + gpus.description);
     const fs::path nodes_dir = location / "nodes";
     release_mounts(nodes_dir, "left by a previous run");
 

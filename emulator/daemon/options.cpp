@@ -72,6 +72,8 @@ Options parse_options(const std::vector<std::string>& args) {
                 throw std::invalid_argument("--lro-delay must be milliseconds from 0 to 600000, got '" + text + "'");
             }
             o.lro_delay_ms = ms;
+        } else if (flag == "--gpus") {
+            o.gpus = engine::parse_gpu_source(value());
         } else if (flag == "--durable" && !inline_value) {
             o.durable = true;
         } else if (flag == "--version" && !inline_value) {
@@ -88,7 +90,7 @@ Options parse_options(const std::vector<std::string>& args) {
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
-           "                        [--lro-delay MS] [--version] [--help]\n"
+           "                        [--lro-delay MS] [--gpus auto|none|fake:N] [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
@@ -99,7 +101,9 @@ std::string usage() {
            "  --debug FILE       log one line per request: service, method, path, status, ms\n"
            "  --durable          fsync every acknowledged write (survives power loss; slower)\n"
            "  --lro-delay MS     how long ARM create/delete/terminate operations stay InProgress\n"
-           "                     (default 500)\n";
+           "                     (default 500)\n"
+           "  --gpus SOURCE      GPUs for the nodes: auto (the machine's, through NVML; none when no\n"
+           "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n";
 }
 
 }  // namespace bai::daemon

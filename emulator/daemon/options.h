@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/gpu_inventory.h"
 #include "fake_storage/accounts/account_registry.h"
 
 namespace bai::daemon {
@@ -23,6 +24,8 @@ struct Options {
     bool durable = false;
     // How long a long-running ARM operation (create, delete, terminate) stays InProgress.
     int lro_delay_ms = 500;
+    // Where the nodes' GPUs come from: the machine's (NVML), none, or fake ones.
+    engine::GpuSource gpus;
     bool show_version = false;
     bool show_help = false;
 };

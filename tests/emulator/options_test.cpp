@@ -15,6 +15,7 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
     EXPECT_EQ(o.blob_port, 10000);
     EXPECT_EQ(o.file_port, 10004);
     EXPECT_FALSE(o.debug_log.has_value());
+    EXPECT_EQ(o.gpus.kind, engine::GpuSource::Kind::automatic);
 }
 
 TEST(Options, ParsesEveryFlagInBothForms) {
@@ -30,6 +31,8 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     EXPECT_EQ(o.accounts[1].name, "acct2");
     EXPECT_EQ(*o.debug_log, "/tmp/log");
     EXPECT_TRUE(parse_options({"--version"}).show_version);
+    EXPECT_EQ(parse_options({"--gpus=fake:2"}).gpus.fake_count, 2);
+    EXPECT_EQ(parse_options({"--gpus", "none"}).gpus.kind, engine::GpuSource::Kind::none);
 }
 
 void expect_rejected(const std::vector<std::string>& args, const std::string& mentions) {
@@ -51,6 +54,7 @@ TEST(Options, RejectsBadValuesNamingTheFlag) {
     expect_rejected({"--account", "BAD:a2V5"}, "--account");
     expect_rejected({"--frobnicate"}, "--frobnicate");
     expect_rejected({"--version=1"}, "--version=1");
+    expect_rejected({"--gpus", "fake:many"}, "--gpus");
 }
 
 TEST(Options, LoopbackHosts) {
