@@ -4,13 +4,8 @@
 
 namespace bai::db {
 
-Checkpointer::Checkpointer(sqlite3* writer, const std::filesystem::path& path) : writer_(writer) {
-    int rc = sqlite3_open_v2(path.c_str(), &own_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, nullptr);
-    if (rc != SQLITE_OK) {
-        std::string message = own_ != nullptr ? sqlite3_errmsg(own_) : sqlite3_errstr(rc);
-        sqlite3_close(own_);
-        throw DatabaseError("open checkpointer connection: " + message, rc);
-    }
+Checkpointer::Checkpointer(sqlite3* writer, const std::filesystem::path& path)
+    : writer_(writer), own_(open_connection(path, SQLITE_OPEN_READWRITE)) {
     sqlite3_wal_hook(writer_, &Checkpointer::on_commit, this);
     thread_ = std::thread([this] { run(); });
 }

@@ -39,7 +39,7 @@ private:
     void run();
 
     sqlite3* writer_;
-    sqlite3* own_ = nullptr;
+    sqlite3* own_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     bool wanted_ = false;

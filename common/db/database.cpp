@@ -96,13 +96,9 @@ std::string Statement::column_text(int column) const {
     return data == nullptr ? std::string() : std::string(static_cast<const char*>(data), size);
 }
 
-std::unique_ptr<Database> Database::open(const std::filesystem::path& path, OpenOptions options) {
-    if (options.exclusive && options.background_checkpoints) {
-        throw std::logic_error("background checkpoints need a shared database, not exclusive");
-    }
+sqlite3* open_connection(const std::filesystem::path& path, int flags) {
     sqlite3* handle = nullptr;
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
-    int rc = sqlite3_open_v2(path.c_str(), &handle, flags, nullptr);
+    int rc = sqlite3_open_v2(path.c_str(), &handle, flags | SQLITE_OPEN_FULLMUTEX, nullptr);
     if (rc != SQLITE_OK) {
         std::string context = "open " + path.string();
         if (handle == nullptr) throw_error(nullptr, rc, context);
@@ -110,6 +106,14 @@ std::unique_ptr<Database> Database::open(const std::filesystem::path& path, Open
         sqlite3_close(handle);
         throw error;
     }
+    return handle;
+}
+
+std::unique_ptr<Database> Database::open(const std::filesystem::path& path, OpenOptions options) {
+    if (options.exclusive && options.background_checkpoints) {
+        throw std::logic_error("background checkpoints need a shared database, not exclusive");
+    }
+    sqlite3* handle = open_connection(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     std::unique_ptr<Database> db(new Database(handle));
     sqlite3_busy_timeout(handle, options.busy_timeout_ms);
     sqlite3_extended_result_codes(handle, 1);

@@ -132,5 +132,8 @@ private:
 };
 
 [[noreturn]] void throw_error(sqlite3* db, int code, std::string_view context);
+// A serialized-mode connection to `path` with the SQLITE_OPEN_* `flags`; DatabaseError naming the
+// path when it cannot be opened.
+sqlite3* open_connection(const std::filesystem::path& path, int flags);
 
 }  // namespace bai::db

@@ -184,33 +184,34 @@ void OperationTracker::complete_all(const std::vector<std::string>& ids) {
         });
     } catch (const std::exception& e) {
         log::error(std::string("completing operations failed, retrying in a second: ") + e.what());
+        const auto retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(1);
         std::lock_guard lock(mutex_);
-        for (const std::string& id : ids) pending_.emplace(std::chrono::steady_clock::now() + std::chrono::seconds(1), id);
+        for (const std::string& id : ids) pending_.emplace(retry_at, id);
     }
 }
 
 void OperationTracker::complete(const std::string& id) {
     std::optional<Operation> op = get(id);
     if (!op || op->status != "InProgress") return;
+    auto finish = [&](const char* status) {
+        op->status = status;
+        op->end_ticks = time::to_ticks(time::now());
+        save(*op);
+    };
     try {
         // The effect and the Succeeded record commit together; a failure leaves neither.
         db_.savepoint([&](db::Database&) {
             completer_(*op);
-            op->status = "Succeeded";
-            op->end_ticks = time::to_ticks(time::now());
-            save(*op);
+            finish("Succeeded");
         });
         return;
     } catch (const CloudError& e) {
-        op->status = "Failed";
         op->error = e.body()["error"];
     } catch (const std::exception& e) {
         log::error("operation " + id + " (" + op->kind + " " + op->resource_id + ") failed: " + e.what());
-        op->status = "Failed";
         op->error = {{"code", "InternalServerError"}, {"message", e.what()}};
     }
-    op->end_ticks = time::to_ticks(time::now());
-    save(*op);
+    finish("Failed");
 }
 
 std::string OperationTracker::results_path(const Operation& op) { return prefix(op) + "/operationresults/" + op.id; }

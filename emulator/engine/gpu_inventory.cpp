@@ -20,7 +20,6 @@ using CountFn = NvmlReturn (*)(unsigned int*);
 using HandleFn = NvmlReturn (*)(unsigned int, NvmlDevice*);
 using StringFn = NvmlReturn (*)(NvmlDevice, char*, unsigned int);
 using MemoryFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
-using DriverFn = NvmlReturn (*)(char*, unsigned int);
 
 template <typename F>
 F symbol(void* library, const char* name) {

@@ -30,7 +30,7 @@ GpuSource parse_gpu_source(std::string_view text);
 
 struct GpuInventory {
     std::vector<Gpu> gpus;
-    std::string description;  // one line for the log: "2 GPUs from NVML (driver 550.54)", "none: ..."
+    std::string description;  // one line for the log: "2 GPUs from NVML", "none: <why>"
 };
 
 GpuInventory discover_gpus(const GpuSource& source);

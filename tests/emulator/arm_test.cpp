@@ -1,7 +1,5 @@
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "common/db/database.h"
 #include "emulator/arm/arm_request.h"
 #include "emulator/arm/cloud_error.h"
@@ -9,11 +7,10 @@
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/router.h"
+#include "tests/common/test_dir.h"
 
 namespace bai::arm {
 namespace {
-
-namespace fs = std::filesystem;
 
 httplib::Request request(const std::string& method, const std::string& path, const std::string& api_version) {
     httplib::Request r;
@@ -153,18 +150,11 @@ TEST(ArmView, SecretsAndInternalFieldsAreNeverReturned) {
 class ArmStoreTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("arm-store-" + std::to_string(::getpid()));
-        fs::create_directories(dir_);
         db_ = db::Database::open(dir_ / "state.db");
         ResourceStore::migrate(*db_);
         store_ = std::make_unique<ResourceStore>(*db_);
     }
-    void TearDown() override {
-        store_.reset();
-        db_.reset();
-        fs::remove_all(dir_);
-    }
-    fs::path dir_;
+    bai::testing::TestDir dir_;
     std::unique_ptr<db::Database> db_;
     std::unique_ptr<ResourceStore> store_;
 };
@@ -235,11 +225,9 @@ TEST_F(ArmStoreTest, AtomicallyRollsBackEverythingOnAnException) {
 // A data directory written before seq became the rowid (schema version 2) keeps its resources,
 // their order and their continuation.
 TEST(ArmStoreMigration, ResourcesOfSchemaTwoSurvive) {
-    fs::path dir = fs::temp_directory_path() / ("arm-migrate-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    {
-        auto db = db::Database::open(dir / "state.db");
-        db->exec(R"sql(
+    bai::testing::TestDir dir;
+    auto db = db::Database::open(dir / "state.db");
+    db->exec(R"sql(
 CREATE TABLE arm_resources(key TEXT PRIMARY KEY, parent_key TEXT NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL,
   etag TEXT NOT NULL, modified_ticks INTEGER NOT NULL, seq INTEGER NOT NULL);
 CREATE INDEX arm_resources_by_parent ON arm_resources(parent_key, type, seq);
@@ -249,18 +237,16 @@ INSERT INTO arm_resources VALUES ('/p/b', '/p', 'experiment', '{"n":"b"}', '"0x1
 INSERT INTO arm_resources VALUES ('/p/a', '/p', 'experiment', '{"n":"a"}', '"0x2"', 2, 9);
 INSERT INTO schema_migrations VALUES ('arm', 2, 'then');
 )sql");
-        ResourceStore::migrate(*db);
-        ResourceStore store(*db);
-        Page page = store.children("/p", "experiment", 0, 1);
-        ASSERT_EQ(page.items.size(), 1u);
-        EXPECT_EQ(page.items[0].body["n"], "b");
-        EXPECT_EQ(page.next_after, 7);
-        EXPECT_EQ(store.children("/p", "experiment", 7, 10).items.at(0).body["n"], "a");
-        EXPECT_EQ(store.get("/p/a")->etag, "\"0x2\"");
-        EXPECT_TRUE(store.create("/p/c", "/p", "experiment", {{"n", "c"}}));
-        EXPECT_EQ(store.get("/p/c")->seq, 10);
-    }
-    fs::remove_all(dir);
+    ResourceStore::migrate(*db);
+    ResourceStore store(*db);
+    Page page = store.children("/p", "experiment", 0, 1);
+    ASSERT_EQ(page.items.size(), 1u);
+    EXPECT_EQ(page.items[0].body["n"], "b");
+    EXPECT_EQ(page.next_after, 7);
+    EXPECT_EQ(store.children("/p", "experiment", 7, 10).items.at(0).body["n"], "a");
+    EXPECT_EQ(store.get("/p/a")->etag, "\"0x2\"");
+    EXPECT_TRUE(store.create("/p/c", "/p", "experiment", {{"n", "c"}}));
+    EXPECT_EQ(store.get("/p/c")->seq, 10);
 }
 
 }  // namespace
