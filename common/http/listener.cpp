@@ -57,7 +57,15 @@ bool Listener::bind(const std::string& host, int port) {
 }
 
 void Listener::start() {
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    listen_returned_ = false;
+    thread_ = std::thread([this] {
+        server_->listen_after_bind();
+        listen_returned_ = true;
+    });
+    // httplib's stop() does nothing until the serving thread has marked the server running; a
+    // stop in between (a SIGTERM right after start-up) would leave that thread in accept()
+    // forever. So start() returns only once the mark is set (or serving already ended).
+    while (!server_->is_running() && !listen_returned_) std::this_thread::sleep_for(std::chrono::microseconds(50));
 }
 
 void Listener::stop_accepting() {

@@ -25,7 +25,8 @@ public:
 
     // Binds host:port (port 0: an ephemeral one). Returns false and sets error() on failure.
     bool bind(const std::string& host, int port);
-    // Serves on a thread of its own until stopped.
+    // Serves on a thread of its own until stopped; returns once that thread serves, so that a
+    // stop right after it takes effect.
     void start();
 
     // Stopping has two phases so that several listeners stop together: first no listener
@@ -46,6 +47,7 @@ private:
     std::shared_ptr<RequestLog> request_log_;
     std::thread thread_;
     std::atomic<int> in_flight_{0};
+    std::atomic<bool> listen_returned_{false};
     int port_ = -1;
     std::string error_;
 };
