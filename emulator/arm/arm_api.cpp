@@ -13,10 +13,10 @@
 namespace bai::arm {
 
 ArmApi::ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files,
-               storage::BlobStore& blobs, std::chrono::milliseconds lro_delay)
+               storage::BlobStore& blobs, std::chrono::milliseconds lro_delay, const EngineFactory& engine)
     : store_(std::make_unique<ResourceStore>(db)),
       operations_(std::make_unique<OperationTracker>(db, lro_delay)),
-      engine_(std::make_unique<QueueOnlyEngine>(*store_)),
+      engine_(engine ? engine(*store_) : std::make_unique<QueueOnlyEngine>(*store_)),
       accounts_(accounts),
       files_(files),
       blobs_(blobs) {}

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,9 +24,11 @@ struct ArmEndpoints {
 
 class ArmApi {
 public:
-    // `lro_delay`: how long a long-running operation stays InProgress.
+    using EngineFactory = std::function<std::unique_ptr<ComputeEngine>(ResourceStore&)>;
+    // `lro_delay`: how long a long-running operation stays InProgress. `engine`: what runs the
+    // clusters and jobs (by default none: jobs stay queued).
     ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files, storage::BlobStore& blobs,
-           std::chrono::milliseconds lro_delay);
+           std::chrono::milliseconds lro_delay, const EngineFactory& engine = {});
     ~ArmApi();
     static void migrate(db::Database& db);
 
@@ -36,6 +39,7 @@ public:
     void stop();
 
     ResourceStore& store() { return *store_; }
+    ComputeEngine& engine() { return *engine_; }
 
 private:
     std::unique_ptr<ResourceStore> store_;

@@ -2,6 +2,7 @@
 
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/mount_volumes.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/router.h"
 #include "emulator/arm/text.h"
@@ -13,39 +14,11 @@ namespace {
 
 using nlohmann::json;
 
-// A volume a job's nodes mount: a share or a container, at root/relativeMountPath.
-struct Volume {
-    bool blob = false;
-    std::string account;
-    std::string container;  // share or container
-    std::string relative;
-};
-
 // Where an output directory lives in storage.
 struct Location {
     Volume volume;
     std::string path;  // inside the share or container, no leading or trailing '/'
 };
-
-std::vector<Volume> volumes_of(const json& mount_volumes) {
-    std::vector<Volume> out;
-    if (!mount_volumes.is_object()) return out;
-    for (const json& share : mount_volumes.value("azureFileShares", json::array())) {
-        Volume v;
-        std::string url = share.value("azureFileUrl", "");
-        std::vector<std::string> parts = split_path(url.substr(url.find("//") == std::string::npos ? 0 : url.find("//") + 2));
-        if (parts.size() < 2) continue;
-        v.account = share.value("accountName", parts[0].substr(0, parts[0].find('.')));
-        v.container = parts[1];
-        v.relative = share.value("relativeMountPath", "");
-        out.push_back(v);
-    }
-    for (const json& container : mount_volumes.value("azureBlobFileSystems", json::array())) {
-        out.push_back({true, container.value("accountName", ""), container.value("containerName", ""),
-                       container.value("relativeMountPath", "")});
-    }
-    return out;
-}
 
 // "a//b/./c" -> {"a","b","c"}; nullopt when ".." appears.
 std::optional<std::vector<std::string>> clean_segments(const std::string& path) {
@@ -148,6 +121,8 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 options.marker = page.next_marker;
             } while (!options.marker.empty());
         } else {
+            // What the job's processes wrote into the share's directory joins the index first.
+            ctx.files.adopt_disk_changes(where.volume.account, where.volume.container, where.path);
             storage::ListOptions options;
             do {
                 storage::DirectoryPage page = ctx.files.list_directory(where.volume.account, where.volume.container,

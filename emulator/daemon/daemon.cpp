@@ -17,6 +17,8 @@
 #include "emulator/arm/arm_api.h"
 #include "emulator/daemon/daemon_state.h"
 #include "emulator/daemon/data_dir_lock.h"
+#include "emulator/engine/engine_routes.h"
+#include "emulator/engine/local_engine.h"
 #include "emulator/tls/self_signed_cert.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/blob/blob_service.h"
@@ -136,7 +138,17 @@ int run(const Options& options) {
     }
     storage::BlobService blob_service(accounts, blob_store, *content);
     storage::FileService file_service(accounts, file_store, *content);
-    arm::ArmApi arm_api(*state, accounts, file_store, blob_store, std::chrono::milliseconds(options.lro_delay_ms));
+    engine::LocalEngine* job_engine = nullptr;
+    arm::ArmApi arm_api(*state, accounts, file_store, blob_store, std::chrono::milliseconds(options.lro_delay_ms),
+                        [&](arm::ResourceStore& store) {
+                            engine::EngineOptions engine_options;
+                            engine_options.nodes_dir = nodes_dir;
+                            engine_options.gpus = gpus.gpus;
+                            engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
+                            auto made = std::make_unique<engine::LocalEngine>(store, file_store, engine_options);
+                            job_engine = made.get();
+                            return made;
+                        });
 
     tls::CertificateFiles certificate;
     try {
@@ -178,10 +190,16 @@ int run(const Options& options) {
                                    url("http", options.host, file.port()),
                                    certificate.certificate.string(), static_cast<long>(::getpid())};
     add_endpoints_route(arm.server(), published);
+    engine::add_engine_routes(arm.server(), *job_engine);
     try {
         arm_api.serve(arm.server(), {published.arm, published.blob, published.file});
     } catch (const std::exception& e) {
         return cannot_start(std::string("ARM: ") + e.what());
+    }
+    try {
+        job_engine->start();
+    } catch (const std::exception& e) {
+        return cannot_start(std::string("job engine: ") + e.what());
     }
     for (auto& listener : listeners) listener->start();
     const fs::path endpoints_path = location / endpoints::kFileName;
@@ -197,6 +215,7 @@ int run(const Options& options) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (auto& listener : listeners) listener->finish(deadline);
     arm_api.stop();
+    job_engine->stop();
     release_mounts(nodes_dir, "at stop");
     record_stop(*state, run_id);
     log::info("stopped cleanly");

@@ -27,6 +27,19 @@ bool is_loopback_host(const std::string& host) {
     return (ntohl(addr.s_addr) >> 24) == 127;
 }
 
+static int parse_milliseconds(const std::string& flag, const std::string& text) {
+    size_t used = 0;
+    int ms = -1;
+    try {
+        ms = std::stoi(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != text.size() || ms < 0 || ms > 600000) {
+        throw std::invalid_argument(flag + " must be milliseconds from 0 to 600000, got '" + text + "'");
+    }
+    return ms;
+}
+
 Options parse_options(const std::vector<std::string>& args) {
     Options o;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -61,17 +74,9 @@ Options parse_options(const std::vector<std::string>& args) {
         } else if (flag == "--debug") {
             o.debug_log = value();
         } else if (flag == "--lro-delay") {
-            std::string text = value();
-            size_t used = 0;
-            int ms = -1;
-            try {
-                ms = std::stoi(text, &used);
-            } catch (const std::exception&) {
-            }
-            if (used != text.size() || ms < 0 || ms > 600000) {
-                throw std::invalid_argument("--lro-delay must be milliseconds from 0 to 600000, got '" + text + "'");
-            }
-            o.lro_delay_ms = ms;
+            o.lro_delay_ms = parse_milliseconds(flag, value());
+        } else if (flag == "--autoscale-idle") {
+            o.autoscale_idle_ms = parse_milliseconds(flag, value());
         } else if (flag == "--gpus") {
             o.gpus = engine::parse_gpu_source(value());
         } else if (flag == "--durable" && !inline_value) {
@@ -90,7 +95,8 @@ Options parse_options(const std::vector<std::string>& args) {
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
-           "                        [--lro-delay MS] [--gpus auto|none|fake:N] [--version] [--help]\n"
+           "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
+           "                        [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
@@ -102,6 +108,8 @@ std::string usage() {
            "  --durable          fsync every acknowledged write (survives power loss; slower)\n"
            "  --lro-delay MS     how long ARM create/delete/terminate operations stay InProgress\n"
            "                     (default 500)\n"
+           "  --autoscale-idle MS how long an auto-scale cluster stays idle before it shrinks to its\n"
+           "                     minimum (default 10000)\n"
            "  --gpus SOURCE      GPUs for the nodes: auto (the machine's, through NVML; none when no\n"
            "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n";
 }

@@ -24,6 +24,8 @@ struct Options {
     bool durable = false;
     // How long a long-running ARM operation (create, delete, terminate) stays InProgress.
     int lro_delay_ms = 500;
+    // How long an auto-scale cluster with no queued or running job keeps its nodes.
+    int autoscale_idle_ms = 10000;
     // Where the nodes' GPUs come from: the machine's (NVML), none, or fake ones.
     engine::GpuSource gpus;
     bool show_version = false;

@@ -138,6 +138,13 @@ public:
         std::uint64_t first, std::uint64_t last);
 
     std::filesystem::path share_root(const std::string& account, const std::string& share) const;
+    // DIR/storage: every share's directory is ACCOUNT/shares/SHARE under it.
+    std::filesystem::path storage_root() const { return files_.root(); }
+    // Brings the index up to what is on disk under `path` (and its ancestors): files and
+    // directories written into the share's directory by other means than this store (a job's
+    // processes) get entries, changed files a new size, ETag and Last-Modified, vanished ones go.
+    // Returns the number of entries added, changed or removed.
+    size_t adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path);
     // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
     size_t recover();
     std::vector<std::string> live_content_ids();

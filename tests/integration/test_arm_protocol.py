@@ -13,10 +13,11 @@ RG = "rg-proto"
 PROVIDER = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.BatchAI"
 PREVIEW = "2017-09-01-preview"
 
-CLUSTER_2018 = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+# Clusters without nodes: these tests look at the API's side, and their jobs stay queued.
+CLUSTER_2018 = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 0}},
                                "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}
 CLUSTER_PREVIEW = {"location": "westus2", "tags": {"kind": "flat"},
-                   "properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+                   "properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 0}},
                                   "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}
 
 
@@ -165,13 +166,13 @@ class ArmProtocolTest(unittest.TestCase):
         listed = self.call("GET", f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/jobs", api_version=PREVIEW).json()
         self.assertIn("flatjob", [j["name"] for j in listed["value"]])
         self.assertIn("flat", [c["name"] for c in self.call("GET", f"{PROVIDER}/clusters", api_version=PREVIEW).json()["value"]])
-        patched = self.call("PATCH", f"{PROVIDER}/clusters/flat",
-                            {"properties": {"scaleSettings": {"manual": {"targetNodeCount": 3}}}}, api_version=PREVIEW)
-        self.assertEqual(patched.json()["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 3)
-
         t = self.call("POST", f"{PROVIDER}/jobs/flatjob/terminate", api_version=PREVIEW)
         harness.wait_for_operation(self.ep, t)
         self.assertEqual(self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW).json()["properties"]["executionState"], "Failed")
+        # After the terminate: nodes would run the queued job.
+        patched = self.call("PATCH", f"{PROVIDER}/clusters/flat",
+                            {"properties": {"scaleSettings": {"manual": {"targetNodeCount": 3}}}}, api_version=PREVIEW)
+        self.assertEqual(patched.json()["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 3)
         d = self.call("DELETE", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW)
         harness.wait_for_operation(self.ep, d)
         gone = self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW)

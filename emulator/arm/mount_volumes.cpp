@@ -1,0 +1,51 @@
+#include "emulator/arm/mount_volumes.h"
+
+#include <cctype>
+
+#include "emulator/arm/text.h"
+
+namespace bai::arm {
+
+using nlohmann::json;
+
+namespace {
+
+// "127.0.0.1:10004", "localhost:10004", "[::1]:10004": an emulator host, whose URLs are path style.
+bool path_style_host(const std::string& host) {
+    return host.empty() || std::isdigit(static_cast<unsigned char>(host[0])) || host[0] == '[' ||
+           host.rfind("localhost", 0) == 0;
+}
+
+}  // namespace
+
+std::vector<Volume> volumes_of(const json& mount_volumes) {
+    std::vector<Volume> out;
+    if (!mount_volumes.is_object()) return out;
+    for (const json& share : mount_volumes.value("azureFileShares", json::array())) {
+        if (!share.is_object()) continue;
+        std::string url = share.value("azureFileUrl", "");
+        size_t scheme = url.find("//");
+        std::vector<std::string> parts = split_path(scheme == std::string::npos ? url : url.substr(scheme + 2));
+        if (parts.size() < 2) continue;
+        Volume v;
+        if (path_style_host(parts[0])) {
+            if (parts.size() < 3) continue;
+            v.account = parts[1];
+            v.container = parts[2];
+        } else {
+            v.account = parts[0].substr(0, parts[0].find('.'));
+            v.container = parts[1];
+        }
+        v.account = share.value("accountName", v.account);
+        v.relative = share.value("relativeMountPath", "");
+        out.push_back(v);
+    }
+    for (const json& container : mount_volumes.value("azureBlobFileSystems", json::array())) {
+        if (!container.is_object()) continue;
+        out.push_back({true, container.value("accountName", ""), container.value("containerName", ""),
+                       container.value("relativeMountPath", "")});
+    }
+    return out;
+}
+
+}  // namespace bai::arm

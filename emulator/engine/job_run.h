@@ -1,0 +1,50 @@
+// One run of a job on its nodes, on a thread of its own: the job's directories on every node, its
+// job-level volumes, hostfile and output directories, then the job preparation on every node,
+// then the toolkit's processes (launch_plan.h), each logged in execution.log next to their
+// stdout and stderr. Blocks until they are done or the run is cancelled.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/run_control.h"
+#include "fake_storage/engine/file_store.h"
+
+namespace bai::engine {
+
+struct JobNode {
+    std::string id;
+    std::string address;
+    std::filesystem::path root;
+    std::vector<std::string> gpus;
+    int slots = 1;
+};
+
+struct JobRunInputs {
+    std::string job_id;
+    std::string job_name;
+    nlohmann::json properties;  // secrets included
+    std::vector<JobNode> nodes;  // master first
+    std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
+    std::filesystem::path mpi_agent;
+    std::string default_python = "python";
+};
+
+struct JobOutcome {
+    enum class Result { succeeded, failed, cancelled };
+    Result result = Result::succeeded;
+    std::optional<int> exit_code;
+    std::string error_code;  // JobFailed, JobPreparationFailed
+    std::string error_message;
+};
+
+JobOutcome run_job(const JobRunInputs& in, storage::FileStore& files, RunControl& control);
+
+// The plm_rsh_agent script mpirun is given: `mpi-agent HOST COMMAND...` runs COMMAND on the
+// emulated node HOST through the per-job node script $BAI_MPI_NODES/HOST.
+void write_mpi_agent(const std::filesystem::path& path);
+
+}  // namespace bai::engine

@@ -1,0 +1,807 @@
+#include "emulator/engine/local_engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <future>
+
+#include "common/log/logger.h"
+#include "common/text/ascii.h"
+#include "emulator/arm/resource_store.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/engine/node_setup.h"
+#include "emulator/validation/duration.h"
+
+namespace bai::engine {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kJob = "job";
+constexpr const char* kCluster = "cluster";
+
+std::string now_text(const Clock& clock) { return arm::arm_time(clock.now()); }
+
+std::string address_of(int n) {
+    // 127.0.1.1 .. 127.0.1.254, then 127.0.2.1 ...
+    return "127.0." + std::to_string(1 + (n - 1) / 254) + "." + std::to_string(1 + (n - 1) % 254);
+}
+
+std::string node_id(const std::string& cluster_key, int number, time::TimePoint at) {
+    std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::seconds>(at));
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dt%H%M%Sz", &tm);
+    unsigned long hash = std::hash<std::string>{}(cluster_key) % 10000000000UL;
+    char id[96];
+    std::snprintf(id, sizeof id, "tvm-%010lu_%d-%s", hash, number, stamp);
+    return id;
+}
+
+std::string directory_name(const ClusterSpec& spec, const std::string& key) {
+    char hash[16];
+    std::snprintf(hash, sizeof hash, "%08zx", std::hash<std::string>{}(key) & 0xffffffffu);
+    return text::lower(spec.name) + "-" + hash;
+}
+
+std::string default_python() {
+    for (const char* dir : {"/usr/local/bin/", "/usr/bin/", "/bin/"}) {
+        if (::access((std::string(dir) + "python").c_str(), X_OK) == 0) return "python";
+    }
+    return "python3";
+}
+
+json error(const std::string& code, const std::string& message) { return {{"code", code}, {"message", message}}; }
+
+// Writes the end of a run into the job's document.
+void finish_document(json& job, const std::string& state, std::optional<int> exit_code, const json& errors,
+                     const std::string& now) {
+    json& p = job["properties"];
+    p["executionState"] = state;
+    p["executionStateTransitionTime"] = now;
+    json& info = p["executionInfo"];
+    if (!info.is_object()) info = json::object();
+    if (!info.contains("startTime")) info["startTime"] = now;
+    info["endTime"] = now;
+    if (exit_code) {
+        info["exitCode"] = *exit_code;
+    } else {
+        info.erase("exitCode");
+    }
+    if (!errors.empty()) info["errors"] = errors;
+}
+
+}  // namespace
+
+LocalEngine::LocalEngine(arm::ResourceStore& store, storage::FileStore& files, EngineOptions options)
+    : store_(store),
+      files_(files),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : real_clock_),
+      mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent") {
+    if (options_.default_python.empty()) options_.default_python = default_python();
+    for (const Gpu& gpu : options_.gpus) free_gpus_.push_back(gpu.uuid);
+}
+
+LocalEngine::~LocalEngine() { stop(); }
+
+void LocalEngine::start() {
+    std::error_code ec;
+    // Nodes do not survive the emulator: what a previous run left is cleared, and the clusters
+    // get new nodes.
+    for (fs::directory_iterator it(options_.nodes_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        fs::remove_all(it->path(), ec);
+    }
+    fs::create_directories(options_.nodes_dir, ec);
+    write_mpi_agent(mpi_agent_);
+    recover();
+    schedule();
+    publish();
+    thread_ = std::thread([this] { loop(); });
+}
+
+void LocalEngine::stop() {
+    {
+        std::lock_guard guard(events_mutex_);
+        if (stopping_ || !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    events_cv_.notify_all();
+    thread_.join();
+    for (auto& [key, job] : running_) job.control->cancel("the emulator stopped");
+    for (auto& [key, job] : running_) job.thread.join();
+    running_.clear();
+    for (auto& [key, cluster] : clusters_) {
+        for (auto& slot : cluster.nodes) {
+            if (slot->setup) slot->setup->cancel("the emulator stopped");
+        }
+        for (auto& slot : cluster.nodes) {
+            if (slot->setup_thread.joinable()) slot->setup_thread.join();
+        }
+    }
+}
+
+void LocalEngine::post(std::function<void()> event) {
+    {
+        std::lock_guard guard(events_mutex_);
+        if (stopping_) return;
+        events_.push_back(std::move(event));
+    }
+    events_cv_.notify_all();
+}
+
+void LocalEngine::loop() {
+    std::unique_lock lock(events_mutex_);
+    while (true) {
+        if (events_.empty() && !stopping_) {
+            time::TimePoint deadline = next_deadline_.value_or(clock_.now() + std::chrono::hours(1));
+            clock_.wait_until(lock, events_cv_, deadline);
+        }
+        if (stopping_) return;
+        std::deque<std::function<void()>> batch;
+        batch.swap(events_);
+        lock.unlock();
+        for (const auto& event : batch) run_event(event);
+        run_event([this] {
+            check_deadlines();
+            schedule();
+            publish();
+        });
+        lock.lock();
+    }
+}
+
+void LocalEngine::run_event(const std::function<void()>& event) {
+    try {
+        event();
+    } catch (const std::exception& e) {
+        log::error(std::string("job engine: ") + e.what());
+    }
+}
+
+// ---- clusters and nodes ----
+
+void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
+    std::optional<arm::StoredResource> stored = store_.get(cluster_id);
+    if (!stored) return;
+    ClusterSpec spec;
+    try {
+        spec = read_cluster_spec(stored->body);
+    } catch (const std::exception& e) {
+        log::warning("cluster " + cluster_id + " cannot get nodes: " + e.what());
+        return;
+    }
+    auto [it, inserted] = clusters_.try_emplace(stored->key);
+    ClusterState& cluster = it->second;
+    cluster.key = stored->key;
+    const bool was_auto = cluster.spec.auto_scale.has_value();
+    cluster.spec = spec;
+    if (inserted) {
+        cluster.dir = options_.nodes_dir / directory_name(spec, stored->key);
+        std::string workspace = cluster_id.substr(0, text::lower(cluster_id).rfind("/clusters/"));
+        if (auto ws = store_.get(workspace)) cluster.location = ws->body.value("location", "");
+        cluster.errors = stored->body["properties"].value("errors", json::array());
+        if (!cluster.errors.is_array()) cluster.errors = json::array();
+    }
+    if (spec.manual_target) {
+        cluster.target = *spec.manual_target;
+    } else if (inserted || !was_auto) {
+        cluster.target = created ? spec.auto_scale->initial : spec.auto_scale->minimum;
+        cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, std::max(spec.auto_scale->minimum, spec.auto_scale->maximum));
+        cluster.idle_since = clock_.now();
+    } else {
+        cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, std::max(spec.auto_scale->minimum, spec.auto_scale->maximum));
+    }
+    int gpus_wanted = spec.vm_size.gpus * cluster.target;
+    int gpus_held = 0;
+    for (auto& slot : cluster.nodes) gpus_held += static_cast<int>(slot->node.gpus.size());
+    if (gpus_wanted > gpus_held + static_cast<int>(free_gpus_.size())) {
+        add_cluster_error(cluster, "InsufficientGpus",
+                          std::to_string(cluster.target) + " node(s) of " + std::string(spec.vm_size.name) + " need " +
+                              std::to_string(gpus_wanted) + " GPU(s); this machine has " +
+                              std::to_string(gpus_held + free_gpus_.size()) +
+                              " free for them: the nodes run with the GPUs that exist");
+    }
+}
+
+void LocalEngine::add_cluster_error(ClusterState& cluster, const std::string& code, const std::string& message) {
+    for (const json& e : cluster.errors) {
+        if (e.value("code", "") == code && e.value("message", "") == message) return;
+    }
+    cluster.errors.push_back(error(code, message));
+}
+
+void LocalEngine::add_node(ClusterState& cluster) {
+    auto slot = std::make_unique<NodeSlot>();
+    Node& node = slot->node;
+    int n = 1;
+    while (addresses_in_use_.count(n)) ++n;
+    addresses_in_use_.insert(n);
+    node.address = address_of(n);
+    node.id = node_id(cluster.key, cluster.next_node++, clock_.now());
+    node.cluster_key = cluster.key;
+    node.root = cluster.dir / node.id;
+    node.low_priority = cluster.spec.low_priority;
+    for (int i = 0; i < cluster.spec.vm_size.gpus && !free_gpus_.empty(); ++i) {
+        node.gpus.push_back(free_gpus_.front());
+        free_gpus_.erase(free_gpus_.begin());
+    }
+    node.state = NodeState::preparing;
+    slot->setup = std::make_shared<RunControl>();
+    Node copy = node;
+    ClusterSpec spec = cluster.spec;
+    std::shared_ptr<RunControl> control = slot->setup;
+    std::string key = cluster.key;
+    slot->setup_thread = std::thread([this, copy, spec, control, key] {
+        NodeSetupResult result = set_up_node(copy, spec, files_, *control);
+        post([this, key, id = copy.id, result] { node_ready(key, id, result.usable, result.error_code, result.message); });
+    });
+    log::info("cluster " + cluster.spec.name + ": node " + node.id + " at " + node.address + " joins");
+    cluster.nodes.push_back(std::move(slot));
+}
+
+void LocalEngine::node_ready(const std::string& cluster_key, const std::string& node_id, bool usable,
+                             const std::string& code, const std::string& message) {
+    auto it = clusters_.find(cluster_key);
+    if (it == clusters_.end()) return;
+    ClusterState& cluster = it->second;
+    for (auto& slot : cluster.nodes) {
+        if (slot->node.id != node_id) continue;
+        if (slot->setup_thread.joinable()) slot->setup_thread.join();
+        slot->setup.reset();
+        if (slot->node.state != NodeState::preparing) return;
+        slot->node.state = usable ? NodeState::idle : NodeState::unusable;
+        if (!usable) {
+            log::warning("cluster " + cluster.spec.name + ": node " + node_id + " is unusable: " + message);
+            add_cluster_error(cluster, code, message);
+        }
+        write_cluster(cluster);
+        return;
+    }
+}
+
+void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::string& why) {
+    std::unique_ptr<NodeSlot> slot = std::move(cluster.nodes[index]);
+    cluster.nodes.erase(cluster.nodes.begin() + static_cast<long>(index));
+    if (slot->setup) slot->setup->cancel(why);
+    if (slot->setup_thread.joinable()) slot->setup_thread.join();
+    Node& node = slot->node;
+    int n = 0;
+    for (int candidate : addresses_in_use_) {
+        if (address_of(candidate) == node.address) n = candidate;
+    }
+    addresses_in_use_.erase(n);
+    for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
+    std::error_code ec;
+    fs::remove_all(node.root, ec);
+    log::info("cluster " + cluster.spec.name + ": node " + node.id + " leaves (" + why + ")");
+}
+
+// Brings the cluster's nodes to its target: new nodes join, surplus ones leave as the
+// deallocation option says.
+void LocalEngine::resize(ClusterState& cluster) {
+    int live = 0;
+    for (auto& slot : cluster.nodes) live += slot->node.remove_after_job ? 0 : 1;
+    while (live < cluster.target) {
+        add_node(cluster);
+        ++live;
+    }
+    if (live <= cluster.target) return;
+    std::vector<NodeState> states;
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+        if (cluster.nodes[i]->node.remove_after_job) continue;
+        states.push_back(cluster.nodes[i]->node.state);
+        candidates.push_back(i);
+    }
+    std::vector<std::string> leaving;
+    for (size_t pick : nodes_to_remove(states, live - cluster.target)) leaving.push_back(cluster.nodes[candidates[pick]]->node.id);
+    for (const std::string& id : leaving) {
+        size_t index = 0;
+        while (cluster.nodes[index]->node.id != id) ++index;
+        Node& node = cluster.nodes[index]->node;
+        if (node.state != NodeState::running) {
+            remove_node(cluster, index, "the cluster shrinks");
+            continue;
+        }
+        switch (cluster.spec.deallocation) {
+            case Deallocation::wait_for_job_completion:
+                node.remove_after_job = true;
+                break;
+            case Deallocation::terminate:
+                node.remove_after_job = true;
+                stop_job(node.job_key, "deallocated");
+                break;
+            case Deallocation::requeue:
+                node.remove_after_job = true;
+                stop_job(node.job_key, "requeue");
+                break;
+        }
+    }
+}
+
+void LocalEngine::drop_cluster(const std::string& key, const std::string& name) {
+    auto it = clusters_.find(key);
+    for (auto& [job_key, job] : running_) {
+        if (job.cluster_key == key) job.control->cancel("cluster deleted");
+    }
+    for (const QueuedJob& job : queues_[key]) {
+        store_.update(job.id, [&](json& body) {
+            if (body["properties"].value("executionState", "") != "queued") return false;
+            finish_document(body, "failed", std::nullopt,
+                            json::array({error("ClusterDeleted", "The cluster " + name + " of the job was deleted")}),
+                            now_text(clock_));
+            return true;
+        });
+    }
+    queues_.erase(key);
+    if (it == clusters_.end()) return;
+    it->second.deleted = true;
+    for (auto& slot : it->second.nodes) slot->node.remove_after_job = true;
+    for (size_t i = it->second.nodes.size(); i-- > 0;) {
+        if (it->second.nodes[i]->node.state != NodeState::running) remove_node(it->second, i, "the cluster was deleted");
+    }
+    if (it->second.nodes.empty()) {
+        std::error_code ec;
+        fs::remove_all(it->second.dir, ec);
+        clusters_.erase(it);
+    }
+}
+
+void LocalEngine::write_cluster(ClusterState& cluster) {
+    if (cluster.deleted) return;
+    // Each node counted once: a node that leaves after its job counts as running until then.
+    int counts[5] = {0, 0, 0, 0, 0};
+    int live = 0, leaving = 0;
+    for (auto& slot : cluster.nodes) {
+        const Node& n = slot->node;
+        counts[static_cast<int>(n.state)]++;
+        if (n.remove_after_job) {
+            ++leaving;
+        } else {
+            ++live;
+        }
+    }
+    bool resizing = live != cluster.target || leaving > 0 || counts[static_cast<int>(NodeState::preparing)] > 0;
+    std::string allocation = resizing ? "resizing" : "steady";
+    const std::string now = now_text(clock_);
+    json node_counts{{"idleNodeCount", counts[static_cast<int>(NodeState::idle)]},
+                     {"runningNodeCount", counts[static_cast<int>(NodeState::running)]},
+                     {"preparingNodeCount", counts[static_cast<int>(NodeState::preparing)]},
+                     {"unusableNodeCount", counts[static_cast<int>(NodeState::unusable)]},
+                     {"leavingNodeCount", counts[static_cast<int>(NodeState::leaving)]}};
+    const int current = static_cast<int>(cluster.nodes.size());
+    store_.update(cluster.spec.id, [&](json& body) {
+        json& p = body["properties"];
+        bool changed = p.value("allocationState", "") != allocation || p.value("currentNodeCount", -1) != current ||
+                       p.value("nodeStateCounts", json()) != node_counts ||
+                       p.value("errors", json::array()) != cluster.errors;
+        if (!changed) return false;
+        if (p.value("allocationState", "") != allocation) p["allocationStateTransitionTime"] = now;
+        p["allocationState"] = allocation;
+        p["currentNodeCount"] = current;
+        p["nodeStateCounts"] = node_counts;
+        if (cluster.errors.empty()) {
+            p.erase("errors");
+        } else {
+            p["errors"] = cluster.errors;
+        }
+        return true;
+    });
+    cluster.allocation_state = allocation;
+}
+
+LocalEngine::ClusterState* LocalEngine::cluster_of_node(const std::string& node_id, size_t& index) {
+    for (auto& [key, cluster] : clusters_) {
+        for (index = 0; index < cluster.nodes.size(); ++index) {
+            if (cluster.nodes[index]->node.id == node_id) return &cluster;
+        }
+    }
+    return nullptr;
+}
+
+// ---- jobs ----
+
+void LocalEngine::enqueue(const std::string& job_id) {
+    std::optional<arm::StoredResource> job = store_.get(job_id);
+    if (!job) return;
+    const json& p = job->body["properties"];
+    if (p.value("executionState", "") != "queued") return;
+    QueuedJob q{job->key, job->body.value("id", job_id), priority_rank(p.value("schedulingPriority", json("normal"))),
+                job->seq, p.value("nodeCount", 1)};
+    std::string cluster_key = arm::resource_key(p["cluster"].value("id", ""));
+    std::vector<QueuedJob>& queue = queues_[cluster_key];
+    for (const QueuedJob& existing : queue) {
+        if (existing.key == q.key) return;
+    }
+    if (running_.count(q.key)) return;
+    queue.insert(std::upper_bound(queue.begin(), queue.end(), q, runs_before), q);
+}
+
+void LocalEngine::recover() {
+    for (const arm::StoredResource& cluster : store_.all_of_type(kCluster)) {
+        load_cluster(cluster.body.value("id", cluster.key), false);
+    }
+    const std::string now = now_text(clock_);
+    for (const arm::StoredResource& job : store_.all_of_type(kJob)) {
+        std::string state = job.body["properties"].value("executionState", "");
+        if (state == "running") {
+            store_.update(job.key, [&](json& body) {
+                json& p = body["properties"];
+                p["executionState"] = "queued";
+                p["executionStateTransitionTime"] = now;
+                p.erase("executionInfo");
+                return true;
+            });
+            log::warning("job " + job.body.value("id", job.key) + " was running when the emulator stopped: requeued");
+        } else if (state == "terminating") {
+            store_.update(job.key, [&](json& body) {
+                finish_document(body, "failed", std::nullopt,
+                                json::array({error("JobTerminated", "The specified job has been terminated by the user")}), now);
+                return true;
+            });
+        }
+        enqueue(job.body.value("id", job.key));
+    }
+    for (auto& [key, cluster] : clusters_) write_cluster(cluster);
+}
+
+void LocalEngine::schedule() {
+    const time::TimePoint now = clock_.now();
+    for (auto& [key, cluster] : clusters_) {
+        if (cluster.deleted) continue;
+        std::vector<QueuedJob>& queue = queues_[key];
+        if (cluster.spec.auto_scale) {
+            int demand = 0;
+            for (const QueuedJob& q : queue) demand += q.node_count <= cluster.spec.auto_scale->maximum ? q.node_count : 0;
+            bool busy = demand > 0;
+            for (auto& [job_key, job] : running_) {
+                if (job.cluster_key == key) {
+                    demand += static_cast<int>(job.node_ids.size());
+                    busy = true;
+                }
+            }
+            if (busy) {
+                cluster.idle_since.reset();
+            } else if (!cluster.idle_since) {
+                cluster.idle_since = now;
+            }
+            bool idle_long = cluster.idle_since && now - *cluster.idle_since >= options_.autoscale_idle;
+            cluster.target = autoscale_target(*cluster.spec.auto_scale, demand, cluster.target, idle_long);
+        }
+        resize(cluster);
+        std::vector<NodeSlot*> idle;
+        for (auto& slot : cluster.nodes) {
+            if (slot->node.state == NodeState::idle && !slot->node.remove_after_job) idle.push_back(slot.get());
+        }
+        int limit = cluster.spec.auto_scale ? std::max(cluster.spec.auto_scale->maximum, cluster.spec.auto_scale->minimum)
+                                            : cluster.target;
+        std::vector<size_t> starts = jobs_to_start(queue, static_cast<int>(idle.size()), limit);
+        size_t next_idle = 0;
+        std::vector<QueuedJob> started;
+        for (size_t index : starts) {
+            std::vector<NodeSlot*> nodes(idle.begin() + static_cast<long>(next_idle),
+                                         idle.begin() + static_cast<long>(next_idle + queue[index].node_count));
+            next_idle += queue[index].node_count;
+            started.push_back(queue[index]);
+            start_job(cluster, queue[index], nodes);
+        }
+        std::erase_if(queue, [&](const QueuedJob& q) {
+            return std::any_of(started.begin(), started.end(), [&](const QueuedJob& s) { return s.key == q.key; });
+        });
+        write_cluster(cluster);
+    }
+    // The next time something is due: a wall-clock limit, an idle auto-scale cluster.
+    std::optional<time::TimePoint> next;
+    auto consider = [&](time::TimePoint t) {
+        if (!next || t < *next) next = t;
+    };
+    for (auto& [key, job] : running_) consider(job.deadline);
+    for (auto& [key, cluster] : clusters_) {
+        if (cluster.spec.auto_scale && cluster.idle_since && cluster.target > cluster.spec.auto_scale->minimum) {
+            consider(*cluster.idle_since + options_.autoscale_idle);
+        }
+    }
+    std::lock_guard guard(events_mutex_);
+    next_deadline_ = next;
+}
+
+void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std::vector<NodeSlot*> nodes) {
+    const std::string now = now_text(clock_);
+    bool started = false;
+    std::optional<arm::StoredResource> job = store_.update(queued.id, [&](json& body) {
+        json& p = body["properties"];
+        if (p.value("executionState", "") != "queued") return false;
+        p["executionState"] = "running";
+        p["executionStateTransitionTime"] = now;
+        p["executionInfo"] = {{"startTime", now}};
+        started = true;
+        return true;
+    });
+    if (!job || !started) return;  // deleted or ended (terminated) meanwhile
+    const json& p = job->body["properties"];
+    RunningJob run;
+    run.id = queued.id;
+    run.cluster_key = cluster.key;
+    run.queued = queued;
+    run.control = std::make_shared<RunControl>();
+    run.max_wall_clock = p["constraints"].value("maxWallClockTime", "P7D");
+    auto limit = validation::parse_duration(run.max_wall_clock).value_or(std::chrono::hours(24 * 7));
+    run.deadline = clock_.now() + limit;
+
+    JobRunInputs in;
+    in.job_id = queued.id;
+    in.job_name = job->body.value("name", "job");
+    in.properties = p;
+    in.mpi_agent = mpi_agent_;
+    in.default_python = options_.default_python;
+    std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
+    in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
+    for (NodeSlot* slot : nodes) {
+        slot->node.state = NodeState::running;
+        slot->node.job_key = queued.key;
+        run.node_ids.push_back(slot->node.id);
+        int slots = cluster.spec.vm_size.gpus > 0 ? cluster.spec.vm_size.gpus : cluster.spec.vm_size.cores;
+        in.nodes.push_back({slot->node.id, slot->node.address, slot->node.root, slot->node.gpus, slots});
+    }
+    {
+        std::lock_guard guard(snapshot_mutex_);
+        job_nodes_[queued.key] = run.node_ids;
+    }
+    log::info("job " + queued.id + " starts on " + std::to_string(nodes.size()) + " node(s) of cluster " + cluster.spec.name);
+    std::shared_ptr<RunControl> control = run.control;
+    std::string key = queued.key;
+    run.thread = std::thread([this, in = std::move(in), control, key] {
+        JobOutcome outcome;
+        try {
+            outcome = run_job(in, files_, *control);
+        } catch (const std::exception& e) {
+            outcome = {JobOutcome::Result::failed, std::nullopt, "JobFailed", e.what()};
+        }
+        if (control->cancelled()) outcome.result = JobOutcome::Result::cancelled;
+        post([this, key, outcome] { job_done(key, outcome); });
+    });
+    running_.emplace(queued.key, std::move(run));
+}
+
+void LocalEngine::stop_job(const std::string& key, const std::string& reason) {
+    auto it = running_.find(key);
+    if (it != running_.end()) it->second.control->cancel(reason);
+}
+
+void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
+    auto it = running_.find(key);
+    if (it == running_.end()) return;
+    RunningJob job = std::move(it->second);
+    running_.erase(it);
+    job.thread.join();
+    std::string reason = job.control->reason();
+    const std::string now = now_text(clock_);
+    if (std::optional<arm::StoredResource> doc = store_.get(job.id);
+        doc && doc->body["properties"].value("executionState", "") == "terminating") {
+        reason = "terminate";  // a terminate asked while it was being requeued or stopped for another cause
+    }
+
+    auto cluster_it = clusters_.find(job.cluster_key);
+    if (cluster_it != clusters_.end()) {
+        ClusterState& cluster = cluster_it->second;
+        for (const std::string& id : job.node_ids) {
+            for (size_t i = 0; i < cluster.nodes.size(); ++i) {
+                Node& node = cluster.nodes[i]->node;
+                if (node.id != id) continue;
+                node.job_key.clear();
+                if (node.remove_after_job) {
+                    remove_node(cluster, i, "its job is done");
+                } else {
+                    node.state = NodeState::idle;
+                }
+                break;
+            }
+        }
+        if (cluster.nodes.empty() && !store_.type_of(cluster.spec.id)) {
+            std::error_code ec;
+            fs::remove_all(cluster.dir, ec);
+            clusters_.erase(cluster_it);
+        } else {
+            write_cluster(cluster);
+        }
+    }
+
+    if (outcome.result != JobOutcome::Result::cancelled) {
+        bool ok = outcome.result == JobOutcome::Result::succeeded;
+        store_.update(job.id, [&](json& body) {
+            finish_document(body, ok ? "succeeded" : "failed", outcome.exit_code,
+                            ok ? json::array() : json::array({error(outcome.error_code, outcome.error_message)}), now);
+            return true;
+        });
+        log::info("job " + job.id + (ok ? " succeeded" : " failed: " + outcome.error_message));
+        return;
+    }
+    if (reason == "requeue" || reason == "preempted") {
+        auto requeued = store_.update(job.id, [&](json& body) {
+            json& p = body["properties"];
+            if (p.value("executionState", "") != "running") return false;
+            p["executionState"] = "queued";
+            p["executionStateTransitionTime"] = now;
+            p.erase("executionInfo");
+            return true;
+        });
+        if (requeued && requeued->body["properties"].value("executionState", "") == "queued") {
+            std::vector<QueuedJob>& queue = queues_[job.cluster_key];
+            queue.insert(std::upper_bound(queue.begin(), queue.end(), job.queued, runs_before), job.queued);
+            log::info("job " + job.id + " requeued (" + reason + ")");
+        }
+        return;
+    }
+    json errors;
+    if (reason == "terminate") {
+        errors = json::array({error("JobTerminated", "The specified job has been terminated by the user")});
+    } else if (reason == "wallclock") {
+        errors = json::array({error("MaxWallClockTimeExceeded", "The job ran longer than its maxWallClockTime (" +
+                                                                    job.max_wall_clock + ") and was stopped")});
+    } else if (reason == "deallocated") {
+        errors = json::array({error("NodeDeallocated",
+                                    "The job was stopped because its node left the cluster (nodeDeallocationOption terminate)")});
+    } else if (reason == "cluster deleted") {
+        errors = json::array({error("ClusterDeleted", "The cluster of the job was deleted")});
+    } else {
+        return;  // deleted: no document to write
+    }
+    store_.update(job.id, [&](json& body) {
+        finish_document(body, "failed", std::nullopt, errors, now);
+        return true;
+    });
+    log::info("job " + job.id + " stopped: " + reason);
+}
+
+void LocalEngine::check_deadlines() {
+    const time::TimePoint now = clock_.now();
+    for (auto& [key, job] : running_) {
+        if (now >= job.deadline && !job.control->cancelled()) job.control->cancel("wallclock");
+    }
+}
+
+// ---- hooks (operation worker, inside its transaction: post only, or write the document) ----
+
+void LocalEngine::cluster_created(const std::string& id) {
+    post([this, id] { load_cluster(id, true); });
+}
+
+void LocalEngine::cluster_scaled(const std::string& id) {
+    post([this, id] { load_cluster(id, false); });
+}
+
+void LocalEngine::cluster_deleted(const arm::StoredResource& cluster) {
+    std::string key = cluster.key, name = cluster.body.value("name", "");
+    post([this, key, name] { drop_cluster(key, name); });
+}
+
+void LocalEngine::job_created(const std::string& id) {
+    post([this, id] { enqueue(id); });
+}
+
+void LocalEngine::job_terminate(const std::string& job_id) {
+    std::string was;
+    std::optional<arm::StoredResource> job = store_.update(job_id, [&](json& body) {
+        json& p = body["properties"];
+        was = p.value("executionState", "queued");
+        const std::string now = now_text(clock_);
+        if (was == "queued") {
+            finish_document(body, "failed", std::nullopt,
+                            json::array({error("JobTerminated", "The specified job has been terminated by the user")}), now);
+            return true;
+        }
+        if (was != "running") return false;
+        p["executionState"] = "terminating";
+        p["executionStateTransitionTime"] = now;
+        return true;
+    });
+    if (!job) return;
+    std::string key = job->key;
+    std::string cluster_key = arm::resource_key(job->body["properties"]["cluster"].value("id", ""));
+    post([this, key, cluster_key] {
+        if (running_.count(key)) return stop_job(key, "terminate");
+        std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
+    });
+}
+
+void LocalEngine::job_deleted(const arm::StoredResource& job) {
+    std::string key = job.key;
+    std::string cluster_key = arm::resource_key(job.body["properties"]["cluster"].value("id", ""));
+    post([this, key, cluster_key] {
+        if (running_.count(key)) return stop_job(key, "deleted");
+        std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
+    });
+}
+
+// ---- what other threads read ----
+
+void LocalEngine::publish() {
+    json nodes = json::array();
+    for (auto& [key, cluster] : clusters_) {
+        for (auto& slot : cluster.nodes) {
+            const Node& n = slot->node;
+            nodes.push_back({{"cluster", cluster.spec.id},
+                             {"clusterKey", key},
+                             {"location", cluster.location},
+                             {"nodeId", n.id},
+                             {"ipAddress", n.address},
+                             {"state", n.remove_after_job && n.state != NodeState::running ? "leaving" : state_name(n.state)},
+                             {"job", n.job_key.empty() ? json() : json(running_.count(n.job_key) ? running_.at(n.job_key).id : n.job_key)},
+                             {"gpus", n.gpus},
+                             {"cores", cluster.spec.vm_size.cores},
+                             {"lowPriority", n.low_priority},
+                             {"root", n.root.string()}});
+        }
+    }
+    std::lock_guard guard(snapshot_mutex_);
+    nodes_snapshot_ = std::move(nodes);
+}
+
+json LocalEngine::nodes() {
+    std::lock_guard guard(snapshot_mutex_);
+    return nodes_snapshot_;
+}
+
+json LocalEngine::remote_login(const arm::StoredResource& resource) {
+    std::lock_guard guard(snapshot_mutex_);
+    std::vector<std::string> wanted;
+    if (resource.type == kJob) {
+        auto it = job_nodes_.find(resource.key);
+        if (it != job_nodes_.end()) wanted = it->second;
+    }
+    json out = json::array();
+    int port = 50000;
+    for (const json& n : nodes_snapshot_) {
+        bool match = resource.type == kJob ? std::find(wanted.begin(), wanted.end(), n["nodeId"]) != wanted.end()
+                                           : n["clusterKey"] == resource.key;
+        if (match) out.push_back({{"nodeId", n["nodeId"]}, {"ipAddress", n["ipAddress"]}, {"port", port++}});
+    }
+    return out;
+}
+
+json LocalEngine::cores_in_use(const std::string& location) {
+    std::lock_guard guard(snapshot_mutex_);
+    int dedicated = 0, low = 0;
+    std::string wanted = text::lower(location);
+    for (const json& n : nodes_snapshot_) {
+        if (text::lower(n.value("location", "")) != wanted) continue;
+        (n["lowPriority"].get<bool>() ? low : dedicated) += n["cores"].get<int>();
+    }
+    return {{"dedicated", dedicated}, {"lowPriority", low}};
+}
+
+std::optional<json> LocalEngine::preempt(const std::string& node_id) {
+    auto result = std::make_shared<std::promise<std::optional<json>>>();
+    std::future<std::optional<json>> future = result->get_future();
+    post([this, node_id, result] {
+        size_t index = 0;
+        ClusterState* cluster = cluster_of_node(node_id, index);
+        if (!cluster) return result->set_value(std::nullopt);
+        Node& node = cluster->nodes[index]->node;
+        if (!node.low_priority) {
+            return result->set_exception(std::make_exception_ptr(
+                std::invalid_argument("node " + node_id + " is a dedicated node; only low-priority nodes are pre-empted")));
+        }
+        json answer{{"nodeId", node_id}, {"requeuedJob", nullptr}};
+        if (node.state == NodeState::running) {
+            answer["requeuedJob"] = running_.count(node.job_key) ? running_.at(node.job_key).id : node.job_key;
+            node.remove_after_job = true;
+            stop_job(node.job_key, "preempted");
+        } else {
+            remove_node(*cluster, index, "pre-empted");
+        }
+        write_cluster(*cluster);
+        result->set_value(answer);
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        throw std::runtime_error("the job engine did not answer");
+    }
+    return future.get();
+}
+
+}  // namespace bai::engine

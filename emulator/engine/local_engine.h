@@ -1,0 +1,149 @@
+// The job engine: clusters of emulated nodes on this machine that run jobs (issue 5). It
+// implements what the ARM API asks of it (compute_engine.h): the hooks only post events, and
+// one engine thread owns every cluster, node and queue, writes their state into the documents,
+// and hands node setups and job runs to threads of their own. What HTTP threads read (nodes,
+// cores in use) comes from a snapshot the engine thread publishes.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+
+#include "emulator/arm/compute_engine.h"
+#include "emulator/engine/clock.h"
+#include "emulator/engine/cluster_spec.h"
+#include "emulator/engine/gpu_inventory.h"
+#include "emulator/engine/job_run.h"
+#include "emulator/engine/node.h"
+#include "emulator/engine/scheduling.h"
+#include "fake_storage/engine/file_store.h"
+
+namespace bai::engine {
+
+struct EngineOptions {
+    std::filesystem::path nodes_dir;  // DIR/nodes
+    std::vector<Gpu> gpus;
+    std::string default_python;       // empty: "python" when on PATH, else "python3"
+    // How long an auto-scale cluster stays idle before it shrinks to its minimum.
+    std::chrono::milliseconds autoscale_idle{10000};
+    Clock* clock = nullptr;  // a real clock when null
+};
+
+class LocalEngine : public arm::ComputeEngine {
+public:
+    LocalEngine(arm::ResourceStore& store, storage::FileStore& files, EngineOptions options);
+    ~LocalEngine() override;
+
+    // Reads the clusters and jobs of the store (jobs that were running are requeued: the
+    // emulator stopped under them as a node fails) and starts the engine thread.
+    void start();
+    // Stops every setup and run (their jobs stay running in the store and are requeued by the
+    // next start) and the engine thread.
+    void stop();
+
+    void cluster_created(const std::string& cluster_id) override;
+    void cluster_scaled(const std::string& cluster_id) override;
+    void cluster_deleted(const arm::StoredResource& cluster) override;
+    void job_created(const std::string& job_id) override;
+    void job_terminate(const std::string& job_id) override;
+    void job_deleted(const arm::StoredResource& job) override;
+    nlohmann::json remote_login(const arm::StoredResource& cluster_or_job) override;
+    nlohmann::json cores_in_use(const std::string& location) override;
+
+    // The emulator's own API. Every node: cluster, id, address, state, job, GPUs, priority.
+    nlohmann::json nodes();
+    // Pre-empts a low-priority node as the cloud did: its job (if any) is requeued, the node goes
+    // and a new one takes its place. Returns {"nodeId", "requeuedJob"}; nullopt when no node has
+    // that id; throws std::invalid_argument when the node is not low-priority.
+    std::optional<nlohmann::json> preempt(const std::string& node_id);
+
+private:
+    struct NodeSlot {
+        Node node;
+        std::shared_ptr<RunControl> setup;
+        std::thread setup_thread;
+    };
+    struct ClusterState {
+        ClusterSpec spec;
+        std::string key;
+        std::string location;
+        std::filesystem::path dir;
+        std::vector<std::unique_ptr<NodeSlot>> nodes;
+        int target = 0;
+        int next_node = 1;
+        nlohmann::json errors = nlohmann::json::array();
+        std::optional<time::TimePoint> idle_since;
+        std::string allocation_state;
+        bool deleted = false;  // its document is gone; it ends when its last running job has
+    };
+    struct RunningJob {
+        std::string id;
+        std::string cluster_key;
+        std::vector<std::string> node_ids;
+        std::shared_ptr<RunControl> control;
+        std::thread thread;
+        time::TimePoint deadline;
+        std::string max_wall_clock;
+        QueuedJob queued;  // to requeue it as it was
+    };
+
+    void post(std::function<void()> event);
+    void loop();
+    void run_event(const std::function<void()>& event);
+
+    void load_cluster(const std::string& cluster_id, bool created);
+    void drop_cluster(const std::string& key, const std::string& name);
+    void enqueue(const std::string& job_id);
+    void recover();
+    void schedule();
+    void check_deadlines();
+    void resize(ClusterState& cluster);
+    void add_node(ClusterState& cluster);
+    void remove_node(ClusterState& cluster, size_t index, const std::string& why);
+    void node_ready(const std::string& cluster_key, const std::string& node_id, bool usable, const std::string& code,
+                    const std::string& message);
+    void start_job(ClusterState& cluster, const QueuedJob& job, std::vector<NodeSlot*> nodes);
+    void job_done(const std::string& key, JobOutcome outcome);
+    void stop_job(const std::string& key, const std::string& reason);
+    void write_cluster(ClusterState& cluster);
+    void add_cluster_error(ClusterState& cluster, const std::string& code, const std::string& message);
+    void publish();
+    ClusterState* cluster_of_node(const std::string& node_id, size_t& index);
+
+    arm::ResourceStore& store_;
+    storage::FileStore& files_;
+    EngineOptions options_;
+    RealClock real_clock_;
+    Clock& clock_;
+    std::filesystem::path mpi_agent_;
+
+    // The event queue (hooks and worker threads post; the engine thread runs).
+    std::mutex events_mutex_;
+    std::condition_variable events_cv_;
+    std::deque<std::function<void()>> events_;
+    bool stopping_ = false;
+    std::optional<time::TimePoint> next_deadline_;
+    std::thread thread_;
+
+    // Owned by the engine thread.
+    std::map<std::string, ClusterState> clusters_;
+    std::map<std::string, std::vector<QueuedJob>> queues_;  // by cluster key
+    std::map<std::string, RunningJob> running_;             // by job key
+    std::set<int> addresses_in_use_;
+    std::vector<std::string> free_gpus_;
+
+    // Published for other threads.
+    std::mutex snapshot_mutex_;
+    nlohmann::json nodes_snapshot_ = nlohmann::json::array();
+    std::map<std::string, std::vector<std::string>> job_nodes_;  // job key -> node ids of its last run
+};
+
+}  // namespace bai::engine

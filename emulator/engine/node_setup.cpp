@@ -1,0 +1,73 @@
+#include "emulator/engine/node_setup.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "emulator/engine/job_environment.h"
+#include "emulator/engine/volume_links.h"
+
+namespace bai::engine {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+Environment node_base_environment() {
+    Environment env;
+    for (const char* name : {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "SHELL"}) {
+        if (const char* value = std::getenv(name)) env[name] = value;
+    }
+    if (!env.count("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    return env;
+}
+
+NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control) {
+    std::error_code ec;
+    fs::create_directories(node.mount_root(), ec);
+    fs::create_directories(node.jobs_root(), ec);
+    if (ec) return {false, "NodeSetupFailed", "cannot create the node's directories under " + node.root.string() + ": " + ec.message()};
+    std::vector<std::string> notes;
+    try {
+        attach_volumes(node.mount_root(), arm::volumes_of(spec.mount_volumes), files, notes);
+    } catch (const std::exception& e) {
+        return {false, "MountFailed", std::string("node ") + node.id + ": " + e.what()};
+    }
+    if (!spec.setup_task.is_object()) return {};
+
+    const json& task = spec.setup_task;
+    Environment env = node_base_environment();
+    env["AZ_BATCHAI_MOUNT_ROOT"] = node.mount_root().string();
+    env["AZ_BATCHAI_NUM_GPUS"] = std::to_string(node.gpus.size());
+    for (const char* list : {"environmentVariables", "secrets"}) {
+        for (const json& item : task.value(list, json::array())) {
+            if (item.is_object() && item.contains("name")) env[item["name"].get<std::string>()] = item.value("value", "");
+        }
+    }
+    std::string prefix = expand_variables(task.value("stdOutErrPathPrefix", ""), env);
+    fs::path logs = fs::path(prefix) / task.value("stdOutErrPathSuffix", "");
+    fs::create_directories(logs, ec);
+    if (ec) return {false, "SetupTaskFailed", "cannot create the setup task's log directory " + logs.string() + ": " + ec.message()};
+    ProcessSpec p{{"/bin/bash", "-c", task.value("commandLine", "")},
+                  env,
+                  node.root,
+                  logs / ("stdout-" + node.id + ".txt"),
+                  logs / ("stderr-" + node.id + ".txt")};
+    std::shared_ptr<Process> process;
+    try {
+        process = control.start(p);
+    } catch (const std::exception& e) {
+        return {false, "SetupTaskFailed", std::string("node ") + node.id + ": the setup task did not start: " + e.what()};
+    }
+    if (!process) return {false, "NodeRemoved", "the node was removed during its setup"};
+    ExitStatus status = process->wait();
+    adopt_share_writes(files, {logs});
+    if (control.cancelled()) return {false, "NodeRemoved", "the node was removed during its setup"};
+    if (status.code != 0) {
+        return {false, "SetupTaskFailed",
+                "The setup task failed on node " + node.id + " with exit code " + std::to_string(status.code) +
+                    "; its output is in " + (logs / ("stderr-" + node.id + ".txt")).string()};
+    }
+    return {};
+}
+
+}  // namespace bai::engine

@@ -1,0 +1,40 @@
+// One process of a job or a node: started in a session of its own (so that killing its group
+// takes its children: shells, mpirun's daemons, a framework's workers), its output appended to
+// files, its exit waited for by the thread that owns it.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/shell_words.h"
+
+namespace bai::engine {
+
+struct ProcessSpec {
+    std::vector<std::string> argv;  // argv[0] is a path or a name looked up on the PATH of `env`
+    Environment env;                // the whole environment
+    std::filesystem::path cwd;
+    std::filesystem::path stdout_path;  // appended to, created when missing
+    std::filesystem::path stderr_path;
+};
+
+struct ExitStatus {
+    int code = 0;    // the exit code, or 128 + the signal as a shell reports it
+    int signal = 0;  // the signal that ended it, 0 when it exited
+};
+
+class Process {
+public:
+    // Throws std::runtime_error (with the reason) when it cannot start.
+    static std::unique_ptr<Process> start(const ProcessSpec& spec);
+    virtual ~Process() = default;
+    virtual int pid() const = 0;
+    // Blocks until it has exited.
+    virtual ExitStatus wait() = 0;
+    // Sends `signal` to its whole process group; harmless once it has exited.
+    virtual void kill_group(int signal) = 0;
+};
+
+}  // namespace bai::engine

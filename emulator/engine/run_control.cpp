@@ -1,0 +1,42 @@
+#include "emulator/engine/run_control.h"
+
+#include <signal.h>
+
+#include <algorithm>
+
+namespace bai::engine {
+
+std::shared_ptr<Process> RunControl::start(const ProcessSpec& spec) {
+    std::lock_guard guard(mutex_);
+    if (cancelled_) return nullptr;
+    std::shared_ptr<Process> process = Process::start(spec);
+    std::erase_if(processes_, [](const std::weak_ptr<Process>& p) { return p.expired(); });
+    processes_.push_back(process);
+    return process;
+}
+
+void RunControl::cancel(const std::string& reason) {
+    std::lock_guard guard(mutex_);
+    if (!cancelled_) reason_ = reason;
+    cancelled_ = true;
+    for (const auto& weak : processes_) {
+        if (auto p = weak.lock()) p->kill_group(SIGKILL);
+    }
+}
+
+bool RunControl::cancelled() const {
+    std::lock_guard guard(mutex_);
+    return cancelled_;
+}
+
+std::string RunControl::reason() const {
+    std::lock_guard guard(mutex_);
+    return reason_;
+}
+
+void RunControl::kill(const std::shared_ptr<Process>& process) {
+    std::lock_guard guard(mutex_);
+    process->kill_group(SIGKILL);
+}
+
+}  // namespace bai::engine

@@ -1,0 +1,127 @@
+// The engine's small parts: shell words, the job environment, scheduling decisions, the clock.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "emulator/engine/clock.h"
+#include "emulator/engine/job_environment.h"
+#include "emulator/engine/scheduling.h"
+#include "emulator/engine/shell_words.h"
+
+namespace bai::engine {
+namespace {
+
+using nlohmann::json;
+
+TEST(ShellWords, QuoteSurvivesTheShell) {
+    EXPECT_EQ(shell_quote("plain"), "'plain'");
+    EXPECT_EQ(shell_quote("it's $X"), "'it'\\''s $X'");
+    EXPECT_EQ(shell_quote(""), "''");
+}
+
+TEST(ShellWords, ExpandsNamesAsTheShellDoes) {
+    Environment env{{"ROOT", "/mnt"}, {"A_1", "x"}};
+    EXPECT_EQ(expand_variables("$ROOT/afs", env), "/mnt/afs");
+    EXPECT_EQ(expand_variables("${ROOT}x/$A_1.txt", env), "/mntx/x.txt");
+    EXPECT_EQ(expand_variables("$UNSET/a", env), "/a");
+    EXPECT_EQ(expand_variables("cost $5 and $", env), "cost $5 and $");
+    EXPECT_EQ(expand_variables("${", env), "${");
+    EXPECT_EQ(expand_variables("${ROOT", env), "${ROOT");
+}
+
+EnvironmentInputs inputs(const json& properties, NodeGpus gpus = {}) {
+    return {properties, {"/n/mounts", "/n/jobs/j/mounts", "/n/jobs", "/n/jobs/j", "/n/jobs/j/shared", "/n/jobs/j/hostfile"},
+            {"127.0.1.1", "127.0.1.2"}, std::move(gpus)};
+}
+
+TEST(JobEnvironment, ServiceVariablesPathsAndUserVariables) {
+    json p{{"jobOutputDirectoryPathSegment", "sub/rg/workspaces/w/experiments/e/jobs/j/u"},
+           {"stdOutErrPathPrefix", "$AZ_BATCHAI_MOUNT_ROOT/afs/"},
+           {"inputDirectories", {{{"id", "DATA"}, {"path", "$AZ_BATCHAI_MOUNT_ROOT/afs/data"}}}},
+           {"outputDirectories", {{{"id", "MODEL"}, {"pathPrefix", "${AZ_BATCHAI_MOUNT_ROOT}/afs"}, {"pathSuffix", "/models/"}},
+                                  {{"id", "LOGS"}, {"pathPrefix", "$AZ_BATCHAI_JOB_TEMP"}}}},
+           {"environmentVariables", {{{"name", "MODE"}, {"value", "fast"}}}},
+           {"secrets", {{{"name", "TOKEN"}, {"value", "s"}}, {{"name", "VAULT"}, {"valueSecretReference", json::object()}}}}};
+    Environment env = job_environment(inputs(p));
+    EXPECT_EQ(env.at("AZ_BATCHAI_MOUNT_ROOT"), "/n/mounts");
+    EXPECT_EQ(env.at("AZ_BATCHAI_JOB_TEMP"), "/n/jobs/j");
+    EXPECT_EQ(env.at("AZ_BATCHAI_MPI_HOST_FILE"), "/n/jobs/j/hostfile");
+    EXPECT_EQ(env.at("AZ_BATCH_HOST_LIST"), "127.0.1.1,127.0.1.2");
+    EXPECT_EQ(env.at("AZ_BATCHAI_STDOUTERR_DIR"), "/n/mounts/afs/sub/rg/workspaces/w/experiments/e/jobs/j/u/stdouterr");
+    EXPECT_EQ(env.at("AZ_BATCHAI_INPUT_DATA"), "/n/mounts/afs/data");
+    EXPECT_EQ(env.at("AZ_BATCHAI_OUTPUT_MODEL"), "/n/mounts/afs/sub/rg/workspaces/w/experiments/e/jobs/j/u/outputs/models");
+    EXPECT_EQ(env.at("AZ_BATCHAI_OUTPUT_LOGS"), "/n/jobs/j/sub/rg/workspaces/w/experiments/e/jobs/j/u/outputs");
+    EXPECT_EQ(env.at("MODE"), "fast");
+    EXPECT_EQ(env.at("TOKEN"), "s");
+    EXPECT_EQ(env.at("VAULT"), "");
+    EXPECT_EQ(secret_names(p), (std::vector<std::string>{"TOKEN", "VAULT"}));
+}
+
+TEST(JobEnvironment, GpusByUuidOnTheHostFromZeroWhenIsolated) {
+    Environment host = job_environment(inputs(json::object(), {{"GPU-a", "GPU-b"}, false}));
+    EXPECT_EQ(host.at("CUDA_VISIBLE_DEVICES"), "GPU-a,GPU-b");
+    EXPECT_EQ(host.at("NVIDIA_VISIBLE_DEVICES"), "GPU-a,GPU-b");
+    EXPECT_EQ(host.at("AZ_BATCHAI_NUM_GPUS"), "2");
+    EXPECT_EQ(host.at("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+    Environment isolated = job_environment(inputs(json::object(), {{"GPU-a", "GPU-b"}, true}));
+    EXPECT_EQ(isolated.at("CUDA_VISIBLE_DEVICES"), "0,1");
+    Environment none = job_environment(inputs(json::object()));
+    EXPECT_EQ(none.at("CUDA_VISIBLE_DEVICES"), "");
+    EXPECT_EQ(none.at("NVIDIA_VISIBLE_DEVICES"), "none");
+    EXPECT_EQ(none.at("AZ_BATCHAI_NUM_GPUS"), "0");
+}
+
+TEST(Scheduling, PriorityThenArrival) {
+    EXPECT_LT(priority_rank("low"), priority_rank("normal"));
+    EXPECT_LT(priority_rank("Normal"), priority_rank("HIGH"));
+    EXPECT_EQ(priority_rank(json(-2000)), -1000);
+    QueuedJob early{"a", "a", 0, 1, 1}, late_high{"b", "b", 500, 2, 1}, late{"c", "c", 0, 3, 1};
+    EXPECT_TRUE(runs_before(late_high, early));
+    EXPECT_TRUE(runs_before(early, late));
+    EXPECT_FALSE(runs_before(late, early));
+}
+
+TEST(Scheduling, GangInOrderWithoutBackfillExceptForJobsTooBigForever) {
+    std::vector<QueuedJob> queue{{"a", "a", 0, 1, 2}, {"b", "b", 0, 2, 1}, {"c", "c", 0, 3, 1}};
+    EXPECT_EQ(jobs_to_start(queue, 3, 4), (std::vector<size_t>{0, 1}));
+    EXPECT_EQ(jobs_to_start(queue, 1, 4), (std::vector<size_t>{}));  // a waits and holds b, c back
+    std::vector<QueuedJob> with_giant{{"g", "g", 0, 1, 9}, {"b", "b", 0, 2, 1}};
+    EXPECT_EQ(jobs_to_start(with_giant, 1, 4), (std::vector<size_t>{1}));
+}
+
+TEST(Scheduling, AutoScaleFollowsDemandAndShrinksWhenIdleLongEnough) {
+    AutoScale bounds{0, 3, 0};
+    EXPECT_EQ(autoscale_target(bounds, 1, 0, false), 1);
+    EXPECT_EQ(autoscale_target(bounds, 5, 1, false), 3);
+    EXPECT_EQ(autoscale_target(bounds, 1, 3, false), 3);  // busy: no shrinking
+    EXPECT_EQ(autoscale_target(bounds, 0, 2, false), 2);
+    EXPECT_EQ(autoscale_target(bounds, 0, 2, true), 0);
+    EXPECT_EQ(autoscale_target({1, 3, 2}, 0, 2, true), 1);
+}
+
+TEST(Scheduling, ShrinkTakesUnusableThenPreparingThenIdleThenRunning) {
+    std::vector<NodeState> nodes{NodeState::running, NodeState::idle, NodeState::unusable, NodeState::idle,
+                                 NodeState::preparing};
+    EXPECT_EQ(nodes_to_remove(nodes, 3), (std::vector<size_t>{2, 4, 3}));
+    EXPECT_EQ(nodes_to_remove(nodes, 5), (std::vector<size_t>{2, 4, 3, 1, 0}));
+}
+
+TEST(VirtualClock, WaitersWakeWhenTimeReachesTheirDeadline) {
+    VirtualClock clock(time::from_ticks(0));
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool woke = false;
+    std::thread waiter([&] {
+        std::unique_lock lock(mutex);
+        while (clock.now() < time::from_ticks(10'000'000)) clock.wait_until(lock, cv, time::from_ticks(10'000'000));
+        woke = true;
+    });
+    clock.advance(std::chrono::milliseconds(500));
+    clock.advance(std::chrono::milliseconds(500));
+    waiter.join();
+    EXPECT_TRUE(woke);
+    EXPECT_EQ(clock.now(), time::from_ticks(10'000'000));
+}
+
+}  // namespace
+}  // namespace bai::engine

@@ -1,0 +1,82 @@
+// FileStore::adopt_disk_changes: what other writers leave in a share's directory joins the index.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/storage_schema.h"
+#include "tests/common/test_dir.h"
+
+namespace bai::storage {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kAcct = "devstoreaccount1";
+
+class AdoptTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        db = db::Database::open(dir / "state.db");
+        migrate_storage_schema(*db);
+        files = std::make_unique<ContentFiles>(dir / "storage", false);
+        store = std::make_unique<FileStore>(*db, *files);
+        store->create_share(kAcct, "logs", std::nullopt, {});
+        root = store->share_root(kAcct, "logs");
+    }
+    void write(const std::string& path, const std::string& text) {
+        fs::create_directories((root / path).parent_path());
+        std::ofstream(root / path, std::ios::trunc) << text;
+    }
+    std::vector<std::string> names(const std::string& path) {
+        std::vector<std::string> out;
+        for (const ShareEntry& e : store->list_directory(kAcct, "logs", path, {}).entries) out.push_back(e.name);
+        return out;
+    }
+
+    bai::testing::TestDir dir;
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<ContentFiles> files;
+    std::unique_ptr<FileStore> store;
+    fs::path root;
+};
+
+TEST_F(AdoptTest, NewFilesAndTheirDirectoriesJoin) {
+    write("a/b/stdouterr/stdout.txt", "hello\n");
+    write("a/b/stdouterr/ranks/0.txt", "");
+    write("elsewhere.txt", "x");
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "a/b/stdouterr"), 6u);  // a, b, stdouterr, stdout, ranks, 0.txt
+    EXPECT_EQ(names(""), (std::vector<std::string>{"a"}));  // outside the path: left alone
+    EXPECT_EQ(names("a/b/stdouterr"), (std::vector<std::string>{"ranks", "stdout.txt"}));
+    EXPECT_EQ(store->get_file(kAcct, "logs", "a/b/stdouterr/stdout.txt").size, 6u);
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "a/b/stdouterr"), 0u);
+}
+
+TEST_F(AdoptTest, GrownFilesGetANewSizeAndEtagAndVanishedOnesGo) {
+    write("d/out.txt", "1");
+    store->adopt_disk_changes(kAcct, "logs", "d");
+    ShareEntry before = store->get_file(kAcct, "logs", "d/out.txt");
+    write("d/out.txt", "1234");
+    write("d/gone.txt", "");
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "d"), 2u);  // out.txt grew, gone.txt is new
+    fs::remove(root / "d/gone.txt");
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "d"), 1u);  // gone.txt went
+    ShareEntry after = store->get_file(kAcct, "logs", "d/out.txt");
+    EXPECT_EQ(after.size, 4u);
+    EXPECT_NE(after.etag, before.etag);
+    EXPECT_EQ(names("d"), (std::vector<std::string>{"out.txt"}));
+}
+
+TEST_F(AdoptTest, FilesWrittenThroughTheStoreAreNotTouched) {
+    store->create_directory(kAcct, "logs", "rest", {}, {});
+    ShareEntry made = store->create_file(kAcct, "logs", "rest/f.txt", 3, {}, {}, {});
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "rest"), 0u);
+    EXPECT_EQ(store->get_file(kAcct, "logs", "rest/f.txt").etag, made.etag);
+}
+
+TEST_F(AdoptTest, MissingPathOrShare) {
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "no/such"), 0u);
+    EXPECT_ANY_THROW(store->adopt_disk_changes(kAcct, "nosuchshare", ""));
+}
+
+}  // namespace
+}  // namespace bai::storage
