@@ -1,0 +1,157 @@
+// The job engine on its own (no HTTP): documents written straight into the store, the hooks
+// called from several threads as the ARM API's worker would, processes really run. Built with
+// ThreadSanitizer by tools/test.
+#include "emulator/engine/local_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "emulator/arm/arm_api.h"
+#include "fake_storage/engine/storage_schema.h"
+#include "tests/common/test_dir.h"
+
+namespace bai::engine {
+namespace {
+
+using nlohmann::json;
+
+const std::string kWorkspace = "/subscriptions/s/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/ws";
+const std::string kCluster = kWorkspace + "/clusters/c";
+const std::string kExperiment = kWorkspace + "/experiments/e";
+
+class LocalEngineTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        db = db::Database::open(dir / "state.db");
+        storage::migrate_storage_schema(*db);
+        arm::ArmApi::migrate(*db);
+        content = std::make_unique<storage::ContentFiles>(dir / "storage", false);
+        files = std::make_unique<storage::FileStore>(*db, *content);
+        files->create_share("devstoreaccount1", "jobs", std::nullopt, {});
+        store = std::make_unique<arm::ResourceStore>(*db);
+    }
+    void TearDown() override {
+        if (engine) engine->stop();
+    }
+
+    void start(int nodes, Clock* clock = nullptr) {
+        json mounts{{"azureFileShares",
+                     {{{"azureFileUrl", "https://devstoreaccount1.file.core.windows.net/jobs"}, {"relativeMountPath", "afs"}}}}};
+        json cluster{{"id", kCluster},
+                     {"name", "c"},
+                     {"properties",
+                      {{"vmSize", "STANDARD_D1"},
+                       {"scaleSettings", {{"manual", {{"targetNodeCount", nodes}}}}},
+                       {"nodeSetup", {{"mountVolumes", mounts}}}}}};
+        ASSERT_TRUE(store->create(kCluster, kWorkspace, "cluster", cluster));
+        EngineOptions options;
+        options.nodes_dir = dir / "nodes";
+        options.clock = clock;
+        engine = std::make_unique<LocalEngine>(*store, *files, options);
+        engine->start();
+        engine->cluster_created(kCluster);
+    }
+
+    std::string add_job(const std::string& name, const std::string& command, const std::string& wall_clock = "P7D") {
+        std::string id = kExperiment + "/jobs/" + name;
+        json job{{"id", id},
+                 {"name", name},
+                 {"properties",
+                  {{"cluster", {{"id", kCluster}}},
+                   {"nodeCount", 1},
+                   {"executionState", "queued"},
+                   {"constraints", {{"maxWallClockTime", wall_clock}}},
+                   {"stdOutErrPathPrefix", "$AZ_BATCHAI_MOUNT_ROOT/afs"},
+                   {"jobOutputDirectoryPathSegment", std::string("seg/").append(name)},
+                   {"customToolkitSettings", {{"commandLine", command}}}}}};
+        EXPECT_TRUE(store->create(id, kExperiment, "job", job));
+        engine->job_created(id);
+        return id;
+    }
+
+    std::string state(const std::string& id) {
+        auto job = store->get(id);
+        return job ? job->body["properties"].value("executionState", "") : "gone";
+    }
+
+    bool wait_for(const std::function<bool()>& done, int seconds = 30) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+        while (std::chrono::steady_clock::now() < deadline) {
+            if (done()) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+
+    bai::testing::TestDir dir;
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<storage::ContentFiles> content;
+    std::unique_ptr<storage::FileStore> files;
+    std::unique_ptr<arm::ResourceStore> store;
+    std::unique_ptr<VirtualClock> clock;  // outlives the engine (stopped in TearDown)
+    std::unique_ptr<LocalEngine> engine;
+};
+
+TEST_F(LocalEngineTest, ManyJobsFromSeveralThreadsWithTerminatesAndDeletes) {
+    start(3);
+    std::vector<std::string> quick, slow;
+    std::vector<std::thread> submitters;
+    std::mutex ids;
+    for (int t = 0; t < 3; ++t) {
+        submitters.emplace_back([&, t] {
+            for (int i = 0; i < 8; ++i) {
+                // (Appends: GCC 12 warns falsely on "literal" + std::string here.)
+                std::string name = std::string("j").append(std::to_string(t)).append("-").append(std::to_string(i));
+                bool sleeper = i % 4 == 3;
+                std::string id = add_job(name, sleeper ? std::string("sleep 600") : std::string("echo ").append(name));
+                std::lock_guard guard(ids);
+                (sleeper ? slow : quick).push_back(id);
+            }
+        });
+    }
+    for (auto& s : submitters) s.join();
+    // Stop the sleepers one way or the other while the rest are being scheduled.
+    for (size_t i = 0; i < slow.size(); ++i) {
+        if (i % 2 == 0) {
+            store->atomically([&] { engine->job_terminate(slow[i]); });
+        } else {
+            auto removed = store->remove_tree(slow[i]);
+            engine->job_deleted(removed.at(0));
+        }
+    }
+    for (const std::string& id : quick) {
+        ASSERT_TRUE(wait_for([&] { return state(id) == "succeeded"; })) << id << ": " << state(id);
+    }
+    for (size_t i = 0; i < slow.size(); ++i) {
+        if (i % 2 == 0) {
+            ASSERT_TRUE(wait_for([&] { return state(slow[i]) == "failed"; })) << slow[i];
+            EXPECT_EQ(store->get(slow[i])->body["properties"]["executionInfo"]["errors"][0]["code"], "JobTerminated");
+        } else {
+            EXPECT_EQ(state(slow[i]), "gone");
+        }
+    }
+    ASSERT_TRUE(wait_for([&] {
+        auto c = store->get(kCluster)->body["properties"];
+        return c["nodeStateCounts"]["idleNodeCount"] == 3 && c["allocationState"] == "steady";
+    }));
+    std::string stdout_path = files->share_root("devstoreaccount1", "jobs").string() + "/seg/j1-2/stdouterr/stdout.txt";
+    EXPECT_TRUE(std::filesystem::exists(stdout_path));
+    EXPECT_EQ(files->get_file("devstoreaccount1", "jobs", "seg/j1-2/stdouterr/stdout.txt").size, 5u);  // "j1-2\n"
+}
+
+TEST_F(LocalEngineTest, MaxWallClockTimeOnAVirtualClock) {
+    clock = std::make_unique<VirtualClock>(time::now());
+    start(1, clock.get());
+    std::string id = add_job("long", "sleep 600", "PT1H");
+    ASSERT_TRUE(wait_for([&] { return state(id) == "running"; }));
+    clock->advance(std::chrono::minutes(59));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(state(id), "running");
+    clock->advance(std::chrono::minutes(2));
+    ASSERT_TRUE(wait_for([&] { return state(id) == "failed"; }));
+    EXPECT_EQ(store->get(id)->body["properties"]["executionInfo"]["errors"][0]["code"], "MaxWallClockTimeExceeded");
+}
+
+}  // namespace
+}  // namespace bai::engine
