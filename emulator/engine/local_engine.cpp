@@ -48,9 +48,13 @@ std::string directory_name(const ClusterSpec& spec, const std::string& key) {
     return text::lower(spec.name) + "-" + hash;
 }
 
+// "python" when the PATH the nodes get has one (as on the service's images), else "python3".
 std::string default_python() {
-    for (const char* dir : {"/usr/local/bin/", "/usr/bin/", "/bin/"}) {
-        if (::access((std::string(dir) + "python").c_str(), X_OK) == 0) return "python";
+    std::string path = node_base_environment()["PATH"];
+    for (size_t start = 0; start <= path.size();) {
+        size_t end = std::min(path.find(':', start), path.size());
+        if (::access((path.substr(start, end - start) + "/python").c_str(), X_OK) == 0) return "python";
+        start = end + 1;
     }
     return "python3";
 }
