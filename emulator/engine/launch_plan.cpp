@@ -159,10 +159,14 @@ void plan_toolkit(LaunchPlan& plan, const json& p, const PlanInputs& in) {
 }  // namespace
 
 std::string mpirun_command(const PlanInputs& in, int process_count, const std::string& command) {
-    // Loopback only: the out-of-band and byte-transfer TCP layers stay on lo.
+    // Loopback only: the out-of-band and byte-transfer TCP layers stay on lo. rtc_hwloc_vmhole
+    // none: OpenMPI 4.1's daemons otherwise race to share the hwloc topology in one memory hole
+    // when several start on one machine, and one in ten runs crashed (orted, SIGSEGV in
+    // hwloc_shmem_topology_write); with it, 0 in 60.
     return "mpirun --hostfile " + shell_quote(in.launcher_hostfile) + " -np " + std::to_string(process_count) +
            " --oversubscribe --bind-to none --mca plm_rsh_agent " + shell_quote(in.mpi_agent) +
-           " --mca routed direct --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo /bin/bash -c " +
+           " --mca routed direct --mca rtc_hwloc_vmhole none --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo"
+           " /bin/bash -c " +
            shell_quote(command);
 }
 

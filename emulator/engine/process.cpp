@@ -57,11 +57,17 @@ private:
     bool exited_ = false;
 };
 
-bp::environment to_boost(const Environment& env) {
-    bp::environment out;
-    for (const auto& [name, value] : env) out[name] = value;
-    return out;
-}
+// "NAME=value" strings and the null-terminated array execve takes, built before the fork.
+// (Not bp::environment: Boost 1.74's reads past the end of its entries when it looks names up.)
+struct EnvironmentBlock {
+    std::vector<std::string> entries;
+    std::vector<char*> pointers;
+    explicit EnvironmentBlock(const Environment& env) {
+        for (const auto& [name, value] : env) entries.push_back(std::string(name).append("=").append(value));
+        for (std::string& entry : entries) pointers.push_back(entry.data());
+        pointers.push_back(nullptr);
+    }
+};
 
 // The executable: argv[0] as given when it has a '/', else found on the environment's PATH.
 std::string executable(const std::string& name, const Environment& env) {
@@ -87,10 +93,12 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
     std::error_code ec;
     // Append, not truncate: a node's setup task and a retried job add to their logs.
     const std::string out = spec.stdout_path.string(), err = spec.stderr_path.string();
+    EnvironmentBlock env(spec.env);
     bp::child child(
-        bp::exe = executable(spec.argv[0], spec.env), bp::args = args, to_boost(spec.env), bp::start_dir = spec.cwd.string(),
-        bp::std_in < bp::null, bp::extend::on_exec_setup = [&out, &err](auto&) {
+        bp::exe = executable(spec.argv[0], spec.env), bp::args = args, bp::start_dir = spec.cwd.string(),
+        bp::std_in < bp::null, bp::extend::on_exec_setup = [&out, &err, &env](auto& exec) {
             // In the child between fork and exec: only async-signal-safe calls.
+            exec.env = env.pointers.data();
             ::setsid();
             int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
             int e = out == err ? o : ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -213,7 +213,7 @@ class RestartTest(unittest.TestCase):
             self.assertEqual(final["executionState"], "succeeded")
             self.assertEqual(final["executionInfo"]["exitCode"], 0)
             with open(os.path.join(emu.location, "emulator.log")) as log:
-            self.assertIn("was running when the emulator stopped: requeued", log.read())
+                self.assertIn("was running when the emulator stopped: requeued", log.read())
         finally:
             emu.stop()
             emu.close()

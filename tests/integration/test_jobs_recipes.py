@@ -8,6 +8,7 @@ import os
 import shutil
 import tempfile
 import unittest
+import urllib.request
 
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
@@ -91,6 +92,12 @@ class RecipeTest(unittest.TestCase):
         shutil.rmtree(cls.tools, ignore_errors=True)
         assert code == 0, f"emulator exited with {code}"
 
+    def read(self, job, file_name):
+        item = next(f for f in self.client.jobs.list_output_files(
+            RG, WS, EXP, job, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr")) if f.name == file_name)
+        with urllib.request.urlopen(item.download_url, timeout=10) as r:
+            return r.read().decode(errors="replace")
+
     def submit(self, name, path):
         """The recipe as the az CLI would send it."""
         with open(path) as f:
@@ -124,13 +131,18 @@ class RecipeTest(unittest.TestCase):
                     self.client.jobs.get(RG, WS, EXP, name)), timeout=60, what=name)
                 logs = {f.name for f in self.client.jobs.list_output_files(
                     RG, WS, EXP, name, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr"))}
-                self.assertEqual(job.execution_state, "succeeded", (job.execution_info, logs))
+                if job.execution_state != "succeeded":
+                    self.fail(f"{name}: {job.execution_state}\n" + "\n".join(
+                        f"--- {log}\n{self.read(name, log)}" for log in sorted(logs)))
                 self.assertTrue(expected_logs(p) <= logs, logs)
                 self.assertIn("execution.log", logs)
                 if "jobPreparation" in p:
                     self.assertIn("stdout-job_prep.txt", logs)
-                records = [json.load(open(os.path.join(self.records, f)))
-                           for f in os.listdir(self.records) if f.startswith(name + "-")]
+                records = []
+                for record in sorted(os.listdir(self.records)):
+                    if record.startswith(name + "-"):
+                        with open(os.path.join(self.records, record)) as f:
+                            records.append(json.load(f))
                 self.assertEqual(len(records), expected_processes(p), [r["argv"] for r in records])
                 for record in records:
                     env = record["env"]

@@ -20,7 +20,8 @@ import harness  # noqa: E402
 SUB = harness.SUBSCRIPTION
 PROVIDER = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI"
 WS = f"{PROVIDER}/workspaces/ws"
-CLUSTER = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+# No nodes: the benchmark measures the API, not the jobs it would start.
+CLUSTER = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 0}},
                           "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "p"}}}
 CLOUD_JOB_CREATE_MS = 1000.0
 

@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""The job engine's speed, side by side with the native machine and the cloud:
+
+1. submit-to-running on a warm cluster: from the client sending the job's PUT to its process
+   running (the process writes its start time), and the document's startTime - creationTime;
+   one job at a time on an idle 1-node cluster. The cloud took about 10 s (batchai-api.md).
+2. 1000 trivial jobs (`true`) through a 16-node cluster, submitted by 8 clients: wall time,
+   jobs/s, and the engine's overhead per job = the document's endTime - startTime minus what
+   the same `bash -c true` costs natively (measured here, in this run).
+3. the emulator's memory (VmRSS) before and after, with the 1000 jobs stored.
+
+The emulator runs with --lro-delay 0 (the create operation succeeds at once; the default 500 ms
+delay would come on top of (1)).
+
+Usage: tools/bench/job_latency.py [--build DIR] [--jobs N] [--samples N]
+"""
+import argparse
+import concurrent.futures
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import harness  # noqa: E402
+
+SUB = harness.SUBSCRIPTION
+PROVIDER = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI"
+WS = f"{PROVIDER}/workspaces/ws"
+CLOUD_SUBMIT_TO_RUNNING_MS = 10000.0
+
+
+def arm_time_seconds(text):
+    from datetime import datetime
+    return datetime.strptime(text.replace("Z", "+0000"), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
+
+
+def percentile(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+class Bench:
+    def __init__(self, ep):
+        import requests
+        self.ep = ep
+        self.session = requests.Session()
+        self.session.verify = ep["ca_cert"]
+        self.session.headers["Authorization"] = "Bearer bench"
+
+    def call(self, method, path, body=None, api_version="2018-05-01"):
+        r = self.session.request(method, f"{self.ep['arm']}{path}?api-version={api_version}", json=body, timeout=30)
+        if r.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
+        return r
+
+    def cluster(self, name, nodes):
+        self.call("PUT", f"{WS}/clusters/{name}", {"properties": {
+            "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": nodes}},
+            "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}})
+        harness.wait_for(lambda: self.call("GET", f"{WS}/clusters/{name}").json()["properties"]
+                         .get("nodeStateCounts", {}).get("idleNodeCount") == nodes, timeout=120, what="nodes")
+
+    def submit(self, name, cluster, command):
+        self.call("PUT", f"{WS}/experiments/e/jobs/{name}", {"properties": {
+            "cluster": {"id": f"{WS}/clusters/{cluster}"}, "nodeCount": 1,
+            "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP", "customToolkitSettings": {"commandLine": command}}})
+
+    def job(self, name):
+        return self.call("GET", f"{WS}/experiments/e/jobs/{name}").json()["properties"]
+
+
+def native_true_ms(samples):
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        subprocess.run(["/bin/bash", "-c", "true"], check=True)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--samples", type=int, default=50)
+    args = parser.parse_args()
+    harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
+    marks = tempfile.mkdtemp(prefix="bai-bench-marks-")
+    with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
+        emu.start()
+        b = Bench(emu.endpoints)
+        b.call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
+        b.call("PUT", f"{WS}", {"location": "eastus"})
+        b.call("PUT", f"{WS}/experiments/e")
+        rss_start = rss_kib(emu.process.pid)
+
+        # 1. submit to running
+        b.cluster("warm", 1)
+        to_process, to_start = [], []
+        for i in range(args.samples):
+            name = f"lat{i}"
+            mark = os.path.join(marks, name)
+            sent = time.time()
+            b.submit(name, "warm", f"date +%s.%N > {mark}")
+            harness.wait_for(lambda: b.job(name)["executionState"] in ("succeeded", "failed"), timeout=30,
+                             interval=0.002, what=name)
+            with open(mark) as f:
+                to_process.append((float(f.read()) - sent) * 1000)
+            p = b.job(name)
+            to_start.append((arm_time_seconds(p["executionInfo"]["startTime"]) - arm_time_seconds(p["creationTime"])) * 1000)
+
+        # 2. many trivial jobs through 16 nodes
+        b.cluster("wide", 16)
+        names = [f"many{i}" for i in range(args.jobs)]
+        started = time.perf_counter()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda n: Bench(emu.endpoints).submit(n, "wide", "true"), names))
+        submitted = time.perf_counter()
+
+        def all_done():
+            page = b.call("GET", f"{WS}/experiments/e/jobs").json()
+            done, link = [], page
+            while True:
+                done += [j for j in link["value"] if j["properties"]["executionState"] in ("succeeded", "failed")]
+                if not link.get("nextLink"):
+                    break
+                link = b.session.get(link["nextLink"], timeout=30).json()
+            return len(done) >= args.jobs + args.samples and done
+        done = harness.wait_for(all_done, timeout=1800, interval=0.5, what="all jobs")
+        wall = time.perf_counter() - started
+        many = [j["properties"] for j in done if j["name"].startswith("many")]
+        failed = sum(1 for p in many if p["executionState"] != "succeeded")
+        run_ms = [(arm_time_seconds(p["executionInfo"]["endTime"]) - arm_time_seconds(p["executionInfo"]["startTime"])) * 1000
+                  for p in many]
+        native = native_true_ms(args.samples)
+        rss_end = rss_kib(emu.process.pid)
+
+    print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}\n")
+    print("| measure | p50 ms | p90 ms | p99 ms | cloud | ratio (cloud / emulator, p50) |")
+    print("|---|---|---|---|---|---|")
+    for label, values in (("submit -> process running (client clock)", to_process),
+                          ("creationTime -> startTime (document)", to_start)):
+        p50 = percentile(values, 50)
+        print(f"| {label} | {p50:.1f} | {percentile(values, 90):.1f} | {percentile(values, 99):.1f} | "
+              f"~{CLOUD_SUBMIT_TO_RUNNING_MS:.0f} | {CLOUD_SUBMIT_TO_RUNNING_MS / max(p50, 0.001):.0f}x |")
+    overhead = statistics.median(run_ms) - native
+    print(f"\n{args.jobs} trivial jobs (`true`) through 16 nodes, 8 submitting clients: {wall:.1f} s wall "
+          f"({args.jobs / wall:.0f} jobs/s; submissions took {submitted - started:.1f} s), {failed} failed")
+    print(f"per job, startTime -> endTime: p50 {statistics.median(run_ms):.1f} ms, p90 {percentile(run_ms, 90):.1f} ms; "
+          f"native `bash -c true`: {native:.1f} ms; engine overhead p50 {overhead:.1f} ms "
+          f"(document times have 1 ms resolution)")
+    print(f"emulator VmRSS: {rss_start / 1024:.1f} MiB at start, {rss_end / 1024:.1f} MiB with "
+          f"{args.jobs + args.samples} jobs stored and 17 nodes")
+
+
+if __name__ == "__main__":
+    main()
