@@ -118,7 +118,7 @@ private:
             dirs_.push_back(dir);
             NodePaths paths{node.root.string() + "/mounts", (dir / "mounts").string(), node.root.string() + "/jobs",
                             dir.string(), (dir / "shared").string(), (dir / "hostfile").string()};
-            Environment env = node_base_environment();
+            Environment env = node_base_environment(node.root);
             for (auto& [name, value] : job_environment({in_.properties, paths, hosts, {node.gpus, false}})) env[name] = value;
             envs_.push_back(std::move(env));
         }

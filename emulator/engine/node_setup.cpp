@@ -12,12 +12,17 @@ namespace bai::engine {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-Environment node_base_environment() {
+Environment node_base_environment(const fs::path& node_root) {
     Environment env;
     for (const char* name : {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TZ", "SHELL"}) {
         if (const char* value = std::getenv(name)) env[name] = value;
     }
     if (!env.count("PATH")) env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    if (!node_root.empty()) {
+        std::error_code ec;
+        fs::create_directories(node_root / "tmp", ec);
+        env["TMPDIR"] = (node_root / "tmp").string();
+    }
     return env;
 }
 
@@ -35,7 +40,7 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::
     if (!spec.setup_task.is_object()) return {};
 
     const json& task = spec.setup_task;
-    Environment env = node_base_environment();
+    Environment env = node_base_environment(node.root);
     env["AZ_BATCHAI_MOUNT_ROOT"] = node.mount_root().string();
     env["AZ_BATCHAI_NUM_GPUS"] = std::to_string(node.gpus.size());
     for (const char* list : {"environmentVariables", "secrets"}) {

@@ -4,6 +4,7 @@
 // Runs on a thread of its own; a failure makes the node unusable.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "emulator/engine/cluster_spec.h"
@@ -22,7 +23,9 @@ struct NodeSetupResult {
 NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control);
 
 // The environment every process on a node starts from: PATH, HOME, locale and user of the
-// emulator's own environment, nothing else of it.
-Environment node_base_environment();
+// emulator's own environment, nothing else of it, and TMPDIR, the node's own temporary directory
+// (node_root/tmp, made here) when a node is given: nodes share one machine, and programs such as
+// OpenMPI's daemons keep per-host state under TMPDIR that two nodes must not share.
+Environment node_base_environment(const std::filesystem::path& node_root = {});
 
 }  // namespace bai::engine
