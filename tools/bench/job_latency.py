@@ -60,7 +60,8 @@ class Bench:
         self.session.headers["Authorization"] = "Bearer bench"
 
     def call(self, method, path, body=None, api_version="2018-05-01"):
-        r = self.session.request(method, f"{self.ep['arm']}{path}?api-version={api_version}", json=body, timeout=30)
+        r = self.session.request(method, f"{self.ep['arm']}{path}?api-version={api_version}", json=body, timeout=30,
+                                 verify=self.ep["ca_cert"])
         if r.status_code >= 400:
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
         return r
@@ -99,7 +100,6 @@ def main():
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
     marks = tempfile.mkdtemp(prefix="bai-bench-marks-")
     with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
-        emu.start()
         b = Bench(emu.endpoints)
         b.call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
         b.call("PUT", f"{WS}", {"location": "eastus"})
@@ -136,7 +136,7 @@ def main():
                 done += [j for j in link["value"] if j["properties"]["executionState"] in ("succeeded", "failed")]
                 if not link.get("nextLink"):
                     break
-                link = b.session.get(link["nextLink"], timeout=30).json()
+                link = b.session.get(link["nextLink"], timeout=30, verify=b.ep["ca_cert"]).json()
             return len(done) >= args.jobs + args.samples and done
         done = harness.wait_for(all_done, timeout=1800, interval=0.5, what="all jobs")
         wall = time.perf_counter() - started
@@ -153,8 +153,9 @@ def main():
     for label, values in (("submit -> process running (client clock)", to_process),
                           ("creationTime -> startTime (document)", to_start)):
         p50 = percentile(values, 50)
+        ratio = f"{CLOUD_SUBMIT_TO_RUNNING_MS / p50:.0f}x" if p50 >= 1 else f"> {CLOUD_SUBMIT_TO_RUNNING_MS:.0f}x (p50 under the 1 ms resolution)"
         print(f"| {label} | {p50:.1f} | {percentile(values, 90):.1f} | {percentile(values, 99):.1f} | "
-              f"~{CLOUD_SUBMIT_TO_RUNNING_MS:.0f} | {CLOUD_SUBMIT_TO_RUNNING_MS / max(p50, 0.001):.0f}x |")
+              f"~{CLOUD_SUBMIT_TO_RUNNING_MS:.0f} | {ratio} |")
     overhead = statistics.median(run_ms) - native
     print(f"\n{args.jobs} trivial jobs (`true`) through 16 nodes, 8 submitting clients: {wall:.1f} s wall "
           f"({args.jobs / wall:.0f} jobs/s; submissions took {submitted - started:.1f} s), {failed} failed")
