@@ -36,6 +36,11 @@ std::map<std::string, Indexed> indexed_children(db::Database& db, const std::str
     return out;
 }
 
+// The store stamps Last-Modified just before it writes a file, so the file's mtime can be a little
+// later than the index's time without anyone else having touched it. A same-size rewrite by
+// another writer within this second is missed (a size change never is).
+constexpr std::int64_t kStoreWriteSlack = 10'000'000;  // 1 s in 100 ns ticks
+
 std::int64_t mtime_ticks(const struct stat& st) {
     return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 10'000'000 + st.st_mtim.tv_nsec / 100;
 }
@@ -117,7 +122,8 @@ public:
                     remove_subtree(db_, account_, share_, path);
                     insert(db_, account_, share_, dir, name, st);
                     ++changed_;
-                } else if (!e.is_dir && (e.size != static_cast<std::uint64_t>(st.st_size) || mtime_ticks(st) > e.last_modified)) {
+                } else if (!e.is_dir && (e.size != static_cast<std::uint64_t>(st.st_size) ||
+                                         mtime_ticks(st) > e.last_modified + kStoreWriteSlack)) {
                     db_.prepare(
                           "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, last_write_time = ?4,"
                           " change_time = ?4 WHERE id = ?1")
