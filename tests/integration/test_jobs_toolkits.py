@@ -10,6 +10,7 @@ from jobs_fixture import JobsTestCase, record_command, PYTHON
 
 
 SCRIPT = "$AZ_BATCHAI_MOUNT_ROOT/afs/scripts/record.py"
+WAIT_FOR_PS = "while [ ! -e $AZ_BATCHAI_OUTPUT_OUT/tf-ps0.json ]; do sleep 0.05; done"
 
 
 class ToolkitTest(JobsTestCase):
@@ -90,7 +91,8 @@ class ToolkitTest(JobsTestCase):
         # The parameter server waits for ever, as TensorFlow's do; the job ends with its workers.
         job = self.job("tf", self.two, node_count=2, tensor_flow_settings=m.TensorFlowSettings(
             python_script_file_path=SCRIPT, python_interpreter_path=PYTHON,
-            master_command_line_args="tf --master", worker_command_line_args="tf --worker",
+            # The workers end only once the parameter server has recorded itself (it is stopped then).
+            master_command_line_args="tf --master; " + WAIT_FOR_PS, worker_command_line_args="tf --worker; " + WAIT_FOR_PS,
             parameter_server_command_line_args="tf --ps; sleep 600", worker_count=2, parameter_server_count=1))
         self.assert_succeeded(job)
         records = self.records("tf")
