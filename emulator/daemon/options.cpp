@@ -79,6 +79,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.autoscale_idle_ms = parse_milliseconds(flag, value());
         } else if (flag == "--gpus") {
             o.gpus = engine::parse_gpu_source(value());
+        } else if (flag == "--strict-gpus" && !inline_value) {
+            o.strict_gpus = true;
         } else if (flag == "--durable" && !inline_value) {
             o.durable = true;
         } else if (flag == "--version" && !inline_value) {
@@ -96,7 +98,7 @@ std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
-           "                        [--version] [--help]\n"
+           "                        [--strict-gpus] [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
@@ -111,7 +113,9 @@ std::string usage() {
            "  --autoscale-idle MS how long an auto-scale cluster stays idle before it shrinks to its\n"
            "                     minimum (default 10000)\n"
            "  --gpus SOURCE      GPUs for the nodes: auto (the machine's, through NVML; none when no\n"
-           "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n";
+           "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n"
+           "  --strict-gpus      do not allocate a node that cannot have every GPU of its size (default:\n"
+           "                     it runs with the GPUs left, and the cluster's errors say so)\n";
 }
 
 }  // namespace bai::daemon

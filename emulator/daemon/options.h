@@ -28,6 +28,8 @@ struct Options {
     int autoscale_idle_ms = 10000;
     // Where the nodes' GPUs come from: the machine's (NVML), none, or fake ones.
     engine::GpuSource gpus;
+    // Nodes that cannot have every GPU of their size are not allocated (instead of running with fewer).
+    bool strict_gpus = false;
     bool show_version = false;
     bool show_help = false;
 };

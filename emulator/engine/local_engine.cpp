@@ -203,7 +203,7 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
     int gpus_wanted = spec.vm_size.gpus * cluster.target;
     int gpus_held = 0;
     for (auto& slot : cluster.nodes) gpus_held += static_cast<int>(slot->node.gpus.size());
-    if (gpus_wanted > gpus_held + static_cast<int>(free_gpus_.size())) {
+    if (!options_.strict_gpus && gpus_wanted > gpus_held + static_cast<int>(free_gpus_.size())) {
         add_cluster_error(cluster, "InsufficientGpus",
                           std::to_string(cluster.target) + " node(s) of " + std::string(spec.vm_size.name) + " need " +
                               std::to_string(gpus_wanted) + " GPU(s); this machine has " +
@@ -290,7 +290,17 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
 void LocalEngine::resize(ClusterState& cluster) {
     int live = 0;
     for (auto& slot : cluster.nodes) live += slot->node.remove_after_job ? 0 : 1;
+    cluster.short_of_gpus = false;
     while (live < cluster.target) {
+        if (options_.strict_gpus && static_cast<int>(free_gpus_.size()) < cluster.spec.vm_size.gpus) {
+            cluster.short_of_gpus = true;
+            add_cluster_error(cluster, "InsufficientGpus",
+                              "--strict-gpus: " + std::to_string(cluster.target - live) + " node(s) of " +
+                                  std::string(cluster.spec.vm_size.name) + " are not allocated: each needs " +
+                                  std::to_string(cluster.spec.vm_size.gpus) + " GPU(s) and this machine has " +
+                                  std::to_string(free_gpus_.size()) + " free");
+            break;
+        }
         add_node(cluster);
         ++live;
     }
@@ -370,7 +380,10 @@ void LocalEngine::write_cluster(ClusterState& cluster) {
             ++live;
         }
     }
-    bool resizing = live != cluster.target || leaving > 0 || counts[static_cast<int>(NodeState::preparing)] > 0;
+    // Short of GPUs under --strict-gpus, the cluster is steady below its target (as the cloud's
+    // when out of quota).
+    bool resizing = (live != cluster.target && !cluster.short_of_gpus) || leaving > 0 ||
+                    counts[static_cast<int>(NodeState::preparing)] > 0;
     std::string allocation = resizing ? "resizing" : "steady";
     const std::string now = now_text(clock_);
     json node_counts{{"idleNodeCount", counts[static_cast<int>(NodeState::idle)]},

@@ -34,6 +34,9 @@ struct EngineOptions {
     std::string default_python;       // empty: "python" when on PATH, else "python3"
     // How long an auto-scale cluster stays idle before it shrinks to its minimum.
     std::chrono::milliseconds autoscale_idle{10000};
+    // --strict-gpus: a node that cannot have all the GPUs of its size is not allocated (the
+    // cluster stays smaller and says why) instead of running with fewer.
+    bool strict_gpus = false;
     Clock* clock = nullptr;  // a real clock when null
 };
 
@@ -82,7 +85,8 @@ private:
         nlohmann::json errors = nlohmann::json::array();
         std::optional<time::TimePoint> idle_since;
         std::string allocation_state;
-        bool deleted = false;  // its document is gone; it ends when its last running job has
+        bool deleted = false;
+        bool short_of_gpus = false;  // strict GPUs: fewer nodes than the target, for good  // its document is gone; it ends when its last running job has
     };
     struct RunningJob {
         std::string id;

@@ -33,6 +33,11 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     EXPECT_TRUE(parse_options({"--version"}).show_version);
     EXPECT_EQ(parse_options({"--gpus=fake:2"}).gpus.fake_count, 2);
     EXPECT_EQ(parse_options({"--gpus", "none"}).gpus.kind, engine::GpuSource::Kind::none);
+    EXPECT_FALSE(parse_options({}).strict_gpus);
+    EXPECT_TRUE(parse_options({"--strict-gpus"}).strict_gpus);
+    EXPECT_EQ(parse_options({}).autoscale_idle_ms, 10000);
+    EXPECT_EQ(parse_options({"--autoscale-idle", "250"}).autoscale_idle_ms, 250);
+    EXPECT_THROW(parse_options({"--autoscale-idle", "-1"}), std::invalid_argument);
 }
 
 void expect_rejected(const std::vector<std::string>& args, const std::string& mentions) {

@@ -183,6 +183,22 @@ class LifecycleTest(JobsTestCase):
         self.wait_cluster("auto", current=0)
 
 
+class StrictGpusTest(JobsTestCase):
+    emulator_args = ["--gpus", "fake:1", "--strict-gpus", "--lro-delay", "0"]
+
+    def test_nodes_without_their_gpus_are_not_allocated(self):
+        self.cluster("nc6", nodes=2, vm_size="STANDARD_NC6")
+        nc6 = self.wait_cluster("nc6", current=1)
+        self.assertEqual(nc6.node_state_counts.idle_node_count, 1)
+        self.assertEqual([e.code for e in nc6.errors], ["InsufficientGpus"])
+        self.assertIn("--strict-gpus: 1 node(s) of Standard_NC6 are not allocated", nc6.errors[0].message)
+        self.cluster("nc12", nodes=1, vm_size="STANDARD_NC12")
+        nc12 = self.wait_cluster("nc12", current=0)
+        self.assertEqual(nc12.errors[0].code, "InsufficientGpus")
+        self.cluster("cpu", nodes=2, vm_size="STANDARD_D1")
+        self.assertIsNone(self.wait_cluster("cpu", idle=2).errors)
+
+
 class RestartTest(unittest.TestCase):
     def test_running_jobs_are_requeued_and_run_again_after_a_restart(self):
         emu = harness.Emulator(args=["--lro-delay", "0"])
