@@ -2,6 +2,7 @@
 // many there should be, what each runs when it joins, and what it mounts.
 #pragma once
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -16,6 +17,8 @@ struct AutoScale {
     int minimum = 0;
     int maximum = 0;
     int initial = 0;
+    // The most nodes auto-scale gives the cluster (never below the minimum).
+    int ceiling() const { return std::max(minimum, maximum); }
 };
 
 struct ClusterSpec {

@@ -29,16 +29,6 @@ void add_gpu_variables(Environment& env, const NodeGpus& gpus) {
     env["AZ_BATCHAI_NUM_GPUS"] = std::to_string(gpus.uuids.size());
 }
 
-void add_user_variables(Environment& env, const json& list) {
-    if (!list.is_array()) return;
-    for (const json& item : list) {
-        if (!item.is_object() || !item.contains("name")) continue;
-        // A secret given only as a Key Vault reference cannot be read offline: it is set empty
-        // (execution.log says so).
-        env[item["name"].get<std::string>()] = item.value("value", "");
-    }
-}
-
 }  // namespace
 
 Environment job_environment(const EnvironmentInputs& in) {
@@ -79,6 +69,14 @@ std::string output_directory(const json& properties, const json& output, const E
     suffix = trim_trailing_slash(suffix);
     if (!suffix.empty() && suffix != "/") dir += "/" + suffix;
     return dir;
+}
+
+void add_user_variables(Environment& env, const json& list) {
+    if (!list.is_array()) return;
+    for (const json& item : list) {
+        if (!item.is_object() || !item.contains("name")) continue;
+        env[item["name"].get<std::string>()] = item.value("value", "");
+    }
 }
 
 std::vector<std::string> secret_names(const json& properties) {

@@ -42,6 +42,10 @@ std::string stdouterr_directory(const nlohmann::json& properties, const Environm
 // {pathPrefix}/{segment}/outputs[/{pathSuffix}] of one outputDirectories entry, expanded.
 std::string output_directory(const nlohmann::json& properties, const nlohmann::json& output, const Environment& env);
 
+// Each {"name", "value"} of an environmentVariables or secrets list set in `env` (a secret given
+// only as a Key Vault reference cannot be read offline: it is set empty).
+void add_user_variables(Environment& env, const nlohmann::json& list);
+
 // The names of variables whose values are secrets (never written to execution.log).
 std::vector<std::string> secret_names(const nlohmann::json& properties);
 

@@ -1,6 +1,5 @@
 #include "emulator/engine/local_engine.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -8,9 +7,11 @@
 
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
+#include "emulator/arm/job_execution.h"
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/engine/node_setup.h"
+#include "emulator/engine/process.h"
 #include "emulator/validation/duration.h"
 
 namespace bai::engine {
@@ -49,35 +50,7 @@ std::string directory_name(const ClusterSpec& spec, const std::string& key) {
 }
 
 // "python" when the PATH the nodes get has one (as on the service's images), else "python3".
-std::string default_python() {
-    std::string path = node_base_environment()["PATH"];
-    for (size_t start = 0; start <= path.size();) {
-        size_t end = std::min(path.find(':', start), path.size());
-        if (::access((path.substr(start, end - start) + "/python").c_str(), X_OK) == 0) return "python";
-        start = end + 1;
-    }
-    return "python3";
-}
-
-json error(const std::string& code, const std::string& message) { return {{"code", code}, {"message", message}}; }
-
-// Writes the end of a run into the job's document.
-void finish_document(json& job, const std::string& state, std::optional<int> exit_code, const json& errors,
-                     const std::string& now) {
-    json& p = job["properties"];
-    p["executionState"] = state;
-    p["executionStateTransitionTime"] = now;
-    json& info = p["executionInfo"];
-    if (!info.is_object()) info = json::object();
-    if (!info.contains("startTime")) info["startTime"] = now;
-    info["endTime"] = now;
-    if (exit_code) {
-        info["exitCode"] = *exit_code;
-    } else {
-        info.erase("exitCode");
-    }
-    if (!errors.empty()) info["errors"] = errors;
-}
+std::string default_python() { return find_on_path("python", node_base_environment()) ? "python" : "python3"; }
 
 }  // namespace
 
@@ -193,12 +166,12 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
     }
     if (spec.manual_target) {
         cluster.target = *spec.manual_target;
-    } else if (inserted || !was_auto) {
-        cluster.target = created ? spec.auto_scale->initial : spec.auto_scale->minimum;
-        cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, std::max(spec.auto_scale->minimum, spec.auto_scale->maximum));
-        cluster.idle_since = clock_.now();
     } else {
-        cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, std::max(spec.auto_scale->minimum, spec.auto_scale->maximum));
+        if (inserted || !was_auto) {
+            cluster.target = created ? spec.auto_scale->initial : spec.auto_scale->minimum;
+            cluster.idle_since = clock_.now();
+        }
+        cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, spec.auto_scale->ceiling());
     }
     int gpus_wanted = spec.vm_size.gpus * cluster.target;
     int gpus_held = 0;
@@ -216,7 +189,7 @@ void LocalEngine::add_cluster_error(ClusterState& cluster, const std::string& co
     for (const json& e : cluster.errors) {
         if (e.value("code", "") == code && e.value("message", "") == message) return;
     }
-    cluster.errors.push_back(error(code, message));
+    cluster.errors.push_back(arm::execution_error(code, message));
 }
 
 void LocalEngine::add_node(ClusterState& cluster) {
@@ -225,6 +198,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
     int n = 1;
     while (addresses_in_use_.count(n)) ++n;
     addresses_in_use_.insert(n);
+    slot->address_number = n;
     node.address = address_of(n);
     node.id = node_id(cluster.key, cluster.next_node++, clock_.now());
     node.cluster_key = cluster.key;
@@ -274,11 +248,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     if (slot->setup) slot->setup->cancel(why);
     if (slot->setup_thread.joinable()) slot->setup_thread.join();
     Node& node = slot->node;
-    int n = 0;
-    for (int candidate : addresses_in_use_) {
-        if (address_of(candidate) == node.address) n = candidate;
-    }
-    addresses_in_use_.erase(n);
+    addresses_in_use_.erase(slot->address_number);
     for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
     std::error_code ec;
     fs::remove_all(node.root, ec);
@@ -346,8 +316,8 @@ void LocalEngine::drop_cluster(const std::string& key, const std::string& name) 
     for (const QueuedJob& job : queues_[key]) {
         store_.update(job.id, [&](json& body) {
             if (body["properties"].value("executionState", "") != "queued") return false;
-            finish_document(body, "failed", std::nullopt,
-                            json::array({error("ClusterDeleted", "The cluster " + name + " of the job was deleted")}),
+            arm::end_execution(body, "failed", std::nullopt,
+                            json::array({arm::execution_error("ClusterDeleted", "The cluster " + name + " of the job was deleted")}),
                             now_text(clock_));
             return true;
         });
@@ -359,11 +329,13 @@ void LocalEngine::drop_cluster(const std::string& key, const std::string& name) 
     for (size_t i = it->second.nodes.size(); i-- > 0;) {
         if (it->second.nodes[i]->node.state != NodeState::running) remove_node(it->second, i, "the cluster was deleted");
     }
-    if (it->second.nodes.empty()) {
-        std::error_code ec;
-        fs::remove_all(it->second.dir, ec);
-        clusters_.erase(it);
-    }
+    if (it->second.nodes.empty()) forget_cluster(it);
+}
+
+void LocalEngine::forget_cluster(std::map<std::string, ClusterState>::iterator it) {
+    std::error_code ec;
+    fs::remove_all(it->second.dir, ec);
+    clusters_.erase(it);
 }
 
 void LocalEngine::write_cluster(ClusterState& cluster) {
@@ -392,6 +364,8 @@ void LocalEngine::write_cluster(ClusterState& cluster) {
                      {"unusableNodeCount", counts[static_cast<int>(NodeState::unusable)]},
                      {"leavingNodeCount", counts[static_cast<int>(NodeState::leaving)]}};
     const int current = static_cast<int>(cluster.nodes.size());
+    json state{allocation, current, node_counts, cluster.errors};
+    if (state == cluster.written) return;  // called after every batch of events: mostly unchanged
     store_.update(cluster.spec.id, [&](json& body) {
         json& p = body["properties"];
         bool changed = p.value("allocationState", "") != allocation || p.value("currentNodeCount", -1) != current ||
@@ -409,7 +383,7 @@ void LocalEngine::write_cluster(ClusterState& cluster) {
         }
         return true;
     });
-    cluster.allocation_state = allocation;
+    cluster.written = std::move(state);
 }
 
 LocalEngine::ClusterState* LocalEngine::cluster_of_node(const std::string& node_id, size_t& index) {
@@ -448,17 +422,14 @@ void LocalEngine::recover() {
         std::string state = job.body["properties"].value("executionState", "");
         if (state == "running") {
             store_.update(job.key, [&](json& body) {
-                json& p = body["properties"];
-                p["executionState"] = "queued";
-                p["executionStateTransitionTime"] = now;
-                p.erase("executionInfo");
+                arm::requeue_execution(body, now);
                 return true;
             });
             log::warning("job " + job.body.value("id", job.key) + " was running when the emulator stopped: requeued");
         } else if (state == "terminating") {
             store_.update(job.key, [&](json& body) {
-                finish_document(body, "failed", std::nullopt,
-                                json::array({error("JobTerminated", "The specified job has been terminated by the user")}), now);
+                arm::end_execution(body, "failed", std::nullopt,
+                                json::array({arm::job_terminated_error()}), now);
                 return true;
             });
         }
@@ -495,8 +466,7 @@ void LocalEngine::schedule() {
         for (auto& slot : cluster.nodes) {
             if (slot->node.state == NodeState::idle && !slot->node.remove_after_job) idle.push_back(slot.get());
         }
-        int limit = cluster.spec.auto_scale ? std::max(cluster.spec.auto_scale->maximum, cluster.spec.auto_scale->minimum)
-                                            : cluster.target;
+        int limit = cluster.spec.auto_scale ? cluster.spec.auto_scale->ceiling() : cluster.target;
         std::vector<size_t> starts = jobs_to_start(queue, static_cast<int>(idle.size()), limit);
         size_t next_idle = 0;
         std::vector<QueuedJob> started;
@@ -620,9 +590,7 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
             }
         }
         if (cluster.nodes.empty() && !store_.type_of(cluster.spec.id)) {
-            std::error_code ec;
-            fs::remove_all(cluster.dir, ec);
-            clusters_.erase(cluster_it);
+            forget_cluster(cluster_it);
         } else {
             write_cluster(cluster);
         }
@@ -631,8 +599,8 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     if (outcome.result != JobOutcome::Result::cancelled) {
         bool ok = outcome.result == JobOutcome::Result::succeeded;
         store_.update(job.id, [&](json& body) {
-            finish_document(body, ok ? "succeeded" : "failed", outcome.exit_code,
-                            ok ? json::array() : json::array({error(outcome.error_code, outcome.error_message)}), now);
+            arm::end_execution(body, ok ? "succeeded" : "failed", outcome.exit_code,
+                            ok ? json::array() : json::array({arm::execution_error(outcome.error_code, outcome.error_message)}), now);
             return true;
         });
         log::info("job " + job.id + (ok ? " succeeded" : " failed: " + outcome.error_message));
@@ -640,11 +608,8 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     }
     if (reason == "requeue" || reason == "preempted") {
         auto requeued = store_.update(job.id, [&](json& body) {
-            json& p = body["properties"];
-            if (p.value("executionState", "") != "running") return false;
-            p["executionState"] = "queued";
-            p["executionStateTransitionTime"] = now;
-            p.erase("executionInfo");
+            if (body["properties"].value("executionState", "") != "running") return false;
+            arm::requeue_execution(body, now);
             return true;
         });
         if (requeued && requeued->body["properties"].value("executionState", "") == "queued") {
@@ -656,20 +621,20 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     }
     json errors;
     if (reason == "terminate") {
-        errors = json::array({error("JobTerminated", "The specified job has been terminated by the user")});
+        errors = json::array({arm::job_terminated_error()});
     } else if (reason == "wallclock") {
-        errors = json::array({error("MaxWallClockTimeExceeded", "The job ran longer than its maxWallClockTime (" +
+        errors = json::array({arm::execution_error("MaxWallClockTimeExceeded", "The job ran longer than its maxWallClockTime (" +
                                                                     job.max_wall_clock + ") and was stopped")});
     } else if (reason == "deallocated") {
-        errors = json::array({error("NodeDeallocated",
+        errors = json::array({arm::execution_error("NodeDeallocated",
                                     "The job was stopped because its node left the cluster (nodeDeallocationOption terminate)")});
     } else if (reason == "cluster deleted") {
-        errors = json::array({error("ClusterDeleted", "The cluster of the job was deleted")});
+        errors = json::array({arm::execution_error("ClusterDeleted", "The cluster of the job was deleted")});
     } else {
         return;  // deleted: no document to write
     }
     store_.update(job.id, [&](json& body) {
-        finish_document(body, "failed", std::nullopt, errors, now);
+        arm::end_execution(body, "failed", std::nullopt, errors, now);
         return true;
     });
     log::info("job " + job.id + " stopped: " + reason);
@@ -708,8 +673,8 @@ void LocalEngine::job_terminate(const std::string& job_id) {
         was = p.value("executionState", "queued");
         const std::string now = now_text(clock_);
         if (was == "queued") {
-            finish_document(body, "failed", std::nullopt,
-                            json::array({error("JobTerminated", "The specified job has been terminated by the user")}), now);
+            arm::end_execution(body, "failed", std::nullopt,
+                            json::array({arm::job_terminated_error()}), now);
             return true;
         }
         if (was != "running") return false;

@@ -71,6 +71,7 @@ public:
 private:
     struct NodeSlot {
         Node node;
+        int address_number = 0;  // N of address_of(N), given back when the node goes
         std::shared_ptr<RunControl> setup;
         std::thread setup_thread;
     };
@@ -84,7 +85,8 @@ private:
         int next_node = 1;
         nlohmann::json errors = nlohmann::json::array();
         std::optional<time::TimePoint> idle_since;
-        std::string allocation_state;
+        // The execution fields last written into the document: unchanged ones are not rewritten.
+        nlohmann::json written;
         bool deleted = false;
         bool short_of_gpus = false;  // strict GPUs: fewer nodes than the target, for good  // its document is gone; it ends when its last running job has
     };
@@ -105,6 +107,8 @@ private:
 
     void load_cluster(const std::string& cluster_id, bool created);
     void drop_cluster(const std::string& key, const std::string& name);
+    // A deleted cluster whose last node has gone: its directory and state.
+    void forget_cluster(std::map<std::string, ClusterState>::iterator it);
     void enqueue(const std::string& job_id);
     void recover();
     void schedule();

@@ -43,11 +43,8 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::
     Environment env = node_base_environment(node.root);
     env["AZ_BATCHAI_MOUNT_ROOT"] = node.mount_root().string();
     env["AZ_BATCHAI_NUM_GPUS"] = std::to_string(node.gpus.size());
-    for (const char* list : {"environmentVariables", "secrets"}) {
-        for (const json& item : task.value(list, json::array())) {
-            if (item.is_object() && item.contains("name")) env[item["name"].get<std::string>()] = item.value("value", "");
-        }
-    }
+    add_user_variables(env, task.value("environmentVariables", json::array()));
+    add_user_variables(env, task.value("secrets", json::array()));
     std::string prefix = expand_variables(task.value("stdOutErrPathPrefix", ""), env);
     fs::path logs = fs::path(prefix) / task.value("stdOutErrPathSuffix", "");
     fs::create_directories(logs, ec);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 #include <cerrno>
@@ -72,20 +73,23 @@ struct EnvironmentBlock {
 // The executable: argv[0] as given when it has a '/', else found on the environment's PATH.
 std::string executable(const std::string& name, const Environment& env) {
     if (name.find('/') != std::string::npos) return name;
-    auto path = env.find("PATH");
-    std::string dirs = path == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
-    size_t start = 0;
-    while (start <= dirs.size()) {
-        size_t end = dirs.find(':', start);
-        if (end == std::string::npos) end = dirs.size();
-        std::string candidate = dirs.substr(start, end - start) + "/" + name;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-        start = end + 1;
-    }
+    if (std::optional<std::string> found = find_on_path(name, env)) return *found;
     throw std::runtime_error(name + ": command not found");
 }
 
 }  // namespace
+
+std::optional<std::string> find_on_path(const std::string& name, const Environment& env) {
+    auto path = env.find("PATH");
+    const std::string dirs = path == env.end() ? "/usr/local/bin:/usr/bin:/bin" : path->second;
+    for (size_t start = 0; start <= dirs.size();) {
+        size_t end = std::min(dirs.find(':', start), dirs.size());
+        std::string candidate = dirs.substr(start, end - start) + "/" + name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        start = end + 1;
+    }
+    return std::nullopt;
+}
 
 std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
     if (spec.argv.empty()) throw std::invalid_argument("no command");

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct ExitStatus {
     int code = 0;    // the exit code, or 128 + the signal as a shell reports it
     int signal = 0;  // the signal that ended it, 0 when it exited
 };
+
+// `name` looked up on the PATH of `env` (/usr/local/bin:/usr/bin:/bin without one), as exec does:
+// the first executable file; nullopt when there is none.
+std::optional<std::string> find_on_path(const std::string& name, const Environment& env);
 
 class Process {
 public:

@@ -32,9 +32,9 @@ std::vector<size_t> jobs_to_start(const std::vector<QueuedJob>& queue, int idle_
 }
 
 int autoscale_target(const AutoScale& bounds, int demand, int current, bool idle_long_enough) {
-    int wanted = std::clamp(demand, bounds.minimum, std::max(bounds.minimum, bounds.maximum));
+    int wanted = std::clamp(demand, bounds.minimum, bounds.ceiling());
     if (demand == 0) return idle_long_enough ? bounds.minimum : std::max(current, bounds.minimum);
-    return std::max(wanted, std::min(current, std::max(bounds.minimum, bounds.maximum)));
+    return std::max(wanted, std::min(current, bounds.ceiling()));
 }
 
 std::vector<size_t> nodes_to_remove(const std::vector<NodeState>& nodes, int count) {
