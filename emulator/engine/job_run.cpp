@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -138,7 +139,7 @@ private:
                                       .append(" (this emulator does not run containers yet: the job runs on the host)"));
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.line("node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
-                      (in_.nodes[i].gpus.empty() ? "none" : master.at("NVIDIA_VISIBLE_DEVICES")));
+                      envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
         }
         for (const std::string& note : notes) log_.line("mounted " + note);
         for (const json& secret : in_.properties.value("secrets", json::array())) {
@@ -155,9 +156,14 @@ private:
         }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             write_file(dirs_[i] / "hostfile", plan_.hostfile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
+        }
+        // The scripts through which the MPI agent enters each node: only MPI toolkits need them.
+        if (std::any_of(plan_.processes.begin(), plan_.processes.end(), [](const PlannedProcess& p) { return p.mpi_launcher; })) {
             fs::create_directories(dirs_[0] / "mpi-nodes", ec);
-            write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address, node_script(in_.nodes[i], dirs_[i], envs_[i]),
-                       fs::perms::owner_all);
+            for (size_t i = 0; i < in_.nodes.size(); ++i) {
+                write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address, node_script(in_.nodes[i], dirs_[i], envs_[i]),
+                           fs::perms::owner_all);
+            }
         }
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }

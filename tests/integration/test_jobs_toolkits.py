@@ -43,6 +43,8 @@ class ToolkitTest(JobsTestCase):
         self.assertNotEqual(gpus[0], gpus[2])
         self.assertEqual(len(gpus[0].split(",")), 2)
         self.assertEqual(records["mpi-rank0"]["env"]["AZ_BATCH_HOST_LIST"], ",".join(self.addresses))
+        node_lines = [l for l in self.read("mpi", "execution.log").splitlines() if " node 0: " in l or " node 1: " in l]
+        self.assertEqual([l.split("GPUs: ")[1] for l in node_lines], [gpus[0], gpus[2]])
         stdout = self.read("mpi", "stdout.txt")
         self.assertEqual(stdout.count('"argv": ["mpi"]'), 4)
         hostfile_lines = sorted(f"{a} slots=2" for a in self.addresses)
