@@ -81,6 +81,13 @@ Options parse_options(const std::vector<std::string>& args) {
             o.gpus = engine::parse_gpu_source(value());
         } else if (flag == "--strict-gpus" && !inline_value) {
             o.strict_gpus = true;
+        } else if (flag == "--container-runtime") {
+            o.containers.choice = engine::parse_runtime_choice(value());
+        } else if (flag == "--image") {
+            auto [image, dir] = engine::parse_image_flag(value());
+            o.containers.images[image] = dir;
+        } else if (flag == "--strict-images" && !inline_value) {
+            o.containers.strict_images = true;
         } else if (flag == "--durable" && !inline_value) {
             o.durable = true;
         } else if (flag == "--version" && !inline_value) {
@@ -98,7 +105,8 @@ std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
-           "                        [--strict-gpus] [--version] [--help]\n"
+           "                        [--strict-gpus] [--container-runtime auto|docker|sandbox|host]\n"
+           "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
@@ -115,7 +123,14 @@ std::string usage() {
            "  --gpus SOURCE      GPUs for the nodes: auto (the machine's, through NVML; none when no\n"
            "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n"
            "  --strict-gpus      do not allocate a node that cannot have every GPU of its size (default:\n"
-           "                     it runs with the GPUs left, and the cluster's errors say so)\n";
+           "                     it runs with the GPUs left, and the cluster's errors say so)\n"
+           "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
+           "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
+           "                     or host (default auto)\n"
+           "  --image IMAGE=DIR  the root directory of a container image for the sandbox (repeatable;\n"
+           "                     IMAGE without a tag serves every tag); unlisted images run on the\n"
+           "                     host's root, read-only with a writable layer\n"
+           "  --strict-images    fail a job whose image cannot be used instead of running it without\n";
 }
 
 }  // namespace bai::daemon

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/container_runtime.h"
 #include "emulator/engine/gpu_inventory.h"
 #include "fake_storage/accounts/account_registry.h"
 
@@ -30,6 +31,8 @@ struct Options {
     engine::GpuSource gpus;
     // Nodes that cannot have every GPU of their size are not allocated (instead of running with fewer).
     bool strict_gpus = false;
+    // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
+    engine::ContainerOptions containers;
     bool show_version = false;
     bool show_help = false;
 };

@@ -20,6 +20,7 @@ using CountFn = NvmlReturn (*)(unsigned int*);
 using HandleFn = NvmlReturn (*)(unsigned int, NvmlDevice*);
 using StringFn = NvmlReturn (*)(NvmlDevice, char*, unsigned int);
 using MemoryFn = NvmlReturn (*)(NvmlDevice, NvmlMemory*);
+using MinorFn = NvmlReturn (*)(NvmlDevice, unsigned int*);
 
 template <typename F>
 F symbol(void* library, const char* name) {
@@ -72,7 +73,8 @@ std::vector<Gpu> nvml_gpus(std::string& why) {
     auto uuid_of = symbol<StringFn>(nvml.handle, "nvmlDeviceGetUUID");
     auto name_of = symbol<StringFn>(nvml.handle, "nvmlDeviceGetName");
     auto memory_of = symbol<MemoryFn>(nvml.handle, "nvmlDeviceGetMemoryInfo");
-    if (!init || !shutdown || !count_of || !handle_of || !uuid_of || !name_of || !memory_of) {
+    auto minor_of = symbol<MinorFn>(nvml.handle, "nvmlDeviceGetMinorNumber");
+    if (!init || !shutdown || !count_of || !handle_of || !uuid_of || !name_of || !memory_of || !minor_of) {
         why = "libnvidia-ml.so.1 lacks the NVML functions used";
         return {};
     }
@@ -91,7 +93,9 @@ std::vector<Gpu> nvml_gpus(std::string& why) {
         if (handle_of(i, &device) != 0 || uuid_of(device, uuid, sizeof uuid) != 0) continue;
         name_of(device, name, sizeof name);
         memory_of(device, &memory);
-        gpus.push_back({static_cast<int>(i), uuid, name, memory.total, false});
+        unsigned int minor = 0;
+        bool has_minor = minor_of(device, &minor) == 0;
+        gpus.push_back({static_cast<int>(i), uuid, name, memory.total, false, has_minor ? static_cast<int>(minor) : -1});
     }
     if (gpus.empty() && why.empty()) why = "NVML reports no GPU";
     shutdown();

@@ -16,6 +16,7 @@ struct Gpu {
     std::string name;       // "NVIDIA H100 80GB HBM3", "Fake GPU"
     std::uint64_t memory_bytes = 0;
     bool fake = false;
+    int minor = -1;         // N of its device node /dev/nvidiaN; -1 for fake GPUs
 };
 
 struct GpuSource {

@@ -8,10 +8,14 @@
 
 #include "common/time/timestamps.h"
 #include "emulator/arm/mount_volumes.h"
+#include "emulator/engine/docker_client.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/launch_plan.h"
 #include "emulator/engine/node_setup.h"
+#include "emulator/engine/node_view.h"
+#include "emulator/engine/sandbox.h"
 #include "emulator/engine/volume_links.h"
+#include "emulator/engine/writable_root.h"
 
 namespace bai::engine {
 
@@ -43,29 +47,50 @@ void write_file(const fs::path& path, const std::string& text, fs::perms perms =
     fs::permissions(path, perms, ec);
 }
 
-// On one node: the job's directory wiped and made again, with its mounts and shared link.
-fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, storage::FileStore& files,
+// On one node: the job's directory wiped and made again, with its volumes and the directory shared
+// by the job's nodes: links on the host, empty directories a container binds them onto.
+fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, storage::FileStore& files, bool links,
                                 std::vector<std::string>& notes) {
     fs::path dir = node.root / "jobs" / in.job_name;
     std::error_code ec;
     fs::remove_all(dir, ec);
     fs::create_directories(dir / "mounts", ec);
     if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
-    fs::create_directory_symlink(in.shared_dir, dir / "shared", ec);
-    if (ec) throw std::runtime_error("cannot link " + (dir / "shared").string() + ": " + ec.message());
-    attach_volumes(dir / "mounts", arm::volumes_of(in.properties.value("mountVolumes", json())), files, notes);
+    if (links) {
+        fs::create_directory_symlink(in.shared_dir, dir / "shared", ec);
+    } else {
+        fs::create_directory(dir / "shared", ec);
+    }
+    if (ec) throw std::runtime_error("cannot make " + (dir / "shared").string() + ": " + ec.message());
+    attach_volumes(dir / "mounts", arm::volumes_of(in.properties.value("mountVolumes", json())), files, notes, links);
     return dir;
 }
 
-// The script the MPI agent runs for a node: the command in that node's environment.
-std::string node_script(const JobNode& node, const fs::path& cwd, const Environment& env) {
+std::vector<std::pair<std::string, fs::path>> volume_directories(const std::vector<arm::Volume>& volumes,
+                                                                  const fs::path& root, storage::FileStore& files) {
+    std::vector<std::pair<std::string, fs::path>> out;
+    for (const arm::Volume& v : volumes) out.emplace_back(v.relative, volume_directory(v, root, files));
+    return out;
+}
+
+// The script the MPI agent runs for a node: the command in that node's environment, through
+// `wrapper` (the node's sandbox or container; nothing on the host) when there is one.
+std::string node_script(const JobNode& node, const fs::path& cwd, const Environment& env,
+                        const std::vector<std::string>& wrapper) {
     // Appends throughout: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
     std::string script = "#!/bin/sh\n# Runs its argument on emulated node ";
     script.append(node.id).append(" (").append(node.address).append(").\ncd ");
     script.append(shell_quote(cwd.string())).append(" || exit 1\nexec env -i");
     for (const auto& [name, value] : env) script.append(" ").append(shell_quote(std::string(name).append("=").append(value)));
+    for (const std::string& word : wrapper) script.append(" ").append(shell_quote(word));
     script.append(" /bin/sh -c \"$1\"\n");
     return script;
+}
+
+// The variables of the base environment that describe the machine, not the job: a docker
+// container keeps its image's own.
+bool machine_variable(const std::string& name) {
+    return name == "PATH" || name == "HOME" || name == "USER" || name == "LOGNAME" || name == "SHELL" || name == "TMPDIR";
 }
 
 std::string describe(const JobNode& node) { return node.id + " (" + node.address + ")"; }
@@ -84,7 +109,7 @@ public:
         }
         if (!plan_.preparation.empty()) {
             log_.line("job preparation on " + std::to_string(plan_.preparation.size()) + " node(s)");
-            JobOutcome prep = run_processes(plan_.preparation);
+            JobOutcome prep = run_processes(plan_.preparation, "prep");
             if (prep.result != Result::succeeded) {
                 if (prep.result == Result::failed) {
                     prep.error_code = "JobPreparationFailed";
@@ -93,7 +118,7 @@ public:
                 return finish(prep);
             }
         }
-        JobOutcome outcome = run_processes(plan_.processes);
+        JobOutcome outcome = run_processes(plan_.processes, "run");
         if (outcome.result == Result::failed) {
             outcome.error_code = "JobFailed";
             outcome.error_message = "Job failed with non-zero exit code";
@@ -102,7 +127,14 @@ public:
     }
 
 private:
+    bool in_container() const { return runtime_.kind != RuntimeKind::host; }
+
     void set_up() {
+        if (in_.containers && in_.runtimes) {
+            runtime_ = choose_runtime(in_.properties, *in_.containers, in_.runtimes->availability());
+        } else {
+            runtime_ = choose_runtime(in_.properties, {RuntimeChoice::host, {}, false}, {});
+        }
         std::vector<std::string> notes;
         PlanInputs plan_inputs;
         plan_inputs.default_python = in_.default_python;
@@ -115,28 +147,32 @@ private:
         std::error_code ec;
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
-            fs::path dir = prepare_node_directory(node, in_, files_, notes);
+            fs::path dir = prepare_node_directory(node, in_, files_, !in_container(), notes);
             dirs_.push_back(dir);
-            NodePaths paths{node.root.string() + "/mounts", (dir / "mounts").string(), node.root.string() + "/jobs",
-                            dir.string(), (dir / "shared").string(), (dir / "hostfile").string()};
+            NodeDirectories where{node.root, in_.job_name, in_.shared_dir,
+                                  volume_directories(in_.cluster_volumes, node.root / "mounts", files_),
+                                  volume_directories(arm::volumes_of(in_.properties.value("mountVolumes", json())),
+                                                     dir / "mounts", files_)};
+            views_.push_back(in_container() ? container_view(where) : host_view(where));
             Environment env = node_base_environment(node.root);
-            for (auto& [name, value] : job_environment({in_.properties, paths, hosts, {node.gpus, false}})) env[name] = value;
+            if (in_container()) env["TMPDIR"] = "/tmp";
+            for (auto& [name, value] : job_environment({in_.properties, views_.back().paths, hosts, {node.gpus, in_container()}})) {
+                env[name] = value;
+            }
             envs_.push_back(std::move(env));
         }
         plan_inputs.launcher_hostfile = (dirs_[0] / "hostfile").string();
+        if (in_container()) plan_inputs.rank_directory = views_[0].job_dir;
         plan_ = plan_launch(in_.properties, plan_inputs);
 
         const Environment& master = envs_[0];
-        stdouterr_ = stdouterr_directory(in_.properties, master);
+        stdouterr_ = host_path(stdouterr_directory(in_.properties, master), "stdOutErrPathPrefix");
         fs::create_directories(stdouterr_, ec);
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
         log_.open(stdouterr_ / "execution.log");
         log_.line("job " + in_.job_id);
-        std::string image = in_.properties.value("/containerSettings/imageSourceRegistry/image"_json_pointer, "");
-        log_.line(image.empty() ? std::string("runtime: host (the job has no containerSettings)")
-                                : std::string("runtime: host, not the image ")
-                                      .append(image)
-                                      .append(" (this emulator does not run containers yet: the job runs on the host)"));
+        log_.line("runtime: " + runtime_.reason);
+        if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.line("node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
@@ -149,7 +185,7 @@ private:
         }
         for (const json& output : in_.properties.value("outputDirectories", json::array())) {
             if (!output.is_object()) continue;
-            fs::path dir = output_directory(in_.properties, output, master);
+            fs::path dir = host_path(output_directory(in_.properties, output, master), "outputDirectories " + output.value("id", ""));
             fs::create_directories(dir, ec);
             if (ec) throw std::runtime_error("cannot create the output directory " + dir.string() + ": " + ec.message());
             outputs_.push_back(dir);
@@ -157,37 +193,135 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             write_file(dirs_[i] / "hostfile", plan_.hostfile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
         }
+        if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
         // The scripts through which the MPI agent enters each node: only MPI toolkits need them.
-        if (std::any_of(plan_.processes.begin(), plan_.processes.end(), [](const PlannedProcess& p) { return p.mpi_launcher; })) {
+        if (uses_mpi()) {
             fs::create_directories(dirs_[0] / "mpi-nodes", ec);
             for (size_t i = 0; i < in_.nodes.size(); ++i) {
-                write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address, node_script(in_.nodes[i], dirs_[i], envs_[i]),
-                           fs::perms::owner_all);
+                const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
+                write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
+                           node_script(in_.nodes[i], dirs_[i], env, wrapper(i, "mpi", envs_[i])), fs::perms::owner_all);
             }
         }
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }
 
-    ProcessSpec spec_for(const PlannedProcess& planned) {
-        Environment env = envs_[planned.node];
-        for (const auto& [name, value] : planned.env) env[name] = expand_variables(value, envs_[planned.node]);
+    bool uses_mpi() const {
+        return std::any_of(plan_.processes.begin(), plan_.processes.end(), [](const PlannedProcess& p) { return p.mpi_launcher; });
+    }
+
+    // OpenMPI's daemons check that mpirun's plm_rsh_agent exists: in a container it is where
+    // mpirun named it.
+    SandboxBind agent_bind() const { return {in_.mpi_agent, in_.mpi_agent.string()}; }
+
+    // Where a path the master's processes see lies on this machine (log and output directories,
+    // which the emulator makes and lists).
+    fs::path host_path(const std::string& path, const std::string& what) {
+        std::optional<fs::path> host = views_[0].to_host(path);
+        if (!host) {
+            throw std::runtime_error("the " + what + " path " + path + " lies on no volume of the container (" +
+                                     kServiceRoot + "/mounts or the job's directories)");
+        }
+        return *host;
+    }
+
+    // Each node's sandbox: a writable layer over the image's root (or the host's), the node's
+    // /tmp, its GPUs, the job's paths.
+    void set_up_sandboxes() {
+        fs::path lower = runtime_.root.empty() ? fs::path("/") : runtime_.root;
+        std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, "");
+        std::error_code ec;
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            const JobNode& node = in_.nodes[i];
+            SandboxSpec spec;
+            std::string why;
+            roots_.push_back(WritableRoot::mount(lower, node.root / "containers" / in_.job_name, why));
+            spec.root = roots_.back() ? roots_.back()->path() : lower;
+            spec.root_writable = roots_.back() != nullptr;
+            if (i == 0 && !roots_.back()) log_.line("the sandboxes' root is read-only: " + why);
+            spec.binds.push_back({node.root / "tmp", "/tmp"});
+            if (!spec.root_writable) {
+                // Without a writable layer, HOME is the node's own directory.
+                fs::create_directories(node.root / "home", ec);
+                spec.binds.push_back({node.root / "home", envs_[i].count("HOME") ? envs_[i].at("HOME") : "/root"});
+            }
+            for (const SandboxBind& bind : views_[i].binds) spec.binds.push_back(bind);
+            if (uses_mpi()) spec.binds.push_back(agent_bind());
+            order_binds(spec.binds);
+            spec.dirs.push_back(views_[i].paths.mount_root);
+            spec.devices = node.gpu_devices;
+            if (!node.gpu_devices.empty()) {
+                for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
+                    spec.devices.push_back(control);
+                }
+            }
+            spec.hostname = node.id;
+            spec.shm_bytes = shm.empty() ? std::nullopt : parse_shm_size(shm);
+            spec.cwd = views_[i].job_dir;
+            sandboxes_.push_back(std::move(spec));
+        }
+        std::error_code exists;
+        if (!fs::exists(lower / "bin" / "bash", exists)) shell_ = "/bin/sh";
+    }
+
+    // The command words that put a process of node `node` into its container; none on the host.
+    std::vector<std::string> wrapper(size_t node, const std::string& tag, const Environment& env) {
+        if (runtime_.kind == RuntimeKind::sandbox) {
+            return sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {});
+        }
+        if (runtime_.kind == RuntimeKind::docker) {
+            DockerRun run;
+            run.name = docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" +
+                                   std::to_string(node) + "-" + tag);
+            run.image = runtime_.image;
+            run.binds = views_[node].binds;
+            if (uses_mpi()) run.binds.push_back(agent_bind());
+            run.gpus = in_.nodes[node].gpus;
+            std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, "");
+            run.shm_bytes = shm.empty() ? std::nullopt : parse_shm_size(shm);
+            run.cwd = views_[node].job_dir;
+            for (const auto& [name, value] : env) {
+                if (!machine_variable(name)) run.variables.push_back(name);
+            }
+            containers_.push_back(run.name);
+            return docker_run_command(in_.runtimes->docker(), run, {});
+        }
+        return {};
+    }
+
+    ProcessSpec spec_for(const PlannedProcess& planned, const std::string& tag) {
+        const size_t node = planned.node;
+        Environment env = envs_[node];
+        for (const auto& [name, value] : planned.env) env[name] = expand_variables(value, envs_[node]);
+        std::vector<std::string> argv{shell_, "-c", planned.command};
         if (planned.mpi_launcher) {
+            // mpirun runs on the machine beside the master node; its ranks enter their nodes.
+            argv[0] = "/bin/bash";
             env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
             env["BAI_MPI_NODES"] = (dirs_[0] / "mpi-nodes").string();
+            env["TMPDIR"] = (in_.nodes[0].root / "tmp").string();
+        } else if (std::vector<std::string> prefix = wrapper(node, tag, env); !prefix.empty()) {
+            if (runtime_.kind == RuntimeKind::docker) env = merged(docker_environment(), env);
+            prefix.insert(prefix.end(), argv.begin(), argv.end());
+            argv = std::move(prefix);
         }
-        return {{"/bin/bash", "-c", planned.command}, env, dirs_[planned.node], stdouterr_ / planned.stdout_name,
-                stdouterr_ / planned.stderr_name};
+        return {argv, env, dirs_[node], stdouterr_ / planned.stdout_name, stdouterr_ / planned.stderr_name};
+    }
+
+    static Environment merged(Environment base, const Environment& over) {
+        for (const auto& [name, value] : over) base[name] = value;
+        return base;
     }
 
     // Starts them all, waits for the required ones, then stops the others. The result is the
     // first non-zero exit code of a required process, in plan order.
-    JobOutcome run_processes(const std::vector<PlannedProcess>& processes) {
+    JobOutcome run_processes(const std::vector<PlannedProcess>& processes, const std::string& phase) {
         std::vector<std::shared_ptr<Process>> started;
         for (const PlannedProcess& planned : processes) {
             std::shared_ptr<Process> p;
             try {
-                p = control_.start(spec_for(planned));
+                p = control_.start(spec_for(planned, phase + std::to_string(started.size())));
             } catch (const std::exception& e) {
                 log_.line(planned.role + " on " + describe(in_.nodes[planned.node]) + " did not start: " + e.what());
                 control_.cancel("");
@@ -213,9 +347,23 @@ private:
             started[i]->wait();
             log_.line(processes[i].role + " stopped: the job's other processes are done");
         }
+        remove_containers();
         if (control_.cancelled() || started.size() < processes.size()) return {Result::cancelled, std::nullopt, "", ""};
         if (failed_code) return {Result::failed, failed_code, "", ""};
         return {Result::succeeded, 0, "", ""};
+    }
+
+    // A killed docker client leaves its container running: the containers are removed by name.
+    void remove_containers() {
+        if (containers_.empty()) return;
+        std::vector<std::string> argv{in_.runtimes->docker(), "rm", "--force"};
+        argv.insert(argv.end(), containers_.begin(), containers_.end());
+        containers_.clear();
+        try {
+            Process::start({argv, docker_environment(), "/", "/dev/null", "/dev/null"})->wait();
+        } catch (const std::exception& e) {
+            log_.line(std::string("could not remove the job's containers: ") + e.what());
+        }
     }
 
     JobOutcome finish(JobOutcome outcome) {
@@ -224,6 +372,8 @@ private:
         } else {
             log_.line(outcome.result == Result::succeeded ? "succeeded" : "failed: " + outcome.error_message);
         }
+        remove_containers();
+        roots_.clear();  // every process has exited: the writable layers go
         std::vector<fs::path> written = outputs_;
         if (!stdouterr_.empty()) written.push_back(stdouterr_);
         adopt_share_writes(files_, written);
@@ -234,9 +384,15 @@ private:
     storage::FileStore& files_;
     RunControl& control_;
     ExecutionLog log_;
+    RuntimeDecision runtime_;
     LaunchPlan plan_;
-    std::vector<fs::path> dirs_;
+    std::vector<fs::path> dirs_;  // each node's job directory on this machine
+    std::vector<NodeView> views_;
     std::vector<Environment> envs_;
+    std::vector<SandboxSpec> sandboxes_;
+    std::vector<std::unique_ptr<WritableRoot>> roots_;
+    std::vector<std::string> containers_;  // docker containers started, removed at the end
+    std::string shell_ = "/bin/bash";
     fs::path stdouterr_;
     std::vector<fs::path> outputs_;
 };

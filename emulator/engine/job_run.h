@@ -1,7 +1,8 @@
-// One run of a job on its nodes, on a thread of its own: the job's directories on every node, its
-// job-level volumes, hostfile and output directories, then the job preparation on every node,
-// then the toolkit's processes (launch_plan.h), each logged in execution.log next to their
-// stdout and stderr. Blocks until they are done or the run is cancelled.
+// One run of a job on its nodes, on a thread of its own: its runtime (host, sandbox or docker:
+// container_runtime.h), the job's directories on every node, its job-level volumes, hostfile and
+// output directories, then the job preparation on every node, then the toolkit's processes
+// (launch_plan.h), each logged in execution.log next to their stdout and stderr. Blocks until
+// they are done or the run is cancelled.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/arm/mount_volumes.h"
+#include "emulator/engine/container_runtime.h"
 #include "emulator/engine/run_control.h"
 #include "fake_storage/engine/file_store.h"
 
@@ -19,8 +22,9 @@ struct JobNode {
     std::string id;
     std::string address;
     std::filesystem::path root;
-    std::vector<std::string> gpus;
+    std::vector<std::string> gpus;  // UUIDs
     int slots = 1;
+    std::vector<std::string> gpu_devices;  // their device nodes (/dev/nvidiaN); none for fake GPUs
 };
 
 struct JobRunInputs {
@@ -31,6 +35,10 @@ struct JobRunInputs {
     std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
     std::filesystem::path mpi_agent;
     std::string default_python = "python";
+    std::vector<arm::Volume> cluster_volumes;  // what each node has under its mount root
+    // Where a job with containerSettings runs; null: always on the host.
+    const ContainerOptions* containers = nullptr;
+    RuntimeProbe* runtimes = nullptr;
 };
 
 struct JobOutcome {

@@ -165,8 +165,8 @@ std::string mpirun_command(const PlanInputs& in, int process_count, const std::s
     // hwloc_shmem_topology_write); with it, 0 in 60.
     return "mpirun --hostfile " + shell_quote(in.launcher_hostfile) + " -np " + std::to_string(process_count) +
            " --oversubscribe --bind-to none --mca plm_rsh_agent " + shell_quote(in.mpi_agent) +
-           " --mca routed direct --mca rtc_hwloc_vmhole none --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo"
-           " /bin/bash -c " +
+           " --mca routed direct --mca rtc_hwloc_vmhole none --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo" +
+           (in.rank_directory.empty() ? std::string() : " --wdir " + shell_quote(in.rank_directory)) + " /bin/bash -c " +
            shell_quote(command);
 }
 

@@ -24,6 +24,9 @@ struct PlanInputs {
     // the master included, through `mpi_agent` (plm_rsh_agent), with this hostfile.
     std::string mpi_agent;
     std::string launcher_hostfile;
+    // Where the ranks start when it is not mpirun's own directory (in containers: the job's
+    // directory as the nodes see it).
+    std::string rank_directory;
 };
 
 struct PlannedProcess {

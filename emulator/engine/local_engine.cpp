@@ -11,6 +11,7 @@
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/engine/node_setup.h"
+#include "emulator/engine/writable_root.h"
 #include "emulator/engine/process.h"
 #include "emulator/validation/duration.h"
 
@@ -59,7 +60,9 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, storage::FileStore& files, E
       files_(files),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : real_clock_),
-      mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent") {
+      mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent"),
+      runtimes_(find_on_path("bwrap", node_base_environment()).value_or(""),
+                find_on_path("docker", node_base_environment()).value_or("")) {
     if (options_.default_python.empty()) options_.default_python = default_python();
     for (const Gpu& gpu : options_.gpus) free_gpus_.push_back(gpu.uuid);
 }
@@ -70,8 +73,11 @@ void LocalEngine::start() {
     std::error_code ec;
     // Nodes do not survive the emulator: what a previous run left is cleared, and the clusters
     // get new nodes.
+    if (int stale = unmount_below(options_.nodes_dir); stale > 0) {
+        log::info("unmounted " + std::to_string(stale) + " container root(s) a previous run left");
+    }
     for (fs::directory_iterator it(options_.nodes_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        fs::remove_all(it->path(), ec);
+        remove_tree(it->path(), ec);
     }
     fs::create_directories(options_.nodes_dir, ec);
     write_mpi_agent(mpi_agent_);
@@ -251,7 +257,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     addresses_in_use_.erase(slot->address_number);
     for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
     std::error_code ec;
-    fs::remove_all(node.root, ec);
+    remove_tree(node.root, ec);
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " leaves (" + why + ")");
 }
 
@@ -334,7 +340,7 @@ void LocalEngine::drop_cluster(const std::string& key, const std::string& name) 
 
 void LocalEngine::forget_cluster(std::map<std::string, ClusterState>::iterator it) {
     std::error_code ec;
-    fs::remove_all(it->second.dir, ec);
+    remove_tree(it->second.dir, ec);
     clusters_.erase(it);
 }
 
@@ -526,6 +532,9 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.properties = p;
     in.mpi_agent = mpi_agent_;
     in.default_python = options_.default_python;
+    in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);
+    in.containers = &options_.containers;
+    in.runtimes = &runtimes_;
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {
@@ -533,7 +542,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         slot->node.job_key = queued.key;
         run.node_ids.push_back(slot->node.id);
         int slots = cluster.spec.vm_size.gpus > 0 ? cluster.spec.vm_size.gpus : cluster.spec.vm_size.cores;
-        in.nodes.push_back({slot->node.id, slot->node.address, slot->node.root, slot->node.gpus, slots});
+        in.nodes.push_back({slot->node.id, slot->node.address, slot->node.root, slot->node.gpus, slots, devices_of(slot->node.gpus)});
     }
     {
         std::lock_guard guard(snapshot_mutex_);
@@ -553,6 +562,16 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         post([this, key, outcome] { job_done(key, outcome); });
     });
     running_.emplace(queued.key, std::move(run));
+}
+
+std::vector<std::string> LocalEngine::devices_of(const std::vector<std::string>& uuids) const {
+    std::vector<std::string> devices;
+    for (const std::string& uuid : uuids) {
+        for (const Gpu& gpu : options_.gpus) {
+            if (gpu.uuid == uuid && gpu.minor >= 0) devices.push_back("/dev/nvidia" + std::to_string(gpu.minor));
+        }
+    }
+    return devices;
 }
 
 void LocalEngine::stop_job(const std::string& key, const std::string& reason) {

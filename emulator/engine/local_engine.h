@@ -37,6 +37,8 @@ struct EngineOptions {
     // --strict-gpus: a node that cannot have all the GPUs of its size is not allocated (the
     // cluster stays smaller and says why) instead of running with fewer.
     bool strict_gpus = false;
+    // Where jobs with containerSettings run (--container-runtime, --image, --strict-images).
+    ContainerOptions containers;
     Clock* clock = nullptr;  // a real clock when null
 };
 
@@ -125,6 +127,8 @@ private:
     void add_cluster_error(ClusterState& cluster, const std::string& code, const std::string& message);
     void publish();
     ClusterState* cluster_of_node(const std::string& node_id, size_t& index);
+    // The device nodes (/dev/nvidiaN) of these GPUs; fake GPUs have none.
+    std::vector<std::string> devices_of(const std::vector<std::string>& uuids) const;
 
     arm::ResourceStore& store_;
     storage::FileStore& files_;
@@ -132,6 +136,7 @@ private:
     RealClock real_clock_;
     Clock& clock_;
     std::filesystem::path mpi_agent_;
+    RuntimeProbe runtimes_;
 
     // The event queue (hooks and worker threads post; the engine thread runs).
     std::mutex events_mutex_;

@@ -10,7 +10,7 @@ namespace bai::engine {
 namespace fs = std::filesystem;
 
 void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volumes, storage::FileStore& files,
-                    std::vector<std::string>& notes) {
+                    std::vector<std::string>& notes, bool links) {
     for (const arm::Volume& v : volumes) {
         fs::path at = root / v.relative;
         std::error_code ec;
@@ -28,10 +28,18 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
                                      " at " + v.relative + ": the share does not exist");
         }
         fs::remove(at, ec);
-        fs::create_directory_symlink(files.share_root(v.account, v.container), at, ec);
+        if (links) {
+            fs::create_directory_symlink(files.share_root(v.account, v.container), at, ec);
+        } else {
+            fs::create_directory(at, ec);
+        }
         if (ec) throw std::runtime_error("cannot mount " + v.account + "/" + v.container + " at " + at.string() + ": " + ec.message());
         notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string());
     }
+}
+
+fs::path volume_directory(const arm::Volume& volume, const fs::path& root, storage::FileStore& files) {
+    return volume.blob ? root / volume.relative : files.share_root(volume.account, volume.container);
 }
 
 void adopt_share_writes(storage::FileStore& files, const std::vector<fs::path>& directories) {

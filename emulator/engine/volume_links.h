@@ -13,10 +13,17 @@
 
 namespace bai::engine {
 
-// Makes each volume appear at root/relativeMountPath. Throws std::runtime_error naming the volume
-// when its share does not exist or the link cannot be made; `notes` gets a line per volume.
+// Makes each volume appear at root/relativeMountPath: a share as a link to its directory, or, with
+// `links` false (a container binds the share there), as an empty directory. Throws
+// std::runtime_error naming the volume when its share does not exist or the link cannot be made;
+// `notes` gets a line per volume.
 void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
-                    storage::FileStore& files, std::vector<std::string>& notes);
+                    storage::FileStore& files, std::vector<std::string>& notes, bool links = true);
+
+// The directory of this machine that holds the volume attached under `root`: the share's in the
+// store, or the blob container's local directory.
+std::filesystem::path volume_directory(const arm::Volume& volume, const std::filesystem::path& root,
+                                       storage::FileStore& files);
 
 // For each directory that (through the links) lies in a share of the store: brings the share's
 // index up to what is on disk there.

@@ -74,6 +74,14 @@ TEST(LaunchPlan, MpirunQuotesTheRankCommandForTheShell) {
     EXPECT_NE(command.find("/bin/bash -c 'echo '\\''a b'\\'' $X'"), std::string::npos) << command;
 }
 
+TEST(LaunchPlan, MpirunStartsRanksInTheContainersJobDirectory) {
+    PlanInputs in = two_nodes();
+    EXPECT_EQ(mpirun_command(in, 2, "x").find("--wdir"), std::string::npos);
+    in.rank_directory = "/mnt/batch/tasks/shared/LS_root/jobs/j";
+    EXPECT_NE(mpirun_command(in, 2, "x").find(" --wdir '/mnt/batch/tasks/shared/LS_root/jobs/j' /bin/bash -c 'x'"),
+              std::string::npos);
+}
+
 TEST(LaunchPlan, PyTorchRanksSpreadInBlocksWithTheirIndex) {
     LaunchPlan plan = plan_launch({{"pyTorchSettings", {{"pythonScriptFilePath", "train.py"}, {"processCount", 3},
                                                        {"communicationBackend", "gloo"}}}},

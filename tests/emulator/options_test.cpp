@@ -40,6 +40,28 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     EXPECT_THROW(parse_options({"--autoscale-idle", "-1"}), std::invalid_argument);
 }
 
+TEST(Options, ContainerFlags) {
+    Options o = parse_options({"--container-runtime", "sandbox", "--image", "ubuntu:16.04=/tmp", "--image=tf=/",
+                               "--strict-images"});
+    EXPECT_EQ(o.containers.choice, engine::RuntimeChoice::sandbox);
+    EXPECT_EQ(o.containers.images.at("ubuntu:16.04"), "/tmp");
+    EXPECT_EQ(o.containers.images.at("tf"), "/");
+    EXPECT_TRUE(o.containers.strict_images);
+    Options defaults = parse_options({});
+    EXPECT_EQ(defaults.containers.choice, engine::RuntimeChoice::automatic);
+    EXPECT_FALSE(defaults.containers.strict_images);
+    EXPECT_TRUE(defaults.containers.images.empty());
+}
+
+void expect_rejected(const std::vector<std::string>& args, const std::string& mentions);
+
+TEST(Options, BadContainerFlagsNameTheFlag) {
+    expect_rejected({"--container-runtime", "podman"}, "--container-runtime");
+    expect_rejected({"--image", "ubuntu"}, "--image");
+    expect_rejected({"--image", "ubuntu=/no/such/dir"}, "/no/such/dir");
+    expect_rejected({"--strict-images=yes"}, "--strict-images");
+}
+
 void expect_rejected(const std::vector<std::string>& args, const std::string& mentions) {
     try {
         parse_options(args);

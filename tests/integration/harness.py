@@ -30,8 +30,9 @@ def wait_for(predicate, timeout=20.0, interval=0.02, what="condition"):
 class Emulator:
     """One emulator process. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, location=None, args=None, command=None):
+    def __init__(self, location=None, args=None, command=None, env=None):
         self.owns_location = location is None
+        self.env = env
         self.location = location or tempfile.mkdtemp(prefix="bai-it-")
         self.args = list(args or [])
         self.command = command or [EMULATOR]
@@ -44,7 +45,7 @@ class Emulator:
         self._stdout = open(self.stdout_path, "wb")
         self._stderr = open(self.stderr_path, "wb")
         argv = self.command + ["--location", self.location] + EPHEMERAL + self.args
-        self.process = subprocess.Popen(argv, stdout=self._stdout, stderr=self._stderr)
+        self.process = subprocess.Popen(argv, stdout=self._stdout, stderr=self._stderr, env=self.env)
         if wait:
             self.endpoints = wait_for(self._read_endpoints, what="endpoints.json")
         return self

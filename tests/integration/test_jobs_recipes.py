@@ -1,7 +1,9 @@
 """Every recipe job.json of ../shared/reference/jobs/recipes run through the SDK, as the az CLI
 would submit it (storage placeholders filled in, the cluster named), with the frameworks replaced
 by stand-ins: `python`, `cntk` and `caffe` on the nodes' PATH record their argv and environment.
-The launch plan, the environment and the file layout are checked without installing TensorFlow."""
+The launch plan, the environment and the file layout are checked without installing TensorFlow.
+The recipes' images are not at hand, so their jobs run on the host (--container-runtime host),
+where the stand-ins are: test_jobs_containers covers the container runtimes."""
 import glob
 import json
 import os
@@ -67,7 +69,7 @@ class RecipeTest(unittest.TestCase):
             os.chmod(path, 0o755)
         cls.saved_path = os.environ["PATH"]
         os.environ["PATH"] = cls.tools + ":" + cls.saved_path  # what the nodes' processes get
-        cls.emu = harness.Emulator(args=["--lro-delay", "0", "--gpus", "fake:8"]).start()
+        cls.emu = harness.Emulator(args=["--lro-delay", "0", "--gpus", "fake:8", "--container-runtime", "host"]).start()
         ep = cls.emu.endpoints
         cls.client = harness.arm_client(BatchAI, ep)
         harness.arm_client(ResourceManagementClient, ep).resource_groups.create_or_update(RG, {"location": "eastus"})

@@ -1,0 +1,77 @@
+// Where a job's processes run when it has containerSettings: in docker when an engine answers,
+// in a bubblewrap sandbox (the image's root from --image IMAGE=DIR, else the host's root), or on
+// the host. The choice is pure (choose_runtime); what works on this machine is probed once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace bai::engine {
+
+enum class RuntimeKind { host, sandbox, docker };
+// --container-runtime: auto (docker, else sandbox, else host) or one of them.
+enum class RuntimeChoice { automatic, docker, sandbox, host };
+
+struct ContainerOptions {
+    RuntimeChoice choice = RuntimeChoice::automatic;
+    std::map<std::string, std::filesystem::path> images;  // --image IMAGE=DIR
+    // --strict-images: a job whose image cannot be used fails instead of running without it.
+    bool strict_images = false;
+};
+
+struct RuntimeAvailability {
+    bool docker = false;
+    std::string docker_why;  // why not, when not
+    bool sandbox = false;
+    std::string sandbox_why;
+};
+
+struct RuntimeDecision {
+    RuntimeKind kind = RuntimeKind::host;
+    std::string image;            // containerSettings' image; empty without containerSettings
+    std::filesystem::path root;   // sandbox: the image's root directory; empty: the host's root
+    std::string reason;           // one line for execution.log
+    std::string error;            // not empty: the job cannot run (--strict-images, forced runtime missing)
+};
+
+RuntimeDecision choose_runtime(const nlohmann::json& properties, const ContainerOptions& options,
+                               const RuntimeAvailability& available);
+
+// "IMAGE=DIR" of --image; DIR must be an existing directory. Throws std::invalid_argument.
+std::pair<std::string, std::filesystem::path> parse_image_flag(std::string_view text);
+// "auto", "docker", "sandbox" or "host". Throws std::invalid_argument.
+RuntimeChoice parse_runtime_choice(std::string_view text);
+
+// containerSettings.shmSize in docker's syntax ("2g", "512m", "16gb", "1.5 GiB"; binary units)
+// in bytes; nullopt when it is not such a size.
+std::optional<std::uint64_t> parse_shm_size(std::string_view text);
+
+// The directory given for `image`: its exact name, else its repository without the tag
+// (--image ubuntu=DIR serves ubuntu:16.04), else nullptr.
+const std::filesystem::path* image_directory(const std::map<std::string, std::filesystem::path>& images,
+                                             const std::string& image);
+
+// What this machine offers, probed at the first call (a docker client asking its engine, bwrap
+// making a namespace), then remembered. Thread-safe.
+class RuntimeProbe {
+public:
+    RuntimeProbe(std::string bwrap, std::string docker) : bwrap_(std::move(bwrap)), docker_(std::move(docker)) {}
+    const RuntimeAvailability& availability();
+    const std::string& bwrap() const { return bwrap_; }
+    const std::string& docker() const { return docker_; }
+
+private:
+    std::string bwrap_;   // its path; empty when not installed
+    std::string docker_;  // the docker client's path; empty when not installed
+    std::once_flag once_;
+    RuntimeAvailability available_;
+};
+
+}  // namespace bai::engine

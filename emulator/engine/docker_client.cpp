@@ -1,0 +1,47 @@
+#include "emulator/engine/docker_client.h"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "emulator/engine/node_setup.h"
+
+namespace bai::engine {
+
+std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
+                                            const std::vector<std::string>& command) {
+    std::vector<std::string> argv{docker, "run", "--rm", "--name", run.name, "--network", "host", "--init"};
+    // Appends: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
+    for (const SandboxBind& bind : run.binds) argv.insert(argv.end(), {"--volume", bind.host.string().append(":").append(bind.view)});
+    if (!run.gpus.empty()) {
+        std::string devices = "device=";
+        for (size_t i = 0; i < run.gpus.size(); ++i) devices.append(i ? "," : "").append(run.gpus[i]);
+        // docker's --gpus takes a CSV field: the quotes keep its commas inside one value.
+        argv.insert(argv.end(), {"--gpus", std::string("\"").append(devices).append("\"")});
+    }
+    if (run.shm_bytes) argv.insert(argv.end(), {"--shm-size", std::to_string(*run.shm_bytes)});
+    if (!run.cwd.empty()) argv.insert(argv.end(), {"--workdir", run.cwd});
+    for (const std::string& name : run.variables) argv.insert(argv.end(), {"--env", name});
+    argv.push_back(run.image);
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+}
+
+Environment docker_environment() {
+    Environment env = node_base_environment();
+    for (const char* name : {"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY"}) {
+        if (const char* value = std::getenv(name)) env[name] = value;
+    }
+    return env;
+}
+
+std::string docker_name(const std::string& text) {
+    std::string name;
+    for (char c : text) {
+        bool ok = std::isalnum(static_cast<unsigned char>(c)) || ((c == '_' || c == '.' || c == '-') && !name.empty());
+        name.push_back(ok ? c : '-');
+    }
+    if (!name.empty() && std::isalnum(static_cast<unsigned char>(name[0]))) return name;
+    return std::string("c").append(name);
+}
+
+}  // namespace bai::engine

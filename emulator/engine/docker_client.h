@@ -1,0 +1,39 @@
+// The docker command that runs a job's process in its node's container, as Batch AI did on its
+// nodes: the machine's network (MPI and parameter servers on loopback), the node's GPUs by UUID,
+// the service's paths (/mnt/batch/tasks/shared/LS_root/...) bound to the node's directories, the
+// job's variables passed by name (their values come from the client's environment, never the
+// command line), and a name by which the emulator removes it when the job is stopped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/sandbox.h"
+#include "emulator/engine/shell_words.h"
+
+namespace bai::engine {
+
+struct DockerRun {
+    std::string name;
+    std::string image;
+    std::vector<SandboxBind> binds;
+    std::vector<std::string> gpus;  // UUIDs
+    std::optional<std::uint64_t> shm_bytes;
+    std::string cwd;
+    std::vector<std::string> variables;  // names, values from the client's environment
+};
+
+std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
+                                            const std::vector<std::string>& command);
+
+// The environment the docker client runs with: the nodes' base environment and the DOCKER_*
+// variables of the emulator's own (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_CONFIG, DOCKER_CERT_PATH,
+// DOCKER_TLS_VERIFY), which say where the engine is.
+Environment docker_environment();
+
+// A container name made of what docker accepts ([a-zA-Z0-9][a-zA-Z0-9_.-]*).
+std::string docker_name(const std::string& text);
+
+}  // namespace bai::engine

@@ -1,0 +1,33 @@
+#include "emulator/engine/sandbox.h"
+
+#include <algorithm>
+
+namespace bai::engine {
+
+std::vector<std::string> sandbox_command(const std::string& bwrap, const SandboxSpec& spec,
+                                         const std::vector<std::string>& command) {
+    std::vector<std::string> argv{bwrap, spec.root_writable ? "--bind" : "--ro-bind", spec.root.string(), "/",
+                                  "--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"};
+    for (const std::string& device : spec.devices) {
+        argv.insert(argv.end(), {"--dev-bind-try", device, device});
+    }
+    if (spec.shm_bytes) argv.insert(argv.end(), {"--size", std::to_string(*spec.shm_bytes)});
+    argv.insert(argv.end(), {"--tmpfs", "/dev/shm", "--tmpfs", "/mnt"});
+    for (const std::string& dir : spec.dirs) argv.insert(argv.end(), {"--dir", dir});
+    for (const SandboxBind& bind : spec.binds) argv.insert(argv.end(), {"--bind", bind.host.string(), bind.view});
+    argv.insert(argv.end(), {"--unshare-pid", "--unshare-uts", "--unshare-ipc", "--die-with-parent"});
+    if (!spec.hostname.empty()) argv.insert(argv.end(), {"--hostname", spec.hostname});
+    if (!spec.cwd.empty()) argv.insert(argv.end(), {"--chdir", spec.cwd});
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+}
+
+void order_binds(std::vector<SandboxBind>& binds) {
+    // A parent path is a prefix of what lies in it, so it sorts first; ties keep their order.
+    std::stable_sort(binds.begin(), binds.end(), [](const SandboxBind& a, const SandboxBind& b) {
+        return std::count(a.view.begin(), a.view.end(), '/') < std::count(b.view.begin(), b.view.end(), '/');
+    });
+}
+
+}  // namespace bai::engine
