@@ -135,6 +135,34 @@ class SandboxHostRootTest(JobsTestCase):
 
 
 @unittest.skipUnless(sandbox_works(), "bubblewrap cannot make a sandbox here")
+class SandboxRestartTest(JobsTestCase):
+    emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "sandbox"]
+
+    def test_a_killed_emulator_leaves_no_writable_root_mounted_and_the_job_runs_again(self):
+        c = self.cluster("restarted", nodes=1)
+        self.wait_cluster("restarted", idle=1)
+        sleeper = "sleep 6001"  # unique: the first run's process outlives the killed emulator
+        command = (f"if [ -e $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once ]; then echo second; "
+                   f"else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec {sleeper}; fi")
+        self.job("again", c, wait=False, container_settings=container("ubuntu:16.04"),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
+        harness.wait_for(lambda: sleeper in subprocess.run(["ps", "axww"], capture_output=True, text=True).stdout,
+                         what="the first run")
+        try:
+            self.assertNotEqual(mounts_under(self.emu.location), [])  # the job's writable root
+            self.emu.send(9)
+            self.emu.process.wait()
+            self.emu.start()
+            type(self).client = harness.arm_client(type(self).client.__class__, self.emu.endpoints)
+            j = self.wait_job("again", timeout=60)
+            self.assertEqual(j.execution_state, "succeeded")
+            self.assertIn("second", self.read("again", "stdout.txt"))
+            self.assertEqual(mounts_under(self.emu.location), [])
+        finally:
+            harness.kill_processes_named(sleeper)
+
+
+@unittest.skipUnless(sandbox_works(), "bubblewrap cannot make a sandbox here")
 class SandboxImageRootTest(JobsTestCase):
     @classmethod
     def setUpClass(cls):

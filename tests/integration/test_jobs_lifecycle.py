@@ -202,6 +202,7 @@ class StrictGpusTest(JobsTestCase):
 class RestartTest(unittest.TestCase):
     def test_running_jobs_are_requeued_and_run_again_after_a_restart(self):
         emu = harness.Emulator(args=["--lro-delay", "0"])
+        sleeper = "sleep 6002"  # unique: the first run's process outlives the killed emulator
         try:
             emu.start()
             ep = emu.endpoints
@@ -214,7 +215,7 @@ class RestartTest(unittest.TestCase):
                 "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": 1}},
                 "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}}))
             marker = os.path.join(emu.location, "ran-once")
-            command = f"if [ -e {marker} ]; then echo second; else touch {marker}; exec sleep 600; fi"
+            command = f"if [ -e {marker} ]; then echo second; else touch {marker}; exec {sleeper}; fi"
             harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{provider}/workspaces/ws/experiments/e/jobs/j", {"properties": {
                 "cluster": {"id": f"{provider}/workspaces/ws/clusters/c"}, "nodeCount": 1,
                 "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP", "customToolkitSettings": {"commandLine": command}}}))
@@ -233,6 +234,7 @@ class RestartTest(unittest.TestCase):
         finally:
             emu.stop()
             emu.close()
+            harness.kill_processes_named(sleeper)
 
 
 if __name__ == "__main__":
