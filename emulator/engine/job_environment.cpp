@@ -79,12 +79,4 @@ void add_user_variables(Environment& env, const json& list) {
     }
 }
 
-std::vector<std::string> secret_names(const json& properties) {
-    std::vector<std::string> names;
-    for (const json& item : properties.value("secrets", json::array())) {
-        if (item.is_object() && item.contains("name")) names.push_back(item["name"]);
-    }
-    return names;
-}
-
 }  // namespace bai::engine

@@ -46,7 +46,4 @@ std::string output_directory(const nlohmann::json& properties, const nlohmann::j
 // only as a Key Vault reference cannot be read offline: it is set empty).
 void add_user_variables(Environment& env, const nlohmann::json& list);
 
-// The names of variables whose values are secrets (never written to execution.log).
-std::vector<std::string> secret_names(const nlohmann::json& properties);
-
 }  // namespace bai::engine

@@ -73,9 +73,6 @@ void LocalEngine::start() {
     std::error_code ec;
     // Nodes do not survive the emulator: what a previous run left is cleared, and the clusters
     // get new nodes.
-    if (int stale = unmount_below(options_.nodes_dir); stale > 0) {
-        log::info("unmounted " + std::to_string(stale) + " container root(s) a previous run left");
-    }
     for (fs::directory_iterator it(options_.nodes_dir, ec), end; !ec && it != end; it.increment(ec)) {
         remove_tree(it->path(), ec);
     }
@@ -158,6 +155,7 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
         log::warning("cluster " + cluster_id + " cannot get nodes: " + e.what());
         return;
     }
+    if (auto old = clusters_.find(stored->key); old != clusters_.end() && old->second.deleted) retire_cluster(old);
     auto [it, inserted] = clusters_.try_emplace(stored->key);
     ClusterState& cluster = it->second;
     cluster.key = stored->key;
@@ -165,6 +163,11 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
     cluster.spec = spec;
     if (inserted) {
         cluster.dir = options_.nodes_dir / directory_name(spec, stored->key);
+        for (int n = 2; std::any_of(clusters_.begin(), clusters_.end(),
+                                    [&](const auto& c) { return &c.second != &cluster && c.second.dir == cluster.dir; });
+             ++n) {
+            cluster.dir = options_.nodes_dir / (directory_name(spec, stored->key) + "-" + std::to_string(n));
+        }
         std::string workspace = cluster_id.substr(0, text::lower(cluster_id).rfind("/clusters/"));
         if (auto ws = store_.get(workspace)) cluster.location = ws->body.value("location", "");
         cluster.errors = stored->body["properties"].value("errors", json::array());
@@ -336,6 +339,20 @@ void LocalEngine::drop_cluster(const std::string& key, const std::string& name) 
         if (it->second.nodes[i]->node.state != NodeState::running) remove_node(it->second, i, "the cluster was deleted");
     }
     if (it->second.nodes.empty()) forget_cluster(it);
+}
+
+void LocalEngine::retire_cluster(std::map<std::string, ClusterState>::iterator it) {
+    const std::string old_key = it->first;
+    const std::string new_key = old_key + "#retired-" + std::to_string(++retired_clusters_);
+    auto handle = clusters_.extract(it);
+    handle.key() = new_key;
+    ClusterState& cluster = handle.mapped();
+    cluster.key = new_key;
+    for (auto& slot : cluster.nodes) slot->node.cluster_key = new_key;
+    for (auto& [job_key, job] : running_) {
+        if (job.cluster_key == old_key) job.cluster_key = new_key;
+    }
+    clusters_.insert(std::move(handle));
 }
 
 void LocalEngine::forget_cluster(std::map<std::string, ClusterState>::iterator it) {

@@ -111,6 +111,9 @@ private:
     void drop_cluster(const std::string& key, const std::string& name);
     // A deleted cluster whose last node has gone: its directory and state.
     void forget_cluster(std::map<std::string, ClusterState>::iterator it);
+    // A deleted cluster whose nodes still finish its jobs steps aside (under a key of its own)
+    // when a cluster of the same name is created: the new one starts fresh.
+    void retire_cluster(std::map<std::string, ClusterState>::iterator it);
     void enqueue(const std::string& job_id);
     void recover();
     void schedule();
@@ -151,6 +154,7 @@ private:
     std::map<std::string, std::vector<QueuedJob>> queues_;  // by cluster key
     std::map<std::string, RunningJob> running_;             // by job key
     std::set<int> addresses_in_use_;
+    int retired_clusters_ = 0;
     std::vector<std::string> free_gpus_;
 
     // Published for other threads.

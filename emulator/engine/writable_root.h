@@ -2,7 +2,7 @@
 // lower layer is the image's root (or the host's) and whose upper layer is the node's
 // containers/<job>/upper, so that a job preparation may `apt install` without touching the image.
 // Mounted in the emulator's own mount namespace (root only) for the job's run, and unmounted and
-// removed after it; mounts left by a crash are found and unmounted at the next start.
+// removed after it; the daemon releases what a crash left under DIR/nodes at the next start.
 #pragma once
 
 #include <filesystem>
@@ -28,10 +28,6 @@ private:
     std::filesystem::path dir_;
     std::filesystem::path merged_;
 };
-
-// Unmounts (lazily) every mount point at or below `under`, deepest first, as /proc/self/mountinfo
-// lists them. Returns how many.
-int unmount_below(const std::filesystem::path& under);
 
 // Removes a node's or a job's directory tree: what is mounted in it is unmounted first, so that
 // the removal never walks into a writable root (which would whiteout the whole lower root).

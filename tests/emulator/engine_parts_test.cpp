@@ -54,7 +54,6 @@ TEST(JobEnvironment, ServiceVariablesPathsAndUserVariables) {
     EXPECT_EQ(env.at("MODE"), "fast");
     EXPECT_EQ(env.at("TOKEN"), "s");
     EXPECT_EQ(env.at("VAULT"), "");
-    EXPECT_EQ(secret_names(p), (std::vector<std::string>{"TOKEN", "VAULT"}));
 }
 
 TEST(JobEnvironment, GpusByUuidOnTheHostFromZeroWhenIsolated) {

@@ -36,6 +36,16 @@ protected:
     }
 
     void start(int nodes, Clock* clock = nullptr) {
+        create_cluster(nodes);
+        EngineOptions options;
+        options.nodes_dir = dir / "nodes";
+        options.clock = clock;
+        engine = std::make_unique<LocalEngine>(*store, *files, options);
+        engine->start();
+        engine->cluster_created(kCluster);
+    }
+
+    void create_cluster(int nodes) {
         json mounts{{"azureFileShares",
                      {{{"azureFileUrl", "https://devstoreaccount1.file.core.windows.net/jobs"}, {"relativeMountPath", "afs"}}}}};
         json cluster{{"id", kCluster},
@@ -45,12 +55,6 @@ protected:
                        {"scaleSettings", {{"manual", {{"targetNodeCount", nodes}}}}},
                        {"nodeSetup", {{"mountVolumes", mounts}}}}}};
         ASSERT_TRUE(store->create(kCluster, kWorkspace, "cluster", cluster));
-        EngineOptions options;
-        options.nodes_dir = dir / "nodes";
-        options.clock = clock;
-        engine = std::make_unique<LocalEngine>(*store, *files, options);
-        engine->start();
-        engine->cluster_created(kCluster);
     }
 
     std::string add_job(const std::string& name, const std::string& command, const std::string& wall_clock = "P7D") {
@@ -151,6 +155,25 @@ TEST_F(LocalEngineTest, MaxWallClockTimeOnAVirtualClock) {
     clock->advance(std::chrono::minutes(2));
     ASSERT_TRUE(wait_for([&] { return state(id) == "failed"; }));
     EXPECT_EQ(store->get(id)->body["properties"]["executionInfo"]["errors"][0]["code"], "MaxWallClockTimeExceeded");
+}
+
+TEST_F(LocalEngineTest, AClusterCreatedAgainWhileItsDeletedNodesFinishStartsFresh) {
+    start(1);
+    std::string old_job = add_job("old", "sleep 600");
+    ASSERT_TRUE(wait_for([&] { return state(old_job) == "running"; }));
+    // Deleted and created again at once: the old node is still ending its job.
+    auto removed = store->remove_tree(kCluster);
+    engine->cluster_deleted(removed.at(0));
+    create_cluster(1);
+    engine->cluster_created(kCluster);
+    ASSERT_TRUE(wait_for([&] { return state(old_job) == "failed"; }));
+    EXPECT_EQ(store->get(old_job)->body["properties"]["executionInfo"]["errors"][0]["code"], "ClusterDeleted");
+    ASSERT_TRUE(wait_for([&] {
+        auto c = store->get(kCluster)->body["properties"];
+        return c["nodeStateCounts"]["idleNodeCount"] == 1 && c["allocationState"] == "steady";
+    })) << store->get(kCluster)->body.dump();
+    std::string new_job = add_job("new", "echo new");
+    ASSERT_TRUE(wait_for([&] { return state(new_job) == "succeeded"; })) << state(new_job);
 }
 
 }  // namespace

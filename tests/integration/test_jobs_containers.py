@@ -163,6 +163,29 @@ class SandboxRestartTest(JobsTestCase):
 
 
 @unittest.skipUnless(sandbox_works(), "bubblewrap cannot make a sandbox here")
+class SandboxCleanStopTest(JobsTestCase):
+    emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "sandbox"]
+
+    def test_sigterm_stops_the_sandboxed_job_and_unmounts_its_layer(self):
+        c = self.cluster("stopped", nodes=1)
+        self.wait_cluster("stopped", idle=1)
+        sleeper = "sleep 6003"
+        self.job("stopme", c, wait=False, container_settings=container("ubuntu:16.04"),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line="exec " + sleeper))
+        running = lambda: sleeper in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        harness.wait_for(running, what="the job's process")
+        try:
+            self.assertNotEqual(mounts_under(self.emu.location), [])
+            code, _ = self.emu.stop()
+            self.assertEqual(code, 0)
+            self.assertEqual(mounts_under(self.emu.location), [])
+            harness.wait_for(lambda: not running(), timeout=5, what="the job's process to be gone")
+        finally:
+            harness.kill_processes_named(sleeper)
+            self.emu.start()  # for tearDownClass
+
+
+@unittest.skipUnless(sandbox_works(), "bubblewrap cannot make a sandbox here")
 class SandboxImageRootTest(JobsTestCase):
     @classmethod
     def setUpClass(cls):
