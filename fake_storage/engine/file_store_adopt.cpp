@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "common/text/ascii.h"
 #include "fake_storage/engine/file_store.h"
@@ -34,6 +35,18 @@ std::map<std::string, Indexed> indexed_children(db::Database& db, const std::str
         out.emplace(text::lower(e.name), e);
     }
     return out;
+}
+
+// The entry `name` directly under `parent` (case-insensitive), through the parent index.
+std::optional<Indexed> indexed_child_of(db::Database& db, const std::string& account, const std::string& share,
+                                        const std::string& parent, const std::string& name) {
+    auto q = db.prepare(
+        "SELECT id, name, is_dir, size, last_modified FROM share_entries"
+        " WHERE account = ?1 AND share = ?2 AND parent = ?3 AND name = ?4 COLLATE NOCASE");
+    q.bind(1, account).bind(2, share).bind(3, parent).bind(4, name);
+    if (!q.step()) return std::nullopt;
+    return Indexed{q.column_int(0), q.column_text(1), q.column_int(2) != 0, static_cast<std::uint64_t>(q.column_int(3)),
+                   q.column_int(4)};
 }
 
 // The store stamps Last-Modified just before it writes a file, so the file's mtime can be a little
@@ -84,13 +97,12 @@ public:
     // when one does not.
     bool ancestors(const std::vector<std::string>& parts, size_t count, std::string& stored) {
         for (size_t i = 0; i < count; ++i) {
-            auto children = indexed_children(db_, account_, share_, stored);
-            auto it = children.find(text::lower(parts[i]));
+            std::optional<Indexed> known = indexed_child_of(db_, account_, share_, stored, parts[i]);
             std::string next = stored.empty() ? parts[i] : stored + "/" + parts[i];
             struct stat st {};
-            if (it != children.end()) {
-                if (!it->second.is_dir) return false;
-                next = stored.empty() ? it->second.name : stored + "/" + it->second.name;
+            if (known) {
+                if (!known->is_dir) return false;
+                next = stored.empty() ? known->name : stored + "/" + known->name;
             } else {
                 if (::lstat((root_ / next).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
                 insert(db_, account_, share_, stored, parts[i], st);
@@ -106,42 +118,62 @@ public:
         std::error_code ec;
         for (fs::directory_iterator it(root_ / dir, ec), end; !ec && it != end; it.increment(ec)) {
             const std::string name = it->path().filename().string();
-            struct stat st {};
-            if (::lstat(it->path().c_str(), &st) != 0) continue;
-            if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) continue;  // links, fifos: not share content
-            const std::string path = dir.empty() ? name : dir + "/" + name;
-            auto found = indexed.find(text::lower(name));
-            if (found == indexed.end()) {
-                insert(db_, account_, share_, dir, name, st);
-                ++changed_;
-            } else {
-                Indexed e = found->second;
+            std::optional<Indexed> known;
+            if (auto found = indexed.find(text::lower(name)); found != indexed.end()) {
+                known = found->second;
                 indexed.erase(found);
-                if (e.name != name) continue;  // a second name differing only in case: not representable
-                if (e.is_dir != S_ISDIR(st.st_mode)) {
-                    remove_subtree(db_, account_, share_, path);
-                    insert(db_, account_, share_, dir, name, st);
-                    ++changed_;
-                } else if (!e.is_dir && (e.size != static_cast<std::uint64_t>(st.st_size) ||
-                                         mtime_ticks(st) > e.last_modified + kStoreWriteSlack)) {
-                    db_.prepare(
-                          "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, last_write_time = ?4,"
-                          " change_time = ?4 WHERE id = ?1")
-                        .bind(1, e.id)
-                        .bind(2, static_cast<std::int64_t>(st.st_size))
-                        .bind(3, new_etag())
-                        .bind(4, std::max(mtime_ticks(st), e.last_modified))
-                        .run();
-                    ++changed_;
-                }
             }
-            if (S_ISDIR(st.st_mode)) walk(path);
+            if (sync_child(dir, name, known, false)) walk(dir.empty() ? name : dir + "/" + name);
         }
         if (ec) return;  // unreadable: leave its entries as they are
         for (const auto& [lower, gone] : indexed) {
             remove_subtree(db_, account_, share_, dir.empty() ? gone.name : dir + "/" + gone.name);
             ++changed_;
         }
+    }
+
+    // Brings the entry `name` of `dir` in line with the disk (`known`: its row, if any; `written`:
+    // its content changed even if its size and time say otherwise). Returns true when it is a
+    // directory on disk whose contents a caller may want to walk.
+    bool sync_child(const std::string& dir, const std::string& name, const std::optional<Indexed>& known, bool written) {
+        const std::string path = dir.empty() ? name : dir + "/" + name;
+        struct stat st {};
+        const bool on_disk = ::lstat((root_ / path).c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+        if (!on_disk) {  // gone, or links and fifos: not share content
+            if (known) {
+                remove_subtree(db_, account_, share_, dir.empty() ? known->name : dir + "/" + known->name);
+                ++changed_;
+            }
+            return false;
+        }
+        if (!known) {
+            insert(db_, account_, share_, dir, name, st);
+            ++changed_;
+            return S_ISDIR(st.st_mode);
+        }
+        if (known->name != name) return false;  // a second name differing only in case: not representable
+        if (known->is_dir != S_ISDIR(st.st_mode)) {
+            remove_subtree(db_, account_, share_, path);
+            insert(db_, account_, share_, dir, name, st);
+            ++changed_;
+        } else if (!known->is_dir && (written || known->size != static_cast<std::uint64_t>(st.st_size) ||
+                                      mtime_ticks(st) > known->last_modified + kStoreWriteSlack)) {
+            db_.prepare(
+                  "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, last_write_time = ?4,"
+                  " change_time = ?4 WHERE id = ?1")
+                .bind(1, known->id)
+                .bind(2, static_cast<std::int64_t>(st.st_size))
+                .bind(3, new_etag())
+                .bind(4, std::max(mtime_ticks(st), known->last_modified))
+                .run();
+            ++changed_;
+        }
+        return S_ISDIR(st.st_mode);
+    }
+
+    // The row of `name` in `dir`, by case-insensitive name.
+    std::optional<Indexed> indexed_child(const std::string& dir, const std::string& name) {
+        return indexed_child_of(db_, account_, share_, dir, name);
     }
 
     size_t changed() const { return changed_; }
@@ -164,6 +196,25 @@ size_t FileStore::adopt_disk_changes(const std::string& account, const std::stri
         std::string stored;
         if (!adopter.ancestors(parts, parts.size(), stored)) return;
         adopter.walk(stored);
+        changed = adopter.changed();
+    });
+    return changed;
+}
+
+size_t FileStore::adopt_entry(const std::string& account, const std::string& share, const std::string& path,
+                              bool written, bool subtree) {
+    std::vector<std::string> parts = split_share_path(path);
+    if (parts.empty()) return adopt_disk_changes(account, share, path);
+    size_t changed = 0;
+    db_.transaction([&](db::Database& db) {
+        get_share(account, share);  // 404 ShareNotFound
+        Adopter adopter(db, account, share, share_root(account, share));
+        std::string dir;
+        if (!adopter.ancestors(parts, parts.size() - 1, dir)) return;
+        const std::string& name = parts.back();
+        if (adopter.sync_child(dir, name, adopter.indexed_child(dir, name), written) && subtree) {
+            adopter.walk(dir.empty() ? name : dir + "/" + name);
+        }
         changed = adopter.changed();
     });
     return changed;

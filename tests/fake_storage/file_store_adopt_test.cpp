@@ -73,6 +73,33 @@ TEST_F(AdoptTest, FilesWrittenThroughTheStoreAreNotTouched) {
     EXPECT_EQ(store->get_file(kAcct, "logs", "rest/f.txt").etag, made.etag);
 }
 
+TEST_F(AdoptTest, OneEntryAddedRewrittenAndRemoved) {
+    write("x/y/new.txt", "abc");
+    write("x/y/other.txt", "not this one");
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "x/y/new.txt", false, false), 3u);  // x, y, new.txt
+    EXPECT_EQ(names("x/y"), (std::vector<std::string>{"new.txt"}));
+    ShareEntry first = store->get_file(kAcct, "logs", "x/y/new.txt");
+    EXPECT_EQ(first.size, 3u);
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "x/y/new.txt", false, false), 0u);  // nothing new
+    write("x/y/new.txt", "xyz");  // same size, same second
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "x/y/new.txt", true, false), 1u);  // told it was written
+    EXPECT_NE(store->get_file(kAcct, "logs", "x/y/new.txt").etag, first.etag);
+    fs::remove(root / "x/y/new.txt");
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "x/y/new.txt", false, false), 1u);
+    EXPECT_TRUE(names("x/y").empty());
+}
+
+TEST_F(AdoptTest, ADirectoryRenamedIntoPlaceJoinsWithItsContents) {
+    write("moved/a/1.txt", "1");
+    write("moved/b.txt", "22");
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "moved", false, true), 4u);
+    EXPECT_EQ(names("moved"), (std::vector<std::string>{"a", "b.txt"}));
+    EXPECT_EQ(store->get_file(kAcct, "logs", "moved/a/1.txt").size, 1u);
+    fs::remove_all(root / "moved");
+    EXPECT_EQ(store->adopt_entry(kAcct, "logs", "moved", false, false), 1u);  // the subtree goes in one
+    EXPECT_TRUE(names("").empty());
+}
+
 TEST_F(AdoptTest, MissingPathOrShare) {
     EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "no/such"), 0u);
     EXPECT_ANY_THROW(store->adopt_disk_changes(kAcct, "nosuchshare", ""));

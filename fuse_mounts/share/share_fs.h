@@ -1,0 +1,44 @@
+// An Azure file share as a FUSE filesystem (libfuse3 low-level API, served by a pool of threads),
+// straight over the share's directory in the store: reads and writes go to the same files the
+// File REST API serves, and every change made through the mount is written into the store's index
+// as it happens (FileStore::adopt_entry), so the REST API sees a file's new size, ETag and
+// Last-Modified as soon as the write returns. The kernel caches nothing across calls (attribute,
+// entry and negative timeouts 0; page cache dropped at open and when a file's mtime changes), so
+// what REST writes is what the next read through the mount returns.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "fake_storage/engine/file_store.h"
+
+namespace bai::mounts {
+
+struct ShareFsOptions {
+    bool read_only = false;
+    // The permission bits every file and directory shows (SMB mounts' file_mode/dir_mode).
+    unsigned file_mode = 0777;
+    unsigned dir_mode = 0777;
+};
+
+class ShareFs {
+public:
+    ShareFs(storage::FileStore& files, std::string account, std::string share, ShareFsOptions options = {});
+    ~ShareFs();
+    ShareFs(const ShareFs&) = delete;
+    ShareFs& operator=(const ShareFs&) = delete;
+
+    // Mounts the share at `mountpoint` (an existing empty directory) and serves it until
+    // unmount(). Throws std::runtime_error with the reason when it cannot.
+    void mount(const std::filesystem::path& mountpoint);
+    // Unmounts (lazily: processes still inside keep what they hold) and stops serving.
+    void unmount();
+
+    struct State;
+
+private:
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace bai::mounts
