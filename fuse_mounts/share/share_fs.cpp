@@ -1,0 +1,564 @@
+#define FUSE_USE_VERSION 312
+#include "fuse_mounts/share/share_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "common/log/logger.h"
+
+namespace bai::mounts {
+
+namespace fs = std::filesystem;
+
+// An inode the kernel knows: an O_PATH descriptor of the file or directory in the share's
+// directory, and how many lookups the kernel holds on it.
+struct Inode {
+    int fd = -1;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::uint64_t nlookup = 0;
+};
+
+struct ShareFs::State {
+    State(storage::FileStore& f, std::string a, std::string s, ShareFsOptions o)
+        : files(f), account(std::move(a)), share(std::move(s)), options(o) {}
+    storage::FileStore& files;
+    std::string account;
+    std::string share;
+    ShareFsOptions options;
+    std::string root_path;  // the share's directory, canonical
+    Inode root;
+    std::mutex mutex;
+    std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
+    fuse_session* session = nullptr;
+    std::thread loop;
+    fs::path mountpoint;
+};
+
+namespace {
+
+using State = ShareFs::State;
+
+State& state_of(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
+
+Inode& inode_of(State& s, fuse_ino_t ino) {
+    return ino == FUSE_ROOT_ID ? s.root : *reinterpret_cast<Inode*>(static_cast<std::uintptr_t>(ino));
+}
+
+std::string proc_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// The path of an inode relative to the share's root ("" for the root); nullopt once it is gone.
+std::optional<std::string> share_path(State& s, const Inode& inode) {
+    if (&inode == &s.root) return std::string();
+    char buffer[PATH_MAX];
+    ssize_t n = ::readlink(proc_path(inode.fd).c_str(), buffer, sizeof buffer - 1);
+    if (n <= 0) return std::nullopt;
+    std::string path(buffer, static_cast<size_t>(n));
+    if (path.size() <= s.root_path.size() + 1 || path.compare(0, s.root_path.size(), s.root_path) != 0 ||
+        path[s.root_path.size()] != '/' || path.ends_with(" (deleted)")) {
+        return std::nullopt;
+    }
+    return path.substr(s.root_path.size() + 1);
+}
+
+std::optional<std::string> child_path(State& s, const Inode& parent, const char* name) {
+    std::optional<std::string> dir = share_path(s, parent);
+    if (!dir) return std::nullopt;
+    return dir->empty() ? std::string(name) : *dir + "/" + name;
+}
+
+// The store's index follows a change made through the mount.
+void note(State& s, const std::optional<std::string>& path, bool written, bool subtree = false) {
+    if (!path) return;
+    try {
+        s.files.adopt_entry(s.account, s.share, *path, written, subtree);
+    } catch (const std::exception& e) {
+        log::warning("share " + s.account + "/" + s.share + ": could not index " + *path + ": " + e.what());
+    }
+}
+
+void show_modes(State& s, struct stat& st) {
+    const unsigned mask = S_ISDIR(st.st_mode) ? s.options.dir_mode : s.options.file_mode;
+    st.st_mode = (st.st_mode & S_IFMT) | (st.st_mode & mask & 07777);
+    if (s.options.read_only) st.st_mode &= ~static_cast<mode_t>(0222);
+}
+
+int stat_of(State& s, const Inode& inode, struct stat& st) {
+    if (::fstatat(inode.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
+    show_modes(s, st);
+    return 0;
+}
+
+// Finds or makes the inode of `name` in `parent`, one more lookup held by the kernel.
+int lookup_entry(State& s, fuse_ino_t parent, const char* name, fuse_entry_param& e) {
+    e = {};
+    int fd = ::openat(inode_of(s, parent).fd, name, O_PATH | O_NOFOLLOW);
+    if (fd < 0) return errno;
+    struct stat st {};
+    if (::fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) {
+        int err = errno;
+        ::close(fd);
+        return err;
+    }
+    Inode* inode = nullptr;
+    {
+        std::lock_guard guard(s.mutex);
+        auto& slot = s.inodes[{st.st_dev, st.st_ino}];
+        if (slot) {
+            ::close(fd);
+        } else {
+            slot = std::make_unique<Inode>();
+            slot->fd = fd;
+            slot->dev = st.st_dev;
+            slot->ino = st.st_ino;
+        }
+        ++slot->nlookup;
+        inode = slot.get();
+    }
+    show_modes(s, st);
+    e.ino = reinterpret_cast<std::uintptr_t>(inode);
+    e.attr = st;
+    e.attr_timeout = 0;
+    e.entry_timeout = 0;
+    return 0;
+}
+
+void forget_inode(State& s, fuse_ino_t ino, std::uint64_t count) {
+    if (ino == FUSE_ROOT_ID) return;
+    Inode& inode = inode_of(s, ino);
+    std::lock_guard guard(s.mutex);
+    inode.nlookup -= std::min(count, inode.nlookup);
+    if (inode.nlookup == 0) {
+        ::close(inode.fd);
+        s.inodes.erase({inode.dev, inode.ino});
+    }
+}
+
+bool refuse_if_read_only(State& s, fuse_req_t req) {
+    if (!s.options.read_only) return false;
+    fuse_reply_err(req, EROFS);
+    return true;
+}
+
+void reply_entry_or_error(fuse_req_t req, int err, const fuse_entry_param& e) {
+    if (err) {
+        fuse_reply_err(req, err);
+    } else {
+        fuse_reply_entry(req, &e);
+    }
+}
+
+// ---- operations ----
+
+void op_init(void* userdata, fuse_conn_info* conn) {
+    (void)userdata;
+    // Coherence with the REST API: cached pages go when a file's mtime changes, and nothing is
+    // written back later.
+    if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA) conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+    conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+    if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
+    if (conn->capable & FUSE_CAP_SPLICE_MOVE) conn->want |= FUSE_CAP_SPLICE_MOVE;
+    if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+    conn->max_write = 1 << 20;
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+    fuse_entry_param e;
+    int err = lookup_entry(state_of(req), parent, name, e);
+    if (err == ENOENT) {
+        e = {};  // a negative entry, not cached (timeout 0)
+        fuse_reply_entry(req, &e);
+        return;
+    }
+    reply_entry_or_error(req, err, e);
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, std::uint64_t nlookup) {
+    forget_inode(state_of(req), ino, nlookup);
+    fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+    for (size_t i = 0; i < count; ++i) forget_inode(state_of(req), forgets[i].ino, forgets[i].nlookup);
+    fuse_reply_none(req);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+    State& s = state_of(req);
+    struct stat st {};
+    if (int err = stat_of(s, inode_of(s, ino), st)) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    fuse_reply_attr(req, &st, 0);
+}
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+    State& s = state_of(req);
+    if (refuse_if_read_only(s, req)) return;
+    Inode& inode = inode_of(s, ino);
+    const std::string path = proc_path(inode.fd);
+    int rc = 0;
+    if (to_set & FUSE_SET_ATTR_MODE) {
+        struct stat st {};
+        ::fstatat(inode.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+        const unsigned mask = S_ISDIR(st.st_mode) ? s.options.dir_mode : s.options.file_mode;
+        const mode_t mode = attr->st_mode & mask & 07777;
+        rc = fi ? ::fchmod(static_cast<int>(fi->fh), mode) : ::chmod(path.c_str(), mode);
+    }
+    // Owners are not part of a share (as on SMB mounts): a chown succeeds and changes nothing.
+    if (rc == 0 && (to_set & FUSE_SET_ATTR_SIZE)) {
+        rc = fi ? ::ftruncate(static_cast<int>(fi->fh), attr->st_size) : ::truncate(path.c_str(), attr->st_size);
+    }
+    if (rc == 0 && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
+        timespec times[2] = {{0, UTIME_OMIT}, {0, UTIME_OMIT}};
+        if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+            times[0].tv_nsec = UTIME_NOW;
+        } else if (to_set & FUSE_SET_ATTR_ATIME) {
+            times[0] = attr->st_atim;
+        }
+        if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+            times[1].tv_nsec = UTIME_NOW;
+        } else if (to_set & FUSE_SET_ATTR_MTIME) {
+            times[1] = attr->st_mtim;
+        }
+        rc = fi ? ::futimens(static_cast<int>(fi->fh), times) : ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+    }
+    if (rc != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    note(s, share_path(s, inode), (to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW)) != 0);
+    op_getattr(req, ino, fi);
+}
+
+struct DirHandle {
+    DIR* dir = nullptr;
+    off_t offset = 0;
+    dirent* entry = nullptr;
+};
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+    State& s = state_of(req);
+    int fd = ::openat(inode_of(s, ino).fd, ".", O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    auto handle = std::make_unique<DirHandle>();
+    handle->dir = ::fdopendir(fd);
+    if (!handle->dir) {
+        int err = errno;
+        ::close(fd);
+        fuse_reply_err(req, err);
+        return;
+    }
+    fi->fh = reinterpret_cast<std::uintptr_t>(handle.release());
+    fuse_reply_open(req, fi);
+}
+
+void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
+    State& s = state_of(req);
+    auto* handle = reinterpret_cast<DirHandle*>(static_cast<std::uintptr_t>(fi->fh));
+    std::vector<char> buffer(size);
+    size_t used = 0;
+    if (offset != handle->offset) {
+        ::seekdir(handle->dir, offset);
+        handle->entry = nullptr;
+        handle->offset = offset;
+    }
+    int err = 0;
+    while (true) {
+        if (!handle->entry) {
+            errno = 0;
+            handle->entry = ::readdir(handle->dir);
+            if (!handle->entry) {
+                err = errno;
+                break;
+            }
+        }
+        const dirent* d = handle->entry;
+        const off_t next = d->d_off;
+        size_t entry_size = 0;
+        const bool dots = std::string_view(d->d_name) == "." || std::string_view(d->d_name) == "..";
+        if (plus && !dots) {
+            fuse_entry_param e;
+            if (lookup_entry(s, ino, d->d_name, e) != 0) {  // gone meanwhile
+                handle->entry = nullptr;
+                handle->offset = next;
+                continue;
+            }
+            entry_size = fuse_add_direntry_plus(req, buffer.data() + used, size - used, d->d_name, &e, next);
+            if (entry_size > size - used) {
+                forget_inode(s, e.ino, 1);
+                break;
+            }
+        } else {
+            struct stat st {};
+            st.st_ino = d->d_ino;
+            st.st_mode = static_cast<mode_t>(DTTOIF(d->d_type));
+            fuse_entry_param e{};
+            e.attr = st;
+            entry_size = plus ? fuse_add_direntry_plus(req, buffer.data() + used, size - used, d->d_name, &e, next)
+                              : fuse_add_direntry(req, buffer.data() + used, size - used, d->d_name, &st, next);
+            if (entry_size > size - used) break;
+        }
+        used += entry_size;
+        handle->entry = nullptr;
+        handle->offset = next;
+    }
+    if (err && used == 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    fuse_reply_buf(req, buffer.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+    read_directory(req, ino, size, offset, fi, false);
+}
+
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
+    read_directory(req, ino, size, offset, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    auto* handle = reinterpret_cast<DirHandle*>(static_cast<std::uintptr_t>(fi->fh));
+    ::closedir(handle->dir);
+    delete handle;
+    fuse_reply_err(req, 0);
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+    State& s = state_of(req);
+    if (refuse_if_read_only(s, req)) return;
+    int fd = ::openat(inode_of(s, parent).fd, name, (fi->flags | O_CREAT) & ~O_NOFOLLOW, mode & s.options.file_mode);
+    if (fd < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_entry_param e;
+    if (int err = lookup_entry(s, parent, name, e)) {
+        ::close(fd);
+        fuse_reply_err(req, err);
+        return;
+    }
+    note(s, child_path(s, inode_of(s, parent), name), true);
+    fi->fh = static_cast<std::uint64_t>(fd);
+    fi->keep_cache = 0;
+    fuse_reply_create(req, &e, fi);
+}
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+    State& s = state_of(req);
+    if (s.options.read_only && (fi->flags & O_ACCMODE) != O_RDONLY) {
+        fuse_reply_err(req, EROFS);
+        return;
+    }
+    Inode& inode = inode_of(s, ino);
+    int fd = ::open(proc_path(inode.fd).c_str(), fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+    if (fd < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    if (fi->flags & O_TRUNC) note(s, share_path(s, inode), true);
+    fi->fh = static_cast<std::uint64_t>(fd);
+    fi->keep_cache = 0;  // what REST wrote since the last open is read afresh
+    fuse_reply_open(req, fi);
+}
+
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+    fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+    buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    buf.buf[0].fd = static_cast<int>(fi->fh);
+    buf.buf[0].pos = offset;
+    fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset, fuse_file_info* fi) {
+    State& s = state_of(req);
+    fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+    out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
+    out.buf[0].fd = static_cast<int>(fi->fh);
+    out.buf[0].pos = offset;
+    ssize_t written = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
+    if (written < 0) {
+        fuse_reply_err(req, static_cast<int>(-written));
+        return;
+    }
+    note(s, share_path(s, inode_of(s, ino)), true);
+    fuse_reply_write(req, static_cast<size_t>(written));
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    ::close(static_cast<int>(fi->fh));
+    fuse_reply_err(req, 0);
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+    int fd = static_cast<int>(fi->fh);
+    fuse_reply_err(req, (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : errno);
+}
+
+void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
+    State& s = state_of(req);
+    if (refuse_if_read_only(s, req)) return;
+    Inode& dir = inode_of(s, parent);
+    std::optional<std::string> path = child_path(s, dir, name);
+    if (::unlinkat(dir.fd, name, flags) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    note(s, path, false);
+    fuse_reply_err(req, 0);
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entry(req, parent, name, 0); }
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entry(req, parent, name, AT_REMOVEDIR); }
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+    State& s = state_of(req);
+    if (refuse_if_read_only(s, req)) return;
+    if (::mkdirat(inode_of(s, parent).fd, name, mode & s.options.dir_mode) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_entry_param e;
+    int err = lookup_entry(s, parent, name, e);
+    if (!err) note(s, child_path(s, inode_of(s, parent), name), false);
+    reply_entry_or_error(req, err, e);
+}
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
+               unsigned int flags) {
+    State& s = state_of(req);
+    if (refuse_if_read_only(s, req)) return;
+    Inode& from = inode_of(s, parent);
+    Inode& to = inode_of(s, new_parent);
+    std::optional<std::string> old_path = child_path(s, from, name);
+    std::optional<std::string> new_path = child_path(s, to, new_name);
+    if (::renameat2(from.fd, name, to.fd, new_name, flags) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    note(s, old_path, false, true);
+    note(s, new_path, true, true);
+    fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+    State& s = state_of(req);
+    struct statvfs st {};
+    if (::fstatvfs(s.root.fd, &st) != 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    fuse_reply_statfs(req, &st);
+}
+
+fuse_lowlevel_ops operations() {
+    fuse_lowlevel_ops ops{};
+    ops.init = op_init;
+    ops.lookup = op_lookup;
+    ops.forget = op_forget;
+    ops.forget_multi = op_forget_multi;
+    ops.getattr = op_getattr;
+    ops.setattr = op_setattr;
+    ops.opendir = op_opendir;
+    ops.readdir = op_readdir;
+    ops.readdirplus = op_readdirplus;
+    ops.releasedir = op_releasedir;
+    ops.create = op_create;
+    ops.open = op_open;
+    ops.read = op_read;
+    ops.write_buf = op_write_buf;
+    ops.flush = op_flush;
+    ops.release = op_release;
+    ops.fsync = op_fsync;
+    ops.unlink = op_unlink;
+    ops.rmdir = op_rmdir;
+    ops.mkdir = op_mkdir;
+    ops.rename = op_rename;
+    ops.statfs = op_statfs;
+    return ops;
+}
+
+}  // namespace
+
+ShareFs::ShareFs(storage::FileStore& files, std::string account, std::string share, ShareFsOptions options)
+    : state_(std::make_unique<State>(files, std::move(account), std::move(share), options)) {}
+
+ShareFs::~ShareFs() { unmount(); }
+
+void ShareFs::mount(const fs::path& mountpoint) {
+    State& s = *state_;
+    if (s.session) throw std::runtime_error("the share is already mounted at " + s.mountpoint.string());
+    s.files.get_share(s.account, s.share);  // throws when it does not exist
+    std::error_code ec;
+    s.root_path = fs::canonical(s.files.share_root(s.account, s.share), ec).string();
+    if (ec) throw std::runtime_error("cannot open the share's directory: " + ec.message());
+    s.root.fd = ::open(s.root_path.c_str(), O_PATH | O_DIRECTORY);
+    if (s.root.fd < 0) throw std::runtime_error("cannot open " + s.root_path);
+    s.root.nlookup = 2;
+
+    std::vector<std::string> words{"bai-share", "-o", "fsname=" + s.account + "/" + s.share, "-o", "subtype=bai-share",
+                                   "-o", "default_permissions"};
+    if (::geteuid() == 0) words.insert(words.end(), {"-o", "allow_other"});
+    if (s.options.read_only) words.insert(words.end(), {"-o", "ro"});
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+    static const fuse_lowlevel_ops ops = operations();
+    s.session = fuse_session_new(&args, &ops, sizeof ops, &s);
+    fuse_opt_free_args(&args);
+    if (!s.session) {
+        ::close(s.root.fd);
+        throw std::runtime_error("cannot start a FUSE session for " + s.account + "/" + s.share);
+    }
+    if (fuse_session_mount(s.session, mountpoint.c_str()) != 0) {
+        fuse_session_destroy(s.session);
+        s.session = nullptr;
+        ::close(s.root.fd);
+        throw std::runtime_error("cannot mount the share " + s.account + "/" + s.share + " at " + mountpoint.string());
+    }
+    s.mountpoint = mountpoint;
+    s.loop = std::thread([&s] {
+        fuse_loop_config* config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(config, 0);
+        fuse_loop_cfg_set_idle_threads(config, 4);
+        fuse_session_loop_mt(s.session, config);
+        fuse_loop_cfg_destroy(config);
+    });
+}
+
+void ShareFs::unmount() {
+    State& s = *state_;
+    if (!s.session) return;
+    fuse_session_exit(s.session);
+    fuse_session_unmount(s.session);  // the kernel ends the connection: the workers' reads return
+    if (s.loop.joinable()) s.loop.join();
+    fuse_session_destroy(s.session);
+    s.session = nullptr;
+    std::lock_guard guard(s.mutex);
+    for (auto& [key, inode] : s.inodes) ::close(inode->fd);
+    s.inodes.clear();
+    ::close(s.root.fd);
+    s.root.fd = -1;
+}
+
+}  // namespace bai::mounts

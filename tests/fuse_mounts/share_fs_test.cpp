@@ -1,0 +1,228 @@
+// The share filesystem through the kernel: POSIX behaviour of each operation, and coherence with
+// the store that the File REST API serves (both ways). Needs /dev/fuse and the right to mount.
+#include "fuse_mounts/share/share_fs.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "fake_storage/engine/storage_schema.h"
+#include "tests/common/test_dir.h"
+
+namespace bai::mounts {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kAcct = "devstoreaccount1";
+
+std::string read_all(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// prefix + i + suffix (appends: GCC 12 warns falsely on "literal" + std::string).
+std::string named(const char* prefix, int i, const char* suffix = "") {
+    return std::string(prefix).append(std::to_string(i)).append(suffix);
+}
+
+void write_all(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+}
+
+class ShareFsTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (::access("/dev/fuse", R_OK | W_OK) != 0 || ::geteuid() != 0) {
+            GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root to mount";
+        }
+        db = db::Database::open(dir / "state.db");
+        storage::migrate_storage_schema(*db);
+        content = std::make_unique<storage::ContentFiles>(dir / "storage", false);
+        files = std::make_unique<storage::FileStore>(*db, *content);
+        files->create_share(kAcct, "data", std::nullopt, {});
+        mnt = dir / "mnt";
+        fs::create_directories(mnt);
+        share = std::make_unique<ShareFs>(*files, kAcct, "data");
+        share->mount(mnt);
+    }
+    void TearDown() override {
+        if (share) share->unmount();
+    }
+    storage::ShareEntry rest(const std::string& path) { return files->get_file(kAcct, "data", path); }
+    std::vector<std::string> rest_names(const std::string& path) {
+        std::vector<std::string> out;
+        for (const auto& e : files->list_directory(kAcct, "data", path, {}).entries) out.push_back(e.name);
+        return out;
+    }
+
+    bai::testing::TestDir dir;
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<storage::ContentFiles> content;
+    std::unique_ptr<storage::FileStore> files;
+    std::unique_ptr<ShareFs> share;
+    fs::path mnt;
+};
+
+TEST_F(ShareFsTest, AWriteThroughTheMountIsInTheIndexWhenItReturns) {
+    int fd = ::open((mnt / "log.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(rest("log.txt").size, 0u);  // created: a 0-byte file
+    ASSERT_EQ(::write(fd, "hello\n", 6), 6);
+    storage::ShareEntry first = rest("log.txt");  // the file still open, as a growing stdout.txt
+    EXPECT_EQ(first.size, 6u);
+    ASSERT_EQ(::pwrite(fd, "HELLO\n", 6, 0), 6);  // same size, new content
+    storage::ShareEntry second = rest("log.txt");
+    EXPECT_NE(second.etag, first.etag);
+    ::close(fd);
+    EXPECT_EQ(read_all(files->share_root(kAcct, "data") / "log.txt"), "HELLO\n");
+}
+
+TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
+    files->create_directory(kAcct, "data", "in", {}, {});
+    files->create_file(kAcct, "data", "in/a.txt", 4, {}, {}, {});
+    EXPECT_EQ(fs::file_size(mnt / "in" / "a.txt"), 4u);
+    write_all(files->share_root(kAcct, "data") / "in" / "a.txt", "abcdefgh");  // as Put Range does
+    EXPECT_EQ(read_all(mnt / "in" / "a.txt"), "abcdefgh");
+    files->delete_file(kAcct, "data", "in/a.txt");
+    EXPECT_FALSE(fs::exists(mnt / "in" / "a.txt"));
+}
+
+TEST_F(ShareFsTest, DirectoriesNestDeeplyAndListBothWays) {
+    fs::path deep = mnt;
+    std::string rel;
+    for (int i = 0; i < 20; ++i) {
+        deep /= named("d", i);
+        rel.append(rel.empty() ? "" : "/").append(named("d", i));
+    }
+    fs::create_directories(deep);
+    write_all(deep / "leaf.txt", "x");
+    EXPECT_EQ(rest(rel + "/leaf.txt").size, 1u);
+    files->create_file(kAcct, "data", "d0/rest.txt", 0, {}, {}, {});
+    std::vector<std::string> seen;
+    for (const auto& entry : fs::directory_iterator(mnt / "d0")) seen.push_back(entry.path().filename().string());
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<std::string>{"d1", "rest.txt"}));
+    EXPECT_EQ(rest_names("d0"), (std::vector<std::string>{"d1", "rest.txt"}));
+}
+
+TEST_F(ShareFsTest, RenameOverAnExistingFileAndOfADirectory) {
+    write_all(mnt / "a.txt", "new");
+    write_all(mnt / "b.txt", "old content");
+    ASSERT_EQ(std::rename((mnt / "a.txt").c_str(), (mnt / "b.txt").c_str()), 0);
+    EXPECT_EQ(read_all(mnt / "b.txt"), "new");
+    EXPECT_EQ(rest("b.txt").size, 3u);
+    EXPECT_EQ(rest_names(""), (std::vector<std::string>{"b.txt"}));
+    fs::create_directories(mnt / "dir" / "sub");
+    write_all(mnt / "dir" / "sub" / "f.txt", "ff");
+    fs::rename(mnt / "dir", mnt / "moved");
+    EXPECT_EQ(rest("moved/sub/f.txt").size, 2u);
+    EXPECT_EQ(rest_names(""), (std::vector<std::string>{"b.txt", "moved"}));
+}
+
+TEST_F(ShareFsTest, AnUnlinkedOpenFileStaysReadable) {
+    write_all(mnt / "tmp.txt", "still here");
+    int fd = ::open((mnt / "tmp.txt").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::unlink((mnt / "tmp.txt").c_str()), 0);
+    EXPECT_FALSE(fs::exists(mnt / "tmp.txt"));
+    EXPECT_TRUE(rest_names("").empty());
+    char buffer[16] = {};
+    EXPECT_EQ(::pread(fd, buffer, sizeof buffer, 0), 10);
+    EXPECT_STREQ(buffer, "still here");
+    ::close(fd);
+}
+
+TEST_F(ShareFsTest, SparseWritesTruncateAndEmptyFiles) {
+    int fd = ::open((mnt / "sparse.bin").c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "z", 1, 1 << 20), 1);
+    EXPECT_EQ(rest("sparse.bin").size, (1u << 20) + 1);
+    char byte = 'x';
+    ASSERT_EQ(::pread(fd, &byte, 1, 4096), 1);
+    EXPECT_EQ(byte, '\0');
+    ASSERT_EQ(::ftruncate(fd, 10), 0);
+    ::close(fd);
+    EXPECT_EQ(rest("sparse.bin").size, 10u);
+    ASSERT_EQ(::truncate((mnt / "sparse.bin").c_str(), 0), 0);
+    EXPECT_EQ(rest("sparse.bin").size, 0u);
+    std::ofstream(mnt / "empty.txt").close();
+    EXPECT_EQ(rest("empty.txt").size, 0u);
+    EXPECT_EQ(fs::file_size(mnt / "empty.txt"), 0u);
+}
+
+TEST_F(ShareFsTest, RmdirOfANonEmptyDirectoryAndStatfs) {
+    fs::create_directories(mnt / "full");
+    write_all(mnt / "full" / "f", "1");
+    EXPECT_EQ(::rmdir((mnt / "full").c_str()), -1);
+    EXPECT_EQ(errno, ENOTEMPTY);
+    fs::remove(mnt / "full" / "f");
+    EXPECT_EQ(::rmdir((mnt / "full").c_str()), 0);
+    EXPECT_TRUE(rest_names("").empty());
+    struct statvfs st {};
+    EXPECT_EQ(::statvfs(mnt.c_str(), &st), 0);
+    EXPECT_GT(st.f_blocks, 0u);
+}
+
+TEST_F(ShareFsTest, TimesAndModes) {
+    write_all(mnt / "t.txt", "t");
+    timespec times[2] = {{1000000000, 0}, {1200000000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (mnt / "t.txt").c_str(), times, 0), 0);
+    struct stat st {};
+    ASSERT_EQ(::stat((mnt / "t.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mtim.tv_sec, 1200000000);
+    ASSERT_EQ(::chmod((mnt / "t.txt").c_str(), 0600), 0);
+    ASSERT_EQ(::stat((mnt / "t.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST_F(ShareFsTest, ConcurrentWritersToDifferentFiles) {
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 4; ++w) {
+        writers.emplace_back([&, w] {
+            int fd = ::open((mnt / named("w", w, ".txt")).c_str(), O_CREAT | O_WRONLY, 0644);
+            std::string line(1000, static_cast<char>('a' + w));
+            for (int i = 0; i < 100; ++i) (void)::write(fd, line.data(), line.size());
+            ::close(fd);
+        });
+    }
+    for (auto& t : writers) t.join();
+    for (int w = 0; w < 4; ++w) {
+        const std::string name = named("w", w, ".txt");
+        EXPECT_EQ(rest(name).size, 100000u) << name;
+        EXPECT_EQ(read_all(mnt / name), std::string(100000, static_cast<char>('a' + w)));
+    }
+}
+
+TEST(ShareFsMount, AMissingShareIsRefusedAndReadOnlyRefusesWrites) {
+    if (::access("/dev/fuse", R_OK | W_OK) != 0 || ::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
+    bai::testing::TestDir dir;
+    auto db = db::Database::open(dir / "state.db");
+    storage::migrate_storage_schema(*db);
+    storage::ContentFiles content(dir / "storage", false);
+    storage::FileStore files(*db, content);
+    fs::create_directories(dir / "mnt");
+    ShareFs missing(files, kAcct, "nope");
+    EXPECT_ANY_THROW(missing.mount(dir / "mnt"));
+    files.create_share(kAcct, "ro", std::nullopt, {});
+    files.create_file(kAcct, "ro", "r.txt", 2, {}, {}, {});
+    ShareFs read_only(files, kAcct, "ro", {true, 0777, 0777});
+    read_only.mount(dir / "mnt");
+    EXPECT_EQ(fs::file_size(dir / "mnt" / "r.txt"), 2u);
+    EXPECT_EQ(::open((dir / "mnt" / "new.txt").c_str(), O_CREAT | O_WRONLY, 0644), -1);
+    EXPECT_EQ(errno, EROFS);
+    read_only.unmount();
+    EXPECT_FALSE(fs::exists(dir / "mnt" / "r.txt"));  // unmounted: the empty mount point again
+}
+
+}  // namespace
+}  // namespace bai::mounts
