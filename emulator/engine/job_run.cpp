@@ -28,6 +28,7 @@ namespace {
 class ExecutionLog {
 public:
     void open(const fs::path& path) { out_.open(path, std::ios::app); }
+    void close() { out_.close(); }
     void line(const std::string& text) {
         if (!out_) return;
         out_ << time::format_iso8601(time::now(), 3) << " " << text << "\n";
@@ -50,10 +51,10 @@ void write_file(const fs::path& path, const std::string& text, fs::perms perms =
 // On one node: the job's directory wiped and made again, with its volumes and the directory shared
 // by the job's nodes: links on the host, empty directories a container binds them onto.
 fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, storage::FileStore& files, bool links,
-                                std::vector<std::string>& notes) {
+                                std::vector<std::string>& notes, AttachedVolumes& attached) {
     fs::path dir = node.root / "jobs" / in.job_name;
     std::error_code ec;
-    fs::remove_all(dir, ec);
+    remove_tree(dir, ec);  // never into a share a previous run left mounted there
     fs::create_directories(dir / "mounts", ec);
     if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
     if (links) {
@@ -62,14 +63,15 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, sto
         fs::create_directory(dir / "shared", ec);
     }
     if (ec) throw std::runtime_error("cannot make " + (dir / "shared").string() + ": " + ec.message());
-    attach_volumes(dir / "mounts", arm::volumes_of(in.properties.value("mountVolumes", json())), files, notes, links);
+    attach_volumes(dir / "mounts", arm::volumes_of(in.properties.value("mountVolumes", json())), files, notes, attached,
+                   links);
     return dir;
 }
 
 std::vector<std::pair<std::string, fs::path>> volume_directories(const std::vector<arm::Volume>& volumes,
-                                                                  const fs::path& root, storage::FileStore& files) {
+                                                                  const fs::path& root) {
     std::vector<std::pair<std::string, fs::path>> out;
-    for (const arm::Volume& v : volumes) out.emplace_back(v.relative, volume_directory(v, root, files));
+    for (const arm::Volume& v : volumes) out.emplace_back(v.relative, volume_directory(v, root));
     return out;
 }
 
@@ -147,12 +149,12 @@ private:
         std::error_code ec;
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
-            fs::path dir = prepare_node_directory(node, in_, files_, !in_container(), notes);
+            job_volumes_.push_back(std::make_unique<AttachedVolumes>());
+            fs::path dir = prepare_node_directory(node, in_, files_, !in_container(), notes, *job_volumes_.back());
             dirs_.push_back(dir);
             NodeDirectories where{node.root, in_.job_name, in_.shared_dir,
-                                  volume_directories(in_.cluster_volumes, node.root / "mounts", files_),
-                                  volume_directories(arm::volumes_of(in_.properties.value("mountVolumes", json())),
-                                                     dir / "mounts", files_)};
+                                  volume_directories(in_.cluster_volumes, node.root / "mounts"),
+                                  job_volumes_.back()->directories};
             views_.push_back(in_container() ? container_view(where) : host_view(where));
             Environment env = node_base_environment(node.root);
             if (in_container()) env["TMPDIR"] = "/tmp";
@@ -166,10 +168,11 @@ private:
         plan_ = plan_launch(in_.properties, plan_inputs);
 
         const Environment& master = envs_[0];
+        note_share_directories();
         stdouterr_ = host_path(stdouterr_directory(in_.properties, master), "stdOutErrPathPrefix");
-        fs::create_directories(stdouterr_, ec);
+        fs::create_directories(in_store(stdouterr_), ec);
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
-        log_.open(stdouterr_ / "execution.log");
+        log_.open(in_store(stdouterr_) / "execution.log");
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
@@ -185,7 +188,8 @@ private:
         }
         for (const json& output : in_.properties.value("outputDirectories", json::array())) {
             if (!output.is_object()) continue;
-            fs::path dir = host_path(output_directory(in_.properties, output, master), "outputDirectories " + output.value("id", ""));
+            fs::path dir = in_store(host_path(output_directory(in_.properties, output, master),
+                                              "outputDirectories " + output.value("id", "")));
             fs::create_directories(dir, ec);
             if (ec) throw std::runtime_error("cannot create the output directory " + dir.string() + ": " + ec.message());
             outputs_.push_back(dir);
@@ -204,6 +208,27 @@ private:
             }
         }
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
+    }
+
+    // The shares mounted on the master node and their directories in the store.
+    void note_share_directories() {
+        for (const arm::Volume& v : in_.cluster_volumes) {
+            if (!v.blob) share_dirs_.emplace_back(in_.nodes[0].root / "mounts" / v.relative, files_.share_root(v.account, v.container));
+        }
+        for (const arm::Volume& v : arm::volumes_of(in_.properties.value("mountVolumes", json()))) {
+            if (!v.blob) share_dirs_.emplace_back(dirs_[0] / "mounts" / v.relative, files_.share_root(v.account, v.container));
+        }
+    }
+
+    // Where the emulator itself writes a path of the master node: a share's files in the store's
+    // directory, not through the node's FUSE mount (a file the emulator kept open on its own mount
+    // would hang its exit if it were killed); the index learns of them at the end of the run.
+    fs::path in_store(const fs::path& path) const {
+        for (const auto& [mount, dir] : share_dirs_) {
+            fs::path rel = path.lexically_relative(mount);
+            if (!rel.empty() && *rel.begin() != "..") return rel == "." ? dir : dir / rel;
+        }
+        return path;
     }
 
     bool uses_mpi() const {
@@ -373,9 +398,11 @@ private:
             log_.line(outcome.result == Result::succeeded ? "succeeded" : "failed: " + outcome.error_message);
         }
         remove_containers();
+        log_.close();
         roots_.clear();  // every process has exited: the writable layers go
+        job_volumes_.clear();  // and the job's own volumes are unmounted (a later job does not see them)
         std::vector<fs::path> written = outputs_;
-        if (!stdouterr_.empty()) written.push_back(stdouterr_);
+        if (!stdouterr_.empty()) written.push_back(in_store(stdouterr_));
         adopt_share_writes(files_, written);
         return outcome;
     }
@@ -391,6 +418,8 @@ private:
     std::vector<Environment> envs_;
     std::vector<SandboxSpec> sandboxes_;
     std::vector<std::unique_ptr<WritableRoot>> roots_;
+    std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
+    std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     std::vector<std::string> containers_;  // docker containers started, removed at the end
     std::string shell_ = "/bin/bash";
     fs::path stdouterr_;

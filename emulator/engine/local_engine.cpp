@@ -101,6 +101,7 @@ void LocalEngine::stop() {
         }
         for (auto& slot : cluster.nodes) {
             if (slot->setup_thread.joinable()) slot->setup_thread.join();
+            slot->volumes->release();
         }
     }
 }
@@ -223,8 +224,9 @@ void LocalEngine::add_node(ClusterState& cluster) {
     ClusterSpec spec = cluster.spec;
     std::shared_ptr<RunControl> control = slot->setup;
     std::string key = cluster.key;
-    slot->setup_thread = std::thread([this, copy, spec, control, key] {
-        NodeSetupResult result = set_up_node(copy, spec, files_, *control);
+    std::shared_ptr<AttachedVolumes> volumes = slot->volumes;
+    slot->setup_thread = std::thread([this, copy, spec, control, key, volumes] {
+        NodeSetupResult result = set_up_node(copy, spec, files_, *control, *volumes);
         post([this, key, id = copy.id, result] { node_ready(key, id, result.usable, result.error_code, result.message); });
     });
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " at " + node.address + " joins");
@@ -259,6 +261,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     Node& node = slot->node;
     addresses_in_use_.erase(slot->address_number);
     for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
+    slot->volumes->release();
     std::error_code ec;
     remove_tree(node.root, ec);
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " leaves (" + why + ")");

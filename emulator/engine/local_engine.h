@@ -24,6 +24,7 @@
 #include "emulator/engine/job_run.h"
 #include "emulator/engine/node.h"
 #include "emulator/engine/scheduling.h"
+#include "emulator/engine/volume_links.h"
 #include "fake_storage/engine/file_store.h"
 
 namespace bai::engine {
@@ -76,6 +77,8 @@ private:
         int address_number = 0;  // N of address_of(N), given back when the node goes
         std::shared_ptr<RunControl> setup;
         std::thread setup_thread;
+        // The cluster's volumes under the node's mount root, for the node's life.
+        std::shared_ptr<AttachedVolumes> volumes = std::make_shared<AttachedVolumes>();
     };
     struct ClusterState {
         ClusterSpec spec;

@@ -26,14 +26,15 @@ Environment node_base_environment(const fs::path& node_root) {
     return env;
 }
 
-NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control) {
+NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control,
+                            AttachedVolumes& volumes) {
     std::error_code ec;
     fs::create_directories(node.mount_root(), ec);
     fs::create_directories(node.jobs_root(), ec);
     if (ec) return {false, "NodeSetupFailed", "cannot create the node's directories under " + node.root.string() + ": " + ec.message()};
     std::vector<std::string> notes;
     try {
-        attach_volumes(node.mount_root(), arm::volumes_of(spec.mount_volumes), files, notes);
+        attach_volumes(node.mount_root(), arm::volumes_of(spec.mount_volumes), files, notes, volumes);
     } catch (const std::exception& e) {
         return {false, "MountFailed", std::string("node ") + node.id + ": " + e.what()};
     }

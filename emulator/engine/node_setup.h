@@ -10,6 +10,7 @@
 #include "emulator/engine/cluster_spec.h"
 #include "emulator/engine/node.h"
 #include "emulator/engine/run_control.h"
+#include "emulator/engine/volume_links.h"
 #include "fake_storage/engine/file_store.h"
 
 namespace bai::engine {
@@ -20,7 +21,9 @@ struct NodeSetupResult {
     std::string message;
 };
 
-NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control);
+// The cluster's volumes are attached into `volumes`, which the node keeps for its life.
+NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control,
+                            AttachedVolumes& volumes);
 
 // The environment every process on a node starts from: PATH, HOME, locale and user of the
 // emulator's own environment, nothing else of it, and TMPDIR, the node's own temporary directory

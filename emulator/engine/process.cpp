@@ -1,6 +1,7 @@
 #include "emulator/engine/process.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -109,6 +110,10 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
             if (o < 0 || e < 0) ::_exit(126);
             ::dup2(o, 1);
             ::dup2(e, 2);
+            // Nothing else of the emulator's passes to a job (sockets, the database, its log
+            // files; a file it keeps open on one of its own FUSE mounts would tie the two
+            // together at exit): every other descriptor closes at exec.
+            ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
         },
         ec);
     if (ec) throw std::runtime_error("cannot start " + spec.argv[0] + ": " + ec.message());

@@ -9,16 +9,22 @@ namespace bai::engine {
 
 namespace fs = std::filesystem;
 
+void AttachedVolumes::release() {
+    for (auto& mount : mounts) mount->unmount();
+    mounts.clear();
+}
+
 void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volumes, storage::FileStore& files,
-                    std::vector<std::string>& notes, bool links) {
+                    std::vector<std::string>& notes, AttachedVolumes& attached, bool links) {
     for (const arm::Volume& v : volumes) {
         fs::path at = root / v.relative;
         std::error_code ec;
         fs::create_directories(at.parent_path(), ec);
         if (v.blob) {
             fs::create_directories(at, ec);
+            attached.directories.emplace_back(v.relative, at);
             notes.push_back("blob container " + v.account + "/" + v.container + " at " + at.string() +
-                            ": a local directory (containers are not mounted until fuse_mounts lands)");
+                            ": a local directory (blob containers are not mounted yet)");
             continue;
         }
         try {
@@ -28,18 +34,35 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
                                      " at " + v.relative + ": the share does not exist");
         }
         fs::remove(at, ec);
-        if (links) {
-            fs::create_directory_symlink(files.share_root(v.account, v.container), at, ec);
-        } else {
-            fs::create_directory(at, ec);
+        fs::create_directory(at, ec);
+        std::string why;
+        try {
+            auto mount = std::make_unique<mounts::ShareFs>(files, v.account, v.container);
+            mount->mount(at);
+            attached.mounts.push_back(std::move(mount));
+            attached.directories.emplace_back(v.relative, at);
+            notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (FUSE)");
+            continue;
+        } catch (const std::exception& e) {
+            why = e.what();
         }
-        if (ec) throw std::runtime_error("cannot mount " + v.account + "/" + v.container + " at " + at.string() + ": " + ec.message());
-        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string());
+        const fs::path share_dir = files.share_root(v.account, v.container);
+        if (links) {
+            fs::remove(at, ec);
+            fs::create_directory_symlink(share_dir, at, ec);
+            if (ec) throw std::runtime_error("cannot mount " + v.account + "/" + v.container + " at " + at.string() + ": " + ec.message());
+        }
+        attached.directories.emplace_back(v.relative, share_dir);
+        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (" +
+                        (links ? "a link" : "bound") + " to its directory: " + why + ")");
     }
 }
 
-fs::path volume_directory(const arm::Volume& volume, const fs::path& root, storage::FileStore& files) {
-    return volume.blob ? root / volume.relative : files.share_root(volume.account, volume.container);
+fs::path volume_directory(const arm::Volume& volume, const fs::path& root) {
+    const fs::path at = root / volume.relative;
+    std::error_code ec;
+    if (fs::is_symlink(at, ec)) return fs::read_symlink(at, ec);
+    return at;
 }
 
 void adopt_share_writes(storage::FileStore& files, const std::vector<fs::path>& directories) {

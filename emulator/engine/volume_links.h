@@ -1,29 +1,50 @@
-// How mounted volumes appear on an emulated node until fuse_mounts serves them: a file share is a
-// symbolic link to its directory in the store (DIR/storage/ACCOUNT/shares/SHARE), a blob
-// container a directory of the node's own. Files a job writes into a share join the store's
-// index through adopt_share_writes().
+// How mounted volumes appear on an emulated node: a file share is FUSE-mounted from the store
+// (fuse_mounts/share/share_fs.h), or, where this machine cannot mount FUSE (not root, no
+// /dev/fuse), a symbolic link to its directory in the store (DIR/storage/ACCOUNT/shares/SHARE);
+// a blob container is a directory of the node's own (until the blob filesystem lands). Files a
+// job writes through a link join the store's index through adopt_share_writes().
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/arm/mount_volumes.h"
 #include "fake_storage/engine/file_store.h"
+#include "fuse_mounts/share/share_fs.h"
 
 namespace bai::engine {
 
-// Makes each volume appear at root/relativeMountPath: a share as a link to its directory, or, with
-// `links` false (a container binds the share there), as an empty directory. Throws
-// std::runtime_error naming the volume when its share does not exist or the link cannot be made;
+// The volumes attached under one root (a node's mount root, a job's), released together.
+class AttachedVolumes {
+public:
+    AttachedVolumes() = default;
+    ~AttachedVolumes() { release(); }
+    AttachedVolumes(const AttachedVolumes&) = delete;
+    AttachedVolumes& operator=(const AttachedVolumes&) = delete;
+
+    // Unmounts the shares mounted (processes still inside lose them).
+    void release();
+
+    // relativeMountPath and the directory of this machine that holds the volume: the mount point
+    // of a mounted share, the store's directory of a linked one, a blob container's directory.
+    std::vector<std::pair<std::string, std::filesystem::path>> directories;
+    std::vector<std::unique_ptr<mounts::ShareFs>> mounts;
+};
+
+// Makes each volume appear at root/relativeMountPath: a share mounted, else linked (with `links`
+// false, for a container that binds the share's directory there: an empty directory). Throws
+// std::runtime_error naming the volume when its share does not exist or it cannot be attached;
 // `notes` gets a line per volume.
 void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
-                    storage::FileStore& files, std::vector<std::string>& notes, bool links = true);
+                    storage::FileStore& files, std::vector<std::string>& notes, AttachedVolumes& attached,
+                    bool links = true);
 
-// The directory of this machine that holds the volume attached under `root`: the share's in the
-// store, or the blob container's local directory.
-std::filesystem::path volume_directory(const arm::Volume& volume, const std::filesystem::path& root,
-                                       storage::FileStore& files);
+// The directory of this machine behind a volume attached under `root` by attach_volumes: the
+// mount point or the blob container's directory, or the target of a share's link.
+std::filesystem::path volume_directory(const arm::Volume& volume, const std::filesystem::path& root);
 
 // For each directory that (through the links) lies in a share of the store: brings the share's
 // index up to what is on disk there.

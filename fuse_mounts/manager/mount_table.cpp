@@ -68,6 +68,41 @@ std::vector<std::string> mounts_under(const std::filesystem::path& root,
     return found;
 }
 
+std::vector<unsigned> fuse_connections_under(const std::filesystem::path& root, std::string_view mountinfo) {
+    std::string base = root.lexically_normal().string();
+    if (base.size() > 1 && base.ends_with('/')) base.pop_back();
+    std::vector<unsigned> found;
+    std::istringstream lines{std::string(mountinfo)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        // mount-id parent-id major:minor root mount-point options [optional fields] - fstype source ...
+        std::istringstream fields(line);
+        std::string id, parent, device, mount_root, point, word;
+        if (!(fields >> id >> parent >> device >> mount_root >> point)) continue;
+        while (fields >> word && word != "-") {
+        }
+        std::string type;
+        if (!(fields >> type) || type.rfind("fuse.bai", 0) != 0) continue;
+        if (!is_at_or_below(decode_octal_escapes(point), base)) continue;
+        size_t colon = device.find(':');
+        if (colon == std::string::npos) continue;
+        try {
+            found.push_back(static_cast<unsigned>(std::stoul(device.substr(colon + 1))));
+        } catch (const std::exception&) {
+        }
+    }
+    return found;
+}
+
+void abort_fuse_connection(unsigned connection) {
+    const std::filesystem::path control = "/sys/fs/fuse/connections";
+    const std::filesystem::path abort_file = control / std::to_string(connection) / "abort";
+    std::error_code ec;
+    if (!std::filesystem::exists(abort_file, ec)) ::mount("fusectl", control.c_str(), "fusectl", 0, nullptr);
+    std::ofstream out(abort_file);
+    out << "1";
+}
+
 std::vector<std::string> release_mounts_under(const std::filesystem::path& root) {
     std::ifstream in("/proc/self/mountinfo");
     std::stringstream text;
@@ -75,6 +110,7 @@ std::vector<std::string> release_mounts_under(const std::filesystem::path& root)
     std::error_code ec;
     std::filesystem::path absolute = std::filesystem::weakly_canonical(root, ec);
     if (ec) absolute = std::filesystem::absolute(root);
+    for (unsigned connection : fuse_connections_under(absolute, text.str())) abort_fuse_connection(connection);
     std::vector<std::string> failed;
     for (const std::string& point : mounts_under(absolute, text.str())) {
         if (::umount2(point.c_str(), MNT_DETACH) != 0) failed.push_back(point);

@@ -15,8 +15,19 @@ std::vector<std::string> parse_mount_points(std::string_view mountinfo);
 std::vector<std::string> mounts_under(const std::filesystem::path& root,
                                       std::string_view mountinfo);
 
+// The FUSE connections (the mounts' minor device numbers) of this emulator's filesystems (type
+// fuse.bai-*) at or below `root`, in a mountinfo text.
+std::vector<unsigned> fuse_connections_under(const std::filesystem::path& root, std::string_view mountinfo);
+
+// Ends a FUSE connection through fusectl (mounted on /sys/fs/fuse/connections when it is not): its
+// pending and later requests fail with ENOTCONN, and whoever waited on them (a process of a job,
+// or a thread of a killed emulator flushing its files at exit) goes on.
+void abort_fuse_connection(unsigned connection);
+
 // Detaches every mount at or below `root` (stale FUSE mounts of a crashed run, or the mounts of
-// this run at stop). Returns the mount points it could not release.
+// this run at stop), after aborting the connections of this emulator's FUSE filesystems there (a
+// crashed server's mount would otherwise hang whoever touches it). Returns the mount points it
+// could not release.
 std::vector<std::string> release_mounts_under(const std::filesystem::path& root);
 
 }  // namespace bai::mounts

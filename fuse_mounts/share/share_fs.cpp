@@ -6,6 +6,7 @@
 #include <fuse_lowlevel.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "common/log/logger.h"
+#include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::mounts {
 
@@ -46,6 +48,7 @@ struct ShareFs::State {
     fuse_session* session = nullptr;
     std::thread loop;
     fs::path mountpoint;
+    unsigned connection = 0;  // the kernel's id of the FUSE connection (the mount's minor device number)
 };
 
 namespace {
@@ -544,13 +547,17 @@ void ShareFs::mount(const fs::path& mountpoint) {
         fuse_session_loop_mt(s.session, config);
         fuse_loop_cfg_destroy(config);
     });
+    // (A stat of the mount point is a request: only once the loop serves.)
+    struct stat st {};
+    if (::stat(mountpoint.c_str(), &st) == 0) s.connection = minor(st.st_dev);
 }
 
 void ShareFs::unmount() {
     State& s = *state_;
     if (!s.session) return;
     fuse_session_exit(s.session);
-    fuse_session_unmount(s.session);  // the kernel ends the connection: the workers' reads return
+    fuse_session_unmount(s.session);  // lazily: files still open keep the connection alive...
+    abort_fuse_connection(s.connection);  // ...so it is ended, and the workers' reads return
     if (s.loop.joinable()) s.loop.join();
     fuse_session_destroy(s.session);
     s.session = nullptr;

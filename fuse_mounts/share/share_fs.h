@@ -32,7 +32,8 @@ public:
     // Mounts the share at `mountpoint` (an existing empty directory) and serves it until
     // unmount(). Throws std::runtime_error with the reason when it cannot.
     void mount(const std::filesystem::path& mountpoint);
-    // Unmounts (lazily: processes still inside keep what they hold) and stops serving.
+    // Unmounts and stops serving; processes that still hold files of the mount get ENOTCONN
+    // (the connection is aborted through fusectl, which is mounted if it is not).
     void unmount();
 
     struct State;

@@ -19,6 +19,15 @@ TEST(MountTable, ParsesMountPointsAndDecodesEscapes) {
     EXPECT_EQ(points[3], "/data/nodes/c1/tvm-1/mounts/with space");
 }
 
+TEST(MountTable, FuseConnectionsOfOurFilesystemsUnderARoot) {
+    const std::string info = std::string(kMountInfo) +
+                             "44 22 0:54 / /data/nodes/c1/tvm-1/mounts/other rw shared:7 - fuse.sshfs x rw\n"
+                             "45 22 0:55 / /data/nodes/c1/tvm-1/mounts/share rw shared:8 master:2 - fuse.bai-share a/s rw\n";
+    EXPECT_EQ(fuse_connections_under("/data/nodes", info), (std::vector<unsigned>{50, 51, 52, 55}));
+    EXPECT_EQ(fuse_connections_under("/data/nodes/c1/tvm-1/mounts/share", info), (std::vector<unsigned>{55}));
+    EXPECT_TRUE(fuse_connections_under("/elsewhere", info).empty());
+}
+
 TEST(MountTable, FindsMountsUnderARootDeepestFirst) {
     auto found = mounts_under("/data/nodes", kMountInfo);
     ASSERT_EQ(found.size(), 3u);

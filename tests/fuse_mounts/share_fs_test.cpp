@@ -203,6 +203,16 @@ TEST_F(ShareFsTest, ConcurrentWritersToDifferentFiles) {
     }
 }
 
+TEST_F(ShareFsTest, UnmountReturnsWhileAFileIsStillOpen) {
+    int fd = ::open((mnt / "held.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    share->unmount();  // must not wait for the holder
+    EXPECT_EQ(::write(fd, "x", 1), -1);
+    EXPECT_EQ(errno, ENOTCONN);
+    ::close(fd);
+    EXPECT_FALSE(fs::exists(mnt / "held.txt"));
+}
+
 TEST(ShareFsMount, AMissingShareIsRefusedAndReadOnlyRefusesWrites) {
     if (::access("/dev/fuse", R_OK | W_OK) != 0 || ::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
     bai::testing::TestDir dir;

@@ -25,11 +25,29 @@ RG, WS, EXP = "rg", "ws", "recipes"
 
 STANDIN = """#!/usr/bin/python3
 # A stand-in for {tool}: records how it was started.
-import json, os, sys
-doc = {{"tool": "{tool}", "argv": sys.argv[1:], "env": dict(os.environ)}}
+import glob, json, os, sys, time
+role = json.loads(os.environ.get("TF_CONFIG", "{{}}")).get("task", {{}}).get("type", "")
+doc = {{"tool": "{tool}", "argv": sys.argv[1:], "env": dict(os.environ), "role": role,
+        "directories": [k for k, v in os.environ.items() if k.startswith("AZ_BATCHAI_OUTPUT_") and os.path.isdir(v)]}}
 job = os.path.basename(os.environ.get("AZ_BATCHAI_JOB_TEMP", "none"))
 with open(os.path.join("{records}", "%s-%d.json" % (job, os.getpid())), "w") as f:
     json.dump(doc, f)
+# TensorFlow's parameter servers are stopped once the workers are done: a worker waits until
+# they have recorded themselves.
+if role in ("worker", "master") and os.environ.get("AZ_BATCHAI_PS_HOSTS"):
+    wanted = len(os.environ["AZ_BATCHAI_PS_HOSTS"].split(","))
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        roles = []
+        for path in glob.glob(os.path.join("{records}", job + "-*.json")):
+            try:
+                with open(path) as f:
+                    roles.append(json.load(f).get("role"))
+            except ValueError:
+                pass
+        if roles.count("ps") >= wanted:
+            break
+        time.sleep(0.05)
 print("{tool} stand-in ran", " ".join(sys.argv[1:]))
 """
 
@@ -152,7 +170,8 @@ class RecipeTest(unittest.TestCase):
                     for output in p.get("outputDirectories", []):
                         out = env["AZ_BATCHAI_OUTPUT_" + output["id"]]
                         self.assertIn(job.job_output_directory_path_segment + "/outputs", out)
-                        self.assertTrue(os.path.isdir(out), out)
+                        # there when the process ran (job-level mounts go when the job ends)
+                        self.assertIn("AZ_BATCHAI_OUTPUT_" + output["id"], record["directories"], out)
                     for data in p.get("inputDirectories", []):
                         self.assertNotIn("$", env["AZ_BATCHAI_INPUT_" + data["id"]])
                     self.assertEqual(env["AZ_BATCHAI_NUM_GPUS"], "4")

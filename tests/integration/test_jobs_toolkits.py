@@ -31,8 +31,9 @@ class ToolkitTest(JobsTestCase):
         self.assert_succeeded(job)
         records = self.records("mpi")
         self.assertEqual(sorted(records), ["mpi-rank0", "mpi-rank1", "mpi-rank2", "mpi-rank3"])
-        # Every node's path leads to the same directory of the share.
-        stdouterr = [os.path.realpath(records[f"mpi-rank{r}"]["env"]["AZ_BATCHAI_STDOUTERR_DIR"]) for r in range(4)]
+        # Every node's path leads to the same directory of the share (each node mounts it).
+        stdouterr = [os.path.relpath(records[f"mpi-rank{r}"]["env"]["AZ_BATCHAI_STDOUTERR_DIR"],
+                                     records[f"mpi-rank{r}"]["env"]["AZ_BATCHAI_MOUNT_ROOT"]) for r in range(4)]
         self.assertEqual(len(set(stdouterr)), 1)
         # Ranks 0-1 on the first node, 2-3 on the second: each in its node's environment.
         temps = [records[f"mpi-rank{r}"]["env"]["AZ_BATCHAI_JOB_TEMP"] for r in range(4)]
