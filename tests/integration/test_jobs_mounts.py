@@ -1,0 +1,73 @@
+"""File shares FUSE-mounted into jobs (fuse_mounts): what a running job writes is seen through the
+File REST API while it runs, what REST writes the job reads, job-level mounts serve the job
+preparation and the job and are gone for the next job, and what was written stays in the share."""
+import unittest
+
+from azure.mgmt.batchai import models as m
+from azure.storage.fileshare import ShareServiceClient
+
+import harness
+from jobs_fixture import JobsTestCase, RG, WS, EXP
+
+JOB_SHARE = "jobshare"
+
+
+def fuse_works():
+    import os
+    return os.geteuid() == 0 and os.access("/dev/fuse", os.R_OK | os.W_OK)
+
+
+@unittest.skipUnless(fuse_works(), "needs /dev/fuse and root to mount")
+class ShareMountTest(JobsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.shares = ShareServiceClient.from_connection_string(harness.connection_string(cls.endpoints))
+        cls.shares.create_share(JOB_SHARE)
+        cls.c = cls.cluster(cls, "mounts", nodes=1)
+        cls.wait_cluster(cls, "mounts", idle=1)
+
+    def test_a_running_jobs_writes_and_rest_writes_meet_both_ways(self):
+        afs = "$AZ_BATCHAI_MOUNT_ROOT/afs"
+        command = (f"printf 'line1\\n' > {afs}/live.txt; "
+                   f"for i in $(seq 600); do [ -e {afs}/go.txt ] && break; sleep 0.05; done; "
+                   f"cat {afs}/go.txt >> {afs}/live.txt")
+        self.job("live", self.c, wait=False, custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
+        self.wait_job("live", states=("running",))
+        live = self.share.get_file_client("live.txt")
+        # The job's write, through the REST API while the job still runs.
+        harness.wait_for(lambda: self._size(live) == 6, timeout=20, what="live.txt through REST")
+        self.assertEqual(self.client.jobs.get(RG, WS, EXP, "live").execution_state, "running")
+        # REST's write, read by the job through its mount.
+        self.share.get_file_client("go.txt").upload_file(b"from-rest\n")
+        j = self.wait_job("live")
+        self.assertEqual(j.execution_state, "succeeded")
+        self.assertEqual(live.download_file().readall(), b"line1\nfrom-rest\n")
+
+    def test_job_level_mounts_serve_the_job_and_are_gone_for_the_next(self):
+        volumes = m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT,
+            azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/{JOB_SHARE}",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="js")])
+        js = "$AZ_BATCHAI_JOB_MOUNT_ROOT/js"
+        prep = m.JobPreparation(command_line=f"echo prep > {js}/prep.txt")
+        j = self.job("withmount", self.c, mount_volumes=volumes, job_preparation=prep,
+                     custom_toolkit_settings=m.CustomToolkitSettings(
+                         command_line=f"cat {js}/prep.txt > {js}/job.txt && grep -q 'devstoreaccount1/{JOB_SHARE}' /proc/self/mounts"))
+        self.assertEqual(j.execution_state, "succeeded", self.read("withmount", "stderr.txt"))
+        checker = self.job("checker", self.c, custom_toolkit_settings=m.CustomToolkitSettings(
+            command_line=f"! grep -q 'devstoreaccount1/{JOB_SHARE}' /proc/self/mounts"))
+        self.assertEqual(checker.execution_state, "succeeded", "the job-level mount outlived its job")
+        share = self.shares.get_share_client(JOB_SHARE)
+        self.assertEqual(share.get_file_client("job.txt").download_file().readall(), b"prep\n")
+        self.assertEqual(sorted(f["name"] for f in share.list_directories_and_files()), ["job.txt", "prep.txt"])
+
+    def _size(self, file_client):
+        try:
+            return file_client.get_file_properties().size
+        except Exception:
+            return None
+
+
+if __name__ == "__main__":
+    unittest.main()
