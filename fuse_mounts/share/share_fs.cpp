@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
@@ -555,10 +556,14 @@ void ShareFs::mount(const fs::path& mountpoint) {
 void ShareFs::unmount() {
     State& s = *state_;
     if (!s.session) return;
+    // The serving threads are stopped before the session's descriptor is closed: exit, detach
+    // the mount, and abort the connection (files still open would otherwise keep it alive), so
+    // that their reads return; only then does fuse_session_unmount close the descriptor.
     fuse_session_exit(s.session);
-    fuse_session_unmount(s.session);  // lazily: files still open keep the connection alive...
-    abort_fuse_connection(s.connection);  // ...so it is ended, and the workers' reads return
+    ::umount2(s.mountpoint.c_str(), MNT_DETACH);
+    abort_fuse_connection(s.connection);
     if (s.loop.joinable()) s.loop.join();
+    fuse_session_unmount(s.session);
     fuse_session_destroy(s.session);
     s.session = nullptr;
     std::lock_guard guard(s.mutex);

@@ -115,17 +115,26 @@ DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
            "K1SZFPTOtr/KBHBeksoGMGw==")
 
 
-def kill_processes_named(command_line):
-    """Kills (by PID) the processes whose command line is exactly `command_line`: what a test's
-    job left running when the test killed the emulator under it."""
+def processes_named(command_line):
+    """The PIDs of the processes whose command line is exactly `command_line` (not a shell or a
+    sandbox whose command line merely contains it)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    pids = []
     for line in out.splitlines()[1:]:
         pid, _, args = line.strip().partition(" ")
         if args.strip() == command_line:
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            pids.append(int(pid))
+    return pids
+
+
+def kill_processes_named(command_line):
+    """Kills (by PID) the processes whose command line is exactly `command_line`: what a test's
+    job left running when the test killed the emulator under it."""
+    for pid in processes_named(command_line):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def connection_string(endpoints, account=DEV_ACCOUNT, key=DEV_KEY):

@@ -116,18 +116,16 @@ class SandboxHostRootTest(JobsTestCase):
         self.assertEqual(layers_under(self.emu.location), [])
 
     def test_terminate_kills_the_sandboxed_processes(self):
-        marker = "bai-sandbox-sleep-" + str(os.getpid())
+        sleeper = "sleep 6004"
         self.job("sbxterm", self.c, wait=False, container_settings=container("ubuntu:16.04"),
-                 custom_toolkit_settings=m.CustomToolkitSettings(command_line=f"sleep 300 # {marker}"))
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line=sleeper))
         self.wait_job("sbxterm", states=("running",))
-        harness.wait_for(lambda: marker in subprocess.run(["ps", "axww"], capture_output=True, text=True).stdout,
-                         what="the job's sleep")
+        harness.wait_for(lambda: harness.processes_named(sleeper), what="the job's sleep")
         self.client.jobs.begin_terminate(RG, WS, EXP, "sbxterm").result()
         j = self.wait_job("sbxterm")
         self.assertEqual(j.execution_state, "failed")
         self.assertEqual(j.execution_info.errors[0].code, "JobTerminated")
-        harness.wait_for(lambda: marker not in subprocess.run(["ps", "axww"], capture_output=True, text=True).stdout,
-                         what="the job's processes to go")
+        harness.wait_for(lambda: not harness.processes_named(sleeper), what="the job's processes to go")
         harness.wait_for(lambda: not layers_under(self.emu.location), what="the writable roots to go")
 
     def test_paths_off_the_volumes_fail_clearly(self):
@@ -151,15 +149,19 @@ class SandboxRestartTest(JobsTestCase):
                    f"else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec {sleeper}; fi")
         self.job("again", c, wait=False, container_settings=container("ubuntu:16.04"),
                  custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
-        harness.wait_for(lambda: sleeper in subprocess.run(["ps", "axww"], capture_output=True, text=True).stdout,
-                         what="the first run")
+        harness.wait_for(lambda: harness.processes_named(sleeper), what="the first run")
         try:
             self.assertNotEqual(layers_under(self.emu.location), [])  # the job's writable root
             self.emu.send(9)
             self.emu.process.wait()
             self.emu.start()
             type(self).client = harness.arm_client(type(self).client.__class__, self.emu.endpoints)
-            j = self.wait_job("again", timeout=60)
+            try:
+                j = self.wait_job("again", timeout=60)
+            except TimeoutError:
+                with open(os.path.join(self.emu.location, "emulator.log")) as f:
+                    self.fail("the requeued job did not end; emulator.log:\n" + f.read()[-4000:] +
+                              "\nmounts: " + "\n".join(mounts_under(self.emu.location)))
             self.assertEqual(j.execution_state, "succeeded")
             self.assertIn("second", self.read("again", "stdout.txt"))
             self.assertEqual(layers_under(self.emu.location), [])
@@ -177,7 +179,7 @@ class SandboxCleanStopTest(JobsTestCase):
         sleeper = "sleep 6003"
         self.job("stopme", c, wait=False, container_settings=container("ubuntu:16.04"),
                  custom_toolkit_settings=m.CustomToolkitSettings(command_line="exec " + sleeper))
-        running = lambda: sleeper in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        running = lambda: harness.processes_named(sleeper)
         harness.wait_for(running, what="the job's process")
         try:
             self.assertNotEqual(layers_under(self.emu.location), [])
