@@ -1,5 +1,6 @@
 #include "emulator/engine/engine_routes.h"
 
+#include <cerrno>
 #include <nlohmann/json.hpp>
 
 namespace bai::engine {
@@ -9,6 +10,39 @@ namespace {
 void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
     res.status = status;
     res.set_content(nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump(), "application/json");
+}
+
+nlohmann::json plan_json(const mounts::FaultPlan& plan) {
+    nlohmann::json out{{"operations", plan.operations}, {"stallMs", plan.stall.count()}};
+    out["error"] = plan.error == 0 ? nlohmann::json() : nlohmann::json(plan.error == EIO ? "EIO" : "ENOSPC");
+    return out;
+}
+
+// The plan of a PUT body; throws std::invalid_argument naming the offending field.
+mounts::FaultPlan parse_plan(const std::string& body) {
+    nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
+    if (!doc.is_object()) throw std::invalid_argument("the body must be a JSON object");
+    mounts::FaultPlan plan;
+    if (doc.contains("error") && !doc["error"].is_null()) {
+        if (!doc["error"].is_string() || mounts::fault_errno(doc["error"].get<std::string>()) == 0) {
+            throw std::invalid_argument("error must be \"EIO\" or \"ENOSPC\"");
+        }
+        plan.error = mounts::fault_errno(doc["error"].get<std::string>());
+    }
+    if (!doc.contains("operations") || !doc["operations"].is_number_integer() || doc["operations"].get<long long>() < 1 ||
+        doc["operations"].get<long long>() > 1000000) {
+        throw std::invalid_argument("operations must be an integer from 1 to 1000000");
+    }
+    plan.operations = doc["operations"].get<int>();
+    if (doc.contains("stallMs")) {
+        if (!doc["stallMs"].is_number_integer() || doc["stallMs"].get<long long>() < 0 ||
+            doc["stallMs"].get<long long>() > 600000) {
+            throw std::invalid_argument("stallMs must be an integer from 0 to 600000");
+        }
+        plan.stall = std::chrono::milliseconds(doc["stallMs"].get<long long>());
+    }
+    if (plan.error == 0 && plan.stall.count() == 0) throw std::invalid_argument("give an error, a stallMs, or both");
+    return plan;
 }
 
 }  // namespace
@@ -28,6 +62,25 @@ void add_engine_routes(httplib::Server& server, LocalEngine& engine) {
         } catch (const std::exception& e) {
             send_error(res, 503, "EngineUnavailable", e.what());
         }
+    });
+    const std::string faults = R"(/emulator/shares/([^/]+)/([^/]+)/faults)";
+    server.Put(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
+        try {
+            mounts::FaultPlan plan = parse_plan(req.body);
+            engine.mount_faults().set(req.matches[1], req.matches[2], plan);
+            res.set_content(plan_json(plan).dump(), "application/json");
+        } catch (const std::invalid_argument& e) {
+            send_error(res, 400, "InvalidFaultPlan", e.what());
+        }
+    });
+    server.Get(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
+        std::optional<mounts::FaultPlan> plan = engine.mount_faults().get(req.matches[1], req.matches[2]);
+        if (!plan) return send_error(res, 404, "NoFaultPlan", "No faults are planned for that share");
+        res.set_content(plan_json(*plan).dump(), "application/json");
+    });
+    server.Delete(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
+        engine.mount_faults().clear(req.matches[1], req.matches[2]);
+        res.status = 204;
     });
 }
 

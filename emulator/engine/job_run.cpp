@@ -149,7 +149,7 @@ private:
         std::error_code ec;
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
-            job_volumes_.push_back(std::make_unique<AttachedVolumes>());
+            job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.faults));
             fs::path dir = prepare_node_directory(node, in_, files_, !in_container(), notes, *job_volumes_.back());
             dirs_.push_back(dir);
             NodeDirectories where{node.root, in_.job_name, in_.shared_dir,

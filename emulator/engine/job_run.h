@@ -15,6 +15,7 @@
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/run_control.h"
 #include "fake_storage/engine/file_store.h"
+#include "fuse_mounts/share/mount_faults.h"
 
 namespace bai::engine {
 
@@ -39,6 +40,7 @@ struct JobRunInputs {
     // Where a job with containerSettings runs; null: always on the host.
     const ContainerOptions* containers = nullptr;
     RuntimeProbe* runtimes = nullptr;
+    mounts::MountFaults* faults = nullptr;  // consulted by the job's share mounts
 };
 
 struct JobOutcome {

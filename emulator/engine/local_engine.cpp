@@ -204,6 +204,7 @@ void LocalEngine::add_cluster_error(ClusterState& cluster, const std::string& co
 
 void LocalEngine::add_node(ClusterState& cluster) {
     auto slot = std::make_unique<NodeSlot>();
+    slot->volumes = std::make_shared<AttachedVolumes>(&faults_);
     Node& node = slot->node;
     int n = 1;
     while (addresses_in_use_.count(n)) ++n;
@@ -555,6 +556,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);
     in.containers = &options_.containers;
     in.runtimes = &runtimes_;
+    in.faults = &faults_;
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {

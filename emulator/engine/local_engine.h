@@ -70,6 +70,8 @@ public:
     // and a new one takes its place. Returns {"nodeId", "requeuedJob"}; nullopt when no node has
     // that id; throws std::invalid_argument when the node is not low-priority.
     std::optional<nlohmann::json> preempt(const std::string& node_id);
+    // Faults injected into the share mounts of every node (fuse_mounts/share/mount_faults.h).
+    mounts::MountFaults& mount_faults() { return faults_; }
 
 private:
     struct NodeSlot {
@@ -143,6 +145,7 @@ private:
     Clock& clock_;
     std::filesystem::path mpi_agent_;
     RuntimeProbe runtimes_;
+    mounts::MountFaults faults_;
 
     // The event queue (hooks and worker threads post; the engine thread runs).
     std::mutex events_mutex_;

@@ -37,7 +37,9 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
         fs::create_directory(at, ec);
         std::string why;
         try {
-            auto mount = std::make_unique<mounts::ShareFs>(files, v.account, v.container);
+            mounts::ShareFsOptions options;
+            options.faults = attached.faults();
+            auto mount = std::make_unique<mounts::ShareFs>(files, v.account, v.container, options);
             mount->mount(at);
             attached.mounts.push_back(std::move(mount));
             attached.directories.emplace_back(v.relative, at);

@@ -20,7 +20,8 @@ namespace bai::engine {
 // The volumes attached under one root (a node's mount root, a job's), released together.
 class AttachedVolumes {
 public:
-    AttachedVolumes() = default;
+    // `faults`: what the shares mounted here consult (scenarios' injected faults); may be null.
+    explicit AttachedVolumes(mounts::MountFaults* faults = nullptr) : faults_(faults) {}
     ~AttachedVolumes() { release(); }
     AttachedVolumes(const AttachedVolumes&) = delete;
     AttachedVolumes& operator=(const AttachedVolumes&) = delete;
@@ -32,6 +33,10 @@ public:
     // of a mounted share, the store's directory of a linked one, a blob container's directory.
     std::vector<std::pair<std::string, std::filesystem::path>> directories;
     std::vector<std::unique_ptr<mounts::ShareFs>> mounts;
+    mounts::MountFaults* faults() const { return faults_; }
+
+private:
+    mounts::MountFaults* faults_;
 };
 
 // Makes each volume appear at root/relativeMountPath: a share mounted, else linked (with `links`

@@ -151,6 +151,15 @@ void forget_inode(State& s, fuse_ino_t ino, std::uint64_t count) {
     }
 }
 
+// A fault injected into this share's mounts answers the operation instead (after its stall).
+bool fault_answers(State& s, fuse_req_t req) {
+    if (!s.options.faults) return false;
+    int err = s.options.faults->next(s.account, s.share);
+    if (err == 0) return false;
+    fuse_reply_err(req, err);
+    return true;
+}
+
 bool refuse_if_read_only(State& s, fuse_req_t req) {
     if (!s.options.read_only) return false;
     fuse_reply_err(req, EROFS);
@@ -212,7 +221,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req)) return;
+    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
     const std::string path = proc_path(inode.fd);
     int rc = 0;
@@ -348,7 +357,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req)) return;
+    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     int fd = ::openat(inode_of(s, parent).fd, name, (fi->flags | O_CREAT) & ~O_NOFOLLOW, mode & s.options.file_mode);
     if (fd < 0) {
         fuse_reply_err(req, errno);
@@ -372,6 +381,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         fuse_reply_err(req, EROFS);
         return;
     }
+    if (fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
     int fd = ::open(proc_path(inode.fd).c_str(), fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
     if (fd < 0) {
@@ -385,6 +395,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
+    if (fault_answers(state_of(req), req)) return;
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     buf.buf[0].fd = static_cast<int>(fi->fh);
@@ -394,6 +405,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 
 void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset, fuse_file_info* fi) {
     State& s = state_of(req);
+    if (fault_answers(s, req)) return;
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = static_cast<int>(fi->fh);
@@ -415,13 +427,14 @@ void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+    if (fault_answers(state_of(req), req)) return;
     int fd = static_cast<int>(fi->fh);
     fuse_reply_err(req, (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : errno);
 }
 
 void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req)) return;
+    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& dir = inode_of(s, parent);
     std::optional<std::string> path = child_path(s, dir, name);
     if (::unlinkat(dir.fd, name, flags) != 0) {
@@ -437,7 +450,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entr
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req)) return;
+    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     if (::mkdirat(inode_of(s, parent).fd, name, mode & s.options.dir_mode) != 0) {
         fuse_reply_err(req, errno);
         return;
@@ -451,7 +464,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
                unsigned int flags) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req)) return;
+    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& from = inode_of(s, parent);
     Inode& to = inode_of(s, new_parent);
     std::optional<std::string> old_path = child_path(s, from, name);

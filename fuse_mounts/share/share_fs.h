@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fake_storage/engine/file_store.h"
+#include "fuse_mounts/share/mount_faults.h"
 
 namespace bai::mounts {
 
@@ -20,6 +21,7 @@ struct ShareFsOptions {
     // The permission bits every file and directory shows (SMB mounts' file_mode/dir_mode).
     unsigned file_mode = 0777;
     unsigned dir_mode = 0777;
+    MountFaults* faults = nullptr;  // consulted by every counted operation when set
 };
 
 class ShareFs {

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <chrono>
 #include <thread>
 
 #include "fake_storage/engine/storage_schema.h"
@@ -52,7 +53,9 @@ protected:
         files->create_share(kAcct, "data", std::nullopt, {});
         mnt = dir / "mnt";
         fs::create_directories(mnt);
-        share = std::make_unique<ShareFs>(*files, kAcct, "data");
+        ShareFsOptions options;
+        options.faults = &faults;
+        share = std::make_unique<ShareFs>(*files, kAcct, "data", options);
         share->mount(mnt);
     }
     void TearDown() override {
@@ -69,6 +72,7 @@ protected:
     std::unique_ptr<db::Database> db;
     std::unique_ptr<storage::ContentFiles> content;
     std::unique_ptr<storage::FileStore> files;
+    MountFaults faults;
     std::unique_ptr<ShareFs> share;
     fs::path mnt;
 };
@@ -201,6 +205,39 @@ TEST_F(ShareFsTest, ConcurrentWritersToDifferentFiles) {
         EXPECT_EQ(rest(name).size, 100000u) << name;
         EXPECT_EQ(read_all(mnt / name), std::string(100000, static_cast<char>('a' + w)));
     }
+}
+
+TEST_F(ShareFsTest, InjectedFaultsFailTheNextOperationsThenStop) {
+    int fd = ::open((mnt / "f.txt").c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(fd, 0);
+    faults.set(kAcct, "data", {ENOSPC, 2, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::write(fd, "abc", 3), -1);
+    EXPECT_EQ(errno, ENOSPC);
+    EXPECT_EQ(::write(fd, "abc", 3), -1);
+    EXPECT_EQ(errno, ENOSPC);
+    EXPECT_EQ(::write(fd, "abc", 3), 3);  // two operations failed: the plan is spent
+    EXPECT_FALSE(faults.get(kAcct, "data"));
+    ::close(fd);
+    faults.set(kAcct, "data", {EIO, 1, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::open((mnt / "f.txt").c_str(), O_RDWR), -1);  // open is counted
+    EXPECT_EQ(errno, EIO);
+    fd = ::open((mnt / "f.txt").c_str(), O_RDWR);  // the page cache goes at open: reads reach the mount
+    ASSERT_GE(fd, 0);
+    // A read may reach the mount more than once (readahead, then the page itself): enough
+    // operations fail for every attempt, and the plan is cleared afterwards.
+    faults.set(kAcct, "data", {EIO, 10, std::chrono::milliseconds(0)});
+    char buffer[4];
+    EXPECT_EQ(::pread(fd, buffer, sizeof buffer, 0), -1);
+    EXPECT_EQ(errno, EIO);
+    faults.clear(kAcct, "data");
+    EXPECT_EQ(::pread(fd, buffer, 3, 0), 3);
+    faults.set(kAcct, "other-share", {EIO, 5, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::write(fd, "x", 1), 1);  // another share's plan
+    faults.set(kAcct, "data", {0, 1, std::chrono::milliseconds(200)});
+    auto started = std::chrono::steady_clock::now();
+    EXPECT_EQ(::write(fd, "y", 1), 1);  // stalled, then done
+    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
+    ::close(fd);
 }
 
 TEST_F(ShareFsTest, UnmountReturnsWhileAFileIsStillOpen) {

@@ -7,7 +7,7 @@ from azure.mgmt.batchai import models as m
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
-from jobs_fixture import JobsTestCase, RG, WS, EXP
+from jobs_fixture import JobsTestCase, RG, WS, EXP, SHARE
 
 JOB_SHARE = "jobshare"
 
@@ -61,6 +61,38 @@ class ShareMountTest(JobsTestCase):
         share = self.shares.get_share_client(JOB_SHARE)
         self.assertEqual(share.get_file_client("job.txt").download_file().readall(), b"prep\n")
         self.assertEqual(sorted(f["name"] for f in share.list_directories_and_files()), ["job.txt", "prep.txt"])
+
+    def faults_url(self, share):
+        return f"{self.endpoints['arm']}/emulator/shares/{harness.DEV_ACCOUNT}/{share}/faults"
+
+    def test_an_injected_enospc_is_what_the_jobs_write_gets(self):
+        import requests
+        ca = self.endpoints["ca_cert"]
+        r = requests.put(self.faults_url(SHARE), json={"error": "ENOSPC", "operations": 1000}, verify=ca, timeout=10)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual(r.json(), {"error": "ENOSPC", "operations": 1000, "stallMs": 0})
+        try:
+            j = self.job("nospace", self.c, std_out_err_path_prefix="$AZ_BATCHAI_JOB_TEMP", output_directories=[],
+                         custom_toolkit_settings=m.CustomToolkitSettings(
+                             command_line="echo data > $AZ_BATCHAI_MOUNT_ROOT/afs/full.txt"))
+        finally:
+            self.assertEqual(requests.delete(self.faults_url(SHARE), verify=ca, timeout=10).status_code, 204)
+        self.assertEqual(j.execution_state, "failed")
+        self.assertEqual(j.execution_info.exit_code, 1)
+        self.assertEqual(requests.get(self.faults_url(SHARE), verify=ca, timeout=10).status_code, 404)
+
+    def test_bad_fault_plans_name_their_field(self):
+        import requests
+        ca = self.endpoints["ca_cert"]
+        for body, field in (({"error": "EPERM", "operations": 1}, "error"), ({"error": "EIO"}, "operations"),
+                            ({"error": "EIO", "operations": 0}, "operations"), ({"operations": 1}, "stallMs"),
+                            ({"operations": 1, "stallMs": -5}, "stallMs"), ([1, 2], "object")):
+            r = requests.put(self.faults_url(SHARE), json=body, verify=ca, timeout=10)
+            self.assertEqual(r.status_code, 400, body)
+            self.assertEqual(r.json()["error"]["code"], "InvalidFaultPlan")
+            self.assertIn(field, r.json()["error"]["message"])
+        r = requests.put(self.faults_url(SHARE), data=b"{not json", verify=ca, timeout=10)
+        self.assertEqual(r.status_code, 400)
 
     def _size(self, file_client):
         try:

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""A file share through its FUSE mount on an emulated node, against the same disk without FUSE,
+side by side in one run (issue 6's benchmark):
+
+1. sequential write of SIZE MiB in 1 MiB writes (then fsync), and sequential read of it back in
+   1 MiB reads, the page cache dropped before each read (echo 3 > /proc/sys/vm/drop_caches; as
+   root);
+2. create + stat of N small files (one `open(O_CREAT)`/`close`/`stat` each) in one directory;
+3. `ls -l` of that N-entry directory (the time of the command).
+
+The mount is a node's cluster-level share mount of a running emulator (found through GET
+/emulator/nodes); "native" is a directory beside the emulator's data directory on the same disk.
+Targets: write and read at least 70% of native, creates at least 40%.
+
+Usage: tools/bench/share_mount.py [--build DIR] [--size-mib 1024] [--files 10000]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+import harness  # noqa: E402
+
+SUB = harness.SUBSCRIPTION
+WS = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI/workspaces/ws"
+MIB = 1 << 20
+
+
+def drop_caches():
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def sequential(directory, size_mib):
+    path = os.path.join(directory, "seq.bin")
+    block = os.urandom(MIB)
+    started = time.perf_counter()
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+    for _ in range(size_mib):
+        os.write(fd, block)
+    os.fsync(fd)
+    os.close(fd)
+    write_s = time.perf_counter() - started
+    dropped = drop_caches()
+    started = time.perf_counter()
+    fd = os.open(path, os.O_RDONLY)
+    while os.read(fd, MIB):
+        pass
+    os.close(fd)
+    read_s = time.perf_counter() - started
+    os.unlink(path)
+    return size_mib / write_s, size_mib / read_s, dropped
+
+
+def small_files(directory, count):
+    d = os.path.join(directory, "many")
+    os.makedirs(d)
+    started = time.perf_counter()
+    for i in range(count):
+        p = os.path.join(d, f"f{i:05d}.txt")
+        os.close(os.open(p, os.O_CREAT | os.O_WRONLY, 0o644))
+        os.stat(p)
+    create_s = time.perf_counter() - started
+    started = time.perf_counter()
+    subprocess.run(["ls", "-l", d], stdout=subprocess.DEVNULL, check=True)
+    ls_s = time.perf_counter() - started
+    return count / create_s, ls_s * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--size-mib", type=int, default=1024)
+    parser.add_argument("--files", type=int, default=10000)
+    args = parser.parse_args()
+    harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
+    with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
+        import requests
+        from azure.storage.fileshare import ShareServiceClient
+        ep = emu.endpoints
+        session = requests.Session()
+        session.verify = ep["ca_cert"]
+        session.headers["Authorization"] = "Bearer bench"
+
+        def call(method, path, body=None, api_version="2018-05-01"):
+            r = session.request(method, f"{ep['arm']}{path}?api-version={api_version}", json=body, timeout=30)
+            r.raise_for_status()
+            return r
+
+        ShareServiceClient.from_connection_string(harness.connection_string(ep)).create_share("bench")
+        call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
+        call("PUT", WS, {"location": "eastus"})
+        call("PUT", f"{WS}/clusters/c", {"properties": {
+            "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+            "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"},
+            "nodeSetup": {"mountVolumes": {"azureFileShares": [{
+                "azureFileUrl": f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/bench",
+                "relativeMountPath": "afs", "credentials": {"accountKey": harness.DEV_KEY}}]}}}})
+        harness.wait_for(lambda: call("GET", f"{WS}/clusters/c").json()["properties"]
+                         .get("nodeStateCounts", {}).get("idleNodeCount") == 1, timeout=60, what="the node")
+        node = [n for n in session.get(f"{ep['arm']}/emulator/nodes", timeout=10).json()["value"]][0]
+        mount = os.path.join(node["root"], "mounts", "afs")
+        with open("/proc/self/mounts") as f:
+            if f" {mount} fuse.bai-share " not in f.read():
+                sys.exit(f"{mount} is not a FUSE mount (root and /dev/fuse are needed)")
+        native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
+        try:
+            rows = []
+            fuse_w, fuse_r, dropped = sequential(mount, args.size_mib)
+            nat_w, nat_r, _ = sequential(native, args.size_mib)
+            rows.append((f"sequential write {args.size_mib} MiB, 1 MiB writes + fsync, MiB/s", fuse_w, nat_w, True))
+            rows.append((f"sequential read {args.size_mib} MiB, 1 MiB reads" +
+                         ("" if dropped else " (page cache NOT dropped: not root)") + ", MiB/s", fuse_r, nat_r, True))
+            fuse_c, fuse_ls = small_files(mount, args.files)
+            nat_c, nat_ls = small_files(native, args.files)
+            rows.append((f"create + stat of {args.files} files, files/s", fuse_c, nat_c, True))
+            rows.append((f"ls -l of {args.files} entries, ms", fuse_ls, nat_ls, False))
+        finally:
+            shutil.rmtree(native, ignore_errors=True)
+    print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; mount {mount}\n")
+    print("| measure | FUSE share mount | native disk | mount / native |")
+    print("|---|---|---|---|")
+    for label, fuse, nat, higher_better in rows:
+        ratio = fuse / nat if higher_better else nat / fuse
+        print(f"| {label} | {fuse:.1f} | {nat:.1f} | {ratio * 100:.0f}% |")
+    print("\n(ls -l: the ratio is native time / mount time)")
+
+
+if __name__ == "__main__":
+    main()
