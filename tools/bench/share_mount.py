@@ -92,8 +92,10 @@ def main():
         session.headers["Authorization"] = "Bearer bench"
 
         def call(method, path, body=None, api_version="2018-05-01"):
-            r = session.request(method, f"{ep['arm']}{path}?api-version={api_version}", json=body, timeout=30)
-            r.raise_for_status()
+            r = session.request(method, f"{ep['arm']}{path}?api-version={api_version}", json=body, timeout=30,
+                                verify=ep["ca_cert"])
+            if r.status_code >= 400:
+                raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
             return r
 
         ShareServiceClient.from_connection_string(harness.connection_string(ep)).create_share("bench")
@@ -103,11 +105,12 @@ def main():
             "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": 1}},
             "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"},
             "nodeSetup": {"mountVolumes": {"azureFileShares": [{
+                "accountName": harness.DEV_ACCOUNT,
                 "azureFileUrl": f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/bench",
                 "relativeMountPath": "afs", "credentials": {"accountKey": harness.DEV_KEY}}]}}}})
         harness.wait_for(lambda: call("GET", f"{WS}/clusters/c").json()["properties"]
                          .get("nodeStateCounts", {}).get("idleNodeCount") == 1, timeout=60, what="the node")
-        node = [n for n in session.get(f"{ep['arm']}/emulator/nodes", timeout=10).json()["value"]][0]
+        node = [n for n in session.get(f"{ep['arm']}/emulator/nodes", timeout=10, verify=ep["ca_cert"]).json()["value"]][0]
         mount = os.path.join(node["root"], "mounts", "afs")
         with open("/proc/self/mounts") as f:
             if f" {mount} fuse.bai-share " not in f.read():
