@@ -151,6 +151,9 @@ public:
     // place). What the share mounts call after each change.
     size_t adopt_entry(const std::string& account, const std::string& share, const std::string& path, bool written,
                        bool subtree);
+    // The file at `path` was written (or truncated) on disk: its row gets the new size, a new ETag
+    // and Last-Modified in one statement; adopt_entry when it has no row yet.
+    void note_write(const std::string& account, const std::string& share, const std::string& path);
     // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
     size_t recover();
     std::vector<std::string> live_content_ids();

@@ -220,4 +220,26 @@ size_t FileStore::adopt_entry(const std::string& account, const std::string& sha
     return changed;
 }
 
+void FileStore::note_write(const std::string& account, const std::string& share, const std::string& path) {
+    struct stat st {};
+    bool updated = false;
+    if (::lstat(disk_path(account, share, path).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+        db_.transaction([&](db::Database& db) {
+            db.prepare(
+                  "UPDATE share_entries SET size = ?4, etag = ?5, last_modified = max(last_modified, ?6),"
+                  " last_write_time = max(last_modified, ?6), change_time = max(last_modified, ?6)"
+                  " WHERE account = ?1 AND share = ?2 AND path = ?3 AND is_dir = 0")
+                .bind(1, account)
+                .bind(2, share)
+                .bind(3, path)
+                .bind(4, static_cast<std::int64_t>(st.st_size))
+                .bind(5, new_etag())
+                .bind(6, mtime_ticks(st))
+                .run();
+            updated = sqlite3_changes(db.handle()) > 0;
+        });
+    }
+    if (!updated) adopt_entry(account, share, path, true, false);
+}
+
 }  // namespace bai::storage

@@ -94,6 +94,16 @@ void note(State& s, const std::optional<std::string>& path, bool written, bool s
     }
 }
 
+// The same for new content in a file the index already has (the common case: one statement).
+void note_content(State& s, const std::optional<std::string>& path) {
+    if (!path) return;
+    try {
+        s.files.note_write(s.account, s.share, *path);
+    } catch (const std::exception& e) {
+        log::warning("share " + s.account + "/" + s.share + ": could not index " + *path + ": " + e.what());
+    }
+}
+
 void show_modes(State& s, struct stat& st) {
     const unsigned mask = S_ISDIR(st.st_mode) ? s.options.dir_mode : s.options.file_mode;
     st.st_mode = (st.st_mode & S_IFMT) | (st.st_mode & mask & 07777);
@@ -415,7 +425,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset,
         fuse_reply_err(req, static_cast<int>(-written));
         return;
     }
-    note(s, share_path(s, inode_of(s, ino)), true);
+    note_content(s, share_path(s, inode_of(s, ino)));
     fuse_reply_write(req, static_cast<size_t>(written));
 }
 
