@@ -145,13 +145,13 @@ public:
     // processes) get entries, changed files a new size, ETag and Last-Modified, vanished ones go.
     // Returns the number of entries added, changed or removed.
     size_t adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path);
-    // The same for the one entry at `path` (its ancestors indexed as needed): added, updated or
-    // removed as the disk says; `written` forces a new ETag and Last-Modified (content written
+    // The same for the one entry at `path`, spelled as on disk (its ancestors indexed as needed):
+    // added, updated or removed as the disk says; `written` forces a new ETag and Last-Modified (content written
     // without a size change); `subtree` also walks it when it is a directory (one renamed into
     // place). What the share mounts call after each change.
     size_t adopt_entry(const std::string& account, const std::string& share, const std::string& path, bool written,
                        bool subtree);
-    // The file at `path` was written (or truncated) on disk: its row gets the new size, a new ETag
+    // The file at `path` (spelled as on disk) was written (or truncated) on disk: its row gets the new size, a new ETag
     // and Last-Modified in one statement; adopt_entry when it has no row yet.
     void note_write(const std::string& account, const std::string& share, const std::string& path);
     // Applies Put Range bodies that were journaled but not applied when the emulator stopped.

@@ -100,6 +100,21 @@ TEST_F(AdoptTest, ADirectoryRenamedIntoPlaceJoinsWithItsContents) {
     EXPECT_TRUE(names("").empty());
 }
 
+TEST_F(AdoptTest, NoteWriteUpdatesAKnownFileAndAddsAnUnknownOne) {
+    write("w/known.txt", "12");
+    store->adopt_entry(kAcct, "logs", "w/known.txt", false, false);
+    ShareEntry before = store->get_file(kAcct, "logs", "w/known.txt");
+    write("w/known.txt", "1234");
+    store->note_write(kAcct, "logs", "w/known.txt");
+    ShareEntry after = store->get_file(kAcct, "logs", "w/known.txt");
+    EXPECT_EQ(after.size, 4u);
+    EXPECT_NE(after.etag, before.etag);
+    EXPECT_GE(after.last_modified, before.last_modified);
+    write("w/new.txt", "abc");
+    store->note_write(kAcct, "logs", "w/new.txt");
+    EXPECT_EQ(store->get_file(kAcct, "logs", "w/new.txt").size, 3u);
+}
+
 TEST_F(AdoptTest, MissingPathOrShare) {
     EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "no/such"), 0u);
     EXPECT_ANY_THROW(store->adopt_disk_changes(kAcct, "nosuchshare", ""));
