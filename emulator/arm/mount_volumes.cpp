@@ -16,6 +16,15 @@ bool path_style_host(const std::string& host) {
            host.rfind("localhost", 0) == 0;
 }
 
+// "0755" or "755" as a mode; 0777 when absent or not octal (the validator refuses those).
+unsigned octal_mode(const json& volume, const char* key) {
+    auto it = volume.find(key);
+    if (it == volume.end() || !it->is_string()) return 0777;
+    const std::string text = it->get<std::string>();
+    if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos) return 0777;
+    return static_cast<unsigned>(std::stoul(text, nullptr, 8)) & 0777;
+}
+
 }  // namespace
 
 std::vector<Volume> volumes_of(const json& mount_volumes) {
@@ -38,12 +47,18 @@ std::vector<Volume> volumes_of(const json& mount_volumes) {
         }
         v.account = share.value("accountName", v.account);
         v.relative = share.value("relativeMountPath", "");
+        v.file_mode = octal_mode(share, "fileMode");
+        v.directory_mode = octal_mode(share, "directoryMode");
         out.push_back(v);
     }
     for (const json& container : mount_volumes.value("azureBlobFileSystems", json::array())) {
         if (!container.is_object()) continue;
-        out.push_back({true, container.value("accountName", ""), container.value("containerName", ""),
-                       container.value("relativeMountPath", "")});
+        Volume v;
+        v.blob = true;
+        v.account = container.value("accountName", "");
+        v.container = container.value("containerName", "");
+        v.relative = container.value("relativeMountPath", "");
+        out.push_back(v);
     }
     return out;
 }

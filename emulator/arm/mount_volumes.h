@@ -13,6 +13,9 @@ struct Volume {
     std::string account;
     std::string container;  // the share or the container
     std::string relative;   // relativeMountPath
+    // A share's fileMode and directoryMode (octal text, "0777" when absent or not octal).
+    unsigned file_mode = 0777;
+    unsigned directory_mode = 0777;
 };
 
 // azureFileShares (account from accountName, else from the URL: https://ACCOUNT.file.core.windows.net/SHARE

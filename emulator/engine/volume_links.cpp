@@ -39,6 +39,8 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
         try {
             mounts::ShareFsOptions options;
             options.faults = attached.faults();
+            options.file_mode = v.file_mode;
+            options.dir_mode = v.directory_mode;
             auto mount = std::make_unique<mounts::ShareFs>(files, v.account, v.container, options);
             mount->mount(at);
             attached.mounts.push_back(std::move(mount));

@@ -62,6 +62,20 @@ class ShareMountTest(JobsTestCase):
         self.assertEqual(share.get_file_client("job.txt").download_file().readall(), b"prep\n")
         self.assertEqual(sorted(f["name"] for f in share.list_directories_and_files()), ["job.txt", "prep.txt"])
 
+    def test_file_and_directory_modes_of_a_share(self):
+        self.shares.create_share("modeshare")
+        volumes = m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT,
+            azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/modeshare",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="modes",
+            file_mode="0640", directory_mode="0750")])
+        here = "$AZ_BATCHAI_JOB_MOUNT_ROOT/modes"
+        j = self.job("modes", self.c, mount_volumes=volumes, custom_toolkit_settings=m.CustomToolkitSettings(
+            command_line=f"umask 000; mkdir -p {here}/m/d && touch {here}/m/f && chmod 777 {here}/m/f && "
+                         f"stat -c %a {here}/m/f {here}/m/d"))
+        self.assertEqual(j.execution_state, "succeeded", self.read("modes", "stderr.txt"))
+        self.assertEqual(self.read("modes", "stdout.txt").split(), ["640", "750"])
+
     def faults_url(self, share):
         return f"{self.endpoints['arm']}/emulator/shares/{harness.DEV_ACCOUNT}/{share}/faults"
 
