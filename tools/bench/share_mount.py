@@ -84,16 +84,11 @@ def main():
     args = parser.parse_args()
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
     with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
-        import requests
         from azure.storage.fileshare import ShareServiceClient
         ep = emu.endpoints
-        session = requests.Session()
-        session.verify = ep["ca_cert"]
-        session.headers["Authorization"] = "Bearer bench"
 
         def call(method, path, body=None, api_version="2018-05-01"):
-            r = session.request(method, f"{ep['arm']}{path}?api-version={api_version}", json=body, timeout=30,
-                                verify=ep["ca_cert"])
+            r = harness.arm_call(ep, method, path, body, api_version=api_version)
             if r.status_code >= 400:
                 raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
             return r
@@ -110,7 +105,7 @@ def main():
                 "relativeMountPath": "afs", "credentials": {"accountKey": harness.DEV_KEY}}]}}}})
         harness.wait_for(lambda: call("GET", f"{WS}/clusters/c").json()["properties"]
                          .get("nodeStateCounts", {}).get("idleNodeCount") == 1, timeout=60, what="the node")
-        node = [n for n in session.get(f"{ep['arm']}/emulator/nodes", timeout=10, verify=ep["ca_cert"]).json()["value"]][0]
+        node = call("GET", "/emulator/nodes", api_version=None).json()["value"][0]
         mount = os.path.join(node["root"], "mounts", "afs")
         with open("/proc/self/mounts") as f:
             if f" {mount} fuse.bai-share " not in f.read():
