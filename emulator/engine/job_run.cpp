@@ -50,8 +50,9 @@ void write_file(const fs::path& path, const std::string& text, fs::perms perms =
 
 // On one node: the job's directory wiped and made again, with its volumes and the directory shared
 // by the job's nodes: links on the host, empty directories a container binds them onto.
-fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, storage::FileStore& files, bool links,
-                                std::vector<std::string>& notes, AttachedVolumes& attached) {
+fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, const std::vector<arm::Volume>& volumes,
+                                storage::FileStore& files, bool links, std::vector<std::string>& notes,
+                                AttachedVolumes& attached) {
     fs::path dir = node.root / "jobs" / in.job_name;
     std::error_code ec;
     remove_tree(dir, ec);  // never into a share a previous run left mounted there
@@ -63,16 +64,8 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, sto
         fs::create_directory(dir / "shared", ec);
     }
     if (ec) throw std::runtime_error("cannot make " + (dir / "shared").string() + ": " + ec.message());
-    attach_volumes(dir / "mounts", arm::volumes_of(in.properties.value("mountVolumes", json())), files, notes, attached,
-                   links);
+    attach_volumes(dir / "mounts", volumes, files, notes, attached, links);
     return dir;
-}
-
-std::vector<std::pair<std::string, fs::path>> volume_directories(const std::vector<arm::Volume>& volumes,
-                                                                  const fs::path& root) {
-    std::vector<std::pair<std::string, fs::path>> out;
-    for (const arm::Volume& v : volumes) out.emplace_back(v.relative, volume_directory(v, root));
-    return out;
 }
 
 // The script the MPI agent runs for a node: the command in that node's environment, through
@@ -137,6 +130,10 @@ private:
         } else {
             runtime_ = choose_runtime(in_.properties, {RuntimeChoice::host, {}, false}, {});
         }
+        job_volume_list_ = arm::volumes_of(in_.properties.value("mountVolumes", json()));
+        if (std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, ""); !shm.empty()) {
+            shm_bytes_ = parse_shm_size(shm);
+        }
         std::vector<std::string> notes;
         PlanInputs plan_inputs;
         plan_inputs.default_python = in_.default_python;
@@ -150,10 +147,10 @@ private:
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
             job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.faults));
-            fs::path dir = prepare_node_directory(node, in_, files_, !in_container(), notes, *job_volumes_.back());
+            fs::path dir = prepare_node_directory(node, in_, job_volume_list_, files_, !in_container(), notes,
+                                                  *job_volumes_.back());
             dirs_.push_back(dir);
-            NodeDirectories where{node.root, in_.job_name, in_.shared_dir,
-                                  volume_directories(in_.cluster_volumes, node.root / "mounts"),
+            NodeDirectories where{node.root, in_.job_name, in_.shared_dir, node.volume_directories,
                                   job_volumes_.back()->directories};
             views_.push_back(in_container() ? container_view(where) : host_view(where));
             Environment env = node_base_environment(node.root);
@@ -215,7 +212,7 @@ private:
         for (const arm::Volume& v : in_.cluster_volumes) {
             if (!v.blob) share_dirs_.emplace_back(in_.nodes[0].root / "mounts" / v.relative, files_.share_root(v.account, v.container));
         }
-        for (const arm::Volume& v : arm::volumes_of(in_.properties.value("mountVolumes", json()))) {
+        for (const arm::Volume& v : job_volume_list_) {
             if (!v.blob) share_dirs_.emplace_back(dirs_[0] / "mounts" / v.relative, files_.share_root(v.account, v.container));
         }
     }
@@ -225,8 +222,7 @@ private:
     // would hang its exit if it were killed); the index learns of them at the end of the run.
     fs::path in_store(const fs::path& path) const {
         for (const auto& [mount, dir] : share_dirs_) {
-            fs::path rel = path.lexically_relative(mount);
-            if (!rel.empty() && *rel.begin() != "..") return rel == "." ? dir : dir / rel;
+            if (std::optional<fs::path> stored = rebase(path, mount, dir)) return *stored;
         }
         return path;
     }
@@ -254,7 +250,6 @@ private:
     // /tmp, its GPUs, the job's paths.
     void set_up_sandboxes() {
         fs::path lower = runtime_.root.empty() ? fs::path("/") : runtime_.root;
-        std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, "");
         std::error_code ec;
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const JobNode& node = in_.nodes[i];
@@ -281,12 +276,11 @@ private:
                 }
             }
             spec.hostname = node.id;
-            spec.shm_bytes = shm.empty() ? std::nullopt : parse_shm_size(shm);
+            spec.shm_bytes = shm_bytes_;
             spec.cwd = views_[i].job_dir;
             sandboxes_.push_back(std::move(spec));
         }
-        std::error_code exists;
-        if (!fs::exists(lower / "bin" / "bash", exists)) shell_ = "/bin/sh";
+        if (!fs::exists(lower / "bin" / "bash", ec)) shell_ = "/bin/sh";
     }
 
     // The command words that put a process of node `node` into its container; none on the host.
@@ -302,8 +296,7 @@ private:
             run.binds = views_[node].binds;
             if (uses_mpi()) run.binds.push_back(agent_bind());
             run.gpus = in_.nodes[node].gpus;
-            std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, "");
-            run.shm_bytes = shm.empty() ? std::nullopt : parse_shm_size(shm);
+            run.shm_bytes = shm_bytes_;
             run.cwd = views_[node].job_dir;
             for (const auto& [name, value] : env) {
                 if (!machine_variable(name)) run.variables.push_back(name);
@@ -412,6 +405,8 @@ private:
     RunControl& control_;
     ExecutionLog log_;
     RuntimeDecision runtime_;
+    std::vector<arm::Volume> job_volume_list_;   // the job's own mountVolumes
+    std::optional<std::uint64_t> shm_bytes_;     // containerSettings.shmSize
     LaunchPlan plan_;
     std::vector<fs::path> dirs_;  // each node's job directory on this machine
     std::vector<NodeView> views_;

@@ -26,6 +26,8 @@ struct JobNode {
     std::vector<std::string> gpus;  // UUIDs
     int slots = 1;
     std::vector<std::string> gpu_devices;  // their device nodes (/dev/nvidiaN); none for fake GPUs
+    // The cluster's volumes as the node attached them: relativeMountPath -> the directory behind it.
+    std::vector<std::pair<std::string, std::filesystem::path>> volume_directories;
 };
 
 struct JobRunInputs {
@@ -36,7 +38,7 @@ struct JobRunInputs {
     std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
     std::filesystem::path mpi_agent;
     std::string default_python = "python";
-    std::vector<arm::Volume> cluster_volumes;  // what each node has under its mount root
+    std::vector<arm::Volume> cluster_volumes;  // what each node has under its mount root (the shares' store directories)
     // Where a job with containerSettings runs; null: always on the host.
     const ContainerOptions* containers = nullptr;
     RuntimeProbe* runtimes = nullptr;

@@ -12,14 +12,17 @@ NodePaths paths_under(const std::string& mount_root, const std::string& jobs_roo
 
 }  // namespace
 
+std::optional<fs::path> rebase(const fs::path& path, const fs::path& from, const fs::path& to) {
+    fs::path rel = path.lexically_normal().lexically_relative(from);
+    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+    return rel == "." ? to : to / rel;
+}
+
 std::optional<fs::path> NodeView::to_host(const std::string& path) const {
     if (binds.empty()) return fs::path(path);
-    fs::path normal = fs::path(path).lexically_normal();
     // The deepest bind that holds the path wins (binds lie in one another).
     for (auto it = binds.rbegin(); it != binds.rend(); ++it) {
-        fs::path rel = normal.lexically_relative(it->view);
-        if (rel.empty() || *rel.begin() == "..") continue;
-        return rel == "." ? it->host : it->host / rel;
+        if (std::optional<fs::path> host = rebase(path, it->view, it->host)) return host;
     }
     return std::nullopt;
 }

@@ -36,6 +36,10 @@ struct NodeView {
     std::optional<std::filesystem::path> to_host(const std::string& path) const;
 };
 
+// `path` moved from under `from` to under `to` (lexically); nullopt when it does not lie in `from`.
+std::optional<std::filesystem::path> rebase(const std::filesystem::path& path, const std::filesystem::path& from,
+                                            const std::filesystem::path& to);
+
 NodeView host_view(const NodeDirectories& dirs);
 NodeView container_view(const NodeDirectories& dirs);
 

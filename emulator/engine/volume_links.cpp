@@ -62,13 +62,6 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
     }
 }
 
-fs::path volume_directory(const arm::Volume& volume, const fs::path& root) {
-    const fs::path at = root / volume.relative;
-    std::error_code ec;
-    if (fs::is_symlink(at, ec)) return fs::read_symlink(at, ec);
-    return at;
-}
-
 void adopt_share_writes(storage::FileStore& files, const std::vector<fs::path>& directories) {
     std::error_code ec;
     const fs::path store = fs::weakly_canonical(files.storage_root(), ec);

@@ -47,10 +47,6 @@ void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Vo
                     storage::FileStore& files, std::vector<std::string>& notes, AttachedVolumes& attached,
                     bool links = true);
 
-// The directory of this machine behind a volume attached under `root` by attach_volumes: the
-// mount point or the blob container's directory, or the target of a share's link.
-std::filesystem::path volume_directory(const arm::Volume& volume, const std::filesystem::path& root);
-
 // For each directory that (through the links) lies in a share of the store: brings the share's
 // index up to what is on disk there.
 void adopt_share_writes(storage::FileStore& files, const std::vector<std::filesystem::path>& directories);

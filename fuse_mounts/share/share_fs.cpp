@@ -84,24 +84,25 @@ std::optional<std::string> child_path(State& s, const Inode& parent, const char*
     return dir->empty() ? std::string(name) : *dir + "/" + name;
 }
 
-// The store's index follows a change made through the mount.
-void note(State& s, const std::optional<std::string>& path, bool written, bool subtree = false) {
+// The store's index follows a change made through the mount (a failure is logged: the change
+// itself is done).
+template <typename Indexing>
+void index_change(State& s, const std::optional<std::string>& path, Indexing indexing) {
     if (!path) return;
     try {
-        s.files.adopt_entry(s.account, s.share, *path, written, subtree);
+        indexing(*path);
     } catch (const std::exception& e) {
         log::warning("share " + s.account + "/" + s.share + ": could not index " + *path + ": " + e.what());
     }
 }
 
-// The same for new content in a file the index already has (the common case: one statement).
+void note(State& s, const std::optional<std::string>& path, bool written, bool subtree = false) {
+    index_change(s, path, [&](const std::string& p) { s.files.adopt_entry(s.account, s.share, p, written, subtree); });
+}
+
+// New content in a file the index already has (the common case: one statement).
 void note_content(State& s, const std::optional<std::string>& path) {
-    if (!path) return;
-    try {
-        s.files.note_write(s.account, s.share, *path);
-    } catch (const std::exception& e) {
-        log::warning("share " + s.account + "/" + s.share + ": could not index " + *path + ": " + e.what());
-    }
+    index_change(s, path, [&](const std::string& p) { s.files.note_write(s.account, s.share, p); });
 }
 
 void show_modes(State& s, struct stat& st) {
