@@ -45,6 +45,31 @@ mounts::FaultPlan parse_plan(const std::string& body) {
     return plan;
 }
 
+// /emulator/{shares|containers}/{account}/{name}/faults: the fault plan of a volume's mounts.
+void add_fault_routes(httplib::Server& server, LocalEngine& engine, const std::string& collection,
+                      mounts::VolumeKind kind) {
+    const std::string what = kind == mounts::VolumeKind::share ? "share" : "container";
+    const std::string faults = "/emulator/" + collection + "/([^/]+)/([^/]+)/faults";
+    server.Put(faults, [&engine, kind](const httplib::Request& req, httplib::Response& res) {
+        try {
+            mounts::FaultPlan plan = parse_plan(req.body);
+            engine.mount_faults().set(kind, req.matches[1], req.matches[2], plan);
+            res.set_content(plan_json(plan).dump(), "application/json");
+        } catch (const std::invalid_argument& e) {
+            send_error(res, 400, "InvalidFaultPlan", e.what());
+        }
+    });
+    server.Get(faults, [&engine, kind, what](const httplib::Request& req, httplib::Response& res) {
+        std::optional<mounts::FaultPlan> plan = engine.mount_faults().get(kind, req.matches[1], req.matches[2]);
+        if (!plan) return send_error(res, 404, "NoFaultPlan", "No faults are planned for that " + what);
+        res.set_content(plan_json(*plan).dump(), "application/json");
+    });
+    server.Delete(faults, [&engine, kind](const httplib::Request& req, httplib::Response& res) {
+        engine.mount_faults().clear(kind, req.matches[1], req.matches[2]);
+        res.status = 204;
+    });
+}
+
 }  // namespace
 
 void add_engine_routes(httplib::Server& server, LocalEngine& engine) {
@@ -63,25 +88,8 @@ void add_engine_routes(httplib::Server& server, LocalEngine& engine) {
             send_error(res, 503, "EngineUnavailable", e.what());
         }
     });
-    const std::string faults = R"(/emulator/shares/([^/]+)/([^/]+)/faults)";
-    server.Put(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
-        try {
-            mounts::FaultPlan plan = parse_plan(req.body);
-            engine.mount_faults().set(req.matches[1], req.matches[2], plan);
-            res.set_content(plan_json(plan).dump(), "application/json");
-        } catch (const std::invalid_argument& e) {
-            send_error(res, 400, "InvalidFaultPlan", e.what());
-        }
-    });
-    server.Get(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
-        std::optional<mounts::FaultPlan> plan = engine.mount_faults().get(req.matches[1], req.matches[2]);
-        if (!plan) return send_error(res, 404, "NoFaultPlan", "No faults are planned for that share");
-        res.set_content(plan_json(*plan).dump(), "application/json");
-    });
-    server.Delete(faults, [&engine](const httplib::Request& req, httplib::Response& res) {
-        engine.mount_faults().clear(req.matches[1], req.matches[2]);
-        res.status = 204;
-    });
+    add_fault_routes(server, engine, "shares", mounts::VolumeKind::share);
+    add_fault_routes(server, engine, "containers", mounts::VolumeKind::container);
 }
 
 }  // namespace bai::engine

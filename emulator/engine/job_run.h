@@ -15,7 +15,7 @@
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/run_control.h"
 #include "fake_storage/engine/file_store.h"
-#include "fuse_mounts/share/mount_faults.h"
+#include "fuse_mounts/common/mount_faults.h"
 
 namespace bai::engine {
 

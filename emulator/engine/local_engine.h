@@ -70,7 +70,7 @@ public:
     // and a new one takes its place. Returns {"nodeId", "requeuedJob"}; nullopt when no node has
     // that id; throws std::invalid_argument when the node is not low-priority.
     std::optional<nlohmann::json> preempt(const std::string& node_id);
-    // Faults injected into the share mounts of every node (fuse_mounts/share/mount_faults.h).
+    // Faults injected into the share mounts of every node (fuse_mounts/common/mount_faults.h).
     mounts::MountFaults& mount_faults() { return faults_; }
 
 private:

@@ -4,10 +4,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,11 +14,10 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "common/log/logger.h"
-#include "fuse_mounts/manager/mount_table.h"
+#include "fuse_mounts/common/fuse_server.h"
 
 namespace bai::mounts {
 
@@ -46,10 +43,7 @@ struct ShareFs::State {
     Inode root;
     std::mutex mutex;
     std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
-    fuse_session* session = nullptr;
-    std::thread loop;
-    fs::path mountpoint;
-    unsigned connection = 0;  // the kernel's id of the FUSE connection (the mount's minor device number)
+    FuseServer server;
 };
 
 namespace {
@@ -165,7 +159,7 @@ void forget_inode(State& s, fuse_ino_t ino, std::uint64_t count) {
 // A fault injected into this share's mounts answers the operation instead (after its stall).
 bool fault_answers(State& s, fuse_req_t req) {
     if (!s.options.faults) return false;
-    int err = s.options.faults->next(s.account, s.share);
+    int err = s.options.faults->next(VolumeKind::share, s.account, s.share);
     if (err == 0) return false;
     fuse_reply_err(req, err);
     return true;
@@ -535,7 +529,7 @@ ShareFs::~ShareFs() { unmount(); }
 
 void ShareFs::mount(const fs::path& mountpoint) {
     State& s = *state_;
-    if (s.session) throw std::runtime_error("the share is already mounted at " + s.mountpoint.string());
+    if (s.server.running()) throw std::runtime_error("the share is already mounted at " + s.server.mountpoint().string());
     s.files.get_share(s.account, s.share);  // throws when it does not exist
     std::error_code ec;
     s.root_path = fs::canonical(s.files.share_root(s.account, s.share), ec).string();
@@ -543,53 +537,20 @@ void ShareFs::mount(const fs::path& mountpoint) {
     s.root.fd = ::open(s.root_path.c_str(), O_PATH | O_DIRECTORY);
     if (s.root.fd < 0) throw std::runtime_error("cannot open " + s.root_path);
     s.root.nlookup = 2;
-
-    std::vector<std::string> words{"bai-share", "-o", "fsname=" + s.account + "/" + s.share, "-o", "subtype=bai-share",
-                                   "-o", "default_permissions"};
-    if (::geteuid() == 0) words.insert(words.end(), {"-o", "allow_other"});
-    if (s.options.read_only) words.insert(words.end(), {"-o", "ro"});
-    std::vector<char*> argv;
-    for (std::string& w : words) argv.push_back(w.data());
-    fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
     static const fuse_lowlevel_ops ops = operations();
-    s.session = fuse_session_new(&args, &ops, sizeof ops, &s);
-    fuse_opt_free_args(&args);
-    if (!s.session) {
+    try {
+        s.server.start(ops, &s, mountpoint, {s.account + "/" + s.share, "bai-share", s.options.read_only});
+    } catch (...) {
         ::close(s.root.fd);
-        throw std::runtime_error("cannot start a FUSE session for " + s.account + "/" + s.share);
+        s.root.fd = -1;
+        throw;
     }
-    if (fuse_session_mount(s.session, mountpoint.c_str()) != 0) {
-        fuse_session_destroy(s.session);
-        s.session = nullptr;
-        ::close(s.root.fd);
-        throw std::runtime_error("cannot mount the share " + s.account + "/" + s.share + " at " + mountpoint.string());
-    }
-    s.mountpoint = mountpoint;
-    s.loop = std::thread([&s] {
-        fuse_loop_config* config = fuse_loop_cfg_create();
-        fuse_loop_cfg_set_clone_fd(config, 0);
-        fuse_loop_cfg_set_idle_threads(config, 4);
-        fuse_session_loop_mt(s.session, config);
-        fuse_loop_cfg_destroy(config);
-    });
-    // (A stat of the mount point is a request: only once the loop serves.)
-    struct stat st {};
-    if (::stat(mountpoint.c_str(), &st) == 0) s.connection = minor(st.st_dev);
 }
 
 void ShareFs::unmount() {
     State& s = *state_;
-    if (!s.session) return;
-    // The serving threads are stopped before the session's descriptor is closed: exit, detach
-    // the mount, and abort the connection (files still open would otherwise keep it alive), so
-    // that their reads return; only then does fuse_session_unmount close the descriptor.
-    fuse_session_exit(s.session);
-    ::umount2(s.mountpoint.c_str(), MNT_DETACH);
-    abort_fuse_connection(s.connection);
-    if (s.loop.joinable()) s.loop.join();
-    fuse_session_unmount(s.session);
-    fuse_session_destroy(s.session);
-    s.session = nullptr;
+    if (!s.server.running()) return;
+    s.server.stop();
     std::lock_guard guard(s.mutex);
     for (auto& [key, inode] : s.inodes) ::close(inode->fd);
     s.inodes.clear();

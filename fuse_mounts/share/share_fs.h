@@ -12,7 +12,7 @@
 #include <string>
 
 #include "fake_storage/engine/file_store.h"
-#include "fuse_mounts/share/mount_faults.h"
+#include "fuse_mounts/common/mount_faults.h"
 
 namespace bai::mounts {
 

@@ -16,6 +16,7 @@
 
 #include "fake_storage/engine/storage_schema.h"
 #include "tests/common/test_dir.h"
+#include "tests/fuse_mounts/mount_test_files.h"
 
 namespace bai::mounts {
 namespace {
@@ -23,27 +24,12 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kAcct = "devstoreaccount1";
 
-std::string read_all(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-// prefix + i + suffix (appends: GCC 12 warns falsely on "literal" + std::string).
-std::string named(const char* prefix, int i, const char* suffix = "") {
-    return std::string(prefix).append(std::to_string(i)).append(suffix);
-}
-
-void write_all(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-}
+using namespace bai::mounts::testing;
 
 class ShareFsTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (::access("/dev/fuse", R_OK | W_OK) != 0 || ::geteuid() != 0) {
+        if (!can_mount_fuse()) {
             GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root to mount";
         }
         db = db::Database::open(dir / "state.db");
@@ -210,30 +196,30 @@ TEST_F(ShareFsTest, ConcurrentWritersToDifferentFiles) {
 TEST_F(ShareFsTest, InjectedFaultsFailTheNextOperationsThenStop) {
     int fd = ::open((mnt / "f.txt").c_str(), O_CREAT | O_RDWR, 0644);
     ASSERT_GE(fd, 0);
-    faults.set(kAcct, "data", {ENOSPC, 2, std::chrono::milliseconds(0)});
+    faults.set(VolumeKind::share, kAcct, "data", {ENOSPC, 2, std::chrono::milliseconds(0)});
     EXPECT_EQ(::write(fd, "abc", 3), -1);
     EXPECT_EQ(errno, ENOSPC);
     EXPECT_EQ(::write(fd, "abc", 3), -1);
     EXPECT_EQ(errno, ENOSPC);
     EXPECT_EQ(::write(fd, "abc", 3), 3);  // two operations failed: the plan is spent
-    EXPECT_FALSE(faults.get(kAcct, "data"));
+    EXPECT_FALSE(faults.get(VolumeKind::share, kAcct, "data"));
     ::close(fd);
-    faults.set(kAcct, "data", {EIO, 1, std::chrono::milliseconds(0)});
+    faults.set(VolumeKind::share, kAcct, "data", {EIO, 1, std::chrono::milliseconds(0)});
     EXPECT_EQ(::open((mnt / "f.txt").c_str(), O_RDWR), -1);  // open is counted
     EXPECT_EQ(errno, EIO);
     fd = ::open((mnt / "f.txt").c_str(), O_RDWR);  // the page cache goes at open: reads reach the mount
     ASSERT_GE(fd, 0);
     // A read may reach the mount more than once (readahead, then the page itself): enough
     // operations fail for every attempt, and the plan is cleared afterwards.
-    faults.set(kAcct, "data", {EIO, 10, std::chrono::milliseconds(0)});
+    faults.set(VolumeKind::share, kAcct, "data", {EIO, 10, std::chrono::milliseconds(0)});
     char buffer[4];
     EXPECT_EQ(::pread(fd, buffer, sizeof buffer, 0), -1);
     EXPECT_EQ(errno, EIO);
-    faults.clear(kAcct, "data");
+    faults.clear(VolumeKind::share, kAcct, "data");
     EXPECT_EQ(::pread(fd, buffer, 3, 0), 3);
-    faults.set(kAcct, "other-share", {EIO, 5, std::chrono::milliseconds(0)});
+    faults.set(VolumeKind::share, kAcct, "other-share", {EIO, 5, std::chrono::milliseconds(0)});
     EXPECT_EQ(::write(fd, "x", 1), 1);  // another share's plan
-    faults.set(kAcct, "data", {0, 1, std::chrono::milliseconds(200)});
+    faults.set(VolumeKind::share, kAcct, "data", {0, 1, std::chrono::milliseconds(200)});
     auto started = std::chrono::steady_clock::now();
     EXPECT_EQ(::write(fd, "y", 1), 1);  // stalled, then done
     EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(200));
@@ -251,7 +237,7 @@ TEST_F(ShareFsTest, UnmountReturnsWhileAFileIsStillOpen) {
 }
 
 TEST(ShareFsMount, AMissingShareIsRefusedAndReadOnlyRefusesWrites) {
-    if (::access("/dev/fuse", R_OK | W_OK) != 0 || ::geteuid() != 0) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
+    if (!can_mount_fuse()) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
     bai::testing::TestDir dir;
     auto db = db::Database::open(dir / "state.db");
     storage::migrate_storage_schema(*db);

@@ -1,32 +1,32 @@
-#include "fuse_mounts/share/mount_faults.h"
+#include "fuse_mounts/common/mount_faults.h"
 
 #include <cerrno>
 #include <thread>
 
 namespace bai::mounts {
 
-void MountFaults::set(const std::string& account, const std::string& share, const FaultPlan& plan) {
+void MountFaults::set(VolumeKind kind, const std::string& account, const std::string& name, const FaultPlan& plan) {
     std::lock_guard guard(mutex_);
-    plans_[{account, share}] = plan;
+    plans_[{kind, account, name}] = plan;
 }
 
-void MountFaults::clear(const std::string& account, const std::string& share) {
+void MountFaults::clear(VolumeKind kind, const std::string& account, const std::string& name) {
     std::lock_guard guard(mutex_);
-    plans_.erase({account, share});
+    plans_.erase({kind, account, name});
 }
 
-std::optional<FaultPlan> MountFaults::get(const std::string& account, const std::string& share) {
+std::optional<FaultPlan> MountFaults::get(VolumeKind kind, const std::string& account, const std::string& name) {
     std::lock_guard guard(mutex_);
-    auto it = plans_.find({account, share});
+    auto it = plans_.find({kind, account, name});
     if (it == plans_.end()) return std::nullopt;
     return it->second;
 }
 
-int MountFaults::next(const std::string& account, const std::string& share) {
+int MountFaults::next(VolumeKind kind, const std::string& account, const std::string& name) {
     FaultPlan hit;
     {
         std::lock_guard guard(mutex_);
-        auto it = plans_.find({account, share});
+        auto it = plans_.find({kind, account, name});
         if (it == plans_.end()) return 0;
         hit = it->second;
         if (--it->second.operations <= 0) plans_.erase(it);

@@ -1,0 +1,60 @@
+#define FUSE_USE_VERSION 312
+#include "fuse_mounts/common/fuse_server.h"
+
+#include <fuse_lowlevel.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "fuse_mounts/manager/mount_table.h"
+
+namespace bai::mounts {
+
+void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::filesystem::path& mountpoint,
+                       const FuseMountSpec& spec) {
+    if (session_) throw std::runtime_error("already mounted at " + mountpoint_.string());
+    std::vector<std::string> words{spec.subtype, "-o", "fsname=" + spec.fsname, "-o", "subtype=" + spec.subtype,
+                                   "-o", "default_permissions"};
+    if (::geteuid() == 0) words.insert(words.end(), {"-o", "allow_other"});
+    if (spec.read_only) words.insert(words.end(), {"-o", "ro"});
+    std::vector<char*> argv;
+    for (std::string& w : words) argv.push_back(w.data());
+    fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv.size()), argv.data());
+    session_ = fuse_session_new(&args, &ops, sizeof ops, userdata);
+    fuse_opt_free_args(&args);
+    if (!session_) throw std::runtime_error("cannot start a FUSE session for " + spec.fsname);
+    if (fuse_session_mount(session_, mountpoint.c_str()) != 0) {
+        fuse_session_destroy(session_);
+        session_ = nullptr;
+        throw std::runtime_error("cannot mount " + spec.fsname + " at " + mountpoint.string());
+    }
+    mountpoint_ = mountpoint;
+    fuse_session* session = session_;
+    loop_ = std::thread([session] {
+        fuse_loop_config* config = fuse_loop_cfg_create();
+        fuse_loop_cfg_set_clone_fd(config, 0);
+        fuse_loop_cfg_set_idle_threads(config, 4);
+        fuse_session_loop_mt(session, config);
+        fuse_loop_cfg_destroy(config);
+    });
+    // (A stat of the mount point is a request: only once the loop serves.)
+    struct stat st {};
+    if (::stat(mountpoint.c_str(), &st) == 0) connection_ = minor(st.st_dev);
+}
+
+void FuseServer::stop() {
+    if (!session_) return;
+    fuse_session_exit(session_);
+    ::umount2(mountpoint_.c_str(), MNT_DETACH);
+    abort_fuse_connection(connection_);
+    if (loop_.joinable()) loop_.join();
+    fuse_session_unmount(session_);
+    fuse_session_destroy(session_);
+    session_ = nullptr;
+}
+
+}  // namespace bai::mounts

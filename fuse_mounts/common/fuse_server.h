@@ -1,0 +1,46 @@
+// One FUSE filesystem served by this process: a libfuse3 low-level session mounted at a directory
+// and served by a pool of threads until stop(). The share and blob filesystems bring their
+// operations; this brings the mount, the loop, and the unmount that frees whoever still waits.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <thread>
+
+struct fuse_lowlevel_ops;
+struct fuse_session;
+
+namespace bai::mounts {
+
+struct FuseMountSpec {
+    std::string fsname;   // what /proc/mounts shows as the source (ACCOUNT/SHARE)
+    std::string subtype;  // the type is fuse.<subtype>; "bai-*" marks this emulator's mounts
+    bool read_only = false;
+};
+
+class FuseServer {
+public:
+    FuseServer() = default;
+    ~FuseServer() { stop(); }
+    FuseServer(const FuseServer&) = delete;
+    FuseServer& operator=(const FuseServer&) = delete;
+
+    // Mounts at `mountpoint` (an existing directory) and serves `ops` with `userdata` as the
+    // requests' userdata. Throws std::runtime_error with the reason when it cannot.
+    void start(const fuse_lowlevel_ops& ops, void* userdata, const std::filesystem::path& mountpoint,
+               const FuseMountSpec& spec);
+    // Stops serving and unmounts: the loop is told to exit, the mount detached and the connection
+    // aborted through fusectl (processes still holding files of it get ENOTCONN instead of keeping
+    // the serving threads), and only then is the session's descriptor closed.
+    void stop();
+    bool running() const { return session_ != nullptr; }
+    const std::filesystem::path& mountpoint() const { return mountpoint_; }
+
+private:
+    fuse_session* session_ = nullptr;
+    std::thread loop_;
+    std::filesystem::path mountpoint_;
+    unsigned connection_ = 0;  // the kernel's id of the connection (the mount's minor device number)
+};
+
+}  // namespace bai::mounts

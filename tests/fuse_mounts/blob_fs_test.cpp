@@ -1,0 +1,336 @@
+// The blob-container filesystem through the kernel: virtual directories and hdi_isfolder markers,
+// snapshot reads, writes committed as one blob at close, rename as copy and delete, and coherence
+// with the BlobStore that the Blob REST API serves. Needs /dev/fuse and the right to mount.
+#include "fuse_mounts/blob/blob_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/engine/storage_schema.h"
+#include "tests/common/test_dir.h"
+#include "tests/fuse_mounts/mount_test_files.h"
+
+namespace bai::mounts {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace bai::mounts::testing;
+const std::string kAcct = "devstoreaccount1";
+
+std::vector<std::string> listed(const fs::path& dir) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+class BlobFsTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!can_mount_fuse()) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root to mount";
+        db = db::Database::open(dir / "state.db");
+        storage::migrate_storage_schema(*db);
+        content = std::make_unique<storage::ContentFiles>(dir / "storage", false);
+        blobs = std::make_unique<storage::BlobStore>(*db, *content);
+        blobs->create_container(kAcct, "data", {}, "");
+        mnt = dir / "mnt";
+        fs::create_directories(mnt);
+        mount_container({});
+    }
+    void TearDown() override {
+        if (container) container->unmount();
+    }
+    void mount_container(BlobFsOptions options) {
+        if (container) container->unmount();
+        options.faults = &faults;
+        options.staging_dir = dir / "staging";
+        container = std::make_unique<BlobFs>(*blobs, *content, kAcct, "data", options);
+        container->mount(mnt);
+    }
+    void put(const std::string& name, const std::string& bytes, const storage::Metadata& metadata = {}) {
+        auto writer = content->begin(false);
+        writer->append(bytes);
+        blobs->put_blob(kAcct, "data", name, *writer, {}, metadata, {});
+    }
+    std::string body(const std::string& name) {
+        storage::OpenBlob blob = blobs->open_blob(kAcct, "data", name);
+        if (blob.fd < 0) return blob.bytes;
+        std::string out(blob.info.size, '\0');
+        EXPECT_EQ(::pread(blob.fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+        return out;
+    }
+    bool exists(const std::string& name) {
+        try {
+            blobs->get_blob(kAcct, "data", name);
+            return true;
+        } catch (const storage::StorageError&) {
+            return false;
+        }
+    }
+
+    bai::testing::TestDir dir;
+    std::unique_ptr<db::Database> db;
+    std::unique_ptr<storage::ContentFiles> content;
+    std::unique_ptr<storage::BlobStore> blobs;
+    MountFaults faults;
+    std::unique_ptr<BlobFs> container;
+    fs::path mnt;
+};
+
+TEST_F(BlobFsTest, BlobNamesWithSlashesAreVirtualDirectories) {
+    put("a/b/c.txt", "deep");
+    put("a/top.txt", "top");
+    put("root.txt", "r");
+    EXPECT_EQ(listed(mnt), (std::vector<std::string>{"a", "root.txt"}));
+    EXPECT_EQ(listed(mnt / "a"), (std::vector<std::string>{"b", "top.txt"}));
+    EXPECT_TRUE(fs::is_directory(mnt / "a" / "b"));
+    EXPECT_EQ(read_all(mnt / "a" / "b" / "c.txt"), "deep");
+    EXPECT_EQ(fs::file_size(mnt / "a" / "top.txt"), 3u);
+    EXPECT_FALSE(fs::exists(mnt / "a" / "missing"));
+    // Once its last blob goes, a virtual directory is gone.
+    blobs->delete_blob(kAcct, "data", "a/b/c.txt", {});
+    EXPECT_FALSE(fs::exists(mnt / "a" / "b"));
+}
+
+TEST_F(BlobFsTest, MkdirWritesAFolderMarkerAndRmdirRemovesIt) {
+    fs::create_directory(mnt / "empty");
+    ASSERT_TRUE(exists("empty"));
+    storage::BlobInfo marker = blobs->get_blob(kAcct, "data", "empty");
+    EXPECT_EQ(marker.size, 0u);
+    EXPECT_EQ(marker.metadata.at("hdi_isfolder"), "true");
+    EXPECT_TRUE(fs::is_directory(mnt / "empty"));
+    EXPECT_TRUE(listed(mnt / "empty").empty());
+    EXPECT_EQ(::mkdir((mnt / "empty").c_str(), 0755), -1);
+    EXPECT_EQ(errno, EEXIST);
+    write_all(mnt / "empty" / "f.txt", "x");
+    EXPECT_EQ(::rmdir((mnt / "empty").c_str()), -1);
+    EXPECT_EQ(errno, ENOTEMPTY);
+    fs::remove(mnt / "empty" / "f.txt");
+    EXPECT_EQ(::rmdir((mnt / "empty").c_str()), 0);
+    EXPECT_FALSE(exists("empty"));
+    EXPECT_FALSE(fs::exists(mnt / "empty"));
+    // A marker written through REST (as blobfuse and the portal do) is an empty directory.
+    put("made-by-rest", "", {{"hdi_isfolder", "true"}});
+    EXPECT_TRUE(fs::is_directory(mnt / "made-by-rest"));
+    EXPECT_EQ(::rmdir((mnt / "f.txt").c_str()), -1);
+    EXPECT_EQ(errno, ENOENT);
+}
+
+TEST_F(BlobFsTest, WritesAreCommittedAsOneBlobAtClose) {
+    put("model.bin", "old contents");
+    int fd = ::open((mnt / "model.bin").c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    const std::string chunk(1 << 20, 'm');
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(::write(fd, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+    // Until the close, REST readers see the old blob whole, and the mount shows the staged size.
+    EXPECT_EQ(body("model.bin"), "old contents");
+    EXPECT_EQ(fs::file_size(mnt / "model.bin"), 3u << 20);
+    ASSERT_EQ(::close(fd), 0);
+    storage::BlobInfo blob = blobs->get_blob(kAcct, "data", "model.bin");
+    EXPECT_EQ(blob.size, 3u << 20);
+    EXPECT_EQ(body("model.bin"), chunk + chunk + chunk);
+    // A new file is a blob as soon as it is created, and 0 bytes until written.
+    fd = ::open((mnt / "new.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    EXPECT_TRUE(exists("new.txt"));
+    EXPECT_EQ(blobs->get_blob(kAcct, "data", "new.txt").size, 0u);
+    ASSERT_EQ(::write(fd, "hello", 5), 5);
+    ASSERT_EQ(::fsync(fd), 0);  // fsync commits too
+    EXPECT_EQ(body("new.txt"), "hello");
+    ::close(fd);
+    fd = ::open((mnt / "zero.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ::close(fd);
+    EXPECT_EQ(blobs->get_blob(kAcct, "data", "zero.txt").size, 0u);
+    EXPECT_EQ(fs::file_size(mnt / "zero.txt"), 0u);
+}
+
+TEST_F(BlobFsTest, ARewriteKeepsTheBlobsMetadataAndContentType) {
+    auto writer = content->begin(false);
+    writer->append("v1");
+    storage::ContentSettings settings;
+    settings.content_type = "text/csv";
+    blobs->put_blob(kAcct, "data", "table.csv", *writer, settings, {{"origin", "upload"}}, {});
+    write_all(mnt / "table.csv", "v2,v2");
+    storage::BlobInfo blob = blobs->get_blob(kAcct, "data", "table.csv");
+    EXPECT_EQ(body("table.csv"), "v2,v2");
+    EXPECT_EQ(blob.content.content_type, "text/csv");
+    EXPECT_EQ(blob.metadata.at("origin"), "upload");
+}
+
+TEST_F(BlobFsTest, AnOpenFileReadsTheBlobItOpenedWhileRestReplacesIt) {
+    const std::string first(200000, 'a');  // beyond the inline limit: a content file
+    put("data.bin", first);
+    int fd = ::open((mnt / "data.bin").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    put("data.bin", std::string(100, 'b'));
+    std::string got(first.size(), '\0');
+    EXPECT_EQ(::pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(first.size()));
+    EXPECT_EQ(got, first);
+    ::close(fd);
+    EXPECT_EQ(read_all(mnt / "data.bin"), std::string(100, 'b'));  // the next open sees the new blob
+    EXPECT_EQ(fs::file_size(mnt / "data.bin"), 100u);
+}
+
+TEST_F(BlobFsTest, SparseWritesTruncateAndAppend) {
+    int fd = ::open((mnt / "sparse.bin").c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "end", 3, 1 << 20), 3);
+    char back[3];
+    ASSERT_EQ(::pread(fd, back, 3, 1 << 20), 3);  // read back before close, through the same file
+    EXPECT_EQ(std::string(back, 3), "end");
+    ::close(fd);
+    std::string expected(1 << 20, '\0');
+    expected += "end";
+    EXPECT_EQ(body("sparse.bin"), expected);
+    fs::resize_file(mnt / "sparse.bin", 10);  // truncate(2) of a closed file commits at once
+    EXPECT_EQ(blobs->get_blob(kAcct, "data", "sparse.bin").size, 10u);
+    EXPECT_EQ(read_all(mnt / "sparse.bin"), std::string(10, '\0'));
+    fd = ::open((mnt / "sparse.bin").c_str(), O_WRONLY | O_APPEND);
+    ASSERT_EQ(::write(fd, "++", 2), 2);
+    ::close(fd);
+    EXPECT_EQ(body("sparse.bin"), std::string(10, '\0') + "++");
+}
+
+TEST_F(BlobFsTest, RenameCopiesThenDeletesFilesAndWholeDirectories) {
+    write_all(mnt / "a.txt", "A");
+    write_all(mnt / "b.txt", "B");
+    fs::rename(mnt / "a.txt", mnt / "b.txt");  // over an existing file
+    EXPECT_FALSE(exists("a.txt"));
+    EXPECT_EQ(body("b.txt"), "A");
+    EXPECT_EQ(read_all(mnt / "b.txt"), "A");
+    fs::create_directories(mnt / "run" / "logs");
+    write_all(mnt / "run" / "logs" / "1.log", "one");
+    write_all(mnt / "run" / "model.bin", "weights");
+    fs::rename(mnt / "run", mnt / "done");
+    EXPECT_FALSE(fs::exists(mnt / "run"));
+    EXPECT_EQ(read_all(mnt / "done" / "logs" / "1.log"), "one");
+    EXPECT_EQ(body("done/model.bin"), "weights");
+    EXPECT_TRUE(exists("done/logs"));  // the marker moved too
+    EXPECT_FALSE(exists("run/model.bin"));
+    EXPECT_FALSE(exists("run/logs"));
+    fs::create_directory(mnt / "full");
+    write_all(mnt / "full" / "x", "x");
+    EXPECT_EQ(::rename((mnt / "done").c_str(), (mnt / "full").c_str()), -1);
+    EXPECT_EQ(errno, ENOTEMPTY);
+    EXPECT_EQ(::rename((mnt / "done").c_str(), (mnt / "done" / "logs" / "inside").c_str()), -1);
+    EXPECT_EQ(errno, EINVAL);
+    EXPECT_EQ(::rename((mnt / "b.txt").c_str(), (mnt / "full").c_str()), -1);
+    EXPECT_EQ(errno, EISDIR);
+    // A file still being written is committed before it moves, and its writes follow it.
+    int fd = ::open((mnt / "moving.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_EQ(::write(fd, "first", 5), 5);
+    fs::rename(mnt / "moving.txt", mnt / "moved.txt");
+    ASSERT_EQ(::write(fd, "+more", 5), 5);
+    ::close(fd);
+    EXPECT_FALSE(exists("moving.txt"));
+    EXPECT_EQ(body("moved.txt"), "first+more");
+}
+
+TEST_F(BlobFsTest, UnlinkOfAnOpenFileKeepsItsReadersAndDropsItsWrites) {
+    put("r.txt", "still here");
+    int reader = ::open((mnt / "r.txt").c_str(), O_RDONLY);
+    ASSERT_GE(reader, 0);
+    fs::remove(mnt / "r.txt");
+    EXPECT_FALSE(exists("r.txt"));
+    char buffer[16] = {};
+    EXPECT_EQ(::pread(reader, buffer, sizeof buffer, 0), 10);
+    EXPECT_EQ(std::string(buffer), "still here");
+    ::close(reader);
+    int writer = ::open((mnt / "w.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    fs::remove(mnt / "w.txt");
+    EXPECT_EQ(::write(writer, "lost", 4), 4);
+    ::close(writer);
+    EXPECT_FALSE(exists("w.txt"));  // not brought back by the close
+    EXPECT_EQ(::unlink((mnt / "nothing").c_str()), -1);
+    EXPECT_EQ(errno, ENOENT);
+}
+
+TEST_F(BlobFsTest, ConcurrentWritersOfDifferentFiles) {
+    std::vector<std::thread> writers;
+    for (int w = 0; w < 4; ++w) {
+        writers.emplace_back([this, w] {
+            const fs::path path = mnt / "out" / named("w", w, ".txt");
+            if (w == 0) fs::create_directories(mnt / "out");
+            while (!fs::exists(mnt / "out")) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            write_all(path, std::string(300000, static_cast<char>('a' + w)));
+        });
+    }
+    for (auto& t : writers) t.join();
+    for (int w = 0; w < 4; ++w) {
+        EXPECT_EQ(body("out/" + named("w", w, ".txt")), std::string(300000, static_cast<char>('a' + w)));
+    }
+    EXPECT_EQ(listed(mnt / "out").size(), 4u);
+}
+
+TEST_F(BlobFsTest, InjectedFaultsFailOperationsOfThisContainerOnly) {
+    write_all(mnt / "f.txt", "abc");
+    faults.set(VolumeKind::share, kAcct, "data", {EIO, 5, std::chrono::milliseconds(0)});  // a share of that name
+    EXPECT_EQ(read_all(mnt / "f.txt"), "abc");
+    int fd = ::open((mnt / "f.txt").c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    faults.set(VolumeKind::container, kAcct, "data", {ENOSPC, 1, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::write(fd, "x", 1), -1);
+    EXPECT_EQ(errno, ENOSPC);
+    ::close(fd);
+    faults.set(VolumeKind::container, kAcct, "data", {EIO, 1, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::mkdir((mnt / "d").c_str(), 0755), -1);
+    EXPECT_EQ(errno, EIO);
+    EXPECT_EQ(::mkdir((mnt / "d").c_str(), 0755), 0);
+}
+
+TEST_F(BlobFsTest, ReadOnlyMountsRefuseChangesAndTimeoutsCanBeAsked) {
+    put("kept.txt", "kept");
+    BlobFsOptions options;
+    options.read_only = true;
+    options.attr_timeout = 60;
+    mount_container(options);
+    EXPECT_EQ(read_all(mnt / "kept.txt"), "kept");
+    EXPECT_EQ(::open((mnt / "kept.txt").c_str(), O_WRONLY), -1);
+    EXPECT_EQ(errno, EROFS);
+    EXPECT_EQ(::mkdir((mnt / "d").c_str(), 0755), -1);
+    EXPECT_EQ(errno, EROFS);
+    struct stat st {};
+    ASSERT_EQ(::stat((mnt / "kept.txt").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0555u);
+}
+
+TEST_F(BlobFsTest, UnmountCommitsAFileStillOpenForWriting) {
+    int fd = ::open((mnt / "held.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "kept", 4), 4);
+    container->unmount();  // must not wait for the holder
+    EXPECT_EQ(::write(fd, "x", 1), -1);
+    EXPECT_EQ(errno, ENOTCONN);
+    ::close(fd);
+    EXPECT_EQ(body("held.txt"), "kept");
+}
+
+TEST(BlobFsMount, AMissingContainerIsRefused) {
+    if (!can_mount_fuse()) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
+    bai::testing::TestDir dir;
+    auto db = db::Database::open(dir / "state.db");
+    storage::migrate_storage_schema(*db);
+    storage::ContentFiles content(dir / "storage", false);
+    storage::BlobStore blobs(*db, content);
+    fs::create_directories(dir / "mnt");
+    BlobFsOptions options;
+    options.staging_dir = dir / "staging";
+    BlobFs missing(blobs, content, kAcct, "nope", options);
+    try {
+        missing.mount(dir / "mnt");
+        FAIL() << "mounted a container that does not exist";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
+    }
+}
+
+}  // namespace
+}  // namespace bai::mounts
