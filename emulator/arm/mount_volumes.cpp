@@ -25,6 +25,11 @@ unsigned octal_mode(const json& volume, const char* key) {
     return static_cast<unsigned>(std::stoul(text, nullptr, 8)) & 0777;
 }
 
+std::string text_field(const json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 }  // namespace
 
 std::vector<Volume> volumes_of(const json& mount_volumes) {
@@ -54,10 +59,30 @@ std::vector<Volume> volumes_of(const json& mount_volumes) {
     for (const json& container : mount_volumes.value("azureBlobFileSystems", json::array())) {
         if (!container.is_object()) continue;
         Volume v;
-        v.blob = true;
+        v.kind = Volume::Kind::blob_container;
         v.account = container.value("accountName", "");
         v.container = container.value("containerName", "");
         v.relative = container.value("relativeMountPath", "");
+        v.mount_options = text_field(container, "mountOptions");
+        out.push_back(v);
+    }
+    for (const json& server : mount_volumes.value("fileServers", json::array())) {
+        if (!server.is_object()) continue;
+        Volume v;
+        v.kind = Volume::Kind::file_server;
+        const json& reference = server.value("fileServer", json::object());
+        v.file_server_id = reference.is_object() ? text_field(reference, "id") : "";
+        v.relative = text_field(server, "relativeMountPath");
+        v.source_directory = text_field(server, "sourceDirectory");
+        v.mount_options = text_field(server, "mountOptions");
+        out.push_back(v);
+    }
+    for (const json& system : mount_volumes.value("unmanagedFileSystems", json::array())) {
+        if (!system.is_object()) continue;
+        Volume v;
+        v.kind = Volume::Kind::unmanaged;
+        v.mount_command = text_field(system, "mountCommand");
+        v.relative = text_field(system, "relativeMountPath");
         out.push_back(v);
     }
     return out;

@@ -66,6 +66,7 @@ std::optional<Location> locate(const ArmContext& ctx, const json& job, const std
     auto segments = clean_segments(*rest);
     if (!segments) return std::nullopt;
     for (const Volume& v : volumes) {
+        if (!v.in_storage()) continue;  // a file server or another file system: no REST API lists it
         auto mount = clean_segments(v.relative);
         if (!mount || mount->empty() || mount->size() > segments->size()) continue;
         if (!std::equal(mount->begin(), mount->end(), segments->begin())) continue;
@@ -80,10 +81,10 @@ json file_item(const ArmContext& ctx, const Location& where, const std::string& 
                time::TimePoint modified, time::TimePoint expiry, bool preview) {
     std::string path = where.path.empty() ? name : where.path + "/" + name;
     std::optional<storage::Account> account = ctx.accounts.find(where.volume.account);
-    std::string base = where.volume.blob ? ctx.blob_endpoint : ctx.file_endpoint;
+    std::string base = where.volume.blob() ? ctx.blob_endpoint : ctx.file_endpoint;
     std::string url = base + "/" + where.volume.account + "/" + storage::encode_url_path(where.volume.container + "/" + path);
     if (account) {
-        url += "?" + storage::read_sas_query(*account, where.volume.blob ? storage::SasService::blob : storage::SasService::file,
+        url += "?" + storage::read_sas_query(*account, where.volume.blob() ? storage::SasService::blob : storage::SasService::file,
                                              where.volume.container, path, expiry);
     }
     json item{{"name", name}, {"downloadUrl", url},
@@ -104,7 +105,7 @@ json directory_item(const std::string& name, bool preview) {
 json list_location(const ArmContext& ctx, const Location& where, time::TimePoint expiry, bool preview) {
     json items = json::array();
     try {
-        if (where.volume.blob) {
+        if (where.volume.blob()) {
             storage::ListOptions options;
             options.prefix = where.path.empty() ? "" : where.path + "/";
             options.delimiter = "/";

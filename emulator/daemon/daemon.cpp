@@ -147,7 +147,7 @@ int run(const Options& options) {
                             engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
                             engine_options.strict_gpus = options.strict_gpus;
                             engine_options.containers = options.containers;
-                            auto made = std::make_unique<engine::LocalEngine>(store, file_store, engine_options);
+                            auto made = std::make_unique<engine::LocalEngine>(store, engine::StorageAccess{file_store, blob_store, *content, content->temporary_dir(), {}}, engine_options);
                             job_engine = made.get();
                             return made;
                         });

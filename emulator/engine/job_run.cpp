@@ -51,7 +51,7 @@ void write_file(const fs::path& path, const std::string& text, fs::perms perms =
 // On one node: the job's directory wiped and made again, with its volumes and the directory shared
 // by the job's nodes: links on the host, empty directories a container binds them onto.
 fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, const std::vector<arm::Volume>& volumes,
-                                storage::FileStore& files, bool links, std::vector<std::string>& notes,
+                                const StorageAccess& storage, bool links, std::vector<std::string>& notes,
                                 AttachedVolumes& attached) {
     fs::path dir = node.root / "jobs" / in.job_name;
     std::error_code ec;
@@ -64,7 +64,7 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, con
         fs::create_directory(dir / "shared", ec);
     }
     if (ec) throw std::runtime_error("cannot make " + (dir / "shared").string() + ": " + ec.message());
-    attach_volumes(dir / "mounts", volumes, files, notes, attached, links);
+    attach_volumes(dir / "mounts", volumes, storage, notes, attached, links);
     return dir;
 }
 
@@ -92,8 +92,8 @@ std::string describe(const JobNode& node) { return node.id + " (" + node.address
 
 class Runner {
 public:
-    Runner(const JobRunInputs& in, storage::FileStore& files, RunControl& control)
-        : in_(in), files_(files), control_(control) {}
+    Runner(const JobRunInputs& in, const StorageAccess& storage, RunControl& control)
+        : in_(in), storage_(storage), files_(storage.files), control_(control) {}
 
     JobOutcome run() {
         try {
@@ -147,7 +147,7 @@ private:
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
             job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.faults));
-            fs::path dir = prepare_node_directory(node, in_, job_volume_list_, files_, !in_container(), notes,
+            fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, !in_container(), notes,
                                                   *job_volumes_.back());
             dirs_.push_back(dir);
             NodeDirectories where{node.root, in_.job_name, in_.shared_dir, node.volume_directories,
@@ -207,14 +207,17 @@ private:
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }
 
-    // The shares mounted on the master node and their directories in the store.
+    // The shares and file servers mounted on the master node and their directories behind the mounts.
     void note_share_directories() {
-        for (const arm::Volume& v : in_.cluster_volumes) {
-            if (!v.blob) share_dirs_.emplace_back(in_.nodes[0].root / "mounts" / v.relative, files_.share_root(v.account, v.container));
-        }
-        for (const arm::Volume& v : job_volume_list_) {
-            if (!v.blob) share_dirs_.emplace_back(dirs_[0] / "mounts" / v.relative, files_.share_root(v.account, v.container));
-        }
+        auto note = [this](const fs::path& mount, const arm::Volume& v) {
+            try {
+                if (std::optional<fs::path> dir = backing_directory(v, storage_)) share_dirs_.emplace_back(mount, *dir);
+            } catch (const std::exception&) {
+                // not mounted either: the run has already failed on it
+            }
+        };
+        for (const arm::Volume& v : in_.cluster_volumes) note(in_.nodes[0].root / "mounts" / v.relative, v);
+        for (const arm::Volume& v : job_volume_list_) note(dirs_[0] / "mounts" / v.relative, v);
     }
 
     // Where the emulator itself writes a path of the master node: a share's files in the store's
@@ -401,6 +404,7 @@ private:
     }
 
     const JobRunInputs& in_;
+    const StorageAccess& storage_;
     storage::FileStore& files_;
     RunControl& control_;
     ExecutionLog log_;
@@ -423,8 +427,8 @@ private:
 
 }  // namespace
 
-JobOutcome run_job(const JobRunInputs& in, storage::FileStore& files, RunControl& control) {
-    return Runner(in, files, control).run();
+JobOutcome run_job(const JobRunInputs& in, const StorageAccess& storage, RunControl& control) {
+    return Runner(in, storage, control).run();
 }
 
 void write_mpi_agent(const fs::path& path) {

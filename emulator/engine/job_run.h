@@ -14,7 +14,7 @@
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/run_control.h"
-#include "fake_storage/engine/file_store.h"
+#include "emulator/engine/storage_access.h"
 #include "fuse_mounts/common/mount_faults.h"
 
 namespace bai::engine {
@@ -53,7 +53,7 @@ struct JobOutcome {
     std::string error_message;
 };
 
-JobOutcome run_job(const JobRunInputs& in, storage::FileStore& files, RunControl& control);
+JobOutcome run_job(const JobRunInputs& in, const StorageAccess& storage, RunControl& control);
 
 // The plm_rsh_agent script mpirun is given: `mpi-agent HOST COMMAND...` runs COMMAND on the
 // emulated node HOST through the per-job node script $BAI_MPI_NODES/HOST.

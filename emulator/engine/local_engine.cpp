@@ -8,6 +8,7 @@
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
 #include "emulator/arm/job_execution.h"
+#include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/engine/node_setup.h"
@@ -55,9 +56,9 @@ std::string default_python() { return find_on_path("python", node_base_environme
 
 }  // namespace
 
-LocalEngine::LocalEngine(arm::ResourceStore& store, storage::FileStore& files, EngineOptions options)
+LocalEngine::LocalEngine(arm::ResourceStore& store, StorageAccess storage, EngineOptions options)
     : store_(store),
-      files_(files),
+      storage_(storage),
       options_(std::move(options)),
       clock_(options_.clock ? *options_.clock : real_clock_),
       mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent"),
@@ -65,6 +66,24 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, storage::FileStore& files, E
                 find_on_path("docker", node_base_environment()).value_or("")) {
     if (options_.default_python.empty()) options_.default_python = default_python();
     for (const Gpu& gpu : options_.gpus) free_gpus_.push_back(gpu.uuid);
+    storage_.file_server_export = [this](const std::string& id) { return file_server_export(id); };
+}
+
+// A file server's disk is a directory of the data directory, one per file server resource (by
+// creation order: a file server deleted and created again gets a new, empty disk).
+FileServerExport LocalEngine::file_server_export(const std::string& id) const {
+    std::optional<arm::StoredResource> server = store_.get(id);
+    if (!server || server->type != arm::kind::kFileServer) {
+        throw std::runtime_error("cannot mount the file server " + id + ": there is no such file server");
+    }
+    FileServerExport out;
+    out.directory = options_.nodes_dir.parent_path() / "fileservers" / std::to_string(server->seq);
+    const nlohmann::json& settings = server->body["properties"].value("mountSettings", nlohmann::json::object());
+    out.mount_point = settings.is_object() ? settings.value("mountPoint", "/mnt/data") : "/mnt/data";
+    std::error_code ec;
+    fs::create_directories(out.directory, ec);
+    if (ec) throw std::runtime_error("cannot make the disk of file server " + id + ": " + ec.message());
+    return out;
 }
 
 LocalEngine::~LocalEngine() { stop(); }
@@ -227,7 +246,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
     std::string key = cluster.key;
     std::shared_ptr<AttachedVolumes> volumes = slot->volumes;
     slot->setup_thread = std::thread([this, copy, spec, control, key, volumes] {
-        NodeSetupResult result = set_up_node(copy, spec, files_, *control, *volumes);
+        NodeSetupResult result = set_up_node(copy, spec, storage_, *control, *volumes);
         post([this, key, id = copy.id, result] { node_ready(key, id, result.usable, result.error_code, result.message); });
     });
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " at " + node.address + " joins");
@@ -577,7 +596,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     run.thread = std::thread([this, in = std::move(in), control, key] {
         JobOutcome outcome;
         try {
-            outcome = run_job(in, files_, *control);
+            outcome = run_job(in, storage_, *control);
         } catch (const std::exception& e) {
             outcome = {JobOutcome::Result::failed, std::nullopt, "JobFailed", e.what()};
         }

@@ -25,7 +25,7 @@
 #include "emulator/engine/node.h"
 #include "emulator/engine/scheduling.h"
 #include "emulator/engine/volume_links.h"
-#include "fake_storage/engine/file_store.h"
+#include "emulator/engine/storage_access.h"
 
 namespace bai::engine {
 
@@ -45,7 +45,7 @@ struct EngineOptions {
 
 class LocalEngine : public arm::ComputeEngine {
 public:
-    LocalEngine(arm::ResourceStore& store, storage::FileStore& files, EngineOptions options);
+    LocalEngine(arm::ResourceStore& store, StorageAccess storage, EngineOptions options);
     ~LocalEngine() override;
 
     // Reads the clusters and jobs of the store (jobs that were running are requeued: the
@@ -74,6 +74,7 @@ public:
     mounts::MountFaults& mount_faults() { return faults_; }
 
 private:
+    FileServerExport file_server_export(const std::string& id) const;
     struct NodeSlot {
         Node node;
         int address_number = 0;  // N of address_of(N), given back when the node goes
@@ -139,7 +140,7 @@ private:
     std::vector<std::string> devices_of(const std::vector<std::string>& uuids) const;
 
     arm::ResourceStore& store_;
-    storage::FileStore& files_;
+    StorageAccess storage_;
     EngineOptions options_;
     RealClock real_clock_;
     Clock& clock_;

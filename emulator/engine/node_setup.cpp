@@ -26,7 +26,7 @@ Environment node_base_environment(const fs::path& node_root) {
     return env;
 }
 
-NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control,
+NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const StorageAccess& storage, RunControl& control,
                             AttachedVolumes& volumes) {
     std::error_code ec;
     fs::create_directories(node.mount_root(), ec);
@@ -34,7 +34,7 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::
     if (ec) return {false, "NodeSetupFailed", "cannot create the node's directories under " + node.root.string() + ": " + ec.message()};
     std::vector<std::string> notes;
     try {
-        attach_volumes(node.mount_root(), arm::volumes_of(spec.mount_volumes), files, notes, volumes);
+        attach_volumes(node.mount_root(), arm::volumes_of(spec.mount_volumes), storage, notes, volumes);
     } catch (const std::exception& e) {
         return {false, "MountFailed", std::string("node ") + node.id + ": " + e.what()};
     }
@@ -63,7 +63,7 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::
     }
     if (!process) return {false, "NodeRemoved", "the node was removed during its setup"};
     ExitStatus status = process->wait();
-    adopt_share_writes(files, {logs});
+    adopt_share_writes(storage.files, {logs});
     if (control.cancelled()) return {false, "NodeRemoved", "the node was removed during its setup"};
     if (status.code != 0) {
         return {false, "SetupTaskFailed",

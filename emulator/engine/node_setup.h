@@ -11,7 +11,7 @@
 #include "emulator/engine/node.h"
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/volume_links.h"
-#include "fake_storage/engine/file_store.h"
+#include "emulator/engine/storage_access.h"
 
 namespace bai::engine {
 
@@ -22,7 +22,7 @@ struct NodeSetupResult {
 };
 
 // The cluster's volumes are attached into `volumes`, which the node keeps for its life.
-NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, storage::FileStore& files, RunControl& control,
+NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const StorageAccess& storage, RunControl& control,
                             AttachedVolumes& volumes);
 
 // The environment every process on a node starts from: PATH, HOME, locale and user of the

@@ -1,9 +1,14 @@
 #include "emulator/engine/volume_links.h"
 
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/log/logger.h"
+#include "emulator/engine/process.h"
 #include "fake_storage/engine/storage_error.h"
+#include "fuse_mounts/blob/blob_mount_options.h"
+#include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::engine {
 
@@ -12,53 +17,204 @@ namespace fs = std::filesystem;
 void AttachedVolumes::release() {
     for (auto& mount : mounts) mount->unmount();
     mounts.clear();
+    for (auto& mount : blob_mounts) mount->unmount();
+    blob_mounts.clear();
+    for (const fs::path& point : command_mounts) {
+        for (const std::string& left : mounts::release_mounts_under(point)) log::warning("could not unmount " + left);
+    }
+    command_mounts.clear();
 }
 
-void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volumes, storage::FileStore& files,
+namespace {
+
+// An empty directory at `at` (whatever a previous run left there goes, unless it is mounted).
+void fresh_mount_point(const fs::path& at) {
+    std::error_code ec;
+    fs::create_directories(at.parent_path(), ec);
+    fs::remove(at, ec);
+    fs::create_directory(at, ec);
+}
+
+// Without FUSE: a link to `directory` at `at` (or, for a container to bind it there, nothing).
+void link_instead(const fs::path& at, const fs::path& directory, bool links, const std::string& what) {
+    if (!links) return;
+    std::error_code ec;
+    fs::remove(at, ec);
+    fs::create_directory_symlink(directory, at, ec);
+    if (ec) throw std::runtime_error("cannot mount " + what + " at " + at.string() + ": " + ec.message());
+}
+
+void attach_share(const fs::path& at, const arm::Volume& v, const StorageAccess& storage, std::vector<std::string>& notes,
+                  AttachedVolumes& attached, bool links) {
+    try {
+        storage.files.get_share(v.account, v.container);
+    } catch (const storage::StorageError&) {
+        throw std::runtime_error("cannot mount the file share " + v.container + " of storage account " + v.account +
+                                 " at " + v.relative + ": the share does not exist");
+    }
+    fresh_mount_point(at);
+    std::string why;
+    try {
+        mounts::ShareFsOptions options;
+        options.faults = attached.faults();
+        options.file_mode = v.file_mode;
+        options.dir_mode = v.directory_mode;
+        auto mount = std::make_unique<mounts::ShareFs>(storage.files, v.account, v.container, options);
+        mount->mount(at);
+        attached.mounts.push_back(std::move(mount));
+        attached.directories.emplace_back(v.relative, at);
+        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (FUSE)");
+        return;
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    const fs::path share_dir = storage.files.share_root(v.account, v.container);
+    link_instead(at, share_dir, links, v.account + "/" + v.container);
+    attached.directories.emplace_back(v.relative, share_dir);
+    notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (" +
+                    (links ? "a link" : "bound") + " to its directory: " + why + ")");
+}
+
+void attach_blob_container(const fs::path& at, const arm::Volume& v, const StorageAccess& storage,
+                           std::vector<std::string>& notes, AttachedVolumes& attached) {
+    const std::string what = "the blob container " + v.container + " of storage account " + v.account;
+    try {
+        storage.blobs.get_container(v.account, v.container);
+    } catch (const storage::StorageError&) {
+        throw std::runtime_error("cannot mount " + what + " at " + v.relative + ": the container does not exist");
+    }
+    mounts::BlobFsOptions options;
+    try {
+        mounts::apply_blob_mount_options(v.mount_options, options);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error("cannot mount " + what + " at " + v.relative + ": mountOptions: " + e.what());
+    }
+    options.staging_dir = storage.staging_dir;
+    options.faults = attached.faults();
+    fresh_mount_point(at);
+    try {
+        auto mount = std::make_unique<mounts::BlobFs>(storage.blobs, storage.content, v.account, v.container, options);
+        mount->mount(at);
+        attached.blob_mounts.push_back(std::move(mount));
+        notes.push_back("blob container " + v.account + "/" + v.container + " at " + at.string() + " (FUSE" +
+                        (options.read_only ? ", read-only)" : ")"));
+    } catch (const std::exception& e) {
+        notes.push_back("blob container " + v.account + "/" + v.container + " at " + at.string() +
+                        ": an empty local directory (cannot mount: " + e.what() + ")");
+    }
+    attached.directories.emplace_back(v.relative, at);
+}
+
+// NFS's "ro" among a file server's mountOptions ("rw,hard,intr", or "-o ro"); the others are
+// accepted and change nothing here.
+bool read_only_option(const std::string& text) {
+    std::string words = text;
+    for (char& c : words) {
+        if (c == ',') c = ' ';
+    }
+    std::istringstream in(words);
+    bool read_only = false;
+    for (std::string word; in >> word;) {
+        if (word == "ro") read_only = true;
+        if (word == "rw") read_only = false;
+    }
+    return read_only;
+}
+
+// A file server's export, with its sourceDirectory: a path on the server, absolute (under its
+// mountPoint) or relative to it, that must exist.
+fs::path file_server_directory(const arm::Volume& v, const StorageAccess& storage) {
+    if (!storage.file_server_export) throw std::runtime_error("file servers cannot be mounted here");
+    FileServerExport server = storage.file_server_export(v.file_server_id);
+    std::string source = v.source_directory;
+    if (!server.mount_point.empty() && source.starts_with(server.mount_point)) source.erase(0, server.mount_point.size());
+    while (source.starts_with("/")) source.erase(0, 1);
+    if (source.empty()) return server.directory;
+    fs::path directory = (server.directory / source).lexically_normal();
+    std::error_code ec;
+    if (directory.lexically_relative(server.directory).string().starts_with("..") || !fs::is_directory(directory, ec)) {
+        throw std::runtime_error("cannot mount the file server " + v.file_server_id + " at " + v.relative +
+                                 ": its sourceDirectory " + v.source_directory + " does not exist");
+    }
+    return directory;
+}
+
+void attach_file_server(const fs::path& at, const arm::Volume& v, const StorageAccess& storage,
+                        std::vector<std::string>& notes, AttachedVolumes& attached, bool links) {
+    const fs::path directory = file_server_directory(v, storage);
+    fresh_mount_point(at);
+    std::string why;
+    try {
+        mounts::ShareFsOptions options;
+        options.read_only = read_only_option(v.mount_options);
+        auto mount = std::make_unique<mounts::ShareFs>(directory, "fileserver:" + directory.filename().string(), options);
+        mount->mount(at);
+        attached.mounts.push_back(std::move(mount));
+        attached.directories.emplace_back(v.relative, at);
+        notes.push_back("file server " + v.file_server_id + " at " + at.string() + " (FUSE, its export " +
+                        directory.string() + ")");
+        return;
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    link_instead(at, directory, links, "file server " + v.file_server_id);
+    attached.directories.emplace_back(v.relative, directory);
+    notes.push_back("file server " + v.file_server_id + " at " + at.string() + " (a link to its export: " + why + ")");
+}
+
+std::string tail_of(const fs::path& path, size_t limit) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string s = text.str();
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s.size() > limit ? "..." + s.substr(s.size() - limit) : s;
+}
+
+// Runs mountCommand with the mount path appended, as root, as Batch AI did on its nodes.
+void attach_unmanaged(const fs::path& at, const arm::Volume& v, std::vector<std::string>& notes,
+                      AttachedVolumes& attached) {
+    fresh_mount_point(at);
+    const fs::path log = at.parent_path() / (".mount-" + at.filename().string() + ".log");
+    std::error_code ec;
+    fs::remove(log, ec);
+    ProcessSpec spec;
+    spec.argv = {"timeout", "300", "/bin/sh", "-c", v.mount_command + " " + shell_quote(at.string())};
+    spec.env = {{"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+    spec.cwd = at.parent_path();
+    spec.stdout_path = log;
+    spec.stderr_path = log;
+    ExitStatus status = Process::start(spec)->wait();
+    if (status.code != 0) {
+        throw std::runtime_error("cannot mount the unmanaged file system at " + v.relative + ": its mountCommand (" +
+                                 v.mount_command + ") exited with " + std::to_string(status.code) + ": " +
+                                 tail_of(log, 400));
+    }
+    attached.command_mounts.push_back(at);
+    attached.directories.emplace_back(v.relative, at);
+    notes.push_back("unmanaged file system at " + at.string() + " (" + v.mount_command + ")");
+}
+
+}  // namespace
+
+void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volumes, const StorageAccess& storage,
                     std::vector<std::string>& notes, AttachedVolumes& attached, bool links) {
     for (const arm::Volume& v : volumes) {
-        fs::path at = root / v.relative;
-        std::error_code ec;
-        fs::create_directories(at.parent_path(), ec);
-        if (v.blob) {
-            fs::create_directories(at, ec);
-            attached.directories.emplace_back(v.relative, at);
-            notes.push_back("blob container " + v.account + "/" + v.container + " at " + at.string() +
-                            ": a local directory (blob containers are not mounted yet)");
-            continue;
+        const fs::path at = root / v.relative;
+        switch (v.kind) {
+            case arm::Volume::Kind::file_share: attach_share(at, v, storage, notes, attached, links); break;
+            case arm::Volume::Kind::blob_container: attach_blob_container(at, v, storage, notes, attached); break;
+            case arm::Volume::Kind::file_server: attach_file_server(at, v, storage, notes, attached, links); break;
+            case arm::Volume::Kind::unmanaged: attach_unmanaged(at, v, notes, attached); break;
         }
-        try {
-            files.get_share(v.account, v.container);
-        } catch (const storage::StorageError&) {
-            throw std::runtime_error("cannot mount the file share " + v.container + " of storage account " + v.account +
-                                     " at " + v.relative + ": the share does not exist");
-        }
-        fs::remove(at, ec);
-        fs::create_directory(at, ec);
-        std::string why;
-        try {
-            mounts::ShareFsOptions options;
-            options.faults = attached.faults();
-            options.file_mode = v.file_mode;
-            options.dir_mode = v.directory_mode;
-            auto mount = std::make_unique<mounts::ShareFs>(files, v.account, v.container, options);
-            mount->mount(at);
-            attached.mounts.push_back(std::move(mount));
-            attached.directories.emplace_back(v.relative, at);
-            notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (FUSE)");
-            continue;
-        } catch (const std::exception& e) {
-            why = e.what();
-        }
-        const fs::path share_dir = files.share_root(v.account, v.container);
-        if (links) {
-            fs::remove(at, ec);
-            fs::create_directory_symlink(share_dir, at, ec);
-            if (ec) throw std::runtime_error("cannot mount " + v.account + "/" + v.container + " at " + at.string() + ": " + ec.message());
-        }
-        attached.directories.emplace_back(v.relative, share_dir);
-        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (" +
-                        (links ? "a link" : "bound") + " to its directory: " + why + ")");
+    }
+}
+
+std::optional<fs::path> backing_directory(const arm::Volume& v, const StorageAccess& storage) {
+    switch (v.kind) {
+        case arm::Volume::Kind::file_share: return storage.files.share_root(v.account, v.container);
+        case arm::Volume::Kind::file_server: return file_server_directory(v, storage);
+        default: return std::nullopt;
     }
 }
 

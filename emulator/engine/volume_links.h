@@ -1,18 +1,22 @@
-// How mounted volumes appear on an emulated node: a file share is FUSE-mounted from the store
+// How mounted volumes appear on an emulated node. A file share is FUSE-mounted from the store
 // (fuse_mounts/share/share_fs.h), or, where this machine cannot mount FUSE (not root, no
 // /dev/fuse), a symbolic link to its directory in the store (DIR/storage/ACCOUNT/shares/SHARE);
-// a blob container is a directory of the node's own (until the blob filesystem lands). Files a
-// job writes through a link join the store's index through adopt_share_writes().
+// files a job writes through a link join the store's index through adopt_share_writes(). A blob
+// container is FUSE-mounted (fuse_mounts/blob/blob_fs.h), or without FUSE an empty directory of
+// the node's own. A file server's export is its directory served through FUSE (or linked). An
+// unmanaged file system is whatever its mountCommand mounts.
 #pragma once
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "emulator/arm/mount_volumes.h"
-#include "fake_storage/engine/file_store.h"
+#include "emulator/engine/storage_access.h"
+#include "fuse_mounts/blob/blob_fs.h"
 #include "fuse_mounts/share/share_fs.h"
 
 namespace bai::engine {
@@ -26,26 +30,34 @@ public:
     AttachedVolumes(const AttachedVolumes&) = delete;
     AttachedVolumes& operator=(const AttachedVolumes&) = delete;
 
-    // Unmounts the shares mounted (processes still inside lose them).
+    // Unmounts what was mounted (processes still inside lose it).
     void release();
 
     // relativeMountPath and the directory of this machine that holds the volume: the mount point
-    // of a mounted share, the store's directory of a linked one, a blob container's directory.
+    // of a mounted volume, the store's directory of a linked share, a file server's export.
     std::vector<std::pair<std::string, std::filesystem::path>> directories;
-    std::vector<std::unique_ptr<mounts::ShareFs>> mounts;
+    std::vector<std::unique_ptr<mounts::ShareFs>> mounts;  // shares and file servers
+    std::vector<std::unique_ptr<mounts::BlobFs>> blob_mounts;
+    std::vector<std::filesystem::path> command_mounts;  // where mountCommands mounted
     mounts::MountFaults* faults() const { return faults_; }
 
 private:
     mounts::MountFaults* faults_;
 };
 
-// Makes each volume appear at root/relativeMountPath: a share mounted, else linked (with `links`
-// false, for a container that binds the share's directory there: an empty directory). Throws
-// std::runtime_error naming the volume when its share does not exist or it cannot be attached;
-// `notes` gets a line per volume.
+// Makes each volume appear at root/relativeMountPath: mounted, else linked (with `links` false, for
+// a container that binds the volume's directory there: an empty directory). Throws
+// std::runtime_error naming the volume when its share, container or file server does not exist,
+// its mountOptions are refused, its mountCommand fails, or it cannot be attached; `notes` gets a
+// line per volume.
 void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
-                    storage::FileStore& files, std::vector<std::string>& notes, AttachedVolumes& attached,
+                    const StorageAccess& storage, std::vector<std::string>& notes, AttachedVolumes& attached,
                     bool links = true);
+
+// Where a volume's files lie on this machine outside any mount: a share's directory in the store,
+// a file server's export (at its sourceDirectory); nullopt for blob containers and unmanaged file
+// systems, which have no such directory. Throws as attach_volumes for a missing file server.
+std::optional<std::filesystem::path> backing_directory(const arm::Volume& volume, const StorageAccess& storage);
 
 // For each directory that (through the links) lies in a share of the store: brings the share's
 // index up to what is on disk there.

@@ -66,6 +66,9 @@ public:
     ContentFiles(std::filesystem::path root, bool durable);
 
     std::unique_ptr<ContentWriter> begin(bool with_md5);
+    // The directory where content being received is spilled (on the same file system as the
+    // content files; emptied at start). Others may stage their own temporary files there.
+    const std::filesystem::path& temporary_dir() const { return tmp_; }
     // Closes the writer and moves it into place (writing it out first when it is in memory);
     // returns the id of the new content file.
     std::string commit(ContentWriter& writer, const std::string& account, ContentKind kind);

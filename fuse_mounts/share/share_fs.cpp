@@ -33,9 +33,10 @@ struct Inode {
 };
 
 struct ShareFs::State {
-    State(storage::FileStore& f, std::string a, std::string s, ShareFsOptions o)
+    State(storage::FileStore* f, std::string a, std::string s, ShareFsOptions o)
         : files(f), account(std::move(a)), share(std::move(s)), options(o) {}
-    storage::FileStore& files;
+    storage::FileStore* files;  // null for a plain directory (a file server's export): no index
+    fs::path directory;         // that directory
     std::string account;
     std::string share;
     ShareFsOptions options;
@@ -82,7 +83,7 @@ std::optional<std::string> child_path(State& s, const Inode& parent, const char*
 // itself is done).
 template <typename Indexing>
 void index_change(State& s, const std::optional<std::string>& path, Indexing indexing) {
-    if (!path) return;
+    if (!path || !s.files) return;
     try {
         indexing(*path);
     } catch (const std::exception& e) {
@@ -91,12 +92,12 @@ void index_change(State& s, const std::optional<std::string>& path, Indexing ind
 }
 
 void note(State& s, const std::optional<std::string>& path, bool written, bool subtree = false) {
-    index_change(s, path, [&](const std::string& p) { s.files.adopt_entry(s.account, s.share, p, written, subtree); });
+    index_change(s, path, [&](const std::string& p) { s.files->adopt_entry(s.account, s.share, p, written, subtree); });
 }
 
 // New content in a file the index already has (the common case: one statement).
 void note_content(State& s, const std::optional<std::string>& path) {
-    index_change(s, path, [&](const std::string& p) { s.files.note_write(s.account, s.share, p); });
+    index_change(s, path, [&](const std::string& p) { s.files->note_write(s.account, s.share, p); });
 }
 
 void show_modes(State& s, struct stat& st) {
@@ -523,23 +524,32 @@ fuse_lowlevel_ops operations() {
 }  // namespace
 
 ShareFs::ShareFs(storage::FileStore& files, std::string account, std::string share, ShareFsOptions options)
-    : state_(std::make_unique<State>(files, std::move(account), std::move(share), options)) {}
+    : state_(std::make_unique<State>(&files, std::move(account), std::move(share), options)) {}
+
+ShareFs::ShareFs(fs::path directory, std::string name, ShareFsOptions options)
+    : state_(std::make_unique<State>(nullptr, std::move(name), "", options)) {
+    state_->directory = std::move(directory);
+}
 
 ShareFs::~ShareFs() { unmount(); }
 
 void ShareFs::mount(const fs::path& mountpoint) {
     State& s = *state_;
     if (s.server.running()) throw std::runtime_error("the share is already mounted at " + s.server.mountpoint().string());
-    s.files.get_share(s.account, s.share);  // throws when it does not exist
+    if (s.files) s.files->get_share(s.account, s.share);  // throws when it does not exist
     std::error_code ec;
-    s.root_path = fs::canonical(s.files.share_root(s.account, s.share), ec).string();
-    if (ec) throw std::runtime_error("cannot open the share's directory: " + ec.message());
+    s.root_path = fs::canonical(s.files ? s.files->share_root(s.account, s.share) : s.directory, ec).string();
+    if (ec) throw std::runtime_error("cannot open the directory to serve: " + ec.message());
     s.root.fd = ::open(s.root_path.c_str(), O_PATH | O_DIRECTORY);
     if (s.root.fd < 0) throw std::runtime_error("cannot open " + s.root_path);
     s.root.nlookup = 2;
     static const fuse_lowlevel_ops ops = operations();
     try {
-        s.server.start(ops, &s, mountpoint, {s.account + "/" + s.share, "bai-share", s.options.read_only});
+        if (s.files) {
+            s.server.start(ops, &s, mountpoint, {s.account + "/" + s.share, "bai-share", s.options.read_only});
+        } else {
+            s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only});
+        }
     } catch (...) {
         ::close(s.root.fd);
         s.root.fd = -1;

@@ -27,6 +27,9 @@ struct ShareFsOptions {
 class ShareFs {
 public:
     ShareFs(storage::FileStore& files, std::string account, std::string share, ShareFsOptions options = {});
+    // A plain directory served the same way, without an index (a file server's export, shown in
+    // /proc/mounts as `name`, type fuse.bai-export). Faults are not injected there.
+    ShareFs(std::filesystem::path directory, std::string name, ShareFsOptions options = {});
     ~ShareFs();
     ShareFs(const ShareFs&) = delete;
     ShareFs& operator=(const ShareFs&) = delete;

@@ -28,6 +28,7 @@ protected:
         arm::ArmApi::migrate(*db);
         content = std::make_unique<storage::ContentFiles>(dir / "storage", false);
         files = std::make_unique<storage::FileStore>(*db, *content);
+        blobs = std::make_unique<storage::BlobStore>(*db, *content);
         files->create_share("devstoreaccount1", "jobs", std::nullopt, {});
         store = std::make_unique<arm::ResourceStore>(*db);
     }
@@ -40,7 +41,7 @@ protected:
         EngineOptions options;
         options.nodes_dir = dir / "nodes";
         options.clock = clock;
-        engine = std::make_unique<LocalEngine>(*store, *files, options);
+        engine = std::make_unique<LocalEngine>(*store, StorageAccess{*files, *blobs, *content, content->temporary_dir(), {}}, options);
         engine->start();
         engine->cluster_created(kCluster);
     }
@@ -92,6 +93,7 @@ protected:
     std::unique_ptr<db::Database> db;
     std::unique_ptr<storage::ContentFiles> content;
     std::unique_ptr<storage::FileStore> files;
+    std::unique_ptr<storage::BlobStore> blobs;
     std::unique_ptr<arm::ResourceStore> store;
     std::unique_ptr<VirtualClock> clock;  // outlives the engine (stopped in TearDown)
     std::unique_ptr<LocalEngine> engine;

@@ -29,7 +29,7 @@ TEST(MountVolumes, SharesByUrlOrAccountNameWithTheirModes) {
     EXPECT_EQ(v[1].file_mode, 0777u);
     EXPECT_EQ(v[2].account, "other");
     EXPECT_EQ(v[2].file_mode, 0777u);  // not a string: the default
-    EXPECT_TRUE(v[3].blob);
+    EXPECT_TRUE(v[3].blob());
     EXPECT_EQ(v[3].container, "models");
     EXPECT_EQ(v[3].relative, "bfs");
 }

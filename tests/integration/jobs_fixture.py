@@ -78,7 +78,7 @@ class JobsTestCase(unittest.TestCase):
     # ---- clusters ----
 
     def cluster(self, name, nodes=1, vm_size="STANDARD_NC6", setup=None, auto=None, priority=None,
-                deallocation=None):
+                deallocation=None, volumes=None):
         scale = (m.ScaleSettings(auto_scale=auto) if auto else
                  m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=nodes,
                                                              node_deallocation_option=deallocation)))
@@ -86,7 +86,7 @@ class JobsTestCase(unittest.TestCase):
             vm_size=vm_size, vm_priority=priority,
             user_account_settings=m.UserAccountSettings(admin_user_name="alice", admin_user_password="Secret-Pass1"),
             scale_settings=scale,
-            node_setup=m.NodeSetup(mount_volumes=share_volume(self.endpoints), setup_task=setup))
+            node_setup=m.NodeSetup(mount_volumes=volumes or share_volume(self.endpoints), setup_task=setup))
         return self.client.clusters.begin_create(RG, WS, name, params).result()
 
     def wait_cluster(self, name, idle=None, current=None, timeout=60):
