@@ -147,6 +147,27 @@ class VolumesTest(JobsTestCase):
         self.assertIn("exited with 32", message)
         self.assertIn("no such server", message)
 
+    def test_z_a_killed_emulator_leaves_no_blob_mount_hanging(self):
+        # (Named to run last: it restarts the emulator under the other tests' cluster.)
+        sleeper = "sleep 6005"
+        bfs = "$AZ_BATCHAI_MOUNT_ROOT/bfs"
+        command = (f"if [ -e {bfs}/ran-once ]; then cat {bfs}/held.txt; echo second; "
+                   f"else touch {bfs}/ran-once; exec 3> {bfs}/held.txt; echo first >&3; exec {sleeper}; fi")
+        self.job("held", self.c, wait=False, custom_toolkit_settings=self.custom(command))
+        harness.wait_for(lambda: harness.processes_named(sleeper), what="the first run")
+        try:
+            self.emu.send(9)
+            self.emu.process.wait()
+            self.emu.start()
+            type(self).client = harness.arm_client(type(self).client.__class__, self.emu.endpoints)
+            j = self.wait_job("held", timeout=60)
+            self.assertEqual(j.execution_state, "succeeded", self.read("held", "stderr.txt"))
+            # The shell's redirection of echo closed a duplicate of the descriptor: that close committed
+            # "first", which survives the crash; the restarted emulator's mount reads it.
+            self.assertEqual(self.read("held", "stdout.txt"), "first\nsecond\n")
+        finally:
+            harness.kill_processes_named(sleeper)
+
 
 if __name__ == "__main__":
     unittest.main()
