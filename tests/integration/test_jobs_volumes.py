@@ -76,6 +76,7 @@ class VolumesTest(JobsTestCase):
         bad = m.MountVolumes(azure_blob_file_systems=[blob_volume("bad", "frozen", "-o frobnicate")])
         j = self.job("badopts", self.c, mount_volumes=bad, custom_toolkit_settings=self.custom("true"))
         self.assertEqual(j.execution_state, "failed")
+        self.assertEqual(j.execution_info.errors[0].code, "JobPreparationFailed")
         self.assertIn("frobnicate", j.execution_info.errors[0].message)
         missing = m.MountVolumes(azure_blob_file_systems=[blob_volume("gone", "no-such-container")])
         j = self.job("nocontainer", self.c, mount_volumes=missing, custom_toolkit_settings=self.custom("true"))
