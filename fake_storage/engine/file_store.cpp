@@ -350,6 +350,7 @@ ShareEntry FileStore::create_directory(const std::string& account, const std::st
         if (::mkdir(on_disk.c_str(), 0755) != 0 && errno != EEXIST) io_failure("cannot create", on_disk);
         insert_entry(db, account, share, parent, e);
     });
+    changes_.publish(account, share, e.path);
     return e;
 }
 
@@ -377,9 +378,11 @@ void FileStore::delete_directory(const std::string& account, const std::string& 
                                  const std::string& path) {
     SplitPath p = split(path);
     if (p.path.empty()) fail(400, "InvalidResourceName", "The share root cannot be deleted.");
+    std::string deleted;
     db_.transaction([&](db::Database& db) {
         ShareEntry e = require_entry(db, account, share, p);
         if (!e.is_dir) resource_not_found();
+        deleted = e.path;
         auto children = db.prepare(
             "SELECT 1 FROM share_entries WHERE account = ?1 AND share = ?2 AND parent = ?3 LIMIT 1");
         children.bind(1, account).bind(2, share).bind(3, e.path);
@@ -387,6 +390,7 @@ void FileStore::delete_directory(const std::string& account, const std::string& 
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
         ::rmdir(disk_path(account, share, e.path).c_str());
     });
+    changes_.publish(account, share, deleted);
 }
 
 ShareEntry FileStore::update_entry(const std::string& account, const std::string& share,
@@ -490,6 +494,7 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
             insert_entry(db, account, share, parent, e);
         }
     });
+    changes_.publish(account, share, e.path);
     return e;
 }
 
@@ -590,6 +595,7 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
     }
     apply_range(account, share, e.path, offset, content_id, small ? data.bytes() : std::string(),
                 pending_id);
+    changes_.publish(account, share, e.path);
     return e;
 }
 
@@ -619,6 +625,7 @@ ShareEntry FileStore::clear_range(const std::string& account, const std::string&
         touch(e);
         save_entry(db, e);
     });
+    changes_.publish(account, share, e.path);
     return e;
 }
 
@@ -626,7 +633,7 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
                                           const std::string& path, std::optional<std::uint64_t> size,
                                           const std::optional<ContentSettings>& content,
                                           const SmbUpdate& smb) {
-    return update_entry(account, share, path, false, [&](ShareEntry& e) {
+    ShareEntry changed = update_entry(account, share, path, false, [&](ShareEntry& e) {
         if (size) {
             if (*size > kMaxFileSize) {
                 fail(400, "InvalidHeaderValue",
@@ -641,6 +648,8 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
         if (content) e.content = *content;
         e.smb = apply_smb(e.smb, smb);
     });
+    changes_.publish(account, share, changed.path);
+    return changed;
 }
 
 ShareEntry FileStore::set_file_metadata(const std::string& account, const std::string& share,
@@ -651,13 +660,16 @@ ShareEntry FileStore::set_file_metadata(const std::string& account, const std::s
 void FileStore::delete_file(const std::string& account, const std::string& share,
                             const std::string& path) {
     SplitPath p = split(path);
+    std::string deleted;
     db_.transaction([&](db::Database& db) {
         ShareEntry e = require_entry(db, account, share, p);
         if (e.is_dir) resource_not_found();
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
         std::unique_lock lock(lock_for(account, share, e.path));
         ::unlink(disk_path(account, share, e.path).c_str());
+        deleted = e.path;
     });
+    changes_.publish(account, share, deleted);
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(

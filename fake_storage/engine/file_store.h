@@ -15,7 +15,9 @@
 
 #include "common/db/database.h"
 #include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/share_changes.h"
 #include "fake_storage/engine/content_files.h"
+#include "fake_storage/engine/share_changes.h"
 #include "fake_storage/engine/properties.h"
 
 namespace bai::storage {
@@ -150,15 +152,21 @@ public:
     // without a size change); `subtree` also walks it when it is a directory (one renamed into
     // place). What the share mounts call after each change.
     size_t adopt_entry(const std::string& account, const std::string& share, const std::string& path, bool written,
-                       bool subtree);
+                       bool subtree, const void* origin = nullptr);
     // The file at `path` (spelled as on disk) was written (or truncated) on disk: its row gets the new size, a new ETag
     // and Last-Modified in one statement; adopt_entry when it has no row yet.
-    void note_write(const std::string& account, const std::string& share, const std::string& path);
+    void note_write(const std::string& account, const std::string& share, const std::string& path,
+                    const void* origin = nullptr);
+
+    // Every change made or indexed here, published after it is done (`origin`: the mount that
+    // made it, passed to adopt_entry and note_write; null for the others).
+    ShareChanges& changes() { return changes_; }
     // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
     size_t recover();
     std::vector<std::string> live_content_ids();
 
 private:
+    ShareChanges changes_;
     std::shared_mutex& lock_for(const std::string& account, const std::string& share,
                                 const std::string& path);
     std::filesystem::path disk_path(const std::string& account, const std::string& share,

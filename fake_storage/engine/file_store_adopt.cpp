@@ -198,11 +198,12 @@ size_t FileStore::adopt_disk_changes(const std::string& account, const std::stri
         adopter.walk(stored);
         changed = adopter.changed();
     });
+    if (changed > 0) changes_.publish(account, share, path);
     return changed;
 }
 
 size_t FileStore::adopt_entry(const std::string& account, const std::string& share, const std::string& path,
-                              bool written, bool subtree) {
+                              bool written, bool subtree, const void* origin) {
     std::vector<std::string> parts = split_share_path(path);
     if (parts.empty()) return adopt_disk_changes(account, share, path);
     size_t changed = 0;
@@ -217,10 +218,12 @@ size_t FileStore::adopt_entry(const std::string& account, const std::string& sha
         }
         changed = adopter.changed();
     });
+    changes_.publish(account, share, path, origin);
     return changed;
 }
 
-void FileStore::note_write(const std::string& account, const std::string& share, const std::string& path) {
+void FileStore::note_write(const std::string& account, const std::string& share, const std::string& path,
+                           const void* origin) {
     struct stat st {};
     bool updated = false;
     if (::lstat(disk_path(account, share, path).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
@@ -239,7 +242,11 @@ void FileStore::note_write(const std::string& account, const std::string& share,
             updated = sqlite3_changes(db.handle()) > 0;
         });
     }
-    if (!updated) adopt_entry(account, share, path, true, false);
+    if (!updated) {
+        adopt_entry(account, share, path, true, false, origin);
+    } else {
+        changes_.publish(account, share, path, origin);
+    }
 }
 
 }  // namespace bai::storage

@@ -54,12 +54,19 @@ void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::
     }
 }
 
-void FuseServer::stop() {
-    if (!session_) return;
+void FuseServer::interrupt() {
+    if (!session_ || interrupted_) return;
+    interrupted_ = true;
     fuse_session_exit(session_);
     ::umount2(mountpoint_.c_str(), MNT_DETACH);
     abort_fuse_connection(connection_);
     if (loop_.joinable()) loop_.join();
+}
+
+void FuseServer::stop() {
+    if (!session_) return;
+    interrupt();
+    interrupted_ = false;
     fuse_session_unmount(session_);
     fuse_session_destroy(session_);
     session_ = nullptr;

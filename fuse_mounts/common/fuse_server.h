@@ -29,18 +29,23 @@ public:
     // requests' userdata. Throws std::runtime_error with the reason when it cannot.
     void start(const fuse_lowlevel_ops& ops, void* userdata, const std::filesystem::path& mountpoint,
                const FuseMountSpec& spec);
-    // Stops serving and unmounts: the loop is told to exit, the mount detached and the connection
-    // aborted through fusectl (processes still holding files of it get ENOTCONN instead of keeping
-    // the serving threads), and only then is the session's descriptor closed.
+    // Stops serving: the loop is told to exit, the mount detached and the connection aborted
+    // through fusectl (processes still holding files of it get ENOTCONN instead of keeping the
+    // serving threads, and notifications fail at once); the session stays until stop().
+    void interrupt();
+    // interrupt(), then the session's descriptor is closed and the session destroyed.
     void stop();
     bool running() const { return session_ != nullptr; }
+    // For notifications to the kernel (fuse_lowlevel_notify_*): valid until stop().
+    fuse_session* session() const { return session_; }
     const std::filesystem::path& mountpoint() const { return mountpoint_; }
 
 private:
     fuse_session* session_ = nullptr;
     std::thread loop_;
     std::filesystem::path mountpoint_;
-    unsigned connection_ = 0;  // the kernel's id of the connection (the mount's minor device number)
+    unsigned connection_ = 0;
+    bool interrupted_ = false;  // the kernel's id of the connection (the mount's minor device number)
 };
 
 }  // namespace bai::mounts

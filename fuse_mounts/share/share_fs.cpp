@@ -10,10 +10,13 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "common/log/logger.h"
@@ -45,6 +48,17 @@ struct ShareFs::State {
     std::mutex mutex;
     std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
     FuseServer server;
+
+    // Changes made elsewhere (REST, the engine, other mounts of the share), to invalidate in this
+    // mount's kernel caches: queued by the store's publisher, sent by the notifier thread.
+    std::uint64_t subscription = 0;
+    std::thread notifier;
+    std::mutex queue_mutex;
+    std::condition_variable queue_changed;
+    std::deque<std::pair<std::uint64_t, std::string>> queue;
+    std::uint64_t queued = 0;  // sequence numbers
+    std::uint64_t sent = 0;
+    bool stopping = false;
 };
 
 namespace {
@@ -58,6 +72,67 @@ Inode& inode_of(State& s, fuse_ino_t ino) {
 }
 
 std::string proc_path(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// How long the kernel may keep entries (positive and negative) and attributes. Changes made
+// through this mount update the kernel as they answer; changes made elsewhere are invalidated
+// explicitly (notify_changes below), so this only bounds staleness where no one tells us: the
+// emulator's own writes into the store directory while a job runs.
+constexpr double kCacheSeconds = 1.0;
+
+// The kernel's id of the inode at `path` (relative to the share; "" for the root), when the
+// kernel knows it; 0 otherwise.
+fuse_ino_t known_inode(State& s, const std::string& path) {
+    if (path.empty()) return FUSE_ROOT_ID;
+    struct stat st {};
+    if (::fstatat(s.root.fd, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+    std::lock_guard guard(s.mutex);
+    auto it = s.inodes.find({st.st_dev, st.st_ino});
+    return it == s.inodes.end() ? 0 : reinterpret_cast<std::uintptr_t>(it->second.get());
+}
+
+// Tells the kernel to forget what it cached of `path`: its entry in its directory (positive or
+// negative), its attributes and pages, and its directory's attributes.
+void invalidate(State& s, const std::string& path) {
+    fuse_session* session = s.server.session();
+    const size_t slash = path.rfind('/');
+    const std::string parent = slash == std::string::npos ? std::string() : path.substr(0, slash);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (fuse_ino_t dir = known_inode(s, parent)) {
+        if (!name.empty()) fuse_lowlevel_notify_inval_entry(session, dir, name.c_str(), name.size());
+        fuse_lowlevel_notify_inval_inode(session, dir, -1, 0);
+    }
+    if (fuse_ino_t ino = name.empty() ? 0 : known_inode(s, path)) fuse_lowlevel_notify_inval_inode(session, ino, 0, 0);
+}
+
+void run_notifier(State& s) {
+    std::unique_lock lock(s.queue_mutex);
+    while (true) {
+        s.queue_changed.wait(lock, [&s] { return s.stopping || !s.queue.empty(); });
+        if (s.queue.empty()) return;
+        auto [seq, path] = std::move(s.queue.front());
+        s.queue.pop_front();
+        lock.unlock();
+        invalidate(s, path);
+        lock.lock();
+        s.sent = seq;
+        s.queue_changed.notify_all();
+    }
+}
+
+// A change published by the store. Another mount's is queued (its thread may be serving a request
+// whose process holds a lock the kernel needs for the invalidation); a change through REST or the
+// engine waits until it is sent, so that the next access through this mount sees it.
+void on_change(State& s, const storage::ShareChange& change) {
+    if (change.origin == &s || change.account != s.account || change.share != s.share) return;
+    std::unique_lock lock(s.queue_mutex);
+    if (s.stopping) return;
+    const std::uint64_t seq = ++s.queued;
+    s.queue.emplace_back(seq, change.path);
+    s.queue_changed.notify_all();
+    if (change.origin == nullptr) {
+        s.queue_changed.wait_for(lock, std::chrono::seconds(5), [&s, seq] { return s.sent >= seq || s.stopping; });
+    }
+}
 
 // The path of an inode relative to the share's root ("" for the root); nullopt once it is gone.
 std::optional<std::string> share_path(State& s, const Inode& inode) {
@@ -92,12 +167,12 @@ void index_change(State& s, const std::optional<std::string>& path, Indexing ind
 }
 
 void note(State& s, const std::optional<std::string>& path, bool written, bool subtree = false) {
-    index_change(s, path, [&](const std::string& p) { s.files->adopt_entry(s.account, s.share, p, written, subtree); });
+    index_change(s, path, [&](const std::string& p) { s.files->adopt_entry(s.account, s.share, p, written, subtree, &s); });
 }
 
 // New content in a file the index already has (the common case: one statement).
 void note_content(State& s, const std::optional<std::string>& path) {
-    index_change(s, path, [&](const std::string& p) { s.files->note_write(s.account, s.share, p); });
+    index_change(s, path, [&](const std::string& p) { s.files->note_write(s.account, s.share, p, &s); });
 }
 
 void show_modes(State& s, struct stat& st) {
@@ -141,8 +216,8 @@ int lookup_entry(State& s, fuse_ino_t parent, const char* name, fuse_entry_param
     show_modes(s, st);
     e.ino = reinterpret_cast<std::uintptr_t>(inode);
     e.attr = st;
-    e.attr_timeout = 0;
-    e.entry_timeout = 0;
+    e.attr_timeout = kCacheSeconds;
+    e.entry_timeout = kCacheSeconds;
     return 0;
 }
 
@@ -198,7 +273,8 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_entry_param e;
     int err = lookup_entry(state_of(req), parent, name, e);
     if (err == ENOENT) {
-        e = {};  // a negative entry, not cached (timeout 0)
+        e = {};  // a negative entry
+        e.entry_timeout = kCacheSeconds;
         fuse_reply_entry(req, &e);
         return;
     }
@@ -222,7 +298,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
         fuse_reply_err(req, err);
         return;
     }
-    fuse_reply_attr(req, &st, 0);
+    fuse_reply_attr(req, &st, kCacheSeconds);
 }
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
@@ -547,6 +623,9 @@ void ShareFs::mount(const fs::path& mountpoint) {
     try {
         if (s.files) {
             s.server.start(ops, &s, mountpoint, {s.account + "/" + s.share, "bai-share", s.options.read_only});
+            s.stopping = false;
+            s.notifier = std::thread([&s] { run_notifier(s); });
+            s.subscription = s.files->changes().subscribe([&s](const storage::ShareChange& c) { on_change(s, c); });
         } else {
             s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only});
         }
@@ -560,6 +639,20 @@ void ShareFs::mount(const fs::path& mountpoint) {
 void ShareFs::unmount() {
     State& s = *state_;
     if (!s.server.running()) return;
+    // The connection goes first (notifications then fail at once), then the subscription and the
+    // notifier, and only then the session they use.
+    s.server.interrupt();
+    if (s.subscription) {
+        s.files->changes().unsubscribe(s.subscription);
+        s.subscription = 0;
+    }
+    {
+        std::lock_guard lock(s.queue_mutex);
+        s.stopping = true;
+        s.queue.clear();
+        s.queue_changed.notify_all();
+    }
+    if (s.notifier.joinable()) s.notifier.join();
     s.server.stop();
     std::lock_guard guard(s.mutex);
     for (auto& [key, inode] : s.inodes) ::close(inode->fd);

@@ -81,10 +81,40 @@ TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
     files->create_directory(kAcct, "data", "in", {}, {});
     files->create_file(kAcct, "data", "in/a.txt", 4, {}, {}, {});
     EXPECT_EQ(fs::file_size(mnt / "in" / "a.txt"), 4u);
-    write_all(files->share_root(kAcct, "data") / "in" / "a.txt", "abcdefgh");  // as Put Range does
+    EXPECT_FALSE(fs::exists(mnt / "in" / "b.txt"));  // a negative entry the kernel keeps a while
+    // What the File REST API does (Set File Properties, Put Range, Create File) is seen at once,
+    // although the kernel caches entries and attributes: the store tells the mount.
+    files->set_file_properties(kAcct, "data", "in/a.txt", 8, std::nullopt, {});
+    auto range = content->begin(false);
+    range->append("abcdefgh");
+    files->put_range(kAcct, "data", "in/a.txt", 0, *range);
+    EXPECT_EQ(fs::file_size(mnt / "in" / "a.txt"), 8u);
     EXPECT_EQ(read_all(mnt / "in" / "a.txt"), "abcdefgh");
+    files->create_file(kAcct, "data", "in/b.txt", 2, {}, {}, {});
+    EXPECT_EQ(fs::file_size(mnt / "in" / "b.txt"), 2u);
     files->delete_file(kAcct, "data", "in/a.txt");
     EXPECT_FALSE(fs::exists(mnt / "in" / "a.txt"));
+}
+
+TEST_F(ShareFsTest, TwoMountsOfOneShareSeeEachOthersChangesAtOnce) {
+    // Two nodes mounting one share: each kernel caches entries and attributes, and a change
+    // through one mount is invalidated in the other's.
+    const fs::path other_mnt = dir / "mnt2";
+    fs::create_directories(other_mnt);
+    ShareFs other(*files, kAcct, "data", {});
+    other.mount(other_mnt);
+    EXPECT_FALSE(fs::exists(other_mnt / "shared.txt"));  // cached as absent
+    write_all(mnt / "shared.txt", "12345");
+    // (the other mount learns asynchronously: give the notifier a moment)
+    for (int i = 0; i < 100 && !fs::exists(other_mnt / "shared.txt"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(fs::file_size(other_mnt / "shared.txt"), 5u);
+    write_all(mnt / "shared.txt", "1234567890");
+    for (int i = 0; i < 100 && fs::file_size(other_mnt / "shared.txt") != 10; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(read_all(other_mnt / "shared.txt"), "1234567890");
+    fs::remove(mnt / "shared.txt");
+    for (int i = 0; i < 100 && fs::exists(other_mnt / "shared.txt"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_FALSE(fs::exists(other_mnt / "shared.txt"));
+    other.unmount();
 }
 
 TEST_F(ShareFsTest, DirectoriesNestDeeplyAndListBothWays) {

@@ -15,6 +15,7 @@ import urllib.request
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
+from azure.storage.blob import BlobServiceClient
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -96,6 +97,15 @@ class RecipeTest(unittest.TestCase):
         shares = ShareServiceClient.from_connection_string(harness.connection_string(ep))
         for name in ("logs", "scripts", "data", "external", "batchscoring", "images", "output"):
             shares.create_share(name)
+        # The blob containers the recipes mount (they must exist, as in the cloud).
+        blobs = BlobServiceClient.from_connection_string(harness.connection_string(ep))
+        containers = set()
+        for path in glob.glob(os.path.join(RECIPES, "**", "*.json"), recursive=True):
+            with open(path) as f:
+                volumes = json.load(f)["properties"].get("mountVolumes", {})
+            containers.update(v["containerName"] for v in volumes.get("azureBlobFileSystems", []))
+        for name in sorted(containers):
+            blobs.create_container(name)
         cluster = m.ClusterCreateParameters(
             vm_size="STANDARD_NC24", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=2)),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"),
@@ -152,7 +162,8 @@ class RecipeTest(unittest.TestCase):
                 logs = {f.name for f in self.client.jobs.list_output_files(
                     RG, WS, EXP, name, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr"))}
                 if job.execution_state != "succeeded":
-                    self.fail(f"{name}: {job.execution_state}\n" + "\n".join(
+                    errors = [(e.code, e.message) for e in (job.execution_info.errors or [])] if job.execution_info else []
+                    self.fail(f"{name}: {job.execution_state} {errors}\n" + "\n".join(
                         f"--- {log}\n{self.read(name, log)}" for log in sorted(logs)))
                 self.assertTrue(expected_logs(p) <= logs, logs)
                 self.assertIn("execution.log", logs)
