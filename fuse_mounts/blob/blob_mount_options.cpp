@@ -30,7 +30,7 @@ double seconds(const std::string& option, const std::string& value) {
     try {
         size_t used = 0;
         double v = std::stod(value, &used);
-        if (used != value.size() || v < 0 || v > 86400 * 365) throw std::invalid_argument(value);
+        if (used != value.size() || !(v >= 0 && v <= 86400 * 365)) throw std::invalid_argument(value);  // NaN too
         return v;
     } catch (const std::exception&) {
         throw std::invalid_argument("mount option " + option + "=" + value + ": not a number of seconds");

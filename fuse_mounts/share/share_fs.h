@@ -2,9 +2,10 @@
 // straight over the share's directory in the store: reads and writes go to the same files the
 // File REST API serves, and every change made through the mount is written into the store's index
 // as it happens (FileStore::adopt_entry), so the REST API sees a file's new size, ETag and
-// Last-Modified as soon as the write returns. The kernel caches nothing across calls (attribute,
-// entry and negative timeouts 0; page cache dropped at open and when a file's mtime changes), so
-// what REST writes is what the next read through the mount returns.
+// Last-Modified as soon as the write returns. The kernel caches entries and attributes for a
+// second, and the mount invalidates them whenever the store publishes a change made elsewhere
+// (REST, the engine, another mount of the share); pages are dropped at open and when a file's
+// mtime changes. So what REST writes is what the next access through the mount sees.
 #pragma once
 
 #include <filesystem>

@@ -40,6 +40,8 @@ TEST(BlobMountOptions, RefusesWhatBlobfuseWouldRefuseNamingIt) {
     EXPECT_NE(message("-o frobnicate").find("frobnicate"), std::string::npos);
     EXPECT_NE(message("--no-such-flag=1").find("--no-such-flag"), std::string::npos);
     EXPECT_NE(message("-o attr_timeout=soon").find("attr_timeout=soon"), std::string::npos);
+    EXPECT_NE(message("-o attr_timeout=nan").find("attr_timeout=nan"), std::string::npos);
+    EXPECT_NE(message("-o entry_timeout=-1").find("entry_timeout=-1"), std::string::npos);
     EXPECT_NE(message("-o").find("-o"), std::string::npos);
     EXPECT_NE(message("stray").find("stray"), std::string::npos);
 }

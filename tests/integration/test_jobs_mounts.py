@@ -62,6 +62,16 @@ class ShareMountTest(JobsTestCase):
         self.assertEqual(share.get_file_client("job.txt").download_file().readall(), b"prep\n")
         self.assertEqual(sorted(f["name"] for f in share.list_directories_and_files()), ["job.txt", "prep.txt"])
 
+    def test_concurrent_writers_from_several_processes(self):
+        afs = "$AZ_BATCHAI_MOUNT_ROOT/afs/many"
+        j = self.job("writers", self.c, custom_toolkit_settings=m.CustomToolkitSettings(command_line=(
+            f"mkdir -p {afs} && for i in 1 2 3 4 5 6; do "
+            f"(head -c 300000 /dev/zero | tr '\\0' \"$i\" > {afs}/p$i.bin) & done; wait")))
+        self.assertEqual(j.execution_state, "succeeded", self.read("writers", "stderr.txt"))
+        for i in range(1, 7):
+            body = self.share.get_file_client(f"many/p{i}.bin").download_file().readall()
+            self.assertEqual(body, str(i).encode() * 300000, i)
+
     def test_file_and_directory_modes_of_a_share(self):
         self.shares.create_share("modeshare")
         volumes = m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(

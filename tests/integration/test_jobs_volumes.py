@@ -58,6 +58,15 @@ class VolumesTest(JobsTestCase):
         self.assertEqual(marker.size, 0)
         self.assertEqual(marker.metadata.get("hdi_isfolder"), "true")
 
+    def test_concurrent_writers_from_several_processes(self):
+        bfs = "$AZ_BATCHAI_MOUNT_ROOT/bfs/many"
+        j = self.job("blobwriters", self.c, custom_toolkit_settings=self.custom(
+            f"mkdir -p {bfs} && for i in 1 2 3 4 5 6; do "
+            f"(head -c 300000 /dev/zero | tr '\\0' \"$i\" > {bfs}/p$i.bin) & done; wait"))
+        self.assertEqual(j.execution_state, "succeeded", self.read("blobwriters", "stderr.txt"))
+        for i in range(1, 7):
+            self.assertEqual(self.container.download_blob(f"many/p{i}.bin").readall(), str(i).encode() * 300000, i)
+
     def test_output_directories_on_a_container_are_listed(self):
         j = self.job("blobout", self.c, output_directories=[
             m.OutputDirectory(id="MODEL", path_prefix="$AZ_BATCHAI_MOUNT_ROOT/bfs")],
