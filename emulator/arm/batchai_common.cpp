@@ -22,6 +22,7 @@ void complete_delete(ArmContext& ctx, const Operation& op) {
     for (const StoredResource& removed : ctx.store.remove_tree(op.resource_id)) {
         if (removed.type == kind::kJob) ctx.engine.job_deleted(removed);
         if (removed.type == kind::kCluster) ctx.engine.cluster_deleted(removed);
+        if (removed.type == kind::kFileServer) ctx.engine.file_server_deleted(removed);
         if (removed.type == kind::kStorageAccount) ctx.accounts.remove(removed.body["name"].get<std::string>());
     }
 }

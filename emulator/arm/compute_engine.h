@@ -31,6 +31,9 @@ public:
     virtual void job_terminate(const std::string& job_id) = 0;
     // The job's document has been removed: its processes are killed.
     virtual void job_deleted(const StoredResource& job) = 0;
+    // A file server's document has been removed: its disk goes (the clusters that still mount
+    // it see an empty, deleted directory, as NFS clients of a deleted server see a stale mount).
+    virtual void file_server_deleted(const StoredResource& file_server) = 0;
     // {"nodeId","ipAddress","port"} of the cluster's nodes, or of the nodes that ran the job.
     virtual nlohmann::json remote_login(const StoredResource& cluster_or_job) = 0;
     // Cores in use in a location: {"dedicated": N, "lowPriority": M}.

@@ -15,6 +15,7 @@ public:
     void job_created(const std::string&) override {}
     void job_terminate(const std::string& job_id) override;
     void job_deleted(const StoredResource&) override {}
+    void file_server_deleted(const StoredResource&) override {}
     nlohmann::json remote_login(const StoredResource&) override { return nlohmann::json::array(); }
     nlohmann::json cores_in_use(const std::string&) override { return {{"dedicated", 0}, {"lowPriority", 0}}; }
 

@@ -69,6 +69,10 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, StorageAccess storage, Engin
     storage_.file_server_export = [this](const std::string& id) { return file_server_export(id); };
 }
 
+fs::path LocalEngine::file_server_disk(std::int64_t seq) const {
+    return options_.nodes_dir.parent_path() / "fileservers" / std::to_string(seq);
+}
+
 // A file server's disk is a directory of the data directory, one per file server resource (by
 // creation order: a file server deleted and created again gets a new, empty disk).
 FileServerExport LocalEngine::file_server_export(const std::string& id) const {
@@ -77,7 +81,7 @@ FileServerExport LocalEngine::file_server_export(const std::string& id) const {
         throw std::runtime_error("cannot mount the file server " + id + ": there is no such file server");
     }
     FileServerExport out;
-    out.directory = options_.nodes_dir.parent_path() / "fileservers" / std::to_string(server->seq);
+    out.directory = file_server_disk(server->seq);
     const nlohmann::json& settings = server->body["properties"].value("mountSettings", nlohmann::json::object());
     out.mount_point = settings.is_object() ? settings.value("mountPoint", "/mnt/data") : "/mnt/data";
     std::error_code ec;
@@ -749,6 +753,15 @@ void LocalEngine::job_terminate(const std::string& job_id) {
     post([this, key, cluster_key] {
         if (running_.count(key)) return stop_job(key, "terminate");
         std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
+    });
+}
+
+void LocalEngine::file_server_deleted(const arm::StoredResource& file_server) {
+    fs::path disk = file_server_disk(file_server.seq);
+    post([disk] {
+        std::error_code ec;
+        remove_tree(disk, ec);
+        if (ec) log::warning("could not remove the file server disk " + disk.string() + ": " + ec.message());
     });
 }
 

@@ -61,6 +61,7 @@ public:
     void job_created(const std::string& job_id) override;
     void job_terminate(const std::string& job_id) override;
     void job_deleted(const arm::StoredResource& job) override;
+    void file_server_deleted(const arm::StoredResource& file_server) override;
     nlohmann::json remote_login(const arm::StoredResource& cluster_or_job) override;
     nlohmann::json cores_in_use(const std::string& location) override;
 
@@ -75,6 +76,7 @@ public:
 
 private:
     FileServerExport file_server_export(const std::string& id) const;
+    std::filesystem::path file_server_disk(std::int64_t seq) const;
     struct NodeSlot {
         Node node;
         int address_number = 0;  // N of address_of(N), given back when the node goes

@@ -136,6 +136,12 @@ class VolumesTest(JobsTestCase):
         j = self.job("fs-missing", second, mount_volumes=wrong, custom_toolkit_settings=self.custom("true"))
         self.assertEqual(j.execution_state, "failed")
         self.assertIn("nfs-missing", j.execution_info.errors[0].message)
+        # Deleting the file server deletes its disk: one created again under that name starts empty.
+        disks = os.path.join(self.emu.location, "fileservers")
+        self.assertEqual(len(os.listdir(disks)), 1)
+        deleted = harness.arm_call(self.endpoints, "DELETE", server.id)
+        self.assertEqual(harness.wait_for_operation(self.endpoints, deleted)["status"], "Succeeded")
+        harness.wait_for(lambda: not os.listdir(disks), what="the file server's disk removed")
 
     def test_unmanaged_file_systems_run_their_mount_command(self):
         volumes = m.MountVolumes(unmanaged_file_systems=[
