@@ -89,6 +89,7 @@ struct BlobFs::State {
     std::map<std::string, Node*> by_path;
     std::uint64_t next_number = 2;
     std::set<Handle*> handles;  // open files (what an unmount must still commit and free)
+    std::set<DirListing*> listings;  // open directories (freed by an unmount)
     FuseServer server;
 };
 
@@ -495,6 +496,14 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     });
 }
 
+void close_listing(State& s, DirListing* listing) {
+    {
+        std::lock_guard guard(s.mutex);
+        s.listings.erase(listing);
+    }
+    delete listing;
+}
+
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     State& s = state_of(req);
     guarded(s, req, "opendir", [&] {
@@ -527,8 +536,13 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
             if (entry.kind == Entry::directory && entry.modified == time::TimePoint{}) entry.modified = container_time;
             listing->items.push_back({name, entry});
         }
-        fi->fh = reinterpret_cast<std::uintptr_t>(listing.release());
-        fuse_reply_open(req, fi);
+        DirListing* open = listing.release();
+        {
+            std::lock_guard guard(s.mutex);
+            s.listings.insert(open);
+        }
+        fi->fh = reinterpret_cast<std::uintptr_t>(open);
+        if (fuse_reply_open(req, fi) != 0) close_listing(s, open);  // interrupted: no releasedir comes
     });
 }
 
@@ -572,8 +586,24 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-    delete reinterpret_cast<DirListing*>(static_cast<std::uintptr_t>(fi->fh));
+    close_listing(state_of(req), reinterpret_cast<DirListing*>(static_cast<std::uintptr_t>(fi->fh)));
     fuse_reply_err(req, 0);
+}
+
+// Commits what the handle staged, and lets it go.
+void close_handle(State& s, std::unique_ptr<Handle> handle) {
+    if (handle->staging) {
+        try {
+            commit(s, *handle->node, *handle->staging);
+        } catch (const std::exception& e) {
+            log::warning("blob container " + s.account + "/" + s.container + ": commit at close: " + e.what());
+        }
+    }
+    std::lock_guard guard(s.mutex);
+    s.handles.erase(handle.get());
+    if (handle->staging && --handle->staging->handles == 0 && handle->node->staging == handle->staging) {
+        handle->node->staging.reset();
+    }
 }
 
 void open_handle(State& s, Node& node, fuse_file_info* fi, bool writing, bool truncate) {
@@ -614,7 +644,10 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, fuse
         Node& node = hold_node(s, path, false);
         open_handle(s, node, fi, true, (fi->flags & O_TRUNC) != 0);
         fuse_entry_param e = entry_param(s, node, entry);
-        if (fuse_reply_create(req, &e, fi) != 0) forget_node(s, e.ino, 1);
+        if (fuse_reply_create(req, &e, fi) != 0) {  // interrupted: no release comes
+            close_handle(s, std::unique_ptr<Handle>(&handle_of(fi)));
+            forget_node(s, e.ino, 1);
+        }
     });
 }
 
@@ -627,7 +660,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         Node& node = node_of(s, ino);
         if (node.directory) return (void)fuse_reply_err(req, EISDIR);
         open_handle(s, node, fi, writing, writing && (fi->flags & O_TRUNC));
-        fuse_reply_open(req, fi);
+        if (fuse_reply_open(req, fi) != 0) close_handle(s, std::unique_ptr<Handle>(&handle_of(fi)));
     });
 }
 
@@ -689,22 +722,6 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
         commit(s, *handle.node, *handle.staging);
         fuse_reply_err(req, 0);
     });
-}
-
-// Commits what the handle staged, and lets it go.
-void close_handle(State& s, std::unique_ptr<Handle> handle) {
-    if (handle->staging) {
-        try {
-            commit(s, *handle->node, *handle->staging);
-        } catch (const std::exception& e) {
-            log::warning("blob container " + s.account + "/" + s.container + ": commit at close: " + e.what());
-        }
-    }
-    std::lock_guard guard(s.mutex);
-    s.handles.erase(handle.get());
-    if (handle->staging && --handle->staging->handles == 0 && handle->node->staging == handle->staging) {
-        handle->node->staging.reset();
-    }
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -929,6 +946,8 @@ void BlobFs::unmount() {
     }
     for (Handle* handle : open) close_handle(s, std::unique_ptr<Handle>(handle));
     std::lock_guard guard(s.mutex);
+    for (DirListing* listing : s.listings) delete listing;
+    s.listings.clear();
     s.by_path.clear();
     s.nodes.clear();
 }

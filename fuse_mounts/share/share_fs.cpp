@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -35,6 +36,13 @@ struct Inode {
     std::uint64_t nlookup = 0;
 };
 
+// An open directory.
+struct DirHandle {
+    DIR* dir = nullptr;
+    off_t offset = 0;
+    dirent* entry = nullptr;
+};
+
 struct ShareFs::State {
     State(storage::FileStore* f, std::string a, std::string s, ShareFsOptions o)
         : files(f), account(std::move(a)), share(std::move(s)), options(o) {}
@@ -47,6 +55,8 @@ struct ShareFs::State {
     Inode root;
     std::mutex mutex;
     std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
+    std::set<int> open_files;        // descriptors of open files (an unmount closes what is left)
+    std::set<DirHandle*> open_directories;
     FuseServer server;
 
     // Changes made elsewhere (REST, the engine, other mounts of the share), to invalidate in this
@@ -340,11 +350,30 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     op_getattr(req, ino, fi);
 }
 
-struct DirHandle {
-    DIR* dir = nullptr;
-    off_t offset = 0;
-    dirent* entry = nullptr;
-};
+
+void close_directory(State& s, DirHandle* handle) {
+    {
+        std::lock_guard guard(s.mutex);
+        s.open_directories.erase(handle);
+    }
+    ::closedir(handle->dir);
+    delete handle;
+}
+
+// The kernel will release `fd` (a file it opened through us), unless the reply did not reach it.
+void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, const fuse_entry_param* created) {
+    {
+        std::lock_guard guard(s.mutex);
+        s.open_files.insert(fd);
+    }
+    fi->fh = static_cast<std::uint64_t>(fd);
+    fi->keep_cache = 0;  // what REST wrote since the last open is read afresh
+    const int err = created ? fuse_reply_create(req, created, fi) : fuse_reply_open(req, fi);
+    if (err == 0) return;
+    std::lock_guard guard(s.mutex);
+    s.open_files.erase(fd);
+    ::close(fd);
+}
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     State& s = state_of(req);
@@ -361,8 +390,13 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         fuse_reply_err(req, err);
         return;
     }
-    fi->fh = reinterpret_cast<std::uintptr_t>(handle.release());
-    fuse_reply_open(req, fi);
+    {
+        std::lock_guard guard(s.mutex);
+        s.open_directories.insert(handle.get());
+    }
+    DirHandle* open = handle.release();
+    fi->fh = reinterpret_cast<std::uintptr_t>(open);
+    if (fuse_reply_open(req, fi) != 0) close_directory(s, open);  // interrupted: no releasedir comes
 }
 
 void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
@@ -431,9 +465,7 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-    auto* handle = reinterpret_cast<DirHandle*>(static_cast<std::uintptr_t>(fi->fh));
-    ::closedir(handle->dir);
-    delete handle;
+    close_directory(state_of(req), reinterpret_cast<DirHandle*>(static_cast<std::uintptr_t>(fi->fh)));
     fuse_reply_err(req, 0);
 }
 
@@ -452,9 +484,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
         return;
     }
     note(s, child_path(s, inode_of(s, parent), name), true);
-    fi->fh = static_cast<std::uint64_t>(fd);
-    fi->keep_cache = 0;
-    fuse_reply_create(req, &e, fi);
+    reply_opened(s, req, fi, fd, &e);
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -471,9 +501,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         return;
     }
     if (fi->flags & O_TRUNC) note(s, share_path(s, inode), true);
-    fi->fh = static_cast<std::uint64_t>(fd);
-    fi->keep_cache = 0;  // what REST wrote since the last open is read afresh
-    fuse_reply_open(req, fi);
+    reply_opened(s, req, fi, fd, nullptr);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -504,6 +532,11 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset,
 void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    State& s = state_of(req);
+    {
+        std::lock_guard guard(s.mutex);
+        s.open_files.erase(static_cast<int>(fi->fh));
+    }
     ::close(static_cast<int>(fi->fh));
     fuse_reply_err(req, 0);
 }
@@ -655,6 +688,13 @@ void ShareFs::unmount() {
     if (s.notifier.joinable()) s.notifier.join();
     s.server.stop();
     std::lock_guard guard(s.mutex);
+    for (int fd : s.open_files) ::close(fd);  // files the kernel will not release any more
+    s.open_files.clear();
+    for (DirHandle* handle : s.open_directories) {
+        ::closedir(handle->dir);
+        delete handle;
+    }
+    s.open_directories.clear();
     for (auto& [key, inode] : s.inodes) ::close(inode->fd);
     s.inodes.clear();
     ::close(s.root.fd);
