@@ -440,7 +440,8 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 // before it reads) the blob it opened, even after REST replaced or deleted it; otherwise what the
 // path is now.
 void reply_attr(State& s, fuse_req_t req, Node& node, fuse_file_info* fi) {
-    const Handle* handle = fi ? &handle_of(fi) : nullptr;
+    // (A directory's fi, from setattr on an open directory, holds a DirListing: not a Handle.)
+    const Handle* handle = fi && !node.directory ? &handle_of(fi) : nullptr;
     bool removed;
     std::shared_ptr<Staging> staging;
     {

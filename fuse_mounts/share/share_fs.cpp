@@ -316,10 +316,12 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
     const std::string path = proc_path(inode.fd);
+    struct stat st {};
+    ::fstatat(inode.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+    // A directory's handle is a DirHandle, not a descriptor: directories go by path.
+    if (S_ISDIR(st.st_mode)) fi = nullptr;
     int rc = 0;
     if (to_set & FUSE_SET_ATTR_MODE) {
-        struct stat st {};
-        ::fstatat(inode.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
         const unsigned mask = S_ISDIR(st.st_mode) ? s.options.dir_mode : s.options.file_mode;
         const mode_t mode = attr->st_mode & mask & 07777;
         rc = fi ? ::fchmod(static_cast<int>(fi->fh), mode) : ::chmod(path.c_str(), mode);

@@ -124,6 +124,20 @@ TEST_F(BlobFsTest, MkdirWritesAFolderMarkerAndRmdirRemovesIt) {
     EXPECT_EQ(errno, ENOENT);
 }
 
+TEST_F(BlobFsTest, TimesOfAnOpenDirectorySucceedAndChangeNothing) {
+    fs::create_directory(mnt / "d");
+    int fd = ::open((mnt / "d").c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(fd, 0);
+    timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+    EXPECT_EQ(::futimens(fd, times), 0);
+    EXPECT_EQ(::fchmod(fd, 0700), 0);
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd, &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(st.st_mode & 0777, 0777u);
+    ::close(fd);
+}
+
 TEST_F(BlobFsTest, WritesAreCommittedAsOneBlobAtClose) {
     put("model.bin", "old contents");
     int fd = ::open((mnt / "model.bin").c_str(), O_WRONLY | O_TRUNC);

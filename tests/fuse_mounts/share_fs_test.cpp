@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <chrono>
@@ -94,6 +95,20 @@ TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
     EXPECT_EQ(fs::file_size(mnt / "in" / "b.txt"), 2u);
     files->delete_file(kAcct, "data", "in/a.txt");
     EXPECT_FALSE(fs::exists(mnt / "in" / "a.txt"));
+}
+
+TEST_F(ShareFsTest, TimesAndModesOfAnOpenDirectory) {
+    fs::create_directory(mnt / "d");
+    int fd = ::open((mnt / "d").c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(fd, 0);
+    timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+    EXPECT_EQ(::futimens(fd, times), 0) << std::strerror(errno);
+    EXPECT_EQ(::fchmod(fd, 0700), 0) << std::strerror(errno);
+    struct stat st {};
+    ASSERT_EQ(::fstat(fd, &st), 0);
+    EXPECT_EQ(st.st_mtim.tv_sec, 1000000000);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    ::close(fd);
 }
 
 TEST_F(ShareFsTest, TwoMountsOfOneShareSeeEachOthersChangesAtOnce) {
