@@ -16,7 +16,7 @@ class BaiStatus(unittest.TestCase):
 
     def test_running_emulator_by_location(self):
         with Emulator() as emu:
-            result = run_cli("--location", emu.location, "status")
+            result = run_cli("--data-dir", emu.location, "status")
             self.assertEqual(result.returncode, 0, result.stderr)
             for name in ("arm", "blob", "file"):
                 self.assertRegex(result.stdout, rf"{name}\s+{emu.endpoints[name]}\s+up")
@@ -44,7 +44,7 @@ class BaiStatus(unittest.TestCase):
     def test_not_running_no_endpoints_file(self):
         location = tempfile.mkdtemp(prefix="bai-it-")
         self.addCleanup(shutil.rmtree, location, True)
-        result = run_cli("--location", location, "status")
+        result = run_cli("--data-dir", location, "status")
         self.assertEqual(result.returncode, 1)
         self.assertIn("not running", result.stderr)
 
@@ -53,7 +53,7 @@ class BaiStatus(unittest.TestCase):
             arm = emu.endpoints["arm"]
             emu.send(signal.SIGKILL)  # endpoints.json is left behind
             emu.process.wait()
-            result = run_cli("--location", emu.location, "status")
+            result = run_cli("--data-dir", emu.location, "status")
             self.assertEqual(result.returncode, 1)
             self.assertIn("not running", result.stderr)
             self.assertIn("earlier run", result.stderr)

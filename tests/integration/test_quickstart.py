@@ -15,12 +15,12 @@ class QuickStart(unittest.TestCase):
         emu.start(wait=False)
         # tools/run checks packages and the build before it execs the emulator (same PID).
         emu.endpoints = wait_for(emu._read_endpoints, timeout=300, what="tools/run to start")
-        result = run_cli("--location", emu.location, "status")
+        result = run_cli("--data-dir", emu.location, "status")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertRegex(result.stdout, r"arm\s+https://127\.0\.0\.1:\d+\s+up")
         code, _ = emu.stop()
         self.assertEqual(code, 0)
-        result = run_cli("--location", emu.location, "status")
+        result = run_cli("--data-dir", emu.location, "status")
         self.assertEqual(result.returncode, 1)
         self.assertIn("not running", result.stderr)
 

@@ -35,7 +35,7 @@ std::optional<Target> resolve_target(const TargetFlags& flags, std::string& reas
         }
         if (!found) {
             reason = "the emulator is not running: no " + file.string() +
-                     " (start it with tools/run, or pass --location DIR or --endpoint URL)";
+                     " (start it with tools/run, or pass --data-dir DIR or --endpoint URL)";
             return std::nullopt;
         }
         target.endpoints = *found;

@@ -1,5 +1,6 @@
 #include "tools/bai/http_client.h"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace bai::cli {
@@ -37,6 +38,28 @@ std::unique_ptr<httplib::Client> make_client(const std::string& base_url, const 
     client->set_connection_timeout(seconds.count(), micros.count());
     client->set_read_timeout(seconds.count(), micros.count());
     return client;
+}
+
+httplib::Result get_url(const std::string& url, const httplib::Headers& headers, const std::string& ca_cert,
+                        std::chrono::milliseconds timeout) {
+    size_t scheme = url.find("://");
+    size_t slash = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+    std::string origin = slash == std::string::npos ? url : url.substr(0, slash);
+    std::string target = slash == std::string::npos ? "/" : url.substr(slash);
+    return make_client(origin, ca_cert, timeout)->Get(target, headers);
+}
+
+void discover_storage_endpoints(endpoints::Endpoints& e) {
+    try {
+        auto client = make_client(e.arm, e.ca_cert, std::chrono::seconds(2));
+        httplib::Result result = client->Get("/emulator/endpoints");
+        if (!result || result->status != 200) return;
+        auto body = nlohmann::json::parse(result->body, nullptr, false);
+        if (!body.is_object()) return;
+        e.blob = body.value("blob", "");
+        e.file = body.value("file", "");
+    } catch (const std::exception&) {
+    }
 }
 
 }  // namespace bai::cli

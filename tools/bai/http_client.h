@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include "common/endpoints/endpoints_file.h"
+
 namespace bai::cli {
 
 // A client for `base_url` (http:// or https://). For HTTPS the server is verified against
@@ -14,5 +16,13 @@ namespace bai::cli {
 // Throws std::invalid_argument for a URL it cannot use.
 std::unique_ptr<httplib::Client> make_client(const std::string& base_url, const std::string& ca_cert,
                                              std::chrono::milliseconds timeout);
+
+// GET of an absolute URL (a downloadUrl): a client for its origin, the request for the rest.
+// Throws std::invalid_argument for a URL it cannot use.
+httplib::Result get_url(const std::string& url, const httplib::Headers& headers, const std::string& ca_cert,
+                        std::chrono::milliseconds timeout);
+
+// With only the ARM endpoint known, asks the emulator where its Blob and File endpoints are.
+void discover_storage_endpoints(endpoints::Endpoints& e);
 
 }  // namespace bai::cli

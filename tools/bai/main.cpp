@@ -1,59 +1,59 @@
+// bai: the az batchai command line against the emulator (the az CLI dropped its batchai module).
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
-#include <vector>
 
 #include "common/version.h"
-#include "tools/bai/endpoint_resolution.h"
+#include "tools/bai/cli_error.h"
+#include "tools/bai/command_context.h"
+#include "tools/bai/commands.h"
 #include "tools/bai/status_command.h"
 
-namespace {
-
-const char* kUsage =
-    "usage: bai [--endpoint URL | --location DIR] [--ca-cert PEM] COMMAND\n"
-    "\n"
-    "commands:\n"
-    "  status     whether each endpoint of the emulator answers\n"
-    "\n"
-    "  --endpoint URL   the emulator's ARM endpoint (or $BATCHAI_EMULATOR_ENDPOINT)\n"
-    "  --location DIR   the emulator's data directory; its endpoints.json (default ./batchai-data)\n"
-    "  --ca-cert PEM    certificate to trust for ARM (or $BATCHAI_EMULATOR_CA_CERT;\n"
-    "                   default: the ca_cert of endpoints.json)\n"
-    "  --version        print the version\n";
-
-int usage_error(const std::string& message) {
-    std::fprintf(stderr, "bai: %s\n%s", message.c_str(), kUsage);
-    return 2;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    bai::cli::TargetFlags flags;
-    std::vector<std::string> rest;
-    for (size_t i = 0; i < args.size(); ++i) {
-        const std::string& a = args[i];
-        auto value = [&]() -> std::optional<std::string> {
-            if (i + 1 >= args.size()) return std::nullopt;
-            return args[++i];
-        };
-        if (a == "--version") {
-            std::printf("bai %s\n", bai::kVersion);
-            return 0;
-        } else if (a == "-h" || a == "--help") {
-            std::fputs(kUsage, stdout);
-            return 0;
-        } else if (a == "--endpoint" || a == "--location" || a == "--ca-cert") {
-            auto v = value();
-            if (!v) return usage_error(a + " needs a value");
-            if (a == "--endpoint") flags.endpoint = *v;
-            if (a == "--location") flags.location = *v;
-            if (a == "--ca-cert") flags.ca_cert = *v;
-        } else {
-            rest.push_back(a);
-        }
+    using namespace bai::cli;
+    GlobalOptions options;
+    CommandContext ctx(options);
+
+    CLI::App app("bai: the az batchai commands against the Batch AI emulator", "bai");
+    app.fallthrough();  // -o, --query and the emulator flags may come after the command
+    app.require_subcommand(1);
+    app.set_version_flag("--version", std::string("bai ") + bai::kVersion);
+    app.add_option("--endpoint", options.target.endpoint, "The emulator's ARM endpoint (or $BATCHAI_EMULATOR_ENDPOINT)");
+    app.add_option("--data-dir", options.target.location,
+                   "The emulator's data directory, whose endpoints.json says where it listens (default ./batchai-data)");
+    app.add_option("--ca-cert", options.target.ca_cert, "Certificate to trust for ARM (default: endpoints.json's)");
+    app.add_option("-o,--output", options.output, "json (default), jsonc, table, tsv or none");
+    app.add_option("--query", options.query, "A JMESPath query applied to the result, e.g. jobOutputDirectoryPathSegment");
+    app.add_option("--subscription", options.subscription, "Subscription id (default: $AZURE_SUBSCRIPTION_ID, then "
+                                                           "the configured default, then all zeros)");
+
+    CLI::App* status = app.add_subcommand("status", "Whether each endpoint of the emulator answers.");
+    int status_code = 0;
+    status->callback([&] { status_code = run_status(options.target); });
+    add_configure_command(app, ctx);
+    add_workspace_commands(app, ctx);
+    add_cluster_commands(app, ctx);
+    add_job_commands(app, ctx);
+    add_file_server_commands(app, ctx);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::fprintf(stderr, "bai: error: %s\nRun with --help for the commands and their flags.\n", e.what());
+        return kExitUsage;
+    } catch (const CliError& e) {
+        ctx.end_progress();
+        if (*e.what() != '\0') std::fprintf(stderr, "ERROR: %s\n", e.what());
+        return e.exit_code;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ERROR: %s\n", e.what());
+        return 1;
     }
-    if (rest.empty()) return usage_error("no command given");
-    if (rest[0] == "status" && rest.size() == 1) return bai::cli::run_status(flags);
-    return usage_error("unknown command '" + rest[0] + "'");
+    return status_code;
 }

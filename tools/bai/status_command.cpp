@@ -46,20 +46,6 @@ Probe probe_health(const std::string& base_url, const std::string& ca_cert) {
     return probe;
 }
 
-// With only the ARM endpoint known, ask the emulator where its storage endpoints are.
-void discover_storage_endpoints(endpoints::Endpoints& e) {
-    try {
-        auto client = make_client(e.arm, e.ca_cert, 2s);
-        httplib::Result result = client->Get("/emulator/endpoints");
-        if (!result || result->status != 200) return;
-        auto body = nlohmann::json::parse(result->body, nullptr, false);
-        if (!body.is_object()) return;
-        e.blob = body.value("blob", "");
-        e.file = body.value("file", "");
-    } catch (const std::exception&) {
-    }
-}
-
 }  // namespace
 
 int run_status(const TargetFlags& flags) {

@@ -1,0 +1,36 @@
+// What the job subcommands share (job_commands.cpp, job_file_commands.cpp, job_submit_command.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tools/bai/job_scope.h"
+
+namespace bai::cli {
+
+struct JobFlags {
+    std::string group, workspace, experiment, name;
+    bool yes = false, no_wait = false;
+    JobScope scope(CommandContext& ctx) const { return JobScope::resolve(ctx, group, workspace, experiment); }
+};
+
+// -g -w -e, and the job's name under `name_flags` (required) unless empty.
+void add_job_flags(CLI::App* c, JobFlags& f, const std::string& name_flags);
+
+// Polls until the job succeeds or fails, with a progress line; returns the job.
+nlohmann::json wait_for_job(CommandContext& ctx, const JobScope& scope, const std::string& name,
+                            double interval_seconds);
+
+// az's `job file stream`: waits for the file, prints it as it grows until the job ends.
+void stream_output_file(CommandContext& ctx, const JobScope& scope, const std::string& job,
+                        const std::string& directory_id, const std::string& file_name);
+// Downloads every file of an output directory (recursively) into `local`; returns how many.
+size_t download_output_directory(CommandContext& ctx, const JobScope& scope, const std::string& job,
+                                 const std::string& directory_id, const std::string& local);
+
+void add_job_file_commands(CLI::App* job, CommandContext& ctx);
+void add_job_validate_command(CLI::App* job, CommandContext& ctx);
+void add_job_submit_command(CLI::App* job, CommandContext& ctx);
+
+}  // namespace bai::cli

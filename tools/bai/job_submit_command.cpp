@@ -1,0 +1,177 @@
+// bai job submit: the seed's 01_JobSubmit workflow in one command, driven by a project.json
+// (its shape is in tools/bai/README.md): upload the scripts to the share, create the workspace
+// and experiment when missing (and the cluster, when the project describes one), submit a job
+// named by the time, stream its stdout, download its outputs and logs, and scale the cluster to
+// 0 nodes unless persistCluster is true. Exits with the job's exit code.
+#include <ctime>
+#include <filesystem>
+
+#include "tools/bai/cli_error.h"
+#include "tools/bai/command_flags.h"
+#include "tools/bai/http_client.h"
+#include "tools/bai/job_commands.h"
+#include "tools/bai/json_file.h"
+#include "tools/bai/share_upload.h"
+#include "tools/bai/storage_keys.h"
+
+namespace bai::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct SubmitFlags {
+    std::string project = "project.json";
+    std::string name;
+};
+
+std::string text(const json& o, const char* key, const std::string& fallback = "") {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
+}
+
+std::string required_text(const json& o, const char* key, const std::string& where) {
+    std::string value = text(o, key);
+    if (value.empty()) throw CliError(where + ": \"" + key + "\" is required (a string)", kExitUsage);
+    return value;
+}
+
+std::string timestamp_name(const std::string& prefix) {
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%d_%H%M%S", &utc);
+    return prefix + "_" + stamp;
+}
+
+bool exists(ArmClient& arm, const std::string& path) { return arm.send("GET", path, kApi).status == 200; }
+
+void ensure_cluster(CommandContext& ctx, const JobScope& scope, const json& cluster, const std::string& name,
+                    StorageKeys& keys, const std::string& where) {
+    std::string path = cluster_path(ctx.arm(), scope.group, *scope.workspace, name);
+    if (exists(ctx.arm(), path)) return;
+    if (!cluster.is_object()) throw CliError(where + ": cluster '" + name + "' does not exist and \"cluster\" does not describe it");
+    json props = {{"vmSize", required_text(cluster, "vmSize", where + " cluster")},
+                  {"vmPriority", text(cluster, "vmPriority", "dedicated")},
+                  {"userAccountSettings", {{"adminUserName", text(cluster, "adminUserName", "batchai")},
+                                           {"adminUserPassword", text(cluster, "adminUserPassword", "Bai-" + name + "-1")}}}};
+    int min_nodes = cluster.value("minNodes", 0);
+    int max_nodes = cluster.value("maxNodes", min_nodes);
+    props["scaleSettings"] = min_nodes == max_nodes
+                                 ? json{{"manual", {{"targetNodeCount", min_nodes}}}}
+                                 : json{{"autoScale", {{"minimumNodeCount", min_nodes}, {"maximumNodeCount", max_nodes},
+                                                       {"initialNodeCount", min_nodes}}}};
+    if (cluster.contains("mountVolumes")) {
+        json volumes = cluster["mountVolumes"];
+        patch_mount_volumes(volumes, keys);
+        props["nodeSetup"] = {{"mountVolumes", volumes}};
+    }
+    ctx.progress("Creating cluster " + name);
+    ctx.arm().create(path, kApi, {{"properties", props}});
+}
+
+void submit(CommandContext& ctx, const SubmitFlags& f) {
+    json project = read_json_file(f.project, "--project");
+    fs::path base = fs::path(f.project).parent_path();
+    std::string where = f.project;
+    JobScope scope{ctx.require(text(project, "resourceGroup"), "group", where + ": resourceGroup"),
+                   ctx.require(text(project, "workspace"), "workspace", where + ": workspace"),
+                   ctx.require(text(project, "experiment"), "experiment", where + ": experiment")};
+    const json storage = project.value("storage", json::object());
+    StorageKeys keys(ctx, {text(storage, "accountName"), text(storage, "accountKey")});
+    const json job_spec = project.value("job", json::object());
+    json body = read_json_file((base / required_text(job_spec, "config", where + " job")).string(), where + " job.config");
+    if (!body.contains("properties") || !body["properties"].is_object()) {
+        throw CliError(where + ": the job config has no \"properties\" object", kExitUsage);
+    }
+
+    // The scripts go to the share first, where the job.json expects them.
+    std::vector<std::string> scripts;
+    if (job_spec.contains("scripts") && job_spec["scripts"].is_array()) {
+        for (const json& s : job_spec["scripts"]) {
+            if (s.is_string()) scripts.push_back(s.get<std::string>());
+        }
+    }
+    if (!text(job_spec, "script").empty()) scripts.push_back(text(job_spec, "script"));
+    if (!scripts.empty()) {
+        std::string account = keys.account(where + " storage");
+        std::string share = required_text(storage, "share", where + " storage");
+        std::string directory = text(storage, "scriptDirectory", "scripts");
+        endpoints::Endpoints e = ctx.arm().endpoints();
+        if (e.file.empty()) discover_storage_endpoints(e);
+        ShareUploader uploader(e.file, account, keys.key_for(account));
+        uploader.ensure_share(share);
+        uploader.ensure_directories(share, directory);
+        for (const std::string& script : scripts) {
+            fs::path local = base / script;
+            std::string target = directory + "/" + local.filename().string();
+            uploader.upload(share, target, local);
+            std::fprintf(stderr, "Uploaded %s to %s/%s\n", local.c_str(), share.c_str(), target.c_str());
+        }
+    }
+
+    ArmClient& arm = ctx.arm();
+    std::string ws = workspace_path(arm, scope.group, *scope.workspace);
+    if (!exists(arm, ws)) {
+        ctx.progress("Creating workspace " + *scope.workspace);
+        arm.create(ws, kApi, {{"location", ctx.location(text(project, "location"), scope.group)}});
+    }
+    std::string exp = experiment_path(arm, scope.group, *scope.workspace, scope.experiment);
+    if (!exists(arm, exp)) {
+        ctx.progress("Creating experiment " + scope.experiment);
+        arm.create(exp, kApi, json::object());
+    }
+    const json cluster = project.value("cluster", json());
+    std::string cluster_name = cluster.is_string() ? cluster.get<std::string>() : required_text(cluster, "name", where + " cluster");
+    ensure_cluster(ctx, scope, cluster, cluster_name, keys, where);
+
+    json& props = body["properties"];
+    props["cluster"] = {{"id", scope.cluster_id(arm, cluster_name)}};
+    if (props.contains("mountVolumes")) patch_mount_volumes(props["mountVolumes"], keys);
+    std::string job = f.name.empty() ? timestamp_name(text(job_spec, "namePrefix", "job")) : f.name;
+    arm.create(scope.path(arm, job), kApi, body);
+    ctx.end_progress();
+    std::fprintf(stderr, "Job %s submitted to cluster %s; streaming its stdout\n", job.c_str(), cluster_name.c_str());
+
+    stream_output_file(ctx, scope, job, "stdouterr", "stdout.txt");
+    json finished = wait_for_job(ctx, scope, job, 1.0);
+
+    const json local = project.value("download", json::object());
+    std::string models = (base / text(local, "outputs", "models")).string();
+    std::string logs = (base / text(local, "logs", "logs")).string();
+    const json& outputs = props.value("outputDirectories", json::array());
+    for (const json& o : outputs) {
+        std::string id = text(o, "id");
+        if (id.empty()) continue;
+        std::string into = outputs.size() == 1 ? models : models + "/" + id;
+        size_t n = download_output_directory(ctx, scope, job, id, into);
+        std::fprintf(stderr, "Downloaded %zu file(s) of output %s to %s\n", n, id.c_str(), into.c_str());
+    }
+    size_t n = download_output_directory(ctx, scope, job, "stdouterr", logs);
+    std::fprintf(stderr, "Downloaded %zu log file(s) to %s\n", n, logs.c_str());
+
+    if (!project.value("persistCluster", false)) {
+        arm.patch(cluster_path(arm, scope.group, *scope.workspace, cluster_name), kApi,
+                  {{"properties", {{"scaleSettings", {{"manual", {{"targetNodeCount", 0}}}}}}}});
+        std::fprintf(stderr, "Cluster %s resized to 0 nodes (persistCluster is false)\n", cluster_name.c_str());
+    }
+    const json& p = finished["properties"];
+    json info = p.value("executionInfo", json::object());
+    int code = info.contains("exitCode") && info["exitCode"].is_number_integer() ? info["exitCode"].get<int>()
+                                                                                 : (p.value("executionState", "") == "succeeded" ? 0 : 1);
+    std::fprintf(stderr, "Job %s %s with exit code %d\n", job.c_str(), p.value("executionState", "").c_str(), code);
+    ctx.print(az_view(finished));
+    if (code != 0) throw CliError("", code);
+}
+
+}  // namespace
+
+void add_job_submit_command(CLI::App* job, CommandContext& ctx) {
+    auto f = std::make_shared<SubmitFlags>();
+    CLI::App* c = job->add_subcommand("submit", "Upload, submit, stream, download: one job from a project.json.");
+    c->add_option("-p,--project", f->project, "The project.json (default ./project.json)");
+    c->add_option("-n,--name", f->name, "Name of the job (default: namePrefix_YYYYmmdd_HHMMSS, UTC)");
+    c->callback([&ctx, f] { submit(ctx, *f); });
+}
+
+}  // namespace bai::cli
