@@ -157,7 +157,7 @@ void add_control_commands(CLI::App* group, CommandContext& ctx) {
         json info = p.value("executionInfo", json::object());
         std::string end = info.value("endTime", "");
         int code = info.contains("exitCode") && info["exitCode"].is_number_integer() ? info["exitCode"].get<int>()
-                                                                                      : (p.value("executionState", "") == "succeeded" ? 0 : 1);
+                                                                                      : (execution_state(job) == "succeeded" ? 0 : 1);
         std::fprintf(stderr, "Job completed at %s; execution state: %s; exit code: %d\n", end.c_str(),
                      p.value("executionState", "").c_str(), code);
         if (code != 0) throw CliError("", code);

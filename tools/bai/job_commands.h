@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "tools/bai/job_scope.h"
 
@@ -22,9 +23,10 @@ void add_job_flags(CLI::App* c, JobFlags& f, const std::string& name_flags);
 nlohmann::json wait_for_job(CommandContext& ctx, const JobScope& scope, const std::string& name,
                             double interval_seconds);
 
-// az's `job file stream`: waits for the file, prints it as it grows until the job ends.
+// az's `job file stream`: waits for the file, prints it as it grows until the job ends. With
+// several names, the first of them that the directory has (stdout.txt, else rank 0's).
 void stream_output_file(CommandContext& ctx, const JobScope& scope, const std::string& job,
-                        const std::string& directory_id, const std::string& file_name);
+                        const std::string& directory_id, const std::vector<std::string>& names);
 // Downloads every file of an output directory (recursively) into `local`; returns how many.
 size_t download_output_directory(CommandContext& ctx, const JobScope& scope, const std::string& job,
                                  const std::string& directory_id, const std::string& local);

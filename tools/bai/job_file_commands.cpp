@@ -78,18 +78,27 @@ void add_list_flags(CLI::App* c, FileFlags& f, const std::string& job_flags) {
 
 // az's tail_file: waits for the file to appear, then prints it as it grows until the job ends.
 void stream_output_file(CommandContext& ctx, const JobScope& scope, const std::string& job,
-                        const std::string& directory_id, const std::string& file_name) {
+                        const std::string& directory_id, const std::vector<std::string>& names) {
+    const std::string& file_name = names.front();
+    auto find_url = [&] {
+        json files = list_files(ctx, scope, job, directory_id, ".");
+        for (const std::string& wanted : names) {
+            for (const json& file : files) {
+                if (file.value("name", "") == wanted) return file.value("downloadUrl", "");
+            }
+        }
+        return std::string();
+    };
     std::string url;
     bool reported_absence = false;
-    while (url.empty()) {
-        for (const json& file : list_files(ctx, scope, job, directory_id, ".")) {
-            if (file.value("name", "") == file_name) url = file.value("downloadUrl", "");
-        }
-        if (!url.empty()) break;
-        if (job_finished(ctx.arm().get(scope.path(ctx.arm(), job), scope.api()))) {
+    while ((url = find_url()).empty()) {
+        // Unlike az, look once more after seeing the job finished: it may have written the file
+        // between the listing and the job's state.
+        if (job_finished(ctx.arm().get(scope.path(ctx.arm(), job), scope.api())) && (url = find_url()).empty()) {
             std::fprintf(stderr, "WARNING: The file \"%s\" not found for the completed job.\n", file_name.c_str());
             return;
         }
+        if (!url.empty()) break;
         if (!reported_absence) {
             std::fprintf(stderr, "WARNING: The file \"%s\" not found. Waiting for the job to generate it.\n",
                          file_name.c_str());
@@ -154,7 +163,7 @@ void add_job_file_commands(CLI::App* job, CommandContext& ctx) {
     c = file->add_subcommand("stream", "Print an output file and follow it until the job ends.");
     add_list_flags(c, *s, "-j,--job,--job-name");
     c->add_option("-f,--file-name", s->file_name, "Name of the file, e.g. stdout.txt")->required();
-    auto stream = [&ctx, s] { stream_output_file(ctx, s->scope(ctx), s->name, s->directory_id, s->file_name); };
+    auto stream = [&ctx, s] { stream_output_file(ctx, s->scope(ctx), s->name, s->directory_id, {s->file_name}); };
     c->callback(stream);
     c = job->add_subcommand("stream-file", "Print an output file and follow it (the preview CLI's spelling).");
     add_list_flags(c, *s, "-j,--job-name");

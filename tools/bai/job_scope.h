@@ -36,8 +36,15 @@ struct JobScope {
     }
 };
 
-inline bool job_finished(const nlohmann::json& job) {
+// The job's executionState in lower case (the preview API wrote "Succeeded", 2018-05-01 "succeeded").
+inline std::string execution_state(const nlohmann::json& job) {
     std::string state = job.is_object() && job.contains("properties") ? job["properties"].value("executionState", "") : "";
+    for (char& c : state) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return state;
+}
+
+inline bool job_finished(const nlohmann::json& job) {
+    std::string state = execution_state(job);
     return state == "succeeded" || state == "failed";
 }
 

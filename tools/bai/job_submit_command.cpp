@@ -133,7 +133,8 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
     ctx.end_progress();
     std::fprintf(stderr, "Job %s submitted to cluster %s; streaming its stdout\n", job.c_str(), cluster_name.c_str());
 
-    stream_output_file(ctx, scope, job, "stdouterr", "stdout.txt");
+    // stdout.txt, or that of rank 0 (PyTorch, Caffe2) or of the master (distributed TensorFlow).
+    stream_output_file(ctx, scope, job, "stdouterr", {"stdout.txt", "stdout-0.txt", "stdout-wk-0.txt"});
     json finished = wait_for_job(ctx, scope, job, 1.0);
 
     const json local = project.value("download", json::object());
@@ -158,9 +159,9 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
     const json& p = finished["properties"];
     json info = p.value("executionInfo", json::object());
     int code = info.contains("exitCode") && info["exitCode"].is_number_integer() ? info["exitCode"].get<int>()
-                                                                                 : (p.value("executionState", "") == "succeeded" ? 0 : 1);
+                                                                                 : (execution_state(finished) == "succeeded" ? 0 : 1);
     std::fprintf(stderr, "Job %s %s with exit code %d\n", job.c_str(), p.value("executionState", "").c_str(), code);
-    ctx.print(az_view(finished));
+    if (ctx.output_given()) ctx.print(az_view(finished));  // stdout holds the job's own output otherwise
     if (code != 0) throw CliError("", code);
 }
 
