@@ -132,11 +132,17 @@ void check_variables(const json& value, const std::string& path, const std::set<
 
 void check_scripts(const json& p, std::vector<Finding>& out) {
     bool container = p.contains("containerSettings") && p["containerSettings"].is_object();
+    bool preparation = p.contains("jobPreparation") && p["jobPreparation"].is_object();
     for (const char* toolkit : kToolkits) {
         if (!p.contains(toolkit) || !p[toolkit].is_object()) continue;
         for (const char* key : {"pythonScriptFilePath", "configFilePath"}) {
             std::string script = text_at(p[toolkit], key);
             if (script.empty() || on_a_mount_or_input(script)) continue;
+            // A job preparation may fetch the script into the job's temporary directories.
+            if (preparation && starts_with_any(script, {"$AZ_BATCHAI_JOB_TEMP", "${AZ_BATCHAI_JOB_TEMP",
+                                                        "$AZ_BATCHAI_SHARED_JOB_TEMP", "${AZ_BATCHAI_SHARED_JOB_TEMP"})) {
+                continue;
+            }
             out.push_back({std::string("properties.") + toolkit + "." + key,
                            "\"" + script + "\" is on no mounted volume nor an input directory" +
                                (container ? " (fine only if the image has it)" : ": the nodes will not find it")});
@@ -170,6 +176,13 @@ std::string hint_for(const Finding& f) {
     if (m.rfind("must be an object", 0) == 0) return "write { ... } with its properties";
     if (m.rfind("must be an array", 0) == 0) return "write [ ... ], even for one item";
     if (m.find("toolkit") != std::string::npos) return "keep exactly one of the *Settings blocks";
+    if (m.rfind("must be at least", 0) == 0 || m.rfind("must not be negative", 0) == 0) return "raise the number";
+    if (m.rfind("gives both", 0) == 0) return "keep only one of the two";
+    if (m.rfind("needs", 0) == 0) return "add what it names";
+    if (m.find("is more than") != std::string::npos || m.find("is less than") != std::string::npos ||
+        m.find("is longer than") != std::string::npos) {
+        return "bring it within the limit the message names";
+    }
     if (m.find("octal") != std::string::npos) return "write the mode as a string such as \"0755\"";
     if (f.path.ends_with("vmSize")) return "use a size Batch AI offered, such as STANDARD_NC6 or STANDARD_D1_V2";
     if (m.find("is used twice") != std::string::npos) return "give each directory its own id";

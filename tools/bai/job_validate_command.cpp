@@ -13,8 +13,18 @@ namespace {
 using nlohmann::json;
 
 struct ValidateFlags {
-    std::string file, mode = "cli", api = kApi, vm_size;
+    std::string file, mode = "cli", api, vm_size;
 };
+
+// --api-version, else the era its "$schema" names (the recipes carry one), else 2018-05-01.
+std::string api_of(const ValidateFlags& f, const json& body) {
+    if (!f.api.empty()) return f.api;
+    if (body.is_object() && body.contains("$schema") && body["$schema"].is_string() &&
+        body["$schema"].get<std::string>().find("2017-09-01-preview") != std::string::npos) {
+        return kPreviewApi;
+    }
+    return kApi;
+}
 
 void print_findings(const std::string& file, const char* kind, const std::vector<validation::Finding>& findings,
                     bool hints) {
@@ -32,26 +42,28 @@ void add_job_validate_command(CLI::App* job, CommandContext& ctx) {
     c->add_option("-f,--config-file,--config", f->file, "The job.json")->required();
     c->add_option("--mode", f->mode, "cli: a job.json for `job create` (default); rest: a PUT body")
         ->check(CLI::IsMember({"cli", "rest"}));
-    c->add_option("--api-version", f->api, "2018-05-01 (default) or 2017-09-01-preview")
+    c->add_option("--api-version", f->api, "2018-05-01 or 2017-09-01-preview (default: what $schema names, else 2018-05-01)")
         ->check(CLI::IsMember({kApi, kPreviewApi}));
     c->add_option("-s,--vm-size", f->vm_size, "The cluster's VM size, to check GPU workers against it");
     c->callback([&ctx, f] {
         std::string text = read_text_file(f->file, "--config-file");
-        auto version = f->api == kApi ? validation::ApiVersion::v2018_05_01 : validation::ApiVersion::v2017_09_01_preview;
+        json body = json::parse(text, nullptr, false);
+        std::string api = api_of(*f, body);
+        auto version = api == kApi ? validation::ApiVersion::v2018_05_01 : validation::ApiVersion::v2017_09_01_preview;
         auto mode = f->mode == "rest" ? validation::Mode::rest : validation::Mode::cli;
         validation::Report report = validation::validate_text(text, validation::ResourceKind::job, version, mode);
-        json body = json::parse(text, nullptr, false);
         for (validation::Finding& w : lint_job(body, {f->vm_size})) report.warnings.push_back(std::move(w));
 
         if (ctx.output_given()) {
-            json out = {{"file", f->file}, {"errors", json::array()}, {"warnings", json::array()}};
+            json out = {{"file", f->file}, {"apiVersion", api}, {"errors", json::array()}, {"warnings", json::array()}};
             for (const auto& e : report.errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}, {"hint", hint_for(e)}});
             for (const auto& w : report.warnings) out["warnings"].push_back({{"path", w.path}, {"message", w.message}});
             ctx.print(out);
         } else {
             print_findings(f->file, "error", report.errors, true);
             print_findings(f->file, "warning", report.warnings, false);
-            std::printf("%s: %zu error(s), %zu warning(s)\n", f->file.c_str(), report.errors.size(), report.warnings.size());
+            std::printf("%s: %zu error(s), %zu warning(s) (api-version %s, %s mode)\n", f->file.c_str(),
+                        report.errors.size(), report.warnings.size(), api.c_str(), f->mode.c_str());
         }
         if (!report.ok()) throw CliError("", 1);
     });

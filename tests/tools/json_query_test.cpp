@@ -1,0 +1,63 @@
+#include "tools/bai/json_query.h"
+
+#include <gtest/gtest.h>
+
+#include "tools/bai/cli_error.h"
+
+namespace bai::cli {
+namespace {
+
+using nlohmann::json;
+
+const json kJobs = json::parse(R"([
+  {"name": "a", "executionState": "succeeded", "nodeCount": 1, "info": {"exitCode": 0}, "tags": ["x", "y"]},
+  {"name": "b", "executionState": "failed", "nodeCount": 3, "info": {"exitCode": 2}},
+  {"name": "c", "executionState": "running", "nodeCount": 2}
+])");
+
+TEST(JsonQuery, FieldsIndexesAndQuotedNames) {
+    json doc = {{"jobOutputDirectoryPathSegment", "s/rg/j"}, {"a-b", {{"c", 1}}}, {"list", {10, 20, 30}}};
+    EXPECT_EQ(query_json(doc, "jobOutputDirectoryPathSegment"), "s/rg/j");
+    EXPECT_EQ(query_json(doc, "\"a-b\".c"), 1);
+    EXPECT_EQ(query_json(doc, "list[0]"), 10);
+    EXPECT_EQ(query_json(doc, "list[-1]"), 30);
+    EXPECT_TRUE(query_json(doc, "list[3]").is_null());
+    EXPECT_TRUE(query_json(doc, "missing.deeper").is_null());
+    EXPECT_EQ(query_json(doc, "@"), doc);
+}
+
+TEST(JsonQuery, ProjectionsDropNullsAndApplyTheRestToEachItem) {
+    EXPECT_EQ(query_json(kJobs, "[].name"), json({"a", "b", "c"}));
+    EXPECT_EQ(query_json(kJobs, "[*].info.exitCode"), json({0, 2}));
+    EXPECT_EQ(query_json(kJobs, "[].tags[0]"), json({"x"}));
+}
+
+TEST(JsonQuery, FiltersCompareWithLiteralsAndFields) {
+    EXPECT_EQ(query_json(kJobs, "[?executionState=='failed'].name"), json({"b"}));
+    EXPECT_EQ(query_json(kJobs, "[?nodeCount > `1`].name"), json({"b", "c"}));
+    EXPECT_EQ(query_json(kJobs, "[?nodeCount <= `2`].name"), json({"a", "c"}));
+    EXPECT_EQ(query_json(kJobs, "[?name != 'a'] | [0].name"), "b");
+    EXPECT_EQ(query_json(kJobs, "[?name == executionState]"), json::array());
+}
+
+TEST(JsonQuery, MultiselectHashesAndLists) {
+    EXPECT_EQ(query_json(kJobs, "[].{Name: name, Nodes: nodeCount}")[1], json({{"Name", "b"}, {"Nodes", 3}}));
+    EXPECT_EQ(query_json(kJobs[0], "[name, info.exitCode]"), json({"a", 0}));
+    EXPECT_EQ(query_json(kJobs, "[].[name, nodeCount] | [2]"), json({"c", 2}));
+}
+
+TEST(JsonQuery, BadExpressionsAreUsageErrorsWithTheOffset) {
+    for (const char* bad : {"", "a.", "[?name=='x'", "{a name}", "a[", "'unterminated", "a.*", "[?a ~ b]", "a..b",
+                            "`{bad`", "a | ", "[0"}) {
+        try {
+            query_json(kJobs, bad);
+            ADD_FAILURE() << "accepted: " << bad;
+        } catch (const CliError& e) {
+            EXPECT_EQ(e.exit_code, kExitUsage) << bad;
+            EXPECT_NE(std::string(e.what()).find("offset"), std::string::npos) << e.what();
+        }
+    }
+}
+
+}  // namespace
+}  // namespace bai::cli
