@@ -46,6 +46,18 @@ TEST(JsonQuery, MultiselectHashesAndLists) {
     EXPECT_EQ(query_json(kJobs, "[].[name, nodeCount] | [2]"), json({"c", 2}));
 }
 
+TEST(JsonQuery, DeepNestingIsRefusedNotRecursedInto) {
+    std::string deep(5000, '[');
+    EXPECT_THROW(query_json(kJobs, deep), CliError);
+    std::string hashes;
+    for (int i = 0; i < 200; ++i) hashes += "{a: ";
+    EXPECT_THROW(query_json(kJobs, hashes), CliError);
+    std::string pipes = "a";
+    for (int i = 0; i < 100; ++i) pipes += " | a";
+    EXPECT_THROW(query_json(kJobs, pipes), CliError);
+    EXPECT_TRUE(query_json(kJobs, "a | a | a").is_null());  // a few are fine
+}
+
 TEST(JsonQuery, BadExpressionsAreUsageErrorsWithTheOffset) {
     for (const char* bad : {"", "a.", "[?name=='x'", "{a name}", "a[", "'unterminated", "a.*", "[?a ~ b]", "a..b",
                             "`{bad`", "a | ", "[0"}) {

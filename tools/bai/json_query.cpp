@@ -72,11 +72,14 @@ private:
     }
 
     NodePtr parse_expression() {
+        // Nesting is recursion: a bound keeps a hostile expression from exhausting the stack.
+        if (++depth_ > kMaxDepth) fail("nested more than " + std::to_string(kMaxDepth) + " levels");
         NodePtr node = parse_chain();
         if (peek() == '|' && text_.compare(pos_, 2, "||") != 0) {
             ++pos_;
             node->pipe = parse_expression();
         }
+        --depth_;
         return node;
     }
 
@@ -185,6 +188,7 @@ private:
     }
 
     NodePtr parse_chain() {
+        if (++depth_ > kMaxDepth) fail("nested more than " + std::to_string(kMaxDepth) + " levels");
         auto node = std::make_shared<Node>();
         char c = peek();
         if (c == '[') {
@@ -220,11 +224,14 @@ private:
                 break;
             }
         }
+        --depth_;
         return node;
     }
 
+    static constexpr int kMaxDepth = 64;
     const std::string& text_;
     size_t pos_ = 0;
+    int depth_ = 0;
 };
 
 json evaluate(const Node& node, const json& value);
