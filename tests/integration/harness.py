@@ -86,10 +86,16 @@ class Emulator:
         return code, time.monotonic() - started
 
     def close(self):
-        self.stop()
+        code, _ = self.stop()
         for f in (getattr(self, "_stdout", None), getattr(self, "_stderr", None)):
             if f:
                 f.close()
+        # A crash (a sanitizer's abort, say) leaves its report in stderr, which goes with the
+        # directory: show it first. kill -9 is what tests do on purpose.
+        if code not in (0, None, -signal.SIGKILL) and os.path.exists(self.stderr_path):
+            import sys
+            print(f"emulator {self.process.pid} exited with {code}; its stderr ends:\n{self.stderr()[-6000:]}",
+                  file=sys.stderr)
         if self.owns_location:
             shutil.rmtree(self.location, ignore_errors=True)
 

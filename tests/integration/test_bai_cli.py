@@ -44,7 +44,7 @@ class BaiCommands(BaiTestCase):
         self.assertEqual(table[2].split(), ["ws1", "rg-ws", "westus2", "succeeded"])
 
         tsv = self.bai("workspace", "show", "-g", "rg-ws", "-n", "ws1", "--query", "{n: name, l: location}", "-o", "tsv")
-        self.assertEqual(tsv.stdout, "westus2\tws1\n")  # an object's values in key order, tab-separated
+        self.assertEqual(tsv.stdout, "ws1\twestus2\n")  # an object's values in the query's order
         tsv = self.bai("workspace", "show", "-g", "rg-ws", "-n", "ws1", "--query", "[name, location]", "-o", "tsv")
         self.assertEqual(tsv.stdout, "ws1\nwestus2\n")  # a list is rows, as knack prints it
         self.bai("experiment", "create", "-g", "rg-ws", "-w", "ws1", "-n", "e1")
@@ -87,7 +87,7 @@ class BaiCommands(BaiTestCase):
         harness.wait_for(lambda: self.bai("cluster", "show", *g, *w, "-n", "c1", "--query", "allocationState",
                                           "-o", "tsv").stdout == "steady\n", timeout=60, what="cluster steady")
         nodes = self.bai("cluster", "node", "list", *g, *w, "-c", "c1", "-o", "table").stdout.splitlines()
-        self.assertEqual(nodes[0].split(), ["Node", "ID", "IP", "SSH", "Port"])
+        self.assertEqual(nodes[0].split(), ["ID", "IP", "SSH", "Port"])
         self.assertEqual(len(nodes), 3)
 
         job_file = self.write("job.json", JOB)
@@ -95,6 +95,7 @@ class BaiCommands(BaiTestCase):
         waited = self.bai("job", "wait", *g, *w, *e, "-n", "j1", ok=False)
         self.assertEqual(waited.returncode, 3, waited.stderr)  # the job's exit code
         self.assertIn("exit code: 3", waited.stderr)
+        self.assertIn("Job state: ", waited.stderr)  # the progress line
         segment = self.bai("job", "show", *g, *w, *e, "-n", "j1", "--query", "jobOutputDirectoryPathSegment",
                            "-o", "tsv").stdout.strip()
         self.assertRegex(segment, r"^[0-9a-f-]+/rg-c/workspaces/wsc/experiments/exc/jobs/j1/[0-9a-f-]+$")
@@ -106,8 +107,21 @@ class BaiCommands(BaiTestCase):
         model = self.bai_json("job", "file", "list", *g, *w, *e, "-j", "j1", "-d", "MODEL")
         self.assertEqual([(f["name"], f["fileType"], f["contentLength"]) for f in model], [("model.txt", "file", 6)])
         table = self.bai("job", "list", *g, *w, *e, "-o", "table").stdout.splitlines()
-        self.assertEqual(table[2].split(), ["j1", "rg-c", "c1", "rg-c", "1", "failed", "3"])
+        self.assertEqual(table[2].split(), ["j1", "rg-c", "c1", "rg-c", "wsc", "custom", "1", "failed", "3"])
+        self.assertEqual(self.bai("job", "show", *g, *w, *e, "-n", "j1", "--query", "cluster.resourceGroup",
+                                  "-o", "tsv").stdout, "rg-c\n")  # az added resourceGroup to nested ids too
         self.assertEqual(len(self.bai_json("job", "node", "list", *g, *w, *e, "-j", "j1")), 1)
+
+        # -c also takes a cluster's ARM id; a file in a subdirectory streams with -p.
+        nested = {"properties": dict(JOB["properties"], customToolkitSettings={"commandLine":
+                  "mkdir -p $AZ_BATCHAI_OUTPUT_MODEL/sub && echo deep > $AZ_BATCHAI_OUTPUT_MODEL/sub/deep.txt"})}
+        self.bai("job", "create", *g, *w, *e, "-n", "j2", "-c", cluster["id"], "-f", self.write("j2.json", nested))
+        self.assertEqual(self.bai("job", "wait", *g, *w, *e, "-n", "j2").returncode, 0)
+        self.assertEqual(self.bai("job", "file", "stream", *g, *w, *e, "-j", "j2", "-d", "MODEL", "-p", "sub",
+                                  "-f", "deep.txt").stdout, "deep\n")
+        listing = self.bai("job", "file", "list", *g, *w, *e, "-j", "j2", "-d", "MODEL", "-o", "table").stdout
+        self.assertRegex(listing, r"\nsub\s+directory\s*\n")  # no size for a directory, as az
+        self.bai("job", "delete", *g, *w, *e, "-n", "j2", "-y")
 
         self.bai("cluster", "resize", *g, *w, "-n", "c1", "-t", "0")
         scaled = self.bai_json("cluster", "auto-scale", *g, *w, "-n", "c1", "--min", "0", "--max", "2")
@@ -130,6 +144,23 @@ class BaiCommands(BaiTestCase):
                          timeout=60, what="job running")
         self.bai("job", "terminate", *g, *w, *e, "-n", "long", "-y")
         self.assertEqual(self.bai_json("job", "show", *g, *w, *e, "-n", "long")["executionState"], "failed")
+
+    def test_scale_flags_follow_the_az_rule(self):
+        g, w = ["-g", "rg-s"], ["-w", "wss"]
+        self.bai("group", "create", "-n", "rg-s", "-l", "eastus")
+        self.bai("workspace", "create", *g, "-n", "wss")
+        cases = [(["-t", "2"], {"manual": {"targetNodeCount": 2}}),
+                 (["--min", "1", "--max", "1"], {"manual": {"targetNodeCount": 1}}),
+                 (["--min", "0", "--max", "3"], {"autoScale": {"minimumNodeCount": 0, "maximumNodeCount": 3,
+                                                               "initialNodeCount": 0}}),
+                 (["--min", "2", "--max", "2", "-t", "1"], {"autoScale": {"minimumNodeCount": 2, "maximumNodeCount": 2,
+                                                                          "initialNodeCount": 1}})]
+        for i, (flags, expected) in enumerate(cases):
+            with self.subTest(flags=flags):
+                c = self.bai_json("cluster", "create", *g, *w, "-n", f"s{i}", "-s", "STANDARD_D1", *flags, "-p", "Pw-12345")
+                kind = next(iter(expected))
+                self.assertEqual({k: c["scaleSettings"][kind][k] for k in expected[kind]}, expected[kind])
+                self.bai("cluster", "delete", *g, *w, "-n", f"s{i}", "-y")
 
     def test_file_server_and_generated_ssh_keys(self):
         g, w = ["-g", "rg-fs"], ["-w", "wsf"]
@@ -161,7 +192,8 @@ class BaiCommands(BaiTestCase):
               "-p", "x"], 2, "--min"),
             (["cluster", "create", "-g", "rg", "-w", "w", "-n", "c", "-s", "STANDARD_NC6", "-t", "1", "-p", "x",
               "--image", "Windows"], 2, "--image"),
-            (["workspace", "delete", "-g", "rg", "-n", "w"], 2, "--yes"),
+            (["workspace", "delete", "-g", "rg", "-n", "w"], 1, "Use --yes"),  # az: no tty, exit 1
+            (["workspace", "delete", "-g", "rg", "-n", "w", "-y", "-o", "yaml"], 2, "'yaml'"),  # checked first
         ]
         for args, code, needle in cases:
             with self.subTest(args=args):

@@ -9,18 +9,26 @@ namespace {
 
 using nlohmann::json;
 
-TEST(AzView, FlattensPropertiesAddsTheGroupAndDropsNulls) {
+TEST(AzView, FlattensPropertiesAndAddsTheGroupToEveryObjectWithAnId) {
+    json cluster = {{"id", "/subscriptions/s/resourceGroups/other/providers/Microsoft.BatchAI/workspaces/w/clusters/c"}};
     json resource = {{"id", "/subscriptions/s/resourceGroups/My-RG/providers/Microsoft.BatchAI/workspaces/w"},
                      {"name", "w"},
                      {"location", nullptr},
-                     {"properties", {{"provisioningState", "succeeded"}, {"nested", {{"a", nullptr}, {"b", 1}}}}}};
+                     {"properties", {{"provisioningState", "succeeded"}, {"cluster", cluster}, {"nested", {{"b", 1}}}}}};
     json view = az_view(resource);
+    json with_group = cluster;
+    with_group["resourceGroup"] = "other";
     EXPECT_EQ(view, json({{"id", resource["id"]},
                           {"name", "w"},
+                          {"location", nullptr},  // what the server sent, null included
                           {"provisioningState", "succeeded"},
+                          {"cluster", with_group},
                           {"nested", {{"b", 1}}},
                           {"resourceGroup", "My-RG"}}));
     EXPECT_EQ(az_view(json("text")), "text");
+    EXPECT_EQ(workspace_cell(resource), "w");
+    EXPECT_TRUE(workspace_cell(json::object()).is_null());
+    EXPECT_EQ(id_segment(cluster["id"], "Clusters"), "c");
 }
 
 TEST(AzTable, TheCommandsColumnsOrEveryScalarField) {
@@ -37,6 +45,13 @@ TEST(AzTable, TheCommandsColumnsOrEveryScalarField) {
               "a       1\n"
               "bbbbbb  22\n");
     EXPECT_EQ(render_table(json("x"), {}), "Result\n------\nx\n");
+    EXPECT_EQ(render_table(json::array(), {{"Name", "name"}}), "");  // knack printed nothing
+}
+
+TEST(AzOutput, AQueryKeepsItsKeyOrderInTablesAndTsv) {
+    nlohmann::ordered_json row = {{"State", "failed"}, {"Name", "j"}};
+    EXPECT_EQ(render_tsv(row), "failed\tj\n");
+    EXPECT_EQ(render_table(nlohmann::ordered_json::array({row}), {}), "State   Name\n------  ----\nfailed  j\n");
 }
 
 TEST(AzTsv, RowsOfValuesInKeyOrder) {

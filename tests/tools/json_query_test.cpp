@@ -28,6 +28,9 @@ TEST(JsonQuery, FieldsIndexesAndQuotedNames) {
 
 TEST(JsonQuery, ProjectionsDropNullsAndApplyTheRestToEachItem) {
     EXPECT_EQ(query_json(kJobs, "[].name"), json({"a", "b", "c"}));
+    json nested = {{{"ids", {"x", "y"}}}, {{"ids", {"z"}}}};
+    EXPECT_EQ(query_json(nested, "[].ids[]"), json({"x", "y", "z"}));  // [] flattens
+    EXPECT_EQ(query_json(nested, "[*].ids[*]"), json({{"x", "y"}, {"z"}}));  // [*] does not
     EXPECT_EQ(query_json(kJobs, "[*].info.exitCode"), json({0, 2}));
     EXPECT_EQ(query_json(kJobs, "[].tags[0]"), json({"x"}));
 }
@@ -38,6 +41,13 @@ TEST(JsonQuery, FiltersCompareWithLiteralsAndFields) {
     EXPECT_EQ(query_json(kJobs, "[?nodeCount <= `2`].name"), json({"a", "c"}));
     EXPECT_EQ(query_json(kJobs, "[?name != 'a'] | [0].name"), "b");
     EXPECT_EQ(query_json(kJobs, "[?name == executionState]"), json::array());
+}
+
+TEST(JsonQuery, AHashKeepsTheOrderItsKeysAreWrittenIn) {
+    auto result = query_json(kJobs[1], "{State: executionState, Name: name}");
+    std::vector<std::string> keys;
+    for (const auto& [key, _] : result.items()) keys.push_back(key);
+    EXPECT_EQ(keys, (std::vector<std::string>{"State", "Name"}));
 }
 
 TEST(JsonQuery, MultiselectHashesAndLists) {

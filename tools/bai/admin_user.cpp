@@ -5,10 +5,13 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <pwd.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -65,11 +68,18 @@ void generate(const fs::path& private_path, const fs::path& public_path) {
     BN_free(e);
 
     std::error_code ec;
-    fs::create_directories(private_path.parent_path(), ec);
-    chmod(private_path.parent_path().c_str(), 0700);
-    FILE* out = std::fopen(private_path.c_str(), "w");
-    if (out == nullptr) throw CliError("cannot write " + private_path.string());
-    fchmod(fileno(out), 0600);
+    if (!fs::exists(private_path.parent_path(), ec)) {
+        fs::create_directories(private_path.parent_path(), ec);
+        chmod(private_path.parent_path().c_str(), 0700);
+    }
+    // Never over an existing key, and never readable by others, not even for a moment.
+    int fd = open(private_path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0) throw CliError("cannot create " + private_path.string() + ": " + std::strerror(errno));
+    FILE* out = fdopen(fd, "w");
+    if (out == nullptr) {
+        close(fd);
+        throw CliError("cannot write " + private_path.string());
+    }
     bool written = PEM_write_PrivateKey(out, key.get(), nullptr, nullptr, 0, nullptr, nullptr) == 1;
     std::fclose(out);
     if (!written) throw CliError("cannot write " + private_path.string());
@@ -118,6 +128,10 @@ std::optional<std::string> admin_ssh_key(const std::string& flag_value, bool gen
     std::error_code ec;
     if (!fs::exists(public_path, ec)) {
         if (!generate_missing) return std::nullopt;
+        if (fs::exists(dir / "id_rsa", ec)) {
+            throw CliError("SSH private key " + (dir / "id_rsa").string() +
+                           " exists but its public key is missing: give the key with -k, or move id_rsa away");
+        }
         generate(dir / "id_rsa", public_path);
         std::fprintf(stderr, "SSH key files '%s' and '%s' have been generated under ~/.ssh\n", "id_rsa", "id_rsa.pub");
     }

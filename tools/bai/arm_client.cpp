@@ -7,6 +7,7 @@
 #include "common/text/percent_encoding.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/http_client.h"
+#include "tools/bai/json_fields.h"
 
 namespace bai::cli {
 namespace {
@@ -38,12 +39,12 @@ std::string header(const httplib::Headers& headers, const std::string& name) {
 std::string cloud_error_text(const json& body) {
     const json* error = body.is_object() && body.contains("error") ? &body["error"] : &body;
     if (!error->is_object()) return "";
-    std::string code = error->value("code", "");
-    std::string message = error->value("message", "");
+    std::string code = string_field(*error, "code");
+    std::string message = string_field(*error, "message");
     std::string out = code.empty() ? message : "(" + code + ") " + message;
     if (error->contains("details") && (*error)["details"].is_array()) {
         for (const json& d : (*error)["details"]) {
-            if (d.is_object()) out += "\n  " + d.value("target", std::string()) + ": " + d.value("message", "");
+            if (d.is_object()) out += "\n  " + string_field(d, "target") + ": " + string_field(d, "message");
         }
     }
     return out;
@@ -130,8 +131,9 @@ json ArmClient::list(const std::string& path, const std::string& api_version, co
         if (r.body.is_object() && r.body.contains("value") && r.body["value"].is_array()) {
             for (json& item : r.body["value"]) items.push_back(std::move(item));
         }
-        if (!r.body.is_object() || !r.body.contains("nextLink") || !r.body["nextLink"].is_string()) break;
-        r = send("GET", path_of(r.body["nextLink"].get<std::string>()), "");
+        std::string next = string_field(r.body, "nextLink");
+        if (next.empty()) break;
+        r = send("GET", path_of(next), "");
     }
     return items;
 }
@@ -146,15 +148,16 @@ void ArmClient::follow_operation(const Response& accepted, const std::string& wh
     if (!retry.empty() && std::all_of(retry.begin(), retry.end(), ::isdigit)) {
         ceiling = std::chrono::milliseconds(std::stoll(retry) * 1000);
     }
+    ceiling = std::max(ceiling, 25ms);
     auto interval = 25ms;
     while (true) {
-        std::this_thread::sleep_for(std::min(interval, ceiling));
-        interval *= 2;
+        std::this_thread::sleep_for(interval);
+        interval = std::min(interval * 2, ceiling);
         Response r = send("GET", path_of(url), "");
         if (r.status == 202) continue;  // a Location poll: still running
         if (r.status / 100 != 2) fail(r, what);
         if (!r.body.is_object() || !r.body.contains("status")) return;
-        std::string status = r.body.value("status", "");
+        std::string status = string_field(r.body, "status");
         if (status == "InProgress") continue;
         if (status == "Succeeded") return;
         std::string text = cloud_error_text(r.body);

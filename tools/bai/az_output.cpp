@@ -10,43 +10,34 @@ namespace bai::cli {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
-json without_nulls(const json& value) {
-    if (value.is_object()) {
-        json out = json::object();
-        for (const auto& [key, item] : value.items()) {
-            if (!item.is_null()) out[key] = without_nulls(item);
-        }
-        return out;
-    }
+// az's _add_resource_group: every object with an id gets the group the id names.
+void add_resource_groups(json& value) {
     if (value.is_array()) {
-        json out = json::array();
-        for (const json& item : value) out.push_back(without_nulls(item));
-        return out;
+        for (json& item : value) add_resource_groups(item);
+        return;
     }
-    return value;
+    if (!value.is_object()) return;
+    if (!value.contains("resourceGroup") && value.contains("id") && value["id"].is_string()) {
+        std::string group = id_segment(value["id"].get<std::string>(), "resourceGroups");
+        if (!group.empty()) value["resourceGroup"] = group;
+    }
+    for (auto& [key, item] : value.items()) {
+        if (key != "sourceVault") add_resource_groups(item);
+    }
 }
 
-std::string resource_group_of(const std::string& id) {
-    std::string lower = id;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    const std::string marker = "/resourcegroups/";
-    size_t at = lower.find(marker);
-    if (at == std::string::npos) return "";
-    size_t start = at + marker.size();
-    size_t end = id.find('/', start);
-    return id.substr(start, end == std::string::npos ? std::string::npos : end - start);
-}
 
 // Python's str() of a scalar, as table and tsv cells show it.
-std::string cell(const json& value) {
+std::string cell(const ordered_json& value) {
     if (value.is_null()) return "";
     if (value.is_string()) return value.get<std::string>();
     if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
     return value.dump();
 }
 
-bool scalar(const json& value) { return !value.is_object() && !value.is_array() && !value.is_null(); }
+bool scalar(const ordered_json& value) { return !value.is_object() && !value.is_array() && !value.is_null(); }
 
 std::string capitalize(std::string key) {
     if (!key.empty()) key[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(key[0])));
@@ -54,10 +45,10 @@ std::string capitalize(std::string key) {
 }
 
 // knack's automatic table: the scalar fields of each row but id, type and etag.
-std::vector<std::pair<std::string, std::vector<std::string>>> auto_table(const json& rows) {
+std::vector<std::pair<std::string, std::vector<std::string>>> auto_table(const ordered_json& rows) {
     std::vector<std::string> headers;
     std::vector<std::vector<std::pair<std::string, std::string>>> cells;
-    for (const json& row : rows) {
+    for (const ordered_json& row : rows) {
         std::vector<std::pair<std::string, std::string>> line;
         if (row.is_object()) {
             for (const auto& [key, value] : row.items()) {
@@ -86,7 +77,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> auto_table(const j
     return columns;
 }
 
-void tsv_value(const json& value, std::string& out) {
+void tsv_value(const ordered_json& value, std::string& out) {
     if (value.is_array()) {
         out += std::to_string(value.size());
     } else if (!value.is_object()) {
@@ -95,6 +86,24 @@ void tsv_value(const json& value, std::string& out) {
 }
 
 }  // namespace
+
+std::string id_segment(const std::string& id, const std::string& collection) {
+    std::string lower = id;
+    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+    std::string marker = "/" + collection + "/";
+    std::transform(marker.begin(), marker.end(), marker.begin(), ::tolower);
+    size_t at = lower.find(marker);
+    if (at == std::string::npos) return "";
+    size_t start = at + marker.size();
+    size_t end = id.find('/', start);
+    return id.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+json workspace_cell(const json& row) {
+    std::string ws = row.is_object() && row.contains("id") && row["id"].is_string()
+                         ? id_segment(row["id"].get<std::string>(), "workspaces") : "";
+    return ws.empty() ? json() : json(ws);
+}
 
 OutputFormat parse_output_format(const std::string& name) {
     if (name == "json" || name == "jsonc") return OutputFormat::json;
@@ -113,11 +122,8 @@ json az_view(const json& resource) {
     for (const auto& [key, value] : resource.items()) {
         if (key != "properties") out[key] = value;
     }
-    if (out.contains("id") && out["id"].is_string()) {
-        std::string group = resource_group_of(out["id"].get<std::string>());
-        if (!group.empty()) out["resourceGroup"] = group;
-    }
-    return without_nulls(out);
+    add_resource_groups(out);
+    return out;
 }
 
 json az_view_list(const json& resources) {
@@ -126,15 +132,18 @@ json az_view_list(const json& resources) {
     return out;
 }
 
-std::string render_table(const json& result, const std::vector<Column>& columns) {
-    json rows = result.is_array() ? result : json::array({result});
+std::string render_table(const ordered_json& result, const std::vector<Column>& columns) {
+    ordered_json rows = result.is_array() ? result : ordered_json::array({result});
+    if (rows.empty()) return "";  // knack printed nothing for an empty list
     std::vector<std::pair<std::string, std::vector<std::string>>> table;
     if (columns.empty()) {
         table = auto_table(rows);
     } else {
         for (const Column& c : columns) {
             std::vector<std::string> values;
-            for (const json& row : rows) values.push_back(cell(c.compute ? c.compute(row) : query_json(row, c.query)));
+            for (const ordered_json& row : rows) {
+                values.push_back(cell(c.compute ? ordered_json(c.compute(json(row))) : query_json(row, c.query)));
+            }
             table.emplace_back(c.header, std::move(values));
         }
     }
@@ -162,14 +171,14 @@ std::string render_table(const json& result, const std::vector<Column>& columns)
     return out;
 }
 
-std::string render_tsv(const json& result) {
-    json rows = result.is_array() ? result : json::array({result});
+std::string render_tsv(const ordered_json& result) {
+    ordered_json rows = result.is_array() ? result : ordered_json::array({result});
     std::string out;
-    for (const json& row : rows) {
+    for (const ordered_json& row : rows) {
         if (row.is_null()) continue;
         if (row.is_object() || row.is_array()) {
             bool first = true;
-            for (const json& value : row) {  // objects iterate in key order
+            for (const ordered_json& value : row) {  // objects iterate in their own order
                 if (!first) out += '\t';
                 first = false;
                 tsv_value(value, out);
@@ -186,11 +195,12 @@ std::string render_tsv(const json& result) {
 
 void print_result(const json& result, OutputFormat format, const std::string& query,
                   const std::vector<Column>& columns) {
-    json shown = query.empty() ? result : query_json(result, query);
+    ordered_json shown = query.empty() ? ordered_json(result) : query_json(ordered_json(result), query);
     if (shown.is_null() || format == OutputFormat::none) return;
     std::string text;
     switch (format) {
-        case OutputFormat::json: text = shown.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; break;
+        // knack's json sorts keys even under a query; table and tsv keep the query's order.
+        case OutputFormat::json: text = json(shown).dump(2, ' ', false, json::error_handler_t::replace) + "\n"; break;
         case OutputFormat::table: text = render_table(shown, query.empty() ? columns : std::vector<Column>{}); break;
         case OutputFormat::tsv: text = render_tsv(shown); break;
         case OutputFormat::none: break;

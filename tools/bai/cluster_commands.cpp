@@ -4,6 +4,7 @@
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_flags.h"
 #include "tools/bai/commands.h"
+#include "tools/bai/json_fields.h"
 #include "tools/bai/json_file.h"
 #include "tools/bai/resource_paths.h"
 #include "tools/bai/storage_keys.h"
@@ -13,17 +14,23 @@ namespace {
 
 using nlohmann::json;
 
+// az's cluster table: the state is "deleting" while the cluster is being deleted.
+json cluster_state_cell(const json& row) {
+    return string_field(row, "provisioningState") == "deleting" ? json("deleting") : row.value("allocationState", json());
+}
+
 const std::vector<Column> kClusterTable = {
     {"Name", "name"},
     {"Resource Group", "resourceGroup"},
+    {"Workspace", "", workspace_cell},
     {"VM Size", "vmSize"},
-    {"State", "allocationState"},
+    {"State", "", cluster_state_cell},
     {"Idle", "nodeStateCounts.idleNodeCount"},
     {"Running", "nodeStateCounts.runningNodeCount"},
     {"Preparing", "nodeStateCounts.preparingNodeCount"},
     {"Leaving", "nodeStateCounts.leavingNodeCount"},
     {"Unusable", "nodeStateCounts.unusableNodeCount"}};
-const std::vector<Column> kNodeTable = {{"Node ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
+const std::vector<Column> kNodeTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
 
 // Where a cluster command acts: a workspace (2018-05-01) or the group itself (preview).
 struct Scope {
@@ -76,20 +83,24 @@ json image_reference(const std::string& image) {
     return ref;
 }
 
+// az's rule: -t alone is manual; --min and --max go together; equal min and max without a
+// different -t are manual too; otherwise auto-scale starting at -t (default 0).
 void apply_scale(json& props, const CreateFlags& f) {
-    if (f.min_nodes || f.max_nodes) {
-        if (!f.min_nodes || !f.max_nodes) throw CliError("--min and --max go together", kExitUsage);
-        if (*f.min_nodes > *f.max_nodes) throw CliError("--min must not be greater than --max", kExitUsage);
-        if (*f.min_nodes == *f.max_nodes) {
-            props["scaleSettings"] = {{"manual", {{"targetNodeCount", *f.min_nodes}}}};
-        } else {
-            props["scaleSettings"] = {{"autoScale",
-                                       {{"minimumNodeCount", *f.min_nodes},
-                                        {"maximumNodeCount", *f.max_nodes},
-                                        {"initialNodeCount", *f.min_nodes}}}};
-        }
-    } else if (f.target) {
-        props["scaleSettings"] = {{"manual", {{"targetNodeCount", *f.target}}}};
+    if (f.min_nodes.has_value() != f.max_nodes.has_value()) {
+        throw CliError("You need to either provide both --min and --max node counts or not provide any", kExitUsage);
+    }
+    if (f.min_nodes && *f.min_nodes > *f.max_nodes) {
+        throw CliError("Maximum nodes count (--max) must be greater or equal to minimum nodes count (--min)", kExitUsage);
+    }
+    if (!f.min_nodes) {
+        if (f.target) props["scaleSettings"] = {{"manual", {{"targetNodeCount", *f.target}}}};
+    } else if (*f.min_nodes == *f.max_nodes && (!f.target || *f.target == *f.min_nodes)) {
+        props["scaleSettings"] = {{"manual", {{"targetNodeCount", *f.min_nodes}}}};
+    } else {
+        props["scaleSettings"] = {{"autoScale",
+                                   {{"minimumNodeCount", *f.min_nodes},
+                                    {"maximumNodeCount", *f.max_nodes},
+                                    {"initialNodeCount", f.target.value_or(0)}}}};
     }
     if (!props.contains("scaleSettings")) {
         throw CliError("Please provide scale setting for the cluster via command line (-t, or --min and --max) or "
@@ -108,9 +119,11 @@ void apply_node_setup(json& props, const CreateFlags& f, CommandContext& ctx, co
     if (!f.bfs_name.empty()) add_container_volume(volumes, keys, f.bfs_name, f.bfs_path);
     if (!f.nfs_name.empty()) {
         if (!scope.workspace) throw CliError("--nfs needs a workspace (-w)", kExitUsage);
+        bool id = f.nfs_name.rfind("/subscriptions/", 0) == 0;  // a name in the workspace, or an ARM id
         volumes["fileServers"].push_back(
-            {{"fileServer", {{"id", file_server_path(ctx.arm(), scope.group, *scope.workspace, f.nfs_name)}}},
-             {"relativeMountPath", f.nfs_path}});
+            {{"fileServer", {{"id", id ? f.nfs_name : file_server_path(ctx.arm(), scope.group, *scope.workspace, f.nfs_name)}}},
+             {"relativeMountPath", f.nfs_path},
+             {"mountOptions", "rw"}});
     }
     patch_mount_volumes(volumes, keys);
     if (volumes.empty()) setup.erase("mountVolumes");
@@ -156,6 +169,7 @@ void add_create(CLI::App* group, CommandContext& ctx) {
         Scope scope = f->scope(ctx);
         json body = f->config_file.empty() ? json::object() : read_json_file(f->config_file, "--config-file");
         if (!body.contains("properties")) body["properties"] = json::object();
+        if (!body["properties"].is_object()) throw CliError("--config-file: \"properties\" must be an object", kExitUsage);
         json& props = body["properties"];
         if (!f->vm_size.empty()) props["vmSize"] = f->vm_size;
         if (!props.contains("vmSize")) throw CliError("the following argument is required: --vm-size/-s", kExitUsage);

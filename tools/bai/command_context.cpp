@@ -71,8 +71,9 @@ void CommandContext::end_progress() {
 
 void confirm_or_throw(bool yes, const std::string& question) {
     if (yes) return;
-    if (!isatty(STDIN_FILENO)) {
-        throw CliError("Unable to prompt for confirmation as no tty available. Use --yes.", kExitUsage);
+    if (!isatty(STDIN_FILENO)) {  // az: a warning, then "Operation cancelled." and exit 1
+        std::fprintf(stderr, "WARNING: Unable to prompt for confirmation as no tty available. Use --yes.\n");
+        throw CliError("Operation cancelled.");
     }
     std::fprintf(stderr, "%s (y/n): ", question.c_str());
     std::fflush(stderr);

@@ -23,7 +23,8 @@ struct TargetFlags {
     std::optional<std::string> ca_cert;
 };
 
-// Order: --endpoint, $BATCHAI_EMULATOR_ENDPOINT, --location DIR, ./batchai-data. The CA
+// Order: --endpoint, --data-dir DIR, $BATCHAI_EMULATOR_ENDPOINT, ./batchai-data (a flag wins
+// over the environment). The CA
 // certificate: --ca-cert, $BATCHAI_EMULATOR_CA_CERT, endpoints.json's ca_cert. Returns nullopt
 // with `reason` set when nothing says where the emulator is (no endpoints.json: not running).
 std::optional<Target> resolve_target(const TargetFlags& flags, std::string& reason);

@@ -4,6 +4,7 @@
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_flags.h"
 #include "tools/bai/commands.h"
+#include "tools/bai/json_fields.h"
 #include "tools/bai/json_file.h"
 #include "tools/bai/resource_paths.h"
 
@@ -12,10 +13,19 @@ namespace {
 
 using nlohmann::json;
 
+// az's "2 x 10 Gb".
+json disks_cell(const json& row) {
+    const json& disks = object_field(row, "dataDisks");
+    auto count = integer_field(disks, "diskCount");
+    auto size = integer_field(disks, "diskSizeInGB");
+    if (!count || !size) return nullptr;
+    return std::to_string(*count) + " x " + std::to_string(*size) + " Gb";
+}
+
 const std::vector<Column> kFileServerTable = {{"Name", "name"},
                                               {"Resource Group", "resourceGroup"},
                                               {"Size", "vmSize"},
-                                              {"Disks", "dataDisks.diskCount"},
+                                              {"Disks", "", disks_cell},
                                               {"Public IP", "mountSettings.fileServerPublicIp"},
                                               {"Internal IP", "mountSettings.fileServerInternalIp"},
                                               {"Mount Point", "mountSettings.mountPoint"}};
@@ -62,6 +72,7 @@ void add_create(CLI::App* group, CommandContext& ctx) {
     c->callback([&ctx, f] {
         json body = f->config_file.empty() ? json::object() : read_json_file(f->config_file, "--config-file");
         if (!body.contains("properties")) body["properties"] = json::object();
+        if (!body["properties"].is_object()) throw CliError("--config-file: \"properties\" must be an object", kExitUsage);
         json& props = body["properties"];
         if (!f->vm_size.empty()) props["vmSize"] = f->vm_size;
         if (!props.contains("vmSize")) throw CliError("the following argument is required: --vm-size/-s", kExitUsage);

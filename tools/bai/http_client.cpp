@@ -6,11 +6,26 @@
 namespace bai::cli {
 namespace {
 
+// The URL's host is exactly localhost, [::1] or an address of 127.0.0.0/8.
 bool is_loopback_url(const std::string& url) {
     size_t start = url.find("://");
-    std::string rest = start == std::string::npos ? url : url.substr(start + 3);
-    return rest.rfind("127.", 0) == 0 || rest.rfind("localhost", 0) == 0 ||
-           rest.rfind("[::1]", 0) == 0;
+    start = start == std::string::npos ? 0 : start + 3;
+    std::string host = url.substr(start, url.find_first_of("/?#", start) - start);
+    if (host.rfind("[::1]", 0) == 0) return host.size() == 5 || host[5] == ':';
+    host = host.substr(0, host.find(':'));
+    if (host == "localhost") return true;
+    int parts = 0;
+    for (size_t at = 0; at <= host.size(); ++parts) {
+        size_t dot = host.find('.', at);
+        std::string part = host.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+        if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(part) > 255 || (parts == 0 && part != "127")) {
+            return false;
+        }
+        if (dot == std::string::npos) break;
+        at = dot + 1;
+    }
+    return parts == 3;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "tools/bai/commands.h"
 #include "tools/bai/job_commands.h"
 #include "tools/bai/job_scope.h"
+#include "tools/bai/json_fields.h"
 #include "tools/bai/json_file.h"
 #include "tools/bai/storage_keys.h"
 
@@ -17,28 +18,28 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 json cluster_cell(const json& row) {
-    return row.contains("cluster") && row["cluster"].is_object() ? json(last_segment(row["cluster"].value("id", "")))
-                                                                 : json();
+    std::string id = string_field(object_field(row, "cluster"), "id");
+    return id.empty() ? json() : json(last_segment(id));
 }
 json cluster_group_cell(const json& row) {
-    if (!row.contains("cluster") || !row["cluster"].is_object()) return nullptr;
-    std::string id = row["cluster"].value("id", "");
-    std::string lower = id;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    size_t at = lower.find("/resourcegroups/");
-    if (at == std::string::npos) return nullptr;
-    size_t start = at + 16;
-    return id.substr(start, id.find('/', start) - start);
+    std::string group = id_segment(string_field(object_field(row, "cluster"), "id"), "resourceGroups");
+    return group.empty() ? json() : json(group);
+}
+
+json cluster_workspace_cell(const json& row) {
+    return workspace_cell(object_field(row, "cluster"));
 }
 
 const std::vector<Column> kJobTable = {{"Name", "name"},
                                        {"Resource Group", "resourceGroup"},
                                        {"Cluster", "", cluster_cell},
                                        {"Cluster RG", "", cluster_group_cell},
+                                       {"Cluster Workspace", "", cluster_workspace_cell},
+                                       {"Tool", "toolType"},
                                        {"Nodes", "nodeCount"},
                                        {"State", "executionState"},
                                        {"Exit code", "executionInfo.exitCode"}};
-const std::vector<Column> kNodeTable = {{"Node ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
+const std::vector<Column> kNodeTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
 
 struct CreateFlags : JobFlags {
     std::string cluster, config_file, location;
@@ -69,7 +70,9 @@ void add_create(CLI::App* group, CommandContext& ctx) {
         }
         json& props = body["properties"];
         if (!f->cluster.empty()) {
-            props["cluster"] = {{"id", scope.cluster_id(ctx.arm(), f->cluster)}};
+            // A name in the job's workspace, or the ARM id of a cluster anywhere (as az took).
+            bool id = f->cluster.rfind("/subscriptions/", 0) == 0;
+            props["cluster"] = {{"id", id ? f->cluster : scope.cluster_id(ctx.arm(), f->cluster)}};
         } else if (!props.contains("cluster")) {
             throw CliError("the following argument is required: --cluster/-c", kExitUsage);
         }
@@ -153,14 +156,12 @@ void add_control_commands(CLI::App* group, CommandContext& ctx) {
     c->callback([&ctx, w, interval] {
         JobScope scope = w->scope(ctx);
         json job = wait_for_job(ctx, scope, w->name, *interval);
-        const json& p = job["properties"];
-        json info = p.value("executionInfo", json::object());
-        std::string end = info.value("endTime", "");
-        int code = info.contains("exitCode") && info["exitCode"].is_number_integer() ? info["exitCode"].get<int>()
-                                                                                      : (execution_state(job) == "succeeded" ? 0 : 1);
-        std::fprintf(stderr, "Job completed at %s; execution state: %s; exit code: %d\n", end.c_str(),
-                     p.value("executionState", "").c_str(), code);
-        if (code != 0) throw CliError("", code);
+        const json& info = object_field(object_field(job, "properties"), "executionInfo");
+        auto code = integer_field(info, "exitCode");
+        std::fprintf(stderr, "Job completed at %s; execution state: %s; exit code: %s\n",
+                     string_field(info, "endTime").c_str(), execution_state(job).c_str(),
+                     code ? std::to_string(*code).c_str() : "none");
+        if (int status = exit_status_of(job); status != 0) throw CliError("", status);
     });
 }
 
@@ -173,14 +174,36 @@ void add_job_flags(CLI::App* c, JobFlags& f, const std::string& name_flags) {
     if (!name_flags.empty()) c->add_option(name_flags, f.name, "Name of the job")->required();
 }
 
-json wait_for_job(CommandContext& ctx, const JobScope& scope, const std::string& name, double interval_seconds) {
+int exit_status_of(const json& job) {
+    auto code = integer_field(object_field(object_field(job, "properties"), "executionInfo"), "exitCode");
+    if (!code) return execution_state(job) == "succeeded" ? 0 : 1;
+    return *code == 0 ? 0 : (*code > 0 && *code < 256 ? static_cast<int>(*code) : 1);
+}
+
+// "Job state: queued; cluster gpu: 1 preparing, 0 idle, 0 running (target 1)".
+std::string progress_line(CommandContext& ctx, const JobScope& scope, const json& job) {
+    std::string state = execution_state(job);
+    std::string line = "Job state: " + state;
+    std::string cluster_id = string_field(object_field(object_field(job, "properties"), "cluster"), "id");
+    if (state != "queued" || cluster_id.empty()) return line;
+    ArmClient::Response r = ctx.arm().send("GET", cluster_id, scope.api());
+    if (r.status != 200) return line;
+    const json& p = object_field(r.body, "properties");
+    const json& counts = object_field(p, "nodeStateCounts");
+    auto count = [&](const char* key) { return std::to_string(integer_field(counts, key).value_or(0)); };
+    return line + "; waiting for nodes of cluster " + last_segment(cluster_id) + " (" + string_field(p, "allocationState") +
+           "): " + count("preparingNodeCount") + " preparing, " + count("idleNodeCount") + " idle, " +
+           count("runningNodeCount") + " running, " + count("unusableNodeCount") + " unusable";
+}
+
+json wait_for_job(CommandContext& ctx, const JobScope& scope, const std::string& name, double interval_seconds,
+                  bool until_started) {
     auto interval = std::chrono::duration<double>(interval_seconds);
     auto pause = std::min(std::chrono::duration<double>(0.05), interval);
     while (true) {
         json job = ctx.arm().get(scope.path(ctx.arm(), name), scope.api());
-        std::string state = job["properties"].value("executionState", "");
-        ctx.progress("Job state: " + state);
-        if (job_finished(job)) {
+        ctx.progress(progress_line(ctx, scope, job));
+        if (job_finished(job) || (until_started && execution_state(job) != "queued")) {
             ctx.end_progress();
             return job;
         }

@@ -9,6 +9,7 @@
 #include "tools/bai/command_flags.h"
 #include "tools/bai/http_client.h"
 #include "tools/bai/job_commands.h"
+#include "tools/bai/json_fields.h"
 
 namespace bai::cli {
 namespace {
@@ -18,12 +19,17 @@ using namespace std::chrono_literals;
 
 json file_type_cell(const json& row) {
     if (row.contains("fileType")) return row["fileType"];
-    return row.value("isDirectory", false) ? "directory" : "file";
+    return row.contains("isDirectory") && row["isDirectory"] == true ? "directory" : "file";
+}
+// az left the size of a directory empty.
+json size_cell(const json& row) {
+    if (file_type_cell(row) == "directory" || !row.contains("contentLength")) return nullptr;
+    return row["contentLength"];
 }
 
 const std::vector<Column> kFileTable = {{"Name", "name"},
                                         {"Type", "", file_type_cell},
-                                        {"Size", "contentLength"},
+                                        {"Size", "", size_cell},
                                         {"Modified", "lastModified"}};
 
 struct FileFlags : JobFlags {
@@ -78,13 +84,14 @@ void add_list_flags(CLI::App* c, FileFlags& f, const std::string& job_flags) {
 
 // az's tail_file: waits for the file to appear, then prints it as it grows until the job ends.
 void stream_output_file(CommandContext& ctx, const JobScope& scope, const std::string& job,
-                        const std::string& directory_id, const std::vector<std::string>& names) {
+                        const std::string& directory_id, const std::vector<std::string>& names,
+                        const std::string& path) {
     const std::string& file_name = names.front();
     auto find_url = [&] {
-        json files = list_files(ctx, scope, job, directory_id, ".");
+        json files = list_files(ctx, scope, job, directory_id, path);
         for (const std::string& wanted : names) {
             for (const json& file : files) {
-                if (file.value("name", "") == wanted) return file.value("downloadUrl", "");
+                if (string_field(file, "name") == wanted) return string_field(file, "downloadUrl");
             }
         }
         return std::string();
@@ -125,13 +132,14 @@ size_t download_output_directory(CommandContext& ctx, const JobScope& scope, con
         std::string directory = pending.back();
         pending.pop_back();
         for (const json& file : list_files(ctx, scope, job, directory_id, directory)) {
-            std::string name = file.value("name", "");
+            std::string name = string_field(file, "name");
             std::string relative = directory == "." ? name : directory + "/" + name;
-            if (file.value("fileType", "") == "directory" || file.value("isDirectory", false)) {
+            if (string_field(file, "fileType") == "directory" ||
+                (file.contains("isDirectory") && file["isDirectory"].is_boolean() && file["isDirectory"].get<bool>())) {
                 pending.push_back(relative);
                 continue;
             }
-            httplib::Result r = download(ctx, file.value("downloadUrl", ""), 0);
+            httplib::Result r = download(ctx, string_field(file, "downloadUrl"), 0);
             if (r->status / 100 != 2 && r->status != 416) {
                 throw CliError("cannot download " + relative + ": HTTP " + std::to_string(r->status));
             }
@@ -163,7 +171,9 @@ void add_job_file_commands(CLI::App* job, CommandContext& ctx) {
     c = file->add_subcommand("stream", "Print an output file and follow it until the job ends.");
     add_list_flags(c, *s, "-j,--job,--job-name");
     c->add_option("-f,--file-name", s->file_name, "Name of the file, e.g. stdout.txt")->required();
-    auto stream = [&ctx, s] { stream_output_file(ctx, s->scope(ctx), s->name, s->directory_id, {s->file_name}); };
+    auto stream = [&ctx, s] {
+        stream_output_file(ctx, s->scope(ctx), s->name, s->directory_id, {s->file_name}, s->path);
+    };
     c->callback(stream);
     c = job->add_subcommand("stream-file", "Print an output file and follow it (the preview CLI's spelling).");
     add_list_flags(c, *s, "-j,--job-name");

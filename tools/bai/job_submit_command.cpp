@@ -10,6 +10,7 @@
 #include "tools/bai/command_flags.h"
 #include "tools/bai/http_client.h"
 #include "tools/bai/job_commands.h"
+#include "tools/bai/json_fields.h"
 #include "tools/bai/json_file.h"
 #include "tools/bai/share_upload.h"
 #include "tools/bai/storage_keys.h"
@@ -25,12 +26,8 @@ struct SubmitFlags {
     std::string name;
 };
 
-std::string text(const json& o, const char* key, const std::string& fallback = "") {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
-}
-
 std::string required_text(const json& o, const char* key, const std::string& where) {
-    std::string value = text(o, key);
+    std::string value = string_field(o, key);
     if (value.empty()) throw CliError(where + ": \"" + key + "\" is required (a string)", kExitUsage);
     return value;
 }
@@ -52,11 +49,11 @@ void ensure_cluster(CommandContext& ctx, const JobScope& scope, const json& clus
     if (exists(ctx.arm(), path)) return;
     if (!cluster.is_object()) throw CliError(where + ": cluster '" + name + "' does not exist and \"cluster\" does not describe it");
     json props = {{"vmSize", required_text(cluster, "vmSize", where + " cluster")},
-                  {"vmPriority", text(cluster, "vmPriority", "dedicated")},
-                  {"userAccountSettings", {{"adminUserName", text(cluster, "adminUserName", "batchai")},
-                                           {"adminUserPassword", text(cluster, "adminUserPassword", "Bai-" + name + "-1")}}}};
-    int min_nodes = cluster.value("minNodes", 0);
-    int max_nodes = cluster.value("maxNodes", min_nodes);
+                  {"vmPriority", string_field(cluster, "vmPriority", "dedicated")},
+                  {"userAccountSettings", {{"adminUserName", string_field(cluster, "adminUserName", "batchai")},
+                                           {"adminUserPassword", string_field(cluster, "adminUserPassword", "Bai-" + name + "-1")}}}};
+    long long min_nodes = integer_field(cluster, "minNodes").value_or(0);
+    long long max_nodes = integer_field(cluster, "maxNodes").value_or(min_nodes);
     props["scaleSettings"] = min_nodes == max_nodes
                                  ? json{{"manual", {{"targetNodeCount", min_nodes}}}}
                                  : json{{"autoScale", {{"minimumNodeCount", min_nodes}, {"maximumNodeCount", max_nodes},
@@ -74,12 +71,12 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
     json project = read_json_file(f.project, "--project");
     fs::path base = fs::path(f.project).parent_path();
     std::string where = f.project;
-    JobScope scope{ctx.require(text(project, "resourceGroup"), "group", where + ": resourceGroup"),
-                   ctx.require(text(project, "workspace"), "workspace", where + ": workspace"),
-                   ctx.require(text(project, "experiment"), "experiment", where + ": experiment")};
-    const json storage = project.value("storage", json::object());
-    StorageKeys keys(ctx, {text(storage, "accountName"), text(storage, "accountKey")});
-    const json job_spec = project.value("job", json::object());
+    JobScope scope{ctx.require(string_field(project, "resourceGroup"), "group", where + ": resourceGroup"),
+                   ctx.require(string_field(project, "workspace"), "workspace", where + ": workspace"),
+                   ctx.require(string_field(project, "experiment"), "experiment", where + ": experiment")};
+    const json storage = object_field(project, "storage");
+    StorageKeys keys(ctx, {string_field(storage, "accountName"), string_field(storage, "accountKey")});
+    const json job_spec = object_field(project, "job");
     json body = read_json_file((base / required_text(job_spec, "config", where + " job")).string(), where + " job.config");
     if (!body.contains("properties") || !body["properties"].is_object()) {
         throw CliError(where + ": the job config has no \"properties\" object", kExitUsage);
@@ -92,11 +89,11 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
             if (s.is_string()) scripts.push_back(s.get<std::string>());
         }
     }
-    if (!text(job_spec, "script").empty()) scripts.push_back(text(job_spec, "script"));
+    if (!string_field(job_spec, "script").empty()) scripts.push_back(string_field(job_spec, "script"));
     if (!scripts.empty()) {
         std::string account = keys.account(where + " storage");
         std::string share = required_text(storage, "share", where + " storage");
-        std::string directory = text(storage, "scriptDirectory", "scripts");
+        std::string directory = string_field(storage, "scriptDirectory", "scripts");
         endpoints::Endpoints e = ctx.arm().endpoints();
         if (e.file.empty()) discover_storage_endpoints(e);
         ShareUploader uploader(e.file, account, keys.key_for(account));
@@ -114,35 +111,38 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
     std::string ws = workspace_path(arm, scope.group, *scope.workspace);
     if (!exists(arm, ws)) {
         ctx.progress("Creating workspace " + *scope.workspace);
-        arm.create(ws, kApi, {{"location", ctx.location(text(project, "location"), scope.group)}});
+        arm.create(ws, kApi, {{"location", ctx.location(string_field(project, "location"), scope.group)}});
     }
     std::string exp = experiment_path(arm, scope.group, *scope.workspace, scope.experiment);
     if (!exists(arm, exp)) {
         ctx.progress("Creating experiment " + scope.experiment);
         arm.create(exp, kApi, json::object());
     }
-    const json cluster = project.value("cluster", json());
+    const json cluster = project.contains("cluster") ? project["cluster"] : json();
     std::string cluster_name = cluster.is_string() ? cluster.get<std::string>() : required_text(cluster, "name", where + " cluster");
     ensure_cluster(ctx, scope, cluster, cluster_name, keys, where);
 
     json& props = body["properties"];
     props["cluster"] = {{"id", scope.cluster_id(arm, cluster_name)}};
     if (props.contains("mountVolumes")) patch_mount_volumes(props["mountVolumes"], keys);
-    std::string job = f.name.empty() ? timestamp_name(text(job_spec, "namePrefix", "job")) : f.name;
+    std::string job = f.name.empty() ? timestamp_name(string_field(job_spec, "namePrefix", "job")) : f.name;
     arm.create(scope.path(arm, job), kApi, body);
     ctx.end_progress();
     std::fprintf(stderr, "Job %s submitted to cluster %s; streaming its stdout\n", job.c_str(), cluster_name.c_str());
 
     // stdout.txt, or that of rank 0 (PyTorch, Caffe2) or of the master (distributed TensorFlow).
+    json started = wait_for_job(ctx, scope, job, 1.0, true);
+    if (!job_finished(started)) std::fprintf(stderr, "Job %s is running; its stdout:\n", job.c_str());
     stream_output_file(ctx, scope, job, "stdouterr", {"stdout.txt", "stdout-0.txt", "stdout-wk-0.txt"});
     json finished = wait_for_job(ctx, scope, job, 1.0);
 
-    const json local = project.value("download", json::object());
-    std::string models = (base / text(local, "outputs", "models")).string();
-    std::string logs = (base / text(local, "logs", "logs")).string();
-    const json& outputs = props.value("outputDirectories", json::array());
+    const json local = object_field(project, "download");
+    std::string models = (base / string_field(local, "outputs", "models")).string();
+    std::string logs = (base / string_field(local, "logs", "logs")).string();
+    const json outputs = props.contains("outputDirectories") && props["outputDirectories"].is_array()
+                             ? props["outputDirectories"] : json::array();
     for (const json& o : outputs) {
-        std::string id = text(o, "id");
+        std::string id = string_field(o, "id");
         if (id.empty()) continue;
         std::string into = outputs.size() == 1 ? models : models + "/" + id;
         size_t n = download_output_directory(ctx, scope, job, id, into);
@@ -151,16 +151,13 @@ void submit(CommandContext& ctx, const SubmitFlags& f) {
     size_t n = download_output_directory(ctx, scope, job, "stdouterr", logs);
     std::fprintf(stderr, "Downloaded %zu log file(s) to %s\n", n, logs.c_str());
 
-    if (!project.value("persistCluster", false)) {
+    if (!(project.contains("persistCluster") && project["persistCluster"] == true)) {
         arm.patch(cluster_path(arm, scope.group, *scope.workspace, cluster_name), kApi,
                   {{"properties", {{"scaleSettings", {{"manual", {{"targetNodeCount", 0}}}}}}}});
         std::fprintf(stderr, "Cluster %s resized to 0 nodes (persistCluster is false)\n", cluster_name.c_str());
     }
-    const json& p = finished["properties"];
-    json info = p.value("executionInfo", json::object());
-    int code = info.contains("exitCode") && info["exitCode"].is_number_integer() ? info["exitCode"].get<int>()
-                                                                                 : (execution_state(finished) == "succeeded" ? 0 : 1);
-    std::fprintf(stderr, "Job %s %s with exit code %d\n", job.c_str(), p.value("executionState", "").c_str(), code);
+    int code = exit_status_of(finished);
+    std::fprintf(stderr, "Job %s %s (exit status %d)\n", job.c_str(), execution_state(finished).c_str(), code);
     if (ctx.output_given()) ctx.print(az_view(finished));  // stdout holds the job's own output otherwise
     if (code != 0) throw CliError("", code);
 }

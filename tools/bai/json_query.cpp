@@ -9,7 +9,8 @@
 namespace bai::cli {
 namespace {
 
-using nlohmann::json;
+// Objects keep the order a query builds them in ({State: ..., Name: ...}), as az's OrderedDict.
+using json = nlohmann::ordered_json;
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
@@ -17,7 +18,7 @@ using NodePtr = std::shared_ptr<Node>;
 // An expression is a chain of steps applied left to right; a projection step applies the rest
 // of the chain to each item.
 struct Step {
-    enum Kind { field, index, project, filter, hash, list } kind;
+    enum Kind { field, index, project, flatten, filter, hash, list } kind;
     std::string name;                                   // field
     long long position = 0;                             // index
     std::vector<std::pair<std::string, NodePtr>> keys;  // hash
@@ -104,8 +105,8 @@ private:
     Step parse_bracket() {
         Step step{};
         skip_space();
-        if (eat(']')) {
-            step.kind = Step::project;
+        if (eat(']')) {  // [] flattens one level of nested lists, then projects
+            step.kind = Step::flatten;
             return step;
         }
         if (eat('*')) {
@@ -248,9 +249,11 @@ bool compare(const json& a, const std::string& op, const json& b) {
     return a >= b;
 }
 
-json run_steps(const std::vector<Step>& steps, size_t from, const json& value) {
+// Steps [from, to) on `value`. A projection applies the steps after it to each item up to the
+// next flatten ([]), which then flattens the projected list (JMESPath: a[].b[] is one list).
+json run_steps(const std::vector<Step>& steps, size_t from, size_t to, const json& value) {
     json current = value;
-    for (size_t i = from; i < steps.size(); ++i) {
+    for (size_t i = from; i < to; ++i) {
         const Step& step = steps[i];
         if (current.is_null()) return nullptr;
         switch (step.kind) {
@@ -265,19 +268,35 @@ json run_steps(const std::vector<Step>& steps, size_t from, const json& value) {
                 break;
             }
             case Step::project:
+            case Step::flatten:
             case Step::filter: {
                 if (!current.is_array()) return nullptr;
-                json out = json::array();
+                json items = json::array();
                 for (const json& item : current) {
+                    if (step.kind == Step::flatten && item.is_array()) {
+                        for (const json& inner : item) items.push_back(inner);
+                    } else {
+                        items.push_back(item);
+                    }
+                }
+                size_t end = to;
+                for (size_t k = i + 1; k < to; ++k) {
+                    if (steps[k].kind == Step::flatten) {
+                        end = k;
+                        break;
+                    }
+                }
+                json out = json::array();
+                for (const json& item : items) {
                     if (step.kind == Step::filter) {
                         json left = evaluate(*step.left, item);
                         json right = step.literal ? *step.literal : evaluate(*step.right, item);
                         if (!compare(left, step.op, right)) continue;
                     }
-                    json projected = run_steps(steps, i + 1, item);
+                    json projected = run_steps(steps, i + 1, end, item);
                     if (!projected.is_null()) out.push_back(std::move(projected));
                 }
-                return out;
+                return end == to ? out : run_steps(steps, end, to, out);
             }
             case Step::hash: {
                 json out = json::object();
@@ -297,7 +316,7 @@ json run_steps(const std::vector<Step>& steps, size_t from, const json& value) {
 }
 
 json evaluate(const Node& node, const json& value) {
-    json result = run_steps(node.steps, 0, value);
+    json result = run_steps(node.steps, 0, node.steps.size(), value);
     return node.pipe ? evaluate(*node.pipe, result) : result;
 }
 

@@ -7,6 +7,7 @@
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_context.h"
 #include "tools/bai/commands.h"
+#include "tools/bai/json_query.h"
 #include "tools/bai/status_command.h"
 
 int main(int argc, char** argv) {
@@ -35,6 +36,12 @@ int main(int argc, char** argv) {
     add_cluster_commands(app, ctx);
     add_job_commands(app, ctx);
     add_file_server_commands(app, ctx);
+
+    // -o and --query are checked before any command runs (nothing is created with a bad -o).
+    app.parse_complete_callback([&] {
+        if (!options.output.empty()) parse_output_format(options.output);
+        if (!options.query.empty()) query_json(nullptr, options.query);
+    });
 
     try {
         app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include "fake_storage/accounts/account_registry.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_context.h"
+#include "tools/bai/json_fields.h"
 
 namespace bai::cli {
 namespace {
@@ -25,12 +26,21 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
     }
 }
 
-// "https://NAME.file.core.windows.net/SHARE" -> NAME
+// "https://NAME.file.core.windows.net/SHARE" -> NAME; a path-style URL of an emulator
+// ("http://127.0.0.1:10004/NAME/SHARE", "http://localhost:10004/NAME/SHARE") -> NAME.
 std::string account_of_url(const std::string& url) {
     size_t start = url.find("://");
     start = start == std::string::npos ? 0 : start + 3;
-    size_t dot = url.find('.', start);
-    return dot == std::string::npos ? "" : url.substr(start, dot - start);
+    size_t slash = url.find('/', start);
+    std::string host = url.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    host = host.substr(0, host.find(':'));
+    bool path_style = host == "localhost" || host.find_first_not_of("0123456789.") == std::string::npos;
+    if (path_style) {
+        if (slash == std::string::npos) return "";
+        size_t end = url.find('/', slash + 1);
+        return url.substr(slash + 1, end == std::string::npos ? std::string::npos : end - slash - 1);
+    }
+    return host.substr(0, host.find('.'));
 }
 
 bool has_credentials(const json& volume) {
@@ -77,10 +87,10 @@ std::string StorageKeys::key_for(const std::string& account) {
     ArmClient& arm = ctx_.arm();
     json accounts = arm.list("/subscriptions/" + arm.subscription() + "/providers/Microsoft.Storage/storageAccounts", kStorageApi);
     for (const json& a : accounts) {
-        if (!a.is_object() || a.value("name", "") != account) continue;
-        json listed = arm.post(a.value("id", "") + "/listKeys", kStorageApi);
+        if (string_field(a, "name") != account) continue;
+        json listed = arm.post(string_field(a, "id") + "/listKeys", kStorageApi);
         if (listed.is_object() && listed.contains("keys") && listed["keys"].is_array() && !listed["keys"].empty()) {
-            return keys_[account] = listed["keys"][0].value("value", "");
+            return keys_[account] = string_field(listed["keys"][0], "value");
         }
     }
     throw CliError("cannot find the key of storage account '" + account +
@@ -92,12 +102,12 @@ void patch_mount_volumes(json& volumes, StorageKeys& keys) {
     if (volumes.contains("azureFileShares") && volumes["azureFileShares"].is_array()) {
         for (json& v : volumes["azureFileShares"]) {
             if (!v.is_object()) continue;
-            std::string url = v.value("azureFileUrl", "");
+            std::string url = string_field(v, "azureFileUrl");
             if (url.find(kAccountPlaceholder) != std::string::npos) {
                 replace_all(url, kAccountPlaceholder, keys.account("azureFileUrl " + url));
                 v["azureFileUrl"] = url;
             }
-            std::string account = v.value("accountName", "");
+            std::string account = string_field(v, "accountName");
             if (account.empty() || account.find(kAccountPlaceholder) != std::string::npos) account = account_of_url(url);
             v["accountName"] = account;
             fill_credentials(v, account, keys);
@@ -106,10 +116,10 @@ void patch_mount_volumes(json& volumes, StorageKeys& keys) {
     if (volumes.contains("azureBlobFileSystems") && volumes["azureBlobFileSystems"].is_array()) {
         for (json& v : volumes["azureBlobFileSystems"]) {
             if (!v.is_object()) continue;
-            std::string account = v.value("accountName", "");
+            std::string account = string_field(v, "accountName");
             if (account.empty() || account.find(kAccountPlaceholder) != std::string::npos) {
                 std::string given = account;
-                account = keys.account("azureBlobFileSystems container " + v.value("containerName", ""));
+                account = keys.account("azureBlobFileSystems container " + string_field(v, "containerName"));
                 if (!given.empty()) {
                     replace_all(given, kAccountPlaceholder, account);
                     account = given;

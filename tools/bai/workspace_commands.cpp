@@ -11,10 +11,8 @@ using nlohmann::json;
 
 const std::vector<Column> kWorkspaceTable = {
     {"Name", "name"}, {"Resource Group", "resourceGroup"}, {"Location", "location"}, {"State", "provisioningState"}};
-const std::vector<Column> kExperimentTable = {{"Name", "name"},
-                                              {"Resource Group", "resourceGroup"},
-                                              {"Creation Time", "creationTime"},
-                                              {"State", "provisioningState"}};
+const std::vector<Column> kExperimentTable = {
+    {"Name", "name"}, {"Resource Group", "resourceGroup"}, {"Workspace", "", workspace_cell}};
 const std::vector<Column> kGroupTable = {{"Name", "name"}, {"Location", "location"}, {"State", "properties.provisioningState"}};
 
 struct Flags {
