@@ -671,9 +671,12 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
     Handle& handle = handle_of(fi);
     const int fd = handle.staging ? handle.staging->fd : handle.snapshot.fd;
     if (fd < 0) {  // a small blob, in memory
+        // A copy: once the kernel has the reply, the reader may close the file and the release
+        // free the handle while this thread is still inside the reply's writev.
         const std::string& bytes = handle.snapshot.bytes;
         const size_t from = std::min(bytes.size(), static_cast<size_t>(offset));
-        fuse_reply_buf(req, bytes.data() + from, std::min(size, bytes.size() - from));
+        const std::string slice = bytes.substr(from, std::min(size, bytes.size() - from));
+        fuse_reply_buf(req, slice.data(), slice.size());
         return;
     }
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
