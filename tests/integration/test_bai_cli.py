@@ -7,6 +7,7 @@ import shutil
 import tempfile
 import unittest
 
+from azure.storage.blob import BlobServiceClient
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -144,6 +145,44 @@ class BaiCommands(BaiTestCase):
                          timeout=60, what="job running")
         self.bai("job", "terminate", *g, *w, *e, "-n", "long", "-y")
         self.assertEqual(self.bai_json("job", "show", *g, *w, *e, "-n", "long")["executionState"], "failed")
+
+    def test_cluster_from_a_file_with_setup_task_every_mount_kind_and_low_priority(self):
+        g, w = ["-g", "rg-f"], ["-w", "wsf2"]
+        self.bai("group", "create", "-n", "rg-f", "-l", "eastus")
+        self.bai("workspace", "create", *g, "-n", "wsf2")
+        with BlobServiceClient.from_connection_string(harness.connection_string(self.endpoints)) as blobs:
+            blobs.create_container("lake").upload_blob("data.txt", b"lake data")
+        self.bai("file-server", "create", *g, *w, "-n", "fs", "-s", "STANDARD_D2_V2", "--disk-count", "1",
+                 "--disk-size", "10", "-p", "Pw-12345")
+        cluster_file = self.write("cluster.json", {"properties": {
+            "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": 1}},
+            "nodeSetup": {"mountVolumes": {"azureFileShares": [{
+                "azureFileUrl": "https://<AZURE_BATCHAI_STORAGE_ACCOUNT>.file.core.windows.net/jobs",
+                "relativeMountPath": "fromfile"}]}}}})
+        # The account and key from the environment, as the az CLI read them.
+        env = {"AZURE_BATCHAI_STORAGE_ACCOUNT": harness.DEV_ACCOUNT, "AZURE_BATCHAI_STORAGE_KEY": harness.DEV_KEY}
+        c = self.bai_json("cluster", "create", *g, *w, "-n", "cf", "-f", cluster_file, "--vm-priority", "lowpriority",
+                          "--bfs-name", "lake", "--nfs", "fs", "-p", "Pw-12345",
+                          "--setup-task", "cat $AZ_BATCHAI_MOUNT_ROOT/bfs/data.txt; echo; ls $AZ_BATCHAI_MOUNT_ROOT",
+                          "--setup-task-output", "$AZ_BATCHAI_MOUNT_ROOT/fromfile", env=env)
+        self.assertEqual(c["vmPriority"], "lowpriority")
+        volumes = c["nodeSetup"]["mountVolumes"]
+        self.assertEqual(volumes["azureFileShares"][0]["azureFileUrl"],
+                         f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/jobs")
+        self.assertEqual(volumes["azureBlobFileSystems"][0]["containerName"], "lake")
+        self.assertTrue(volumes["fileServers"][0]["fileServer"]["id"].endswith("/fileServers/fs"))
+        shown = harness.wait_for(lambda: (lambda c: c if c.get("nodeStateCounts", {}).get("idleNodeCount") == 1 else None)(
+            self.bai_json("cluster", "show", *g, *w, "-n", "cf")), timeout=60, what="node idle")
+        suffix = shown["nodeSetup"]["setupTask"]["stdOutErrPathSuffix"]  # where the service put the logs
+        with ShareServiceClient.from_connection_string(harness.connection_string(self.endpoints)) as shares:
+            share = shares.get_share_client("jobs")
+            logs = [f["name"] for f in share.get_directory_client(suffix).list_directories_and_files()
+                    if f["name"].startswith("stdout-")]
+            self.assertEqual(len(logs), 1, logs)
+            text = share.get_file_client(suffix + "/" + logs[0]).download_file().readall().decode()
+        self.assertIn("lake data", text)  # the setup task read the container through its mount
+        self.assertEqual(sorted(text.split()[2:]), ["bfs", "fromfile", "nfs"])
+        self.bai("cluster", "delete", *g, *w, "-n", "cf", "-y")
 
     def test_scale_flags_follow_the_az_rule(self):
         g, w = ["-g", "rg-s"], ["-w", "wss"]
