@@ -100,6 +100,7 @@ void LocalEngine::start() {
         remove_tree(it->path(), ec);
     }
     fs::create_directories(options_.nodes_dir, ec);
+    sweep_file_server_disks();
     write_mpi_agent(mpi_agent_);
     recover();
     schedule();
@@ -754,6 +755,27 @@ void LocalEngine::job_terminate(const std::string& job_id) {
         if (running_.count(key)) return stop_job(key, "terminate");
         std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
     });
+}
+
+// A disk whose file server is gone (the emulator died between the delete and the disk's removal)
+// is removed at start.
+void LocalEngine::sweep_file_server_disks() {
+    std::set<std::string> live;
+    for (const arm::StoredResource& server : store_.all_of_type(arm::kind::kFileServer)) {
+        live.insert(std::to_string(server.seq));
+    }
+    std::error_code ec;
+    for (fs::directory_iterator it(options_.nodes_dir.parent_path() / "fileservers", ec), end; !ec && it != end;
+         it.increment(ec)) {
+        if (live.count(it->path().filename().string())) continue;
+        std::error_code removed;
+        remove_tree(it->path(), removed);
+        if (removed) {
+            log::warning("could not remove the orphaned file server disk " + it->path().string() + ": " + removed.message());
+        } else {
+            log::info("removed the disk of a file server that no longer exists: " + it->path().string());
+        }
+    }
 }
 
 void LocalEngine::file_server_deleted(const arm::StoredResource& file_server) {

@@ -76,6 +76,7 @@ public:
 
 private:
     FileServerExport file_server_export(const std::string& id) const;
+    void sweep_file_server_disks();
     std::filesystem::path file_server_disk(std::int64_t seq) const;
     struct NodeSlot {
         Node node;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
 #include "emulator/arm/arm_api.h"
@@ -144,6 +145,20 @@ TEST_F(LocalEngineTest, ManyJobsFromSeveralThreadsWithTerminatesAndDeletes) {
     std::string stdout_path = files->share_root("devstoreaccount1", "jobs").string() + "/seg/j1-2/stdouterr/stdout.txt";
     EXPECT_TRUE(std::filesystem::exists(stdout_path));
     EXPECT_EQ(files->get_file("devstoreaccount1", "jobs", "seg/j1-2/stdouterr/stdout.txt").size, 5u);  // "j1-2\n"
+}
+
+TEST_F(LocalEngineTest, TheDiskOfAFileServerThatIsGoneIsRemovedAtStart) {
+    const std::string server = kWorkspace + "/fileServers/nfs";
+    ASSERT_TRUE(store->create(server, kWorkspace, "fileServer", json{{"id", server}, {"name", "nfs"}, {"properties", json::object()}}));
+    auto live = dir / ("fileservers/" + std::to_string(store->get(server)->seq));
+    auto orphan = dir / "fileservers/999999";
+    for (const auto& disk : {live, orphan}) {
+        std::filesystem::create_directories(disk / "data");
+        std::ofstream(disk / "data/file.txt") << "on the disk";
+    }
+    start(0);
+    EXPECT_TRUE(std::filesystem::exists(live / "data/file.txt"));
+    EXPECT_FALSE(std::filesystem::exists(orphan));
 }
 
 TEST_F(LocalEngineTest, MaxWallClockTimeOnAVirtualClock) {
