@@ -113,7 +113,8 @@ public:
                 return finish(prep);
             }
         }
-        JobOutcome outcome = run_processes(plan_.processes, "run");
+        std::optional<JobOutcome> played = play_declared_workload();
+        JobOutcome outcome = played ? *played : run_processes(plan_.processes, "run");
         if (outcome.result == Result::failed) {
             outcome.error_code = "JobFailed";
             outcome.error_message = "Job failed with non-zero exit code";
@@ -333,6 +334,21 @@ private:
     static Environment merged(Environment base, const Environment& over) {
         for (const auto& [name, value] : over) base[name] = value;
         return base;
+    }
+
+    // A job whose command names a declared workload (scenarios) runs no process.
+    std::optional<JobOutcome> play_declared_workload() {
+        if (!in_.workloads || !in_.clock || plan_.processes.empty()) return std::nullopt;
+        const PlannedProcess& master = plan_.processes[0];
+        WorkloadContext context{in_.job_id,
+                                envs_[0],
+                                [this](const std::string& path) { return in_store(host_path(path, "workload file")); },
+                                in_store(stdouterr_) / master.stdout_name,
+                                *in_.clock,
+                                control_};
+        std::optional<JobOutcome> outcome = in_.workloads->play(master.command, context);
+        if (outcome) log_.line("declared workload played: " + master.command);
+        return outcome;
     }
 
     // Starts them all, waits for the required ones, then stops the others. The result is the

@@ -13,6 +13,7 @@
 
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/engine/container_runtime.h"
+#include "emulator/engine/declared_workload.h"
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/storage_access.h"
 #include "fuse_mounts/common/mount_faults.h"
@@ -43,6 +44,9 @@ struct JobRunInputs {
     const ContainerOptions* containers = nullptr;
     RuntimeProbe* runtimes = nullptr;
     mounts::MountFaults* faults = nullptr;  // consulted by the job's share mounts
+    // Scenarios: jobs whose command names a declared workload are played on `clock`.
+    DeclaredWorkloads* workloads = nullptr;
+    Clock* clock = nullptr;
 };
 
 struct JobOutcome {

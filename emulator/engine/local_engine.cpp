@@ -581,6 +581,8 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.containers = &options_.containers;
     in.runtimes = &runtimes_;
     in.faults = &faults_;
+    in.workloads = options_.workloads;
+    in.clock = &clock_;
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {

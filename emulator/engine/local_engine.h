@@ -41,6 +41,8 @@ struct EngineOptions {
     // Where jobs with containerSettings run (--container-runtime, --image, --strict-images).
     ContainerOptions containers;
     Clock* clock = nullptr;  // a real clock when null
+    // Scenarios: plays the jobs whose command names a declared workload (declared_workload.h).
+    DeclaredWorkloads* workloads = nullptr;
 };
 
 class LocalEngine : public arm::ComputeEngine {

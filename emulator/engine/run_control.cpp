@@ -22,6 +22,13 @@ void RunControl::cancel(const std::string& reason) {
     for (const auto& weak : processes_) {
         if (auto p = weak.lock()) p->kill_group(SIGKILL);
     }
+    cancelled_cv_.notify_all();
+}
+
+bool RunControl::sleep_until(Clock& clock, time::TimePoint deadline) {
+    std::unique_lock lock(mutex_);
+    while (!cancelled_ && clock.now() < deadline) clock.wait_until(lock, cancelled_cv_, deadline);
+    return !cancelled_;
 }
 
 bool RunControl::cancelled() const {

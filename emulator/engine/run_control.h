@@ -2,11 +2,13 @@
 // cancel() kills what runs and makes every later start() fail at once.
 #pragma once
 
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "emulator/engine/clock.h"
 #include "emulator/engine/process.h"
 
 namespace bai::engine {
@@ -23,12 +25,16 @@ public:
     // Kills the processes still running without cancelling the run (TensorFlow's parameter
     // servers once the workers are done).
     void kill(const std::shared_ptr<Process>& process);
+    // Waits on `clock` until `deadline`; false when the run is cancelled first (a declared
+    // workload's time, which cancel() cuts short as it kills processes).
+    bool sleep_until(Clock& clock, time::TimePoint deadline);
 
 private:
     mutable std::mutex mutex_;
     bool cancelled_ = false;
     std::string reason_;
     std::vector<std::weak_ptr<Process>> processes_;
+    std::condition_variable cancelled_cv_;
 };
 
 }  // namespace bai::engine
