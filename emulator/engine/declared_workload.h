@@ -23,6 +23,9 @@ struct WorkloadContext {
     // Where a path the job sees (variables already expanded) lies on this machine.
     std::function<std::filesystem::path(const std::string&)> host_file;
     std::filesystem::path stdout_file;  // the master's stdout, on this machine
+    // When the engine started the job: the workload's timeline counts from here, not from when
+    // its thread got to it, so that advancing the clock while the job is set up changes nothing.
+    time::TimePoint started;
     Clock& clock;
     RunControl& control;  // cancelled by terminate, delete, pre-emption, maxWallClockTime
 };

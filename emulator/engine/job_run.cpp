@@ -344,6 +344,7 @@ private:
                                 envs_[0],
                                 [this](const std::string& path) { return in_store(host_path(path, "workload file")); },
                                 in_store(stdouterr_) / master.stdout_name,
+                                in_.started,
                                 *in_.clock,
                                 control_};
         std::optional<JobOutcome> outcome = in_.workloads->play(master.command, context);

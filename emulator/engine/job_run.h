@@ -47,6 +47,7 @@ struct JobRunInputs {
     // Scenarios: jobs whose command names a declared workload are played on `clock`.
     DeclaredWorkloads* workloads = nullptr;
     Clock* clock = nullptr;
+    time::TimePoint started{};  // on `clock`, when the engine started the job
 };
 
 struct JobOutcome {

@@ -549,7 +549,10 @@ void LocalEngine::schedule() {
 }
 
 void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std::vector<NodeSlot*> nodes) {
-    const std::string now = now_text(clock_);
+    // One instant for the document's transition and the run's start (a declared workload's
+    // timeline counts from it), read before anyone can see the job running.
+    const time::TimePoint started_at = clock_.now();
+    const std::string now = arm::arm_time(started_at);
     bool started = false;
     std::optional<arm::StoredResource> job = store_.update(queued.id, [&](json& body) {
         json& p = body["properties"];
@@ -583,6 +586,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.faults = &faults_;
     in.workloads = options_.workloads;
     in.clock = &clock_;
+    in.started = started_at;
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {

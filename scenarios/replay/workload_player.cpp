@@ -38,7 +38,7 @@ std::optional<JobOutcome> WorkloadPlayer::play(const std::string& command, const
     }
     fs::create_directories(c.stdout_file.parent_path());
     std::ofstream out(c.stdout_file, std::ios::app);
-    const time::TimePoint start = c.clock.now();
+    const time::TimePoint start = c.started;
     const size_t slices = w.stdout_lines.size() + 1;
     for (size_t k = 0; k < slices; ++k) {
         time::TimePoint at = start + std::chrono::duration_cast<time::TimePoint::duration>(w.duration * (k + 1)) / slices;

@@ -15,7 +15,8 @@ class WorkloadPlayer : public engine::DeclaredWorkloads {
 public:
     explicit WorkloadPlayer(std::map<std::string, Workload> workloads) : workloads_(std::move(workloads)) {}
 
-    // Prints its lines spread over its duration (line k of n after k/(n+1) of it), writes its
+    // Prints its lines spread over its duration (line k of n after k/(n+1) of it, counted from
+    // when the engine started the job), writes its
     // files at the end, then exits with its code; attempts up to fail_first exit with 1. A
     // cancelled attempt (pre-emption, terminate) writes nothing more and counts as an attempt.
     std::optional<engine::JobOutcome> play(const std::string& command, const engine::WorkloadContext& context) override;

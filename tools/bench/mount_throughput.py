@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""A file share through its FUSE mount on an emulated node, against the same disk without FUSE,
-side by side in one run (issue 6's benchmark):
+"""A file share or a blob container through its FUSE mount on an emulated node, against the same
+disk without FUSE, side by side in one run (issue 6's benchmark):
 
 1. sequential write of SIZE MiB in 1 MiB writes (then fsync), and sequential read of it back in
    1 MiB reads, the page cache dropped before each read (echo 3 > /proc/sys/vm/drop_caches; as
@@ -8,11 +8,14 @@ side by side in one run (issue 6's benchmark):
 2. create + stat of N small files (one `open(O_CREAT)`/`close`/`stat` each) in one directory;
 3. `ls -l` of that N-entry directory (the time of the command).
 
-The mount is a node's cluster-level share mount of a running emulator (found through GET
-/emulator/nodes); "native" is a directory beside the emulator's data directory on the same disk.
-Targets: write and read at least 70% of native, creates at least 40%.
+The mount is a node's cluster-level mount of a running emulator (found through GET
+/emulator/nodes): `--volume share` (azureFileShares, fuse.bai-share) or `--volume container`
+(azureBlobFileSystems, fuse.bai-blob: writes are staged and committed as a blob at close, so the
+write figure includes that commit); "native" is a directory beside the emulator's data directory on
+the same disk. Share targets: write and read at least 70% of native, creates at least 40%.
 
-Usage: tools/bench/share_mount.py [--build DIR] [--size-mib 1024] [--files 10000]
+Usage: tools/bench/mount_throughput.py [--volume share|container] [--build DIR] [--size-mib 1024]
+       [--files 10000] [--repeat 3]
 """
 import argparse
 import os
@@ -84,9 +87,11 @@ def main():
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--files", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--volume", choices=["share", "container"], default="share")
     args = parser.parse_args()
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
     with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
+        from azure.storage.blob import BlobServiceClient
         from azure.storage.fileshare import ShareServiceClient
         ep = emu.endpoints
 
@@ -96,22 +101,32 @@ def main():
                 raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
             return r
 
-        ShareServiceClient.from_connection_string(harness.connection_string(ep)).create_share("bench")
+        if args.volume == "share":
+            with ShareServiceClient.from_connection_string(harness.connection_string(ep)) as shares:
+                shares.create_share("bench")
+            volumes = {"azureFileShares": [{
+                "accountName": harness.DEV_ACCOUNT,
+                "azureFileUrl": f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/bench",
+                "relativeMountPath": "vol", "credentials": {"accountKey": harness.DEV_KEY}}]}
+        else:
+            with BlobServiceClient.from_connection_string(harness.connection_string(ep)) as blobs:
+                blobs.create_container("bench")
+            volumes = {"azureBlobFileSystems": [{
+                "accountName": harness.DEV_ACCOUNT, "containerName": "bench",
+                "relativeMountPath": "vol", "credentials": {"accountKey": harness.DEV_KEY}}]}
         call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
         call("PUT", WS, {"location": "eastus"})
         call("PUT", f"{WS}/clusters/c", {"properties": {
             "vmSize": "STANDARD_D1", "scaleSettings": {"manual": {"targetNodeCount": 1}},
             "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"},
-            "nodeSetup": {"mountVolumes": {"azureFileShares": [{
-                "accountName": harness.DEV_ACCOUNT,
-                "azureFileUrl": f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/bench",
-                "relativeMountPath": "afs", "credentials": {"accountKey": harness.DEV_KEY}}]}}}})
+            "nodeSetup": {"mountVolumes": volumes}}})
         harness.wait_for(lambda: call("GET", f"{WS}/clusters/c").json()["properties"]
                          .get("nodeStateCounts", {}).get("idleNodeCount") == 1, timeout=60, what="the node")
         node = call("GET", "/emulator/nodes", api_version=None).json()["value"][0]
-        mount = os.path.join(node["root"], "mounts", "afs")
+        mount = os.path.join(node["root"], "mounts", "vol")
+        kind = "fuse.bai-share" if args.volume == "share" else "fuse.bai-blob"
         with open("/proc/self/mounts") as f:
-            if f" {mount} fuse.bai-share " not in f.read():
+            if f" {mount} {kind} " not in f.read():
                 sys.exit(f"{mount} is not a FUSE mount (root and /dev/fuse are needed)")
         native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
         try:
@@ -146,7 +161,7 @@ def main():
     print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; mount {mount}")
     print(f"medians of {args.repeat} runs, mount and native alternating; ranges: " +
           ", ".join(f"{k} {lo:.0f}-{hi:.0f}" for k, (lo, hi) in spread.items()) + "\n")
-    print("| measure | FUSE share mount | native disk | mount / native |")
+    print(f"| measure | FUSE {args.volume} mount | native disk | mount / native |")
     print("|---|---|---|---|")
     for label, fuse, nat, higher_better in rows:
         ratio = fuse / nat if higher_better else nat / fuse
