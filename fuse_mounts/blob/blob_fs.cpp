@@ -547,6 +547,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     });
 }
 
+// What a plain directory entry carries as its inode number (libfuse's FUSE_UNKNOWN_INO).
+constexpr ino_t kUnknownIno = 0xffffffff;
+
 void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi, bool plus) {
     State& s = state_of(req);
     auto& listing = *reinterpret_cast<DirListing*>(static_cast<std::uintptr_t>(fi->fh));
@@ -569,6 +572,9 @@ void read_directory(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, f
         } else {
             fuse_entry_param e{};
             e.attr.st_mode = item.entry.kind == Entry::directory ? S_IFDIR : S_IFREG;
+            // Never 0: readdir(3) drops entries whose d_ino is 0 (with plain READDIR, every name
+            // after the first READDIRPLUS buffer vanished). The kernel does not use it otherwise.
+            e.attr.st_ino = kUnknownIno;
             entry_size = plus ? fuse_add_direntry_plus(req, buffer.data() + used, size - used, item.name.c_str(), &e, next)
                               : fuse_add_direntry(req, buffer.data() + used, size - used, item.name.c_str(), &e.attr, next);
             if (entry_size > size - used) break;

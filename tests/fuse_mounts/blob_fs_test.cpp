@@ -85,6 +85,15 @@ protected:
     fs::path mnt;
 };
 
+TEST_F(BlobFsTest, ADirectoryOfThousandsOfBlobsListsWhole) {
+    // More entries than one readdir buffer holds: the listing continues at the kernel's offset.
+    for (int i = 0; i < 2000; ++i) put("many/f" + std::to_string(i) + ".txt", "");
+    EXPECT_EQ(listed(mnt / "many").size(), 2000u);
+    fs::remove_all(mnt / "many");
+    EXPECT_FALSE(fs::exists(mnt / "many"));
+    EXPECT_TRUE(blobs->list_blobs(kAcct, "data", {}).entries.empty());
+}
+
 TEST_F(BlobFsTest, BlobNamesWithSlashesAreVirtualDirectories) {
     put("a/b/c.txt", "deep");
     put("a/top.txt", "top");
