@@ -1,0 +1,226 @@
+#include "emulator/daemon/running_emulator.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "common/db/database.h"
+#include "common/http/listener.h"
+#include "common/log/logger.h"
+#include "common/version.h"
+#include "emulator/arm/arm_api.h"
+#include "emulator/daemon/daemon_state.h"
+#include "emulator/daemon/data_dir_lock.h"
+#include "emulator/engine/engine_routes.h"
+#include "emulator/engine/local_engine.h"
+#include "emulator/tls/self_signed_cert.h"
+#include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/blob/blob_service.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/storage_schema.h"
+#include "fake_storage/file/file_service.h"
+#include "fuse_mounts/manager/mount_table.h"
+
+namespace bai::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string url(const std::string& scheme, const std::string& host, int port) {
+    std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    return scheme + "://" + h + ":" + std::to_string(port);
+}
+
+void release_mounts(const fs::path& nodes_dir, const char* when) {
+    for (const std::string& point : mounts::release_mounts_under(nodes_dir)) {
+        log::warning(std::string("could not release mount ") + point + " " + when);
+    }
+}
+
+// The emulator's own route on ARM: where the other endpoints are, for clients that know only ARM.
+void add_endpoints_route(httplib::Server& server, const endpoints::Endpoints& e) {
+    std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}}.dump();
+    server.Get("/emulator/endpoints", [body](const httplib::Request&, httplib::Response& res) {
+        res.set_content(body, "application/json");
+    });
+}
+
+}  // namespace
+
+// Declared in construction order: destroyed in the reverse one.
+struct RunningEmulator::Parts {
+    fs::path location;
+    std::optional<DataDirLock> lock;
+    fs::path nodes_dir;
+    std::unique_ptr<db::Database> state;
+    long run_id = 0;
+    std::unique_ptr<storage::ContentFiles> content;
+    storage::AccountRegistry accounts;
+    std::unique_ptr<storage::BlobStore> blob_store;
+    std::unique_ptr<storage::FileStore> file_store;
+    std::unique_ptr<storage::BlobService> blob_service;
+    std::unique_ptr<storage::FileService> file_service;
+    engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
+    std::unique_ptr<arm::ArmApi> arm_api;
+    std::vector<std::unique_ptr<http::Listener>> listeners;
+    endpoints::Endpoints published;
+    bool stopped = false;
+};
+
+std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, EngineHooks hooks) {
+    auto p = std::make_unique<Parts>();
+    std::error_code ec;
+    fs::create_directories(options.location, ec);
+    if (ec) throw StartError("cannot create " + options.location.string() + ": " + ec.message());
+    p->location = fs::canonical(options.location);
+
+    std::string reason;
+    std::optional<DataDirLock> acquired = DataDirLock::acquire(p->location, reason);
+    if (!acquired) throw StartError(reason);
+    p->lock.emplace(std::move(*acquired));
+
+    log::open(p->location / "emulator.log");
+    log::info(std::string("starting batchai-emulator ") + kVersion + " in " + p->location.string());
+    const engine::GpuInventory gpus = engine::discover_gpus(options.gpus);
+    log::info("GPUs: " + gpus.description);
+    p->nodes_dir = p->location / "nodes";
+    release_mounts(p->nodes_dir, "left by a previous run");
+
+    try {
+        p->state = db::Database::open(p->location / "state.db",
+                                      {.synchronous_full = options.durable, .background_checkpoints = true});
+        migrate_daemon_schema(*p->state);
+        storage::migrate_storage_schema(*p->state);
+        arm::ArmApi::migrate(*p->state);
+        if (auto previous = last_run(*p->state); previous && !previous->stopped_cleanly) {
+            log::warning("the previous run (pid " + std::to_string(previous->pid) + ", started " +
+                         previous->started_at + ") did not stop cleanly");
+        }
+        p->run_id = record_start(*p->state, ::getpid(), kVersion);
+        p->content = std::make_unique<storage::ContentFiles>(p->location / "storage", options.durable);
+    } catch (const std::exception& e) {
+        throw StartError(std::string("state.db: ") + e.what());
+    }
+
+    for (const storage::Account& account : options.accounts) p->accounts.put(account);
+    p->blob_store = std::make_unique<storage::BlobStore>(*p->state, *p->content);
+    p->file_store = std::make_unique<storage::FileStore>(*p->state, *p->content);
+    try {
+        if (size_t replayed = p->file_store->recover(); replayed > 0) {
+            log::info("applied " + std::to_string(replayed) + " file range writes left pending");
+        }
+        auto live = p->blob_store->live_content_ids();
+        for (std::string& id : p->file_store->live_content_ids()) live.push_back(std::move(id));
+        if (size_t swept = p->content->sweep({live.begin(), live.end()}); swept > 0) {
+            log::info("removed " + std::to_string(swept) + " content files no metadata refers to");
+        }
+    } catch (const std::exception& e) {
+        throw StartError(std::string("storage: ") + e.what());
+    }
+    p->blob_service = std::make_unique<storage::BlobService>(p->accounts, *p->blob_store, *p->content);
+    p->file_service = std::make_unique<storage::FileService>(p->accounts, *p->file_store, *p->content);
+    Parts& parts = *p;
+    p->arm_api = std::make_unique<arm::ArmApi>(
+        *p->state, p->accounts, *p->file_store, *p->blob_store, std::chrono::milliseconds(options.lro_delay_ms),
+        [&parts, &options, &gpus, hooks](arm::ResourceStore& store) {
+            engine::EngineOptions engine_options;
+            engine_options.nodes_dir = parts.nodes_dir;
+            engine_options.gpus = gpus.gpus;
+            engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
+            engine_options.strict_gpus = options.strict_gpus;
+            engine_options.containers = options.containers;
+            engine_options.clock = hooks.clock;
+            engine_options.workloads = hooks.workloads;
+            auto made = std::make_unique<engine::LocalEngine>(
+                store,
+                engine::StorageAccess{*parts.file_store, *parts.blob_store, *parts.content,
+                                      parts.content->temporary_dir(), {}},
+                engine_options);
+            parts.job_engine = made.get();
+            return made;
+        });
+
+    tls::CertificateFiles certificate;
+    try {
+        certificate = tls::ensure_certificate(p->location / "tls", options.host);
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
+    auto arm_server = std::make_unique<httplib::SSLServer>(certificate.certificate.c_str(), certificate.private_key.c_str());
+    if (!arm_server->is_valid()) throw StartError("cannot load " + certificate.certificate.string());
+
+    std::shared_ptr<http::RequestLog> request_log;
+    if (options.debug_log) {
+        try {
+            request_log = std::make_shared<http::RequestLog>(*options.debug_log);
+        } catch (const std::exception& e) {
+            throw StartError(e.what());
+        }
+    }
+    p->listeners.push_back(std::make_unique<http::Listener>("arm", std::move(arm_server), request_log));
+    p->listeners.push_back(std::make_unique<http::Listener>("blob", std::make_unique<httplib::Server>(), request_log));
+    p->listeners.push_back(std::make_unique<http::Listener>("file", std::make_unique<httplib::Server>(), request_log));
+    http::Listener& arm = *p->listeners[0];
+    http::Listener& blob = *p->listeners[1];
+    http::Listener& file = *p->listeners[2];
+    for (auto& listener : p->listeners) http::add_health_route(listener->server(), listener->name());
+    p->blob_service->register_routes(blob.server());
+    p->file_service->register_routes(file.server());
+
+    if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
+    if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());
+    if (!file.bind(options.host, options.file_port)) throw StartError(file.error());
+
+    p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
+                    url("http", options.host, file.port()), certificate.certificate.string(),
+                    static_cast<long>(::getpid())};
+    add_endpoints_route(arm.server(), p->published);
+    engine::add_engine_routes(arm.server(), *p->job_engine);
+    try {
+        p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});
+    } catch (const std::exception& e) {
+        throw StartError(std::string("ARM: ") + e.what());
+    }
+    try {
+        p->job_engine->start();
+    } catch (const std::exception& e) {
+        throw StartError(std::string("job engine: ") + e.what());
+    }
+    for (auto& listener : p->listeners) listener->start();
+    endpoints::write(p->location / endpoints::kFileName, p->published);
+    log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file);
+    return std::unique_ptr<RunningEmulator>(new RunningEmulator(std::move(p)));
+}
+
+RunningEmulator::RunningEmulator(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+RunningEmulator::~RunningEmulator() { stop(); }
+
+const endpoints::Endpoints& RunningEmulator::endpoints() const { return parts_->published; }
+const fs::path& RunningEmulator::location() const { return parts_->location; }
+engine::LocalEngine& RunningEmulator::engine() { return *parts_->job_engine; }
+
+std::string RunningEmulator::dev_connection_string() const {
+    return storage::connection_string(*parts_->accounts.find(storage::kDevAccountName), parts_->published.blob,
+                                      parts_->published.file);
+}
+
+void RunningEmulator::stop() {
+    Parts& p = *parts_;
+    if (p.stopped) return;
+    p.stopped = true;
+    std::error_code ec;
+    fs::remove(p.location / endpoints::kFileName, ec);
+    for (auto& listener : p.listeners) listener->stop_accepting();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    for (auto& listener : p.listeners) listener->finish(deadline);
+    p.arm_api->stop();
+    p.job_engine->stop();
+    release_mounts(p.nodes_dir, "at stop");
+    record_stop(*p.state, p.run_id);
+    log::info("stopped cleanly");
+}
+
+}  // namespace bai::daemon
