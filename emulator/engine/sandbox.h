@@ -24,6 +24,10 @@ struct SandboxBind {
 struct SandboxSpec {
     std::filesystem::path root;
     bool root_writable = false;
+    // Host paths bound read-only at the same place right after the root: what an overlay over the
+    // host's root does not show (its lower layer stops at the mounts under it, e.g. a GPU driver's
+    // libraries mounted at /usr/local/nvidia).
+    std::vector<std::string> host_read_only;
     // Applied in order, after the root, /proc, /dev and a fresh tmpfs on /mnt: a bind's view must
     // lie in the root, in /mnt or in an earlier bind.
     std::vector<SandboxBind> binds;
@@ -40,5 +44,9 @@ std::vector<std::string> sandbox_command(const std::string& bwrap, const Sandbox
 
 // The binds in an order bubblewrap can apply: parents before what lies in them.
 void order_binds(std::vector<SandboxBind>& binds);
+
+// The mount points of /proc/self/mountinfo's text where system software lives (under /usr,
+// /lib, /lib64, /opt, /etc), which an overlay whose lower layer is "/" would not show.
+std::vector<std::string> system_submounts(const std::string& mountinfo);
 
 }  // namespace bai::engine

@@ -58,6 +58,29 @@ TEST(Sandbox, CommandHasTheRootNamespacesDevicesAndBindsInOrder) {
     EXPECT_EQ(find_words(sandbox_command("bwrap", spec, {"true"}), {"bwrap", "--ro-bind", "/layers/root", "/"}), 0);
 }
 
+TEST(Sandbox, SystemSubmountsAreWhatAnOverlayOfTheHostRootWouldMiss) {
+    const std::string mountinfo =
+        "22 1 0:21 / / rw,relatime - ext4 /dev/vda rw\n"
+        "23 22 0:22 / /usr/local/nvidia ro,relatime - squashfs /dev/vdb ro\n"
+        "24 22 0:23 / /proc rw - proc proc rw\n"
+        "25 22 0:24 / /etc/resolv.conf ro - ext4 /dev/vda rw\n"
+        "26 22 0:25 / /opt/my\\040tools ro - ext4 /dev/vdc rw\n"
+        "27 22 0:26 / /tmp/bai/nodes/c/n/mounts/afs rw - fuse.bai-share jobs rw\n"
+        "28 22 0:27 / /usr/local/nvidia ro - squashfs /dev/vdb ro\n"
+        "29 22 0:28 / /usrlocal rw - ext4 /dev/vdd rw";
+    EXPECT_EQ(system_submounts(mountinfo),
+              (std::vector<std::string>{"/usr/local/nvidia", "/etc/resolv.conf", "/opt/my tools"}));
+    SandboxSpec spec;
+    spec.root = "/overlay/merged";
+    spec.root_writable = true;
+    spec.host_read_only = {"/usr/local/nvidia"};
+    auto argv = sandbox_command("bwrap", spec, {"true"});
+    auto at = std::find(argv.begin(), argv.end(), "--ro-bind-try");
+    ASSERT_NE(at, argv.end());
+    EXPECT_EQ(*(at + 1), "/usr/local/nvidia");
+    EXPECT_EQ(*(at + 2), "/usr/local/nvidia");
+}
+
 TEST(Sandbox, BindsAreOrderedParentsFirst) {
     std::vector<SandboxBind> binds{{"/a", "/mnt/x/jobs/j/mounts/afs"}, {"/b", "/tmp"}, {"/c", "/mnt/x/jobs"}};
     order_binds(binds);
