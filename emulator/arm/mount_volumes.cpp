@@ -1,20 +1,14 @@
 #include "emulator/arm/mount_volumes.h"
 
-#include <cctype>
+#include <optional>
 
-#include "emulator/arm/text.h"
+#include "common/text/file_share_url.h"
 
 namespace bai::arm {
 
 using nlohmann::json;
 
 namespace {
-
-// "127.0.0.1:10004", "localhost:10004", "[::1]:10004": an emulator host, whose URLs are path style.
-bool path_style_host(const std::string& host) {
-    return host.empty() || std::isdigit(static_cast<unsigned char>(host[0])) || host[0] == '[' ||
-           host.rfind("localhost", 0) == 0;
-}
 
 // "0755" or "755" as a mode; 0777 when absent or not octal (the validator refuses those).
 unsigned octal_mode(const json& volume, const char* key) {
@@ -37,20 +31,11 @@ std::vector<Volume> volumes_of(const json& mount_volumes) {
     if (!mount_volumes.is_object()) return out;
     for (const json& share : mount_volumes.value("azureFileShares", json::array())) {
         if (!share.is_object()) continue;
-        std::string url = share.value("azureFileUrl", "");
-        size_t scheme = url.find("//");
-        std::vector<std::string> parts = split_path(scheme == std::string::npos ? url : url.substr(scheme + 2));
-        if (parts.size() < 2) continue;
+        std::optional<text::FileShareUrl> url = text::parse_file_share_url(share.value("azureFileUrl", ""));
+        if (!url) continue;
         Volume v;
-        if (path_style_host(parts[0])) {
-            if (parts.size() < 3) continue;
-            v.account = parts[1];
-            v.container = parts[2];
-        } else {
-            v.account = parts[0].substr(0, parts[0].find('.'));
-            v.container = parts[1];
-        }
-        v.account = share.value("accountName", v.account);
+        v.container = url->share;
+        v.account = share.value("accountName", url->account);
         v.relative = share.value("relativeMountPath", "");
         v.file_mode = octal_mode(share, "fileMode");
         v.directory_mode = octal_mode(share, "directoryMode");

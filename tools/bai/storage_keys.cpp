@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "common/text/file_share_url.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_context.h"
@@ -26,21 +27,9 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
     }
 }
 
-// "https://NAME.file.core.windows.net/SHARE" -> NAME; a path-style URL of an emulator
-// ("http://127.0.0.1:10004/NAME/SHARE", "http://localhost:10004/NAME/SHARE") -> NAME.
 std::string account_of_url(const std::string& url) {
-    size_t start = url.find("://");
-    start = start == std::string::npos ? 0 : start + 3;
-    size_t slash = url.find('/', start);
-    std::string host = url.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
-    host = host.substr(0, host.find(':'));
-    bool path_style = host == "localhost" || host.find_first_not_of("0123456789.") == std::string::npos;
-    if (path_style) {
-        if (slash == std::string::npos) return "";
-        size_t end = url.find('/', slash + 1);
-        return url.substr(slash + 1, end == std::string::npos ? std::string::npos : end - slash - 1);
-    }
-    return host.substr(0, host.find('.'));
+    std::optional<text::FileShareUrl> parsed = text::parse_file_share_url(url);
+    return parsed ? parsed->account : "";
 }
 
 bool has_credentials(const json& volume) {
