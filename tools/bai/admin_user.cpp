@@ -15,21 +15,19 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "common/crypto/base64.h"
 #include "tools/bai/cli_error.h"
+#include "tools/bai/json_file.h"
 
 namespace bai::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string s = text.str();
+// A public key file's key, without its line end.
+std::string read_key(const fs::path& path) {
+    std::string s = read_text_file(path.string(), "--ssh-key");
     while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
     return s;
 }
@@ -116,7 +114,7 @@ void fill_admin_user(nlohmann::json& user, const AdminFlags& f) {
 std::optional<std::string> admin_ssh_key(const std::string& flag_value, bool generate_missing) {
     if (!flag_value.empty()) {
         std::error_code ec;
-        if (fs::is_regular_file(flag_value, ec)) return read_text(flag_value);
+        if (fs::is_regular_file(flag_value, ec)) return read_key(flag_value);
         if (flag_value.rfind("ssh-", 0) != 0) {
             throw CliError("--ssh-key: '" + flag_value + "' is neither a public key nor a file holding one", kExitUsage);
         }
@@ -135,7 +133,7 @@ std::optional<std::string> admin_ssh_key(const std::string& flag_value, bool gen
         generate(dir / "id_rsa", public_path);
         std::fprintf(stderr, "SSH key files '%s' and '%s' have been generated under ~/.ssh\n", "id_rsa", "id_rsa.pub");
     }
-    return read_text(public_path);
+    return read_key(public_path);
 }
 
 }  // namespace bai::cli

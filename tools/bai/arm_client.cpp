@@ -25,15 +25,10 @@ std::string with_query(const std::string& path, const Query& query) {
     return out;
 }
 
+// httplib::Headers compares names without case.
 std::string header(const httplib::Headers& headers, const std::string& name) {
-    for (const auto& [key, value] : headers) {
-        if (key.size() == name.size() &&
-            std::equal(key.begin(), key.end(), name.begin(),
-                       [](char a, char b) { return std::tolower(a) == std::tolower(b); })) {
-            return value;
-        }
-    }
-    return "";
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
 }
 
 std::string cloud_error_text(const json& body) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/text/ascii.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/json_query.h"
 
@@ -88,10 +89,8 @@ void tsv_value(const ordered_json& value, std::string& out) {
 }  // namespace
 
 std::string id_segment(const std::string& id, const std::string& collection) {
-    std::string lower = id;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    std::string marker = "/" + collection + "/";
-    std::transform(marker.begin(), marker.end(), marker.begin(), ::tolower);
+    const std::string lower = text::lower(id);
+    const std::string marker = text::lower("/" + collection + "/");
     size_t at = lower.find(marker);
     if (at == std::string::npos) return "";
     size_t start = at + marker.size();

@@ -167,12 +167,8 @@ void add_create(CLI::App* group, CommandContext& ctx) {
     add_no_wait_flag(c, f->no_wait);
     c->callback([&ctx, f] {
         Scope scope = f->scope(ctx);
-        json body = f->config_file.empty() ? json::object() : read_json_file(f->config_file, "--config-file");
-        if (!body.contains("properties")) body["properties"] = json::object();
-        if (!body["properties"].is_object()) throw CliError("--config-file: \"properties\" must be an object", kExitUsage);
+        json body = create_body(f->config_file, f->vm_size);
         json& props = body["properties"];
-        if (!f->vm_size.empty()) props["vmSize"] = f->vm_size;
-        if (!props.contains("vmSize")) throw CliError("the following argument is required: --vm-size/-s", kExitUsage);
         apply_scale(props, *f);
         if (!f->image.empty()) props["virtualMachineConfiguration"] = {{"imageReference", image_reference(f->image)}};
         if (!f->priority.empty()) props["vmPriority"] = f->priority;
@@ -253,7 +249,7 @@ void add_read_commands(CLI::App* group, CommandContext& ctx) {
     add_no_wait_flag(c, d->no_wait);
     c->callback([&ctx, d] {
         Scope scope = d->scope(ctx);
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(scope.path(ctx.arm(), d->name), scope.api(), d->no_wait);
     });
 

@@ -69,13 +69,13 @@ void CommandContext::end_progress() {
     progress_open_ = false;
 }
 
-void confirm_or_throw(bool yes, const std::string& question) {
+void confirm_or_throw(bool yes) {
     if (yes) return;
     if (!isatty(STDIN_FILENO)) {  // az: a warning, then "Operation cancelled." and exit 1
         std::fprintf(stderr, "WARNING: Unable to prompt for confirmation as no tty available. Use --yes.\n");
         throw CliError("Operation cancelled.");
     }
-    std::fprintf(stderr, "%s (y/n): ", question.c_str());
+    std::fprintf(stderr, "Are you sure you want to perform this operation? (y/n): ");
     std::fflush(stderr);
     char answer[16] = {0};
     if (std::fgets(answer, sizeof answer, stdin) == nullptr || (answer[0] != 'y' && answer[0] != 'Y')) {

@@ -56,8 +56,9 @@ private:
     std::string last_progress_;
 };
 
-// az's confirmation: asks on a terminal; without one, refuses unless --yes.
-void confirm_or_throw(bool yes, const std::string& question);
+// az's confirmation ("Are you sure you want to perform this operation?"): asks on a terminal;
+// without one, refuses unless --yes.
+void confirm_or_throw(bool yes);
 
 // The name after the last '/' of a resource id.
 std::string last_segment(const std::string& id);

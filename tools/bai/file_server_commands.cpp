@@ -70,12 +70,8 @@ void add_create(CLI::App* group, CommandContext& ctx) {
     c->add_option("--subnet", f->subnet, "Resource id of a virtual network subnet");
     add_no_wait_flag(c, f->no_wait);
     c->callback([&ctx, f] {
-        json body = f->config_file.empty() ? json::object() : read_json_file(f->config_file, "--config-file");
-        if (!body.contains("properties")) body["properties"] = json::object();
-        if (!body["properties"].is_object()) throw CliError("--config-file: \"properties\" must be an object", kExitUsage);
+        json body = create_body(f->config_file, f->vm_size);
         json& props = body["properties"];
-        if (!f->vm_size.empty()) props["vmSize"] = f->vm_size;
-        if (!props.contains("vmSize")) throw CliError("the following argument is required: --vm-size/-s", kExitUsage);
         json& disks = props["dataDisks"];
         if (!disks.is_object()) disks = json::object();
         if (f->disk_count) disks["diskCount"] = *f->disk_count;
@@ -121,7 +117,7 @@ void add_file_server_commands(CLI::App& app, CommandContext& ctx) {
     add_yes_flag(c, d->yes);
     add_no_wait_flag(c, d->no_wait);
     c->callback([&ctx, d] {
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(d->path(ctx), d->api(ctx), d->no_wait);
     });
 }

@@ -133,7 +133,7 @@ void add_control_commands(CLI::App* group, CommandContext& ctx) {
     add_no_wait_flag(c, t->no_wait);
     c->callback([&ctx, t] {
         JobScope scope = t->scope(ctx);
-        confirm_or_throw(t->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(t->yes);
         ctx.arm().post_action(scope.path(ctx.arm(), t->name) + "/terminate", scope.api(), t->no_wait);
     });
 
@@ -144,7 +144,7 @@ void add_control_commands(CLI::App* group, CommandContext& ctx) {
     add_no_wait_flag(c, d->no_wait);
     c->callback([&ctx, d] {
         JobScope scope = d->scope(ctx);
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(scope.path(ctx.arm(), d->name), scope.api(), d->no_wait);
     });
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "emulator/validation/vm_sizes.h"
+#include "tools/bai/json_fields.h"
 
 namespace bai::cli {
 namespace {
@@ -38,14 +39,10 @@ bool on_a_mount_or_input(const std::string& path) {
     return on_a_mount(path) || starts_with_any(path, {"$AZ_BATCHAI_INPUT_", "${AZ_BATCHAI_INPUT_"});
 }
 
-std::string text_at(const json& o, const char* key) {
-    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : "";
-}
-
 void check_image(const json& p, std::vector<Finding>& out) {
     if (!p.contains("containerSettings") || !p["containerSettings"].is_object()) return;
     const json& registry = p["containerSettings"].value("imageSourceRegistry", json::object());
-    std::string image = text_at(registry, "image");
+    std::string image = string_field(registry, "image");
     if (image.empty() || image.find('@') != std::string::npos) return;
     size_t slash = image.find_last_of('/');
     std::string last = slash == std::string::npos ? image : image.substr(slash + 1);
@@ -79,14 +76,14 @@ void check_gpu_workers(const json& p, const LintOptions& options, std::vector<Fi
 }
 
 void check_output_paths(const json& p, std::vector<Finding>& out) {
-    std::string std_out_err = text_at(p, "stdOutErrPathPrefix");
+    std::string std_out_err = string_field(p, "stdOutErrPathPrefix");
     if (!std_out_err.empty() && !on_a_mount(std_out_err)) {
         out.push_back({"properties.stdOutErrPathPrefix",
                        "\"" + std_out_err + "\" is on no mounted volume: the logs stay on the node and `job file` cannot list them"});
     }
     if (!p.contains("outputDirectories") || !p["outputDirectories"].is_array()) return;
     for (size_t i = 0; i < p["outputDirectories"].size(); ++i) {
-        std::string prefix = text_at(p["outputDirectories"][i], "pathPrefix");
+        std::string prefix = string_field(p["outputDirectories"][i], "pathPrefix");
         if (!prefix.empty() && !on_a_mount(prefix)) {
             out.push_back({"properties.outputDirectories[" + std::to_string(i) + "].pathPrefix",
                            "\"" + prefix + "\" is on no mounted volume: the outputs are lost with the node"});
@@ -100,13 +97,13 @@ std::set<std::string> declared_variables(const json& p) {
                                        std::pair{"outputDirectories", "AZ_BATCHAI_OUTPUT_"}}) {
         if (!p.contains(list) || !p[list].is_array()) continue;
         for (const json& d : p[list]) {
-            std::string id = text_at(d, "id");
+            std::string id = string_field(d, "id");
             if (!id.empty()) names.insert(prefix + id);
         }
     }
     for (const char* list : {"environmentVariables", "secrets"}) {
         if (!p.contains(list) || !p[list].is_array()) continue;
-        for (const json& v : p[list]) names.insert(text_at(v, "name"));
+        for (const json& v : p[list]) names.insert(string_field(v, "name"));
     }
     return names;
 }
@@ -136,7 +133,7 @@ void check_scripts(const json& p, std::vector<Finding>& out) {
     for (const char* toolkit : kToolkits) {
         if (!p.contains(toolkit) || !p[toolkit].is_object()) continue;
         for (const char* key : {"pythonScriptFilePath", "configFilePath"}) {
-            std::string script = text_at(p[toolkit], key);
+            std::string script = string_field(p[toolkit], key);
             if (script.empty() || on_a_mount_or_input(script)) continue;
             // A job preparation may fetch the script into the job's temporary directories.
             if (preparation && starts_with_any(script, {"$AZ_BATCHAI_JOB_TEMP", "${AZ_BATCHAI_JOB_TEMP",

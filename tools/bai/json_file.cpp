@@ -26,4 +26,14 @@ nlohmann::json read_json_file(const std::string& path, const std::string& flag) 
     }
 }
 
+nlohmann::json create_body(const std::string& config_file, const std::string& vm_size) {
+    nlohmann::json body = config_file.empty() ? nlohmann::json::object() : read_json_file(config_file, "--config-file");
+    if (!body.contains("properties")) body["properties"] = nlohmann::json::object();
+    if (!body["properties"].is_object()) throw CliError("--config-file: \"properties\" must be an object", kExitUsage);
+    nlohmann::json& props = body["properties"];
+    if (!vm_size.empty()) props["vmSize"] = vm_size;
+    if (!props.contains("vmSize")) throw CliError("the following argument is required: --vm-size/-s", kExitUsage);
+    return body;
+}
+
 }  // namespace bai::cli

@@ -38,21 +38,26 @@ std::string error_of(const httplib::Result& r) {
 }  // namespace
 
 ShareUploader::ShareUploader(std::string file_endpoint, std::string account, std::string key)
-    : sas_(account_sas(account, key)), endpoint_(std::move(file_endpoint)), account_(std::move(account)) {
-    if (endpoint_.empty()) throw CliError("the emulator did not say where its File endpoint is");
+    : sas_(account_sas(account, key)), account_(std::move(account)) {
+    if (file_endpoint.empty()) throw CliError("the emulator did not say where its File endpoint is");
+    client_ = make_client(file_endpoint, "", 60s);
+}
+
+std::string ShareUploader::target(const std::string& share, const std::string& path) const {
+    std::string out = "/" + account_ + "/" + text::percent_encode(share);
+    if (!path.empty()) out.append("/").append(text::percent_encode(path, true));
+    return out;
 }
 
 void ShareUploader::ensure_share(const std::string& share) {
-    auto client = make_client(endpoint_, "", 30s);
-    auto r = client->Put("/" + account_ + "/" + text::percent_encode(share) + "?restype=share&" + sas_,
-                         httplib::Headers{{"x-ms-version", kVersion}}, "", "application/octet-stream");
+    auto r = client_->Put(target(share) + "?restype=share&" + sas_, httplib::Headers{{"x-ms-version", kVersion}}, "",
+                          "application/octet-stream");
     if (!r || (r->status != 201 && r->status != 409)) {
         throw CliError("cannot create share '" + share + "': " + error_of(r));
     }
 }
 
 void ShareUploader::ensure_directories(const std::string& share, const std::string& directory) {
-    auto client = make_client(endpoint_, "", 30s);
     std::string path;
     size_t start = 0;
     while (start < directory.size()) {
@@ -61,9 +66,8 @@ void ShareUploader::ensure_directories(const std::string& share, const std::stri
         start = slash == std::string::npos ? directory.size() : slash + 1;
         if (part.empty()) continue;
         path += (path.empty() ? "" : "/") + part;
-        auto r = client->Put("/" + account_ + "/" + text::percent_encode(share) + "/" + text::percent_encode(path, true) +
-                                 "?restype=directory&" + sas_,
-                             httplib::Headers{{"x-ms-version", kVersion}}, "", "application/octet-stream");
+        auto r = client_->Put(target(share, path) + "?restype=directory&" + sas_,
+                              httplib::Headers{{"x-ms-version", kVersion}}, "", "application/octet-stream");
         if (!r || (r->status != 201 && r->status != 409)) {
             throw CliError("cannot create directory '" + path + "' in share '" + share + "': " + error_of(r));
         }
@@ -72,9 +76,8 @@ void ShareUploader::ensure_directories(const std::string& share, const std::stri
 
 void ShareUploader::upload(const std::string& share, const std::string& path, const std::filesystem::path& local) {
     std::string bytes = read_text_file(local.string(), "upload");
-    auto client = make_client(endpoint_, "", 60s);
-    std::string target = "/" + account_ + "/" + text::percent_encode(share) + "/" + text::percent_encode(path, true);
-    auto r = client->Put(target + "?" + sas_,
+    const std::string file = target(share, path);
+    auto r = client_->Put(file + "?" + sas_,
                          httplib::Headers{{"x-ms-version", kVersion}, {"x-ms-type", "file"},
                                           {"x-ms-content-length", std::to_string(bytes.size())}},
                          "", "application/octet-stream");
@@ -82,7 +85,7 @@ void ShareUploader::upload(const std::string& share, const std::string& path, co
     for (size_t offset = 0; offset < bytes.size(); offset += kRangeBytes) {
         size_t n = std::min(kRangeBytes, bytes.size() - offset);
         std::string range = "bytes=" + std::to_string(offset) + "-" + std::to_string(offset + n - 1);
-        r = client->Put(target + "?comp=range&" + sas_,
+        r = client_->Put(file + "?comp=range&" + sas_,
                         httplib::Headers{{"x-ms-version", kVersion}, {"x-ms-range", range}, {"x-ms-write", "update"}},
                         bytes.substr(offset, n), "application/octet-stream");
         if (!r || r->status != 201) throw CliError("cannot write '" + path + "' in share '" + share + "': " + error_of(r));

@@ -3,7 +3,10 @@
 // from the account key.
 #pragma once
 
+#include <httplib.h>
+
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace bai::cli {
@@ -20,9 +23,12 @@ public:
     void upload(const std::string& share, const std::string& path, const std::filesystem::path& local);
 
 private:
+    // "/ACCOUNT/SHARE[/PATH]", encoded.
+    std::string target(const std::string& share, const std::string& path = "") const;
+
     std::string sas_;
-    std::string endpoint_;
     std::string account_;
+    std::unique_ptr<httplib::Client> client_;  // one connection for every request
 };
 
 }  // namespace bai::cli

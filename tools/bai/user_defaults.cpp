@@ -3,20 +3,10 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "common/text/ascii.h"
 #include "tools/bai/cli_error.h"
 
 namespace bai::cli {
-namespace {
-
-std::string trim(const std::string& s) {
-    size_t begin = s.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) return "";
-    size_t end = s.find_last_not_of(" \t\r");
-    return s.substr(begin, end - begin + 1);
-}
-
-}  // namespace
-
 std::filesystem::path UserDefaults::default_file() {
     if (const char* dir = std::getenv("BAI_CONFIG_DIR"); dir != nullptr && *dir != '\0') {
         return std::filesystem::path(dir) / "config";
@@ -37,10 +27,11 @@ UserDefaults UserDefaults::load(const std::filesystem::path& file) {
     std::string line;
     std::string section;
     for (int number = 1; std::getline(in, line); ++number) {
-        line = trim(line);
+        if (!line.empty() && line.back() == '\r') line.pop_back();  // a file written on Windows
+        line = std::string(text::trim(line));
         if (line.empty() || line[0] == '#' || line[0] == ';') continue;
         if (line.front() == '[' && line.back() == ']') {
-            section = trim(line.substr(1, line.size() - 2));
+            section = std::string(text::trim(line.substr(1, line.size() - 2)));
             continue;
         }
         size_t eq = line.find('=');
@@ -48,7 +39,9 @@ UserDefaults UserDefaults::load(const std::filesystem::path& file) {
             throw CliError(file.string() + ":" + std::to_string(number) + ": expected 'key = value', got '" +
                            line + "'");
         }
-        if (section == "defaults") defaults.values_[trim(line.substr(0, eq))] = trim(line.substr(eq + 1));
+        if (section == "defaults") {
+            defaults.values_[std::string(text::trim(line.substr(0, eq)))] = std::string(text::trim(line.substr(eq + 1)));
+        }
     }
     return defaults;
 }

@@ -74,7 +74,7 @@ void add_workspace(CLI::App& app, CommandContext& ctx) {
     add_no_wait_flag(c, d->no_wait);
     c->callback([&ctx, d] {
         std::string g = ctx.require(d->group, "group", "--resource-group/-g");
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(workspace_path(ctx.arm(), g, d->name), kApi, d->no_wait);
     });
 }
@@ -127,7 +127,7 @@ void add_experiment(CLI::App& app, CommandContext& ctx) {
     c->callback([&ctx, d] {
         std::string g = ctx.require(d->group, "group", "--resource-group/-g");
         std::string w = ctx.require(d->workspace, "workspace", "--workspace/-w");
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(experiment_path(ctx.arm(), g, w, d->name), kApi, d->no_wait);
     });
 }
@@ -162,7 +162,7 @@ void add_group(CLI::App& app, CommandContext& ctx) {
     add_yes_flag(c, d->yes);
     add_no_wait_flag(c, d->no_wait);
     c->callback([&ctx, d] {
-        confirm_or_throw(d->yes, "Are you sure you want to perform this operation?");
+        confirm_or_throw(d->yes);
         ctx.arm().delete_resource(group_path(ctx.arm(), d->name), "2018-05-01", d->no_wait);
     });
 }
