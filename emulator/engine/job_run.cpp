@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/time/timestamps.h"
@@ -17,6 +16,7 @@
 #include "emulator/engine/sandbox.h"
 #include "emulator/engine/volume_links.h"
 #include "emulator/engine/writable_root.h"
+#include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::engine {
 
@@ -253,16 +253,13 @@ private:
 
     // Each node's sandbox: a writable layer over the image's root (or the host's), the node's
     // /tmp, its GPUs, the job's paths.
-    static std::vector<std::string> host_system_submounts() {
-        std::ifstream in("/proc/self/mountinfo");
-        std::stringstream text;
-        text << in.rdbuf();
-        return system_submounts(text.str());
-    }
-
     void set_up_sandboxes() {
         fs::path lower = runtime_.root.empty() ? fs::path("/") : runtime_.root;
         std::error_code ec;
+        // An overlay over the host's root stops at the mounts under it: the system software
+        // mounted there (a GPU driver's libraries at /usr/local/nvidia, say) is bound back.
+        const std::vector<std::string> submounts =
+            lower == fs::path("/") ? system_submounts(mounts::read_mountinfo()) : std::vector<std::string>{};
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const JobNode& node = in_.nodes[i];
             SandboxSpec spec;
@@ -270,9 +267,7 @@ private:
             roots_.push_back(WritableRoot::mount(lower, node.root / "containers" / in_.job_name, why));
             spec.root = roots_.back() ? roots_.back()->path() : lower;
             spec.root_writable = roots_.back() != nullptr;
-            // An overlay over the host's root stops at the mounts under it: the system software
-            // mounted there (a GPU driver's libraries at /usr/local/nvidia, say) is bound back.
-            if (spec.root_writable && lower == fs::path("/")) spec.host_read_only = host_system_submounts();
+            if (spec.root_writable) spec.host_read_only = submounts;
             if (i == 0 && !roots_.back()) log_.line("the sandboxes' root is read-only: " + why);
             spec.binds.push_back({node.root / "tmp", "/tmp"});
             if (!spec.root_writable) {

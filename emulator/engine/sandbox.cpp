@@ -1,7 +1,8 @@
 #include "emulator/engine/sandbox.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::engine {
 
@@ -25,42 +26,9 @@ std::vector<std::string> sandbox_command(const std::string& bwrap, const Sandbox
     return argv;
 }
 
-namespace {
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape_octal(const std::string& field) {
-    std::string out;
-    for (size_t i = 0; i < field.size(); ++i) {
-        if (field[i] == '\\' && i + 3 < field.size() && std::isdigit(static_cast<unsigned char>(field[i + 1])) &&
-            std::isdigit(static_cast<unsigned char>(field[i + 2])) && std::isdigit(static_cast<unsigned char>(field[i + 3]))) {
-            out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
-            i += 3;
-        } else {
-            out += field[i];
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
 std::vector<std::string> system_submounts(const std::string& mountinfo) {
     std::vector<std::string> out;
-    size_t start = 0;
-    while (start < mountinfo.size()) {
-        size_t end = mountinfo.find('\n', start);
-        std::string line = mountinfo.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        start = end == std::string::npos ? mountinfo.size() : end + 1;
-        // id parent major:minor root MOUNT-POINT options ...
-        size_t field = 0, at = 0;
-        std::string point;
-        while (at < line.size() && field <= 4) {
-            size_t space = line.find(' ', at);
-            if (field == 4) point = line.substr(at, space == std::string::npos ? std::string::npos : space - at);
-            at = space == std::string::npos ? line.size() : space + 1;
-            ++field;
-        }
-        point = unescape_octal(point);
+    for (const std::string& point : mounts::parse_mount_points(mountinfo)) {
         for (const char* prefix : {"/usr/", "/lib/", "/lib64/", "/opt/", "/etc/"}) {
             if (point.rfind(prefix, 0) == 0 && std::find(out.begin(), out.end(), point) == out.end()) {
                 out.push_back(point);

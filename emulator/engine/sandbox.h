@@ -45,7 +45,7 @@ std::vector<std::string> sandbox_command(const std::string& bwrap, const Sandbox
 // The binds in an order bubblewrap can apply: parents before what lies in them.
 void order_binds(std::vector<SandboxBind>& binds);
 
-// The mount points of /proc/self/mountinfo's text where system software lives (under /usr,
+// The mount points of a mountinfo text where system software lives (under /usr,
 // /lib, /lib64, /opt, /etc), which an overlay whose lower layer is "/" would not show.
 std::vector<std::string> system_submounts(const std::string& mountinfo);
 

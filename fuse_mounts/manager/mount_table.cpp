@@ -103,16 +103,21 @@ void abort_fuse_connection(unsigned connection) {
     out << "1";
 }
 
-std::vector<std::string> release_mounts_under(const std::filesystem::path& root) {
+std::string read_mountinfo() {
     std::ifstream in("/proc/self/mountinfo");
     std::stringstream text;
     text << in.rdbuf();
+    return text.str();
+}
+
+std::vector<std::string> release_mounts_under(const std::filesystem::path& root) {
+    const std::string mountinfo = read_mountinfo();
     std::error_code ec;
     std::filesystem::path absolute = std::filesystem::weakly_canonical(root, ec);
     if (ec) absolute = std::filesystem::absolute(root);
-    for (unsigned connection : fuse_connections_under(absolute, text.str())) abort_fuse_connection(connection);
+    for (unsigned connection : fuse_connections_under(absolute, mountinfo)) abort_fuse_connection(connection);
     std::vector<std::string> failed;
-    for (const std::string& point : mounts_under(absolute, text.str())) {
+    for (const std::string& point : mounts_under(absolute, mountinfo)) {
         if (::umount2(point.c_str(), MNT_DETACH) != 0) failed.push_back(point);
     }
     return failed;

@@ -8,6 +8,9 @@
 
 namespace bai::mounts {
 
+// This process's /proc/self/mountinfo.
+std::string read_mountinfo();
+
 // The mount points listed in a mountinfo text, octal escapes (\040) decoded, in file order.
 std::vector<std::string> parse_mount_points(std::string_view mountinfo);
 
