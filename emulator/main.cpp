@@ -8,15 +8,19 @@
 #include "common/version.h"
 #include "emulator/daemon/daemon.h"
 #include "emulator/daemon/options.h"
+#include "scenarios/replay/replay_command.h"
 
 int main(int argc, char** argv) {
+    signal(SIGPIPE, SIG_IGN);
+    if (argc > 1 && std::string(argv[1]) == "replay") {
+        return bai::scenarios::replay_command(std::vector<std::string>(argv + 2, argv + argc));
+    }
     // Every thread inherits this mask, so only the main thread's sigwait sees the stop signals.
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-    signal(SIGPIPE, SIG_IGN);
 
     bai::daemon::Options options;
     try {

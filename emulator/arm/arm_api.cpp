@@ -57,4 +57,6 @@ void ArmApi::stop() {
     if (operations_) operations_->stop();
 }
 
+bool ArmApi::operations_idle() const { return !operations_ || operations_->idle(); }
+
 }  // namespace bai::arm

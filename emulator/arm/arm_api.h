@@ -37,6 +37,8 @@ public:
     void serve(httplib::Server& server, const ArmEndpoints& endpoints);
     // Stops the operations worker (what is still in progress completes after the next start).
     void stop();
+    // No long-running operation is waiting to complete or completing (scenarios settle on it).
+    bool operations_idle() const;
 
     ResourceStore& store() { return *store_; }
     ComputeEngine& engine() { return *engine_; }

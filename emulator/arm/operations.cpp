@@ -151,6 +151,11 @@ std::optional<Operation> OperationTracker::get(const std::string& id) const {
     return found;
 }
 
+bool OperationTracker::idle() const {
+    std::lock_guard lock(mutex_);
+    return pending_.empty() && !completing_;
+}
+
 void OperationTracker::run_worker() {
     std::unique_lock lock(mutex_);
     while (true) {
@@ -169,9 +174,11 @@ void OperationTracker::run_worker() {
             due.push_back(pending_.top().second);
             pending_.pop();
         }
+        completing_ = true;
         lock.unlock();
         complete_all(due);
         lock.lock();
+        completing_ = false;
     }
 }
 

@@ -54,6 +54,8 @@ public:
     // Records `op` (id and times filled in) and schedules its completion.
     Operation begin(Operation op);
     std::optional<Operation> get(const std::string& id) const;
+    // Nothing pending and nothing being completed.
+    bool idle() const;
 
     // The two polling URLs of an operation, after the base URL, without the query.
     static std::string results_path(const Operation& op);
@@ -78,6 +80,7 @@ private:
     using Due = std::pair<std::chrono::steady_clock::time_point, std::string>;
     std::priority_queue<Due, std::vector<Due>, std::greater<Due>> pending_;  // soonest on top
     bool stopping_ = false;
+    bool completing_ = false;
     std::thread worker_;
 };
 

@@ -134,6 +134,7 @@ bool ResourceStore::create(std::string_view id, std::string_view parent_id, std:
         insert.run();
         created = true;
     });
+    if (created && observer_) observer_(type, body);
     return created;
 }
 
@@ -147,13 +148,15 @@ bool ResourceStore::replace(std::string_view id, const nlohmann::json& body) {
 std::optional<StoredResource> ResourceStore::update(std::string_view id,
                                                     const std::function<bool(nlohmann::json&)>& change) {
     std::optional<StoredResource> result;
+    bool changed = false;
     db_.transaction([&](db::Database& db) {
         auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_resources WHERE key = ?");
         s.bind(1, resource_key(id));
         if (!s.step()) return;
         StoredResource r = read_row(s);
         s.reset();
-        if (change(r.body)) {
+        changed = change(r.body);
+        if (changed) {
             r.modified_ticks = std::max(time::to_ticks(time::now()), r.modified_ticks + 1);
             r.etag = make_etag(r.modified_ticks);
             auto write = db.prepare("UPDATE arm_resources SET body = ?, etag = ?, modified_ticks = ? WHERE key = ?");
@@ -162,6 +165,7 @@ std::optional<StoredResource> ResourceStore::update(std::string_view id,
         }
         result = std::move(r);
     });
+    if (changed && result && observer_) observer_(result->type, result->body);
     return result;
 }
 

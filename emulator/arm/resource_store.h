@@ -58,8 +58,14 @@ public:
     // Every resource of a type anywhere (start-up: storage accounts into the registry).
     std::vector<StoredResource> all_of_type(std::string_view type) const;
 
+    // Called after each create and each update that changed a document, with its type and body
+    // as written (a scenario's trace follows job states through it). Set before any write.
+    using Observer = std::function<void(std::string_view type, const nlohmann::json& body)>;
+    void observe(Observer observer) { observer_ = std::move(observer); }
+
 private:
     db::Database& db_;
+    Observer observer_;
 };
 
 std::string resource_key(std::string_view id);

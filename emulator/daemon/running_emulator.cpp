@@ -121,6 +121,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     p->blob_service = std::make_unique<storage::BlobService>(p->accounts, *p->blob_store, *p->content);
     p->file_service = std::make_unique<storage::FileService>(p->accounts, *p->file_store, *p->content);
+    p->blob_service->set_faults(hooks.blob_faults);
+    p->file_service->set_faults(hooks.file_faults);
     Parts& parts = *p;
     p->arm_api = std::make_unique<arm::ArmApi>(
         *p->state, p->accounts, *p->file_store, *p->blob_store, std::chrono::milliseconds(options.lro_delay_ms),
@@ -133,6 +135,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;
             engine_options.workloads = hooks.workloads;
+            engine_options.trace = hooks.trace;
+            if (hooks.observe) store.observe(hooks.observe);
             auto made = std::make_unique<engine::LocalEngine>(
                 store,
                 engine::StorageAccess{*parts.file_store, *parts.blob_store, *parts.content,
@@ -201,6 +205,7 @@ RunningEmulator::~RunningEmulator() { stop(); }
 const endpoints::Endpoints& RunningEmulator::endpoints() const { return parts_->published; }
 const fs::path& RunningEmulator::location() const { return parts_->location; }
 engine::LocalEngine& RunningEmulator::engine() { return *parts_->job_engine; }
+bool RunningEmulator::operations_idle() const { return parts_->arm_api->operations_idle(); }
 
 std::string RunningEmulator::dev_connection_string() const {
     return storage::connection_string(*parts_->accounts.find(storage::kDevAccountName), parts_->published.blob,

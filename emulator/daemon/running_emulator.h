@@ -5,6 +5,9 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string_view>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -20,6 +23,10 @@ class DeclaredWorkloads;
 class LocalEngine;
 }  // namespace bai::engine
 
+namespace bai::storage {
+class RequestFaults;
+}  // namespace bai::storage
+
 namespace bai::daemon {
 
 // Why the emulator cannot start (data directory in use, a port taken, unusable state).
@@ -30,6 +37,12 @@ struct StartError : std::runtime_error {
 struct EngineHooks {
     engine::Clock* clock = nullptr;                  // a real clock when null
     engine::DeclaredWorkloads* workloads = nullptr;  // none when null
+    // Scenarios: the engine's events, and every write of an ARM document (type, body).
+    std::function<void(const std::string& actor, const std::string& event)> trace;
+    std::function<void(std::string_view type, const nlohmann::json& body)> observe;
+    // Faults injected into the Blob and File endpoints (none when null).
+    storage::RequestFaults* blob_faults = nullptr;
+    storage::RequestFaults* file_faults = nullptr;
 };
 
 class RunningEmulator {
@@ -41,6 +54,8 @@ public:
     const endpoints::Endpoints& endpoints() const;
     const std::filesystem::path& location() const;
     engine::LocalEngine& engine();
+    // No ARM operation waits to complete (a replay settles on it and on the clock).
+    bool operations_idle() const;
     // The connection string of devstoreaccount1 on this emulator's endpoints.
     std::string dev_connection_string() const;
 

@@ -105,7 +105,11 @@ void LocalEngine::start() {
     recover();
     schedule();
     publish();
-    thread_ = std::thread([this] { loop(); });
+    clock_.set_serial(true);
+    thread_ = std::thread([this, turn = Participation(clock_)]() mutable {
+        turn.begin();
+        loop();
+    });
 }
 
 void LocalEngine::stop() {
@@ -114,7 +118,9 @@ void LocalEngine::stop() {
         if (stopping_ || !thread_.joinable()) return;
         stopping_ = true;
     }
-    events_cv_.notify_all();
+    // Threads blocked in a real process would otherwise hold everyone's turn until it ends.
+    clock_.set_serial(false);
+    clock_.wake(events_cv_);
     thread_.join();
     for (auto& [key, job] : running_) job.control->cancel("the emulator stopped");
     for (auto& [key, job] : running_) job.thread.join();
@@ -124,7 +130,7 @@ void LocalEngine::stop() {
             if (slot->setup) slot->setup->cancel("the emulator stopped");
         }
         for (auto& slot : cluster.nodes) {
-            if (slot->setup_thread.joinable()) slot->setup_thread.join();
+            join_thread(slot->setup_thread);
             slot->volumes->release();
         }
     }
@@ -136,7 +142,7 @@ void LocalEngine::post(std::function<void()> event) {
         if (stopping_) return;
         events_.push_back(std::move(event));
     }
-    events_cv_.notify_all();
+    clock_.wake(events_cv_);
 }
 
 void LocalEngine::loop() {
@@ -158,6 +164,16 @@ void LocalEngine::loop() {
         });
         lock.lock();
     }
+}
+
+void LocalEngine::trace(const std::string& actor, const std::string& event) const {
+    if (options_.trace) options_.trace(actor, event);
+}
+
+void LocalEngine::join_thread(std::thread& thread) {
+    if (!thread.joinable()) return;
+    Outside outside(clock_);  // on a virtual clock, the thread may need a turn to end
+    thread.join();
 }
 
 void LocalEngine::run_event(const std::function<void()>& event) {
@@ -250,11 +266,13 @@ void LocalEngine::add_node(ClusterState& cluster) {
     std::shared_ptr<RunControl> control = slot->setup;
     std::string key = cluster.key;
     std::shared_ptr<AttachedVolumes> volumes = slot->volumes;
-    slot->setup_thread = std::thread([this, copy, spec, control, key, volumes] {
+    slot->setup_thread = std::thread([this, copy, spec, control, key, volumes, turn = Participation(clock_)]() mutable {
+        turn.begin();
         NodeSetupResult result = set_up_node(copy, spec, storage_, *control, *volumes);
         post([this, key, id = copy.id, result] { node_ready(key, id, result.usable, result.error_code, result.message); });
     });
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " at " + node.address + " joins");
+    trace("cluster " + cluster.spec.name, "node " + node.id + " joins");
     cluster.nodes.push_back(std::move(slot));
 }
 
@@ -265,10 +283,11 @@ void LocalEngine::node_ready(const std::string& cluster_key, const std::string& 
     ClusterState& cluster = it->second;
     for (auto& slot : cluster.nodes) {
         if (slot->node.id != node_id) continue;
-        if (slot->setup_thread.joinable()) slot->setup_thread.join();
+        join_thread(slot->setup_thread);
         slot->setup.reset();
         if (slot->node.state != NodeState::preparing) return;
         slot->node.state = usable ? NodeState::idle : NodeState::unusable;
+        trace("cluster " + cluster.spec.name, "node " + node_id + (usable ? " is idle" : " is unusable: " + code));
         if (!usable) {
             log::warning("cluster " + cluster.spec.name + ": node " + node_id + " is unusable: " + message);
             add_cluster_error(cluster, code, message);
@@ -282,7 +301,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     std::unique_ptr<NodeSlot> slot = std::move(cluster.nodes[index]);
     cluster.nodes.erase(cluster.nodes.begin() + static_cast<long>(index));
     if (slot->setup) slot->setup->cancel(why);
-    if (slot->setup_thread.joinable()) slot->setup_thread.join();
+    join_thread(slot->setup_thread);
     Node& node = slot->node;
     addresses_in_use_.erase(slot->address_number);
     for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
@@ -290,6 +309,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     std::error_code ec;
     remove_tree(node.root, ec);
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " leaves (" + why + ")");
+    trace("cluster " + cluster.spec.name, "node " + node.id + " leaves (" + why + ")");
 }
 
 // Brings the cluster's nodes to its target: new nodes join, surplus ones leave as the
@@ -538,7 +558,9 @@ void LocalEngine::schedule() {
     auto consider = [&](time::TimePoint t) {
         if (!next || t < *next) next = t;
     };
-    for (auto& [key, job] : running_) consider(job.deadline);
+    for (auto& [key, job] : running_) {
+        if (!job.control->cancelled()) consider(job.deadline);  // a stopped one is only ending
+    }
     for (auto& [key, cluster] : clusters_) {
         if (cluster.spec.auto_scale && cluster.idle_since && cluster.target > cluster.spec.auto_scale->minimum) {
             consider(*cluster.idle_since + options_.autoscale_idle);
@@ -602,9 +624,15 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         job_nodes_[queued.key] = run.node_ids;
     }
     log::info("job " + queued.id + " starts on " + std::to_string(nodes.size()) + " node(s) of cluster " + cluster.spec.name);
+    if (options_.trace) {
+        std::string on;
+        for (const std::string& id : run.node_ids) on += (on.empty() ? "" : ",") + id;
+        trace("job " + in.job_name, "runs on " + on);
+    }
     std::shared_ptr<RunControl> control = run.control;
     std::string key = queued.key;
-    run.thread = std::thread([this, in = std::move(in), control, key] {
+    run.thread = std::thread([this, in = std::move(in), control, key, turn = Participation(clock_)]() mutable {
+        turn.begin();
         JobOutcome outcome;
         try {
             outcome = run_job(in, storage_, *control);
@@ -637,7 +665,7 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     if (it == running_.end()) return;
     RunningJob job = std::move(it->second);
     running_.erase(it);
-    job.thread.join();
+    join_thread(job.thread);
     std::string reason = job.control->reason();
     const std::string now = now_text(clock_);
     if (std::optional<arm::StoredResource> doc = store_.get(job.id);
@@ -656,7 +684,7 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
                 if (node.remove_after_job) {
                     remove_node(cluster, i, "its job is done");
                 } else {
-                    node.state = NodeState::idle;
+                    node.state = node.failed ? NodeState::unusable : NodeState::idle;
                 }
                 break;
             }
@@ -678,7 +706,7 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
         log::info("job " + job.id + (ok ? " succeeded" : " failed: " + outcome.error_message));
         return;
     }
-    if (reason == "requeue" || reason == "preempted") {
+    if (reason == "requeue" || reason == "preempted" || reason == "node failed") {
         auto requeued = store_.update(job.id, [&](json& body) {
             if (body["properties"].value("executionState", "") != "running") return false;
             arm::requeue_execution(body, now);
@@ -689,6 +717,14 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
             queue.insert(std::upper_bound(queue.begin(), queue.end(), job.queued, runs_before), job.queued);
             log::info("job " + job.id + " requeued (" + reason + ")");
         }
+        return;
+    }
+    if (reason == "killed") {
+        store_.update(job.id, [&](json& body) {
+            arm::end_execution(body, "failed", 137,
+                               json::array({arm::execution_error("JobFailed", "Job failed with non-zero exit code")}), now);
+            return true;
+        });
         return;
     }
     json errors;
@@ -859,33 +895,67 @@ json LocalEngine::cores_in_use(const std::string& location) {
     return {{"dedicated", dedicated}, {"lowPriority", low}};
 }
 
-std::optional<json> LocalEngine::preempt(const std::string& node_id) {
+std::optional<json> LocalEngine::change_node(const std::string& node_id, NodeChange change) {
     auto result = std::make_shared<std::promise<std::optional<json>>>();
     std::future<std::optional<json>> future = result->get_future();
-    post([this, node_id, result] {
+    post([this, node_id, result, change] {
         size_t index = 0;
         ClusterState* cluster = cluster_of_node(node_id, index);
         if (!cluster) return result->set_value(std::nullopt);
-        Node& node = cluster->nodes[index]->node;
-        if (!node.low_priority) {
-            return result->set_exception(std::make_exception_ptr(
-                std::invalid_argument("node " + node_id + " is a dedicated node; only low-priority nodes are pre-empted")));
+        try {
+            json answer = change(*cluster, index);
+            write_cluster(*cluster);
+            result->set_value(std::move(answer));
+        } catch (...) {
+            result->set_exception(std::current_exception());
         }
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        throw std::runtime_error("the job engine did not answer");
+    }
+    return future.get();
+}
+
+std::optional<json> LocalEngine::preempt(const std::string& node_id) {
+    return change_node(node_id, [this, node_id](ClusterState& cluster, size_t index) {
+        Node& node = cluster.nodes[index]->node;
+        if (!node.low_priority) {
+            throw std::invalid_argument("node " + node_id + " is a dedicated node; only low-priority nodes are pre-empted");
+        }
+        trace("cluster " + cluster.spec.name, "node " + node_id + " is pre-empted");
         json answer{{"nodeId", node_id}, {"requeuedJob", nullptr}};
         if (node.state == NodeState::running) {
             answer["requeuedJob"] = running_.count(node.job_key) ? running_.at(node.job_key).id : node.job_key;
             node.remove_after_job = true;
             stop_job(node.job_key, "preempted");
         } else {
-            remove_node(*cluster, index, "pre-empted");
+            remove_node(cluster, index, "pre-empted");
         }
-        write_cluster(*cluster);
-        result->set_value(answer);
+        return answer;
     });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        throw std::runtime_error("the job engine did not answer");
-    }
-    return future.get();
+}
+
+void LocalEngine::kill(const std::string& job_id) {
+    std::string key = arm::resource_key(job_id);
+    post([this, key] { stop_job(key, "killed"); });
+}
+
+std::optional<json> LocalEngine::fail(const std::string& node_id) {
+    return change_node(node_id, [this, node_id](ClusterState& cluster, size_t index) {
+        Node& node = cluster.nodes[index]->node;
+        trace("cluster " + cluster.spec.name, "node " + node_id + " fails");
+        add_cluster_error(cluster, "NodeFailed", "The node " + node_id + " failed and is unusable");
+        json answer{{"nodeId", node_id}, {"requeuedJob", nullptr}};
+        node.failed = true;
+        if (node.state == NodeState::running) {
+            answer["requeuedJob"] = running_.count(node.job_key) ? running_.at(node.job_key).id : node.job_key;
+            stop_job(node.job_key, "node failed");
+        } else {
+            if (cluster.nodes[index]->setup) cluster.nodes[index]->setup->cancel("node failed");
+            node.state = NodeState::unusable;
+        }
+        return answer;
+    });
 }
 
 }  // namespace bai::engine

@@ -43,6 +43,8 @@ struct EngineOptions {
     Clock* clock = nullptr;  // a real clock when null
     // Scenarios: plays the jobs whose command names a declared workload (declared_workload.h).
     DeclaredWorkloads* workloads = nullptr;
+    // Scenarios: what happens to nodes and job runs, as (actor, event) lines for the trace.
+    std::function<void(const std::string& actor, const std::string& event)> trace;
 };
 
 class LocalEngine : public arm::ComputeEngine {
@@ -73,6 +75,12 @@ public:
     // and a new one takes its place. Returns {"nodeId", "requeuedJob"}; nullopt when no node has
     // that id; throws std::invalid_argument when the node is not low-priority.
     std::optional<nlohmann::json> preempt(const std::string& node_id);
+    // The node fails (any node): it becomes unusable and stays so, and its job (if any) is
+    // requeued. Returns {"nodeId", "requeuedJob"}; nullopt when no node has that id.
+    std::optional<nlohmann::json> fail(const std::string& node_id);
+    // Kills the job's processes (or cuts its declared workload short) as a SIGKILL from outside
+    // would: the job fails with exit code 137. Nothing happens to a job that is not running.
+    void kill(const std::string& job_id);
     // Faults injected into the share mounts of every node (fuse_mounts/common/mount_faults.h).
     mounts::MountFaults& mount_faults() { return faults_; }
 
@@ -117,6 +125,8 @@ private:
     void post(std::function<void()> event);
     void loop();
     void run_event(const std::function<void()>& event);
+    void join_thread(std::thread& thread);
+    void trace(const std::string& actor, const std::string& event) const;
 
     void load_cluster(const std::string& cluster_id, bool created);
     void drop_cluster(const std::string& key, const std::string& name);
@@ -141,6 +151,9 @@ private:
     void add_cluster_error(ClusterState& cluster, const std::string& code, const std::string& message);
     void publish();
     ClusterState* cluster_of_node(const std::string& node_id, size_t& index);
+    // Runs `change` on the engine thread for the node and waits for its answer (nullopt: no node).
+    using NodeChange = std::function<nlohmann::json(ClusterState& cluster, size_t index)>;
+    std::optional<nlohmann::json> change_node(const std::string& node_id, NodeChange change);
     // The device nodes (/dev/nvidiaN) of these GPUs; fake GPUs have none.
     std::vector<std::string> devices_of(const std::vector<std::string>& uuids) const;
 

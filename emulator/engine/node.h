@@ -20,6 +20,7 @@ struct Node {
     NodeState state = NodeState::preparing;
     std::string job_key;           // the job it runs (running, or leaving after it)
     bool remove_after_job = false;  // waitforjobcompletion: leaves when its job ends
+    bool failed = false;            // a scenario failed it: unusable once its job is stopped
 
     std::filesystem::path mount_root() const { return root / "mounts"; }
     std::filesystem::path jobs_root() const { return root / "jobs"; }

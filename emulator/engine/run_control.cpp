@@ -22,12 +22,18 @@ void RunControl::cancel(const std::string& reason) {
     for (const auto& weak : processes_) {
         if (auto p = weak.lock()) p->kill_group(SIGKILL);
     }
-    cancelled_cv_.notify_all();
+    if (sleeping_on_) {
+        sleeping_on_->wake(cancelled_cv_);
+    } else {
+        cancelled_cv_.notify_all();
+    }
 }
 
 bool RunControl::sleep_until(Clock& clock, time::TimePoint deadline) {
     std::unique_lock lock(mutex_);
+    sleeping_on_ = &clock;
     while (!cancelled_ && clock.now() < deadline) clock.wait_until(lock, cancelled_cv_, deadline);
+    sleeping_on_ = nullptr;
     return !cancelled_;
 }
 

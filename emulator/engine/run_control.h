@@ -35,6 +35,7 @@ private:
     std::string reason_;
     std::vector<std::weak_ptr<Process>> processes_;
     std::condition_variable cancelled_cv_;
+    Clock* sleeping_on_ = nullptr;  // the clock sleep_until waits through, to wake it there
 };
 
 }  // namespace bai::engine

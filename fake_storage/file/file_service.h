@@ -12,6 +12,7 @@ class FileService {
 public:
     FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
     void register_routes(httplib::Server& server) { endpoint_.register_routes(server); }
+    void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
 
 private:
     Operation resolve(const StorageRequest& request);

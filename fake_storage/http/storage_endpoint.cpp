@@ -1,5 +1,7 @@
 #include "fake_storage/http/storage_endpoint.h"
 
+#include <thread>
+
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/shared_key.h"
@@ -91,6 +93,12 @@ void StorageEndpoint::handle(const httplib::Request& http, httplib::Response& re
         read([](const char*, size_t) { return true; });
     };
     try {
+        if (faults_) {
+            if (auto fault = faults_->next()) {
+                if (fault->stall.count() > 0) std::this_thread::sleep_for(fault->stall);
+                if (fault->status != 0) fail_as_injected(fault->status);
+            }
+        }
         StorageRequest request = parse_storage_request(http);
         std::string version = read_version(request);
         set_common_headers(request, res, server_name_, version);

@@ -12,6 +12,7 @@
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/engine/content_files.h"
+#include "fake_storage/http/request_faults.h"
 #include "fake_storage/http/storage_request.h"
 
 namespace bai::storage {
@@ -42,6 +43,8 @@ public:
                     Resolver resolve);
     // Adds catch-all routes for every method (after any routes already registered).
     void register_routes(httplib::Server& server);
+    // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
+    void set_faults(RequestFaults* faults) { faults_ = faults; }
 
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
@@ -55,6 +58,7 @@ private:
     AccountRegistry& accounts_;
     ContentFiles& files_;
     Resolver resolve_;
+    RequestFaults* faults_ = nullptr;
 };
 
 }  // namespace bai::storage

@@ -27,6 +27,7 @@ int MountFaults::next(VolumeKind kind, const std::string& account, const std::st
     {
         std::lock_guard guard(mutex_);
         auto it = plans_.find({kind, account, name});
+        if (it == plans_.end()) it = plans_.find({kind, kAnyVolume, kAnyVolume});
         if (it == plans_.end()) return 0;
         hit = it->second;
         if (--it->second.operations <= 0) plans_.erase(it);

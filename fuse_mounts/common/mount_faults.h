@@ -24,6 +24,10 @@ struct FaultPlan {
     std::chrono::milliseconds stall{0};
 };
 
+// As account and name: a plan for every volume of the kind that has none of its own (one count
+// for them all: a storage outage).
+inline const std::string kAnyVolume = "*";
+
 class MountFaults {
 public:
     void set(VolumeKind kind, const std::string& account, const std::string& name, const FaultPlan& plan);

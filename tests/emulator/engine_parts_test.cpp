@@ -1,6 +1,11 @@
 // The engine's small parts: shell words, the job environment, scheduling decisions, the clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+
 #include <thread>
 
 #include "emulator/engine/clock.h"
@@ -120,6 +125,66 @@ TEST(VirtualClock, WaitersWakeWhenTimeReachesTheirDeadline) {
     waiter.join();
     EXPECT_TRUE(woke);
     EXPECT_EQ(clock.now(), time::from_ticks(10'000'000));
+}
+
+
+// Participants that all wake at the same instant run one at a time, in an order fixed by the seed.
+std::vector<int> turn_order(std::uint64_t seed, int& most_at_once) {
+    VirtualClock clock(time::from_ticks(0), seed);
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<int> order;
+    std::atomic<int> active{0};
+    most_at_once = 0;
+    std::vector<std::thread> threads;
+    // Spawned while the spawner holds a turn, as the engine thread does: none starts before all are admitted.
+    std::optional<Participation> spawner(clock);
+    spawner->begin();
+    for (int i = 0; i < 6; ++i) {
+        threads.emplace_back([&, i, turn = Participation(clock)]() mutable {
+            turn.begin();
+            std::unique_lock lock(mutex);
+            while (clock.now() < time::from_ticks(10'000'000)) clock.wait_until(lock, cv, time::from_ticks(10'000'000));
+            int now_active = ++active;
+            most_at_once = std::max(most_at_once, now_active);
+            order.push_back(i);
+            lock.unlock();
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a chance to overlap, were turns not taken
+            --active;
+        });
+    }
+    spawner.reset();
+    EXPECT_TRUE(clock.advance(std::chrono::seconds(1), std::chrono::seconds(30)));
+    for (auto& t : threads) t.join();
+    return order;
+}
+
+TEST(VirtualClock, ParticipantsDueTogetherRunOneAtATimeInTheSeedsOrder) {
+    int most = 0;
+    std::vector<int> first = turn_order(42, most);
+    EXPECT_EQ(most, 1);
+    EXPECT_EQ(first.size(), 6u);
+    for (int run = 0; run < 3; ++run) EXPECT_EQ(turn_order(42, most), first);
+    // Seed 0 keeps the order in which they began waiting; other seeds permute it.
+    std::vector<int> unseeded = turn_order(0, most);
+    std::vector<int> other = turn_order(7, most);
+    std::sort(other.begin(), other.end());
+    EXPECT_EQ(other, (std::vector<int>{0, 1, 2, 3, 4, 5}));
+    EXPECT_TRUE(turn_order(42, most) != unseeded || turn_order(7, most) != unseeded);
+}
+
+TEST(VirtualClock, ItIsNotSettledWhileAParticipantBlocksOutsideIt) {
+    VirtualClock clock(time::from_ticks(0));
+    std::atomic<bool> release{false};
+    std::thread participant([&, turn = Participation(clock)]() mutable {
+        turn.begin();
+        Outside outside(clock);
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    });
+    EXPECT_FALSE(clock.settle(std::chrono::milliseconds(50)));
+    release = true;
+    EXPECT_TRUE(clock.settle(std::chrono::seconds(30)));
+    participant.join();
 }
 
 }  // namespace

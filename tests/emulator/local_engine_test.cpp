@@ -8,6 +8,8 @@
 #include <fstream>
 #include <thread>
 
+#include "emulator/engine/declared_workload.h"
+#include "emulator/engine/job_run.h"
 #include "tests/emulator/engine_fixture.h"
 
 namespace bai::engine {
@@ -81,13 +83,25 @@ TEST_F(LocalEngineTest, TheDiskOfAFileServerThatIsGoneIsRemovedAtStart) {
     EXPECT_FALSE(std::filesystem::exists(orphan));
 }
 
+// A job that takes ten virtual hours (a real process would hold the virtual clock until it
+// ended: the clock waits for real processes).
+class TenHours : public DeclaredWorkloads {
+public:
+    std::optional<JobOutcome> play(const std::string&, const WorkloadContext& c) override {
+        if (!c.control.sleep_until(c.clock, c.started + std::chrono::hours(10))) {
+            return JobOutcome{JobOutcome::Result::cancelled, std::nullopt, "", ""};
+        }
+        return JobOutcome{JobOutcome::Result::succeeded, 0, "", ""};
+    }
+};
+
 TEST_F(LocalEngineTest, MaxWallClockTimeOnAVirtualClock) {
     clock = std::make_unique<VirtualClock>(time::now());
-    start(1, clock.get());
-    std::string id = add_job("long", "sleep 600", "PT1H");
+    TenHours workload;
+    start(1, clock.get(), &workload);
+    std::string id = add_job("long", "workload long", "PT1H");
     ASSERT_TRUE(wait_for([&] { return state(id) == "running"; }));
     clock->advance(std::chrono::minutes(59));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
     EXPECT_EQ(state(id), "running");
     clock->advance(std::chrono::minutes(2));
     ASSERT_TRUE(wait_for([&] { return state(id) == "failed"; }));
