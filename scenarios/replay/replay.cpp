@@ -313,8 +313,9 @@ private:
                 return;
             }
             if (waited + w.every > w.within) {
+                std::string body = r.body.size() > 600 ? r.body.substr(0, 600) + "..." : r.body;
                 fail("waited " + format_duration(waited) + " (" + std::to_string(tries) + " tries) for " + w.pointer + " " +
-                     describe(w.comparison) + ", last " + describe(value));
+                     describe(w.comparison) + ", last " + describe(value) + " in " + body);
             }
             advance(w.every);
             waited += w.every;

@@ -1,5 +1,8 @@
 #include "scenarios/replay/workload_player.h"
 
+#include <sstream>
+#include <vector>
+
 #include <fstream>
 
 #include "emulator/engine/job_run.h"
@@ -10,15 +13,19 @@ namespace {
 namespace fs = std::filesystem;
 using engine::JobOutcome;
 
-// "workload NAME" (spaces around allowed), else nullopt.
+// NAME when the command ends with the words "workload NAME": customToolkitSettings'
+// "workload NAME", or another toolkit's script named workload with the argument NAME ("python
+// workload NAME", "mpirun ... bash -c 'python workload NAME'").
 std::optional<std::string> workload_name(const std::string& command) {
-    size_t start = command.find_first_not_of(' ');
-    if (start == std::string::npos || command.compare(start, 9, "workload ") != 0) return std::nullopt;
-    std::string name = command.substr(start + 9);
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
-    if (name.empty() || name.find(' ') != std::string::npos) return std::nullopt;
-    return name;
+    std::vector<std::string> words;
+    std::istringstream in(command);
+    for (std::string word; in >> word;) {
+        std::erase_if(word, [](char ch) { return ch == '\'' || ch == '"'; });  // "bash -c 'python workload hvd'"
+        words.push_back(word);
+    }
+    if (words.size() < 2 || words[words.size() - 2] != "workload") return std::nullopt;
+    if (words.size() > 2 && words[words.size() - 3].find("python") == std::string::npos) return std::nullopt;
+    return words.back();
 }
 
 }  // namespace
@@ -47,9 +54,18 @@ std::optional<JobOutcome> WorkloadPlayer::play(const std::string& command, const
     }
     if (attempt <= w.fail_first) return JobOutcome{JobOutcome::Result::failed, 1, "", ""};
     for (const auto& [path, text] : w.writes) {
-        fs::path file = c.host_file(engine::expand_variables(path, c.environment));
-        fs::create_directories(file.parent_path());
-        std::ofstream(file, std::ios::trunc) << text;
+        // As a real program would: a write that fails (a storage outage, a full disk) fails it.
+        std::string expanded = engine::expand_variables(path, c.environment);
+        fs::path file = c.host_file(expanded);
+        std::error_code ec;
+        fs::create_directories(file.parent_path(), ec);
+        std::ofstream written(file, std::ios::trunc);
+        written << text;
+        written.close();
+        if (ec || !written) {
+            out << "workload " << *name << ": cannot write " << expanded << "\n" << std::flush;
+            return JobOutcome{JobOutcome::Result::failed, 1, "", ""};
+        }
     }
     if (w.exit_code != 0) return JobOutcome{JobOutcome::Result::failed, w.exit_code, "", ""};
     return JobOutcome{JobOutcome::Result::succeeded, 0, "", ""};
