@@ -348,7 +348,8 @@ private:
         const PlannedProcess& master = plan_.processes[0];
         WorkloadContext context{in_.job_id,
                                 envs_[0],
-                                [this](const std::string& path) { return in_store(host_path(path, "workload file")); },
+                                // Through the node's mounts, as the job's own writes: their faults apply.
+                                [this](const std::string& path) { return host_path(path, "workload file"); },
                                 in_store(stdouterr_) / master.stdout_name,
                                 in_.started,
                                 *in_.clock,

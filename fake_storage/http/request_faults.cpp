@@ -18,6 +18,11 @@ void RequestFaults::stall_next(int requests, std::chrono::milliseconds stall) {
     stall_ = stall;
 }
 
+void RequestFaults::recover() {
+    std::lock_guard guard(mutex_);
+    failing_ = stalling_ = 0;
+}
+
 std::optional<RequestFaults::Fault> RequestFaults::next() {
     std::lock_guard guard(mutex_);
     if (failing_ == 0 && stalling_ == 0) return std::nullopt;

@@ -20,6 +20,8 @@ public:
     void fail_next(int requests, int status);
     // The next `requests` requests wait `stall` (real time) first.
     void stall_next(int requests, std::chrono::milliseconds stall);
+    // The outage is over: what remains of both counts is dropped.
+    void recover();
     // What the next request must suffer, if anything; counts it.
     std::optional<Fault> next();
 

@@ -22,16 +22,25 @@ std::optional<FaultPlan> MountFaults::get(VolumeKind kind, const std::string& ac
     return it->second;
 }
 
+void MountFaults::set_fallback(std::function<int(VolumeKind)> fallback) {
+    std::lock_guard guard(mutex_);
+    fallback_ = std::move(fallback);
+}
+
 int MountFaults::next(VolumeKind kind, const std::string& account, const std::string& name) {
     FaultPlan hit;
+    std::function<int(VolumeKind)> fallback;
     {
         std::lock_guard guard(mutex_);
         auto it = plans_.find({kind, account, name});
-        if (it == plans_.end()) it = plans_.find({kind, kAnyVolume, kAnyVolume});
-        if (it == plans_.end()) return 0;
-        hit = it->second;
-        if (--it->second.operations <= 0) plans_.erase(it);
+        if (it == plans_.end()) {
+            fallback = fallback_;
+        } else {
+            hit = it->second;
+            if (--it->second.operations <= 0) plans_.erase(it);
+        }
     }
+    if (fallback) return fallback(kind);
     if (hit.stall.count() > 0) std::this_thread::sleep_for(hit.stall);
     return hit.error;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -24,10 +25,6 @@ struct FaultPlan {
     std::chrono::milliseconds stall{0};
 };
 
-// As account and name: a plan for every volume of the kind that has none of its own (one count
-// for them all: a storage outage).
-inline const std::string kAnyVolume = "*";
-
 class MountFaults {
 public:
     void set(VolumeKind kind, const std::string& account, const std::string& name, const FaultPlan& plan);
@@ -38,9 +35,14 @@ public:
     // the errno the operation must fail with (0: it goes on).
     int next(VolumeKind kind, const std::string& account, const std::string& name);
 
+    // What an operation on a volume without a plan of its own asks (a storage service's outage,
+    // counted with its REST requests): the errno to fail with, 0 to go on.
+    void set_fallback(std::function<int(VolumeKind)> fallback);
+
 private:
     std::mutex mutex_;
     std::map<std::tuple<VolumeKind, std::string, std::string>, FaultPlan> plans_;
+    std::function<int(VolumeKind)> fallback_;
 };
 
 // "EIO" or "ENOSPC" (the errors a scenario can ask for) to their errno; 0 otherwise.

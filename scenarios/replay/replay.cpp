@@ -164,6 +164,12 @@ private:
         hooks.blob_faults = &blob_faults_;
         hooks.file_faults = &file_faults_;
         emulator_ = daemon::RunningEmulator::start(options, hooks);
+        emulator_->engine().mount_faults().set_fallback([this](mounts::VolumeKind kind) {
+            auto fault = (kind == mounts::VolumeKind::share ? file_faults_ : blob_faults_).next();
+            if (!fault) return 0;
+            if (fault->stall.count() > 0) std::this_thread::sleep_for(fault->stall);
+            return fault->status != 0 ? EIO : 0;
+        });
         clients_.clear();
         settle();
     }
@@ -404,20 +410,15 @@ private:
             if (state_of(args[1]) != "running") fail("job " + args[1] + " is not running (it is " + state_of(args[1]) + ")");
             engine.kill(id);
         } else if (f.kind == "storage") {
+            // One count for the service: its REST requests and its volumes' mount operations.
             storage::RequestFaults& faults = args[0] == "blob" ? blob_faults_ : file_faults_;
-            auto kind = args[0] == "blob" ? mounts::VolumeKind::container : mounts::VolumeKind::share;
-            int count = std::stoi(args[2]);
-            mounts::FaultPlan plan;
-            plan.operations = count;
-            if (args[1] == "fail") {
-                faults.fail_next(count, std::stoi(args[3]));
-                plan.error = EIO;
+            if (args[1] == "recover") {
+                faults.recover();
+            } else if (args[1] == "fail") {
+                faults.fail_next(std::stoi(args[2]), std::stoi(args[3]));
             } else {
-                auto stall = std::chrono::milliseconds(std::stoll(args[3]));
-                faults.stall_next(count, stall);
-                plan.stall = stall;
+                faults.stall_next(std::stoi(args[2]), std::chrono::milliseconds(std::stoll(args[3])));
             }
-            engine.mount_faults().set(kind, mounts::kAnyVolume, mounts::kAnyVolume, plan);
         } else if (f.kind == "enospc") {
             size_t slash = args[1].find('/');
             auto kind = args[0] == "share" ? mounts::VolumeKind::share : mounts::VolumeKind::container;

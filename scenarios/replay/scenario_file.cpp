@@ -209,10 +209,15 @@ public:
             } else if (k == "set") {
                 SetStep set{c.need("a variable name"), ""};
                 c.need_literal("=");
-                auto value = c.word();
-                if (!value) c.fail("a value");
-                set.value = *value;
-                c.need_end();
+                // The rest of the line (a JSON fragment may hold spaces), or one "quoted word".
+                std::string rest(c.rest());
+                if (rest.empty()) c.fail("a value");
+                Cursor probe = c;
+                if (rest.front() == '"' && probe.word() && probe.at_end()) {
+                    set.value = *c.word();
+                } else {
+                    set.value = rest.substr(0, rest.find_last_not_of(" \t\r") + 1);
+                }
                 s.steps.push_back({where, set});
             } else if (k == "workload") {
                 Workload w = parse_workload(c, where);
@@ -391,7 +396,12 @@ private:
             f.args = {"job", c.need("a job name")};
         } else if (f.kind == "storage") {
             std::string service = c.need_one_of({"blob", "file"}, "a storage service");
-            std::string how = c.need_one_of({"fail", "stall"}, "fail or stall");
+            std::string how = c.need_one_of({"fail", "stall", "recover"}, "fail, stall or recover");
+            if (how == "recover") {
+                f.args = {service, how};
+                c.need_end();
+                return f;
+            }
             long long count = c.need_integer("how many operations");
             if (count < 1) c.fail("at least one operation");
             f.args = {service, how, std::to_string(count)};
