@@ -30,7 +30,6 @@ time::TimePoint replay_epoch() { return *time::parse_iso8601("2018-05-01T00:00:0
 namespace {
 
 constexpr const char* kSubscription = "00000000-0000-0000-0000-000000000000";
-constexpr size_t kTailLines = 25;
 
 struct StepFailure : std::runtime_error {
     using std::runtime_error::runtime_error;

@@ -7,7 +7,7 @@
 namespace bai::cli {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // what query_json answers (clang refuses mixed comparisons)
 
 const json kJobs = json::parse(R"([
   {"name": "a", "executionState": "succeeded", "nodeCount": 1, "info": {"exitCode": 0}, "tags": ["x", "y"]},
