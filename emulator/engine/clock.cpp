@@ -30,9 +30,8 @@ struct VirtualClock::Waiter : Clock::Ticket {
 
 namespace {
 
-// The clock a thread takes part in (nullptr: none), and whether it has stepped outside.
+// The clock a thread takes part in (nullptr: none).
 thread_local const VirtualClock* t_participant_of = nullptr;
-thread_local bool t_outside = false;
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer
     x += 0x9e3779b97f4a7c15ULL;
@@ -90,7 +89,7 @@ void VirtualClock::wait_turn_locked(std::unique_lock<std::mutex>& guard, const s
 }
 
 bool VirtualClock::settled_locked() const {
-    if (running_ > 0 || outside_ > 0) return false;
+    if (running_ > 0) return false;
     return std::none_of(waiters_.begin(), waiters_.end(),
                         [&](const auto& w) { return w->participant && !w->woken && w->due <= now_; });
 }
@@ -107,7 +106,7 @@ void VirtualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition
                               time::TimePoint deadline) {
     std::unique_lock guard(mutex_);
     if (now_ >= deadline) return;
-    const bool participant = t_participant_of == this && !t_outside;
+    const bool participant = t_participant_of == this;
     auto waiter = add_waiter_locked(deadline, &cv, participant);
     if (participant) --running_;
     dispatch_locked();
@@ -138,19 +137,13 @@ void VirtualClock::enter(const std::shared_ptr<Ticket>& ticket) {
     std::unique_lock guard(mutex_);
     wait_turn_locked(guard, waiter);
     t_participant_of = this;
-    t_outside = false;
 }
 
 void VirtualClock::leave() {
     std::lock_guard guard(mutex_);
     if (t_participant_of != this) return;
     t_participant_of = nullptr;
-    if (t_outside) {
-        --outside_;
-    } else {
-        --running_;
-    }
-    t_outside = false;
+    --running_;
     dispatch_locked();
 }
 
@@ -161,25 +154,6 @@ void VirtualClock::forfeit(const std::shared_ptr<Ticket>& ticket) {
     if (waiter->woken) --running_;
     std::erase(waiters_, waiter);
     dispatch_locked();
-}
-
-void VirtualClock::step_out() {
-    std::lock_guard guard(mutex_);
-    if (t_participant_of != this || t_outside) return;
-    t_outside = true;
-    --running_;
-    ++outside_;
-    dispatch_locked();
-}
-
-void VirtualClock::step_in() {
-    std::unique_lock guard(mutex_);
-    if (t_participant_of != this || !t_outside) return;
-    t_outside = false;
-    --outside_;
-    auto waiter = add_waiter_locked(now_, nullptr, true);
-    dispatch_locked();
-    wait_turn_locked(guard, waiter);
 }
 
 bool VirtualClock::settle(std::chrono::nanoseconds real_limit) {

@@ -4,8 +4,7 @@
 //
 // A VirtualClock also makes the engine's threads take turns (issue 7's determinism): the threads
 // that do the engine's work (its event loop, node setups, job runs) are participants, and only
-// one of them runs at a time. A participant runs until it sleeps on the clock, blocks outside it
-// (Outside) or ends; then the clock resumes the next one that is due, in (due time, order)
+// one of them runs at a time. A participant runs until it sleeps on the clock or ends; then the clock resumes the next one that is due, in (due time, order)
 // order, where the order of waiters due at the same instant is a permutation fixed by the seed.
 // So the same inputs give the same interleaving, run after run. A participant that waits for
 // something real (a process) keeps its turn: time stands still until it is done.
@@ -44,10 +43,6 @@ public:
     virtual void leave() {}
     // A ticket whose thread never started.
     virtual void forfeit(const std::shared_ptr<Ticket>&) {}
-    // A participant about to block on another participant (joining its thread) gives its turn
-    // up, and waits for it again afterwards (Outside does both).
-    virtual void step_out() {}
-    virtual void step_in() {}
     // Turns taken one at a time (true, a VirtualClock's default) or not: an engine that stops
     // lets its threads end however they wait.
     virtual void set_serial(bool) {}
@@ -80,18 +75,6 @@ private:
     bool entered_ = false;
 };
 
-// Blocking outside the clock for the scope (a participant joining another's thread).
-class Outside {
-public:
-    explicit Outside(Clock& clock) : clock_(clock) { clock_.step_out(); }
-    ~Outside() { clock_.step_in(); }
-    Outside(const Outside&) = delete;
-    Outside& operator=(const Outside&) = delete;
-
-private:
-    Clock& clock_;
-};
-
 class RealClock : public Clock {
 public:
     time::TimePoint now() const override { return time::now(); }
@@ -111,8 +94,6 @@ public:
     void enter(const std::shared_ptr<Ticket>& ticket) override;
     void leave() override;
     void forfeit(const std::shared_ptr<Ticket>& ticket) override;
-    void step_out() override;
-    void step_in() override;
 
     // Moves time forward by `by`, stopping at each deadline a waiter has on the way: there it
     // lets every due participant run, one at a time, until none is due (settle). False when a
@@ -138,7 +119,6 @@ private:
     std::uint64_t seed_;
     bool serial_ = true;
     int running_ = 0;  // participants that hold a turn
-    int outside_ = 0;  // participants blocked outside the clock: not settled, but not in turn
     std::uint64_t next_seq_ = 0;
     std::vector<std::shared_ptr<Waiter>> waiters_;
     std::condition_variable settled_cv_;

@@ -130,10 +130,15 @@ void LocalEngine::stop() {
             if (slot->setup) slot->setup->cancel("the emulator stopped");
         }
         for (auto& slot : cluster.nodes) {
-            join_thread(slot->setup_thread);
+            if (slot->setup_thread.joinable()) slot->setup_thread.join();
             slot->volumes->release();
         }
     }
+    for (auto& slot : leaving_setups_) {
+        if (slot->setup_thread.joinable()) slot->setup_thread.join();
+        slot->volumes->release();
+    }
+    leaving_setups_.clear();
 }
 
 void LocalEngine::post(std::function<void()> event) {
@@ -168,12 +173,6 @@ void LocalEngine::loop() {
 
 void LocalEngine::trace(const std::string& actor, const std::string& event) const {
     if (options_.trace) options_.trace(actor, event);
-}
-
-void LocalEngine::join_thread(std::thread& thread) {
-    if (!thread.joinable()) return;
-    Outside outside(clock_);  // on a virtual clock, the thread may need a turn to end
-    thread.join();
 }
 
 void LocalEngine::run_event(const std::function<void()>& event) {
@@ -278,12 +277,20 @@ void LocalEngine::add_node(ClusterState& cluster) {
 
 void LocalEngine::node_ready(const std::string& cluster_key, const std::string& node_id, bool usable,
                              const std::string& code, const std::string& message) {
+    for (auto left = leaving_setups_.begin(); left != leaving_setups_.end(); ++left) {
+        if ((*left)->node.id != node_id) continue;
+        std::unique_ptr<NodeSlot> slot = std::move(*left);
+        leaving_setups_.erase(left);
+        slot->setup_thread.join();
+        return finish_removal(*slot);
+    }
     auto it = clusters_.find(cluster_key);
     if (it == clusters_.end()) return;
     ClusterState& cluster = it->second;
     for (auto& slot : cluster.nodes) {
         if (slot->node.id != node_id) continue;
-        join_thread(slot->setup_thread);
+        // It has posted this and left the clock's turns: joining it waits for nobody's turn.
+        if (slot->setup_thread.joinable()) slot->setup_thread.join();
         slot->setup.reset();
         if (slot->node.state != NodeState::preparing) return;
         slot->node.state = usable ? NodeState::idle : NodeState::unusable;
@@ -300,16 +307,23 @@ void LocalEngine::node_ready(const std::string& cluster_key, const std::string& 
 void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::string& why) {
     std::unique_ptr<NodeSlot> slot = std::move(cluster.nodes[index]);
     cluster.nodes.erase(cluster.nodes.begin() + static_cast<long>(index));
-    if (slot->setup) slot->setup->cancel(why);
-    join_thread(slot->setup_thread);
-    Node& node = slot->node;
-    addresses_in_use_.erase(slot->address_number);
+    log::info("cluster " + cluster.spec.name + ": node " + slot->node.id + " leaves (" + why + ")");
+    trace("cluster " + cluster.spec.name, "node " + slot->node.id + " leaves (" + why + ")");
+    if (!slot->setup_thread.joinable()) return finish_removal(*slot);
+    // Its setup still runs, or has not begun (on a virtual clock it may need a turn, which this
+    // thread holds): cancelled, it reports to node_ready, which finishes the removal.
+    slot->setup->cancel(why);
+    leaving_setups_.push_back(std::move(slot));
+}
+
+void LocalEngine::finish_removal(NodeSlot& slot) {
+    Node& node = slot.node;
+    addresses_in_use_.erase(slot.address_number);
     for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
-    slot->volumes->release();
+    node.gpus.clear();
+    slot.volumes->release();
     std::error_code ec;
     remove_tree(node.root, ec);
-    log::info("cluster " + cluster.spec.name + ": node " + node.id + " leaves (" + why + ")");
-    trace("cluster " + cluster.spec.name, "node " + node.id + " leaves (" + why + ")");
 }
 
 // Brings the cluster's nodes to its target: new nodes join, surplus ones leave as the
@@ -665,7 +679,7 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     if (it == running_.end()) return;
     RunningJob job = std::move(it->second);
     running_.erase(it);
-    join_thread(job.thread);
+    job.thread.join();  // it has posted this and left the clock's turns
     std::string reason = job.control->reason();
     const std::string now = now_text(clock_);
     if (std::optional<arm::StoredResource> doc = store_.get(job.id);

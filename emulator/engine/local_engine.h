@@ -125,7 +125,6 @@ private:
     void post(std::function<void()> event);
     void loop();
     void run_event(const std::function<void()>& event);
-    void join_thread(std::thread& thread);
     void trace(const std::string& actor, const std::string& event) const;
 
     void load_cluster(const std::string& cluster_id, bool created);
@@ -142,6 +141,8 @@ private:
     void resize(ClusterState& cluster);
     void add_node(ClusterState& cluster);
     void remove_node(ClusterState& cluster, size_t index, const std::string& why);
+    // Gives back what a node held (address, GPUs, volumes, directory) once its setup is over.
+    void finish_removal(NodeSlot& slot);
     void node_ready(const std::string& cluster_key, const std::string& node_id, bool usable, const std::string& code,
                     const std::string& message);
     void start_job(ClusterState& cluster, const QueuedJob& job, std::vector<NodeSlot*> nodes);
@@ -179,6 +180,7 @@ private:
     std::map<std::string, std::vector<QueuedJob>> queues_;  // by cluster key
     std::map<std::string, RunningJob> running_;             // by job key
     std::set<int> addresses_in_use_;
+    std::vector<std::unique_ptr<NodeSlot>> leaving_setups_;  // removed while their setup ran
     int retired_clusters_ = 0;
     std::vector<std::string> free_gpus_;
 

@@ -1,6 +1,7 @@
 #include "scenarios/replay/replay.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -134,6 +135,7 @@ public:
     time::TimePoint now() const { return clock_.now(); }
     void stop_emulator() {
         if (!emulator_) return;
+        clients_.clear();  // its connections closed first: the stop waits for open ones
         emulator_->stop();
         emulator_.reset();
     }
@@ -178,6 +180,8 @@ private:
         if (it == clients_.end()) {
             auto client = std::make_unique<httplib::Client>(base_url);
             client->enable_server_certificate_verification(false);
+            client->set_keep_alive(true);
+            client->set_tcp_nodelay(true);
             client->set_read_timeout(std::chrono::seconds(options_.real_limit.count()));
             it = clients_.emplace(base_url, std::move(client)).first;
         }
@@ -539,7 +543,12 @@ private:
 // A temporary data directory, removed with what is in it (mounts released first by the stop).
 struct TemporaryDirectory {
     TemporaryDirectory() {
-        std::string pattern = (fs::temp_directory_path() / "bai-replay-XXXXXX").string();
+        // $TMPDIR when set, else memory (/dev/shm): a replay's nodes and jobs make and remove
+        // thousands of directories, which ext4 makes slow after many deletions.
+        fs::path base = fs::temp_directory_path();
+        std::error_code ec;
+        if (!std::getenv("TMPDIR") && fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) base = "/dev/shm";
+        std::string pattern = (base / "bai-replay-XXXXXX").string();
         if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot make a temporary directory");
         path = pattern;
     }

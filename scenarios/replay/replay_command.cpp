@@ -15,7 +15,8 @@ constexpr const char* kUsage =
     "\n"
     "  --seed N          the seed (default: the file's `seed`, else 1)\n"
     "  --trace OUT       write each file's trace to OUT (one line per event; '-': standard output)\n"
-    "  --data-dir DIR    the emulator's data directory, kept afterwards (default: a temporary one)\n"
+    "  --data-dir DIR    the emulator's data directory, kept afterwards (default: a temporary one\n"
+    "                    in $TMPDIR, else in /dev/shm)\n"
     "  --real-timeout S  how long the virtual clock waits for a real process (default 300)\n";
 
 struct CommandLine {
