@@ -120,6 +120,9 @@ TEST(ScenarioFile, BadFilesNameTheFileTheLineAndWhatWasExpected) {
         {"workload w duration 1h colour red\n", 1, "expected duration, exit"},
         {"seed many\n", 1, "a seed"},
         {"set x 1\n", 1, "'='"},
+        {"set x =\n", 1, "a value"},
+        {"fault storage file heal\n", 1, "fail, stall or recover"},
+        {"fault storage file recover now\n", 1, "the end of the line"},
         {"expect body contains \"unterminated\n", 1, "unterminated"},
         {"request PUT arm /j body j.json\n{\"a\": 1}\n", 2, "body file and an inline body"},
         {"request PUT arm /j\n{\"commandLine\": \"workload nope\"}\n", 1, "workload 'nope'"},
@@ -135,6 +138,20 @@ TEST(ScenarioFile, BadFilesNameTheFileTheLineAndWhatWasExpected) {
             EXPECT_NE(message.find(c.needle), std::string::npos) << message;
         }
     }
+}
+
+TEST(ScenarioFile, SetTakesTheRestOfTheLineOrOneQuotedWord) {
+    Scenario s = parse_scenario(R"(set body = "nodeCount": 1, "cluster": {"id": "${c}"}
+set quoted = "two words"
+set plain = x
+fault storage blob recover
+)",
+                                "set.scenario");
+    ASSERT_EQ(s.steps.size(), 4u);
+    EXPECT_EQ(std::get<SetStep>(s.steps[0].body).value, R"("nodeCount": 1, "cluster": {"id": "${c}"})");
+    EXPECT_EQ(std::get<SetStep>(s.steps[1].body).value, "two words");
+    EXPECT_EQ(std::get<SetStep>(s.steps[2].body).value, "x");
+    EXPECT_EQ(std::get<FaultStep>(s.steps[3].body).args, (std::vector<std::string>{"blob", "recover"}));
 }
 
 }  // namespace
