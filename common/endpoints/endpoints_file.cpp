@@ -8,8 +8,8 @@
 namespace bai::endpoints {
 
 void write(const std::filesystem::path& path, const Endpoints& e) {
-    nlohmann::json doc = {{"arm", e.arm},         {"blob", e.blob}, {"file", e.file},
-                          {"ca_cert", e.ca_cert}, {"pid", e.pid}};
+    nlohmann::json doc = {{"arm", e.arm},     {"blob", e.blob},       {"file", e.file},
+                          {"batch", e.batch}, {"ca_cert", e.ca_cert}, {"pid", e.pid}};
     std::filesystem::path tmp = path;
     tmp += ".tmp";
     {
@@ -40,6 +40,7 @@ std::optional<Endpoints> read(const std::filesystem::path& path) {
     take("blob", e.blob);
     take("file", e.file);
     take("ca_cert", e.ca_cert);
+    if (doc.contains("batch") && doc["batch"].is_string()) e.batch = doc["batch"].get<std::string>();
     if (doc.contains("pid") && doc["pid"].is_number_integer()) e.pid = doc["pid"].get<long>();
     return e;
 }

@@ -13,6 +13,7 @@ struct Endpoints {
     std::string file;     // http://127.0.0.1:P
     std::string ca_cert;  // absolute path of the PEM that clients must trust for ARM
     long pid = 0;
+    std::string batch;  // http://127.0.0.1:P, the Batch service (empty in files of older versions)
 };
 
 inline constexpr const char* kFileName = "endpoints.json";

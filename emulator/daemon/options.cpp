@@ -69,8 +69,12 @@ Options parse_options(const std::vector<std::string>& args) {
             o.blob_port = parse_port(flag, value());
         } else if (flag == "--file-port") {
             o.file_port = parse_port(flag, value());
+        } else if (flag == "--batch-port") {
+            o.batch_port = parse_port(flag, value());
         } else if (flag == "--account") {
             o.accounts.push_back(storage::parse_account_flag(value()));
+        } else if (flag == "--batch-account") {
+            o.batch_accounts.push_back(batch::parse_batch_account_flag(value()));
         } else if (flag == "--debug") {
             o.debug_log = value();
         } else if (flag == "--lro-delay") {
@@ -103,7 +107,8 @@ Options parse_options(const std::vector<std::string>& args) {
 
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
-           "                        [--file-port P] [--account NAME:KEY]... [--debug FILE] [--durable]\n"
+           "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
+           "                        [--batch-account NAME:KEY]... [--debug FILE] [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
            "                        [--strict-gpus] [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
@@ -113,7 +118,10 @@ std::string usage() {
            "  --arm-port P       Batch AI / ARM endpoint, HTTPS (default 10443; 0: any free port)\n"
            "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
            "  --file-port P      File service (default 10004; 0: any free port)\n"
+           "  --batch-port P     the Azure Batch service (default 10447; 0: any free port)\n"
            "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
+           "  --batch-account NAME:KEY an extra Batch account with a base64 key (repeatable;\n"
+           "                     devbatchaccount1 always exists, with the key in the README)\n"
            "  --debug FILE       log one line per request: service, method, path, status, ms\n"
            "  --durable          fsync every acknowledged write (survives power loss; slower)\n"
            "  --lro-delay MS     how long ARM create/delete/terminate operations stay InProgress\n"

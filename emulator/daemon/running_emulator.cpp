@@ -10,6 +10,7 @@
 #include "common/log/logger.h"
 #include "common/version.h"
 #include "emulator/arm/arm_api.h"
+#include "emulator/batch/batch_api.h"
 #include "emulator/daemon/daemon_state.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
@@ -41,7 +42,7 @@ void release_mounts(const fs::path& nodes_dir, const char* when) {
 
 // The emulator's own route on ARM: where the other endpoints are, for clients that know only ARM.
 void add_endpoints_route(httplib::Server& server, const endpoints::Endpoints& e) {
-    std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}}.dump();
+    std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}, {"batch", e.batch}}.dump();
     server.Get("/emulator/endpoints", [body](const httplib::Request&, httplib::Response& res) {
         res.set_content(body, "application/json");
     });
@@ -64,6 +65,7 @@ struct RunningEmulator::Parts {
     std::unique_ptr<storage::FileService> file_service;
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
     std::unique_ptr<arm::ArmApi> arm_api;
+    std::unique_ptr<batch::BatchApi> batch_api;
     std::vector<std::unique_ptr<http::Listener>> listeners;
     endpoints::Endpoints published;
     bool stopped = false;
@@ -94,6 +96,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
         migrate_daemon_schema(*p->state);
         storage::migrate_storage_schema(*p->state);
         arm::ArmApi::migrate(*p->state);
+        batch::BatchApi::migrate(*p->state);
         if (auto previous = last_run(*p->state); previous && !previous->stopped_cleanly) {
             log::warning("the previous run (pid " + std::to_string(previous->pid) + ", started " +
                          previous->started_at + ") did not stop cleanly");
@@ -166,9 +169,11 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     p->listeners.push_back(std::make_unique<http::Listener>("arm", std::move(arm_server), request_log));
     p->listeners.push_back(std::make_unique<http::Listener>("blob", std::make_unique<httplib::Server>(), request_log));
     p->listeners.push_back(std::make_unique<http::Listener>("file", std::make_unique<httplib::Server>(), request_log));
+    p->listeners.push_back(std::make_unique<http::Listener>("batch", std::make_unique<httplib::Server>(), request_log));
     http::Listener& arm = *p->listeners[0];
     http::Listener& blob = *p->listeners[1];
     http::Listener& file = *p->listeners[2];
+    http::Listener& batch_listener = *p->listeners[3];
     for (auto& listener : p->listeners) http::add_health_route(listener->server(), listener->name());
     p->blob_service->register_routes(blob.server());
     p->file_service->register_routes(file.server());
@@ -176,12 +181,15 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
     if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());
     if (!file.bind(options.host, options.file_port)) throw StartError(file.error());
+    if (!batch_listener.bind(options.host, options.batch_port)) throw StartError(batch_listener.error());
 
     p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
                     url("http", options.host, file.port()), certificate.certificate.string(),
-                    static_cast<long>(::getpid())};
+                    static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(arm.server(), p->published);
     engine::add_engine_routes(arm.server(), *p->job_engine);
+    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts));
+    p->batch_api->serve(batch_listener.server(), p->published.batch);
     try {
         p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});
     } catch (const std::exception& e) {
@@ -194,7 +202,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     for (auto& listener : p->listeners) listener->start();
     endpoints::write(p->location / endpoints::kFileName, p->published);
-    log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file);
+    log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file +
+              ", batch " + p->published.batch);
     return std::unique_ptr<RunningEmulator>(new RunningEmulator(std::move(p)));
 }
 

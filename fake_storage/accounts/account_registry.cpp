@@ -15,20 +15,20 @@ bool is_valid_account_name(std::string_view name) {
     return true;
 }
 
-Account parse_account_flag(std::string_view flag) {
+Account parse_account_flag(std::string_view flag, std::string_view option) {
+    const std::string opt(option);
     size_t colon = flag.find(':');
     if (colon == std::string_view::npos) {
-        throw std::invalid_argument("--account takes NAME:KEY, got '" + std::string(flag) + "'");
+        throw std::invalid_argument(opt + " takes NAME:KEY, got '" + std::string(flag) + "'");
     }
     std::string name(flag.substr(0, colon));
     std::string key(flag.substr(colon + 1));
     if (!is_valid_account_name(name)) {
-        throw std::invalid_argument("--account: name '" + name +
-                                    "' must be 3 to 24 lower-case letters and digits");
+        throw std::invalid_argument(opt + ": name '" + name + "' must be 3 to 24 lower-case letters and digits");
     }
     auto decoded = crypto::base64_decode(key);
     if (!decoded || decoded->empty()) {
-        throw std::invalid_argument("--account: the key of '" + name + "' is not base64");
+        throw std::invalid_argument(opt + ": the key of '" + name + "' is not base64");
     }
     return Account{name, key, key};
 }

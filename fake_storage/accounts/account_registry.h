@@ -23,8 +23,9 @@ inline constexpr std::string_view kDevAccountKey =
 // Storage account names: 3 to 24 characters, lower-case letters and digits.
 bool is_valid_account_name(std::string_view name);
 
-// Parses the --account flag's NAME:KEY; throws std::invalid_argument naming what is wrong.
-Account parse_account_flag(std::string_view flag);
+// Parses the --account flag's NAME:KEY (or another option's: --batch-account names accounts by
+// the same rule); throws std::invalid_argument naming the option and what is wrong.
+Account parse_account_flag(std::string_view flag, std::string_view option = "--account");
 
 class AccountRegistry {
 public:

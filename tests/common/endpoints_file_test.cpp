@@ -12,16 +12,17 @@ namespace {
 
 TEST(EndpointsFile, WritesTheDocumentedKeysAndReadsThemBack) {
     testing::TestDir dir;
-    Endpoints e{"https://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3", "/x/cert.pem", 42};
+    Endpoints e{"https://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3", "/x/cert.pem", 42, "http://127.0.0.1:4"};
     write(dir / kFileName, e);
     std::ifstream in(dir / kFileName);
     auto doc = nlohmann::json::parse(in);
-    EXPECT_EQ(doc, (nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file},
+    EXPECT_EQ(doc, (nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}, {"batch", e.batch},
                                    {"ca_cert", e.ca_cert}, {"pid", 42}}));
     auto back = read(dir / kFileName);
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(back->arm, e.arm);
     EXPECT_EQ(back->file, e.file);
+    EXPECT_EQ(back->batch, e.batch);
     EXPECT_EQ(back->pid, 42);
     EXPECT_FALSE(std::filesystem::exists(dir / "endpoints.json.tmp"));
 }

@@ -12,7 +12,7 @@ import time
 
 EMULATOR = os.environ.get("BAI_EMULATOR", "batchai-emulator")
 CLI = os.environ.get("BAI_CLI", "bai")
-EPHEMERAL = ["--arm-port", "0", "--blob-port", "0", "--file-port", "0"]
+EPHEMERAL = ["--arm-port", "0", "--blob-port", "0", "--file-port", "0", "--batch-port", "0"]
 
 
 def wait_for(predicate, timeout=20.0, interval=0.02, what="condition"):

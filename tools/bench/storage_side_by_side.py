@@ -79,7 +79,7 @@ class Server:
 def start_emulator(workdir):
     location = os.path.join(workdir, "emulator")
     server = Server([EMULATOR, "--location", location, "--arm-port", "0", "--blob-port", "0",
-                     "--file-port", "0"])
+                     "--file-port", "0", "--batch-port", "0"])
     path = os.path.join(location, "endpoints.json")
     deadline = time.monotonic() + 30
     while not os.path.exists(path):

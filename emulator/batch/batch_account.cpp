@@ -1,0 +1,29 @@
+#include "emulator/batch/batch_account.h"
+
+#include <algorithm>
+
+#include "fake_storage/accounts/account_registry.h"
+
+namespace bai::batch {
+
+BatchAccount parse_batch_account_flag(std::string_view flag) {
+    storage::Account parsed = storage::parse_account_flag(flag, "--batch-account");
+    return {parsed.name, parsed.key1};
+}
+
+std::vector<BatchAccount> batch_accounts(const std::vector<BatchAccount>& extra) {
+    std::vector<BatchAccount> all{{std::string(kDevBatchAccountName), std::string(kDevBatchAccountKey)}};
+    for (const BatchAccount& a : extra) {
+        std::erase_if(all, [&](const BatchAccount& b) { return b.name == a.name; });
+        all.push_back(a);
+    }
+    return all;
+}
+
+std::optional<BatchAccount> find_account(const std::vector<BatchAccount>& accounts, std::string_view name) {
+    auto it = std::find_if(accounts.begin(), accounts.end(), [&](const BatchAccount& a) { return a.name == name; });
+    if (it == accounts.end()) return std::nullopt;
+    return *it;
+}
+
+}  // namespace bai::batch

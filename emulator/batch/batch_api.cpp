@@ -1,0 +1,190 @@
+#include "emulator/batch/batch_api.h"
+
+#include "common/log/logger.h"
+#include "common/time/timestamps.h"
+#include "emulator/batch/batch_error.h"
+#include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/pool_rules.h"
+
+namespace bai::batch {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr int kMaxResults = 1000;
+
+json parse_body(const httplib::Request& req) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+        throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
+    }
+    return body;
+}
+
+void set_entity_headers(httplib::Response& res, const StoredPool& pool) {
+    res.set_header("ETag", pool.etag);
+    res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(pool.modified_ticks)));
+}
+
+}  // namespace
+
+BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts)
+    : pools_(db), accounts_(std::move(accounts)) {}
+
+void BatchApi::migrate(db::Database& db) { PoolStore::migrate(db); }
+
+void BatchApi::route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler) {
+    auto wrapped = [this, handler](const httplib::Request& req, httplib::Response& res) {
+        try {
+            if (!req.has_param("api-version")) {
+                throw BatchError(400, "MissingRequiredQueryParameter", "A query parameter that's mandatory for this request is not specified.",
+                                 {{"QueryParameterName", "api-version"}});
+            }
+            BatchAccount account = authenticate(req, accounts_);
+            if (req.has_header("client-request-id") && req.get_header_value("return-client-request-id") == "true") {
+                res.set_header("client-request-id", req.get_header_value("client-request-id"));
+            }
+            res.set_header("DataServiceVersion", "3.0");
+            handler(account, req, res);
+        } catch (const BatchError& e) {
+            write_error(res, e, base_url_);
+        } catch (const std::exception& e) {
+            log::error(std::string("batch ") + req.method + " " + req.path + ": " + e.what());
+            write_error(res, BatchError(500, "InternalServerError", std::string("The server encountered an internal error: ") + e.what()),
+                        base_url_);
+        }
+    };
+    if (method == "GET") server.Get(pattern, wrapped);
+    if (method == "POST") server.Post(pattern, wrapped);
+    if (method == "PATCH") server.Patch(pattern, wrapped);
+    if (method == "DELETE") server.Delete(pattern, wrapped);
+}
+
+void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
+    base_url_ = base_url;
+    route(server, "POST", "/pools", [this](auto& a, auto& q, auto& r) { add_pool(a, q, r); });
+    route(server, "GET", "/pools", [this](auto& a, auto& q, auto& r) { list_pools(a, q, r); });
+    // httplib hands HEAD (the SDK's exists) to the GET route.
+    route(server, "GET", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) {
+        q.method == "HEAD" ? pool_exists(a, q, r) : get_pool(a, q, r);
+    });
+    route(server, "PATCH", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { patch_pool(a, q, r); });
+    route(server, "DELETE", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_pool(a, q, r); });
+}
+
+json BatchApi::pool_view(const StoredPool& pool) const {
+    json view = pool.body;
+    view["url"] = base_url_ + "/pools/" + pool.body.value("id", "");
+    view["eTag"] = pool.etag;
+    view["lastModified"] = time::format_iso8601(time::from_ticks(pool.modified_ticks));
+    return view;
+}
+
+StoredPool BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
+    std::optional<StoredPool> pool = pools_.get(account.name, id);
+    if (!pool) throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
+    return *pool;
+}
+
+void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    json body = parse_body(req);
+    check_pool_to_add(body);
+    json pool = new_pool_document(body, time::format_iso8601(time::now()));
+    if (!pools_.add(account.name, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
+    StoredPool stored = need_pool(account, body["id"]);
+    set_entity_headers(res, stored);
+    const std::string url = base_url_ + "/pools/" + body["id"].get<std::string>();
+    res.set_header("Location", url);
+    res.set_header("DataServiceId", url);
+    res.status = 201;
+}
+
+void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    StoredPool pool = need_pool(account, req.matches[1]);
+    json view = pool_view(pool);
+    view["odata.metadata"] = base_url_ + "/$metadata#pools/@Element";
+    set_entity_headers(res, pool);
+    res.set_content(view.dump(), "application/json;odata=minimalmetadata");
+}
+
+void BatchApi::pool_exists(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    std::optional<StoredPool> pool = pools_.get(account.name, req.matches[1]);
+    res.status = pool ? 200 : 404;
+    if (pool) set_entity_headers(res, *pool);
+}
+
+void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    int limit = kMaxResults;
+    if (req.has_param("maxresults")) {
+        const std::string text = req.get_param_value("maxresults");
+        try {
+            limit = std::stoi(text);
+        } catch (const std::exception&) {
+            limit = 0;
+        }
+        if (limit < 1 || limit > kMaxResults) {
+            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
+                             {{"QueryParameterName", "maxresults"}, {"QueryParameterValue", text},
+                              {"Reason", "The value must be between 1 and 1000"}});
+        }
+    }
+    std::int64_t after = 0;
+    if (req.has_param("$skiptoken")) {
+        try {
+            after = std::stoll(req.get_param_value("$skiptoken"));
+        } catch (const std::exception&) {
+            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
+                             {{"QueryParameterName", "$skiptoken"}, {"QueryParameterValue", req.get_param_value("$skiptoken")}});
+        }
+    }
+    std::optional<std::int64_t> next;
+    json value = json::array();
+    for (const StoredPool& pool : pools_.list(account.name, after, limit, next)) value.push_back(pool_view(pool));
+    json body{{"odata.metadata", base_url_ + "/$metadata#pools"}, {"value", value}};
+    if (next) {
+        body["odata.nextLink"] = base_url_ + "/pools?api-version=" + req.get_param_value("api-version") +
+                                 "&maxresults=" + std::to_string(limit) + "&$skiptoken=" + std::to_string(*next);
+    }
+    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
+}
+
+void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    json body = parse_body(req);
+    const std::string id = req.matches[1];
+    need_pool(account, id);
+    if (body.contains("startTask") && !body["startTask"].is_null()) {
+        if (!body["startTask"].is_object() || !body["startTask"].contains("commandLine")) {
+            throw missing_property("startTask.commandLine");
+        }
+    }
+    for (const auto& [name, value] : body.items()) {
+        if (name != "startTask" && name != "metadata" && name != "applicationPackageReferences" &&
+            name != "certificateReferences" && name != "targetNodeCommunicationMode") {
+            throw invalid_property(name, value.dump(), "This property cannot be updated with a patch");
+        }
+    }
+    std::optional<StoredPool> pool = pools_.update(account.name, id, [&](json& doc) {
+        for (const auto& [name, value] : body.items()) {
+            if (value.is_null()) {
+                doc.erase(name);
+            } else {
+                doc[name] = value;
+            }
+        }
+        return true;
+    });
+    if (!pool) throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
+    set_entity_headers(res, *pool);
+    res.set_header("DataServiceId", base_url_ + "/pools/" + pool->body.value("id", ""));
+    res.status = 200;
+}
+
+void BatchApi::delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    if (!pools_.remove(account.name, req.matches[1])) {
+        throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
+    }
+    res.status = 202;
+}
+
+}  // namespace bai::batch

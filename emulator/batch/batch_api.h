@@ -1,0 +1,46 @@
+// The Azure Batch service's data-plane API (issue 9) on its own endpoint (--batch-port):
+// SharedKey authentication per account, OData errors, and, so far, pools (add, get, exists,
+// list with paging, patch, delete). Routes are under the account's URL as the SDK builds them
+// (https://ACCOUNT.REGION.batch.azure.com/pools?api-version=...): the account comes from the
+// Authorization header, as the endpoint serves every account.
+#pragma once
+
+#include <httplib.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/db/database.h"
+#include "emulator/batch/batch_account.h"
+#include "emulator/batch/pool_store.h"
+
+namespace bai::batch {
+
+class BatchApi {
+public:
+    BatchApi(db::Database& db, std::vector<BatchAccount> accounts);
+    static void migrate(db::Database& db);
+    // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
+    void serve(httplib::Server& server, const std::string& base_url);
+
+private:
+    using Handler = std::function<void(const BatchAccount&, const httplib::Request&, httplib::Response&)>;
+    void route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler);
+
+    void add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void pool_exists(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_pools(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void patch_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+
+    nlohmann::json pool_view(const StoredPool& pool) const;
+    StoredPool need_pool(const BatchAccount& account, const std::string& id) const;
+
+    PoolStore pools_;
+    std::vector<BatchAccount> accounts_;
+    std::string base_url_;
+};
+
+}  // namespace bai::batch

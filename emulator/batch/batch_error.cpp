@@ -1,0 +1,37 @@
+#include "emulator/batch/batch_error.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/crypto/random_id.h"
+#include "common/time/timestamps.h"
+
+namespace bai::batch {
+
+BatchError invalid_property(const std::string& property, const std::string& value, const std::string& reason) {
+    return BatchError(400, "InvalidPropertyValue", "The value provided for one of the properties in the request body is invalid.",
+                      {{"PropertyName", property}, {"PropertyValue", value}, {"Reason", reason}});
+}
+
+BatchError missing_property(const std::string& property) {
+    return BatchError(400, "MissingRequiredProperty", "A required property was not specified in the request body.",
+                      {{"PropertyName", property}});
+}
+
+void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url) {
+    const std::string request_id = crypto::uuid4();
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& [key, value] : error.values) values.push_back({{"key", key}, {"value", value}});
+    nlohmann::json body{
+        {"odata.metadata", base_url + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.Container.errors/@Element"},
+        {"code", error.code},
+        {"message",
+         {{"lang", "en-US"},
+          {"value", std::string(error.what()) + "\nRequestId:" + request_id + "\nTime:" + time::format_iso8601(time::now())}}}};
+    if (!values.empty()) body["values"] = values;
+    res.status = error.status;
+    res.set_header("request-id", request_id);
+    res.set_header("DataServiceVersion", "3.0");
+    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
+}
+
+}  // namespace bai::batch

@@ -1,0 +1,32 @@
+// Errors of the Batch service as it answers them: an HTTP status and an OData error document
+// {"odata.metadata", "code", "message": {"lang", "value"}, "values": [{"key", "value"}]}, where
+// values name the offending property (PropertyName, Reason) as the service did.
+#pragma once
+
+#include <httplib.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bai::batch {
+
+struct BatchError : std::runtime_error {
+    BatchError(int status, std::string code, const std::string& message,
+               std::vector<std::pair<std::string, std::string>> values = {})
+        : std::runtime_error(message), status(status), code(std::move(code)), values(std::move(values)) {}
+    int status;
+    std::string code;
+    std::vector<std::pair<std::string, std::string>> values;
+};
+
+// 400 InvalidPropertyValue naming the property and why.
+BatchError invalid_property(const std::string& property, const std::string& value, const std::string& reason);
+// 400 MissingRequiredProperty.
+BatchError missing_property(const std::string& property);
+
+// The response of an error; `base_url` is the account's URL (for odata.metadata).
+void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url);
+
+}  // namespace bai::batch

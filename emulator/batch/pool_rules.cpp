@@ -1,0 +1,126 @@
+#include "emulator/batch/pool_rules.h"
+
+#include <cctype>
+
+#include "emulator/batch/batch_error.h"
+
+namespace bai::batch {
+
+using nlohmann::json;
+
+namespace {
+
+void need_non_negative_int(const json& body, const char* name) {
+    if (!body.contains(name)) return;
+    const json& v = body[name];
+    if (!v.is_number_integer() || v.get<long long>() < 0) {
+        throw invalid_property(name, v.dump(), "The value must be an integer of 0 or more");
+    }
+}
+
+void need_string(const json& parent, const std::string& path, const char* name, bool required) {
+    if (!parent.contains(name)) {
+        if (required) throw missing_property(path + name);
+        return;
+    }
+    if (!parent[name].is_string() || parent[name].get<std::string>().empty()) {
+        throw invalid_property(path + name, parent[name].dump(), "The value must be a non-empty string");
+    }
+}
+
+}  // namespace
+
+bool is_valid_pool_id(const std::string& id) {
+    if (id.empty() || id.size() > 64) return false;
+    for (unsigned char c : id) {
+        if (!std::isalnum(c) && c != '-' && c != '_') return false;
+    }
+    return true;
+}
+
+void check_pool_to_add(const json& body) {
+    if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
+    need_string(body, "", "id", true);
+    const std::string id = body["id"];
+    if (!is_valid_pool_id(id)) {
+        throw invalid_property("id", id, "A pool id has 1 to 64 letters, digits, hyphens and underscores");
+    }
+    need_string(body, "", "vmSize", true);
+    if (body.contains("displayName") && (!body["displayName"].is_string() || body["displayName"].get<std::string>().size() > 1024)) {
+        throw invalid_property("displayName", body["displayName"].dump(), "The display name is a string of at most 1024 characters");
+    }
+    const bool vm = body.contains("virtualMachineConfiguration");
+    const bool cloud = body.contains("cloudServiceConfiguration");
+    if (!vm && !cloud) throw missing_property("virtualMachineConfiguration");
+    if (vm && cloud) {
+        throw invalid_property("cloudServiceConfiguration", body["cloudServiceConfiguration"].dump(),
+                               "A pool has a virtualMachineConfiguration or a cloudServiceConfiguration, not both");
+    }
+    if (vm) {
+        const json& c = body["virtualMachineConfiguration"];
+        if (!c.is_object()) throw invalid_property("virtualMachineConfiguration", c.dump(), "The value must be an object");
+        need_string(c, "virtualMachineConfiguration.", "nodeAgentSKUId", true);
+        if (!c.contains("imageReference")) throw missing_property("virtualMachineConfiguration.imageReference");
+        const json& image = c["imageReference"];
+        if (!image.is_object()) {
+            throw invalid_property("virtualMachineConfiguration.imageReference", image.dump(), "The value must be an object");
+        }
+        if (!image.contains("virtualMachineImageId")) {
+            for (const char* part : {"publisher", "offer", "sku"}) {
+                need_string(image, "virtualMachineConfiguration.imageReference.", part, true);
+            }
+        }
+    }
+    need_non_negative_int(body, "targetDedicatedNodes");
+    need_non_negative_int(body, "targetLowPriorityNodes");
+    need_non_negative_int(body, "taskSlotsPerNode");
+    const bool auto_scale = body.value("enableAutoScale", false);
+    if (body.contains("enableAutoScale") && !body["enableAutoScale"].is_boolean()) {
+        throw invalid_property("enableAutoScale", body["enableAutoScale"].dump(), "The value must be true or false");
+    }
+    if (auto_scale) {
+        need_string(body, "", "autoScaleFormula", true);
+        for (const char* target : {"targetDedicatedNodes", "targetLowPriorityNodes"}) {
+            if (body.contains(target)) {
+                throw invalid_property(target, body[target].dump(), "A target cannot be given when enableAutoScale is true");
+            }
+        }
+    } else if (body.contains("autoScaleFormula")) {
+        throw invalid_property("autoScaleFormula", body["autoScaleFormula"].dump(),
+                               "A formula is given only when enableAutoScale is true");
+    }
+    if (body.contains("startTask")) {
+        const json& task = body["startTask"];
+        if (!task.is_object()) throw invalid_property("startTask", task.dump(), "The value must be an object");
+        need_string(task, "startTask.", "commandLine", true);
+    }
+}
+
+json new_pool_document(const json& body, const std::string& now) {
+    json pool = body;
+    const bool auto_scale = body.value("enableAutoScale", false);
+    pool["enableAutoScale"] = auto_scale;
+    if (!auto_scale) {
+        pool["targetDedicatedNodes"] = body.value("targetDedicatedNodes", 0);
+        pool["targetLowPriorityNodes"] = body.value("targetLowPriorityNodes", 0);
+        pool["resizeTimeout"] = body.value("resizeTimeout", "PT15M");
+    } else {
+        pool["autoScaleEvaluationInterval"] = body.value("autoScaleEvaluationInterval", "PT15M");
+        pool["targetDedicatedNodes"] = 0;
+        pool["targetLowPriorityNodes"] = 0;
+    }
+    pool["creationTime"] = now;
+    pool["state"] = "active";
+    pool["stateTransitionTime"] = now;
+    const bool nodes_wanted = pool["targetDedicatedNodes"].get<int>() + pool["targetLowPriorityNodes"].get<int>() > 0;
+    pool["allocationState"] = nodes_wanted ? "resizing" : "steady";
+    pool["allocationStateTransitionTime"] = now;
+    pool["currentDedicatedNodes"] = 0;
+    pool["currentLowPriorityNodes"] = 0;
+    if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
+    if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
+    if (!pool.contains("taskSchedulingPolicy")) pool["taskSchedulingPolicy"] = {{"nodeFillType", "Spread"}};
+    return pool;
+}
+
+}  // namespace bai::batch

@@ -1,0 +1,159 @@
+"""The Azure Batch service's pools (issue 9) through the azure-batch SDK (python3-azure):
+add, get, exists, list with paging, patch, delete; SharedKey authentication; errors in the
+service's OData shape naming the property; accounts isolated from each other; az batch."""
+import base64
+import json
+import os
+import subprocess
+import unittest
+
+import requests
+from azure.batch import BatchServiceClient
+from azure.batch import models as bm
+from azure.batch.batch_auth import SharedKeyAuth, SharedKeyCredentials
+
+import harness
+
+DEV_BATCH = "devbatchaccount1"
+DEV_BATCH_KEY = "QmF0Y2hFbXVsYXRvckRldkFjY291bnRLZXktbm90LWEtc2VjcmV0LWxvb3BiYWNrLW9ubHktMDAwMDAwMDAwMA=="
+OTHER = "teambatch"
+OTHER_KEY = base64.b64encode(b"another account's key, 32 bytes!").decode()
+API = "2022-10-01.16.0"
+
+
+def vm_configuration():
+    return bm.VirtualMachineConfiguration(
+        image_reference=bm.ImageReference(publisher="microsoft-azure-batch", offer="ubuntu-server-container",
+                                          sku="20-04-lts", version="latest"),
+        node_agent_sku_id="batch.node.ubuntu 20.04")
+
+
+class BatchPools(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator(args=["--batch-account", f"{OTHER}:{OTHER_KEY}"]).start()
+        cls.url = cls.emu.endpoints["batch"]
+        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.url)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emu.close()
+
+    def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
+        headers = {"Content-Type": "application/json; odata=minimalmetadata"}
+        data = None if body is None else (body if isinstance(body, str) else json.dumps(body))
+        return requests.request(method, f"{self.url}{path}?api-version={API}", data=data, headers=headers,
+                                auth=SharedKeyAuth("authorization", account, key) if auth else None)
+
+    def error_of(self, call):
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            call()
+        return caught.exception
+
+    def test_a_pool_added_got_listed_patched_and_deleted(self):
+        pool = bm.PoolAddParameter(id="mnist-pool", vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(),
+                                   target_low_priority_nodes=0, display_name="MNIST",
+                                   start_task=bm.StartTask(command_line="/bin/bash -c 'pip install torch'", wait_for_success=True))
+        self.client.pool.add(pool)
+        got = self.client.pool.get("mnist-pool")
+        self.assertEqual(got.id, "mnist-pool")
+        self.assertEqual(got.vm_size, "STANDARD_NC6")
+        self.assertEqual(got.state, bm.PoolState.active)
+        self.assertEqual(got.allocation_state, bm.AllocationState.steady)
+        self.assertEqual((got.target_dedicated_nodes, got.target_low_priority_nodes), (0, 0))
+        self.assertEqual(got.current_dedicated_nodes, 0)
+        self.assertEqual(got.virtual_machine_configuration.node_agent_sku_id, "batch.node.ubuntu 20.04")
+        self.assertEqual(got.start_task.command_line, "/bin/bash -c 'pip install torch'")
+        self.assertTrue(got.start_task.wait_for_success)
+        self.assertEqual(got.url, f"{self.url}/pools/mnist-pool")
+        self.assertEqual(got.resize_timeout.total_seconds(), 15 * 60)
+        self.assertTrue(got.e_tag)
+        self.assertTrue(self.client.pool.exists("MNIST-POOL"))  # ids are unique without regard to case
+        self.assertIn("mnist-pool", [p.id for p in self.client.pool.list()])
+
+        self.client.pool.patch("mnist-pool", bm.PoolPatchParameter(metadata=[bm.MetadataItem(name="owner", value="ml")]))
+        patched = self.client.pool.get("mnist-pool")
+        self.assertEqual([(m.name, m.value) for m in patched.metadata], [("owner", "ml")])
+        self.assertNotEqual(patched.e_tag, got.e_tag)
+
+        self.client.pool.delete("mnist-pool")
+        self.assertFalse(self.client.pool.exists("mnist-pool"))
+        error = self.error_of(lambda: self.client.pool.get("mnist-pool"))
+        self.assertEqual(error.error.code, "PoolNotFound")
+        self.assertEqual(error.response.status_code, 404)
+
+    def test_a_list_is_paged_in_the_order_pools_were_added(self):
+        ids = [f"page-{i}" for i in range(5)]
+        for i in ids:
+            self.client.pool.add(bm.PoolAddParameter(id=i, vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
+        listed = [p.id for p in self.client.pool.list(bm.PoolListOptions(max_results=2)) if p.id.startswith("page-")]
+        self.assertEqual(listed, ids)
+        first = self.raw("GET", "/pools", None).json()
+        self.assertIn("odata.metadata", first)
+        r = requests.get(f"{self.url}/pools?api-version={API}&maxresults=2", auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
+        self.assertEqual(len(r.json()["value"]), 2)
+        self.assertIn("$skiptoken=", r.json()["odata.nextLink"])
+
+    def test_bad_pools_are_refused_naming_the_property(self):
+        def values(error):
+            return {v.key: v.value for v in (error.error.values or [])}
+        self.client.pool.add(bm.PoolAddParameter(id="twice", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
+        error = self.error_of(lambda: self.client.pool.add(
+            bm.PoolAddParameter(id="TWICE", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration())))
+        self.assertEqual((error.response.status_code, error.error.code), (409, "PoolExists"))
+        error = self.error_of(lambda: self.client.pool.add(
+            bm.PoolAddParameter(id="bad id!", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration())))
+        self.assertEqual((error.response.status_code, error.error.code), (400, "InvalidPropertyValue"))
+        self.assertEqual(values(error)["PropertyName"], "id")
+        error = self.error_of(lambda: self.client.pool.add(
+            bm.PoolAddParameter(id="auto", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+                                enable_auto_scale=True)))
+        self.assertEqual(values(error)["PropertyName"], "autoScaleFormula")
+        # What the SDK would not send: raw requests.
+        r = self.raw("POST", "/pools", {"id": "novm", "vmSize": "STANDARD_D1"})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
+        self.assertEqual(r.json()["values"][0], {"key": "PropertyName", "value": "virtualMachineConfiguration"})
+        r = self.raw("POST", "/pools", {"id": "noagent", "vmSize": "STANDARD_D1",
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"}}})
+        self.assertEqual(r.json()["values"][0]["value"], "virtualMachineConfiguration.nodeAgentSKUId")
+        r = self.raw("POST", "/pools", {"id": "neg", "vmSize": "STANDARD_D1", "targetDedicatedNodes": -1,
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"},
+                                                                        "nodeAgentSKUId": "a"}})
+        self.assertEqual(r.json()["values"][0]["value"], "targetDedicatedNodes")
+        r = self.raw("POST", "/pools", "{not json")
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidRequestBody"))
+        self.assertTrue(r.json()["message"]["value"].startswith("The specified Request Body is not syntactically valid."))
+        r = self.raw("PATCH", "/pools/twice", {"vmSize": "STANDARD_D2"})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "vmSize"))
+        r = requests.get(f"{self.url}/pools", auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredQueryParameter"))
+
+    def test_shared_key_authentication(self):
+        r = self.raw("GET", "/pools", key=OTHER_KEY)
+        self.assertEqual((r.status_code, r.json()["code"]), (403, "AuthenticationFailed"))
+        self.assertIn("The emulator signed", json.dumps(r.json()["values"]))
+        r = self.raw("GET", "/pools", account="nosuchaccount", key=OTHER_KEY)
+        self.assertEqual(r.status_code, 403)
+        r = self.raw("GET", "/pools", auth=False)
+        self.assertEqual((r.status_code, r.json()["code"]), (401, "AuthenticationFailed"))
+        r = requests.get(f"{self.url}/pools?api-version={API}", headers={"Authorization": "Bearer token"})
+        self.assertEqual(r.status_code, 403)
+
+    def test_accounts_see_only_their_own_pools(self):
+        other = BatchServiceClient(SharedKeyCredentials(OTHER, OTHER_KEY), batch_url=self.url)
+        other.pool.add(bm.PoolAddParameter(id="private", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
+        self.assertTrue(other.pool.exists("private"))
+        self.assertFalse(self.client.pool.exists("private"))
+        self.assertNotIn("private", [p.id for p in self.client.pool.list()])
+
+    def test_az_batch_pool_list(self):
+        self.client.pool.add(bm.PoolAddParameter(id="for-az", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
+        env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(self.emu.location, "az"))
+        r = subprocess.run(["az", "batch", "pool", "list", "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
+                            "--account-endpoint", self.url, "-o", "json"], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("for-az", [p["id"] for p in json.loads(r.stdout)])
+
+
+if __name__ == "__main__":
+    unittest.main()
