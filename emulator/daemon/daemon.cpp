@@ -8,6 +8,7 @@
 #include "common/endpoints/endpoints_file.h"
 #include "common/log/logger.h"
 #include "common/version.h"
+#include "emulator/batch/batch_account.h"
 #include "emulator/daemon/running_emulator.h"
 #include "fake_storage/accounts/account_registry.h"
 
@@ -38,6 +39,7 @@ void print_banner(const fs::path& location, const endpoints::Endpoints& e, const
     std::printf("  ARM (HTTPS)     %s   (trust %s)\n", e.arm.c_str(), e.ca_cert.c_str());
     std::printf("  Blob            %s/%s\n", e.blob.c_str(), std::string(storage::kDevAccountName).c_str());
     std::printf("  File            %s/%s\n", e.file.c_str(), std::string(storage::kDevAccountName).c_str());
+    std::printf("  Batch           %s   (account %s)\n", e.batch.c_str(), std::string(batch::kDevBatchAccountName).c_str());
     std::printf("  endpoints       %s\n", (location / endpoints::kFileName).c_str());
     std::printf("\nexport REQUESTS_CA_BUNDLE=%s\n", e.ca_cert.c_str());
     std::printf("export AZURE_STORAGE_CONNECTION_STRING='%s'\n", connection.c_str());

@@ -30,12 +30,13 @@ class StartedEmulator(unittest.TestCase):
         self.e = self.emu.endpoints
 
     def test_endpoints_json_has_the_documented_keys(self):
-        self.assertEqual(set(self.e), {"arm", "blob", "file", "ca_cert", "pid"})
+        self.assertEqual(set(self.e), {"arm", "blob", "file", "batch", "ca_cert", "pid"})
         self.assertRegex(self.e["arm"], r"^https://127\.0\.0\.1:\d+$")
         self.assertRegex(self.e["blob"], r"^http://127\.0\.0\.1:\d+$")
         self.assertRegex(self.e["file"], r"^http://127\.0\.0\.1:\d+$")
-        ports = {int(self.e[k].rsplit(":", 1)[1]) for k in ("arm", "blob", "file")}
-        self.assertEqual(len(ports), 3)
+        self.assertRegex(self.e["batch"], r"^http://127\.0\.0\.1:\d+$")
+        ports = {int(self.e[k].rsplit(":", 1)[1]) for k in ("arm", "blob", "file", "batch")}
+        self.assertEqual(len(ports), 4)
         self.assertTrue(os.path.isabs(self.e["ca_cert"]))
         self.assertTrue(os.path.isfile(self.e["ca_cert"]))
         self.assertEqual(self.e["pid"], self.emu.process.pid)
@@ -50,7 +51,7 @@ class StartedEmulator(unittest.TestCase):
         self.assertIn(expected, out)
 
     def test_health_answers_on_every_endpoint(self):
-        for name in ("arm", "blob", "file"):
+        for name in ("arm", "blob", "file", "batch"):
             r = requests.get(self.e[name] + "/health", verify=self.e["ca_cert"], timeout=5)
             self.assertEqual(r.status_code, 200, name)
             self.assertEqual(r.json()["service"], name)
@@ -73,7 +74,7 @@ class StartedEmulator(unittest.TestCase):
     def test_arm_tells_where_the_storage_endpoints_are(self):
         r = requests.get(self.e["arm"] + "/emulator/endpoints", verify=self.e["ca_cert"], timeout=5)
         self.assertEqual(r.json(), {"arm": self.e["arm"], "blob": self.e["blob"],
-                                    "file": self.e["file"]})
+                                    "file": self.e["file"], "batch": self.e["batch"]})
 
     def test_a_second_instance_on_the_same_directory_is_refused(self):
         result = run_emulator(self.emu.location)
