@@ -14,6 +14,8 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
     EXPECT_EQ(o.arm_port, 10443);
     EXPECT_EQ(o.blob_port, 10000);
     EXPECT_EQ(o.file_port, 10004);
+    EXPECT_EQ(o.batch_port, 10447);
+    EXPECT_TRUE(o.batch_accounts.empty());
     EXPECT_FALSE(o.debug_log.has_value());
     EXPECT_EQ(o.gpus.kind, engine::GpuSource::Kind::automatic);
 }
@@ -30,6 +32,11 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     ASSERT_EQ(o.accounts.size(), 2u);
     EXPECT_EQ(o.accounts[1].name, "acct2");
     EXPECT_EQ(*o.debug_log, "/tmp/log");
+    Options b = parse_options({"--batch-port", "0", "--batch-account", "team1:a2V5", "--batch-account=team2:a2V5"});
+    EXPECT_EQ(b.batch_port, 0);
+    ASSERT_EQ(b.batch_accounts.size(), 2u);
+    EXPECT_EQ(b.batch_accounts[0].name, "team1");
+    EXPECT_EQ(b.batch_accounts[1].key, "a2V5");
     EXPECT_TRUE(parse_options({"--version"}).show_version);
     EXPECT_EQ(parse_options({"--gpus=fake:2"}).gpus.fake_count, 2);
     EXPECT_EQ(parse_options({"--gpus", "none"}).gpus.kind, engine::GpuSource::Kind::none);
@@ -79,6 +86,9 @@ TEST(Options, RejectsBadValuesNamingTheFlag) {
     expect_rejected({"--host", "0.0.0.0"}, "loopback");
     expect_rejected({"--host", "10.1.2.3"}, "loopback");
     expect_rejected({"--account", "BAD:a2V5"}, "--account");
+    expect_rejected({"--batch-port", "70000"}, "--batch-port");
+    expect_rejected({"--batch-account", "team1"}, "--batch-account takes NAME:KEY");
+    expect_rejected({"--batch-account", "team1:not base64!"}, "--batch-account: the key of 'team1' is not base64");
     expect_rejected({"--frobnicate"}, "--frobnicate");
     expect_rejected({"--version=1"}, "--version=1");
     expect_rejected({"--gpus", "fake:many"}, "--gpus");

@@ -1,0 +1,49 @@
+// libFuzzer: the Batch endpoint's parsers. The input's first line is the target, then "Name:
+// value" headers up to an empty line, then a body: the SharedKey canonicalization and check of
+// the request, and the pool rules of the body as JSON. Only BatchError may come out.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "emulator/batch/batch_account.h"
+#include "emulator/batch/batch_error.h"
+#include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/pool_rules.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::string_view input(reinterpret_cast<const char*>(data), size);
+    httplib::Request http;
+    http.method = "POST";
+    bool first = true;
+    while (!input.empty()) {
+        size_t end = input.find('\n');
+        std::string_view line = input.substr(0, end);
+        input = end == std::string_view::npos ? std::string_view() : input.substr(end + 1);
+        if (first) {
+            http.target = std::string(line);
+            first = false;
+        } else if (line.empty()) {
+            break;
+        } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
+            http.headers.emplace(std::string(line.substr(0, colon)), std::string(line.substr(colon + 1)));
+        }
+    }
+    http.body = std::string(input);
+    static const auto accounts = bai::batch::batch_accounts({});
+    try {
+        (void)bai::batch::batch_string_to_sign(http, "devbatchaccount1");
+        bai::batch::authenticate(http, accounts);
+    } catch (const bai::batch::BatchError&) {
+    }
+    nlohmann::json body = nlohmann::json::parse(http.body, nullptr, false);
+    if (!body.is_discarded()) {
+        try {
+            bai::batch::check_pool_to_add(body);
+            (void)bai::batch::new_pool_document(body, "2018-05-01T00:00:00.000Z");
+        } catch (const bai::batch::BatchError&) {
+        }
+    }
+    return 0;
+}
