@@ -1,5 +1,8 @@
 #include "emulator/batch/batch_api.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
@@ -29,8 +32,11 @@ void set_entity_headers(httplib::Response& res, const StoredPool& pool) {
 
 }  // namespace
 
-BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts)
-    : pools_(db), accounts_(std::move(accounts)) {}
+BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root)
+    : pools_(db), nodes_(pools_, std::move(nodes_root)), accounts_(std::move(accounts)) {}
+
+void BatchApi::start() { nodes_.start(); }
+void BatchApi::stop() { nodes_.stop(); }
 
 void BatchApi::migrate(db::Database& db) { PoolStore::migrate(db); }
 
@@ -71,6 +77,11 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
     });
     route(server, "PATCH", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { patch_pool(a, q, r); });
     route(server, "DELETE", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_pool(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/resize)", [this](auto& a, auto& q, auto& r) { resize_pool(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes)", [this](auto& a, auto& q, auto& r) { list_nodes(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
+          [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
 }
 
 json BatchApi::pool_view(const StoredPool& pool) const {
@@ -92,6 +103,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
     check_pool_to_add(body);
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
     if (!pools_.add(account.name, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
+    nodes_.pool_changed(account.name, body["id"]);
     StoredPool stored = need_pool(account, body["id"]);
     set_entity_headers(res, stored);
     const std::string url = base_url_ + "/pools/" + body["id"].get<std::string>();
@@ -180,11 +192,86 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
     res.status = 200;
 }
 
+// The pool is `deleting` until its nodes have left; then it is gone.
 void BatchApi::delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    if (!pools_.remove(account.name, req.matches[1])) {
-        throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
-    }
+    const std::string id = req.matches[1];
+    std::optional<StoredPool> pool = pools_.update(account.name, id, [](json& doc) {
+        if (doc.value("state", "") == "deleting") return false;
+        doc["state"] = "deleting";
+        doc["stateTransitionTime"] = time::format_iso8601(time::now());
+        return true;
+    });
+    if (!pool) throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
+    nodes_.pool_deleting(account.name, id);
     res.status = 202;
+}
+
+void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    json body = parse_body(req);
+    const std::string id = req.matches[1];
+    StoredPool pool = need_pool(account, id);
+    if (pool.body.value("enableAutoScale", false)) {
+        throw BatchError(409, "PoolIsAutoScaleEnabled", "The specified pool has automatic scaling enabled: it cannot be resized.");
+    }
+    if (pool.body.value("state", "") == "deleting") throw BatchError(409, "PoolBeingDeleted", "The specified pool is being deleted.");
+    for (const char* target : {"targetDedicatedNodes", "targetLowPriorityNodes"}) {
+        if (body.contains(target) && (!body[target].is_number_integer() || body[target].get<long long>() < 0)) {
+            throw invalid_property(target, body[target].dump(), "The value must be an integer of 0 or more");
+        }
+    }
+    std::optional<StoredPool> updated = pools_.update(account.name, id, [&](json& doc) {
+        for (const char* field : {"targetDedicatedNodes", "targetLowPriorityNodes", "resizeTimeout"}) {
+            if (body.contains(field)) doc[field] = body[field];
+        }
+        doc["allocationState"] = "resizing";
+        doc["allocationStateTransitionTime"] = time::format_iso8601(time::now());
+        return true;
+    });
+    nodes_.pool_changed(account.name, id);
+    set_entity_headers(res, *updated);
+    res.status = 202;
+}
+
+void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1];
+    need_pool(account, pool_id);
+    json nodes = nodes_.nodes(account.name, pool_id);
+    for (json& node : nodes) node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
+    json body{{"odata.metadata", base_url_ + "/$metadata#nodes"}, {"value", nodes}};
+    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
+}
+
+void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    need_pool(account, pool_id);
+    for (json node : nodes_.nodes(account.name, pool_id)) {
+        if (node.value("id", "") != node_id) continue;
+        node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node_id;
+        node["odata.metadata"] = base_url_ + "/$metadata#nodes/@Element";
+        return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
+    }
+    throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
+}
+
+// A file of the node's directory (startup/stdout.txt, shared/...), as the SDK's
+// file.get_from_compute_node reads it.
+void BatchApi::get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2], path = req.matches[3];
+    need_pool(account, pool_id);
+    std::optional<std::filesystem::path> root = nodes_.node_root(account.name, pool_id, node_id);
+    if (!root) throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
+    std::filesystem::path file = (*root / path).lexically_normal();
+    const std::string prefix = root->lexically_normal().string() + "/";
+    std::error_code ec;
+    if (file.string().rfind(prefix, 0) != 0 || !std::filesystem::is_regular_file(file, ec)) {
+        throw BatchError(404, "FileNotFound", "The specified file does not exist.");
+    }
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    res.set_header("ocp-batch-file-isdirectory", "False");
+    res.set_header("ocp-batch-file-url", base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
+    res.set_content(content.str(), "application/octet-stream");
 }
 
 }  // namespace bai::batch

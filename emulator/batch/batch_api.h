@@ -1,6 +1,6 @@
 // The Azure Batch service's data-plane API (issue 9) on its own endpoint (--batch-port):
 // SharedKey authentication per account, OData errors, and, so far, pools (add, get, exists,
-// list with paging, patch, delete). Routes are under the account's URL as the SDK builds them
+// list with paging, patch, resize, delete) and their compute nodes (list, get, files). Routes are under the account's URL as the SDK builds them
 // (https://ACCOUNT.REGION.batch.azure.com/pools?api-version=...): the account comes from the
 // Authorization header, as the endpoint serves every account.
 #pragma once
@@ -13,16 +13,21 @@
 
 #include "common/db/database.h"
 #include "emulator/batch/batch_account.h"
+#include "emulator/batch/pool_nodes.h"
 #include "emulator/batch/pool_store.h"
 
 namespace bai::batch {
 
 class BatchApi {
 public:
-    BatchApi(db::Database& db, std::vector<BatchAccount> accounts);
+    // The nodes' directories go under `nodes_root`.
+    BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root);
     static void migrate(db::Database& db);
     // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
     void serve(httplib::Server& server, const std::string& base_url);
+    // The pools' nodes: start brings every pool's nodes up (they do not survive a restart).
+    void start();
+    void stop();
 
 private:
     using Handler = std::function<void(const BatchAccount&, const httplib::Request&, httplib::Response&)>;
@@ -34,11 +39,16 @@ private:
     void list_pools(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void patch_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void resize_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
 
     nlohmann::json pool_view(const StoredPool& pool) const;
     StoredPool need_pool(const BatchAccount& account, const std::string& id) const;
 
     PoolStore pools_;
+    PoolNodes nodes_;
     std::vector<BatchAccount> accounts_;
     std::string base_url_;
 };

@@ -121,4 +121,13 @@ std::vector<StoredPool> PoolStore::list(const std::string& account, std::int64_t
     return out;
 }
 
+std::vector<StoredPool> PoolStore::all() const {
+    std::vector<StoredPool> out;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare("SELECT account, body, etag, modified_ticks FROM batch_pools ORDER BY seq");
+        while (s.step()) out.push_back(read_row(s));
+    });
+    return out;
+}
+
 }  // namespace bai::batch

@@ -37,6 +37,9 @@ public:
     std::vector<StoredPool> list(const std::string& account, std::int64_t after_seq, int limit,
                                  std::optional<std::int64_t>& next_after) const;
 
+    // Every pool of every account, in the order they were added.
+    std::vector<StoredPool> all() const;
+
 private:
     db::Database& db_;
 };

@@ -188,13 +188,15 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(arm.server(), p->published);
     engine::add_engine_routes(arm.server(), *p->job_engine);
-    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts));
+    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
+                                                     p->location / "batch-nodes");
     p->batch_api->serve(batch_listener.server(), p->published.batch);
     try {
         p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});
     } catch (const std::exception& e) {
         throw StartError(std::string("ARM: ") + e.what());
     }
+    p->batch_api->start();
     try {
         p->job_engine->start();
     } catch (const std::exception& e) {
@@ -232,6 +234,7 @@ void RunningEmulator::stop() {
     for (auto& listener : p.listeners) listener->finish(deadline);
     p.arm_api->stop();
     p.job_engine->stop();
+    p.batch_api->stop();
     release_mounts(p.nodes_dir, "at stop");
     record_stop(*p.state, p.run_id);
     log::info("stopped cleanly");

@@ -155,5 +155,87 @@ class BatchPools(unittest.TestCase):
         self.assertIn("for-az", [p["id"] for p in json.loads(r.stdout)])
 
 
+class BatchNodes(unittest.TestCase):
+    """A pool's compute nodes: they join for its targets, run its start task without a shell,
+    leave on a resize down or a delete."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator().start()
+        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emu.close()
+
+    def add(self, pool_id, command_line, dedicated=0, low_priority=0, retries=0, wait=True):
+        self.client.pool.add(bm.PoolAddParameter(
+            id=pool_id, vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(),
+            target_dedicated_nodes=dedicated, target_low_priority_nodes=low_priority,
+            start_task=bm.StartTask(command_line=command_line, wait_for_success=wait, max_task_retry_count=retries,
+                                    environment_settings=[bm.EnvironmentSetting(name="GREETING", value="hello")])))
+
+    def nodes_settled(self, pool_id, count, state):
+        def settled():
+            nodes = list(self.client.compute_node.list(pool_id))
+            return nodes if len(nodes) == count and all(n.state == state for n in nodes) else None
+        return harness.wait_for(settled, timeout=30, what=f"{count} node(s) {state} in {pool_id}")
+
+    def test_nodes_join_run_the_start_task_and_follow_resizes(self):
+        self.add("workers", "/bin/sh -c 'echo $GREETING from $AZ_BATCH_NODE_ID; touch $AZ_BATCH_NODE_SHARED_DIR/ready'",
+                 dedicated=2, low_priority=1)
+        nodes = self.nodes_settled("workers", 3, bm.ComputeNodeState.idle)
+        pool = self.client.pool.get("workers")
+        self.assertEqual(pool.allocation_state, bm.AllocationState.steady)
+        self.assertEqual((pool.current_dedicated_nodes, pool.current_low_priority_nodes), (2, 1))
+        self.assertEqual(sorted(n.is_dedicated for n in nodes), [False, True, True])
+        for node in nodes:
+            self.assertRegex(node.id, r"^tvmps_[0-9a-f]{64}_[dp]$")
+            self.assertEqual(node.start_task_info.state, bm.StartTaskState.completed)
+            self.assertEqual((node.start_task_info.exit_code, node.start_task_info.result), (0, bm.TaskExecutionResult.success))
+            out = b"".join(self.client.file.get_from_compute_node("workers", node.id, "startup/stdout.txt")).decode()
+            self.assertEqual(out, f"hello from {node.id}\n")
+        self.assertEqual(self.client.compute_node.get("workers", nodes[0].id).ip_address, nodes[0].ip_address)
+
+        self.client.pool.resize("workers", bm.PoolResizeParameter(target_dedicated_nodes=1, target_low_priority_nodes=0))
+        self.nodes_settled("workers", 1, bm.ComputeNodeState.idle)
+        pool = self.client.pool.get("workers")
+        self.assertEqual((pool.current_dedicated_nodes, pool.current_low_priority_nodes), (1, 0))
+        self.assertEqual(pool.allocation_state, bm.AllocationState.steady)
+
+        self.client.pool.delete("workers")
+        harness.wait_for(lambda: not self.client.pool.exists("workers"), timeout=30, what="the pool to go")
+
+    def test_the_command_line_is_not_given_to_a_shell(self):
+        # Under a shell this would fail (false); without one, true gets three arguments.
+        self.add("noshell", "true && false", dedicated=1)
+        node = self.nodes_settled("noshell", 1, bm.ComputeNodeState.idle)[0]
+        self.assertEqual(node.start_task_info.exit_code, 0)
+
+    def test_a_failing_start_task_is_retried_then_the_node_is_unusable_for_tasks(self):
+        self.add("broken", "/bin/sh -c 'echo trying >&2; exit 3'", dedicated=1, retries=2)
+        node = self.nodes_settled("broken", 1, bm.ComputeNodeState.start_task_failed)[0]
+        info = node.start_task_info
+        self.assertEqual((info.exit_code, info.retry_count, info.result), (3, 2, bm.TaskExecutionResult.failure))
+        self.assertEqual(info.failure_info.category, bm.ErrorCategory.user_error)
+        err = b"".join(self.client.file.get_from_compute_node("broken", node.id, "startup/stderr.txt")).decode()
+        self.assertEqual(err, "trying\n" * 3)
+        # Without waitForSuccess the node is idle all along, and stays so when the task fails.
+        self.add("lenient", "/bin/sh -c 'exit 1'", dedicated=1, wait=False)
+        node = self.nodes_settled("lenient", 1, bm.ComputeNodeState.idle)[0]
+        harness.wait_for(lambda: self.client.compute_node.get("lenient", node.id).start_task_info.state == bm.StartTaskState.completed,
+                         timeout=30, what="the start task to end")
+        self.assertEqual(self.client.compute_node.get("lenient", node.id).state, bm.ComputeNodeState.idle)
+
+    def test_missing_nodes_and_files(self):
+        self.add("empty", "true")
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.compute_node.get("empty", "tvmps_nope_d")
+        self.assertEqual(caught.exception.error.code, "NodeNotFound")
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            list(self.client.compute_node.list("nopool"))
+        self.assertEqual(caught.exception.error.code, "PoolNotFound")
+
+
 if __name__ == "__main__":
     unittest.main()

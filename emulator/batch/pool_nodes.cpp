@@ -1,0 +1,343 @@
+#include "emulator/batch/pool_nodes.h"
+
+#include <cstdio>
+
+#include "common/crypto/digest.h"
+#include "common/log/logger.h"
+#include "common/text/ascii.h"
+#include "common/time/timestamps.h"
+#include "emulator/batch/command_line.h"
+#include "emulator/engine/node_setup.h"
+#include "emulator/engine/process.h"
+#include "emulator/engine/writable_root.h"
+
+namespace bai::batch {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string now_text() { return time::format_iso8601(time::now()); }
+
+// "tvmps_" and 64 hex digits, "_d" for a dedicated node, "_p" for a low-priority one, as the
+// service names them; stable for an account, pool and node number.
+std::string node_id(const std::string& account, const std::string& pool, int number, bool dedicated) {
+    std::string digest = crypto::hmac_sha256("batch-node", account + "/" + pool + "/" + std::to_string(number));
+    std::string hex;
+    char byte[3];
+    for (unsigned char c : digest) {
+        std::snprintf(byte, sizeof byte, "%02x", c);
+        hex += byte;
+    }
+    return "tvmps_" + hex + (dedicated ? "_d" : "_p");
+}
+
+// 127.0.128.1 onwards: beside the Batch AI nodes' 127.0.1.x.
+std::string address_of(int n) { return "127.0." + std::to_string(128 + n / 254) + "." + std::to_string(1 + n % 254); }
+
+struct StartTaskRun {
+    json info;
+    bool succeeded = false;
+};
+
+// Runs the start task (and its retries) as the service does: the command line split into words,
+// not given to a shell, in startup/wd with the node's variables and the task's own settings.
+StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
+                            engine::RunControl& control) {
+    StartTaskRun run;
+    run.info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
+    const int max_retries = task.value("maxTaskRetryCount", 0);
+    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
+    engine::Environment env = base;
+    for (const json& setting : task.value("environmentSettings", json::array())) {
+        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
+    }
+    for (int attempt = 0;; ++attempt) {
+        run.info["retryCount"] = attempt;
+        run.info["lastRetryTime"] = now_text();
+        if (!argv) {
+            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "CommandLineParseError"},
+                                       {"message", "The command line has an unclosed quote or no word"}};
+            break;
+        }
+        int code = 0;
+        try {
+            std::shared_ptr<engine::Process> process =
+                control.start({*argv, env, root / "startup" / "wd", root / "startup" / "stdout.txt", root / "startup" / "stderr.txt"});
+            if (!process) return run;  // the node is leaving
+            code = process->wait().code;
+        } catch (const std::exception& e) {
+            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "CommandProgramNotFound"}, {"message", e.what()}};
+            code = 127;
+        }
+        run.info["exitCode"] = code;
+        if (code == 0) {
+            run.info.erase("failureInfo");
+            run.succeeded = true;
+            break;
+        }
+        if (!run.info.contains("failureInfo")) {
+            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "FailureExitCode"},
+                                       {"message", "The task exited with an exit code representing a failure"}};
+        }
+        if (control.cancelled() || (max_retries >= 0 && attempt >= max_retries)) break;
+    }
+    run.info["state"] = "completed";
+    run.info["endTime"] = now_text();
+    run.info["result"] = run.succeeded ? "success" : "failure";
+    return run;
+}
+
+}  // namespace
+
+PoolNodes::PoolNodes(PoolStore& pools, fs::path root) : pools_(pools), root_(std::move(root)) {}
+
+PoolNodes::~PoolNodes() { stop(); }
+
+void PoolNodes::start() {
+    std::error_code ec;
+    engine::remove_tree(root_, ec);
+    fs::create_directories(root_, ec);
+    thread_ = std::thread([this] { loop(); });
+    for (const StoredPool& pool : pools_.all()) pool_changed(pool.account, pool.body.value("id", ""));
+}
+
+void PoolNodes::stop() {
+    {
+        std::lock_guard guard(events_mutex_);
+        if (stopping_ || !thread_.joinable()) return;
+        stopping_ = true;
+    }
+    events_cv_.notify_all();
+    thread_.join();
+    for (auto& [key, pool] : state_) {
+        for (auto& node : pool.nodes) node->control->cancel("the emulator stopped");
+        for (auto& node : pool.nodes) {
+            if (node->start_task.joinable()) node->start_task.join();
+        }
+    }
+    state_.clear();
+    std::error_code ec;
+    engine::remove_tree(root_, ec);
+}
+
+void PoolNodes::post(std::function<void()> event) {
+    {
+        std::lock_guard guard(events_mutex_);
+        if (stopping_) return;
+        events_.push_back(std::move(event));
+    }
+    events_cv_.notify_all();
+}
+
+void PoolNodes::loop() {
+    std::unique_lock lock(events_mutex_);
+    while (true) {
+        events_cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
+        if (stopping_) return;
+        std::deque<std::function<void()>> batch;
+        batch.swap(events_);
+        lock.unlock();
+        for (const auto& event : batch) {
+            try {
+                event();
+            } catch (const std::exception& e) {
+                log::error(std::string("batch nodes: ") + e.what());
+            }
+        }
+        lock.lock();
+    }
+}
+
+void PoolNodes::pool_changed(const std::string& account, const std::string& pool_id) {
+    Key key{account, text::lower(pool_id)};
+    post([this, key] { reconcile(key); });
+}
+
+void PoolNodes::pool_deleting(const std::string& account, const std::string& pool_id) {
+    Key key{account, text::lower(pool_id)};
+    post([this, key] {
+        auto it = state_.find(key);
+        if (it != state_.end()) it->second.deleting = true;
+        reconcile(key);
+    });
+}
+
+// Brings the pool's nodes to its targets (none when it is being deleted): new nodes join; surplus
+// ones leave, those not yet idle first, then idle ones, newest first.
+void PoolNodes::reconcile(const Key& key) {
+    std::optional<StoredPool> stored = pools_.get(key.first, key.second);
+    Pool& pool = state_[key];
+    pool.account = key.first;
+    if (stored) pool.id = stored->body.value("id", key.second);
+    const bool deleting = pool.deleting || !stored || stored->body.value("state", "") == "deleting";
+    for (bool dedicated : {true, false}) {
+        int target = deleting ? 0 : stored->body.value(dedicated ? "targetDedicatedNodes" : "targetLowPriorityNodes", 0);
+        int count = 0;
+        for (auto& node : pool.nodes) count += node->dedicated == dedicated ? 1 : 0;
+        for (; count < target; ++count) add_node(pool, stored->body, dedicated);
+        for (size_t i = pool.nodes.size(); count > target && i-- > 0;) {
+            if (pool.nodes[i]->dedicated == dedicated && pool.nodes[i]->state != "idle") {
+                remove_node(pool, i);
+                --count;
+            }
+        }
+        for (size_t i = pool.nodes.size(); count > target && i-- > 0;) {
+            if (pool.nodes[i]->dedicated == dedicated) {
+                remove_node(pool, i);
+                --count;
+            }
+        }
+    }
+    if (deleting) {
+        if (stored) pools_.remove(key.first, key.second);
+        state_.erase(key);
+        std::lock_guard guard(snapshot_mutex_);
+        snapshot_.erase(key);
+        roots_.erase(key);
+        return;
+    }
+    write_pool(pool);
+    publish(key);
+}
+
+void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
+    auto node = std::make_unique<Node>();
+    node->id = node_id(pool.account, text::lower(pool.id), pool.next_number++, dedicated);
+    node->dedicated = dedicated;
+    node->allocation_time = now_text();
+    node->state_time = node->allocation_time;
+    node->address = address_of(next_address_++);
+    node->root = root_ / pool.account / text::lower(pool.id) / node->id;
+    node->control = std::make_shared<engine::RunControl>();
+    std::error_code ec;
+    for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
+    engine::Environment env = engine::node_base_environment(node->root);
+    env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
+    env["AZ_BATCH_POOL_ID"] = pool.id;
+    env["AZ_BATCH_NODE_ID"] = node->id;
+    env["AZ_BATCH_NODE_IS_DEDICATED"] = dedicated ? "true" : "false";
+    env["AZ_BATCH_NODE_ROOT_DIR"] = node->root.string();
+    env["AZ_BATCH_NODE_SHARED_DIR"] = (node->root / "shared").string();
+    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node->root / "startup").string();
+    env["AZ_BATCH_TASK_WORKING_DIR"] = (node->root / "startup" / "wd").string();
+    env["AZ_BATCH_TASK_DIR"] = (node->root / "startup").string();
+    const json task = doc.value("startTask", json());
+    if (!task.is_object()) {
+        node->state = "idle";
+    } else {
+        const bool wait = task.value("waitForSuccess", true);
+        node->state = wait ? "waitingforstarttask" : "idle";
+        node->start_task_info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
+        Key key{pool.account, text::lower(pool.id)};
+        std::shared_ptr<engine::RunControl> control = node->control;
+        fs::path root = node->root;
+        std::string id = node->id;
+        node->start_task = std::thread([this, key, id, task, env, root, control, wait] {
+            StartTaskRun run = run_start_task(task, env, root, *control);
+            if (control->cancelled()) return;
+            post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
+        });
+    }
+    log::info("batch pool " + pool.id + ": node " + node->id + " joins (" + node->state + ")");
+    pool.nodes.push_back(std::move(node));
+}
+
+void PoolNodes::remove_node(Pool& pool, size_t index) {
+    std::unique_ptr<Node> node = std::move(pool.nodes[index]);
+    pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));
+    node->control->cancel("the node leaves the pool");
+    if (node->start_task.joinable()) node->start_task.join();
+    std::error_code ec;
+    engine::remove_tree(node->root, ec);
+    log::info("batch pool " + pool.id + ": node " + node->id + " leaves");
+}
+
+void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json info, bool succeeded) {
+    auto it = state_.find(key);
+    if (it == state_.end()) return;
+    for (auto& node : it->second.nodes) {
+        if (node->id != node_id) continue;
+        if (node->start_task.joinable()) node->start_task.join();
+        node->start_task_info = std::move(info);
+        if (node->state == "waitingforstarttask" || !succeeded) {
+            node->state = succeeded ? "idle" : "starttaskfailed";
+            node->state_time = now_text();
+        }
+        write_pool(it->second);
+        publish(key);
+        return;
+    }
+}
+
+void PoolNodes::write_pool(const Pool& pool) {
+    int dedicated = 0, low_priority = 0;
+    for (const auto& node : pool.nodes) (node->dedicated ? dedicated : low_priority)++;
+    pools_.update(pool.account, pool.id, [&](json& doc) {
+        const bool steady = dedicated == doc.value("targetDedicatedNodes", 0) &&
+                            low_priority == doc.value("targetLowPriorityNodes", 0);
+        const std::string allocation = steady ? "steady" : "resizing";
+        if (doc.value("currentDedicatedNodes", -1) == dedicated && doc.value("currentLowPriorityNodes", -1) == low_priority &&
+            doc.value("allocationState", "") == allocation) {
+            return false;
+        }
+        doc["currentDedicatedNodes"] = dedicated;
+        doc["currentLowPriorityNodes"] = low_priority;
+        if (doc.value("allocationState", "") != allocation) {
+            doc["allocationState"] = allocation;
+            doc["allocationStateTransitionTime"] = now_text();
+        }
+        return true;
+    });
+}
+
+void PoolNodes::publish(const Key& key) {
+    auto it = state_.find(key);
+    json nodes = json::array();
+    std::map<std::string, fs::path> roots;
+    if (it != state_.end()) {
+        std::optional<StoredPool> stored = pools_.get(key.first, key.second);
+        const std::string vm_size = stored ? stored->body.value("vmSize", "") : "";
+        for (const auto& node : it->second.nodes) {
+            json n{{"id", node->id},
+                   {"state", node->state},
+                   {"schedulingState", "enabled"},
+                   {"stateTransitionTime", node->state_time},
+                   {"allocationTime", node->allocation_time},
+                   {"ipAddress", node->address},
+                   {"affinityId", "TVM:" + node->id},
+                   {"vmSize", vm_size},
+                   {"totalTasksRun", 0},
+                   {"runningTasksCount", 0},
+                   {"runningTaskSlotsCount", 0},
+                   {"totalTasksSucceeded", 0},
+                   {"isDedicated", node->dedicated},
+                   {"nodeAgentInfo", {{"version", "1.9.27"}, {"lastUpdateTime", node->allocation_time}}}};
+            if (!node->start_task_info.is_null()) n["startTaskInfo"] = node->start_task_info;
+            nodes.push_back(std::move(n));
+            roots[node->id] = node->root;
+        }
+    }
+    std::lock_guard guard(snapshot_mutex_);
+    snapshot_[key] = std::move(nodes);
+    roots_[key] = std::move(roots);
+}
+
+json PoolNodes::nodes(const std::string& account, const std::string& pool_id) const {
+    std::lock_guard guard(snapshot_mutex_);
+    auto it = snapshot_.find({account, text::lower(pool_id)});
+    return it == snapshot_.end() ? json::array() : it->second;
+}
+
+std::optional<fs::path> PoolNodes::node_root(const std::string& account, const std::string& pool_id,
+                                             const std::string& node_id) const {
+    std::lock_guard guard(snapshot_mutex_);
+    auto it = roots_.find({account, text::lower(pool_id)});
+    if (it == roots_.end()) return std::nullopt;
+    auto node = it->second.find(node_id);
+    if (node == it->second.end()) return std::nullopt;
+    return node->second;
+}
+
+}  // namespace bai::batch

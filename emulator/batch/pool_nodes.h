@@ -1,0 +1,96 @@
+// The compute nodes of the Batch pools (issue 9): emulated VMs on this machine, one directory
+// each (DIR/nodes/batch/ACCOUNT/POOL/NODE, with the service's startup/, shared/ and tmp/), that
+// come and go with a pool's targets, run its start task when they join (not under a shell, as
+// the service runs it), and report into the pool's document (currentDedicatedNodes,
+// currentLowPriorityNodes, allocationState). One thread owns every node; start tasks run on
+// threads of their own and post their end back. Nodes do not survive the emulator: at start,
+// every pool gets new ones.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "emulator/batch/pool_store.h"
+#include "emulator/engine/run_control.h"
+
+namespace bai::batch {
+
+class PoolNodes {
+public:
+    PoolNodes(PoolStore& pools, std::filesystem::path root);
+    ~PoolNodes();
+
+    void start();
+    // Kills the start tasks and removes the nodes' directories.
+    void stop();
+
+    // A pool was added or its targets changed.
+    void pool_changed(const std::string& account, const std::string& pool_id);
+    // The pool (already marked deleting) loses its nodes, then its document.
+    void pool_deleting(const std::string& account, const std::string& pool_id);
+
+    // The nodes of a pool as the service lists them (without url), in the order they joined.
+    nlohmann::json nodes(const std::string& account, const std::string& pool_id) const;
+    // Where a node's directory is, for its files; nullopt when no such node.
+    std::optional<std::filesystem::path> node_root(const std::string& account, const std::string& pool_id,
+                                                   const std::string& node_id) const;
+
+private:
+    struct Node {
+        std::string id;
+        bool dedicated = true;
+        std::string state;  // starting, waitingforstarttask, idle, starttaskfailed, leavingpool
+        std::string state_time;
+        std::string allocation_time;
+        std::string address;
+        std::filesystem::path root;
+        nlohmann::json start_task_info;  // null when the pool has no start task
+        std::shared_ptr<engine::RunControl> control;
+        std::thread start_task;
+    };
+    struct Pool {
+        std::string account;
+        std::string id;
+        std::vector<std::unique_ptr<Node>> nodes;
+        int next_number = 0;
+        bool deleting = false;
+    };
+    using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
+
+    void post(std::function<void()> event);
+    void loop();
+    void reconcile(const Key& key);
+    void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
+    void remove_node(Pool& pool, size_t index);
+    void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
+    void write_pool(const Pool& pool);
+    void publish(const Key& key);
+
+    PoolStore& pools_;
+    std::filesystem::path root_;
+    int next_address_ = 0;
+
+    std::mutex events_mutex_;
+    std::condition_variable events_cv_;
+    std::deque<std::function<void()>> events_;
+    bool stopping_ = false;
+    std::thread thread_;
+
+    std::map<Key, Pool> state_;  // owned by the event thread
+
+    mutable std::mutex snapshot_mutex_;
+    std::map<Key, nlohmann::json> snapshot_;
+    std::map<Key, std::map<std::string, std::filesystem::path>> roots_;
+};
+
+}  // namespace bai::batch
