@@ -25,7 +25,7 @@ json parse_body(const httplib::Request& req) {
     return body;
 }
 
-void set_entity_headers(httplib::Response& res, const StoredPool& pool) {
+void set_entity_headers(httplib::Response& res, const StoredEntity& pool) {
     res.set_header("ETag", pool.etag);
     res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(pool.modified_ticks)));
 }
@@ -33,12 +33,12 @@ void set_entity_headers(httplib::Response& res, const StoredPool& pool) {
 }  // namespace
 
 BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root)
-    : pools_(db), nodes_(pools_, std::move(nodes_root)), accounts_(std::move(accounts)) {}
+    : store_(db), nodes_(store_, std::move(nodes_root)), accounts_(std::move(accounts)) {}
 
 void BatchApi::start() { nodes_.start(); }
 void BatchApi::stop() { nodes_.stop(); }
 
-void BatchApi::migrate(db::Database& db) { PoolStore::migrate(db); }
+void BatchApi::migrate(db::Database& db) { EntityStore::migrate(db); }
 
 void BatchApi::route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler) {
     auto wrapped = [this, handler](const httplib::Request& req, httplib::Response& res) {
@@ -84,7 +84,7 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
           [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
 }
 
-json BatchApi::pool_view(const StoredPool& pool) const {
+json BatchApi::pool_view(const StoredEntity& pool) const {
     json view = pool.body;
     view["url"] = base_url_ + "/pools/" + pool.body.value("id", "");
     view["eTag"] = pool.etag;
@@ -92,8 +92,8 @@ json BatchApi::pool_view(const StoredPool& pool) const {
     return view;
 }
 
-StoredPool BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
-    std::optional<StoredPool> pool = pools_.get(account.name, id);
+StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
+    std::optional<StoredEntity> pool = store_.get(account.name, kPools, id);
     if (!pool) throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
     return *pool;
 }
@@ -102,9 +102,9 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
     json body = parse_body(req);
     check_pool_to_add(body);
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
-    if (!pools_.add(account.name, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
+    if (!store_.add(account.name, kPools, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
     nodes_.pool_changed(account.name, body["id"]);
-    StoredPool stored = need_pool(account, body["id"]);
+    StoredEntity stored = need_pool(account, body["id"]);
     set_entity_headers(res, stored);
     const std::string url = base_url_ + "/pools/" + body["id"].get<std::string>();
     res.set_header("Location", url);
@@ -113,7 +113,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
 }
 
 void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    StoredPool pool = need_pool(account, req.matches[1]);
+    StoredEntity pool = need_pool(account, req.matches[1]);
     json view = pool_view(pool);
     view["odata.metadata"] = base_url_ + "/$metadata#pools/@Element";
     set_entity_headers(res, pool);
@@ -121,7 +121,7 @@ void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req
 }
 
 void BatchApi::pool_exists(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    std::optional<StoredPool> pool = pools_.get(account.name, req.matches[1]);
+    std::optional<StoredEntity> pool = store_.get(account.name, kPools, req.matches[1]);
     res.status = pool ? 200 : 404;
     if (pool) set_entity_headers(res, *pool);
 }
@@ -152,7 +152,7 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
     }
     std::optional<std::int64_t> next;
     json value = json::array();
-    for (const StoredPool& pool : pools_.list(account.name, after, limit, next)) value.push_back(pool_view(pool));
+    for (const StoredEntity& pool : store_.list(account.name, kPools, after, limit, next)) value.push_back(pool_view(pool));
     json body{{"odata.metadata", base_url_ + "/$metadata#pools"}, {"value", value}};
     if (next) {
         body["odata.nextLink"] = base_url_ + "/pools?api-version=" + req.get_param_value("api-version") +
@@ -176,7 +176,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
             throw invalid_property(name, value.dump(), "This property cannot be updated with a patch");
         }
     }
-    std::optional<StoredPool> pool = pools_.update(account.name, id, [&](json& doc) {
+    std::optional<StoredEntity> pool = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const auto& [name, value] : body.items()) {
             if (value.is_null()) {
                 doc.erase(name);
@@ -195,7 +195,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
 // The pool is `deleting` until its nodes have left; then it is gone.
 void BatchApi::delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
-    std::optional<StoredPool> pool = pools_.update(account.name, id, [](json& doc) {
+    std::optional<StoredEntity> pool = store_.update(account.name, kPools, id, [](json& doc) {
         if (doc.value("state", "") == "deleting") return false;
         doc["state"] = "deleting";
         doc["stateTransitionTime"] = time::format_iso8601(time::now());
@@ -209,7 +209,7 @@ void BatchApi::delete_pool(const BatchAccount& account, const httplib::Request& 
 void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     const std::string id = req.matches[1];
-    StoredPool pool = need_pool(account, id);
+    StoredEntity pool = need_pool(account, id);
     if (pool.body.value("enableAutoScale", false)) {
         throw BatchError(409, "PoolIsAutoScaleEnabled", "The specified pool has automatic scaling enabled: it cannot be resized.");
     }
@@ -219,7 +219,7 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
             throw invalid_property(target, body[target].dump(), "The value must be an integer of 0 or more");
         }
     }
-    std::optional<StoredPool> updated = pools_.update(account.name, id, [&](json& doc) {
+    std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const char* field : {"targetDedicatedNodes", "targetLowPriorityNodes", "resizeTimeout"}) {
             if (body.contains(field)) doc[field] = body[field];
         }

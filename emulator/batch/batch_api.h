@@ -14,7 +14,7 @@
 #include "common/db/database.h"
 #include "emulator/batch/batch_account.h"
 #include "emulator/batch/pool_nodes.h"
-#include "emulator/batch/pool_store.h"
+#include "emulator/batch/entity_store.h"
 
 namespace bai::batch {
 
@@ -44,10 +44,10 @@ private:
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
 
-    nlohmann::json pool_view(const StoredPool& pool) const;
-    StoredPool need_pool(const BatchAccount& account, const std::string& id) const;
+    nlohmann::json pool_view(const StoredEntity& pool) const;
+    StoredEntity need_pool(const BatchAccount& account, const std::string& id) const;
 
-    PoolStore pools_;
+    EntityStore store_;
     PoolNodes nodes_;
     std::vector<BatchAccount> accounts_;
     std::string base_url_;

@@ -91,7 +91,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
 
 }  // namespace
 
-PoolNodes::PoolNodes(PoolStore& pools, fs::path root) : pools_(pools), root_(std::move(root)) {}
+PoolNodes::PoolNodes(EntityStore& store, fs::path root) : store_(store), root_(std::move(root)) {}
 
 PoolNodes::~PoolNodes() { stop(); }
 
@@ -100,7 +100,7 @@ void PoolNodes::start() {
     engine::remove_tree(root_, ec);
     fs::create_directories(root_, ec);
     thread_ = std::thread([this] { loop(); });
-    for (const StoredPool& pool : pools_.all()) pool_changed(pool.account, pool.body.value("id", ""));
+    for (const StoredEntity& pool : store_.all(kPools)) pool_changed(pool.account, pool.body.value("id", ""));
 }
 
 void PoolNodes::stop() {
@@ -167,7 +167,7 @@ void PoolNodes::pool_deleting(const std::string& account, const std::string& poo
 // Brings the pool's nodes to its targets (none when it is being deleted): new nodes join; surplus
 // ones leave, those not yet idle first, then idle ones, newest first.
 void PoolNodes::reconcile(const Key& key) {
-    std::optional<StoredPool> stored = pools_.get(key.first, key.second);
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
     Pool& pool = state_[key];
     pool.account = key.first;
     if (stored) pool.id = stored->body.value("id", key.second);
@@ -191,7 +191,7 @@ void PoolNodes::reconcile(const Key& key) {
         }
     }
     if (deleting) {
-        if (stored) pools_.remove(key.first, key.second);
+        if (stored) store_.remove(key.first, kPools, key.second);
         state_.erase(key);
         std::lock_guard guard(snapshot_mutex_);
         snapshot_.erase(key);
@@ -274,7 +274,7 @@ void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json
 void PoolNodes::write_pool(const Pool& pool) {
     int dedicated = 0, low_priority = 0;
     for (const auto& node : pool.nodes) (node->dedicated ? dedicated : low_priority)++;
-    pools_.update(pool.account, pool.id, [&](json& doc) {
+    store_.update(pool.account, kPools, pool.id, [&](json& doc) {
         const bool steady = dedicated == doc.value("targetDedicatedNodes", 0) &&
                             low_priority == doc.value("targetLowPriorityNodes", 0);
         const std::string allocation = steady ? "steady" : "resizing";
@@ -297,7 +297,7 @@ void PoolNodes::publish(const Key& key) {
     json nodes = json::array();
     std::map<std::string, fs::path> roots;
     if (it != state_.end()) {
-        std::optional<StoredPool> stored = pools_.get(key.first, key.second);
+        std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
         const std::string vm_size = stored ? stored->body.value("vmSize", "") : "";
         for (const auto& node : it->second.nodes) {
             json n{{"id", node->id},

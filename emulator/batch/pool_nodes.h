@@ -20,14 +20,14 @@
 #include <thread>
 #include <vector>
 
-#include "emulator/batch/pool_store.h"
+#include "emulator/batch/entity_store.h"
 #include "emulator/engine/run_control.h"
 
 namespace bai::batch {
 
 class PoolNodes {
 public:
-    PoolNodes(PoolStore& pools, std::filesystem::path root);
+    PoolNodes(EntityStore& store, std::filesystem::path root);
     ~PoolNodes();
 
     void start();
@@ -76,7 +76,7 @@ private:
     void write_pool(const Pool& pool);
     void publish(const Key& key);
 
-    PoolStore& pools_;
+    EntityStore& store_;
     std::filesystem::path root_;
     int next_address_ = 0;
 

@@ -1,0 +1,55 @@
+// The Batch service's entities of every account (pools, jobs, tasks), as the documents the
+// service returns, in SQLite (state.db). An entity lives in a scope: "pools", "jobs", or
+// "jobs/JOB/tasks" (JOB lower-cased); ids are unique in their scope without regard to case and
+// keep the case they were added with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/db/database.h"
+
+namespace bai::batch {
+
+struct StoredEntity {
+    std::string account;
+    nlohmann::json body;  // as GET answers it, without the url and odata fields
+    std::string etag;     // "0x8D..." (Batch sends it without quotes)
+    std::int64_t modified_ticks = 0;
+};
+
+inline constexpr const char* kPools = "pools";
+inline constexpr const char* kJobs = "jobs";
+// The scope of a job's tasks.
+std::string tasks_of(const std::string& job_id);
+
+class EntityStore {
+public:
+    explicit EntityStore(db::Database& db) : db_(db) {}
+    static void migrate(db::Database& db);
+
+    // False (nothing written) when the scope has an entity of that id.
+    bool add(const std::string& account, const std::string& scope, const nlohmann::json& body);
+    std::optional<StoredEntity> get(const std::string& account, const std::string& scope, const std::string& id) const;
+    // Read-modify-write in one transaction; `change` returns false to leave it as it was.
+    std::optional<StoredEntity> update(const std::string& account, const std::string& scope, const std::string& id,
+                                       const std::function<bool(nlohmann::json&)>& change);
+    bool remove(const std::string& account, const std::string& scope, const std::string& id);
+    // Removes every entity of the scope (a job's tasks).
+    void remove_scope(const std::string& account, const std::string& scope);
+    // In the order they were added, after `after_seq`, at most `limit`; the seq to continue after
+    // when there is more.
+    std::vector<StoredEntity> list(const std::string& account, const std::string& scope, std::int64_t after_seq, int limit,
+                                   std::optional<std::int64_t>& next_after) const;
+    // Every entity of the scope in every account, in the order added.
+    std::vector<StoredEntity> all(const std::string& scope) const;
+
+private:
+    db::Database& db_;
+};
+
+}  // namespace bai::batch
