@@ -6,6 +6,7 @@
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/batch_http.h"
 #include "emulator/batch/batch_shared_key.h"
 #include "emulator/batch/pool_rules.h"
 
@@ -16,19 +17,6 @@ using nlohmann::json;
 namespace {
 
 constexpr int kMaxResults = 1000;
-
-json parse_body(const httplib::Request& req) {
-    json body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) {
-        throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
-    }
-    return body;
-}
-
-void set_entity_headers(httplib::Response& res, const StoredEntity& pool) {
-    res.set_header("ETag", pool.etag);
-    res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(pool.modified_ticks)));
-}
 
 }  // namespace
 
@@ -82,15 +70,21 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
           [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
+    serve_work(server);
 }
 
-json BatchApi::pool_view(const StoredEntity& pool) const {
-    json view = pool.body;
-    view["url"] = base_url_ + "/pools/" + pool.body.value("id", "");
-    view["eTag"] = pool.etag;
-    view["lastModified"] = time::format_iso8601(time::from_ticks(pool.modified_ticks));
-    return view;
+json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
+    json out = json::object();
+    for (const auto& [name, value] : entity.body.items()) {
+        if (name.empty() || name[0] != '_') out[name] = value;  // "_..." fields are the emulator's own
+    }
+    out["url"] = url;
+    out["eTag"] = entity.etag;
+    out["lastModified"] = time::format_iso8601(time::from_ticks(entity.modified_ticks));
+    return out;
 }
+
+json BatchApi::pool_view(const StoredEntity& pool) const { return view(pool, base_url_ + "/pools/" + pool.body.value("id", "")); }
 
 StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
     std::optional<StoredEntity> pool = store_.get(account.name, kPools, id);
@@ -127,6 +121,11 @@ void BatchApi::pool_exists(const BatchAccount& account, const httplib::Request& 
 }
 
 void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    send_list(account, req, res, kPools, "/pools", "pools");
+}
+
+void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
+                         const std::string& scope, const std::string& path, const std::string& metadata) {
     int limit = kMaxResults;
     if (req.has_param("maxresults")) {
         const std::string text = req.get_param_value("maxresults");
@@ -152,10 +151,12 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
     }
     std::optional<std::int64_t> next;
     json value = json::array();
-    for (const StoredEntity& pool : store_.list(account.name, kPools, after, limit, next)) value.push_back(pool_view(pool));
-    json body{{"odata.metadata", base_url_ + "/$metadata#pools"}, {"value", value}};
+    for (const StoredEntity& entity : store_.list(account.name, scope, after, limit, next)) {
+        value.push_back(view(entity, base_url_ + path + "/" + entity.body.value("id", "")));
+    }
+    json body{{"odata.metadata", base_url_ + "/$metadata#" + metadata}, {"value", value}};
     if (next) {
-        body["odata.nextLink"] = base_url_ + "/pools?api-version=" + req.get_param_value("api-version") +
+        body["odata.nextLink"] = base_url_ + path + "?api-version=" + req.get_param_value("api-version") +
                                  "&maxresults=" + std::to_string(limit) + "&$skiptoken=" + std::to_string(*next);
     }
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");

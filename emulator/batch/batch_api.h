@@ -43,6 +43,24 @@ private:
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    // Jobs and tasks (batch_work_routes.cpp).
+    void add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_jobs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void add_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void add_task_collection(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void serve_work(httplib::Server& server);
+    StoredEntity need_job(const BatchAccount& account, const std::string& id) const;
+    // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.
+    std::optional<StoredEntity> put_task(const BatchAccount& account, const StoredEntity& job, const nlohmann::json& body);
+    // A page of a scope's entities as the service lists them, the url of each under `path`.
+    void send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
+                   const std::string& scope, const std::string& path, const std::string& metadata);
+    nlohmann::json view(const StoredEntity& entity, const std::string& url) const;
 
     nlohmann::json pool_view(const StoredEntity& pool) const;
     StoredEntity need_pool(const BatchAccount& account, const std::string& id) const;

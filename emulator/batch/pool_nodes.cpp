@@ -89,6 +89,29 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
     return run;
 }
 
+std::string run_key_of(const std::string& account, const std::string& job, const std::string& task) {
+    return account + "/" + text::lower(job) + "/" + text::lower(task);
+}
+
+// Runs a task's command line on a node as the service does (split into words, no shell), in
+// its working directory with its variables; returns the exit code, or a failure (the command
+// line cannot be parsed, the program cannot start).
+std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
+                                      engine::RunControl& control) {
+    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
+    if (!argv) {
+        return {-1, {{"category", "UserError"}, {"code", "CommandLineParseError"},
+                     {"message", "The command line has an unclosed quote or no word"}}};
+    }
+    try {
+        std::shared_ptr<engine::Process> process = control.start({*argv, env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
+        if (!process) return {-1, nullptr};
+        return {process->wait().code, nullptr};
+    } catch (const std::exception& e) {
+        return {-1, {{"category", "UserError"}, {"code", "CommandProgramNotFound"}, {"message", e.what()}}};
+    }
+}
+
 }  // namespace
 
 PoolNodes::PoolNodes(EntityStore& store, fs::path root) : store_(store), root_(std::move(root)) {}
@@ -101,6 +124,35 @@ void PoolNodes::start() {
     fs::create_directories(root_, ec);
     thread_ = std::thread([this] { loop(); });
     for (const StoredEntity& pool : store_.all(kPools)) pool_changed(pool.account, pool.body.value("id", ""));
+    post([this] { recover_tasks(); });
+}
+
+// Tasks of active jobs wait again for a slot; those that were running when the emulator stopped
+// were lost with their node, as when a node fails: requeued.
+void PoolNodes::recover_tasks() {
+    const std::string now = now_text();
+    for (const StoredEntity& job : store_.all(kJobs)) {
+        if (job.body.value("state", "") != "active") continue;
+        const std::string job_id = job.body.value("id", "");
+        const std::string pool_id = job.body["poolInfo"].value("poolId", "");
+        std::optional<std::int64_t> next;
+        for (const StoredEntity& task : store_.list(job.account, tasks_of(job_id), 0, 1 << 30, next)) {
+            const std::string state = task.body.value("state", "");
+            if (state != "active" && state != "running" && state != "preparing") continue;
+            const std::string task_id = task.body.value("id", "");
+            if (state != "active") {
+                store_.update(job.account, tasks_of(job_id), task_id, [&](json& doc) {
+                    doc["previousState"] = doc["state"];
+                    doc["state"] = "active";
+                    doc["stateTransitionTime"] = now;
+                    doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
+                    return true;
+                });
+            }
+            state_[{job.account, text::lower(pool_id)}].queue.push_back({job_id, task_id});
+        }
+        schedule({job.account, text::lower(pool_id)});
+    }
 }
 
 void PoolNodes::stop() {
@@ -111,6 +163,9 @@ void PoolNodes::stop() {
     }
     events_cv_.notify_all();
     thread_.join();
+    for (auto& [key, run] : running_) run.control->cancel("the emulator stopped");
+    for (auto& [key, run] : running_) run.thread.join();
+    running_.clear();
     for (auto& [key, pool] : state_) {
         for (auto& node : pool.nodes) node->control->cancel("the emulator stopped");
         for (auto& node : pool.nodes) {
@@ -199,6 +254,7 @@ void PoolNodes::reconcile(const Key& key) {
         return;
     }
     write_pool(pool);
+    schedule(key);
     publish(key);
 }
 
@@ -248,6 +304,10 @@ void PoolNodes::remove_node(Pool& pool, size_t index) {
     std::unique_ptr<Node> node = std::move(pool.nodes[index]);
     pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));
     node->control->cancel("the node leaves the pool");
+    // Its tasks go back to the queue (requeueCount, not retryCount), as the service requeues them.
+    for (auto& [key, run] : running_) {
+        if (run.node_id == node->id) run.control->cancel("requeue");
+    }
     if (node->start_task.joinable()) node->start_task.join();
     std::error_code ec;
     engine::remove_tree(node->root, ec);
@@ -266,9 +326,190 @@ void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json
             node->state_time = now_text();
         }
         write_pool(it->second);
+        schedule(key);
         publish(key);
         return;
     }
+}
+
+void PoolNodes::task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
+                           const std::string& task_id) {
+    Key key{account, text::lower(pool_id)};
+    post([this, key, job_id, task_id] {
+        state_[key].queue.push_back({job_id, task_id});
+        schedule(key);
+        publish(key);
+    });
+}
+
+// Each node takes tasks while it has free slots (taskSlotsPerNode), once its start task lets it.
+void PoolNodes::schedule(const Key& key) {
+    auto it = state_.find(key);
+    if (it == state_.end() || it->second.queue.empty() || it->second.deleting) return;
+    Pool& pool = it->second;
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+    if (!stored || stored->body.value("state", "") != "active") return;
+    const int slots = std::max(1, stored->body.value("taskSlotsPerNode", 1));
+    for (auto& node : pool.nodes) {
+        while (!pool.queue.empty() && (node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
+            TaskRef task = pool.queue.front();
+            pool.queue.pop_front();
+            run_task(pool, *node, task);
+        }
+    }
+}
+
+void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
+    const std::string scope = tasks_of(ref.job_id);
+    const fs::path dir = node.root / "workitems" / ref.job_id / "job-1" / ref.task_id;
+    const std::string now = now_text();
+    json task;
+    std::optional<StoredEntity> updated = store_.update(pool.account, scope, ref.task_id, [&](json& doc) {
+        if (doc.value("state", "") != "active") return false;
+        doc["previousState"] = "active";
+        doc["state"] = "running";
+        doc["stateTransitionTime"] = now;
+        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+        json& info = doc["executionInfo"];
+        info["startTime"] = now;
+        info.erase("endTime");
+        info.erase("exitCode");
+        info.erase("result");
+        info.erase("failureInfo");
+        doc["nodeInfo"] = {{"affinityId", "TVM:" + node.id},
+                           {"poolId", pool.id},
+                           {"nodeId", node.id},
+                           {"taskRootDirectory", "workitems/" + ref.job_id + "/job-1/" + ref.task_id}};
+        doc["_root"] = dir.string();
+        task = doc;
+        return true;
+    });
+    if (!updated || task.is_null()) return;  // deleted, or no longer waiting
+    std::error_code ec;
+    fs::create_directories(dir / "wd", ec);
+    engine::Environment env = engine::node_base_environment(node.root);
+    env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
+    env["AZ_BATCH_POOL_ID"] = pool.id;
+    env["AZ_BATCH_NODE_ID"] = node.id;
+    env["AZ_BATCH_NODE_IS_DEDICATED"] = node.dedicated ? "true" : "false";
+    env["AZ_BATCH_NODE_ROOT_DIR"] = node.root.string();
+    env["AZ_BATCH_NODE_SHARED_DIR"] = (node.root / "shared").string();
+    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node.root / "startup").string();
+    env["AZ_BATCH_JOB_ID"] = ref.job_id;
+    env["AZ_BATCH_TASK_ID"] = ref.task_id;
+    env["AZ_BATCH_TASK_DIR"] = dir.string();
+    env["AZ_BATCH_TASK_WORKING_DIR"] = (dir / "wd").string();
+    for (const json& setting : task.value("environmentSettings", json::array())) {
+        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
+    }
+    node.running_tasks++;
+    node.total_tasks_run++;
+    node.state = "running";
+    node.state_time = now;
+    const std::string run_key = run_key_of(pool.account, ref.job_id, ref.task_id);
+    RunningTask& run = running_[run_key];
+    run.account = pool.account;
+    run.task = ref;
+    run.node_id = node.id;
+    run.control = std::make_shared<engine::RunControl>();
+    std::shared_ptr<engine::RunControl> control = run.control;
+    run.thread = std::thread([this, task, env, dir, control, run_key] {
+        auto [code, failure] = run_task_process(task, env, dir, *control);
+        post([this, run_key, code, failure] { task_done(run_key, code, failure); });
+    });
+}
+
+// A task's process ended: completed (success or failure once its retries are spent), active
+// again for a retry, or, when it was stopped (its node left, its job is deleted), what that says.
+void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure) {
+    auto it = running_.find(run_key);
+    if (it == running_.end()) return;
+    RunningTask run = std::move(it->second);
+    running_.erase(it);
+    run.thread.join();
+    const std::string reason = run.control->reason();
+    const std::string now = now_text();
+    Key pool_key;
+    for (auto& [key, pool] : state_) {
+        for (auto& node : pool.nodes) {
+            if (node->id != run.node_id) continue;
+            pool_key = key;
+            node->running_tasks--;
+            if (exit_code == 0 && reason.empty()) node->total_tasks_succeeded++;
+            if (node->running_tasks == 0 && node->state == "running") {
+                node->state = "idle";
+                node->state_time = now;
+            }
+        }
+    }
+    const std::string scope = tasks_of(run.task.job_id);
+    bool retry = false;
+    if (reason == "job deleted") {
+        // nothing to write: the job and its tasks are going
+    } else if (reason == "requeue") {
+        store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
+            doc["previousState"] = doc["state"];
+            doc["state"] = "active";
+            doc["stateTransitionTime"] = now;
+            doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
+            return true;
+        });
+        retry = true;
+    } else {
+        store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
+            json& info = doc["executionInfo"];
+            const int retries = info.value("retryCount", 0);
+            const int limit = doc["constraints"].value("maxTaskRetryCount", 0);
+            doc["previousState"] = doc["state"];
+            doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+            doc["stateTransitionTime"] = now;
+            info["endTime"] = now;
+            if (exit_code >= 0) info["exitCode"] = exit_code;
+            if (exit_code == 0) {
+                doc["state"] = "completed";
+                info["result"] = "success";
+                return true;
+            }
+            info["failureInfo"] = failure.is_null() ? json{{"category", "UserError"}, {"code", "FailureExitCode"},
+                                                           {"message", "The task exited with an exit code representing a failure"}}
+                                                     : failure;
+            if (limit == -1 || retries < limit) {
+                doc["state"] = "active";
+                info["retryCount"] = retries + 1;
+                info["lastRetryTime"] = now;
+                retry = true;
+            } else {
+                doc["state"] = "completed";
+                info["result"] = "failure";
+            }
+            return true;
+        });
+    }
+    if (pool_key.first.empty()) {  // its node has left: the pool is the job's
+        std::optional<StoredEntity> job = store_.get(run.account, kJobs, run.task.job_id);
+        if (job) pool_key = {run.account, text::lower(job->body["poolInfo"].value("poolId", ""))};
+    }
+    auto pool = state_.find(pool_key);
+    if (pool == state_.end()) return;
+    if (retry) pool->second.queue.push_back(run.task);
+    write_pool(pool->second);
+    schedule(pool_key);
+    publish(pool_key);
+}
+
+void PoolNodes::job_deleting(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] {
+        const std::string prefix = account + "/" + text::lower(job_id) + "/";
+        for (auto& [key, run] : running_) {
+            if (key.rfind(prefix, 0) == 0) run.control->cancel("job deleted");
+        }
+        for (auto& [key, pool] : state_) {
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return key.first == account && text::iequals(t.job_id, job_id); });
+        }
+        // The documents go now; running tasks report to task_done, which writes nothing for them.
+        store_.remove_scope(account, tasks_of(job_id));
+        store_.remove(account, kJobs, job_id);
+    });
 }
 
 void PoolNodes::write_pool(const Pool& pool) {
@@ -308,10 +549,10 @@ void PoolNodes::publish(const Key& key) {
                    {"ipAddress", node->address},
                    {"affinityId", "TVM:" + node->id},
                    {"vmSize", vm_size},
-                   {"totalTasksRun", 0},
-                   {"runningTasksCount", 0},
-                   {"runningTaskSlotsCount", 0},
-                   {"totalTasksSucceeded", 0},
+                   {"totalTasksRun", node->total_tasks_run},
+                   {"runningTasksCount", node->running_tasks},
+                   {"runningTaskSlotsCount", node->running_tasks},
+                   {"totalTasksSucceeded", node->total_tasks_succeeded},
                    {"isDedicated", node->dedicated},
                    {"nodeAgentInfo", {{"version", "1.9.27"}, {"lastUpdateTime", node->allocation_time}}}};
             if (!node->start_task_info.is_null()) n["startTaskInfo"] = node->start_task_info;

@@ -39,6 +39,13 @@ public:
     // The pool (already marked deleting) loses its nodes, then its document.
     void pool_deleting(const std::string& account, const std::string& pool_id);
 
+    // A task was added to a job of the pool: it runs when a node of the pool has a free slot.
+    void task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
+                    const std::string& task_id);
+    // The job (already marked deleting) loses its tasks (running ones are killed), then its
+    // document.
+    void job_deleting(const std::string& account, const std::string& job_id);
+
     // The nodes of a pool as the service lists them (without url), in the order they joined.
     nlohmann::json nodes(const std::string& account, const std::string& pool_id) const;
     // Where a node's directory is, for its files; nullopt when no such node.
@@ -57,6 +64,20 @@ private:
         nlohmann::json start_task_info;  // null when the pool has no start task
         std::shared_ptr<engine::RunControl> control;
         std::thread start_task;
+        int running_tasks = 0;
+        int total_tasks_run = 0;
+        int total_tasks_succeeded = 0;
+    };
+    struct TaskRef {
+        std::string job_id;
+        std::string task_id;
+    };
+    struct RunningTask {
+        std::string account;
+        TaskRef task;
+        std::string node_id;
+        std::shared_ptr<engine::RunControl> control;
+        std::thread thread;
     };
     struct Pool {
         std::string account;
@@ -64,6 +85,7 @@ private:
         std::vector<std::unique_ptr<Node>> nodes;
         int next_number = 0;
         bool deleting = false;
+        std::deque<TaskRef> queue;  // tasks waiting for a slot, in the order they came
     };
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
@@ -73,6 +95,10 @@ private:
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
     void remove_node(Pool& pool, size_t index);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
+    void schedule(const Key& key);
+    void run_task(Pool& pool, Node& node, const TaskRef& task);
+    void task_done(const std::string& run_key, int exit_code, nlohmann::json failure);
+    void recover_tasks();
     void write_pool(const Pool& pool);
     void publish(const Key& key);
 
@@ -87,6 +113,7 @@ private:
     std::thread thread_;
 
     std::map<Key, Pool> state_;  // owned by the event thread
+    std::map<std::string, RunningTask> running_;  // by "account/job/task" (lower-cased)
 
     mutable std::mutex snapshot_mutex_;
     std::map<Key, nlohmann::json> snapshot_;

@@ -1,0 +1,151 @@
+"""Batch jobs and tasks (issue 9) through the azure-batch SDK: a task that trains a tiny model on
+a low-priority node after the pool's start task, its files; retries up to maxTaskRetryCount; a
+task collection with a refused member; a running task requeued when its node leaves (a resize
+down, requeue: requeueCount 1, retryCount 0) that runs again and succeeds; a job deleted."""
+import time
+import unittest
+
+from azure.batch import BatchServiceClient
+from azure.batch import models as bm
+from azure.batch.batch_auth import SharedKeyCredentials
+from azure.batch.custom.custom_errors import CreateTasksErrorException
+
+import harness
+from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration
+
+TRAIN = r'''
+import json, os
+data = [(x, 2 * x + 1) for x in range(10)]
+w, b = 0.0, 0.0
+for epoch in range(200):
+    for x, y in data:
+        err = (w * x + b) - y
+        w -= 0.01 * err * x
+        b -= 0.01 * err
+print("epoch 200 w=%.2f b=%.2f" % (w, b))
+with open(os.path.join(os.environ["AZ_BATCH_TASK_WORKING_DIR"], "model.json"), "w") as f:
+    json.dump({"w": round(w, 2), "b": round(b, 2)}, f)
+'''
+
+
+class BatchJobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator().start()
+        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
+        cls.client.pool.add(bm.PoolAddParameter(
+            id="lowpri", vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(),
+            target_low_priority_nodes=1,
+            start_task=bm.StartTask(command_line="/bin/sh -c 'echo installed > $AZ_BATCH_NODE_SHARED_DIR/deps'",
+                                    wait_for_success=True)))
+        cls.client.job.add(bm.JobAddParameter(id="mnist", pool_info=bm.PoolInformation(pool_id="lowpri")))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emu.close()
+
+    def done(self, job_id, task_id, timeout=60):
+        def completed():
+            task = self.client.task.get(job_id, task_id)
+            return task if task.state == bm.TaskState.completed else None
+        return harness.wait_for(completed, timeout=timeout, what=f"task {task_id} to complete")
+
+    def read(self, job_id, task_id, path):
+        return b"".join(self.client.file.get_from_task(job_id, task_id, path)).decode()
+
+    def test_a_task_trains_a_model_on_a_low_priority_node(self):
+        self.client.task.add("mnist", bm.TaskAddParameter(
+            id="train", command_line=f"/usr/bin/python3 -c '{TRAIN}'",
+            environment_settings=[bm.EnvironmentSetting(name="EPOCHS", value="200")]))
+        task = self.done("mnist", "train")
+        info = task.execution_info
+        self.assertEqual((info.exit_code, info.result, info.retry_count, info.requeue_count),
+                         (0, bm.TaskExecutionResult.success, 0, 0))
+        self.assertEqual(task.node_info.pool_id, "lowpri")
+        self.assertRegex(task.node_info.node_id, r"_p$")
+        self.assertEqual(self.read("mnist", "train", "stdout.txt"), "epoch 200 w=2.00 b=1.00\n")
+        self.assertEqual(self.read("mnist", "train", "wd/model.json"), '{"w": 2.0, "b": 1.0}')
+        node = self.client.compute_node.get("lowpri", task.node_info.node_id)
+        self.assertGreaterEqual(node.total_tasks_succeeded, 1)
+        self.assertIn("train", [t.id for t in self.client.task.list("mnist")])
+
+    def test_a_failing_task_is_retried_up_to_its_limit(self):
+        self.client.task.add("mnist", bm.TaskAddParameter(
+            id="flaky", command_line="/bin/sh -c 'echo attempt >> $AZ_BATCH_NODE_SHARED_DIR/attempts; exit 2'",
+            constraints=bm.TaskConstraints(max_task_retry_count=2)))
+        task = self.done("mnist", "flaky")
+        info = task.execution_info
+        self.assertEqual((info.exit_code, info.result, info.retry_count), (2, bm.TaskExecutionResult.failure, 2))
+        self.assertEqual(info.failure_info.category, bm.ErrorCategory.user_error)
+        # Not under a shell: "$HOME" reaches echo as it is written.
+        self.client.task.add("mnist", bm.TaskAddParameter(id="literal", command_line="echo $HOME"))
+        self.done("mnist", "literal")
+        self.assertEqual(self.read("mnist", "literal", "stdout.txt"), "$HOME\n")
+
+    def test_a_collection_adds_each_task_on_its_own(self):
+        result = self.client.task.add_collection("mnist", [
+            bm.TaskAddParameter(id="c0", command_line="true"), bm.TaskAddParameter(id="c3", command_line="true")])
+        self.assertEqual(sorted((r.task_id, r.status) for r in result.value),
+                         [("c0", bm.TaskAddStatus.success), ("c3", bm.TaskAddStatus.success)])
+        # A refused member: the SDK raises once the others are in.
+        with self.assertRaises(CreateTasksErrorException) as caught:
+            self.client.task.add_collection("mnist", [
+                bm.TaskAddParameter(id="c1", command_line="true"),
+                bm.TaskAddParameter(id="bad id", command_line="true"),
+                bm.TaskAddParameter(id="c2", command_line="true")])
+        failures = caught.exception.failure_tasks
+        self.assertEqual([(f.task_id, f.status, f.error.code) for f in failures],
+                         [("bad id", bm.TaskAddStatus.client_error, "InvalidPropertyValue")])
+        self.assertEqual({v.key: v.value for v in failures[0].error.values}["PropertyName"], "id")
+        for task_id in ("c0", "c1", "c2", "c3"):
+            self.assertEqual(self.done("mnist", task_id).execution_info.exit_code, 0)
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.task.add("mnist", bm.TaskAddParameter(id="C1", command_line="true"))
+        self.assertEqual(caught.exception.error.code, "TaskExists")
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.task.get("mnist", "nosuchtask")
+        self.assertEqual(caught.exception.error.code, "TaskNotFound")
+
+    def test_a_task_whose_node_leaves_is_requeued_without_using_a_retry(self):
+        self.client.pool.add(bm.PoolAddParameter(id="shrinking", vm_size="STANDARD_D1",
+                                                 virtual_machine_configuration=vm_configuration(), target_dedicated_nodes=1))
+        self.client.job.add(bm.JobAddParameter(id="requeue", pool_info=bm.PoolInformation(pool_id="shrinking")))
+        self.client.task.add("requeue", bm.TaskAddParameter(
+            id="long", command_line="/bin/sh -c 'if [ -e $AZ_BATCH_NODE_SHARED_DIR/../../second ]; then echo done; "
+                                    "else touch $AZ_BATCH_NODE_SHARED_DIR/../../second; echo started; sleep 600; fi'"))
+
+        def started():
+            try:
+                return self.read("requeue", "long", "stdout.txt") == "started\n"
+            except bm.BatchErrorException:
+                return False
+        harness.wait_for(started, timeout=30, what="the task's first run to start")
+        self.client.pool.resize("shrinking", bm.PoolResizeParameter(target_dedicated_nodes=0))
+        harness.wait_for(lambda: self.client.task.get("requeue", "long").state == bm.TaskState.active, timeout=30,
+                         what="the task to be requeued")
+        self.client.pool.resize("shrinking", bm.PoolResizeParameter(target_dedicated_nodes=1))
+        task = self.done("requeue", "long")
+        info = task.execution_info
+        self.assertEqual((info.exit_code, info.requeue_count, info.retry_count), (0, 1, 0))
+        self.assertEqual(self.read("requeue", "long", "stdout.txt"), "done\n")
+
+    def test_jobs_are_listed_refused_and_deleted(self):
+        self.client.job.add(bm.JobAddParameter(id="doomed", pool_info=bm.PoolInformation(pool_id="lowpri")))
+        self.assertIn("doomed", [j.id for j in self.client.job.list()])
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.job.add(bm.JobAddParameter(id="DOOMED", pool_info=bm.PoolInformation(pool_id="lowpri")))
+        self.assertEqual(caught.exception.error.code, "JobExists")
+        self.client.task.add("doomed", bm.TaskAddParameter(id="sleeper", command_line="sleep 600"))
+        harness.wait_for(lambda: self.client.task.get("doomed", "sleeper").state == bm.TaskState.running, timeout=30,
+                         what="the sleeper to run")
+        started = time.monotonic()
+        self.client.job.delete("doomed")
+        harness.wait_for(lambda: "doomed" not in [j.id for j in self.client.job.list()], timeout=30, what="the job to go")
+        self.assertLess(time.monotonic() - started, 30)
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.job.get("doomed")
+        self.assertEqual(caught.exception.error.code, "JobNotFound")
+
+
+if __name__ == "__main__":
+    unittest.main()
