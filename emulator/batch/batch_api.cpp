@@ -28,10 +28,11 @@ void BatchApi::stop() { nodes_.stop(); }
 
 void BatchApi::migrate(db::Database& db) { EntityStore::migrate(db); }
 
-void BatchApi::route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler) {
-    auto wrapped = [this, handler](const httplib::Request& req, httplib::Response& res) {
+void BatchApi::route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler,
+                     bool versioned) {
+    auto wrapped = [this, handler, versioned](const httplib::Request& req, httplib::Response& res) {
         try {
-            if (!req.has_param("api-version")) {
+            if (versioned && !req.has_param("api-version")) {
                 throw BatchError(400, "MissingRequiredQueryParameter", "A query parameter that's mandatory for this request is not specified.",
                                  {{"QueryParameterName", "api-version"}});
             }
@@ -71,6 +72,9 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
           [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
     serve_work(server);
+    // The emulator's own: what only the cloud does to a low-priority node.
+    route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",
+          [this](auto& a, auto& q, auto& r) { preempt_node(a, q, r); }, false);
 }
 
 json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
@@ -252,6 +256,13 @@ void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req
         return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
     }
     throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
+}
+
+void BatchApi::preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    need_pool(account, req.matches[1]);
+    std::optional<json> done = nodes_.preempt(account.name, req.matches[1], req.matches[2]);
+    if (!done) throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
+    res.set_content(done->dump(), "application/json");
 }
 
 // A file of the node's directory (startup/stdout.txt, shared/...), as the SDK's

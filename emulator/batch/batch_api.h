@@ -31,7 +31,9 @@ public:
 
 private:
     using Handler = std::function<void(const BatchAccount&, const httplib::Request&, httplib::Response&)>;
-    void route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler);
+    // `versioned`: the service's routes want an api-version; the emulator's own do not.
+    void route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler,
+               bool versioned = true);
 
     void add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -43,6 +45,7 @@ private:
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     // Jobs and tasks (batch_work_routes.cpp).
     void add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

@@ -1,12 +1,15 @@
 #include "emulator/batch/pool_nodes.h"
 
 #include <cstdio>
+#include <future>
 
 #include "common/crypto/digest.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
+#include "emulator/batch/batch_error.h"
 #include "emulator/batch/command_line.h"
+#include "emulator/batch/task_files.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/process.h"
 #include "emulator/engine/writable_root.h"
@@ -414,7 +417,16 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     run.control = std::make_shared<engine::RunControl>();
     std::shared_ptr<engine::RunControl> control = run.control;
     run.thread = std::thread([this, task, env, dir, control, run_key] {
-        auto [code, failure] = run_task_process(task, env, dir, *control);
+        int code = -1;
+        json failure;
+        if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
+            failure = *missing;
+        } else {
+            std::tie(code, failure) = run_task_process(task, env, dir, *control);
+            if (!control->cancelled()) {
+                if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;
+            }
+        }
         post([this, run_key, code, failure] { task_done(run_key, code, failure); });
     });
 }
@@ -435,7 +447,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
             if (node->id != run.node_id) continue;
             pool_key = key;
             node->running_tasks--;
-            if (exit_code == 0 && reason.empty()) node->total_tasks_succeeded++;
+            if (exit_code == 0 && failure.is_null() && reason.empty()) node->total_tasks_succeeded++;
             if (node->running_tasks == 0 && node->state == "running") {
                 node->state = "idle";
                 node->state_time = now;
@@ -465,7 +477,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
             doc["stateTransitionTime"] = now;
             info["endTime"] = now;
             if (exit_code >= 0) info["exitCode"] = exit_code;
-            if (exit_code == 0) {
+            if (exit_code == 0 && failure.is_null()) {
                 doc["state"] = "completed";
                 info["result"] = "success";
                 return true;
@@ -563,6 +575,37 @@ void PoolNodes::publish(const Key& key) {
     std::lock_guard guard(snapshot_mutex_);
     snapshot_[key] = std::move(nodes);
     roots_[key] = std::move(roots);
+}
+
+std::optional<json> PoolNodes::preempt(const std::string& account, const std::string& pool_id, const std::string& node_id) {
+    auto result = std::make_shared<std::promise<std::optional<json>>>();
+    std::future<std::optional<json>> future = result->get_future();
+    Key key{account, text::lower(pool_id)};
+    post([this, key, node_id, result] {
+        auto it = state_.find(key);
+        if (it == state_.end()) return result->set_value(std::nullopt);
+        Pool& pool = it->second;
+        for (size_t i = 0; i < pool.nodes.size(); ++i) {
+            if (pool.nodes[i]->id != node_id) continue;
+            if (pool.nodes[i]->dedicated) {
+                return result->set_exception(std::make_exception_ptr(
+                    BatchError(409, "NodeNotLowPriority", "Only low-priority nodes are pre-empted; " + node_id + " is dedicated.")));
+            }
+            json requeued = json::array();
+            for (auto& [run_key, run] : running_) {
+                if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
+            }
+            log::info("batch pool " + pool.id + ": node " + node_id + " is pre-empted");
+            remove_node(pool, i);
+            reconcile(key);
+            return result->set_value(json{{"nodeId", node_id}, {"requeuedTasks", requeued}});
+        }
+        result->set_value(std::nullopt);
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");
+    }
+    return future.get();
 }
 
 json PoolNodes::nodes(const std::string& account, const std::string& pool_id) const {

@@ -46,6 +46,12 @@ public:
     // document.
     void job_deleting(const std::string& account, const std::string& job_id);
 
+    // Pre-empts a low-priority node as the service does: its running tasks are requeued (their
+    // requeueCount counts it, not their retryCount), the node goes and a new one takes its place.
+    // {"nodeId", "requeuedTasks": ["JOB/TASK", ...]}; nullopt when the pool has no such node;
+    // throws BatchError 409 NodeNotLowPriority for a dedicated node.
+    std::optional<nlohmann::json> preempt(const std::string& account, const std::string& pool_id, const std::string& node_id);
+
     // The nodes of a pool as the service lists them (without url), in the order they joined.
     nlohmann::json nodes(const std::string& account, const std::string& pool_id) const;
     // Where a node's directory is, for its files; nullopt when no such node.

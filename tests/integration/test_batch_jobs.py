@@ -2,8 +2,14 @@
 a low-priority node after the pool's start task, its files; retries up to maxTaskRetryCount; a
 task collection with a refused member; a running task requeued when its node leaves (a resize
 down, requeue: requeueCount 1, retryCount 0) that runs again and succeeds; a job deleted."""
+import json
 import time
 import unittest
+from datetime import datetime, timedelta
+
+import requests
+from azure.batch.batch_auth import SharedKeyAuth
+from azure.storage.blob import BlobServiceClient, generate_container_sas
 
 from azure.batch import BatchServiceClient
 from azure.batch import models as bm
@@ -145,6 +151,86 @@ class BatchJobs(unittest.TestCase):
         with self.assertRaises(bm.BatchErrorException) as caught:
             self.client.job.get("doomed")
         self.assertEqual(caught.exception.error.code, "JobNotFound")
+
+
+SEED = r'''
+import glob, json, os, time
+wd = os.environ["AZ_BATCH_TASK_WORKING_DIR"]
+marker = os.path.join(os.environ["AZ_BATCH_NODE_ROOT_DIR"], "..", "first-run-done")
+rows = open(os.path.join(wd, "data", "train.csv")).read().split()[1:]
+if not os.path.exists(marker):
+    open(marker, "w").close()
+    print("started on", os.environ["AZ_BATCH_NODE_ID"], flush=True)
+    time.sleep(600)
+os.makedirs(os.path.join(wd, "model"), exist_ok=True)
+json.dump({"rows": len(rows)}, open(os.path.join(wd, "model", "mnist.json"), "w"))
+print("trained on", len(rows), "rows")
+'''
+
+
+class FourthSeed(unittest.TestCase):
+    """The fourth seed through Azure Batch: a low-priority pool with a start task, a task whose
+    data comes from a blob container (resourceFiles) and whose model and logs go to another
+    (outputFiles), pre-empted once and requeued without spending a retry."""
+
+    def test_preempted_requeued_and_its_files_in_blob_storage(self):
+        emu = harness.Emulator().start()
+        self.addCleanup(emu.close)
+        client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=emu.endpoints["batch"])
+        blobs = BlobServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
+        blobs.create_container("input")
+        blobs.create_container("output")
+        blobs.get_blob_client("input", "data/train.csv").upload_blob(b"x,y\n1,3\n2,5\n3,7\n")
+        expiry = datetime.utcnow() + timedelta(hours=1)
+        base = emu.endpoints["blob"] + "/" + harness.DEV_ACCOUNT
+        read_sas = generate_container_sas(harness.DEV_ACCOUNT, "input", account_key=harness.DEV_KEY, permission="rl", expiry=expiry)
+        write_sas = generate_container_sas(harness.DEV_ACCOUNT, "output", account_key=harness.DEV_KEY, permission="rwl", expiry=expiry)
+
+        client.pool.add(bm.PoolAddParameter(
+            id="seed4", vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(), target_low_priority_nodes=1,
+            start_task=bm.StartTask(command_line="/bin/sh -c 'echo pip install done'", wait_for_success=True)))
+        client.job.add(bm.JobAddParameter(id="mnist", pool_info=bm.PoolInformation(pool_id="seed4")))
+        output = lambda pattern, path, condition: bm.OutputFile(
+            file_pattern=pattern,
+            destination=bm.OutputFileDestination(container=bm.OutputFileBlobContainerDestination(
+                container_url=f"{base}/output?{write_sas}", path=path)),
+            upload_options=bm.OutputFileUploadOptions(upload_condition=condition))
+        client.task.add("mnist", bm.TaskAddParameter(
+            id="train", command_line=f"/usr/bin/python3 -c '{SEED}'",
+            resource_files=[bm.ResourceFile(storage_container_url=f"{base}/input?{read_sas}", blob_prefix="data/")],
+            output_files=[output("model/*.json", "model", bm.OutputFileUploadCondition.task_success),
+                          output("../std*.txt", "logs", bm.OutputFileUploadCondition.task_completion)],
+            constraints=bm.TaskConstraints(max_task_retry_count=0)))
+
+        def first_run():
+            try:
+                text = b"".join(client.file.get_from_task("mnist", "train", "stdout.txt")).decode()
+            except bm.BatchErrorException:
+                return None
+            return text.split()[-1] if text.startswith("started on") else None
+        first_node = harness.wait_for(first_run, timeout=30, what="the first run to start")
+        r = requests.post(f"{emu.endpoints['batch']}/emulator/pools/seed4/nodes/{first_node}/preempt",
+                          auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
+        self.assertEqual(r.status_code, 200, r.text)
+        self.assertEqual(r.json(), {"nodeId": first_node, "requeuedTasks": ["mnist/train"]})
+
+        def completed():
+            task = client.task.get("mnist", "train")
+            return task if task.state == bm.TaskState.completed else None
+        task = harness.wait_for(completed, timeout=60, what="the requeued task to complete")
+        info = task.execution_info
+        self.assertEqual((info.exit_code, info.result, info.requeue_count, info.retry_count),
+                         (0, bm.TaskExecutionResult.success, 1, 0))
+        self.assertNotEqual(task.node_info.node_id, first_node)
+        self.assertEqual(json.loads(blobs.get_blob_client("output", "model/mnist.json").download_blob().readall()), {"rows": 3})
+        log = blobs.get_blob_client("output", "logs/stdout.txt").download_blob().readall().decode()
+        self.assertEqual(log, "trained on 3 rows\n")
+        self.assertIn("logs/stderr.txt", [b.name for b in blobs.get_container_client("output").list_blobs()])
+        pool = client.pool.get("seed4")
+        self.assertEqual((pool.current_low_priority_nodes, pool.allocation_state), (1, bm.AllocationState.steady))
+        r = requests.post(f"{emu.endpoints['batch']}/emulator/pools/seed4/nodes/tvmps_none_p/preempt",
+                          auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
+        self.assertEqual((r.status_code, r.json()["code"]), (404, "NodeNotFound"))
 
 
 if __name__ == "__main__":
