@@ -3,6 +3,8 @@ a low-priority node after the pool's start task, its files; retries up to maxTas
 task collection with a refused member; a running task requeued when its node leaves (a resize
 down, requeue: requeueCount 1, retryCount 0) that runs again and succeeds; a job deleted."""
 import json
+import os
+import subprocess
 import time
 import unittest
 from datetime import datetime, timedelta
@@ -134,6 +136,18 @@ class BatchJobs(unittest.TestCase):
         info = task.execution_info
         self.assertEqual((info.exit_code, info.requeue_count, info.retry_count), (0, 1, 0))
         self.assertEqual(self.read("requeue", "long", "stdout.txt"), "done\n")
+
+    def test_az_batch_task_list(self):
+        self.client.task.add("mnist", bm.TaskAddParameter(id="for-az", command_line="true"))
+        self.done("mnist", "for-az")
+        env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(self.emu.location, "az"))
+        r = subprocess.run(["az", "batch", "task", "list", "--job-id", "mnist", "--account-name", DEV_BATCH,
+                            "--account-key", DEV_BATCH_KEY, "--account-endpoint", self.emu.endpoints["batch"], "-o", "json"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        tasks = {t["id"]: t for t in json.loads(r.stdout)}
+        self.assertEqual(tasks["for-az"]["state"], "completed")
+        self.assertEqual(tasks["for-az"]["executionInfo"]["exitCode"], 0)
 
     def test_jobs_are_listed_refused_and_deleted(self):
         self.client.job.add(bm.JobAddParameter(id="doomed", pool_info=bm.PoolInformation(pool_id="lowpri")))
