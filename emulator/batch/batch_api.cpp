@@ -5,6 +5,7 @@
 
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
+#include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/batch_shared_key.h"
@@ -67,6 +68,10 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
     route(server, "PATCH", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { patch_pool(a, q, r); });
     route(server, "DELETE", R"(/pools/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_pool(a, q, r); });
     route(server, "POST", R"(/pools/([^/]+)/resize)", [this](auto& a, auto& q, auto& r) { resize_pool(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/enableautoscale)", [this](auto& a, auto& q, auto& r) { enable_autoscale(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/disableautoscale)", [this](auto& a, auto& q, auto& r) { disable_autoscale(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/evaluateautoscale)",
+          [this](auto& a, auto& q, auto& r) { evaluate_autoscale_route(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes)", [this](auto& a, auto& q, auto& r) { list_nodes(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
@@ -224,10 +229,17 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
             throw invalid_property(target, body[target].dump(), "The value must be an integer of 0 or more");
         }
     }
+    if (body.contains("nodeDeallocationOption")) {
+        const json& option = body["nodeDeallocationOption"];
+        if (!option.is_string() || (option != "requeue" && option != "terminate" && option != "taskcompletion" && option != "retaineddata")) {
+            throw invalid_property("nodeDeallocationOption", option.dump(), "The value is requeue, terminate, taskcompletion or retaineddata");
+        }
+    }
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const char* field : {"targetDedicatedNodes", "targetLowPriorityNodes", "resizeTimeout"}) {
             if (body.contains(field)) doc[field] = body[field];
         }
+        doc["_deallocation"] = body.value("nodeDeallocationOption", "requeue");
         doc["allocationState"] = "resizing";
         doc["allocationStateTransitionTime"] = time::format_iso8601(time::now());
         return true;
@@ -235,6 +247,61 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
     nodes_.pool_changed(account.name, id);
     set_entity_headers(res, *updated);
     res.status = 202;
+}
+
+void BatchApi::enable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    json body = parse_body(req);
+    const std::string id = req.matches[1];
+    StoredEntity pool = need_pool(account, id);
+    std::string formula = body.value("autoScaleFormula", pool.body.value("autoScaleFormula", ""));
+    if (formula.empty()) throw missing_property("autoScaleFormula");
+    AutoScaleResult check = evaluate_autoscale(formula, metrics_at(0));
+    if (check.error) {
+        throw BatchError(400, "InvalidAutoScaleFormula", "The specified autoscale formula is not valid.",
+                         {{"PropertyName", "autoScaleFormula"}, {"Reason", *check.error}});
+    }
+    std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
+        doc["enableAutoScale"] = true;
+        doc["autoScaleFormula"] = formula;
+        doc["autoScaleEvaluationInterval"] = body.value("autoScaleEvaluationInterval", doc.value("autoScaleEvaluationInterval", "PT15M"));
+        return true;
+    });
+    nodes_.pool_changed(account.name, id);
+    set_entity_headers(res, *updated);
+}
+
+void BatchApi::disable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    need_pool(account, id);
+    std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
+        doc["enableAutoScale"] = false;
+        doc.erase("autoScaleFormula");
+        doc.erase("autoScaleEvaluationInterval");
+        doc.erase("autoScaleRun");
+        return true;
+    });
+    set_entity_headers(res, *updated);
+}
+
+// The formula over the pool's present metrics, without acting on it (the service requires auto
+// scaling to be enabled on the pool: 409 AutoScaleNotEnabled, a name chosen here).
+void BatchApi::evaluate_autoscale_route(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    json body = parse_body(req);
+    const std::string id = req.matches[1];
+    StoredEntity pool = need_pool(account, id);
+    if (!pool.body.value("enableAutoScale", false)) {
+        throw BatchError(409, "AutoScaleNotEnabled", "Automatic scaling is not enabled on the specified pool.");
+    }
+    if (!body.contains("autoScaleFormula") || !body["autoScaleFormula"].is_string()) throw missing_property("autoScaleFormula");
+    AutoScaleResult r = nodes_.try_formula(account.name, id, body["autoScaleFormula"]);
+    json run{{"timestamp", time::format_iso8601(time::now())}};
+    if (r.error) {
+        run["error"] = {{"code", "AutoScalingFormulaEvaluationError"}, {"message", *r.error}};
+    } else {
+        run["results"] = r.results;
+    }
+    run["odata.metadata"] = base_url_ + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.AutoScaleRun";
+    res.set_content(run.dump(), "application/json;odata=minimalmetadata");
 }
 
 void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {

@@ -42,6 +42,9 @@ private:
     void patch_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void resize_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void enable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void disable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void evaluate_autoscale_route(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

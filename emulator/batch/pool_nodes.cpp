@@ -7,6 +7,7 @@
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
+#include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_files.h"
@@ -229,27 +230,42 @@ void PoolNodes::reconcile(const Key& key) {
     Pool& pool = state_[key];
     pool.account = key.first;
     if (stored) pool.id = stored->body.value("id", key.second);
+    if (stored && stored->body.value("enableAutoScale", false) && stored->body.value("state", "") == "active") {
+        evaluate(pool, *stored);
+        stored = store_.get(key.first, kPools, key.second);
+    }
+    if (!stored && !pool.deleting) {  // tasks of a job whose pool does not exist (yet) wait for it
+        publish(key);
+        return;
+    }
     const bool deleting = pool.deleting || !stored || stored->body.value("state", "") == "deleting";
     for (bool dedicated : {true, false}) {
         int target = deleting ? 0 : stored->body.value(dedicated ? "targetDedicatedNodes" : "targetLowPriorityNodes", 0);
         int count = 0;
         for (auto& node : pool.nodes) count += node->dedicated == dedicated ? 1 : 0;
         for (; count < target; ++count) add_node(pool, stored->body, dedicated);
-        for (size_t i = pool.nodes.size(); count > target && i-- > 0;) {
-            if (pool.nodes[i]->dedicated == dedicated && pool.nodes[i]->state != "idle") {
-                remove_node(pool, i);
-                --count;
-            }
-        }
-        for (size_t i = pool.nodes.size(); count > target && i-- > 0;) {
-            if (pool.nodes[i]->dedicated == dedicated) {
-                remove_node(pool, i);
-                --count;
+        // Nodes without tasks leave first (newest first); nodes running tasks only when the
+        // deallocation option lets their tasks go (requeue, terminate: both requeue them here),
+        // else they leave once their tasks are done (taskcompletion, retaineddata).
+        const std::string option = deleting ? "requeue" : stored->body.value("_deallocation", "requeue");
+        const bool stop_tasks = option == "requeue" || option == "terminate";
+        for (bool running : {false, true}) {
+            if (running && !stop_tasks) break;
+            for (size_t i = pool.nodes.size(); count > target && i-- > 0;) {
+                if (pool.nodes[i]->dedicated == dedicated && (pool.nodes[i]->running_tasks > 0) == running) {
+                    remove_node(pool, i);
+                    --count;
+                }
             }
         }
     }
     if (deleting) {
         if (stored) store_.remove(key.first, kPools, key.second);
+        if (!pool.queue.empty()) {  // tasks that wait for a pool of this id to come again
+            pool.deleting = false;
+            publish(key);
+            return;
+        }
         state_.erase(key);
         std::lock_guard guard(snapshot_mutex_);
         snapshot_.erase(key);
@@ -259,6 +275,47 @@ void PoolNodes::reconcile(const Key& key) {
     write_pool(pool);
     schedule(key);
     publish(key);
+}
+
+// The emulator evaluates the formula whenever what it reads changes (a pool added or changed, a
+// task added or ended, a node joining or leaving), not on a timer: its metrics have no history.
+AutoScaleInputs PoolNodes::metrics_of(const Pool& pool, const StoredEntity& stored) const {
+    AutoScaleInputs in = metrics_at(0);
+    int running = 0, dedicated = 0, low_priority = 0;
+    for (const auto& node : pool.nodes) {
+        running += node->running_tasks;
+        (node->dedicated ? dedicated : low_priority)++;
+    }
+    const double active = static_cast<double>(pool.queue.size());
+    in.metrics["$PendingTasks"] = active + running;
+    in.metrics["$ActiveTasks"] = active;
+    in.metrics["$RunningTasks"] = running;
+    in.metrics["$CurrentDedicatedNodes"] = dedicated;
+    in.metrics["$CurrentLowPriorityNodes"] = low_priority;
+    in.metrics["$UsableNodeCount"] = dedicated + low_priority;
+    in.metrics["$SampleNodeCount"] = dedicated + low_priority;
+    in.metrics["$TargetDedicatedNodes"] = stored.body.value("targetDedicatedNodes", 0);
+    in.metrics["$TargetLowPriorityNodes"] = stored.body.value("targetLowPriorityNodes", 0);
+    return in;
+}
+
+void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
+    AutoScaleInputs in = metrics_of(pool, stored);
+    AutoScaleResult r = evaluate_autoscale(stored.body.value("autoScaleFormula", ""), in);
+    const std::string now = now_text();
+    store_.update(pool.account, kPools, pool.id, [&](json& doc) {
+        json run{{"timestamp", now}};
+        if (r.error) {
+            run["error"] = {{"code", "AutoScalingFormulaEvaluationError"}, {"message", *r.error}};
+        } else {
+            run["results"] = r.results;
+            doc["_deallocation"] = r.deallocation;
+            if (r.target_dedicated) doc["targetDedicatedNodes"] = *r.target_dedicated;
+            if (r.target_low_priority) doc["targetLowPriorityNodes"] = *r.target_low_priority;
+        }
+        doc["autoScaleRun"] = run;
+        return true;
+    });
 }
 
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
@@ -340,8 +397,7 @@ void PoolNodes::task_added(const std::string& account, const std::string& pool_i
     Key key{account, text::lower(pool_id)};
     post([this, key, job_id, task_id] {
         state_[key].queue.push_back({job_id, task_id});
-        schedule(key);
-        publish(key);
+        reconcile(key);  // schedules it; an auto-scale pool evaluates its formula first
     });
 }
 
@@ -504,9 +560,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     auto pool = state_.find(pool_key);
     if (pool == state_.end()) return;
     if (retry) pool->second.queue.push_back(run.task);
-    write_pool(pool->second);
-    schedule(pool_key);
-    publish(pool_key);
+    reconcile(pool_key);
 }
 
 void PoolNodes::job_deleting(const std::string& account, const std::string& job_id) {
@@ -601,6 +655,23 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             return result->set_value(json{{"nodeId", node_id}, {"requeuedTasks", requeued}});
         }
         result->set_value(std::nullopt);
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");
+    }
+    return future.get();
+}
+
+AutoScaleResult PoolNodes::try_formula(const std::string& account, const std::string& pool_id, const std::string& formula) {
+    auto result = std::make_shared<std::promise<AutoScaleResult>>();
+    std::future<AutoScaleResult> future = result->get_future();
+    Key key{account, text::lower(pool_id)};
+    post([this, key, formula, result] {
+        std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+        Pool empty;
+        auto it = state_.find(key);
+        const Pool& pool = it == state_.end() ? empty : it->second;
+        result->set_value(evaluate_autoscale(formula, stored ? metrics_of(pool, *stored) : metrics_at(0)));
     });
     if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
         throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");

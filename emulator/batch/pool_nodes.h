@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/entity_store.h"
 #include "emulator/engine/run_control.h"
 
@@ -51,6 +52,9 @@ public:
     // {"nodeId", "requeuedTasks": ["JOB/TASK", ...]}; nullopt when the pool has no such node;
     // throws BatchError 409 NodeNotLowPriority for a dedicated node.
     std::optional<nlohmann::json> preempt(const std::string& account, const std::string& pool_id, const std::string& node_id);
+
+    // `formula` over the pool's present metrics (evaluateAutoScale): nothing changes.
+    AutoScaleResult try_formula(const std::string& account, const std::string& pool_id, const std::string& formula);
 
     // The nodes of a pool as the service lists them (without url), in the order they joined.
     nlohmann::json nodes(const std::string& account, const std::string& pool_id) const;
@@ -98,6 +102,9 @@ private:
     void post(std::function<void()> event);
     void loop();
     void reconcile(const Key& key);
+    // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
+    void evaluate(Pool& pool, const StoredEntity& stored);
+    AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
     void remove_node(Pool& pool, size_t index);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);

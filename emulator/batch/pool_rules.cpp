@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 
 namespace bai::batch {
@@ -80,6 +81,11 @@ void check_pool_to_add(const json& body) {
     }
     if (auto_scale) {
         need_string(body, "", "autoScaleFormula", true);
+        AutoScaleResult check = evaluate_autoscale(body["autoScaleFormula"], metrics_at(0));
+        if (check.error) {
+            throw BatchError(400, "InvalidAutoScaleFormula", "The specified autoscale formula is not valid.",
+                             {{"PropertyName", "autoScaleFormula"}, {"Reason", *check.error}});
+        }
         for (const char* target : {"targetDedicatedNodes", "targetLowPriorityNodes"}) {
             if (body.contains(target)) {
                 throw invalid_property(target, body[target].dump(), "A target cannot be given when enableAutoScale is true");

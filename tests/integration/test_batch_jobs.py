@@ -167,6 +167,48 @@ class BatchJobs(unittest.TestCase):
         self.assertEqual(caught.exception.error.code, "JobNotFound")
 
 
+class AutoScale(unittest.TestCase):
+    """A pool that auto-scales by a formula following $PendingTasks: it grows for the tasks and
+    shrinks back once they are done; evaluateAutoScale; a bad formula refused naming the fault."""
+
+    FORMULA = ("pending = avg($PendingTasks.GetSample(180 * TimeInterval_Second));\n"
+               "$TargetDedicatedNodes = min(3, pending);\n"
+               "$NodeDeallocationOption = taskcompletion;")
+
+    def test_the_pool_follows_pending_tasks(self):
+        emu = harness.Emulator().start()
+        self.addCleanup(emu.close)
+        client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=emu.endpoints["batch"])
+        client.pool.add(bm.PoolAddParameter(id="elastic", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+                                            enable_auto_scale=True, auto_scale_formula=self.FORMULA,
+                                            auto_scale_evaluation_interval=timedelta(minutes=5)))
+        pool = harness.wait_for(lambda: (lambda p: p if p.auto_scale_run else None)(client.pool.get("elastic")),
+                                timeout=30, what="the first evaluation")
+        self.assertEqual(pool.current_dedicated_nodes, 0)
+        self.assertIn("$TargetDedicatedNodes=0;", pool.auto_scale_run.results)
+        client.job.add(bm.JobAddParameter(id="burst", pool_info=bm.PoolInformation(pool_id="elastic")))
+        client.task.add_collection("burst", [bm.TaskAddParameter(id=f"t{i}", command_line="sleep 1") for i in range(5)])
+        harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 3, timeout=30, what="3 nodes")
+        self.assertIn("$TargetDedicatedNodes=3;", client.pool.get("elastic").auto_scale_run.results)
+        run = client.pool.evaluate_auto_scale("elastic", "$TargetDedicatedNodes = $PendingTasks * 10;")
+        self.assertRegex(run.results, r"^\$TargetDedicatedNodes=\d+;$")
+        harness.wait_for(lambda: all(t.state == bm.TaskState.completed for t in client.task.list("burst")), timeout=60,
+                         what="the tasks to complete")
+        harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 0, timeout=30, what="the pool to shrink")
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            client.pool.resize("elastic", bm.PoolResizeParameter(target_dedicated_nodes=1))
+        self.assertEqual(caught.exception.error.code, "PoolIsAutoScaleEnabled")
+
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            client.pool.add(bm.PoolAddParameter(id="wrong", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+                                                enable_auto_scale=True, auto_scale_formula="$TargetDedicatedNodes = $Pending;"))
+        self.assertEqual(caught.exception.error.code, "InvalidAutoScaleFormula")
+        self.assertIn("unknown name $Pending", {v.key: v.value for v in caught.exception.error.values}["Reason"])
+        client.pool.disable_auto_scale("elastic")
+        client.pool.resize("elastic", bm.PoolResizeParameter(target_dedicated_nodes=1))
+        harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 1, timeout=30, what="a manual resize")
+
+
 SEED = r'''
 import glob, json, os, time
 wd = os.environ["AZ_BATCH_TASK_WORKING_DIR"]
