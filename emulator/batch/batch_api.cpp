@@ -21,8 +21,9 @@ constexpr int kMaxResults = 1000;
 
 }  // namespace
 
-BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root)
-    : store_(db), nodes_(store_, std::move(nodes_root)), accounts_(std::move(accounts)) {}
+BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root,
+                   engine::Clock* clock, engine::DeclaredWorkloads* workloads)
+    : store_(db), nodes_(store_, std::move(nodes_root), clock, workloads), accounts_(std::move(accounts)) {}
 
 void BatchApi::start() { nodes_.start(); }
 void BatchApi::stop() { nodes_.stop(); }

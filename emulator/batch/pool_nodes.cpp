@@ -11,6 +11,7 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_files.h"
+#include "emulator/engine/job_run.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/process.h"
 #include "emulator/engine/writable_root.h"
@@ -118,7 +119,8 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
 
 }  // namespace
 
-PoolNodes::PoolNodes(EntityStore& store, fs::path root) : store_(store), root_(std::move(root)) {}
+PoolNodes::PoolNodes(EntityStore& store, fs::path root, engine::Clock* clock, engine::DeclaredWorkloads* workloads)
+    : store_(store), root_(std::move(root)), clock_(clock ? *clock : real_clock_), workloads_(workloads) {}
 
 PoolNodes::~PoolNodes() { stop(); }
 
@@ -126,9 +128,14 @@ void PoolNodes::start() {
     std::error_code ec;
     engine::remove_tree(root_, ec);
     fs::create_directories(root_, ec);
-    thread_ = std::thread([this] { loop(); });
+    // Queued before the thread starts, which takes them as one batch: on a virtual clock, how
+    // often it sleeps and wakes must not depend on when they arrive.
     for (const StoredEntity& pool : store_.all(kPools)) pool_changed(pool.account, pool.body.value("id", ""));
     post([this] { recover_tasks(); });
+    thread_ = std::thread([this, turn = engine::Participation(clock_)]() mutable {
+        turn.begin();
+        loop();
+    });
 }
 
 // Tasks of active jobs wait again for a slot; those that were running when the emulator stopped
@@ -165,7 +172,8 @@ void PoolNodes::stop() {
         if (stopping_ || !thread_.joinable()) return;
         stopping_ = true;
     }
-    events_cv_.notify_all();
+    clock_.set_serial(false);  // threads in a real process would hold everyone's turn
+    clock_.wake(events_cv_);
     thread_.join();
     for (auto& [key, run] : running_) run.control->cancel("the emulator stopped");
     for (auto& [key, run] : running_) run.thread.join();
@@ -176,6 +184,10 @@ void PoolNodes::stop() {
             if (node->start_task.joinable()) node->start_task.join();
         }
     }
+    for (auto& node : leaving_) {
+        if (node->start_task.joinable()) node->start_task.join();
+    }
+    leaving_.clear();
     state_.clear();
     std::error_code ec;
     engine::remove_tree(root_, ec);
@@ -187,13 +199,13 @@ void PoolNodes::post(std::function<void()> event) {
         if (stopping_) return;
         events_.push_back(std::move(event));
     }
-    events_cv_.notify_all();
+    clock_.wake(events_cv_);
 }
 
 void PoolNodes::loop() {
     std::unique_lock lock(events_mutex_);
     while (true) {
-        events_cv_.wait(lock, [&] { return stopping_ || !events_.empty(); });
+        while (!stopping_ && events_.empty()) clock_.wait_until(lock, events_cv_, clock_.now() + std::chrono::hours(24));
         if (stopping_) return;
         std::deque<std::function<void()>> batch;
         batch.swap(events_);
@@ -350,9 +362,11 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
         std::shared_ptr<engine::RunControl> control = node->control;
         fs::path root = node->root;
         std::string id = node->id;
-        node->start_task = std::thread([this, key, id, task, env, root, control, wait] {
+        node->start_task = std::thread([this, key, id, task, env, root, control, wait,
+                                        turn = engine::Participation(clock_)]() mutable {
+            turn.begin();
             StartTaskRun run = run_start_task(task, env, root, *control);
-            if (control->cancelled()) return;
+            // Cancelled (the node left) it reports too: its removal ends there.
             post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
         });
     }
@@ -364,17 +378,30 @@ void PoolNodes::remove_node(Pool& pool, size_t index) {
     std::unique_ptr<Node> node = std::move(pool.nodes[index]);
     pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));
     node->control->cancel("the node leaves the pool");
+    log::info("batch pool " + pool.id + ": node " + node->id + " leaves");
     // Its tasks go back to the queue (requeueCount, not retryCount), as the service requeues them.
     for (auto& [key, run] : running_) {
         if (run.node_id == node->id) run.control->cancel("requeue");
     }
-    if (node->start_task.joinable()) node->start_task.join();
+    if (node->start_task.joinable()) {
+        // It may not have begun (on a virtual clock it needs a turn this thread holds): it reports
+        // to start_task_done, which ends the removal.
+        leaving_.push_back(std::move(node));
+        return;
+    }
     std::error_code ec;
     engine::remove_tree(node->root, ec);
-    log::info("batch pool " + pool.id + ": node " + node->id + " leaves");
 }
 
 void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json info, bool succeeded) {
+    for (auto left = leaving_.begin(); left != leaving_.end(); ++left) {
+        if ((*left)->id != node_id) continue;
+        (*left)->start_task.join();  // it has posted this and left the clock's turns
+        std::error_code ec;
+        engine::remove_tree((*left)->root, ec);
+        leaving_.erase(left);
+        return;
+    }
     auto it = state_.find(key);
     if (it == state_.end()) return;
     for (auto& node : it->second.nodes) {
@@ -472,13 +499,24 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     run.node_id = node.id;
     run.control = std::make_shared<engine::RunControl>();
     std::shared_ptr<engine::RunControl> control = run.control;
-    run.thread = std::thread([this, task, env, dir, control, run_key] {
+    run.thread = std::thread([this, task, env, dir, control, run_key, turn = engine::Participation(clock_)]() mutable {
+        turn.begin();
         int code = -1;
         json failure;
         if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
             failure = *missing;
         } else {
-            std::tie(code, failure) = run_task_process(task, env, dir, *control);
+            std::optional<engine::JobOutcome> played;
+            if (workloads_) {
+                engine::WorkloadContext context{run_key, env, [](const std::string& path) { return fs::path(path); },
+                                                dir / "stdout.txt", clock_.now(), clock_, *control};
+                played = workloads_->play(task.value("commandLine", ""), context);
+            }
+            if (played) {
+                code = played->exit_code.value_or(-1);
+            } else {
+                std::tie(code, failure) = run_task_process(task, env, dir, *control);
+            }
             if (!control->cancelled()) {
                 if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;
             }

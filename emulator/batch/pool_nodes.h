@@ -22,13 +22,19 @@
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/entity_store.h"
+#include "emulator/engine/clock.h"
+#include "emulator/engine/declared_workload.h"
 #include "emulator/engine/run_control.h"
 
 namespace bai::batch {
 
 class PoolNodes {
 public:
-    PoolNodes(EntityStore& store, std::filesystem::path root);
+    // `clock`: a replay's virtual clock, whose turns the nodes' threads take as the job engine's
+    // do (emulator/engine/clock.h); the real one when null.
+    // `workloads`: a replay's declared workloads, played for tasks whose command line names one.
+    PoolNodes(EntityStore& store, std::filesystem::path root, engine::Clock* clock = nullptr,
+              engine::DeclaredWorkloads* workloads = nullptr);
     ~PoolNodes();
 
     void start();
@@ -117,6 +123,11 @@ private:
 
     EntityStore& store_;
     std::filesystem::path root_;
+    engine::RealClock real_clock_;
+    engine::Clock& clock_;
+    engine::DeclaredWorkloads* workloads_;
+    // Removed while their start task ran: their removal ends when it reports (start_task_done).
+    std::vector<std::unique_ptr<Node>> leaving_;
     int next_address_ = 0;
 
     std::mutex events_mutex_;

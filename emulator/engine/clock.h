@@ -46,6 +46,10 @@ public:
     // Turns taken one at a time (true, a VirtualClock's default) or not: an engine that stops
     // lets its threads end however they wait.
     virtual void set_serial(bool) {}
+    // Waits until no participant runs or is due: a thread that is not one (the emulator starting
+    // its engines) lets one engine's threads settle before it admits the next, so that the order
+    // in which they first wait, which orders their turns, is the same on every run.
+    virtual void quiesce() {}
 };
 
 // A participant's life: construct it (admit) where the thread is created, move it into the
@@ -104,6 +108,7 @@ public:
     // `real_limit` of real time.
     bool settle(std::chrono::nanoseconds real_limit = std::chrono::hours(24 * 365));
     void set_serial(bool serial) override;
+    void quiesce() override { settle(); }
 
 private:
     struct Waiter;

@@ -9,6 +9,7 @@
 
 #include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
+#include "emulator/batch/batch_account.h"
 #include "emulator/daemon/options.h"
 #include "emulator/daemon/running_emulator.h"
 #include "emulator/engine/local_engine.h"
@@ -236,6 +237,7 @@ private:
         const auto& e = emulator_->endpoints();
         if (endpoint == "arm") return e.arm;
         if (endpoint == "blob") return e.blob;
+        if (endpoint == "batch") return e.batch;
         return e.file;
     }
 
@@ -274,6 +276,13 @@ private:
             }
         } else if (r.body) {
             request.body = substitute(*r.body);
+        }
+        if (r.endpoint == "batch") {
+            request.path = request.target;
+            if (!request.has_header("Authorization")) {
+                sign_batch_shared_key(request, std::string(batch::kDevBatchAccountName), std::string(batch::kDevBatchAccountKey));
+            }
+            return send(base_url(r.endpoint), std::move(request), false);
         }
         if (r.endpoint == "arm") {
             // ARM wants a bearer token; the emulator takes any.

@@ -12,7 +12,7 @@ using nlohmann::json;
 const std::set<std::string> kKeywords = {"name", "seed", "emulator", "set", "workload", "request", "expect",
                                          "capture", "advance", "wait", "fault"};
 const std::set<std::string> kMethods = {"GET", "PUT", "POST", "PATCH", "DELETE", "HEAD"};
-const std::set<std::string> kEndpoints = {"arm", "blob", "file"};
+const std::set<std::string> kEndpoints = {"arm", "blob", "file", "batch"};
 const std::set<std::string> kOperators = {"==", "!=", "<", "<=", ">", ">=", "contains", "exists", "absent"};
 
 // One line, read word by word; "quoted words" may hold spaces and \" \\ escapes.
