@@ -608,7 +608,8 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
             if (key.rfind(prefix, 0) == 0) run.control->cancel("job deleted");
         }
         for (auto& [key, pool] : state_) {
-            std::erase_if(pool.queue, [&](const TaskRef& t) { return key.first == account && text::iequals(t.job_id, job_id); });
+            if (key.first != account) continue;
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
         }
         // The documents go now; running tasks report to task_done, which writes nothing for them.
         store_.remove_scope(account, tasks_of(job_id));

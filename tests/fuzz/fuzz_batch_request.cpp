@@ -1,12 +1,14 @@
 // libFuzzer: the Batch endpoint's parsers. The input's first line is the target, then "Name:
 // value" headers up to an empty line, then a body: the SharedKey canonicalization and check of
-// the request, and the pool rules of the body as JSON. Only BatchError may come out.
+// the request, the body as an auto-scale formula, and the pool rules of the body as JSON. Only
+// BatchError may come out.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_account.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
@@ -37,6 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bai::batch::authenticate(http, accounts);
     } catch (const bai::batch::BatchError&) {
     }
+    // The body as an auto-scale formula too.
+    (void)bai::batch::evaluate_autoscale(http.body, bai::batch::metrics_at(1));
     nlohmann::json body = nlohmann::json::parse(http.body, nullptr, false);
     if (!body.is_discarded()) {
         try {
