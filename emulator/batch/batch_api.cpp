@@ -108,12 +108,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
     if (!store_.add(account.name, kPools, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
     nodes_.pool_changed(account.name, body["id"]);
-    StoredEntity stored = need_pool(account, body["id"]);
-    set_entity_headers(res, stored);
-    const std::string url = base_url_ + "/pools/" + body["id"].get<std::string>();
-    res.set_header("Location", url);
-    res.set_header("DataServiceId", url);
-    res.status = 201;
+    send_created(res, need_pool(account, body["id"]), base_url_ + "/pools/" + body["id"].get<std::string>());
 }
 
 void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {

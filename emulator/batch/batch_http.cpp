@@ -18,4 +18,11 @@ void set_entity_headers(httplib::Response& res, const StoredEntity& entity) {
     res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(entity.modified_ticks)));
 }
 
+void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url) {
+    set_entity_headers(res, entity);
+    res.set_header("Location", url);
+    res.set_header("DataServiceId", url);
+    res.status = 201;
+}
+
 }  // namespace bai::batch

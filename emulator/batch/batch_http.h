@@ -13,5 +13,7 @@ namespace bai::batch {
 // The body as a JSON object; BatchError 400 InvalidRequestBody otherwise.
 nlohmann::json parse_body(const httplib::Request& req);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
+// 201 Created for an entity added at `url` (ETag, Last-Modified, Location, DataServiceId).
+void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url);
 
 }  // namespace bai::batch

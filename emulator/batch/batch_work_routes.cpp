@@ -46,12 +46,7 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
     if (!store_.add(account.name, kJobs, new_job_document(body, time::format_iso8601(time::now())))) {
         throw BatchError(409, "JobExists", "The specified job already exists.");
     }
-    StoredEntity job = need_job(account, body["id"]);
-    const std::string url = base_url_ + "/jobs/" + body["id"].get<std::string>();
-    set_entity_headers(res, job);
-    res.set_header("Location", url);
-    res.set_header("DataServiceId", url);
-    res.status = 201;
+    send_created(res, need_job(account, body["id"]), base_url_ + "/jobs/" + body["id"].get<std::string>());
 }
 
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
@@ -99,11 +94,7 @@ void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req
     check_task_to_add(body);
     std::optional<StoredEntity> task = put_task(account, job, body);
     if (!task) throw BatchError(409, "TaskExists", "The specified task already exists.");
-    const std::string url = base_url_ + "/jobs/" + job.body.value("id", "") + "/tasks/" + body["id"].get<std::string>();
-    set_entity_headers(res, *task);
-    res.set_header("Location", url);
-    res.set_header("DataServiceId", url);
-    res.status = 201;
+    send_created(res, *task, base_url_ + "/jobs/" + job.body.value("id", "") + "/tasks/" + body["id"].get<std::string>());
 }
 
 // Each task of the collection is added or refused on its own: the answer lists every one's

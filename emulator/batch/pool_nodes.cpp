@@ -41,6 +41,13 @@ std::string node_id(const std::string& account, const std::string& pool, int num
 // 127.0.128.1 onwards: beside the Batch AI nodes' 127.0.1.x.
 std::string address_of(int n) { return "127.0." + std::to_string(128 + n / 254) + "." + std::to_string(1 + n % 254); }
 
+// A task's environmentSettings over `env`.
+void add_settings(engine::Environment& env, const json& task) {
+    for (const json& setting : task.value("environmentSettings", json::array())) {
+        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
+    }
+}
+
 struct StartTaskRun {
     json info;
     bool succeeded = false;
@@ -55,9 +62,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
     const int max_retries = task.value("maxTaskRetryCount", 0);
     std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
     engine::Environment env = base;
-    for (const json& setting : task.value("environmentSettings", json::array())) {
-        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
-    }
+    add_settings(env, task);
     for (int attempt = 0;; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = now_text();
@@ -330,6 +335,19 @@ void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
     });
 }
 
+// What every process of the node sees (the start task and tasks add their own).
+engine::Environment PoolNodes::node_environment(const Pool& pool, const Node& node) const {
+    engine::Environment env = engine::node_base_environment(node.root);
+    env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
+    env["AZ_BATCH_POOL_ID"] = pool.id;
+    env["AZ_BATCH_NODE_ID"] = node.id;
+    env["AZ_BATCH_NODE_IS_DEDICATED"] = node.dedicated ? "true" : "false";
+    env["AZ_BATCH_NODE_ROOT_DIR"] = node.root.string();
+    env["AZ_BATCH_NODE_SHARED_DIR"] = (node.root / "shared").string();
+    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node.root / "startup").string();
+    return env;
+}
+
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     auto node = std::make_unique<Node>();
     node->id = node_id(pool.account, text::lower(pool.id), pool.next_number++, dedicated);
@@ -341,14 +359,7 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     node->control = std::make_shared<engine::RunControl>();
     std::error_code ec;
     for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
-    engine::Environment env = engine::node_base_environment(node->root);
-    env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
-    env["AZ_BATCH_POOL_ID"] = pool.id;
-    env["AZ_BATCH_NODE_ID"] = node->id;
-    env["AZ_BATCH_NODE_IS_DEDICATED"] = dedicated ? "true" : "false";
-    env["AZ_BATCH_NODE_ROOT_DIR"] = node->root.string();
-    env["AZ_BATCH_NODE_SHARED_DIR"] = (node->root / "shared").string();
-    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node->root / "startup").string();
+    engine::Environment env = node_environment(pool, *node);
     env["AZ_BATCH_TASK_WORKING_DIR"] = (node->root / "startup" / "wd").string();
     env["AZ_BATCH_TASK_DIR"] = (node->root / "startup").string();
     const json task = doc.value("startTask", json());
@@ -473,21 +484,12 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     if (!updated || task.is_null()) return;  // deleted, or no longer waiting
     std::error_code ec;
     fs::create_directories(dir / "wd", ec);
-    engine::Environment env = engine::node_base_environment(node.root);
-    env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
-    env["AZ_BATCH_POOL_ID"] = pool.id;
-    env["AZ_BATCH_NODE_ID"] = node.id;
-    env["AZ_BATCH_NODE_IS_DEDICATED"] = node.dedicated ? "true" : "false";
-    env["AZ_BATCH_NODE_ROOT_DIR"] = node.root.string();
-    env["AZ_BATCH_NODE_SHARED_DIR"] = (node.root / "shared").string();
-    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node.root / "startup").string();
+    engine::Environment env = node_environment(pool, node);
     env["AZ_BATCH_JOB_ID"] = ref.job_id;
     env["AZ_BATCH_TASK_ID"] = ref.task_id;
     env["AZ_BATCH_TASK_DIR"] = dir.string();
     env["AZ_BATCH_TASK_WORKING_DIR"] = (dir / "wd").string();
-    for (const json& setting : task.value("environmentSettings", json::array())) {
-        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
-    }
+    add_settings(env, task);
     node.running_tasks++;
     node.total_tasks_run++;
     node.state = "running";

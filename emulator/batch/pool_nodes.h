@@ -112,6 +112,7 @@ private:
     void evaluate(Pool& pool, const StoredEntity& stored);
     AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
+    engine::Environment node_environment(const Pool& pool, const Node& node) const;
     void remove_node(Pool& pool, size_t index);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
