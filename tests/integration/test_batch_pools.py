@@ -77,7 +77,8 @@ class BatchPools(unittest.TestCase):
         self.assertNotEqual(patched.e_tag, got.e_tag)
 
         self.client.pool.delete("mnist-pool")
-        self.assertFalse(self.client.pool.exists("mnist-pool"))
+        # deleting until its nodes have gone (none here), then gone
+        harness.wait_for(lambda: not self.client.pool.exists("mnist-pool"), timeout=30, what="the pool to go")
         error = self.error_of(lambda: self.client.pool.get("mnist-pool"))
         self.assertEqual(error.error.code, "PoolNotFound")
         self.assertEqual(error.response.status_code, 404)
