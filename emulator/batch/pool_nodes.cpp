@@ -48,6 +48,19 @@ void add_settings(engine::Environment& env, const json& task) {
     }
 }
 
+json failure_exit_code() {
+    return {{"category", "UserError"}, {"code", "FailureExitCode"},
+            {"message", "The task exited with an exit code representing a failure"}};
+}
+
+// A task back in the queue because its node went: requeueCount counts it, retryCount does not.
+void requeue_document(json& doc, const std::string& now) {
+    doc["previousState"] = doc["state"];
+    doc["state"] = "active";
+    doc["stateTransitionTime"] = now;
+    doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
+}
+
 struct StartTaskRun {
     json info;
     bool succeeded = false;
@@ -87,10 +100,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
             run.succeeded = true;
             break;
         }
-        if (!run.info.contains("failureInfo")) {
-            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "FailureExitCode"},
-                                       {"message", "The task exited with an exit code representing a failure"}};
-        }
+        if (!run.info.contains("failureInfo")) run.info["failureInfo"] = failure_exit_code();
         if (control.cancelled() || (max_retries >= 0 && attempt >= max_retries)) break;
     }
     run.info["state"] = "completed";
@@ -158,10 +168,7 @@ void PoolNodes::recover_tasks() {
             const std::string task_id = task.body.value("id", "");
             if (state != "active") {
                 store_.update(job.account, tasks_of(job_id), task_id, [&](json& doc) {
-                    doc["previousState"] = doc["state"];
-                    doc["state"] = "active";
-                    doc["stateTransitionTime"] = now;
-                    doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
+                    requeue_document(doc, now);
                     return true;
                 });
             }
@@ -556,10 +563,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
         // nothing to write: the job and its tasks are going
     } else if (reason == "requeue") {
         store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
-            doc["previousState"] = doc["state"];
-            doc["state"] = "active";
-            doc["stateTransitionTime"] = now;
-            doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
+            requeue_document(doc, now);
             return true;
         });
         retry = true;
@@ -578,9 +582,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
                 info["result"] = "success";
                 return true;
             }
-            info["failureInfo"] = failure.is_null() ? json{{"category", "UserError"}, {"code", "FailureExitCode"},
-                                                           {"message", "The task exited with an exit code representing a failure"}}
-                                                     : failure;
+            info["failureInfo"] = failure.is_null() ? failure_exit_code() : failure;
             if (limit == -1 || retries < limit) {
                 doc["state"] = "active";
                 info["retryCount"] = retries + 1;
@@ -672,19 +674,33 @@ void PoolNodes::publish(const Key& key) {
     roots_[key] = std::move(roots);
 }
 
+template <typename T>
+T PoolNodes::ask(std::function<T()> question) {
+    auto result = std::make_shared<std::promise<T>>();
+    std::future<T> future = result->get_future();
+    post([question, result] {
+        try {
+            result->set_value(question());
+        } catch (...) {
+            result->set_exception(std::current_exception());
+        }
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");
+    }
+    return future.get();
+}
+
 std::optional<json> PoolNodes::preempt(const std::string& account, const std::string& pool_id, const std::string& node_id) {
-    auto result = std::make_shared<std::promise<std::optional<json>>>();
-    std::future<std::optional<json>> future = result->get_future();
     Key key{account, text::lower(pool_id)};
-    post([this, key, node_id, result] {
+    return ask<std::optional<json>>([this, key, node_id]() -> std::optional<json> {
         auto it = state_.find(key);
-        if (it == state_.end()) return result->set_value(std::nullopt);
+        if (it == state_.end()) return std::nullopt;
         Pool& pool = it->second;
         for (size_t i = 0; i < pool.nodes.size(); ++i) {
             if (pool.nodes[i]->id != node_id) continue;
             if (pool.nodes[i]->dedicated) {
-                return result->set_exception(std::make_exception_ptr(
-                    BatchError(409, "NodeNotLowPriority", "Only low-priority nodes are pre-empted; " + node_id + " is dedicated.")));
+                throw BatchError(409, "NodeNotLowPriority", "Only low-priority nodes are pre-empted; " + node_id + " is dedicated.");
             }
             json requeued = json::array();
             for (auto& [run_key, run] : running_) {
@@ -693,31 +709,21 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             log::info("batch pool " + pool.id + ": node " + node_id + " is pre-empted");
             remove_node(pool, i);
             reconcile(key);
-            return result->set_value(json{{"nodeId", node_id}, {"requeuedTasks", requeued}});
+            return json{{"nodeId", node_id}, {"requeuedTasks", requeued}};
         }
-        result->set_value(std::nullopt);
+        return std::nullopt;
     });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");
-    }
-    return future.get();
 }
 
 AutoScaleResult PoolNodes::try_formula(const std::string& account, const std::string& pool_id, const std::string& formula) {
-    auto result = std::make_shared<std::promise<AutoScaleResult>>();
-    std::future<AutoScaleResult> future = result->get_future();
     Key key{account, text::lower(pool_id)};
-    post([this, key, formula, result] {
+    return ask<AutoScaleResult>([this, key, formula] {
         std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
         Pool empty;
         auto it = state_.find(key);
         const Pool& pool = it == state_.end() ? empty : it->second;
-        result->set_value(evaluate_autoscale(formula, stored ? metrics_of(pool, *stored) : metrics_at(0)));
+        return evaluate_autoscale(formula, stored ? metrics_of(pool, *stored) : metrics_at(0));
     });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        throw BatchError(500, "InternalServerError", "The Batch nodes did not answer");
-    }
-    return future.get();
 }
 
 json PoolNodes::nodes(const std::string& account, const std::string& pool_id) const {

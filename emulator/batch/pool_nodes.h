@@ -106,6 +106,9 @@ private:
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
     void post(std::function<void()> event);
+    // Runs `question` on the nodes' thread and waits for its answer (or its exception).
+    template <typename T>
+    T ask(std::function<T()> question);
     void loop();
     void reconcile(const Key& key);
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
