@@ -1,7 +1,8 @@
 // The Batch service's entities of every account (pools, jobs, tasks), as the documents the
-// service returns, in SQLite (state.db). An entity lives in a scope: "pools", "jobs", or
-// "jobs/JOB/tasks" (JOB lower-cased); ids are unique in their scope without regard to case and
-// keep the case they were added with.
+// service returns, kept by the ARM resource store (arm_resources in state.db) under ids of their
+// own ("batch/ACCOUNT/SCOPE/ID", types batch-pool, batch-job, batch-task). An entity lives in a
+// scope: "pools", "jobs", or "jobs/JOB/tasks" (JOB lower-cased); ids are unique in their scope
+// without regard to case and keep the case they were added with.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/db/database.h"
+#include "emulator/arm/resource_store.h"
 
 namespace bai::batch {
 
@@ -29,8 +31,8 @@ std::string tasks_of(const std::string& job_id);
 
 class EntityStore {
 public:
-    explicit EntityStore(db::Database& db) : db_(db) {}
-    static void migrate(db::Database& db);
+    explicit EntityStore(db::Database& db) : resources_(db) {}
+    static void migrate(db::Database& db) { arm::ResourceStore::migrate(db); }
 
     // False (nothing written) when the scope has an entity of that id.
     bool add(const std::string& account, const std::string& scope, const nlohmann::json& body);
@@ -49,7 +51,7 @@ public:
     std::vector<StoredEntity> all(const std::string& scope) const;
 
 private:
-    db::Database& db_;
+    arm::ResourceStore resources_;
 };
 
 }  // namespace bai::batch
