@@ -179,13 +179,9 @@ void PoolNodes::recover_tasks() {
 }
 
 void PoolNodes::stop() {
-    {
-        std::lock_guard guard(events_mutex_);
-        if (stopping_ || !thread_.joinable()) return;
-        stopping_ = true;
-    }
+    if (!thread_.joinable()) return;
     clock_.set_serial(false);  // threads in a real process would hold everyone's turn
-    clock_.wake(events_cv_);
+    if (!events_.stop()) return;
     thread_.join();
     for (auto& [key, run] : running_) run.control->cancel("the emulator stopped");
     for (auto& [key, run] : running_) run.thread.join();
@@ -205,31 +201,17 @@ void PoolNodes::stop() {
     engine::remove_tree(root_, ec);
 }
 
-void PoolNodes::post(std::function<void()> event) {
-    {
-        std::lock_guard guard(events_mutex_);
-        if (stopping_) return;
-        events_.push_back(std::move(event));
-    }
-    clock_.wake(events_cv_);
-}
+void PoolNodes::post(std::function<void()> event) { events_.post(std::move(event)); }
 
 void PoolNodes::loop() {
-    std::unique_lock lock(events_mutex_);
-    while (true) {
-        while (!stopping_ && events_.empty()) clock_.wait_until(lock, events_cv_, clock_.now() + std::chrono::hours(24));
-        if (stopping_) return;
-        std::deque<std::function<void()>> batch;
-        batch.swap(events_);
-        lock.unlock();
-        for (const auto& event : batch) {
+    while (auto batch = events_.take(std::nullopt)) {
+        for (const auto& event : *batch) {
             try {
                 event();
             } catch (const std::exception& e) {
                 log::error(std::string("batch nodes: ") + e.what());
             }
         }
-        lock.lock();
     }
 }
 

@@ -24,6 +24,7 @@
 #include "emulator/batch/entity_store.h"
 #include "emulator/engine/clock.h"
 #include "emulator/engine/declared_workload.h"
+#include "emulator/engine/event_queue.h"
 #include "emulator/engine/run_control.h"
 
 namespace bai::batch {
@@ -134,10 +135,7 @@ private:
     std::vector<std::unique_ptr<Node>> leaving_;
     int next_address_ = 0;
 
-    std::mutex events_mutex_;
-    std::condition_variable events_cv_;
-    std::deque<std::function<void()>> events_;
-    bool stopping_ = false;
+    engine::EventQueue events_{clock_};
     std::thread thread_;
 
     std::map<Key, Pool> state_;  // owned by the event thread

@@ -113,14 +113,10 @@ void LocalEngine::start() {
 }
 
 void LocalEngine::stop() {
-    {
-        std::lock_guard guard(events_mutex_);
-        if (stopping_ || !thread_.joinable()) return;
-        stopping_ = true;
-    }
+    if (!thread_.joinable()) return;
     // Threads blocked in a real process would otherwise hold everyone's turn until it ends.
     clock_.set_serial(false);
-    clock_.wake(events_cv_);
+    if (!events_.stop()) return;
     thread_.join();
     for (auto& [key, job] : running_) job.control->cancel("the emulator stopped");
     for (auto& [key, job] : running_) job.thread.join();
@@ -141,33 +137,16 @@ void LocalEngine::stop() {
     leaving_setups_.clear();
 }
 
-void LocalEngine::post(std::function<void()> event) {
-    {
-        std::lock_guard guard(events_mutex_);
-        if (stopping_) return;
-        events_.push_back(std::move(event));
-    }
-    clock_.wake(events_cv_);
-}
+void LocalEngine::post(std::function<void()> event) { events_.post(std::move(event)); }
 
 void LocalEngine::loop() {
-    std::unique_lock lock(events_mutex_);
-    while (true) {
-        if (events_.empty() && !stopping_) {
-            time::TimePoint deadline = next_deadline_.value_or(clock_.now() + std::chrono::hours(1));
-            clock_.wait_until(lock, events_cv_, deadline);
-        }
-        if (stopping_) return;
-        std::deque<std::function<void()>> batch;
-        batch.swap(events_);
-        lock.unlock();
-        for (const auto& event : batch) run_event(event);
+    while (auto batch = events_.take(next_deadline_.value_or(clock_.now() + std::chrono::hours(1)))) {
+        for (const auto& event : *batch) run_event(event);
         run_event([this] {
             check_deadlines();
             schedule();
             publish();
         });
-        lock.lock();
     }
 }
 
@@ -580,7 +559,6 @@ void LocalEngine::schedule() {
             consider(*cluster.idle_since + options_.autoscale_idle);
         }
     }
-    std::lock_guard guard(events_mutex_);
     next_deadline_ = next;
 }
 

@@ -19,6 +19,7 @@
 
 #include "emulator/arm/compute_engine.h"
 #include "emulator/engine/clock.h"
+#include "emulator/engine/event_queue.h"
 #include "emulator/engine/cluster_spec.h"
 #include "emulator/engine/gpu_inventory.h"
 #include "emulator/engine/job_run.h"
@@ -168,11 +169,8 @@ private:
     mounts::MountFaults faults_;
 
     // The event queue (hooks and worker threads post; the engine thread runs).
-    std::mutex events_mutex_;
-    std::condition_variable events_cv_;
-    std::deque<std::function<void()>> events_;
-    bool stopping_ = false;
-    std::optional<time::TimePoint> next_deadline_;
+    EventQueue events_{clock_};
+    std::optional<time::TimePoint> next_deadline_;  // the engine thread's (and start()'s, before it)
     std::thread thread_;
 
     // Owned by the engine thread.
