@@ -1,8 +1,5 @@
 #include "emulator/batch/batch_api.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
@@ -335,18 +332,8 @@ void BatchApi::get_node_file(const BatchAccount& account, const httplib::Request
     need_pool(account, pool_id);
     std::optional<std::filesystem::path> root = nodes_.node_root(account.name, pool_id, node_id);
     if (!root) throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
-    std::filesystem::path file = (*root / path).lexically_normal();
-    const std::string prefix = root->lexically_normal().string() + "/";
-    std::error_code ec;
-    if (file.string().rfind(prefix, 0) != 0 || !std::filesystem::is_regular_file(file, ec)) {
-        throw BatchError(404, "FileNotFound", "The specified file does not exist.");
-    }
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    res.set_header("ocp-batch-file-isdirectory", "False");
+    send_file_under(res, *root, path);
     res.set_header("ocp-batch-file-url", base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
-    res.set_content(content.str(), "application/octet-stream");
 }
 
 }  // namespace bai::batch

@@ -4,7 +4,9 @@
 
 #include <httplib.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "emulator/batch/entity_store.h"
 
@@ -13,6 +15,9 @@ namespace bai::batch {
 // The body as a JSON object; BatchError 400 InvalidRequestBody otherwise.
 nlohmann::json parse_body(const httplib::Request& req);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
+// A file of a node's or a task's directory (`relative` may not climb out of `root`): its content,
+// as the file APIs answer it; BatchError 404 FileNotFound otherwise.
+void send_file_under(httplib::Response& res, const std::filesystem::path& root, const std::string& relative);
 // 201 Created for an entity added at `url` (ETag, Last-Modified, Location, DataServiceId).
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url);
 

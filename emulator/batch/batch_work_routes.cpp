@@ -1,8 +1,5 @@
 // The Batch API's jobs and tasks: add, get, list, delete a job; add (one or a collection), get,
 // list a task, and its files (stdout.txt, stderr.txt, wd/...).
-#include <fstream>
-#include <sstream>
-
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
@@ -155,17 +152,7 @@ void BatchApi::get_task_file(const BatchAccount& account, const httplib::Request
     need_job(account, job_id);
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
-    const std::string root = task->body.value("_root", "");
-    std::filesystem::path file = (std::filesystem::path(root) / path).lexically_normal();
-    std::error_code ec;
-    if (root.empty() || file.string().rfind(root + "/", 0) != 0 || !std::filesystem::is_regular_file(file, ec)) {
-        throw BatchError(404, "FileNotFound", "The specified file does not exist.");
-    }
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    res.set_header("ocp-batch-file-isdirectory", "False");
-    res.set_content(content.str(), "application/octet-stream");
+    send_file_under(res, task->body.value("_root", ""), path);
 }
 
 }  // namespace bai::batch
