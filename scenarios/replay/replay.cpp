@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "common/text/ascii.h"
@@ -93,14 +91,6 @@ std::string join(const std::vector<std::string>& words) {
     std::string out;
     for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
     return out;
-}
-
-std::string read_file_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + path.string());
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
 }
 
 class Session {
@@ -269,11 +259,9 @@ private:
         for (const auto& [name, value] : r.headers) request.set_header(name, substitute(value));
         if (r.body_file) {
             fs::path file = fs::path(scenario_.file).parent_path() / *r.body_file;
-            try {
-                request.body = substitute(read_file_text(file));
-            } catch (const std::runtime_error& e) {
-                fail(e.what());
-            }
+            std::optional<std::string> text = read_scenario_text(file.string());
+            if (!text) fail("cannot read " + file.string());
+            request.body = substitute(*text);
         } else if (r.body) {
             request.body = substitute(*r.body);
         }

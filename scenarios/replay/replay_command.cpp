@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include "scenarios/replay/replay.h"
 #include "scenarios/replay/trace_log.h"
@@ -67,14 +66,6 @@ CommandLine parse(const std::vector<std::string>& args) {
     return c;
 }
 
-std::optional<std::string> read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 }  // namespace
 
 int replay_command(const std::vector<std::string>& args) {
@@ -88,7 +79,7 @@ int replay_command(const std::vector<std::string>& args) {
     }
     std::vector<Scenario> scenarios;
     for (const std::string& file : c.files) {
-        std::optional<std::string> text = read_text(file);
+        std::optional<std::string> text = read_scenario_text(file);
         if (!text) {
             std::fprintf(stderr, "%s: cannot read the file\n", file.c_str());
             return 2;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
+#include <sstream>
 #include <set>
 
 namespace bai::scenarios {
@@ -483,5 +485,13 @@ std::string format_duration(Duration d) {
 }
 
 Scenario parse_scenario(std::string_view text, const std::string& file) { return Parser(text, file).parse(); }
+
+std::optional<std::string> read_scenario_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
 
 }  // namespace bai::scenarios

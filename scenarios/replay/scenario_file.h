@@ -124,6 +124,9 @@ struct Scenario {
 // Throws ScenarioError naming the file, the line and what was expected.
 Scenario parse_scenario(std::string_view text, const std::string& file);
 
+// A scenario file's or a body file's text; nullopt when it cannot be read.
+std::optional<std::string> read_scenario_text(const std::string& path);
+
 // "90s", "5m", "1h30m", "7d", "250ms".
 std::optional<Duration> parse_duration(std::string_view text);
 std::string format_duration(Duration d);
