@@ -61,37 +61,48 @@ void requeue_document(json& doc, const std::string& now) {
     doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
 }
 
+// Runs a task's command line on a node as the service does (split into words, no shell), in
+// its working directory with its variables; returns the exit code, or a failure (the command
+// line cannot be parsed, the program cannot start).
+std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
+                                      engine::RunControl& control) {
+    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
+    if (!argv) {
+        return {-1, {{"category", "UserError"}, {"code", "CommandLineParseError"},
+                     {"message", "The command line has an unclosed quote or no word"}}};
+    }
+    try {
+        std::shared_ptr<engine::Process> process = control.start({*argv, env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
+        if (!process) return {-1, nullptr};
+        return {process->wait().code, nullptr};
+    } catch (const std::exception& e) {
+        return {-1, {{"category", "UserError"}, {"code", "CommandProgramNotFound"}, {"message", e.what()}}};
+    }
+}
+
 struct StartTaskRun {
     json info;
     bool succeeded = false;
 };
 
-// Runs the start task (and its retries) as the service does: the command line split into words,
-// not given to a shell, in startup/wd with the node's variables and the task's own settings.
+// Runs the start task (and its retries) as a task is run, in startup/ (its wd/, stdout.txt,
+// stderr.txt) with the node's variables and the task's own settings. A command line that cannot
+// be parsed is not retried; a program that cannot start reports 127, as a shell would.
 StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
                             engine::RunControl& control) {
     StartTaskRun run;
     run.info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
     const int max_retries = task.value("maxTaskRetryCount", 0);
-    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
     engine::Environment env = base;
     add_settings(env, task);
     for (int attempt = 0;; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = now_text();
-        if (!argv) {
-            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "CommandLineParseError"},
-                                       {"message", "The command line has an unclosed quote or no word"}};
-            break;
-        }
-        int code = 0;
-        try {
-            std::shared_ptr<engine::Process> process =
-                control.start({*argv, env, root / "startup" / "wd", root / "startup" / "stdout.txt", root / "startup" / "stderr.txt"});
-            if (!process) return run;  // the node is leaving
-            code = process->wait().code;
-        } catch (const std::exception& e) {
-            run.info["failureInfo"] = {{"category", "UserError"}, {"code", "CommandProgramNotFound"}, {"message", e.what()}};
+        auto [code, failure] = run_task_process(task, env, root / "startup", control);
+        if (code == -1 && failure.is_null()) return run;  // the node is leaving
+        if (!failure.is_null()) {
+            run.info["failureInfo"] = failure;
+            if (failure.value("code", "") == "CommandLineParseError") break;
             code = 127;
         }
         run.info["exitCode"] = code;
@@ -111,25 +122,6 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
 
 std::string run_key_of(const std::string& account, const std::string& job, const std::string& task) {
     return account + "/" + text::lower(job) + "/" + text::lower(task);
-}
-
-// Runs a task's command line on a node as the service does (split into words, no shell), in
-// its working directory with its variables; returns the exit code, or a failure (the command
-// line cannot be parsed, the program cannot start).
-std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
-                                      engine::RunControl& control) {
-    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
-    if (!argv) {
-        return {-1, {{"category", "UserError"}, {"code", "CommandLineParseError"},
-                     {"message", "The command line has an unclosed quote or no word"}}};
-    }
-    try {
-        std::shared_ptr<engine::Process> process = control.start({*argv, env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
-        if (!process) return {-1, nullptr};
-        return {process->wait().code, nullptr};
-    } catch (const std::exception& e) {
-        return {-1, {{"category", "UserError"}, {"code", "CommandProgramNotFound"}, {"message", e.what()}}};
-    }
 }
 
 }  // namespace
