@@ -12,12 +12,6 @@ namespace bai::batch {
 
 using nlohmann::json;
 
-namespace {
-
-constexpr int kMaxResults = 1000;
-
-}  // namespace
-
 BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root,
                    engine::Clock* clock, engine::DeclaredWorkloads* workloads)
     : store_(db), nodes_(store_, std::move(nodes_root), clock, workloads), accounts_(std::move(accounts)) {}
@@ -53,6 +47,7 @@ void BatchApi::route(httplib::Server& server, const std::string& method, const s
     if (method == "POST") server.Post(pattern, wrapped);
     if (method == "PATCH") server.Patch(pattern, wrapped);
     if (method == "DELETE") server.Delete(pattern, wrapped);
+    if (method == "PUT") server.Put(pattern, wrapped);
 }
 
 void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
@@ -70,14 +65,8 @@ void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
     route(server, "POST", R"(/pools/([^/]+)/disableautoscale)", [this](auto& a, auto& q, auto& r) { disable_autoscale(a, q, r); });
     route(server, "POST", R"(/pools/([^/]+)/evaluateautoscale)",
           [this](auto& a, auto& q, auto& r) { evaluate_autoscale_route(a, q, r); });
-    route(server, "GET", R"(/pools/([^/]+)/nodes)", [this](auto& a, auto& q, auto& r) { list_nodes(a, q, r); });
-    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
-    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
-          [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
+    serve_nodes(server);
     serve_work(server);
-    // The emulator's own: what only the cloud does to a low-priority node.
-    route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",
-          [this](auto& a, auto& q, auto& r) { preempt_node(a, q, r); }, false);
 }
 
 json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
@@ -128,29 +117,7 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
 
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
                          const std::string& scope, const std::string& path, const std::string& metadata) {
-    int limit = kMaxResults;
-    if (req.has_param("maxresults")) {
-        const std::string text = req.get_param_value("maxresults");
-        try {
-            limit = std::stoi(text);
-        } catch (const std::exception&) {
-            limit = 0;
-        }
-        if (limit < 1 || limit > kMaxResults) {
-            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
-                             {{"QueryParameterName", "maxresults"}, {"QueryParameterValue", text},
-                              {"Reason", "The value must be between 1 and 1000"}});
-        }
-    }
-    std::int64_t after = 0;
-    if (req.has_param("$skiptoken")) {
-        try {
-            after = std::stoll(req.get_param_value("$skiptoken"));
-        } catch (const std::exception&) {
-            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
-                             {{"QueryParameterName", "$skiptoken"}, {"QueryParameterValue", req.get_param_value("$skiptoken")}});
-        }
-    }
+    auto [limit, after] = page_of(req);
     std::optional<std::int64_t> next;
     json value = json::array();
     for (const StoredEntity& entity : store_.list(account.name, scope, after, limit, next)) {
@@ -158,8 +125,7 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
     }
     json body{{"odata.metadata", base_url_ + "/$metadata#" + metadata}, {"value", value}};
     if (next) {
-        body["odata.nextLink"] = base_url_ + path + "?api-version=" + req.get_param_value("api-version") +
-                                 "&maxresults=" + std::to_string(limit) + "&$skiptoken=" + std::to_string(*next);
+        body["odata.nextLink"] = next_link(req, base_url_ + path, limit, *next);
     }
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
@@ -295,45 +261,6 @@ void BatchApi::evaluate_autoscale_route(const BatchAccount& account, const httpl
     }
     run["odata.metadata"] = base_url_ + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.AutoScaleRun";
     res.set_content(run.dump(), "application/json;odata=minimalmetadata");
-}
-
-void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    const std::string pool_id = req.matches[1];
-    need_pool(account, pool_id);
-    json nodes = nodes_.nodes(account.name, pool_id);
-    for (json& node : nodes) node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
-    json body{{"odata.metadata", base_url_ + "/$metadata#nodes"}, {"value", nodes}};
-    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
-}
-
-void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    const std::string pool_id = req.matches[1], node_id = req.matches[2];
-    need_pool(account, pool_id);
-    for (json node : nodes_.nodes(account.name, pool_id)) {
-        if (node.value("id", "") != node_id) continue;
-        node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node_id;
-        node["odata.metadata"] = base_url_ + "/$metadata#nodes/@Element";
-        return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
-    }
-    throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
-}
-
-void BatchApi::preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    need_pool(account, req.matches[1]);
-    std::optional<json> done = nodes_.preempt(account.name, req.matches[1], req.matches[2]);
-    if (!done) throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
-    res.set_content(done->dump(), "application/json");
-}
-
-// A file of the node's directory (startup/stdout.txt, shared/...), as the SDK's
-// file.get_from_compute_node reads it.
-void BatchApi::get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    const std::string pool_id = req.matches[1], node_id = req.matches[2], path = req.matches[3];
-    need_pool(account, pool_id);
-    std::optional<std::filesystem::path> root = nodes_.node_root(account.name, pool_id, node_id);
-    if (!root) throw BatchError(404, "NodeNotFound", "The specified node does not exist.");
-    send_file_under(res, *root, path);
-    res.set_header("ocp-batch-file-url", base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
 }
 
 }  // namespace bai::batch

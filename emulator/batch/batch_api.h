@@ -47,20 +47,37 @@ private:
     void enable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void disable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void evaluate_autoscale_route(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    // Compute nodes (batch_node_routes.cpp).
+    void serve_nodes(httplib::Server& server);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void reboot_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void set_node_scheduling(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void remove_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_node_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    std::filesystem::path need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const;
     // Jobs and tasks (batch_work_routes.cpp).
     void add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void list_jobs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void change_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace);
+    void move_job_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void count_job_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void add_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void add_task_collection(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void list_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void update_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void terminate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_task_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    StoredEntity need_task(const BatchAccount& account, const std::string& job_id, const std::string& task_id) const;
     void serve_work(httplib::Server& server);
     StoredEntity need_job(const BatchAccount& account, const std::string& id) const;
     // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.

@@ -1,8 +1,5 @@
 #include "emulator/batch/batch_http.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
 
@@ -21,18 +18,42 @@ void set_entity_headers(httplib::Response& res, const StoredEntity& entity) {
     res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(entity.modified_ticks)));
 }
 
-void send_file_under(httplib::Response& res, const std::filesystem::path& root, const std::string& relative) {
-    const std::filesystem::path file = (root / relative).lexically_normal();
-    const std::string prefix = root.lexically_normal().string() + "/";
-    std::error_code ec;
-    if (root.empty() || file.string().rfind(prefix, 0) != 0 || !std::filesystem::is_regular_file(file, ec)) {
-        throw BatchError(404, "FileNotFound", "The specified file does not exist.");
+Page page_of(const httplib::Request& req) {
+    Page page;
+    if (req.has_param("maxresults")) {
+        const std::string text = req.get_param_value("maxresults");
+        try {
+            page.limit = std::stoi(text);
+        } catch (const std::exception&) {
+            page.limit = 0;
+        }
+        if (page.limit < 1 || page.limit > 1000) {
+            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
+                             {{"QueryParameterName", "maxresults"}, {"QueryParameterValue", text},
+                              {"Reason", "The value must be between 1 and 1000"}});
+        }
     }
-    std::ifstream in(file, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    res.set_header("ocp-batch-file-isdirectory", "False");
-    res.set_content(content.str(), "application/octet-stream");
+    if (req.has_param("$skiptoken")) {
+        try {
+            page.after = std::stoll(req.get_param_value("$skiptoken"));
+        } catch (const std::exception&) {
+            page.after = -1;
+        }
+        if (page.after < 0) {
+            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
+                             {{"QueryParameterName", "$skiptoken"}, {"QueryParameterValue", req.get_param_value("$skiptoken")}});
+        }
+    }
+    return page;
+}
+
+std::string next_link(const httplib::Request& req, const std::string& url, int limit, std::int64_t next) {
+    std::string link = url + "?api-version=" + req.get_param_value("api-version") + "&maxresults=" + std::to_string(limit) +
+                       "&$skiptoken=" + std::to_string(next);
+    for (const char* kept : {"recursive", "$filter"}) {
+        if (req.has_param(kept)) link += std::string("&") + kept + "=" + httplib::detail::encode_query_param(req.get_param_value(kept));
+    }
+    return link;
 }
 
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url) {

@@ -4,7 +4,7 @@
 
 #include <httplib.h>
 
-#include <filesystem>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -15,9 +15,16 @@ namespace bai::batch {
 // The body as a JSON object; BatchError 400 InvalidRequestBody otherwise.
 nlohmann::json parse_body(const httplib::Request& req);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
-// A file of a node's or a task's directory (`relative` may not climb out of `root`): its content,
-// as the file APIs answer it; BatchError 404 FileNotFound otherwise.
-void send_file_under(httplib::Response& res, const std::filesystem::path& root, const std::string& relative);
+// A list's page as asked: maxresults (1 to 1000, 1000 without) and $skiptoken (where the last
+// page stopped, 0 without); BatchError 400 InvalidQueryParameterValue otherwise.
+struct Page {
+    int limit = 1000;
+    std::int64_t after = 0;
+};
+Page page_of(const httplib::Request& req);
+// odata.nextLink: the list's `url` again from `next`.
+std::string next_link(const httplib::Request& req, const std::string& url, int limit, std::int64_t next);
+
 // 201 Created for an entity added at `url` (ETag, Last-Modified, Location, DataServiceId).
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url);
 

@@ -1,9 +1,12 @@
-// The Batch API's jobs and tasks: add, get, list, delete a job; add (one or a collection), get,
-// list a task, and its files (stdout.txt, stderr.txt, wd/...).
+// The Batch API's jobs and tasks: add, get, list, patch, update, disable, enable, terminate,
+// delete a job and count its tasks; add (one or a collection), get, list, update, terminate,
+// delete a task, and its files (stdout.txt, stderr.txt, wd/...: list, get, properties, delete).
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
+#include "emulator/batch/node_files.h"
+#include "emulator/batch/task_states.h"
 #include "emulator/batch/work_rules.h"
 
 namespace bai::batch {
@@ -17,6 +20,24 @@ constexpr size_t kMaxTasksPerCollection = 100;
 BatchError job_not_found() { return BatchError(404, "JobNotFound", "The specified job does not exist."); }
 BatchError task_not_found() { return BatchError(404, "TaskNotFound", "The specified task does not exist."); }
 
+// 409 for a job that is past being changed (completed, terminating, deleting); nothing otherwise.
+void need_changeable(const json& job) {
+    const std::string state = job.value("state", "");
+    if (state == "completed") throw BatchError(409, "JobCompleted", "The specified job is already in a completed state.");
+    if (state == "terminating") throw BatchError(409, "JobBeingTerminated", "The specified job is being terminated.");
+    if (state == "deleting") throw BatchError(409, "JobBeingDeleted", "The specified job has been marked for deletion and is being garbage collected.");
+}
+
+// The state change of a job's disable, enable or terminate, done in one write: false when the
+// job is not in a state it applies to.
+bool move_job(json& doc, const std::string& to, const std::string& now) {
+    doc["previousState"] = doc["state"];
+    doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+    doc["state"] = to;
+    doc["stateTransitionTime"] = now;
+    return true;
+}
+
 }  // namespace
 
 void BatchApi::serve_work(httplib::Server& server) {
@@ -24,11 +45,21 @@ void BatchApi::serve_work(httplib::Server& server) {
     route(server, "GET", "/jobs", [this](auto& a, auto& q, auto& r) { list_jobs(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { get_job(a, q, r); });
     route(server, "DELETE", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_job(a, q, r); });
+    route(server, "PATCH", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { change_job(a, q, r, false); });
+    route(server, "PUT", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { change_job(a, q, r, true); });
+    route(server, "POST", R"(/jobs/([^/]+)/(disable|enable|terminate))", [this](auto& a, auto& q, auto& r) { move_job_state(a, q, r); });
+    route(server, "GET", R"(/jobs/([^/]+)/taskcounts)", [this](auto& a, auto& q, auto& r) { count_job_tasks(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/tasks)", [this](auto& a, auto& q, auto& r) { add_task(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/addtaskcollection)", [this](auto& a, auto& q, auto& r) { add_task_collection(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+)/tasks)", [this](auto& a, auto& q, auto& r) { list_tasks(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { get_task(a, q, r); });
+    route(server, "PUT", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { update_task(a, q, r); });
+    route(server, "DELETE", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_task(a, q, r); });
+    route(server, "POST", R"(/jobs/([^/]+)/tasks/([^/]+)/terminate)", [this](auto& a, auto& q, auto& r) { terminate_task(a, q, r); });
+    route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/files)", [this](auto& a, auto& q, auto& r) { list_task_files(a, q, r); });
+    // httplib hands HEAD (the SDK's get_properties_from_task) to the GET route.
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/files/(.+))", [this](auto& a, auto& q, auto& r) { get_task_file(a, q, r); });
+    route(server, "DELETE", R"(/jobs/([^/]+)/tasks/([^/]+)/files/(.+))", [this](auto& a, auto& q, auto& r) { delete_task_file(a, q, r); });
 }
 
 StoredEntity BatchApi::need_job(const BatchAccount& account, const std::string& id) const {
@@ -43,7 +74,74 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
     if (!store_.add(account.name, kJobs, new_job_document(body, time::format_iso8601(time::now())))) {
         throw BatchError(409, "JobExists", "The specified job already exists.");
     }
+    nodes_.job_added(account.name, body["id"]);
     send_created(res, need_job(account, body["id"]), base_url_ + "/jobs/" + body["id"].get<std::string>());
+}
+
+// PATCH (`replace` false: what the body names) or PUT (true: the rest back to its defaults).
+void BatchApi::change_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace) {
+    const std::string id = req.matches[1];
+    json body = parse_body(req);
+    std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
+        need_changeable(doc);
+        check_job_change(body, doc, replace);
+        apply_job_change(doc, body, replace);
+        return true;
+    });
+    if (!job) throw job_not_found();
+    nodes_.job_changed(account.name, id);
+    set_entity_headers(res, *job);
+    res.set_header("DataServiceId", base_url_ + "/jobs/" + id);
+}
+
+// disable (disableTasks: requeue, terminate, wait), enable, terminate (terminateReason).
+void BatchApi::move_job_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1], action = req.matches[2];
+    json body = req.body.empty() ? json::object() : parse_body(req);
+    std::string option;
+    if (action == "disable") {
+        if (!body.contains("disableTasks")) throw missing_property("disableTasks");
+        option = body["disableTasks"].is_string() ? body["disableTasks"].get<std::string>() : "";
+        if (option != "requeue" && option != "terminate" && option != "wait") {
+            throw invalid_property("disableTasks", body["disableTasks"].dump(), "The value must be requeue, terminate or wait");
+        }
+    }
+    if (action == "terminate" && body.contains("terminateReason") && !body["terminateReason"].is_string()) {
+        throw invalid_property("terminateReason", body["terminateReason"].dump(), "The value must be a string");
+    }
+    const std::string now = time::format_iso8601(time::now());
+    std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
+        const std::string state = doc.value("state", "");
+        if (action == "enable") {
+            if (state != "disabled") throw BatchError(409, "JobNotDisabled", "The specified job is not in a disabled state.");
+            return move_job(doc, "active", now);
+        }
+        need_changeable(doc);
+        if (action == "disable") {
+            if (state != "active") throw BatchError(409, "JobNotActive", "The specified job is not in an active state.");
+            return move_job(doc, "disabled", now);
+        }
+        doc["executionInfo"]["terminateReason"] = body.value("terminateReason", "UserTerminate");
+        return move_job(doc, "terminating", now);
+    });
+    if (!job) throw job_not_found();
+    if (action == "enable") nodes_.job_enabled(account.name, id);
+    if (action == "disable") nodes_.job_disabled(account.name, id, option);
+    if (action == "terminate") nodes_.job_terminating(account.name, id);
+    set_entity_headers(res, *job);
+    res.set_header("DataServiceId", base_url_ + "/jobs/" + id);
+    res.status = 202;
+}
+
+void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    need_job(account, id);
+    std::vector<json> tasks;
+    std::optional<std::int64_t> next;
+    for (const StoredEntity& task : store_.list(account.name, tasks_of(id), 0, 1 << 30, next)) tasks.push_back(task.body);
+    json out = count_tasks(tasks);
+    out["odata.metadata"] = base_url_ + "/$metadata#taskcountsresult/@Element";
+    res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
 
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
@@ -145,14 +243,61 @@ void BatchApi::list_tasks(const BatchAccount& account, const httplib::Request& r
     send_list(account, req, res, tasks_of(job_id), "/jobs/" + job_id + "/tasks", "tasks");
 }
 
-// A file of the task's directory on the node it last ran on (stdout.txt, stderr.txt, wd/...);
-// gone with the node.
-void BatchApi::get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    const std::string job_id = req.matches[1], task_id = req.matches[2], path = req.matches[3];
+StoredEntity BatchApi::need_task(const BatchAccount& account, const std::string& job_id, const std::string& task_id) const {
     need_job(account, job_id);
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
-    send_file_under(res, task->body.value("_root", ""), path);
+    return *task;
+}
+
+// Its constraints (maxWallClockTime, retentionTime, maxTaskRetryCount); what the body leaves
+// out stays as it was.
+void BatchApi::update_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2];
+    need_job(account, job_id);
+    json body = parse_body(req);
+    check_task_change(body);
+    std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
+        for (const auto& [name, value] : body.value("constraints", json::object()).items()) doc["constraints"][name] = value;
+        return true;
+    });
+    if (!task) throw task_not_found();
+    nodes_.task_changed(account.name, job_id, task_id);
+    set_entity_headers(res, *task);
+    res.set_header("DataServiceId", base_url_ + "/jobs/" + job_id + "/tasks/" + task_id);
+}
+
+void BatchApi::delete_task(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2];
+    need_task(account, job_id, task_id);
+    nodes_.delete_task(account.name, job_id, task_id);
+}
+
+void BatchApi::terminate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2];
+    need_task(account, job_id, task_id);
+    nodes_.terminate_task(account.name, job_id, task_id);
+    res.status = 204;
+}
+
+void BatchApi::list_task_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2];
+    StoredEntity task = need_task(account, job_id, task_id);
+    send_file_list(req, res, task.body.value("_root", ""), base_url_ + "/jobs/" + job_id + "/tasks/" + task_id + "/files",
+                   base_url_ + "/$metadata#files");
+}
+
+// A file of the task's directory on the node it last ran on (stdout.txt, stderr.txt, wd/...);
+// gone with the node, or after its retentionTime.
+void BatchApi::get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2], path = req.matches[3];
+    StoredEntity task = need_task(account, job_id, task_id);
+    send_file_under(req, res, task.body.value("_root", ""), path, base_url_ + "/jobs/" + job_id + "/tasks/" + task_id + "/files/" + path);
+}
+
+void BatchApi::delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
+    StoredEntity task = need_task(account, req.matches[1], req.matches[2]);
+    delete_file_under(req, task.body.value("_root", ""), req.matches[3]);
 }
 
 }  // namespace bai::batch

@@ -11,6 +11,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,9 @@
 #include "emulator/engine/run_control.h"
 
 namespace bai::batch {
+
+// BatchError 500: the nodes' thread did not answer in time.
+[[noreturn]] void throw_no_answer();
 
 class PoolNodes {
 public:
@@ -53,12 +57,48 @@ public:
     // The job (already marked deleting) loses its tasks (running ones are killed), then its
     // document.
     void job_deleting(const std::string& account, const std::string& job_id);
+    // A job was added: its constraints.maxWallClockTime runs from now.
+    void job_added(const std::string& account, const std::string& job_id);
+    // A job was patched or updated (constraints, onAllTasksComplete, priority).
+    void job_changed(const std::string& account, const std::string& job_id);
+    // The job (already marked terminating by the API) ends: its running tasks are terminated, its
+    // active ones stay active and are not run; then it is completed.
+    void job_terminating(const std::string& account, const std::string& job_id);
+    // The job (already marked disabled by the API) runs no new task; its running ones go as
+    // `option` says: requeue, terminate, or wait (they run on).
+    void job_disabled(const std::string& account, const std::string& job_id, const std::string& option);
+    // The job (already marked active again) has its active tasks run.
+    void job_enabled(const std::string& account, const std::string& job_id);
+    // Ends a task as the service's terminate does (a running one is killed): completed, failure,
+    // TaskEnded. Nothing happens to a completed task.
+    void terminate_task(const std::string& account, const std::string& job_id, const std::string& task_id);
+    // Removes a task, its process (killed) and its directory.
+    void delete_task(const std::string& account, const std::string& job_id, const std::string& task_id);
+    // A task's constraints changed (maxWallClockTime of a running task).
+    void task_changed(const std::string& account, const std::string& job_id, const std::string& task_id);
 
     // Pre-empts a low-priority node as the service does: its running tasks are requeued (their
     // requeueCount counts it, not their retryCount), the node goes and a new one takes its place.
     // {"nodeId", "requeuedTasks": ["JOB/TASK", ...]}; nullopt when the pool has no such node;
     // throws BatchError 409 NodeNotLowPriority for a dedicated node.
-    std::optional<nlohmann::json> preempt(const std::string& account, const std::string& pool_id, const std::string& node_id);
+    // `recover_after`: how long it stays `preempted` (counted in currentLowPriorityNodes, running
+    // nothing) before a new node takes its place.
+    std::optional<nlohmann::json> preempt(const std::string& account, const std::string& pool_id, const std::string& node_id,
+                                          std::chrono::seconds recover_after);
+    // Reboots (or reimages: its directories wiped) a node: its tasks go as `option` says (requeue,
+    // terminate: at once; taskcompletion, retaineddata: once they end), then it is `rebooting`
+    // and runs its start task again. False when the pool has no such node.
+    bool reboot(const std::string& account, const std::string& pool_id, const std::string& node_id,
+                const std::string& option, bool reimage);
+    // Removes these nodes (their pool's targets go down by as many): they leave at once or, with
+    // taskcompletion or retaineddata, stay `leavingpool` until their tasks end. Throws BatchError
+    // 400 naming nodeList when one is not in the pool.
+    void remove_nodes(const std::string& account, const std::string& pool_id, const std::vector<std::string>& node_ids,
+                      const std::string& option);
+    // Stops (or starts again) new tasks going to a node; running ones go as `option` says
+    // (requeue, terminate, taskcompletion). False when the pool has no such node.
+    bool set_scheduling(const std::string& account, const std::string& pool_id, const std::string& node_id, bool enabled,
+                        const std::string& option);
 
     // `formula` over the pool's present metrics (evaluateAutoScale): nothing changes.
     AutoScaleResult try_formula(const std::string& account, const std::string& pool_id, const std::string& formula);
@@ -73,7 +113,12 @@ private:
     struct Node {
         std::string id;
         bool dedicated = true;
-        std::string state;  // starting, waitingforstarttask, idle, starttaskfailed, leavingpool
+        // starting, waitingforstarttask, idle, running, starttaskfailed, rebooting, reimaging,
+        // preempted, leavingpool
+        std::string state;
+        // What happens once its running tasks have ended: nothing, leave the pool, reboot, reimage.
+        enum class Then { nothing, leave, reboot, reimage } then = Then::nothing;
+        bool scheduling = true;  // schedulingState enabled
         std::string state_time;
         std::string allocation_time;
         std::string address;
@@ -93,6 +138,9 @@ private:
         std::string account;
         TaskRef task;
         std::string node_id;
+        std::filesystem::path dir;  // the task's directory on the node
+        std::uint64_t serial = 0;   // this run's, for its timers
+        time::TimePoint started;    // on the nodes' clock
         std::shared_ptr<engine::RunControl> control;
         std::thread thread;
     };
@@ -107,21 +155,44 @@ private:
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
     void post(std::function<void()> event);
+    // Runs `event` on the nodes' thread once the clock reaches `when`.
+    void at(time::TimePoint when, std::function<void()> event);
     // Runs `question` on the nodes' thread and waits for its answer (or its exception).
     template <typename T>
     T ask(std::function<T()> question);
     void loop();
+    Node* find_node(const Key& key, const std::string& node_id);
+    // Cancels the node's running tasks with `reason` (requeue, terminate); how many.
+    int stop_node_tasks(const Node& node, const std::string& reason);
+    // Its start task again (after a reboot), or idle when the pool has none.
+    void launch_start_task(Pool& pool, Node& node, const nlohmann::json& doc);
+    // What a node does once it has no running task (Node::then).
+    void node_drained(const Key& key, Node& node);
+    void finish_reboot(const Key& key, const std::string& node_id);
     void reconcile(const Key& key);
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
     void evaluate(Pool& pool, const StoredEntity& stored);
     AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
     engine::Environment node_environment(const Pool& pool, const Node& node) const;
-    void remove_node(Pool& pool, size_t index);
+    // Its running tasks are stopped with `task_reason` (requeue, terminate).
+    void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
     void run_task(Pool& pool, Node& node, const TaskRef& task);
     void task_done(const std::string& run_key, int exit_code, nlohmann::json failure);
+    // After a task completed: its retention timer, its job's exit action and onAllTasksComplete.
+    void task_completed(const std::string& account, const std::string& job_id, const nlohmann::json& task);
+    void arm_wall_clock(const std::string& run_key);
+    void arm_job_clock(const std::string& account, const std::string& job_id);
+    // Marks the job terminating with `reason` (when it is active), stops its tasks, completes it
+    // once none runs.
+    void terminate_job(const std::string& account, const std::string& job_id, const std::string& reason);
+    void finish_job_if_idle(const std::string& account, const std::string& job_id);
+    void check_all_complete(const std::string& account, const std::string& job_id);
+    bool job_has_running(const std::string& account, const std::string& job_id) const;
+    // The job's active tasks back in its pool's queue (at start, after the job is enabled).
+    void queue_job_tasks(const StoredEntity& job);
     void recover_tasks();
     void write_pool(const Pool& pool);
     void publish(const Key& key);
@@ -140,10 +211,27 @@ private:
 
     std::map<Key, Pool> state_;  // owned by the event thread
     std::map<std::string, RunningTask> running_;  // by "account/job/task" (lower-cased)
+    std::uint64_t next_serial_ = 0;
+    std::multimap<time::TimePoint, std::function<void()>> timers_;
 
     mutable std::mutex snapshot_mutex_;
     std::map<Key, nlohmann::json> snapshot_;
     std::map<Key, std::map<std::string, std::filesystem::path>> roots_;
 };
+
+template <typename T>
+T PoolNodes::ask(std::function<T()> question) {
+    auto result = std::make_shared<std::promise<T>>();
+    std::future<T> future = result->get_future();
+    post([question, result] {
+        try {
+            result->set_value(question());
+        } catch (...) {
+            result->set_exception(std::current_exception());
+        }
+    });
+    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) throw_no_answer();
+    return future.get();
+}
 
 }  // namespace bai::batch

@@ -1,13 +1,16 @@
 #include "emulator/batch/work_rules.h"
 
+#include "common/text/ascii.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/pool_rules.h"
+#include "emulator/validation/duration.h"
 
 namespace bai::batch {
 
 using nlohmann::json;
 
 namespace {
+
 
 void need_id(const json& body, const char* what) {
     if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
@@ -17,19 +20,42 @@ void need_id(const json& body, const char* what) {
     }
 }
 
-void check_retry_count(const json& constraints, const std::string& path) {
-    if (!constraints.contains("maxTaskRetryCount")) return;
-    const json& v = constraints["maxTaskRetryCount"];
-    if (!v.is_number_integer() || v.get<long long>() < -1) {
-        throw invalid_property(path + "maxTaskRetryCount", v.dump(), "The value must be -1 (no limit) or an integer of 0 or more");
+// maxTaskRetryCount, and the durations (maxWallClockTime, retentionTime) in ISO 8601.
+void check_constraints(const json& body) {
+    if (!body.contains("constraints")) return;
+    const json& constraints = body["constraints"];
+    if (!constraints.is_object()) throw invalid_property("constraints", constraints.dump(), "The value must be an object");
+    if (constraints.contains("maxTaskRetryCount")) {
+        const json& v = constraints["maxTaskRetryCount"];
+        if (!v.is_number_integer() || v.get<long long>() < -1) {
+            throw invalid_property("constraints.maxTaskRetryCount", v.dump(), "The value must be -1 (no limit) or an integer of 0 or more");
+        }
+    }
+    for (const char* name : {"maxWallClockTime", "retentionTime"}) {
+        if (!constraints.contains(name) || constraints[name].is_null()) continue;
+        const json& v = constraints[name];
+        if (!v.is_string() || !validation::parse_duration(v.get<std::string>())) {
+            throw invalid_property(std::string("constraints.") + name, v.dump(), "The value is an ISO 8601 duration such as PT1H30M");
+        }
     }
 }
 
-}  // namespace
+void check_on_all_tasks_complete(const json& body) {
+    if (!body.contains("onAllTasksComplete")) return;
+    const json& v = body["onAllTasksComplete"];
+    if (!v.is_string() || (v != "noaction" && v != "terminatejob")) {
+        throw invalid_property("onAllTasksComplete", v.dump(), "The value must be noaction or terminatejob");
+    }
+}
 
-void check_job_to_add(const json& body) {
-    need_id(body, "job");
-    if (!body.contains("poolInfo")) throw missing_property("poolInfo");
+void check_priority(const json& body) {
+    if (body.contains("priority") && (!body["priority"].is_number_integer() || body["priority"].get<long long>() < -1000 ||
+                                      body["priority"].get<long long>() > 1000)) {
+        throw invalid_property("priority", body["priority"].dump(), "The priority is an integer from -1000 to 1000");
+    }
+}
+
+void check_pool_info(const json& body) {
     const json& pool = body["poolInfo"];
     if (!pool.is_object()) throw invalid_property("poolInfo", pool.dump(), "The value must be an object");
     if (pool.contains("autoPoolSpecification")) {
@@ -39,14 +65,63 @@ void check_job_to_add(const json& body) {
     if (!pool.contains("poolId") || !pool["poolId"].is_string() || pool["poolId"].get<std::string>().empty()) {
         throw missing_property("poolInfo.poolId");
     }
-    if (body.contains("priority") && (!body["priority"].is_number_integer() || body["priority"].get<long long>() < -1000 ||
-                                      body["priority"].get<long long>() > 1000)) {
-        throw invalid_property("priority", body["priority"].dump(), "The priority is an integer from -1000 to 1000");
+}
+
+}  // namespace
+
+void check_job_to_add(const json& body) {
+    need_id(body, "job");
+    if (!body.contains("poolInfo")) throw missing_property("poolInfo");
+    check_pool_info(body);
+    check_priority(body);
+    check_constraints(body);
+    check_on_all_tasks_complete(body);
+    if (body.contains("onTaskFailure") && body["onTaskFailure"] != "noaction" && body["onTaskFailure"] != "performexitoptionsjobaction") {
+        throw invalid_property("onTaskFailure", body["onTaskFailure"].dump(), "The value must be noaction or performexitoptionsjobaction");
+    }
+}
+
+void check_job_change(const json& body, const json& job, bool replace) {
+    if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
+    if (replace && !body.contains("poolInfo")) throw missing_property("poolInfo");
+    if (body.contains("poolInfo")) check_pool_info(body);
+    check_priority(body);
+    check_constraints(body);
+    check_on_all_tasks_complete(body);
+    if (job.value("onAllTasksComplete", "noaction") == "terminatejob" &&
+        (body.value("onAllTasksComplete", replace ? "noaction" : "terminatejob") == "noaction")) {
+        throw invalid_property("onAllTasksComplete", body.value("onAllTasksComplete", json("noaction")).dump(),
+                               "A job whose onAllTasksComplete is terminatejob cannot go back to noaction");
+    }
+    if (body.contains("poolInfo") && !text::iequals(body["poolInfo"].value("poolId", ""), job["poolInfo"].value("poolId", "")) &&
+        job.value("state", "") != "disabled") {
+        throw BatchError(409, "JobNotDisabled", "The pool of a job may change only while the job is disabled.",
+                         {{"PropertyName", "poolInfo.poolId"}});
+    }
+}
+
+void apply_job_change(json& job, const json& body, bool replace) {
+    if (replace) {
+        job.erase("metadata");
+        job["priority"] = 0;
+        job["onAllTasksComplete"] = "noaction";
+        job["constraints"] = json::object();
+    }
+    for (const char* field : {"priority", "maxParallelTasks", "allowTaskPreemption", "onAllTasksComplete", "poolInfo", "metadata"}) {
+        if (body.contains(field)) job[field] = body[field];
     }
     if (body.contains("constraints")) {
-        if (!body["constraints"].is_object()) throw invalid_property("constraints", body["constraints"].dump(), "The value must be an object");
-        check_retry_count(body["constraints"], "constraints.");
+        for (const auto& [name, value] : body["constraints"].items()) job["constraints"][name] = value;
     }
+    json& constraints = job["constraints"];
+    if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
+    if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
+    job["executionInfo"]["poolId"] = job["poolInfo"].value("poolId", "");
+}
+
+void check_task_change(const json& body) {
+    if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
+    check_constraints(body);
 }
 
 json new_job_document(const json& body, const std::string& now) {
@@ -71,10 +146,7 @@ void check_task_to_add(const json& body) {
     if (!body["commandLine"].is_string() || body["commandLine"].get<std::string>().empty()) {
         throw invalid_property("commandLine", body["commandLine"].dump(), "The command line is a non-empty string");
     }
-    if (body.contains("constraints")) {
-        if (!body["constraints"].is_object()) throw invalid_property("constraints", body["constraints"].dump(), "The value must be an object");
-        check_retry_count(body["constraints"], "constraints.");
-    }
+    check_constraints(body);
     for (const char* list : {"resourceFiles", "outputFiles", "environmentSettings"}) {
         if (body.contains(list) && !body[list].is_array()) throw invalid_property(list, body[list].dump(), "The value must be a list");
     }

@@ -10,6 +10,13 @@ namespace bai::batch {
 void check_job_to_add(const nlohmann::json& body);
 nlohmann::json new_job_document(const nlohmann::json& body, const std::string& now);
 
+// A job's patch (`replace` false) or update (true: what the body leaves out goes back to its
+// default) against the job as it is.
+void check_job_change(const nlohmann::json& body, const nlohmann::json& job, bool replace);
+void apply_job_change(nlohmann::json& job, const nlohmann::json& body, bool replace);
+// A task's update: its constraints.
+void check_task_change(const nlohmann::json& body);
+
 void check_task_to_add(const nlohmann::json& body);
 // `job` is the job's document: its constraints.maxTaskRetryCount is the task's default.
 nlohmann::json new_task_document(const nlohmann::json& body, const nlohmann::json& job, const std::string& now);

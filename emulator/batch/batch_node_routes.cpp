@@ -1,0 +1,160 @@
+// The Batch API's compute nodes: list, get, reboot, reimage, remove (the pool's removenodes),
+// scheduling disabled and enabled, their files (list, get, properties, delete), and the
+// emulator's own pre-emption of a low-priority node.
+#include "common/text/ascii.h"
+#include "emulator/batch/batch_api.h"
+#include "emulator/batch/batch_error.h"
+#include "emulator/batch/batch_http.h"
+#include "emulator/batch/node_files.h"
+#include "emulator/validation/duration.h"
+
+namespace bai::batch {
+
+using nlohmann::json;
+
+namespace {
+
+BatchError node_not_found() { return BatchError(404, "NodeNotFound", "The specified node does not exist."); }
+
+// An option of the body (nodeRebootOption, nodeDeallocationOption, ...): one of `allowed`, the
+// first when absent.
+std::string option_of(const json& body, const std::string& name, const std::vector<std::string>& allowed) {
+    if (!body.contains(name) || body[name].is_null()) return allowed.front();
+    if (body[name].is_string()) {
+        const std::string value = body[name].get<std::string>();
+        for (const std::string& one : allowed) {
+            if (text::iequals(one, value)) return one;
+        }
+    }
+    std::string list;
+    for (const std::string& one : allowed) list += (list.empty() ? "" : ", ") + one;
+    throw invalid_property(name, body[name].dump(), "The value must be one of " + list);
+}
+
+// The body of a POST that may have none.
+json optional_body(const httplib::Request& req) { return req.body.empty() ? json::object() : parse_body(req); }
+
+}  // namespace
+
+void BatchApi::serve_nodes(httplib::Server& server) {
+    route(server, "GET", R"(/pools/([^/]+)/nodes)", [this](auto& a, auto& q, auto& r) { list_nodes(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/(reboot|reimage))", [this](auto& a, auto& q, auto& r) { reboot_node(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/(disablescheduling|enablescheduling))",
+          [this](auto& a, auto& q, auto& r) { set_node_scheduling(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/removenodes)", [this](auto& a, auto& q, auto& r) { remove_nodes(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files)", [this](auto& a, auto& q, auto& r) { list_node_files(a, q, r); });
+    // httplib hands HEAD (the SDK's get_properties_from_compute_node) to the GET route.
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))", [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
+    route(server, "DELETE", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
+          [this](auto& a, auto& q, auto& r) { delete_node_file(a, q, r); });
+    // The emulator's own: what only the cloud does to a low-priority node.
+    route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",
+          [this](auto& a, auto& q, auto& r) { preempt_node(a, q, r); }, false);
+}
+
+void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1];
+    need_pool(account, pool_id);
+    json nodes = nodes_.nodes(account.name, pool_id);
+    for (json& node : nodes) node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
+    json body{{"odata.metadata", base_url_ + "/$metadata#nodes"}, {"value", nodes}};
+    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
+}
+
+void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    need_pool(account, pool_id);
+    for (json node : nodes_.nodes(account.name, pool_id)) {
+        if (node.value("id", "") != node_id) continue;
+        node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node_id;
+        node["odata.metadata"] = base_url_ + "/$metadata#nodes/@Element";
+        return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
+    }
+    throw node_not_found();
+}
+
+void BatchApi::reboot_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2], action = req.matches[3];
+    need_pool(account, pool_id);
+    const bool reimage = action == "reimage";
+    const std::string option = option_of(optional_body(req), reimage ? "nodeReimageOption" : "nodeRebootOption",
+                                         {"requeue", "terminate", "taskcompletion", "retaineddata"});
+    if (!nodes_.reboot(account.name, pool_id, node_id, option, reimage)) throw node_not_found();
+    res.status = 202;
+}
+
+void BatchApi::set_node_scheduling(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    need_pool(account, pool_id);
+    const bool enable = req.matches[3] == "enablescheduling";
+    const std::string option =
+        enable ? "" : option_of(optional_body(req), "nodeDisableSchedulingOption", {"requeue", "terminate", "taskcompletion"});
+    if (!nodes_.set_scheduling(account.name, pool_id, node_id, enable, option)) throw node_not_found();
+}
+
+void BatchApi::remove_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1];
+    StoredEntity pool = need_pool(account, pool_id);
+    json body = parse_body(req);
+    if (!body.contains("nodeList")) throw missing_property("nodeList");
+    const json& list = body["nodeList"];
+    if (!list.is_array() || list.empty() || list.size() > 100) {
+        throw invalid_property("nodeList", list.dump(), "The value is a list of 1 to 100 node ids");
+    }
+    std::vector<std::string> ids;
+    for (const json& id : list) {
+        if (!id.is_string()) throw invalid_property("nodeList", id.dump(), "Each node id is a string");
+        ids.push_back(id.get<std::string>());
+    }
+    if (body.contains("resizeTimeout") && (!body["resizeTimeout"].is_string() ||
+                                           !validation::parse_duration(body["resizeTimeout"].get<std::string>()))) {
+        throw invalid_property("resizeTimeout", body["resizeTimeout"].dump(), "The value is an ISO 8601 duration");
+    }
+    if (pool.body.value("state", "") != "active") throw BatchError(409, "PoolBeingDeleted", "The specified pool is being deleted.");
+    nodes_.remove_nodes(account.name, pool_id, ids,
+                        option_of(body, "nodeDeallocationOption", {"requeue", "terminate", "taskcompletion", "retaineddata"}));
+    res.status = 202;
+}
+
+void BatchApi::preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    need_pool(account, req.matches[1]);
+    json body = optional_body(req);
+    std::chrono::seconds recover_after{0};
+    if (body.contains("recoverAfter")) {
+        std::optional<std::chrono::seconds> d =
+            body["recoverAfter"].is_string() ? validation::parse_duration(body["recoverAfter"].get<std::string>()) : std::nullopt;
+        if (!d) throw invalid_property("recoverAfter", body["recoverAfter"].dump(), "The value is an ISO 8601 duration");
+        recover_after = *d;
+    }
+    std::optional<json> done = nodes_.preempt(account.name, req.matches[1], req.matches[2], recover_after);
+    if (!done) throw node_not_found();
+    res.set_content(done->dump(), "application/json");
+}
+
+std::filesystem::path BatchApi::need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const {
+    need_pool(account, pool_id);
+    std::optional<std::filesystem::path> root = nodes_.node_root(account.name, pool_id, node_id);
+    if (!root) throw node_not_found();
+    return *root;
+}
+
+void BatchApi::list_node_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    send_file_list(req, res, need_node_root(account, pool_id, node_id), base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files",
+                   base_url_ + "/$metadata#files");
+}
+
+// A file of the node's directory (startup/stdout.txt, shared/...), as the SDK's
+// file.get_from_compute_node reads it.
+void BatchApi::get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2], path = req.matches[3];
+    send_file_under(req, res, need_node_root(account, pool_id, node_id), path,
+                    base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
+}
+
+void BatchApi::delete_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
+    delete_file_under(req, need_node_root(account, req.matches[1], req.matches[2]), req.matches[3]);
+}
+
+}  // namespace bai::batch

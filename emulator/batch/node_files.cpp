@@ -1,0 +1,175 @@
+#include "emulator/batch/node_files.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "common/time/timestamps.h"
+#include "emulator/batch/batch_error.h"
+#include "emulator/batch/batch_http.h"
+#include "emulator/engine/writable_root.h"
+
+namespace bai::batch {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+BatchError file_not_found() { return BatchError(404, "FileNotFound", "The specified file does not exist."); }
+
+// `relative` under `root`, or nullopt when it climbs out (or there is no root).
+std::optional<fs::path> resolve_under(const fs::path& root, const std::string& relative) {
+    if (root.empty()) return std::nullopt;
+    const fs::path file = (root / relative).lexically_normal();
+    std::string base = root.lexically_normal().string();
+    if (base.back() != '/') base += '/';
+    std::string path = file.string();
+    if (path + "/" == base) return file;
+    if (path.rfind(base, 0) != 0) return std::nullopt;
+    return file;
+}
+
+struct FileFacts {
+    bool directory = false;
+    std::uintmax_t size = 0;
+    time::TimePoint created;
+    time::TimePoint modified;
+    std::string mode;  // "0o100644"
+};
+
+std::optional<FileFacts> facts_of(const fs::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return std::nullopt;
+    FileFacts facts;
+    facts.directory = S_ISDIR(st.st_mode);
+    facts.size = facts.directory ? 0 : static_cast<std::uintmax_t>(st.st_size);
+    auto at = [](const timespec& ts) {
+        return time::TimePoint(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+    };
+    facts.modified = at(st.st_mtim);
+    facts.created = at(st.st_ctim);  // Linux keeps no creation time that stat reports
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "0o%o", static_cast<unsigned>(st.st_mode));
+    facts.mode = mode;
+    return facts;
+}
+
+json properties_of(const FileFacts& facts) {
+    return {{"creationTime", time::format_iso8601(facts.created)},
+            {"lastModified", time::format_iso8601(facts.modified)},
+            {"contentLength", facts.size},
+            {"contentType", "application/octet-stream"},
+            {"fileMode", facts.mode}};
+}
+
+// What `$filter` keeps: startswith(name,'P') or name eq 'N'; BatchError 400 for anything else.
+std::function<bool(const std::string&)> name_filter(const std::string& filter) {
+    if (filter.empty()) return [](const std::string&) { return true; };
+    std::string text;
+    for (char c : filter) {
+        if (c != ' ') text += c;
+    }
+    auto quoted = [&](size_t from, size_t until) -> std::optional<std::string> {
+        if (until <= from + 1 || text[from] != '\'' || text[until - 1] != '\'') return std::nullopt;
+        return text.substr(from + 1, until - from - 2);
+    };
+    const std::string starts = "startswith(name,";
+    if (text.rfind(starts, 0) == 0 && text.back() == ')') {
+        if (std::optional<std::string> prefix = quoted(starts.size(), text.size() - 1)) {
+            return [p = *prefix](const std::string& name) { return name.rfind(p, 0) == 0; };
+        }
+    }
+    if (text.rfind("nameeq", 0) == 0) {
+        if (std::optional<std::string> exact = quoted(6, text.size())) {
+            return [e = *exact](const std::string& name) { return name == e; };
+        }
+    }
+    throw BatchError(400, "InvalidQueryParameterValue", "The value for one of the query parameters specified in the request URI is invalid.",
+                     {{"QueryParameterName", "$filter"}, {"QueryParameterValue", filter},
+                      {"Reason", "The emulator filters files by startswith(name,'prefix') or name eq 'name'"}});
+}
+
+}  // namespace
+
+void send_file_under(const httplib::Request& req, httplib::Response& res, const fs::path& root, const std::string& relative,
+                     const std::string& url) {
+    std::optional<fs::path> file = resolve_under(root, relative);
+    std::optional<FileFacts> facts = file ? facts_of(*file) : std::nullopt;
+    if (!facts || (facts->directory && req.method != "HEAD")) throw file_not_found();
+    res.set_header("ocp-creation-time", time::format_rfc1123(facts->created));
+    res.set_header("ocp-batch-file-isdirectory", facts->directory ? "True" : "False");
+    res.set_header("ocp-batch-file-url", url);
+    res.set_header("ocp-batch-file-mode", facts->mode);
+    res.set_header("Last-Modified", time::format_rfc1123(facts->modified));
+    if (facts->directory) {
+        res.set_content("", "application/octet-stream");
+        return;
+    }
+    std::ifstream in(*file, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    res.set_content(content.str(), "application/octet-stream");
+}
+
+void delete_file_under(const httplib::Request& req, const fs::path& root, const std::string& relative) {
+    std::optional<fs::path> file = resolve_under(root, relative);
+    std::optional<FileFacts> facts = file ? facts_of(*file) : std::nullopt;
+    if (!facts || file->lexically_normal() == root.lexically_normal()) throw file_not_found();
+    std::error_code ec;
+    if (facts->directory) {
+        if (req.get_param_value("recursive") != "true" && !fs::is_empty(*file, ec)) {
+            throw BatchError(409, "DirectoryNotEmpty", "The directory is not empty: delete it with recursive=true.",
+                             {{"PropertyName", "recursive"}});
+        }
+        engine::remove_tree(*file, ec);
+    } else {
+        fs::remove(*file, ec);
+    }
+    if (ec) throw BatchError(500, "InternalServerError", "The file could not be deleted: " + ec.message());
+}
+
+void send_file_list(const httplib::Request& req, httplib::Response& res, const fs::path& root, const std::string& files_url,
+                    const std::string& metadata) {
+    const bool recursive = req.get_param_value("recursive") == "true";
+    auto keep = name_filter(req.get_param_value("$filter"));
+    json entries = json::array();
+    std::error_code ec;
+    if (!root.empty() && fs::is_directory(root, ec)) {
+        std::vector<std::string> names;
+        if (recursive) {
+            for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+                names.push_back(it->path().lexically_relative(root).generic_string());
+            }
+        } else {
+            for (const auto& entry : fs::directory_iterator(root, ec)) names.push_back(entry.path().filename().string());
+        }
+        std::sort(names.begin(), names.end());
+        for (const std::string& name : names) {
+            std::optional<FileFacts> facts = facts_of(root / name);
+            if (!facts || !keep(name)) continue;
+            entries.push_back({{"name", name},
+                               {"url", files_url + "/" + name},
+                               {"isDirectory", facts->directory},
+                               {"properties", properties_of(*facts)}});
+        }
+    }
+    auto [limit, after] = page_of(req);
+    json page = json::array();
+    for (size_t i = static_cast<size_t>(std::min<std::int64_t>(after, static_cast<std::int64_t>(entries.size())));
+         i < entries.size() && page.size() < static_cast<size_t>(limit); ++i) {
+        page.push_back(entries[i]);
+    }
+    json out{{"odata.metadata", metadata}, {"value", page}};
+    const std::int64_t next = after + static_cast<std::int64_t>(page.size());
+    if (next < static_cast<std::int64_t>(entries.size())) out["odata.nextLink"] = next_link(req, files_url, limit, next);
+    res.set_content(out.dump(), "application/json;odata=minimalmetadata");
+}
+
+}  // namespace bai::batch

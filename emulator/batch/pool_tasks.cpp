@@ -1,0 +1,481 @@
+// The Batch nodes' side of jobs and tasks: a task waits in its pool's queue for a free slot, runs
+// on a node (resource files, its command line or a declared workload, output files), ends
+// (completed, retried, requeued, terminated, out of wall-clock time), keeps its directory for its
+// retentionTime; a job completes when terminated, when its tasks are all complete
+// (onAllTasksComplete) or when a task's exit conditions say so; its maxWallClockTime runs from
+// when it was added.
+#include "common/log/logger.h"
+#include "common/text/ascii.h"
+#include "common/time/timestamps.h"
+#include "emulator/batch/pool_nodes.h"
+#include "emulator/batch/task_files.h"
+#include "emulator/batch/task_process.h"
+#include "emulator/batch/task_states.h"
+#include "emulator/engine/job_run.h"
+#include "emulator/engine/writable_root.h"
+
+namespace bai::batch {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string now_text() { return time::format_iso8601(time::now()); }
+
+std::string run_key_of(const std::string& account, const std::string& job, const std::string& task) {
+    return account + "/" + text::lower(job) + "/" + text::lower(task);
+}
+
+std::string job_prefix(const std::string& account, const std::string& job) { return account + "/" + text::lower(job) + "/"; }
+
+std::vector<json> tasks_of_job(const EntityStore& store, const std::string& account, const std::string& job_id) {
+    std::vector<json> tasks;
+    std::optional<std::int64_t> next;
+    for (const StoredEntity& task : store.list(account, tasks_of(job_id), 0, 1 << 30, next)) tasks.push_back(task.body);
+    return tasks;
+}
+
+}  // namespace
+
+void PoolNodes::queue_job_tasks(const StoredEntity& job) {
+    const std::string job_id = job.body.value("id", "");
+    const Key key{job.account, text::lower(job.body["poolInfo"].value("poolId", ""))};
+    for (const json& task : tasks_of_job(store_, job.account, job_id)) {
+        if (task.value("state", "") != "active") continue;
+        const std::string task_id = task.value("id", "");
+        if (running_.count(run_key_of(job.account, job_id, task_id))) continue;
+        std::deque<TaskRef>& queue = state_[key].queue;
+        const bool queued = std::any_of(queue.begin(), queue.end(), [&](const TaskRef& t) {
+            return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id);
+        });
+        if (!queued) queue.push_back({job_id, task_id});
+    }
+    schedule(key);
+}
+
+// Tasks of active jobs wait again for a slot; those that were running when the emulator stopped
+// were lost with their node, as when a node fails: requeued.
+void PoolNodes::recover_tasks() {
+    const std::string now = now_text();
+    for (const StoredEntity& job : store_.all(kJobs)) {
+        const std::string job_id = job.body.value("id", "");
+        const std::string state = job.body.value("state", "");
+        if (state == "terminating") terminate_job(job.account, job_id, "");
+        if (state == "deleting") job_deleting(job.account, job_id);
+        if (state != "active") continue;
+        for (const json& task : tasks_of_job(store_, job.account, job_id)) {
+            const std::string task_state = task.value("state", "");
+            if (task_state != "running" && task_state != "preparing") continue;
+            store_.update(job.account, tasks_of(job_id), task.value("id", ""), [&](json& doc) {
+                requeue_document(doc, now);
+                return true;
+            });
+        }
+        queue_job_tasks(job);
+        arm_job_clock(job.account, job_id);
+    }
+}
+
+void PoolNodes::task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
+                           const std::string& task_id) {
+    Key key{account, text::lower(pool_id)};
+    post([this, key, job_id, task_id] {
+        state_[key].queue.push_back({job_id, task_id});
+        reconcile(key);  // schedules it; an auto-scale pool evaluates its formula first
+    });
+}
+
+// Each node takes tasks while it has free slots (taskSlotsPerNode), once its start task lets it,
+// unless its scheduling is disabled or it is about to leave or reboot.
+void PoolNodes::schedule(const Key& key) {
+    auto it = state_.find(key);
+    if (it == state_.end() || it->second.queue.empty() || it->second.deleting) return;
+    Pool& pool = it->second;
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+    if (!stored || stored->body.value("state", "") != "active") return;
+    const int slots = std::max(1, stored->body.value("taskSlotsPerNode", 1));
+    for (auto& node : pool.nodes) {
+        if (!node->scheduling || node->then != Node::Then::nothing) continue;
+        while (!pool.queue.empty() && (node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
+            TaskRef task = pool.queue.front();
+            pool.queue.pop_front();
+            run_task(pool, *node, task);
+        }
+    }
+}
+
+void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
+    std::optional<StoredEntity> job = store_.get(pool.account, kJobs, ref.job_id);
+    if (!job || job->body.value("state", "") != "active") return;  // it stays active, not run
+    const std::string scope = tasks_of(ref.job_id);
+    const fs::path dir = node.root / "workitems" / ref.job_id / "job-1" / ref.task_id;
+    const std::string now = now_text();
+    json task;
+    std::optional<StoredEntity> updated = store_.update(pool.account, scope, ref.task_id, [&](json& doc) {
+        if (doc.value("state", "") != "active") return false;
+        doc["previousState"] = "active";
+        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+        doc["state"] = "running";
+        doc["stateTransitionTime"] = now;
+        json& info = doc["executionInfo"];
+        info["startTime"] = now;
+        info.erase("endTime");
+        info.erase("exitCode");
+        info.erase("result");
+        info.erase("failureInfo");
+        doc["nodeInfo"] = {{"affinityId", "TVM:" + node.id},
+                           {"poolId", pool.id},
+                           {"nodeId", node.id},
+                           {"nodeUrl", "pools/" + pool.id + "/nodes/" + node.id},
+                           {"taskRootDirectory", "workitems/" + ref.job_id + "/job-1/" + ref.task_id}};
+        doc["_root"] = dir.string();
+        task = doc;
+        return true;
+    });
+    if (!updated || task.is_null()) return;  // deleted, or no longer waiting
+    std::error_code ec;
+    fs::create_directories(dir / "wd", ec);
+    engine::Environment env = node_environment(pool, node);
+    env["AZ_BATCH_JOB_ID"] = ref.job_id;
+    env["AZ_BATCH_TASK_ID"] = ref.task_id;
+    env["AZ_BATCH_TASK_DIR"] = dir.string();
+    env["AZ_BATCH_TASK_WORKING_DIR"] = (dir / "wd").string();
+    add_settings(env, task);
+    node.running_tasks++;
+    node.total_tasks_run++;
+    node.state = "running";
+    node.state_time = now;
+    const std::string run_key = run_key_of(pool.account, ref.job_id, ref.task_id);
+    RunningTask& run = running_[run_key];
+    run.account = pool.account;
+    run.task = ref;
+    run.node_id = node.id;
+    run.dir = dir;
+    run.serial = ++next_serial_;
+    run.started = clock_.now();
+    run.control = std::make_shared<engine::RunControl>();
+    std::shared_ptr<engine::RunControl> control = run.control;
+    run.thread = std::thread([this, task, env, dir, control, run_key, turn = engine::Participation(clock_)]() mutable {
+        turn.begin();
+        int code = -1;
+        json failure;
+        if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
+            failure = *missing;
+        } else {
+            std::optional<engine::JobOutcome> played;
+            if (workloads_) {
+                engine::WorkloadContext context{run_key, env, [](const std::string& path) { return fs::path(path); },
+                                                dir / "stdout.txt", clock_.now(), clock_, *control};
+                played = workloads_->play(task.value("commandLine", ""), context);
+            }
+            if (played) {
+                code = played->exit_code.value_or(-1);
+            } else {
+                std::tie(code, failure) = run_task_process(task, env, dir, *control);
+            }
+            if (!control->cancelled()) {
+                if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;
+            }
+        }
+        post([this, run_key, code, failure] { task_done(run_key, code, failure); });
+    });
+    arm_wall_clock(run_key);
+}
+
+// The running task's maxWallClockTime, counted from its start, read again when the timer fires
+// (an update may have changed it).
+void PoolNodes::arm_wall_clock(const std::string& run_key) {
+    auto it = running_.find(run_key);
+    if (it == running_.end()) return;
+    std::optional<StoredEntity> task = store_.get(it->second.account, tasks_of(it->second.task.job_id), it->second.task.task_id);
+    if (!task) return;
+    std::optional<std::chrono::seconds> limit = limit_of(task->body.value("constraints", json::object()), "maxWallClockTime");
+    if (!limit) return;
+    const std::uint64_t serial = it->second.serial;
+    at(it->second.started + *limit, [this, run_key, serial] {
+        auto run = running_.find(run_key);
+        if (run == running_.end() || run->second.serial != serial || run->second.control->cancelled()) return;
+        std::optional<StoredEntity> doc = store_.get(run->second.account, tasks_of(run->second.task.job_id), run->second.task.task_id);
+        std::optional<std::chrono::seconds> now_limit =
+            doc ? limit_of(doc->body.value("constraints", json::object()), "maxWallClockTime") : std::nullopt;
+        if (!now_limit) return;
+        if (clock_.now() < run->second.started + *now_limit) return arm_wall_clock(run_key);
+        log::info("batch task " + run_key + ": past its maxWallClockTime, terminated");
+        run->second.control->cancel("wallclock");
+    });
+}
+
+void PoolNodes::task_changed(const std::string& account, const std::string& job_id, const std::string& task_id) {
+    post([this, key = run_key_of(account, job_id, task_id)] { arm_wall_clock(key); });
+}
+
+// A task's process ended: completed (success or failure once its retries are spent), active
+// again for a retry, or, when it was stopped (its node left, it or its job was terminated or
+// deleted, its wall-clock time ran out), what that says.
+void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure) {
+    auto it = running_.find(run_key);
+    if (it == running_.end()) return;
+    RunningTask run = std::move(it->second);
+    running_.erase(it);
+    run.thread.join();
+    const std::string reason = run.control->reason();
+    const std::string now = now_text();
+    Key pool_key;
+    Node* node = nullptr;
+    for (auto& [key, pool] : state_) {
+        for (auto& candidate : pool.nodes) {
+            if (candidate->id != run.node_id) continue;
+            pool_key = key;
+            node = candidate.get();
+        }
+    }
+    if (node) {
+        node->running_tasks--;
+        if (exit_code == 0 && failure.is_null() && reason.empty()) node->total_tasks_succeeded++;
+        if (node->running_tasks == 0 && node->state == "running") {
+            node->state = "idle";
+            node->state_time = now;
+        }
+    }
+    const std::string scope = tasks_of(run.task.job_id);
+    bool retry = false;
+    std::optional<StoredEntity> written;
+    if (reason == "job deleted" || reason == "task deleted") {
+        std::error_code ec;  // the job and its tasks, or the task, are going
+        engine::remove_tree(run.dir, ec);
+    } else if (reason == "requeue") {
+        written = store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
+            requeue_document(doc, now);
+            return true;
+        });
+        retry = true;
+    } else {
+        written = store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
+            if (reason == "terminate") {
+                end_without_retry(doc, task_ended(), now);
+            } else if (reason == "wallclock") {
+                end_without_retry(doc, wall_clock_expired(), now);
+            } else {
+                retry = end_run(doc, exit_code, failure, now);
+            }
+            return true;
+        });
+    }
+    if (written && written->body.value("state", "") == "completed") task_completed(run.account, run.task.job_id, written->body);
+    finish_job_if_idle(run.account, run.task.job_id);
+    if (pool_key.first.empty()) {  // its node has left: the pool is the job's
+        std::optional<StoredEntity> job = store_.get(run.account, kJobs, run.task.job_id);
+        if (job) pool_key = {run.account, text::lower(job->body["poolInfo"].value("poolId", ""))};
+    }
+    auto pool = state_.find(pool_key);
+    if (pool == state_.end()) return;
+    if (retry) pool->second.queue.push_back(run.task);
+    if (node && node->running_tasks == 0) node_drained(pool_key, *node);  // may remove it
+    reconcile(pool_key);
+}
+
+// Its directory stays for its retentionTime (then goes, and with it its files), and its job may
+// now be done.
+void PoolNodes::task_completed(const std::string& account, const std::string& job_id, const json& task) {
+    const std::string task_id = task.value("id", "");
+    const std::string dir = task.value("_root", "");
+    std::optional<std::chrono::seconds> keep = limit_of(task.value("constraints", json::object()), "retentionTime");
+    if (!dir.empty() && keep) {
+        at(clock_.now() + *keep, [this, account, job_id, task_id, dir] {
+            std::optional<StoredEntity> now = store_.update(account, tasks_of(job_id), task_id, [&](json& doc) {
+                if (doc.value("state", "") != "completed" || doc.value("_root", "") != dir) return false;
+                doc.erase("_root");
+                return true;
+            });
+            if (!now) return;
+            std::error_code ec;
+            engine::remove_tree(dir, ec);
+        });
+    }
+    std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
+    if (!job || job->body.value("state", "") != "active") return;
+    const std::string action = job_action_after(task, job->body);
+    if (action == "terminate") return terminate_job(account, job_id, "TaskFailed");
+    check_all_complete(account, job_id);
+}
+
+void PoolNodes::check_all_complete(const std::string& account, const std::string& job_id) {
+    std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
+    if (!job || job->body.value("state", "") != "active" || job->body.value("onAllTasksComplete", "") != "terminatejob") return;
+    std::vector<json> tasks = tasks_of_job(store_, account, job_id);
+    // A job without tasks is not "all complete": the service's advice is to add the job, then its
+    // tasks; a choice where the service's rule is not on record.
+    if (tasks.empty()) return;
+    for (const json& task : tasks) {
+        if (task.value("state", "") != "completed") return;
+    }
+    terminate_job(account, job_id, "AllTasksComplete");
+}
+
+bool PoolNodes::job_has_running(const std::string& account, const std::string& job_id) const {
+    const std::string prefix = job_prefix(account, job_id);
+    auto it = running_.lower_bound(prefix);
+    return it != running_.end() && it->first.rfind(prefix, 0) == 0;
+}
+
+void PoolNodes::terminate_job(const std::string& account, const std::string& job_id, const std::string& reason) {
+    const std::string now = now_text();
+    std::optional<StoredEntity> job = store_.update(account, kJobs, job_id, [&](json& doc) {
+        const std::string state = doc.value("state", "");
+        if (state != "active" && state != "disabled") return false;
+        doc["previousState"] = state;
+        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+        doc["state"] = "terminating";
+        doc["stateTransitionTime"] = now;
+        doc["executionInfo"]["terminateReason"] = reason;
+        return true;
+    });
+    job = store_.get(account, kJobs, job_id);
+    if (!job || job->body.value("state", "") != "terminating") return;
+    log::info("batch job " + job_id + " terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
+    const std::string prefix = job_prefix(account, job_id);
+    for (auto& [key, run] : running_) {
+        if (key.rfind(prefix, 0) == 0) run.control->cancel("terminate");
+    }
+    for (auto& [key, pool] : state_) {
+        if (key.first != account) continue;
+        std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
+    }
+    finish_job_if_idle(account, job_id);
+}
+
+void PoolNodes::finish_job_if_idle(const std::string& account, const std::string& job_id) {
+    if (job_has_running(account, job_id)) return;
+    const std::string now = now_text();
+    store_.update(account, kJobs, job_id, [&](json& doc) {
+        if (doc.value("state", "") != "terminating") return false;
+        complete_job(doc, doc["executionInfo"].value("terminateReason", "UserTerminate"), now);
+        return true;
+    });
+}
+
+void PoolNodes::job_terminating(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] { terminate_job(account, job_id, ""); });
+}
+
+// The job's maxWallClockTime, counted from when it was added (on the nodes' clock, kept in the
+// document as _addedTicks), read again when the timer fires.
+void PoolNodes::arm_job_clock(const std::string& account, const std::string& job_id) {
+    std::optional<StoredEntity> job = store_.update(account, kJobs, job_id, [&](json& doc) {
+        if (doc.contains("_addedTicks")) return false;
+        doc["_addedTicks"] = time::to_ticks(clock_.now());
+        return true;
+    });
+    job = store_.get(account, kJobs, job_id);
+    if (!job || job->body.value("state", "") != "active") return;
+    std::optional<std::chrono::seconds> limit = limit_of(job->body.value("constraints", json::object()), "maxWallClockTime");
+    if (!limit) return;
+    const time::TimePoint deadline = time::from_ticks(job->body.value("_addedTicks", std::int64_t{0})) + *limit;
+    at(deadline, [this, account, job_id, deadline] {
+        std::optional<StoredEntity> now = store_.get(account, kJobs, job_id);
+        if (!now || now->body.value("state", "") != "active") return;
+        std::optional<std::chrono::seconds> limit = limit_of(now->body.value("constraints", json::object()), "maxWallClockTime");
+        if (!limit) return;
+        const time::TimePoint due = time::from_ticks(now->body.value("_addedTicks", std::int64_t{0})) + *limit;
+        if (due > deadline) return arm_job_clock(account, job_id);  // lengthened since
+        terminate_job(account, job_id, "MaxWallClockTimeExpiry");
+    });
+}
+
+void PoolNodes::job_added(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] { arm_job_clock(account, job_id); });
+}
+
+void PoolNodes::job_changed(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] {
+        arm_job_clock(account, job_id);
+        check_all_complete(account, job_id);
+    });
+}
+
+void PoolNodes::job_disabled(const std::string& account, const std::string& job_id, const std::string& option) {
+    post([this, account, job_id, option] {
+        for (auto& [key, pool] : state_) {
+            if (key.first != account) continue;
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
+        }
+        if (option == "wait") return;
+        const std::string prefix = job_prefix(account, job_id);
+        for (auto& [key, run] : running_) {
+            if (key.rfind(prefix, 0) == 0) run.control->cancel(option == "terminate" ? "terminate" : "requeue");
+        }
+    });
+}
+
+void PoolNodes::job_enabled(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] {
+        std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
+        if (job && job->body.value("state", "") == "active") queue_job_tasks(*job);
+    });
+}
+
+void PoolNodes::job_deleting(const std::string& account, const std::string& job_id) {
+    post([this, account, job_id] {
+        const std::string prefix = job_prefix(account, job_id);
+        for (auto& [key, run] : running_) {
+            if (key.rfind(prefix, 0) == 0) run.control->cancel("job deleted");
+        }
+        for (auto& [key, pool] : state_) {
+            if (key.first != account) continue;
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
+        }
+        // The documents and the directories of tasks that ran go now; running tasks report to
+        // task_done, which removes theirs.
+        for (const json& task : tasks_of_job(store_, account, job_id)) {
+            if (running_.count(run_key_of(account, job_id, task.value("id", ""))) || !task.contains("_root")) continue;
+            std::error_code ec;
+            engine::remove_tree(task.value("_root", ""), ec);
+        }
+        store_.remove_scope(account, tasks_of(job_id));
+        store_.remove(account, kJobs, job_id);
+    });
+}
+
+void PoolNodes::terminate_task(const std::string& account, const std::string& job_id, const std::string& task_id) {
+    ask<bool>([this, account, job_id, task_id] {
+        auto run = running_.find(run_key_of(account, job_id, task_id));
+        if (run != running_.end()) {
+            run->second.control->cancel("terminate");  // task_done writes its end
+            return true;
+        }
+        for (auto& [key, pool] : state_) {
+            if (key.first != account) continue;
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id); });
+        }
+        std::optional<StoredEntity> written = store_.update(account, tasks_of(job_id), task_id, [&](json& doc) {
+            if (doc.value("state", "") == "completed") return false;
+            end_without_retry(doc, task_ended(), now_text());
+            return true;
+        });
+        if (written && written->body.value("state", "") == "completed") task_completed(account, job_id, written->body);
+        return true;
+    });
+}
+
+void PoolNodes::delete_task(const std::string& account, const std::string& job_id, const std::string& task_id) {
+    ask<bool>([this, account, job_id, task_id] {
+        auto run = running_.find(run_key_of(account, job_id, task_id));
+        std::optional<StoredEntity> task = store_.get(account, tasks_of(job_id), task_id);
+        if (run != running_.end()) {
+            run->second.control->cancel("task deleted");  // task_done removes its directory
+        } else if (task && task->body.contains("_root")) {
+            std::error_code ec;
+            engine::remove_tree(task->body.value("_root", ""), ec);
+        }
+        for (auto& [key, pool] : state_) {
+            if (key.first != account) continue;
+            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id); });
+        }
+        store_.remove(account, tasks_of(job_id), task_id);
+        check_all_complete(account, job_id);
+        return true;
+    });
+}
+
+}  // namespace bai::batch

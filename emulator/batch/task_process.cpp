@@ -1,0 +1,69 @@
+#include "emulator/batch/task_process.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time/timestamps.h"
+#include "emulator/batch/command_line.h"
+#include "emulator/batch/task_states.h"
+#include "emulator/engine/process.h"
+
+namespace bai::batch {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+void add_settings(engine::Environment& env, const json& task) {
+    for (const json& setting : task.value("environmentSettings", json::array())) {
+        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
+    }
+}
+
+std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
+                                      engine::RunControl& control) {
+    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
+    if (!argv) return {-1, failure_info("CommandLineParseError", "The command line has an unclosed quote or no word")};
+    try {
+        std::shared_ptr<engine::Process> process = control.start({*argv, env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
+        if (!process) return {-1, nullptr};
+        return {process->wait().code, nullptr};
+    } catch (const std::exception& e) {
+        return {-1, failure_info("CommandProgramNotFound", e.what())};
+    }
+}
+
+StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
+                            engine::RunControl& control) {
+    auto now_text = [] { return time::format_iso8601(time::now()); };
+    StartTaskRun run;
+    run.info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
+    const int max_retries = task.value("maxTaskRetryCount", 0);
+    engine::Environment env = base;
+    add_settings(env, task);
+    for (int attempt = 0;; ++attempt) {
+        run.info["retryCount"] = attempt;
+        run.info["lastRetryTime"] = now_text();
+        auto [code, failure] = run_task_process(task, env, root / "startup", control);
+        if (code == -1 && failure.is_null()) return run;  // the node is leaving
+        if (!failure.is_null()) {
+            run.info["failureInfo"] = failure;
+            if (failure.value("code", "") == "CommandLineParseError") break;
+            code = 127;
+        }
+        run.info["exitCode"] = code;
+        if (code == 0) {
+            run.info.erase("failureInfo");
+            run.succeeded = true;
+            break;
+        }
+        if (!run.info.contains("failureInfo")) run.info["failureInfo"] = failure_exit_code();
+        if (control.cancelled() || (max_retries >= 0 && attempt >= max_retries)) break;
+    }
+    run.info["state"] = "completed";
+    run.info["endTime"] = now_text();
+    run.info["result"] = run.succeeded ? "success" : "failure";
+    return run;
+}
+
+}  // namespace bai::batch

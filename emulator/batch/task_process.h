@@ -1,0 +1,34 @@
+// How a Batch node runs a task's or a start task's command line: split into words as a shell
+// would and run without one (as the service does), in the task's directory, with the node's
+// variables and the task's environmentSettings.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "emulator/engine/run_control.h"
+#include "emulator/engine/shell_words.h"
+
+namespace bai::batch {
+
+// A task's environmentSettings over `env`.
+void add_settings(engine::Environment& env, const nlohmann::json& task);
+
+// Runs the command line in `dir`/wd, writing `dir`/stdout.txt and stderr.txt: the exit code, or
+// -1 with a failureInfo (CommandLineParseError, CommandProgramNotFound), or -1 and null when
+// `control` was cancelled before it started.
+std::pair<int, nlohmann::json> run_task_process(const nlohmann::json& task, const engine::Environment& env,
+                                                const std::filesystem::path& dir, engine::RunControl& control);
+
+struct StartTaskRun {
+    nlohmann::json info;  // startTaskInfo
+    bool succeeded = false;
+};
+
+// The start task and its retries (maxTaskRetryCount) in `root`/startup. A command line that
+// cannot be parsed is not retried; a program that cannot start reports 127, as a shell would.
+StartTaskRun run_start_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& root,
+                            engine::RunControl& control);
+
+}  // namespace bai::batch
