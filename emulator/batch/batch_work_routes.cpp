@@ -183,9 +183,7 @@ std::optional<StoredEntity> BatchApi::put_task(const BatchAccount& account, cons
 void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
     json body = parse_body(req);
-    if (job.body.value("state", "") != "active") {
-        throw BatchError(409, "JobNotActive", "The specified job is not in an active state.");
-    }
+    need_changeable(job.body);  // a disabled job takes tasks: they wait until it is enabled
     check_task_to_add(body);
     std::optional<StoredEntity> task = put_task(account, job, body);
     if (!task) throw BatchError(409, "TaskExists", "The specified task already exists.");
@@ -202,7 +200,7 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
         throw BatchError(400, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.",
                          {{"MaxLimit", std::to_string(kMaxTasksPerCollection) + " tasks"}});
     }
-    if (job.body.value("state", "") != "active") throw BatchError(409, "JobNotActive", "The specified job is not in an active state.");
+    need_changeable(job.body);
     json results = json::array();
     for (const json& task : body["value"]) {
         json result{{"taskId", task.is_object() ? task.value("id", "") : ""}};
@@ -258,7 +256,8 @@ void BatchApi::update_task(const BatchAccount& account, const httplib::Request& 
     json body = parse_body(req);
     check_task_change(body);
     std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
-        for (const auto& [name, value] : body.value("constraints", json::object()).items()) doc["constraints"][name] = value;
+        const json constraints = body.value("constraints", json::object());
+        for (const auto& [name, value] : constraints.items()) doc["constraints"][name] = value;
         return true;
     });
     if (!task) throw task_not_found();
