@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -20,10 +21,14 @@ struct Value {
     double n = 0;
     std::vector<double> v;
     std::string s;
+    // A number that is a time interval (in seconds): GetSample(N) takes N samples, GetSample(an
+    // interval) the samples of that interval.
+    bool interval = false;
 
-    static Value num(double d) { return {number, d, {}, {}}; }
-    static Value vec(std::vector<double> d) { return {vector, 0, std::move(d), {}}; }
-    static Value str(std::string t) { return {text, 0, {}, std::move(t)}; }
+    static Value num(double d) { return {number, d, {}, {}, false}; }
+    static Value span(double seconds) { return {number, seconds, {}, {}, true}; }
+    static Value vec(std::vector<double> d) { return {vector, 0, std::move(d), {}, false}; }
+    static Value str(std::string t) { return {text, 0, {}, std::move(t), false}; }
 };
 
 // Seconds in each of the service's time interval constants.
@@ -218,7 +223,10 @@ private:
             if (eat("*")) {
                 left = arithmetic(left, unary(), [](double a, double b) { return a * b; });
             } else if (eat("/")) {
-                left = arithmetic(left, unary(), [](double a, double b) { return a / b; });
+                Value right = unary();
+                const bool ratio = left.interval && right.interval;  // an interval over an interval: a number
+                left = arithmetic(left, right, [](double a, double b) { return a / b; });
+                left.interval = left.interval && !ratio;
             } else if (eat("%")) {
                 left = arithmetic(left, unary(), [](double a, double b) { return std::fmod(a, b); });
             } else {
@@ -239,20 +247,78 @@ private:
             std::string method = identifier();
             std::vector<Value> args = arguments();
             if (!metric) throw FormulaError(method + " applies to a service metric ($PendingTasks, ...)");
-            if (method == "GetSample") {
-                v = Value::vec({inputs_.metrics.count(*metric) ? inputs_.metrics.at(*metric) : 0});
-            } else if (method == "GetSamplePercent") {
-                v = Value::num(100);
-            } else if (method == "Count") {
-                v = Value::num(1);
-            } else if (method == "HistoryBeginTime" || method == "GetSamplePeriod") {
-                v = Value::num(0);
-            } else {
-                throw FormulaError("unknown method " + method + " of " + *metric);
-            }
+            v = sample_method(*metric, method, args);
             metric.reset();
         }
         return v;
+    }
+    // The metric's samples, newest first, as (age in seconds, value): the present one, then the
+    // history kept.
+    std::vector<std::pair<double, double>> samples_of(const std::string& metric) const {
+        std::vector<std::pair<double, double>> out;
+        auto present = inputs_.metrics.find(metric);
+        out.emplace_back(0, present == inputs_.metrics.end() ? 0 : present->second);
+        for (const auto& [age, values] : inputs_.history) {
+            if (auto it = values.find(metric); it != values.end()) out.emplace_back(age, it->second);
+        }
+        return out;
+    }
+    // The window of GetSample/GetSamplePercent arguments: (interval) is the last interval,
+    // (start, end) the samples between start and end ago; a trailing number is a percentage.
+    struct Window {
+        double from = 0, to = 0;  // ages, from <= to
+        std::optional<double> percent;
+    };
+    static Window window_of(const std::string& method, const std::vector<Value>& args) {
+        std::vector<double> spans;
+        Window w;
+        for (const Value& a : args) {
+            if (a.kind != Value::number) throw FormulaError(method + " takes time intervals and a percentage, got " + show(a));
+            if (a.interval) {
+                spans.push_back(a.n);
+            } else if (!w.percent && !spans.empty()) {
+                w.percent = a.n;
+            } else {
+                throw FormulaError(method + ": " + show(a) + " is not a time interval (TimeInterval_Minute * 5, ...)");
+            }
+        }
+        if (spans.empty() || spans.size() > 2) throw FormulaError(method + " takes one or two time intervals");
+        w.to = spans[0];
+        if (spans.size() == 2) w.from = spans[1];
+        if (w.from > w.to) std::swap(w.from, w.to);
+        return w;
+    }
+    // How much of the window the kept samples cover, in percent.
+    double coverage(const std::vector<std::pair<double, double>>& samples, const Window& w) const {
+        const double expected = std::max(1.0, std::floor((w.to - w.from) / inputs_.sample_period));
+        double found = 0;
+        for (const auto& [age, value] : samples) found += age >= w.from && age <= w.to ? 1 : 0;
+        return std::min(100.0, 100.0 * found / expected);
+    }
+    Value sample_method(const std::string& metric, const std::string& method, const std::vector<Value>& args) const {
+        std::vector<std::pair<double, double>> samples = samples_of(metric);
+        if (method == "GetSample") {
+            std::vector<double> out;
+            if (args.size() == 1 && args[0].kind == Value::number && !args[0].interval) {
+                if (args[0].n < 1) throw FormulaError("GetSample(count) takes a count of 1 or more");
+                for (size_t i = 0; i < samples.size() && static_cast<double>(i) < args[0].n; ++i) out.push_back(samples[i].second);
+                return Value::vec(out);
+            }
+            Window w = window_of(method, args);
+            if (w.percent && !inputs_.lenient_samples && coverage(samples, w) < *w.percent) {
+                throw FormulaError("GetSample: " + show(Value::num(coverage(samples, w))) + "% of " + metric +
+                                   "'s samples are available over the interval, " + show(Value::num(*w.percent)) + "% asked");
+            }
+            for (const auto& [age, value] : samples) {
+                if (age >= w.from && age <= w.to) out.push_back(value);
+            }
+            return Value::vec(out);
+        }
+        if (method == "GetSamplePercent") return Value::num(coverage(samples, window_of(method, args)));
+        if (method == "Count") return Value::num(static_cast<double>(samples.size()));
+        if (method == "GetSamplePeriod") return Value::span(inputs_.sample_period);
+        if (method == "HistoryBeginTime") return Value::span(samples.back().first);
+        throw FormulaError("unknown method " + method + " of " + metric);
     }
     std::vector<Value> arguments() {
         if (!eat("(")) fail("'('");
@@ -288,7 +354,7 @@ private:
         skip_space();
         if (pos_ < text_.size() && text_[pos_] == '(') return call(name, arguments());
         if (auto it = vars_.find(name); it != vars_.end()) return it->second;
-        if (auto it = kIntervals.find(name); it != kIntervals.end()) return Value::num(it->second);
+        if (auto it = kIntervals.find(name); it != kIntervals.end()) return Value::span(it->second);
         if (std::find(std::begin(kDeallocations), std::end(kDeallocations), name) != std::end(kDeallocations)) return Value::str(name);
         if (name == "true") return Value::num(1);
         if (name == "false") return Value::num(0);
@@ -363,7 +429,11 @@ private:
     template <typename F>
     static Value arithmetic(const Value& a, const Value& b, F f) {
         if (a.kind == Value::text || b.kind == Value::text) throw FormulaError("arithmetic on text: " + show(a) + ", " + show(b));
-        if (a.kind == Value::number && b.kind == Value::number) return Value::num(f(a.n, b.n));
+        if (a.kind == Value::number && b.kind == Value::number) {
+            Value out = Value::num(f(a.n, b.n));
+            out.interval = a.interval || b.interval;
+            return out;
+        }
         std::vector<double> out;
         if (a.kind == Value::vector && b.kind == Value::vector) {
             if (a.v.size() != b.v.size()) throw FormulaError("vectors of different lengths");
@@ -395,6 +465,7 @@ private:
 
 AutoScaleInputs metrics_at(double value) {
     AutoScaleInputs in;
+    in.lenient_samples = true;
     for (const char* name : {"$PendingTasks", "$ActiveTasks", "$RunningTasks", "$SucceededTasks", "$FailedTasks",
                              "$CurrentDedicatedNodes", "$CurrentLowPriorityNodes", "$PreemptedNodeCount", "$UsableNodeCount",
                              "$TargetDedicatedNodes", "$TargetLowPriorityNodes", "$CPUPercent", "$MemoryBytes", "$DiskBytes",

@@ -5,19 +5,29 @@
 // functions (min, max, avg, sum, count, len, median, std, percentile, pow, sqrt, ln, lg, log,
 // floor, ceil, round, abs) and sample methods (GetSample, GetSamplePercent, Count).
 //
-// The emulator keeps the present value of each metric only: GetSample(N or an interval) gives it
-// once, GetSamplePercent gives 100 (every sample "available"), and a metric used directly is its
-// present value (the service would refuse it).
+// A metric's samples are its present value and the history the pool has kept (one sample each
+// sample_period, 30 s as the service's): GetSample(N) gives the N newest, GetSample(interval
+// [, percent]) and GetSample(start, end [, percent]) those of the interval (an error when fewer
+// than percent of its samples are there), GetSamplePercent(interval) how much of the interval
+// the samples cover, Count() how many there are. A metric used directly is its present value
+// (the service would refuse it).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace bai::batch {
 
 struct AutoScaleInputs {
     std::map<std::string, double> metrics;  // "$PendingTasks" -> 3, "$CurrentDedicatedNodes" -> 1, ...
+    // Earlier samples, newest first: (age in seconds, the metrics then).
+    std::vector<std::pair<double, std::map<std::string, double>>> history;
+    double sample_period = 30;
+    // Checking a formula (at add): too few samples for a GetSample's percentage is no fault then.
+    bool lenient_samples = false;
 };
 
 struct AutoScaleResult {

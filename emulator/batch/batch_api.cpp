@@ -214,6 +214,7 @@ void BatchApi::enable_autoscale(const BatchAccount& account, const httplib::Requ
     StoredEntity pool = need_pool(account, id);
     std::string formula = body.value("autoScaleFormula", pool.body.value("autoScaleFormula", ""));
     if (formula.empty()) throw missing_property("autoScaleFormula");
+    check_evaluation_interval(body);
     AutoScaleResult check = evaluate_autoscale(formula, metrics_at(0));
     if (check.error) {
         throw BatchError(400, "InvalidAutoScaleFormula", "The specified autoscale formula is not valid.",

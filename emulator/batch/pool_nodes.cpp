@@ -9,6 +9,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/pool_rules.h"
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_process.h"
 #include "emulator/engine/job_run.h"
@@ -22,6 +23,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// How often the service samples a pool's metrics for its auto-scale formula.
+constexpr std::chrono::seconds kSamplePeriod{30};
 
 std::string now_text() { return time::format_iso8601(time::now()); }
 
@@ -136,6 +140,7 @@ void PoolNodes::reconcile(const Key& key) {
     if (stored) pool.id = stored->body.value("id", key.second);
     if (stored && stored->body.value("enableAutoScale", false) && stored->body.value("state", "") == "active") {
         evaluate(pool, *stored);
+        arm_autoscale(key);
         stored = store_.get(key.first, kPools, key.second);
     }
     if (!stored && !pool.deleting) {  // tasks of a job whose pool does not exist (yet) wait for it
@@ -186,10 +191,17 @@ void PoolNodes::reconcile(const Key& key) {
     publish(key);
 }
 
-// The emulator evaluates the formula whenever what it reads changes (a pool added or changed, a
-// task added or ended, a node joining or leaving), not on a timer: its metrics have no history.
+// The emulator evaluates the formula on the pool's evaluation interval, as the service does, and
+// also whenever what it reads changes (a pool added or changed, a task added or ended, a node
+// joining or leaving), so that a pool follows its tasks without waiting minutes.
 AutoScaleInputs PoolNodes::metrics_of(const Pool& pool, const StoredEntity& stored) const {
     AutoScaleInputs in = metrics_at(0);
+    in.lenient_samples = false;
+    in.sample_period = static_cast<double>(kSamplePeriod.count());
+    const time::TimePoint now = clock_.now();
+    for (const auto& [when, values] : pool.samples) {
+        in.history.emplace_back(std::chrono::duration<double>(now - when).count(), values);
+    }
     int running = 0, dedicated = 0, low_priority = 0;
     for (const auto& node : pool.nodes) {
         running += node->running_tasks;
@@ -206,6 +218,45 @@ AutoScaleInputs PoolNodes::metrics_of(const Pool& pool, const StoredEntity& stor
     in.metrics["$TargetDedicatedNodes"] = stored.body.value("targetDedicatedNodes", 0);
     in.metrics["$TargetLowPriorityNodes"] = stored.body.value("targetLowPriorityNodes", 0);
     return in;
+}
+
+void PoolNodes::arm_autoscale(const Key& key) {
+    Pool& pool = state_[key];
+    if (!pool.sampling) {
+        pool.sampling = true;
+        at(clock_.now() + kSamplePeriod, [this, key] { take_sample(key); });
+    }
+    if (!pool.evaluating) {
+        std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+        if (!stored) return;
+        pool.evaluating = true;
+        at(clock_.now() + evaluation_interval_of(stored->body), [this, key] { evaluation_due(key); });
+    }
+}
+
+void PoolNodes::take_sample(const Key& key) {
+    auto it = state_.find(key);
+    if (it == state_.end()) return;
+    Pool& pool = it->second;
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+    if (!stored || !stored->body.value("enableAutoScale", false)) {
+        pool.sampling = false;
+        pool.samples.clear();
+        return;
+    }
+    pool.samples.emplace_front(clock_.now(), metrics_of(pool, *stored).metrics);
+    constexpr size_t kDayOfSamples = 24 * 3600 / kSamplePeriod.count();
+    if (pool.samples.size() > kDayOfSamples) pool.samples.pop_back();
+    at(clock_.now() + kSamplePeriod, [this, key] { take_sample(key); });
+}
+
+void PoolNodes::evaluation_due(const Key& key) {
+    auto it = state_.find(key);
+    if (it == state_.end()) return;
+    it->second.evaluating = false;
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+    if (!stored || !stored->body.value("enableAutoScale", false)) return;
+    reconcile(key);  // evaluates, and sets the next evaluation
 }
 
 void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {

@@ -151,6 +151,10 @@ private:
         int next_number = 0;
         bool deleting = false;
         std::deque<TaskRef> queue;  // tasks waiting for a slot, in the order they came
+        // An auto-scale pool's metrics, one sample each kSamplePeriod, newest first, a day's worth.
+        std::deque<std::pair<time::TimePoint, std::map<std::string, double>>> samples;
+        bool sampling = false;    // its sample timer is set
+        bool evaluating = false;  // its evaluation timer is set
     };
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
@@ -173,6 +177,11 @@ private:
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
     void evaluate(Pool& pool, const StoredEntity& stored);
     AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;
+    // An auto-scale pool's timers: a sample of its metrics every kSamplePeriod, an evaluation
+    // every autoScaleEvaluationInterval; each ends once the pool no longer auto-scales.
+    void arm_autoscale(const Key& key);
+    void take_sample(const Key& key);
+    void evaluation_due(const Key& key);
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
     engine::Environment node_environment(const Pool& pool, const Node& node) const;
     // Its running tasks are stopped with `task_reason` (requeue, terminate).

@@ -1,5 +1,7 @@
 #include "emulator/batch/pool_rules.h"
 
+#include "emulator/validation/duration.h"
+
 #include <cctype>
 
 #include "emulator/batch/autoscale_formula.h"
@@ -30,6 +32,20 @@ void need_string(const json& parent, const std::string& path, const char* name, 
 }
 
 }  // namespace
+
+std::chrono::seconds evaluation_interval_of(const json& pool) {
+    std::optional<std::chrono::seconds> d = validation::parse_duration(pool.value("autoScaleEvaluationInterval", "PT15M"));
+    return d ? *d : std::chrono::minutes(15);
+}
+
+void check_evaluation_interval(const json& body) {
+    if (!body.contains("autoScaleEvaluationInterval")) return;
+    const json& v = body["autoScaleEvaluationInterval"];
+    std::optional<std::chrono::seconds> d = v.is_string() ? validation::parse_duration(v.get<std::string>()) : std::nullopt;
+    if (!d || *d < std::chrono::minutes(5) || *d > std::chrono::hours(168)) {
+        throw invalid_property("autoScaleEvaluationInterval", v.dump(), "The interval is from 5 minutes to 168 hours (PT5M to PT168H)");
+    }
+}
 
 bool is_valid_pool_id(const std::string& id) {
     if (id.empty() || id.size() > 64) return false;
@@ -80,6 +96,7 @@ void check_pool_to_add(const json& body) {
         throw invalid_property("enableAutoScale", body["enableAutoScale"].dump(), "The value must be true or false");
     }
     if (auto_scale) {
+        check_evaluation_interval(body);
         need_string(body, "", "autoScaleFormula", true);
         AutoScaleResult check = evaluate_autoscale(body["autoScaleFormula"], metrics_at(0));
         if (check.error) {
