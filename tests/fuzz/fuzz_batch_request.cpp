@@ -1,7 +1,8 @@
 // libFuzzer: the Batch endpoint's parsers. The input's first line is the target, then "Name:
 // value" headers up to an empty line, then a body: the SharedKey canonicalization and check of
-// the request, the body as an auto-scale formula, and the pool rules of the body as JSON. Only
-// BatchError may come out.
+// the request, the body as an auto-scale formula (with and without a metric history), and the
+// pool, job and task rules of the body as JSON, with the task and job documents' changes as they
+// end. Only BatchError may come out.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
 #include "emulator/batch/pool_rules.h"
+#include "emulator/batch/task_states.h"
+#include "emulator/batch/work_rules.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::string_view input(reinterpret_cast<const char*>(data), size);
@@ -41,11 +44,36 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The body as an auto-scale formula too.
     (void)bai::batch::evaluate_autoscale(http.body, bai::batch::metrics_at(1));
+    static const bai::batch::AutoScaleInputs with_history = [] {
+        bai::batch::AutoScaleInputs in = bai::batch::metrics_at(2);
+        in.lenient_samples = false;
+        for (int i = 1; i <= 8; ++i) in.history.emplace_back(30.0 * i, bai::batch::metrics_at(i).metrics);
+        return in;
+    }();
+    (void)bai::batch::evaluate_autoscale(http.body, with_history);
     nlohmann::json body = nlohmann::json::parse(http.body, nullptr, false);
     if (!body.is_discarded()) {
+        const std::string now = "2018-05-01T00:00:00.000Z";
         try {
             bai::batch::check_pool_to_add(body);
-            (void)bai::batch::new_pool_document(body, "2018-05-01T00:00:00.000Z");
+            (void)bai::batch::new_pool_document(body, now);
+        } catch (const bai::batch::BatchError&) {
+        }
+        try {
+            bai::batch::check_job_to_add(body);
+            nlohmann::json job = bai::batch::new_job_document(body, now);
+            bai::batch::check_job_change(body, job, true);
+            bai::batch::apply_job_change(job, body, true);
+        } catch (const bai::batch::BatchError&) {
+        }
+        try {
+            bai::batch::check_task_to_add(body);
+            nlohmann::json task = bai::batch::new_task_document(body, {{"constraints", nlohmann::json::object()}}, now);
+            (void)bai::batch::limit_of(task["constraints"], "maxWallClockTime");
+            (void)bai::batch::end_run(task, 3, nullptr, now);
+            task["executionInfo"]["exitCode"] = 3;
+            (void)bai::batch::job_action_after(task, {{"onTaskFailure", "performexitoptionsjobaction"}});
+            (void)bai::batch::count_tasks({task});
         } catch (const bai::batch::BatchError&) {
         }
     }
