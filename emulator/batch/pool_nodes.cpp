@@ -47,8 +47,14 @@ std::string address_of(int n) { return "127.0." + std::to_string(128 + n / 254) 
 
 }  // namespace
 
-PoolNodes::PoolNodes(EntityStore& store, fs::path root, engine::Clock* clock, engine::DeclaredWorkloads* workloads)
-    : store_(store), root_(std::move(root)), clock_(clock ? *clock : real_clock_), workloads_(workloads) {}
+PoolNodes::PoolNodes(EntityStore& store, fs::path root, engine::Clock* clock, engine::DeclaredWorkloads* workloads,
+                     std::map<std::string, fs::path> images)
+    : store_(store),
+      root_(std::move(root)),
+      clock_(clock ? *clock : real_clock_),
+      workloads_(workloads),
+      images_(std::move(images)),
+      bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
 
 PoolNodes::~PoolNodes() { stop(); }
 
@@ -281,14 +287,23 @@ void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
 // What every process of the node sees (the start task and tasks add their own).
 engine::Environment PoolNodes::node_environment(const Pool& pool, const Node& node) const {
     engine::Environment env = engine::node_base_environment(node.root);
+    env["TMPDIR"] = node.image.view(node.root, node.root / "tmp");
     env["AZ_BATCH_ACCOUNT_NAME"] = pool.account;
     env["AZ_BATCH_POOL_ID"] = pool.id;
     env["AZ_BATCH_NODE_ID"] = node.id;
     env["AZ_BATCH_NODE_IS_DEDICATED"] = node.dedicated ? "true" : "false";
-    env["AZ_BATCH_NODE_ROOT_DIR"] = node.root.string();
-    env["AZ_BATCH_NODE_SHARED_DIR"] = (node.root / "shared").string();
-    env["AZ_BATCH_NODE_STARTUP_DIR"] = (node.root / "startup").string();
+    env["AZ_BATCH_NODE_ROOT_DIR"] = node.image.view(node.root, node.root);
+    env["AZ_BATCH_NODE_SHARED_DIR"] = node.image.view(node.root, node.root / "shared");
+    env["AZ_BATCH_NODE_STARTUP_DIR"] = node.image.view(node.root, node.root / "startup");
     return env;
+}
+
+Wrap PoolNodes::wrap_for(const Node& node) const {
+    // A host name has at most 63 characters: "tvmps-", the id's first 12 hex digits, "-d" or "-p".
+    const std::string hostname = "tvmps-" + node.id.substr(6, 12) + "-" + node.id.back();
+    return [image = node.image, root = node.root, hostname](const fs::path& cwd, std::vector<std::string> argv) {
+        return image.wrap(root, hostname, cwd, std::move(argv));
+    };
 }
 
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
@@ -300,9 +315,12 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     node->address = address_of(next_address_++);
     node->root = root_ / pool.account / text::lower(pool.id) / node->id;
     node->control = std::make_shared<engine::RunControl>();
+    std::string note;
+    node->image = image_of_pool(doc, images_, bwrap_, note);
     std::error_code ec;
     for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
     launch_start_task(pool, *node, doc);
+    log::info("batch pool " + pool.id + ": node " + node->id + ": " + note);
     log::info("batch pool " + pool.id + ": node " + node->id + " joins (" + node->state + ")");
     pool.nodes.push_back(std::move(node));
 }
@@ -317,17 +335,17 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
         return;
     }
     engine::Environment env = node_environment(pool, node);
-    env["AZ_BATCH_TASK_WORKING_DIR"] = (node.root / "startup" / "wd").string();
-    env["AZ_BATCH_TASK_DIR"] = (node.root / "startup").string();
+    env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, node.root / "startup" / "wd");
+    env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");
     const bool wait = task.value("waitForSuccess", true);
     node.state = wait ? "waitingforstarttask" : "idle";
     node.state_time = now_text();
     node.start_task_info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
     Key key{pool.account, text::lower(pool.id)};
     node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait,
-                                   turn = engine::Participation(clock_)]() mutable {
+                                   wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
-        StartTaskRun run = run_start_task(task, env, root, *control);
+        StartTaskRun run = run_start_task(task, env, root, *control, wrap);
         // Cancelled (the node left or reboots) it reports too: its removal or reboot goes on there.
         post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
     });

@@ -23,6 +23,8 @@
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/entity_store.h"
+#include "emulator/batch/node_image.h"
+#include "emulator/batch/task_process.h"
 #include "emulator/engine/clock.h"
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/event_queue.h"
@@ -38,8 +40,9 @@ public:
     // `clock`: a replay's virtual clock, whose turns the nodes' threads take as the job engine's
     // do (emulator/engine/clock.h); the real one when null.
     // `workloads`: a replay's declared workloads, played for tasks whose command line names one.
+    // `images`: --image IMAGE=DIR, the local roots of the pools' images (node_image.h).
     PoolNodes(EntityStore& store, std::filesystem::path root, engine::Clock* clock = nullptr,
-              engine::DeclaredWorkloads* workloads = nullptr);
+              engine::DeclaredWorkloads* workloads = nullptr, std::map<std::string, std::filesystem::path> images = {});
     ~PoolNodes();
 
     void start();
@@ -123,6 +126,7 @@ private:
         std::string allocation_time;
         std::string address;
         std::filesystem::path root;
+        NodeImage image;  // where its processes run
         nlohmann::json start_task_info;  // null when the pool has no start task
         std::shared_ptr<engine::RunControl> control;
         std::thread start_task;
@@ -184,6 +188,8 @@ private:
     void evaluation_due(const Key& key);
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
     engine::Environment node_environment(const Pool& pool, const Node& node) const;
+    // How the node's processes are started (its image's sandbox, or the host).
+    Wrap wrap_for(const Node& node) const;
     // Its running tasks are stopped with `task_reason` (requeue, terminate).
     void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
@@ -211,6 +217,8 @@ private:
     engine::RealClock real_clock_;
     engine::Clock& clock_;
     engine::DeclaredWorkloads* workloads_;
+    std::map<std::string, std::filesystem::path> images_;
+    std::string bwrap_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;
     int next_address_ = 0;

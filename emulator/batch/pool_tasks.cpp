@@ -139,8 +139,8 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     engine::Environment env = node_environment(pool, node);
     env["AZ_BATCH_JOB_ID"] = ref.job_id;
     env["AZ_BATCH_TASK_ID"] = ref.task_id;
-    env["AZ_BATCH_TASK_DIR"] = dir.string();
-    env["AZ_BATCH_TASK_WORKING_DIR"] = (dir / "wd").string();
+    env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);
+    env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, dir / "wd");
     add_settings(env, task);
     node.running_tasks++;
     node.total_tasks_run++;
@@ -156,7 +156,8 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     run.started = clock_.now();
     run.control = std::make_shared<engine::RunControl>();
     std::shared_ptr<engine::RunControl> control = run.control;
-    run.thread = std::thread([this, task, env, dir, control, run_key, turn = engine::Participation(clock_)]() mutable {
+    run.thread = std::thread([this, task, env, dir, control, run_key, wrap = wrap_for(node), image = node.image, node_root = node.root,
+                              turn = engine::Participation(clock_)]() mutable {
         turn.begin();
         int code = -1;
         json failure;
@@ -165,14 +166,15 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
         } else {
             std::optional<engine::JobOutcome> played;
             if (workloads_) {
-                engine::WorkloadContext context{run_key, env, [](const std::string& path) { return fs::path(path); },
+                auto to_host = [&](const std::string& path) { return image.host(node_root, path).value_or(fs::path(path)); };
+                engine::WorkloadContext context{run_key, env, to_host,
                                                 dir / "stdout.txt", clock_.now(), clock_, *control};
                 played = workloads_->play(task.value("commandLine", ""), context);
             }
             if (played) {
                 code = played->exit_code.value_or(-1);
             } else {
-                std::tie(code, failure) = run_task_process(task, env, dir, *control);
+                std::tie(code, failure) = run_task_process(task, env, dir, *control, wrap);
             }
             if (!control->cancelled()) {
                 if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;

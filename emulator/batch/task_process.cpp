@@ -21,11 +21,12 @@ void add_settings(engine::Environment& env, const json& task) {
 }
 
 std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
-                                      engine::RunControl& control) {
+                                      engine::RunControl& control, const Wrap& wrap) {
     std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
     if (!argv) return {-1, failure_info("CommandLineParseError", "The command line has an unclosed quote or no word")};
     try {
-        std::shared_ptr<engine::Process> process = control.start({*argv, env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
+        std::shared_ptr<engine::Process> process =
+            control.start({wrap(dir / "wd", *argv), env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
         if (!process) return {-1, nullptr};
         return {process->wait().code, nullptr};
     } catch (const std::exception& e) {
@@ -34,7 +35,7 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
 }
 
 StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
-                            engine::RunControl& control) {
+                            engine::RunControl& control, const Wrap& wrap) {
     auto now_text = [] { return time::format_iso8601(time::now()); };
     StartTaskRun run;
     run.info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
@@ -44,7 +45,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
     for (int attempt = 0;; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = now_text();
-        auto [code, failure] = run_task_process(task, env, root / "startup", control);
+        auto [code, failure] = run_task_process(task, env, root / "startup", control, wrap);
         if (code == -1 && failure.is_null()) return run;  // the node is leaving
         if (!failure.is_null()) {
             run.info["failureInfo"] = failure;

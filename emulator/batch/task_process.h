@@ -4,13 +4,19 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/shell_words.h"
 
 namespace bai::batch {
+
+// The words that run a command line's words on the node, in `cwd` (NodeImage::wrap).
+using Wrap = std::function<std::vector<std::string>(const std::filesystem::path& cwd, std::vector<std::string> argv)>;
 
 // A task's environmentSettings over `env`.
 void add_settings(engine::Environment& env, const nlohmann::json& task);
@@ -19,7 +25,8 @@ void add_settings(engine::Environment& env, const nlohmann::json& task);
 // -1 with a failureInfo (CommandLineParseError, CommandProgramNotFound), or -1 and null when
 // `control` was cancelled before it started.
 std::pair<int, nlohmann::json> run_task_process(const nlohmann::json& task, const engine::Environment& env,
-                                                const std::filesystem::path& dir, engine::RunControl& control);
+                                                const std::filesystem::path& dir, engine::RunControl& control,
+                                                const Wrap& wrap);
 
 struct StartTaskRun {
     nlohmann::json info;  // startTaskInfo
@@ -29,6 +36,6 @@ struct StartTaskRun {
 // The start task and its retries (maxTaskRetryCount) in `root`/startup. A command line that
 // cannot be parsed is not retried; a program that cannot start reports 127, as a shell would.
 StartTaskRun run_start_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& root,
-                            engine::RunControl& control);
+                            engine::RunControl& control, const Wrap& wrap);
 
 }  // namespace bai::batch

@@ -189,7 +189,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     add_endpoints_route(arm.server(), p->published);
     engine::add_engine_routes(arm.server(), *p->job_engine);
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
-                                                     p->location / "batch-nodes", hooks.clock, hooks.workloads);
+                                                     p->location / "batch-nodes", hooks.clock, hooks.workloads,
+                                                     options.containers.images);
     p->batch_api->serve(batch_listener.server(), p->published.batch);
     try {
         p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});
