@@ -12,9 +12,8 @@ namespace bai::batch {
 
 using nlohmann::json;
 
-BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root,
-                   engine::Clock* clock, engine::DeclaredWorkloads* workloads, std::map<std::string, std::filesystem::path> images)
-    : store_(db), nodes_(store_, std::move(nodes_root), clock, workloads, std::move(images)), accounts_(std::move(accounts)) {}
+BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root, NodeOptions options)
+    : store_(db), nodes_(store_, std::move(nodes_root), std::move(options)), accounts_(std::move(accounts)) {}
 
 void BatchApi::start() { nodes_.start(); }
 void BatchApi::stop() { nodes_.stop(); }

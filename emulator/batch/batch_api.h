@@ -21,11 +21,7 @@ namespace bai::batch {
 class BatchApi {
 public:
     // The nodes' directories go under `nodes_root`.
-    // `clock`: a replay's virtual clock for the nodes (the real one when null).
-    // `images`: --image IMAGE=DIR, the local roots of the pools' images.
-    BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root,
-             engine::Clock* clock = nullptr, engine::DeclaredWorkloads* workloads = nullptr,
-             std::map<std::string, std::filesystem::path> images = {});
+    BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root, NodeOptions options = {});
     static void migrate(db::Database& db);
     // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
     void serve(httplib::Server& server, const std::string& base_url);

@@ -48,13 +48,15 @@ std::optional<fs::path> NodeImage::host(const fs::path& node_root, const std::st
     return node_root / relative;
 }
 
-std::vector<std::string> NodeImage::wrap(const fs::path& node_root, const std::string& hostname, const fs::path& cwd,
+std::vector<std::string> NodeImage::wrap(const fs::path& node_root, const std::string& hostname,
+                                         const std::vector<std::string>& devices, const fs::path& cwd,
                                          std::vector<std::string> argv) const {
     if (!sandboxed()) return argv;
     engine::SandboxSpec spec;
     spec.root = root;
     spec.binds.push_back({node_root, kNodeRootView});
     spec.hostname = hostname;
+    spec.devices = devices;
     spec.cwd = view(node_root, cwd);
     return engine::sandbox_command(bwrap, spec, argv);
 }

@@ -27,9 +27,11 @@ struct NodeImage {
     std::string view(const std::filesystem::path& node_root, const std::filesystem::path& host) const;
     // A path the node's processes name, on this machine (nullopt: outside the node's directory).
     std::optional<std::filesystem::path> host(const std::filesystem::path& node_root, const std::string& view) const;
-    // The words that run `argv` on the node, in `cwd` (a host path under node_root).
+    // The words that run `argv` on the node, in `cwd` (a host path under node_root), with only
+    // `devices` (its GPUs' device nodes) in a sandbox's /dev.
     std::vector<std::string> wrap(const std::filesystem::path& node_root, const std::string& hostname,
-                                  const std::filesystem::path& cwd, std::vector<std::string> argv) const;
+                                  const std::vector<std::string>& devices, const std::filesystem::path& cwd,
+                                  std::vector<std::string> argv) const;
 };
 
 // The pool's image: its local root when --image names it and bubblewrap is there (`bwrap` empty:

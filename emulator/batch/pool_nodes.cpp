@@ -10,6 +10,7 @@
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/pool_rules.h"
+#include "emulator/validation/vm_sizes.h"
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_process.h"
 #include "emulator/engine/job_run.h"
@@ -47,13 +48,13 @@ std::string address_of(int n) { return "127.0." + std::to_string(128 + n / 254) 
 
 }  // namespace
 
-PoolNodes::PoolNodes(EntityStore& store, fs::path root, engine::Clock* clock, engine::DeclaredWorkloads* workloads,
-                     std::map<std::string, fs::path> images)
+PoolNodes::PoolNodes(EntityStore& store, fs::path root, NodeOptions options)
     : store_(store),
       root_(std::move(root)),
-      clock_(clock ? *clock : real_clock_),
-      workloads_(workloads),
-      images_(std::move(images)),
+      clock_(options.clock ? *options.clock : real_clock_),
+      workloads_(options.workloads),
+      images_(std::move(options.images)),
+      gpus_(std::move(options.gpus)),
       bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
 
 PoolNodes::~PoolNodes() { stop(); }
@@ -295,14 +296,36 @@ engine::Environment PoolNodes::node_environment(const Pool& pool, const Node& no
     env["AZ_BATCH_NODE_ROOT_DIR"] = node.image.view(node.root, node.root);
     env["AZ_BATCH_NODE_SHARED_DIR"] = node.image.view(node.root, node.root / "shared");
     env["AZ_BATCH_NODE_STARTUP_DIR"] = node.image.view(node.root, node.root / "startup");
+    if (gpus_) {
+        // The node sees its own GPUs only, as a VM of its size would: by UUID on the host, from 0
+        // in a sandbox whose /dev has none other.
+        std::string visible, uuids;
+        for (size_t i = 0; i < node.gpus.size(); ++i) {
+            visible += (i ? "," : "") + (node.image.sandboxed() ? std::to_string(i) : node.gpus[i]);
+            uuids += (i ? "," : "") + node.gpus[i];
+        }
+        env["CUDA_VISIBLE_DEVICES"] = visible;
+        env["NVIDIA_VISIBLE_DEVICES"] = uuids.empty() ? "none" : uuids;
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    }
     return env;
 }
 
 Wrap PoolNodes::wrap_for(const Node& node) const {
     // A host name has at most 63 characters: "tvmps-", the id's first 12 hex digits, "-d" or "-p".
     const std::string hostname = "tvmps-" + node.id.substr(6, 12) + "-" + node.id.back();
-    return [image = node.image, root = node.root, hostname](const fs::path& cwd, std::vector<std::string> argv) {
-        return image.wrap(root, hostname, cwd, std::move(argv));
+    std::vector<std::string> devices;
+    for (const std::string& uuid : node.gpus) {
+        std::optional<engine::Gpu> gpu = gpus_ ? gpus_->find(uuid) : std::nullopt;
+        if (gpu && gpu->minor >= 0) devices.push_back("/dev/nvidia" + std::to_string(gpu->minor));
+    }
+    if (!devices.empty()) {
+        for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
+            devices.push_back(control);
+        }
+    }
+    return [image = node.image, root = node.root, hostname, devices](const fs::path& cwd, std::vector<std::string> argv) {
+        return image.wrap(root, hostname, devices, cwd, std::move(argv));
     };
 }
 
@@ -317,6 +340,14 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     node->control = std::make_shared<engine::RunControl>();
     std::string note;
     node->image = image_of_pool(doc, images_, bwrap_, note);
+    if (gpus_) {
+        std::optional<validation::VmSize> size = validation::find_vm_size(doc.value("vmSize", ""));
+        node->gpus = gpus_->take(size ? size->gpus : 0);
+        if (size && static_cast<int>(node->gpus.size()) < size->gpus) {
+            note += "; " + std::to_string(node->gpus.size()) + " of the " + std::to_string(size->gpus) + " GPU(s) of " +
+                    std::string(size->name) + " (no more free on this machine)";
+        }
+    }
     std::error_code ec;
     for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
     launch_start_task(pool, *node, doc);
@@ -365,16 +396,20 @@ void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_re
         leaving_.push_back(std::move(node));
         return;
     }
+    forget_node(*node);
+}
+
+void PoolNodes::forget_node(Node& node) {
+    if (gpus_) gpus_->give_back(node.gpus);
     std::error_code ec;
-    engine::remove_tree(node->root, ec);
+    engine::remove_tree(node.root, ec);
 }
 
 void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json info, bool succeeded) {
     for (auto left = leaving_.begin(); left != leaving_.end(); ++left) {
         if ((*left)->id != node_id) continue;
         (*left)->start_task.join();  // it has posted this and left the clock's turns
-        std::error_code ec;
-        engine::remove_tree((*left)->root, ec);
+        forget_node(**left);
         leaving_.erase(left);
         return;
     }

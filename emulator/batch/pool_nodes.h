@@ -28,6 +28,7 @@
 #include "emulator/engine/clock.h"
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/event_queue.h"
+#include "emulator/engine/gpu_pool.h"
 #include "emulator/engine/run_control.h"
 
 namespace bai::batch {
@@ -35,14 +36,22 @@ namespace bai::batch {
 // BatchError 500: the nodes' thread did not answer in time.
 [[noreturn]] void throw_no_answer();
 
+struct NodeOptions {
+    // A replay's virtual clock, whose turns the nodes' threads take as the job engine's do
+    // (emulator/engine/clock.h); the real one when null.
+    engine::Clock* clock = nullptr;
+    // A replay's declared workloads, played for tasks whose command line names one.
+    engine::DeclaredWorkloads* workloads = nullptr;
+    // --image IMAGE=DIR: the local roots of the pools' images (node_image.h).
+    std::map<std::string, std::filesystem::path> images;
+    // The machine's free GPUs, shared with the Batch AI nodes: a node of a GPU size (STANDARD_NC6:
+    // 1) takes its own. None when null.
+    std::shared_ptr<engine::GpuPool> gpus;
+};
+
 class PoolNodes {
 public:
-    // `clock`: a replay's virtual clock, whose turns the nodes' threads take as the job engine's
-    // do (emulator/engine/clock.h); the real one when null.
-    // `workloads`: a replay's declared workloads, played for tasks whose command line names one.
-    // `images`: --image IMAGE=DIR, the local roots of the pools' images (node_image.h).
-    PoolNodes(EntityStore& store, std::filesystem::path root, engine::Clock* clock = nullptr,
-              engine::DeclaredWorkloads* workloads = nullptr, std::map<std::string, std::filesystem::path> images = {});
+    PoolNodes(EntityStore& store, std::filesystem::path root, NodeOptions options = {});
     ~PoolNodes();
 
     void start();
@@ -127,6 +136,7 @@ private:
         std::string address;
         std::filesystem::path root;
         NodeImage image;  // where its processes run
+        std::vector<std::string> gpus;  // their UUIDs, as its size has them and the machine can
         nlohmann::json start_task_info;  // null when the pool has no start task
         std::shared_ptr<engine::RunControl> control;
         std::thread start_task;
@@ -192,6 +202,8 @@ private:
     Wrap wrap_for(const Node& node) const;
     // Its running tasks are stopped with `task_reason` (requeue, terminate).
     void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
+    // A node gone: its GPUs back to the machine's, its directory removed.
+    void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
     void run_task(Pool& pool, Node& node, const TaskRef& task);
@@ -218,6 +230,7 @@ private:
     engine::Clock& clock_;
     engine::DeclaredWorkloads* workloads_;
     std::map<std::string, std::filesystem::path> images_;
+    std::shared_ptr<engine::GpuPool> gpus_;
     std::string bwrap_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;

@@ -87,6 +87,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     log::info(std::string("starting batchai-emulator ") + kVersion + " in " + p->location.string());
     const engine::GpuInventory gpus = engine::discover_gpus(options.gpus);
     log::info("GPUs: " + gpus.description);
+    // One GPU to one node at a time, whether a Batch AI cluster's or a Batch pool's.
+    auto gpu_pool = std::make_shared<engine::GpuPool>(gpus.gpus);
     p->nodes_dir = p->location / "nodes";
     release_mounts(p->nodes_dir, "left by a previous run");
 
@@ -129,10 +131,11 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     Parts& parts = *p;
     p->arm_api = std::make_unique<arm::ArmApi>(
         *p->state, p->accounts, *p->file_store, *p->blob_store, std::chrono::milliseconds(options.lro_delay_ms),
-        [&parts, &options, &gpus, hooks](arm::ResourceStore& store) {
+        [&parts, &options, &gpus, gpu_pool, hooks](arm::ResourceStore& store) {
             engine::EngineOptions engine_options;
             engine_options.nodes_dir = parts.nodes_dir;
             engine_options.gpus = gpus.gpus;
+            engine_options.gpu_pool = gpu_pool;
             engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
             engine_options.strict_gpus = options.strict_gpus;
             engine_options.containers = options.containers;
@@ -188,9 +191,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(arm.server(), p->published);
     engine::add_engine_routes(arm.server(), *p->job_engine);
+    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool};
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
-                                                     p->location / "batch-nodes", hooks.clock, hooks.workloads,
-                                                     options.containers.images);
+                                                     p->location / "batch-nodes", std::move(batch_nodes));
     p->batch_api->serve(batch_listener.server(), p->published.batch);
     try {
         p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});

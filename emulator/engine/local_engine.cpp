@@ -65,7 +65,7 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, StorageAccess storage, Engin
       runtimes_(find_on_path("bwrap", node_base_environment()).value_or(""),
                 find_on_path("docker", node_base_environment()).value_or("")) {
     if (options_.default_python.empty()) options_.default_python = default_python();
-    for (const Gpu& gpu : options_.gpus) free_gpus_.push_back(gpu.uuid);
+    gpu_pool_ = options_.gpu_pool ? options_.gpu_pool : std::make_shared<GpuPool>(options_.gpus);
     storage_.file_server_export = [this](const std::string& id) { return file_server_export(id); };
 }
 
@@ -204,11 +204,12 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
     int gpus_wanted = spec.vm_size.gpus * cluster.target;
     int gpus_held = 0;
     for (auto& slot : cluster.nodes) gpus_held += static_cast<int>(slot->node.gpus.size());
-    if (!options_.strict_gpus && gpus_wanted > gpus_held + static_cast<int>(free_gpus_.size())) {
+    const int gpus_free = static_cast<int>(gpu_pool_->free_count());
+    if (!options_.strict_gpus && gpus_wanted > gpus_held + gpus_free) {
         add_cluster_error(cluster, "InsufficientGpus",
                           std::to_string(cluster.target) + " node(s) of " + std::string(spec.vm_size.name) + " need " +
                               std::to_string(gpus_wanted) + " GPU(s); this machine has " +
-                              std::to_string(gpus_held + free_gpus_.size()) +
+                              std::to_string(gpus_held + gpus_free) +
                               " free for them: the nodes run with the GPUs that exist");
     }
 }
@@ -233,10 +234,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
     node.cluster_key = cluster.key;
     node.root = cluster.dir / node.id;
     node.low_priority = cluster.spec.low_priority;
-    for (int i = 0; i < cluster.spec.vm_size.gpus && !free_gpus_.empty(); ++i) {
-        node.gpus.push_back(free_gpus_.front());
-        free_gpus_.erase(free_gpus_.begin());
-    }
+    node.gpus = gpu_pool_->take(cluster.spec.vm_size.gpus);
     node.state = NodeState::preparing;
     slot->setup = std::make_shared<RunControl>();
     Node copy = node;
@@ -298,8 +296,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
 void LocalEngine::finish_removal(NodeSlot& slot) {
     Node& node = slot.node;
     addresses_in_use_.erase(slot.address_number);
-    for (std::string& gpu : node.gpus) free_gpus_.push_back(std::move(gpu));
-    node.gpus.clear();
+    gpu_pool_->give_back(node.gpus);
     slot.volumes->release();
     std::error_code ec;
     remove_tree(node.root, ec);
@@ -312,13 +309,13 @@ void LocalEngine::resize(ClusterState& cluster) {
     for (auto& slot : cluster.nodes) live += slot->node.remove_after_job ? 0 : 1;
     cluster.short_of_gpus = false;
     while (live < cluster.target) {
-        if (options_.strict_gpus && static_cast<int>(free_gpus_.size()) < cluster.spec.vm_size.gpus) {
+        if (options_.strict_gpus && static_cast<int>(gpu_pool_->free_count()) < cluster.spec.vm_size.gpus) {
             cluster.short_of_gpus = true;
             add_cluster_error(cluster, "InsufficientGpus",
                               "--strict-gpus: " + std::to_string(cluster.target - live) + " node(s) of " +
                                   std::string(cluster.spec.vm_size.name) + " are not allocated: each needs " +
                                   std::to_string(cluster.spec.vm_size.gpus) + " GPU(s) and this machine has " +
-                                  std::to_string(free_gpus_.size()) + " free");
+                                  std::to_string(gpu_pool_->free_count()) + " free");
             break;
         }
         add_node(cluster);

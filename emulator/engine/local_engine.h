@@ -22,6 +22,7 @@
 #include "emulator/engine/event_queue.h"
 #include "emulator/engine/cluster_spec.h"
 #include "emulator/engine/gpu_inventory.h"
+#include "emulator/engine/gpu_pool.h"
 #include "emulator/engine/job_run.h"
 #include "emulator/engine/node.h"
 #include "emulator/engine/scheduling.h"
@@ -33,6 +34,9 @@ namespace bai::engine {
 struct EngineOptions {
     std::filesystem::path nodes_dir;  // DIR/nodes
     std::vector<Gpu> gpus;
+    // The GPUs no node holds, shared with the Batch pools' nodes; the engine keeps its own of
+    // `gpus` when null.
+    std::shared_ptr<GpuPool> gpu_pool;
     std::string default_python;       // empty: "python" when on PATH, else "python3"
     // How long an auto-scale cluster stays idle before it shrinks to its minimum.
     std::chrono::milliseconds autoscale_idle{10000};
@@ -180,7 +184,7 @@ private:
     std::set<int> addresses_in_use_;
     std::vector<std::unique_ptr<NodeSlot>> leaving_setups_;  // removed while their setup ran
     int retired_clusters_ = 0;
-    std::vector<std::string> free_gpus_;
+    std::shared_ptr<GpuPool> gpu_pool_;
 
     // Published for other threads.
     std::mutex snapshot_mutex_;

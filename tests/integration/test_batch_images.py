@@ -1,7 +1,9 @@
-"""A Batch pool's image as a local root (issue 9): with --image NAME=DIR naming the pool's custom
-image (its virtualMachineImageId's name), the start task and the tasks run in a bubblewrap sandbox
-of DIR, read-only, with the node's directory at /mnt/batch/tasks as on a Linux node of the
-service; a pool whose image has no root runs them on this machine."""
+"""What a Batch node is made of (issue 9). Its image as a local root: with --image NAME=DIR naming
+the pool's custom image (its virtualMachineImageId's name), the start task and the tasks run in a
+bubblewrap sandbox of DIR, read-only, with the node's directory at /mnt/batch/tasks as on a Linux
+node of the service; a pool whose image has no root runs them on this machine. Its GPUs: a node of
+a GPU size takes its own from the machine's (a fake inventory here), and its processes see those
+only."""
 import shutil
 import tempfile
 import unittest
@@ -63,6 +65,50 @@ class BatchImages(unittest.TestCase):
         root, where = out.split()
         self.assertTrue(root.startswith(self.emu.location), root)
         self.assertEqual(where, "host")
+
+
+class BatchGpus(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator(args=["--gpus", "fake:3"]).start()
+        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.emu.close()
+
+    def outputs(self, pool_id, vm_size, nodes, tasks):
+        self.client.pool.add(bm.PoolAddParameter(id=pool_id, vm_size=vm_size, virtual_machine_configuration=vm_configuration(),
+                                                 target_dedicated_nodes=nodes))
+        self.client.job.add(bm.JobAddParameter(id=pool_id, pool_info=bm.PoolInformation(pool_id=pool_id)))
+        command = "/bin/sh -c 'sleep 0.5; echo \"[$CUDA_VISIBLE_DEVICES] $NVIDIA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\"'"
+        for n in range(tasks):
+            self.client.task.add(pool_id, bm.TaskAddParameter(id=f"t{n}", command_line=command))
+
+        def read(n):
+            task = self.client.task.get(pool_id, f"t{n}")
+            if task.state != bm.TaskState.completed:
+                return None
+            return b"".join(self.client.file.get_from_task(pool_id, f"t{n}", "stdout.txt")).decode().split()
+        return [harness.wait_for(lambda: read(n), what=f"task t{n} of {pool_id}") for n in range(tasks)]
+
+    def test_each_node_sees_only_its_own_gpus(self):
+        two = self.outputs("nc6", "STANDARD_NC6", nodes=2, tasks=2)
+        seen = {out[0] for out in two}
+        self.assertEqual(len(seen), 2, two)  # one GPU each, not the same one
+        for visible, uuids, order in two:
+            self.assertRegex(visible, r"^\[GPU-[0-9a-f-]+\]$")
+            self.assertEqual((uuids, order), (visible[1:-1], "PCI_BUS_ID"))
+        cpu = self.outputs("d1", "STANDARD_D1", nodes=1, tasks=1)
+        self.assertEqual(cpu, [["[]", "none", "PCI_BUS_ID"]])
+        # Two GPUs wanted, one left on the machine: the node runs with the one there is.
+        big = self.outputs("nc12", "STANDARD_NC12", nodes=1, tasks=1)
+        self.assertNotIn(big[0][0], seen)
+        self.assertEqual(big[0][0].count("GPU-"), 1)
+        self.client.pool.delete("nc6")
+        harness.wait_for(lambda: "nc6" not in [p.id for p in self.client.pool.list()], what="pool nc6 to go")
+        again = self.outputs("nc6b", "STANDARD_NC6", nodes=1, tasks=1)
+        self.assertIn(again[0][0], seen)  # a GPU given back is taken again
 
 
 if __name__ == "__main__":
