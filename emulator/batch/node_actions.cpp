@@ -58,6 +58,7 @@ void PoolNodes::node_drained(const Key& key, Node& node) {
     node.state_time = time::format_iso8601(time::now());
     node.control->cancel("the node reboots");
     log::info("batch node " + node.id + " is " + node.state);
+    trace("batch pool " + state_[key].id, "node " + node.id + " is " + node.state);
     // A start task still running reports to start_task_done, which goes on with finish_reboot.
     if (node.start_task.joinable()) return;
     at(clock_.now() + kRebootTime, [this, key, id = node.id] { finish_reboot(key, id); });
@@ -94,6 +95,7 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
         }
         log::info("batch pool " + state_[key].id + ": node " + node_id + " is pre-empted");
+        trace("batch pool " + state_[key].id, "node " + node_id + " is pre-empted");
         stop_node_tasks(*node, "requeue");
         node->control->cancel("the node is pre-empted");
         node->state = "preempted";
@@ -166,6 +168,7 @@ void PoolNodes::remove_nodes(const std::string& account, const std::string& pool
             node->then = Node::Then::leave;
             node->state = "leavingpool";
             node->state_time = time::format_iso8601(time::now());
+            trace("batch pool " + pool.id, "node " + node->id + " is leavingpool");
         }
         reconcile(key);
         return true;

@@ -55,6 +55,7 @@ PoolNodes::PoolNodes(EntityStore& store, fs::path root, NodeOptions options)
       workloads_(options.workloads),
       images_(std::move(options.images)),
       gpus_(std::move(options.gpus)),
+      trace_(std::move(options.trace)),
       bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
 
 PoolNodes::~PoolNodes() { stop(); }
@@ -99,6 +100,10 @@ void PoolNodes::stop() {
 void throw_no_answer() { throw BatchError(500, "InternalServerError", "The Batch nodes did not answer"); }
 
 void PoolNodes::post(std::function<void()> event) { events_.post(std::move(event)); }
+
+void PoolNodes::trace(const std::string& actor, const std::string& event) const {
+    if (trace_) trace_(actor, event);
+}
 
 void PoolNodes::at(time::TimePoint when, std::function<void()> event) { timers_.emplace(when, std::move(event)); }
 
@@ -277,8 +282,14 @@ void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
         } else {
             run["results"] = r.results;
             doc["_deallocation"] = r.deallocation;
-            if (r.target_dedicated) doc["targetDedicatedNodes"] = *r.target_dedicated;
-            if (r.target_low_priority) doc["targetLowPriorityNodes"] = *r.target_low_priority;
+            const int dedicated = r.target_dedicated.value_or(doc.value("targetDedicatedNodes", 0));
+            const int low_priority = r.target_low_priority.value_or(doc.value("targetLowPriorityNodes", 0));
+            if (dedicated != doc.value("targetDedicatedNodes", 0) || low_priority != doc.value("targetLowPriorityNodes", 0)) {
+                trace("batch pool " + pool.id, "the formula sets targets " + std::to_string(dedicated) + " dedicated, " +
+                                                   std::to_string(low_priority) + " low-priority");
+            }
+            doc["targetDedicatedNodes"] = dedicated;
+            doc["targetLowPriorityNodes"] = low_priority;
         }
         doc["autoScaleRun"] = run;
         return true;
@@ -352,6 +363,7 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
     launch_start_task(pool, *node, doc);
     log::info("batch pool " + pool.id + ": node " + node->id + ": " + note);
+    trace("batch pool " + pool.id, "node " + node->id + " joins (" + node->state + ")");
     log::info("batch pool " + pool.id + ": node " + node->id + " joins (" + node->state + ")");
     pool.nodes.push_back(std::move(node));
 }
@@ -387,6 +399,7 @@ void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_re
     pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));
     node->control->cancel("the node leaves the pool");
     log::info("batch pool " + pool.id + ": node " + node->id + " leaves");
+    trace("batch pool " + pool.id, "node " + node->id + " leaves");
     // Its tasks go back to the queue (requeueCount, not retryCount), as the service requeues
     // them, unless they are terminated.
     stop_node_tasks(*node, task_reason);
@@ -424,6 +437,7 @@ void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json
         if (node->state == "waitingforstarttask" || !succeeded) {
             node->state = succeeded ? "idle" : "starttaskfailed";
             node->state_time = now_text();
+            trace("batch pool " + it->second.id, "node " + node_id + " is " + node->state);
         }
         write_pool(it->second);
         schedule(key);

@@ -47,6 +47,8 @@ struct NodeOptions {
     // The machine's free GPUs, shared with the Batch AI nodes: a node of a GPU size (STANDARD_NC6:
     // 1) takes its own. None when null.
     std::shared_ptr<engine::GpuPool> gpus;
+    // Scenarios: what happens to nodes, tasks and jobs, as (actor, event) lines for the trace.
+    std::function<void(const std::string& actor, const std::string& event)> trace;
 };
 
 class PoolNodes {
@@ -172,6 +174,7 @@ private:
     };
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
+    void trace(const std::string& actor, const std::string& event) const;
     void post(std::function<void()> event);
     // Runs `event` on the nodes' thread once the clock reaches `when`.
     void at(time::TimePoint when, std::function<void()> event);
@@ -231,6 +234,7 @@ private:
     engine::DeclaredWorkloads* workloads_;
     std::map<std::string, std::filesystem::path> images_;
     std::shared_ptr<engine::GpuPool> gpus_;
+    std::function<void(const std::string& actor, const std::string& event)> trace_;
     std::string bwrap_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;

@@ -182,6 +182,7 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
         }
         post([this, run_key, code, failure] { task_done(run_key, code, failure); });
     });
+    trace("batch task " + ref.job_id + "/" + ref.task_id, "runs on " + node.id);
     arm_wall_clock(run_key);
 }
 
@@ -264,6 +265,20 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
             return true;
         });
     }
+    const std::string actor = "batch task " + run.task.job_id + "/" + run.task.task_id;
+    if (!written) {
+        trace(actor, reason.empty() ? "ends" : "is stopped (" + reason + ")");
+    } else if (written->body.value("state", "") != "completed") {
+        const json& info = written->body["executionInfo"];
+        trace(actor, reason == "requeue" ? "is requeued (requeueCount " + std::to_string(info.value("requeueCount", 0)) + ")"
+                                         : "is retried (retryCount " + std::to_string(info.value("retryCount", 0)) + ")");
+    } else {
+        const json& info = written->body["executionInfo"];
+        std::string how = "completes: " + info.value("result", "");
+        if (info.contains("exitCode")) how += ", exit code " + std::to_string(info.value("exitCode", 0));
+        if (info.contains("failureInfo")) how += ", " + info["failureInfo"].value("code", "");
+        trace(actor, how);
+    }
     if (written && written->body.value("state", "") == "completed") task_completed(run.account, run.task.job_id, written->body);
     finish_job_if_idle(run.account, run.task.job_id);
     if (pool_key.first.empty()) {  // its node has left: the pool is the job's
@@ -336,6 +351,7 @@ void PoolNodes::terminate_job(const std::string& account, const std::string& job
     job = store_.get(account, kJobs, job_id);
     if (!job || job->body.value("state", "") != "terminating") return;
     log::info("batch job " + job_id + " terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
+    trace("batch job " + job_id, "terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
     const std::string prefix = job_prefix(account, job_id);
     for (auto& [key, run] : running_) {
         if (key.rfind(prefix, 0) == 0) run.control->cancel("terminate");
@@ -350,11 +366,14 @@ void PoolNodes::terminate_job(const std::string& account, const std::string& job
 void PoolNodes::finish_job_if_idle(const std::string& account, const std::string& job_id) {
     if (job_has_running(account, job_id)) return;
     const std::string now = now_text();
-    store_.update(account, kJobs, job_id, [&](json& doc) {
+    std::optional<StoredEntity> done = store_.update(account, kJobs, job_id, [&](json& doc) {
         if (doc.value("state", "") != "terminating") return false;
         complete_job(doc, doc["executionInfo"].value("terminateReason", "UserTerminate"), now);
         return true;
     });
+    if (done && done->body.value("state", "") == "completed" && done->body.value("stateTransitionTime", "") == now) {
+        trace("batch job " + job_id, "completes");
+    }
 }
 
 void PoolNodes::job_terminating(const std::string& account, const std::string& job_id) {

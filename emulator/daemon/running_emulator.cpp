@@ -191,7 +191,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(arm.server(), p->published);
     engine::add_engine_routes(arm.server(), *p->job_engine);
-    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool};
+    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
                                                      p->location / "batch-nodes", std::move(batch_nodes));
     p->batch_api->serve(batch_listener.server(), p->published.batch);
