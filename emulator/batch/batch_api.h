@@ -1,6 +1,7 @@
 // The Azure Batch service's data-plane API (issue 9) on its own endpoint (--batch-port):
-// SharedKey authentication per account, OData errors, and, so far, pools (add, get, exists,
-// list with paging, patch, resize, delete) and their compute nodes (list, get, files). Routes are under the account's URL as the SDK builds them
+// SharedKey authentication per account, OData errors, pools and their compute nodes
+// (batch_api.cpp, batch_node_routes.cpp), jobs and tasks (batch_work_routes.cpp), and their files.
+// Routes are under the account's URL as the SDK builds them
 // (https://ACCOUNT.REGION.batch.azure.com/pools?api-version=...): the account comes from the
 // Authorization header, as the endpoint serves every account.
 #pragma once

@@ -1,10 +1,13 @@
 // The compute nodes of the Batch pools (issue 9): emulated VMs on this machine, one directory
-// each (DIR/nodes/batch/ACCOUNT/POOL/NODE, with the service's startup/, shared/ and tmp/), that
-// come and go with a pool's targets, run its start task when they join (not under a shell, as
-// the service runs it), and report into the pool's document (currentDedicatedNodes,
-// currentLowPriorityNodes, allocationState). One thread owns every node; start tasks run on
-// threads of their own and post their end back. Nodes do not survive the emulator: at start,
-// every pool gets new ones.
+// each (DIR/batch-nodes/ACCOUNT/POOL/NODE, with the service's startup/, shared/, tmp/ and
+// workitems/), that come and go with a pool's targets and formula, run its start task when they
+// join (not under a shell, as the service runs it), run the tasks of its jobs, and report into
+// the pool's document (currentDedicatedNodes, currentLowPriorityNodes, allocationState). One
+// thread owns every node and its timers (wall clocks, retention, auto-scale samples and
+// evaluations, reboots, recoveries); start tasks and tasks run on threads of their own and post
+// their end back. pool_nodes.cpp: nodes and pools; pool_tasks.cpp: tasks and jobs;
+// node_actions.cpp: what is done to one node. Nodes do not survive the emulator: at start, every
+// pool gets new ones.
 #pragma once
 
 #include <condition_variable>
