@@ -25,6 +25,8 @@ using nlohmann::json;
 
 namespace {
 
+// How long a node is `starting` before its start task runs: long enough to be seen.
+constexpr std::chrono::seconds kBootTime{1};
 // How often the service samples a pool's metrics for its auto-scale formula.
 constexpr std::chrono::seconds kSamplePeriod{30};
 
@@ -361,9 +363,11 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     }
     std::error_code ec;
     for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
-    launch_start_task(pool, *node, doc);
+    // It boots first (`starting`), then runs its start task.
+    node->state = "starting";
+    at(clock_.now() + kBootTime, [this, key = Key{pool.account, text::lower(pool.id)}, id = node->id] { node_booted(key, id); });
     log::info("batch pool " + pool.id + ": node " + node->id + ": " + note);
-    trace("batch pool " + pool.id, "node " + node->id + " joins (" + node->state + ")");
+    trace("batch pool " + pool.id, "node " + node->id + " joins");
     log::info("batch pool " + pool.id + ": node " + node->id + " joins (" + node->state + ")");
     pool.nodes.push_back(std::move(node));
 }
@@ -392,6 +396,15 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
         // Cancelled (the node left or reboots) it reports too: its removal or reboot goes on there.
         post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
     });
+}
+
+void PoolNodes::node_booted(const Key& key, const std::string& node_id) {
+    Node* node = find_node(key, node_id);
+    std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
+    if (!node || node->state != "starting" || !stored) return;
+    launch_start_task(state_[key], *node, stored->body);
+    trace("batch pool " + state_[key].id, "node " + node_id + " booted (" + node->state + ")");
+    reconcile(key);
 }
 
 void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_reason) {

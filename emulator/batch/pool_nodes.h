@@ -193,6 +193,8 @@ private:
     // What a node does once it has no running task (Node::then).
     void node_drained(const Key& key, Node& node);
     void finish_reboot(const Key& key, const std::string& node_id);
+    // Its boot is over: its start task runs.
+    void node_booted(const Key& key, const std::string& node_id);
     void reconcile(const Key& key);
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
     void evaluate(Pool& pool, const StoredEntity& stored);

@@ -6,6 +6,7 @@
 
 #include "common/time/timestamps.h"
 #include "emulator/batch/command_line.h"
+#include "emulator/batch/task_files.h"
 #include "emulator/batch/task_states.h"
 #include "emulator/engine/process.h"
 
@@ -42,7 +43,9 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
     const int max_retries = task.value("maxTaskRetryCount", 0);
     engine::Environment env = base;
     add_settings(env, task);
-    for (int attempt = 0;; ++attempt) {
+    std::optional<json> missing = download_resource_files(task, root / "startup" / "wd");
+    if (missing) run.info["failureInfo"] = *missing;
+    for (int attempt = 0; !missing; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = now_text();
         auto [code, failure] = run_task_process(task, env, root / "startup", control, wrap);

@@ -33,8 +33,9 @@ struct StartTaskRun {
     bool succeeded = false;
 };
 
-// The start task and its retries (maxTaskRetryCount) in `root`/startup. A command line that
-// cannot be parsed is not retried; a program that cannot start reports 127, as a shell would.
+// The start task and its retries (maxTaskRetryCount) in `root`/startup, after its resourceFiles
+// (a download that fails fails it, not retried). A command line that cannot be parsed is not
+// retried; a program that cannot start reports 127, as a shell would.
 StartTaskRun run_start_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& root,
                             engine::RunControl& control, const Wrap& wrap);
 

@@ -2,14 +2,16 @@
 terminated, disabled and enabled, patched to terminate once its tasks are complete, ended by a
 failing task's exit conditions and by its maxWallClockTime; a task terminated, deleted, stopped at
 its maxWallClockTime, its directory gone after its retentionTime; task counts; task and node
-files listed, read, deleted; a node rebooted, taken out of scheduling, removed while it finishes
+files listed, read, deleted; a node booting, then running its start task after its resource
+files; a node rebooted, taken out of scheduling, removed while it finishes
 its task, pre-empted and replaced."""
 import time
 import unittest
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import requests
 from azure.batch.batch_auth import SharedKeyAuth
+from azure.storage.blob import BlobServiceClient, generate_blob_sas
 
 from azure.batch import BatchServiceClient
 from azure.batch import models as bm
@@ -264,6 +266,32 @@ class BatchLifecycle(unittest.TestCase):
         self.assertEqual((task.execution_info.result, task.execution_info.requeue_count), (bm.TaskExecutionResult.success, 1))
         self.assertEqual(b"".join(self.client.file.get_from_task("j-boot", "t", "stdout.txt")), b"boot\nboot\n")
         self.assertEqual(self.error(self.client.compute_node.reboot, "p-boot", "tvmps_none_d").code, "NodeNotFound")
+
+    def test_a_node_boots_then_runs_its_start_task_with_its_resource_files(self):
+        blobs = BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
+        blobs.create_container("setup")
+        blobs.get_blob_client("setup", "requirements.txt").upload_blob(b"numpy\n")
+        sas = generate_blob_sas(harness.DEV_ACCOUNT, "setup", "requirements.txt", account_key=harness.DEV_KEY,
+                                permission="r", expiry=datetime.utcnow() + timedelta(hours=1))
+        url = f"{self.emu.endpoints['blob']}/{harness.DEV_ACCOUNT}/setup/requirements.txt?{sas}"
+        self.client.pool.add(bm.PoolAddParameter(
+            id="p-boot2", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(), target_dedicated_nodes=1,
+            start_task=bm.StartTask(command_line="/bin/cat requirements.txt", wait_for_success=True,
+                                    resource_files=[bm.ResourceFile(http_url=url, file_path="requirements.txt")])))
+        node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-boot2")), None), what="a node")
+        self.assertEqual((node.state, node.start_task_info), (bm.ComputeNodeState.starting, None))
+        node = self.node_state("p-boot2", node.id, bm.ComputeNodeState.idle)
+        self.assertEqual(node.start_task_info.exit_code, 0)
+        self.assertEqual(b"".join(self.client.file.get_from_compute_node("p-boot2", node.id, "startup/stdout.txt")), b"numpy\n")
+
+        self.client.pool.add(bm.PoolAddParameter(
+            id="p-boot3", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(), target_dedicated_nodes=1,
+            start_task=bm.StartTask(command_line="/bin/true", wait_for_success=True,
+                                    resource_files=[bm.ResourceFile(http_url=url + "x", file_path="requirements.txt")])))
+        node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-boot3")), None), what="a node")
+        node = self.node_state("p-boot3", node.id, bm.ComputeNodeState.start_task_failed)
+        self.assertEqual(node.start_task_info.result, bm.TaskExecutionResult.failure)
+        self.assertIsNotNone(node.start_task_info.failure_info.code)
 
     def test_a_node_out_of_scheduling_takes_no_task(self):
         self.pool("p-sched")
