@@ -223,6 +223,10 @@ private:
     // Marks the job terminating with `reason` (when it is active), stops its tasks, completes it
     // once none runs.
     void terminate_job(const std::string& account, const std::string& job_id, const std::string& reason);
+    // The job's (or one task's, when task_id is not empty) waiting tasks out of the queues.
+    void unqueue(const std::string& account, const std::string& job_id, const std::string& task_id);
+    // The job's tasks out of the queues, its running ones cancelled with `reason` (none: they run on).
+    void stop_job_tasks(const std::string& account, const std::string& job_id, const std::string& reason);
     void finish_job_if_idle(const std::string& account, const std::string& job_id);
     void check_all_complete(const std::string& account, const std::string& job_id);
     bool job_has_running(const std::string& account, const std::string& job_id) const;

@@ -336,6 +336,24 @@ bool PoolNodes::job_has_running(const std::string& account, const std::string& j
     return it != running_.end() && it->first.rfind(prefix, 0) == 0;
 }
 
+void PoolNodes::unqueue(const std::string& account, const std::string& job_id, const std::string& task_id) {
+    for (auto& [key, pool] : state_) {
+        if (key.first != account) continue;
+        std::erase_if(pool.queue, [&](const TaskRef& t) {
+            return text::iequals(t.job_id, job_id) && (task_id.empty() || text::iequals(t.task_id, task_id));
+        });
+    }
+}
+
+void PoolNodes::stop_job_tasks(const std::string& account, const std::string& job_id, const std::string& reason) {
+    unqueue(account, job_id, "");
+    if (reason.empty()) return;
+    const std::string prefix = job_prefix(account, job_id);
+    for (auto& [key, run] : running_) {
+        if (key.rfind(prefix, 0) == 0) run.control->cancel(reason);
+    }
+}
+
 void PoolNodes::terminate_job(const std::string& account, const std::string& job_id, const std::string& reason) {
     const std::string now = now_text();
     std::optional<StoredEntity> job = store_.update(account, kJobs, job_id, [&](json& doc) {
@@ -352,14 +370,7 @@ void PoolNodes::terminate_job(const std::string& account, const std::string& job
     if (!job || job->body.value("state", "") != "terminating") return;
     log::info("batch job " + job_id + " terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
     trace("batch job " + job_id, "terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
-    const std::string prefix = job_prefix(account, job_id);
-    for (auto& [key, run] : running_) {
-        if (key.rfind(prefix, 0) == 0) run.control->cancel("terminate");
-    }
-    for (auto& [key, pool] : state_) {
-        if (key.first != account) continue;
-        std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
-    }
+    stop_job_tasks(account, job_id, "terminate");
     finish_job_if_idle(account, job_id);
 }
 
@@ -417,15 +428,7 @@ void PoolNodes::job_changed(const std::string& account, const std::string& job_i
 
 void PoolNodes::job_disabled(const std::string& account, const std::string& job_id, const std::string& option) {
     post([this, account, job_id, option] {
-        for (auto& [key, pool] : state_) {
-            if (key.first != account) continue;
-            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
-        }
-        if (option == "wait") return;
-        const std::string prefix = job_prefix(account, job_id);
-        for (auto& [key, run] : running_) {
-            if (key.rfind(prefix, 0) == 0) run.control->cancel(option == "terminate" ? "terminate" : "requeue");
-        }
+        stop_job_tasks(account, job_id, option == "wait" ? "" : option == "terminate" ? "terminate" : "requeue");
     });
 }
 
@@ -438,14 +441,7 @@ void PoolNodes::job_enabled(const std::string& account, const std::string& job_i
 
 void PoolNodes::job_deleting(const std::string& account, const std::string& job_id) {
     post([this, account, job_id] {
-        const std::string prefix = job_prefix(account, job_id);
-        for (auto& [key, run] : running_) {
-            if (key.rfind(prefix, 0) == 0) run.control->cancel("job deleted");
-        }
-        for (auto& [key, pool] : state_) {
-            if (key.first != account) continue;
-            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id); });
-        }
+        stop_job_tasks(account, job_id, "job deleted");
         // The documents and the directories of tasks that ran go now; running tasks report to
         // task_done, which removes theirs.
         for (const json& task : tasks_of_job(store_, account, job_id)) {
@@ -465,10 +461,7 @@ void PoolNodes::terminate_task(const std::string& account, const std::string& jo
             run->second.control->cancel("terminate");  // task_done writes its end
             return true;
         }
-        for (auto& [key, pool] : state_) {
-            if (key.first != account) continue;
-            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id); });
-        }
+        unqueue(account, job_id, task_id);
         std::optional<StoredEntity> written = store_.update(account, tasks_of(job_id), task_id, [&](json& doc) {
             if (doc.value("state", "") == "completed") return false;
             end_without_retry(doc, task_ended(), now_text());
@@ -489,10 +482,7 @@ void PoolNodes::delete_task(const std::string& account, const std::string& job_i
             std::error_code ec;
             engine::remove_tree(task->body.value("_root", ""), ec);
         }
-        for (auto& [key, pool] : state_) {
-            if (key.first != account) continue;
-            std::erase_if(pool.queue, [&](const TaskRef& t) { return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id); });
-        }
+        unqueue(account, job_id, task_id);
         store_.remove(account, tasks_of(job_id), task_id);
         check_all_complete(account, job_id);
         return true;

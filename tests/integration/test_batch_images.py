@@ -8,29 +8,27 @@ import shutil
 import tempfile
 import unittest
 
-from azure.batch import BatchServiceClient
 from azure.batch import models as bm
-from azure.batch.batch_auth import SharedKeyCredentials
 
 import harness
-from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration
+from test_batch_pools import BatchTestCase, vm_configuration
 from test_jobs_containers import make_image, sandbox_works
 
 IMAGE_ID = "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/ml/providers/Microsoft.Compute/images/mnist-gpu"
 
 
 @unittest.skipUnless(sandbox_works(), "bubblewrap cannot make a sandbox here")
-class BatchImages(unittest.TestCase):
+class BatchImages(BatchTestCase):
     @classmethod
     def setUpClass(cls):
         cls.image_dir = tempfile.mkdtemp(prefix="bai-batch-image-")
         make_image(cls.image_dir, "mnist image v1")
-        cls.emu = harness.Emulator(args=["--image", "mnist-gpu=" + cls.image_dir]).start()
-        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
+        cls.emulator_args = ["--image", "mnist-gpu=" + cls.image_dir]
+        super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
-        cls.emu.close()
+        super().tearDownClass()
         shutil.rmtree(cls.image_dir, ignore_errors=True)
 
     def run_task(self, pool_id, configuration, command_line, start_task=None):
@@ -67,15 +65,8 @@ class BatchImages(unittest.TestCase):
         self.assertEqual(where, "host")
 
 
-class BatchGpus(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.emu = harness.Emulator(args=["--gpus", "fake:3"]).start()
-        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.emu.close()
+class BatchGpus(BatchTestCase):
+    emulator_args = ["--gpus", "fake:3"]
 
     def outputs(self, pool_id, vm_size, nodes, tasks):
         self.client.pool.add(bm.PoolAddParameter(id=pool_id, vm_size=vm_size, virtual_machine_configuration=vm_configuration(),

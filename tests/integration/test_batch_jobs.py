@@ -19,7 +19,7 @@ from azure.batch.batch_auth import SharedKeyCredentials
 from azure.batch.custom.custom_errors import CreateTasksErrorException
 
 import harness
-from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration
+from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, BatchTestCase, vm_configuration
 
 TRAIN = r'''
 import json, os
@@ -36,21 +36,16 @@ with open(os.path.join(os.environ["AZ_BATCH_TASK_WORKING_DIR"], "model.json"), "
 '''
 
 
-class BatchJobs(unittest.TestCase):
+class BatchJobs(BatchTestCase):
     @classmethod
     def setUpClass(cls):
-        cls.emu = harness.Emulator().start()
-        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
+        super().setUpClass()
         cls.client.pool.add(bm.PoolAddParameter(
             id="lowpri", vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(),
             target_low_priority_nodes=1,
             start_task=bm.StartTask(command_line="/bin/sh -c 'echo installed > $AZ_BATCH_NODE_SHARED_DIR/deps'",
                                     wait_for_success=True)))
         cls.client.job.add(bm.JobAddParameter(id="mnist", pool_info=bm.PoolInformation(pool_id="lowpri")))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.emu.close()
 
     def done(self, job_id, task_id, timeout=60):
         def completed():

@@ -13,26 +13,15 @@ import requests
 from azure.batch.batch_auth import SharedKeyAuth
 from azure.storage.blob import BlobServiceClient, generate_blob_sas
 
-from azure.batch import BatchServiceClient
 from azure.batch import models as bm
-from azure.batch.batch_auth import SharedKeyCredentials
 
 import harness
-from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration
+from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, BatchTestCase, vm_configuration
 
 SLEEP = "/bin/sleep 60"
 
 
-class BatchLifecycle(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.emu = harness.Emulator().start()
-        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.emu.close()
-
+class BatchLifecycle(BatchTestCase):
     def pool(self, pool_id, dedicated=1, low_priority=0, slots=1, start_task=None):
         self.client.pool.add(bm.PoolAddParameter(
             id=pool_id, vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),

@@ -28,16 +28,23 @@ def vm_configuration():
         node_agent_sku_id="batch.node.ubuntu 20.04")
 
 
-class BatchPools(unittest.TestCase):
+class BatchTestCase(unittest.TestCase):
+    """One emulator for the class (with emulator_args) and an azure-batch client of devbatchaccount1."""
+    emulator_args = []
+
     @classmethod
     def setUpClass(cls):
-        cls.emu = harness.Emulator(args=["--batch-account", f"{OTHER}:{OTHER_KEY}"]).start()
+        cls.emu = harness.Emulator(args=list(cls.emulator_args)).start()
         cls.url = cls.emu.endpoints["batch"]
         cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.url)
 
     @classmethod
     def tearDownClass(cls):
         cls.emu.close()
+
+
+class BatchPools(BatchTestCase):
+    emulator_args = ["--batch-account", f"{OTHER}:{OTHER_KEY}"]
 
     def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
         headers = {"Content-Type": "application/json; odata=minimalmetadata"}
@@ -156,18 +163,9 @@ class BatchPools(unittest.TestCase):
         self.assertIn("for-az", [p["id"] for p in json.loads(r.stdout)])
 
 
-class BatchNodes(unittest.TestCase):
+class BatchNodes(BatchTestCase):
     """A pool's compute nodes: they join for its targets, run its start task without a shell,
     leave on a resize down or a delete."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.emu = harness.Emulator().start()
-        cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.emu.endpoints["batch"])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.emu.close()
 
     def add(self, pool_id, command_line, dedicated=0, low_priority=0, retries=0, wait=True):
         self.client.pool.add(bm.PoolAddParameter(
