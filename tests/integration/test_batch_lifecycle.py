@@ -312,6 +312,43 @@ class BatchLifecycle(BatchTestCase):
         error = self.error(self.client.pool.remove_nodes, "p-rm", bm.NodeRemoveParameter(node_list=["tvmps_none_d"]))
         self.assertEqual(error.code, "InvalidPropertyValue")
 
+    def test_bad_requests_name_what_is_wrong(self):
+        self.pool("p-bad")
+        self.job("j-bad", "p-bad")
+        self.task("j-bad", "t", "/bin/true")
+        node_id = next(iter(self.client.compute_node.list("p-bad"))).id
+
+        def refused(method, path, body, status, code, field=None):
+            r = self.raw(method, path, body)
+            self.assertEqual((r.status_code, r.json()["code"]), (status, code), f"{method} {path}: {r.text}")
+            if field:
+                self.assertIn(field, [v["value"] for v in r.json().get("values", [])], r.text)
+        refused("POST", "/jobs/j-bad/disable", {}, 400, "MissingRequiredProperty", "disableTasks")
+        refused("POST", "/jobs/j-bad/disable", {"disableTasks": "later"}, 400, "InvalidPropertyValue", "disableTasks")
+        refused("POST", "/jobs/j-bad/terminate", "{not json", 400, "InvalidRequestBody")
+        refused("PATCH", "/jobs/j-bad", {"priority": 5000}, 400, "InvalidPropertyValue", "priority")
+        refused("PATCH", "/jobs/j-bad", {"constraints": {"maxWallClockTime": "forever"}}, 400, "InvalidPropertyValue",
+                "constraints.maxWallClockTime")
+        refused("PUT", "/jobs/j-bad", {"priority": 1}, 400, "MissingRequiredProperty", "poolInfo")
+        refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "constraints": {"retentionTime": 7}}, 400,
+                "InvalidPropertyValue", "constraints.retentionTime")
+        refused("PUT", "/jobs/j-bad/tasks/nope", {"constraints": {}}, 404, "TaskNotFound")
+        refused("POST", "/jobs/nope/tasks/t/terminate", None, 404, "JobNotFound")
+        refused("POST", f"/pools/p-bad/nodes/{node_id}/reboot", {"nodeRebootOption": "sometimes"}, 400, "InvalidPropertyValue",
+                "nodeRebootOption")
+        refused("POST", f"/pools/p-bad/nodes/{node_id}/disablescheduling", {"nodeDisableSchedulingOption": 3}, 400,
+                "InvalidPropertyValue", "nodeDisableSchedulingOption")
+        refused("POST", "/pools/p-bad/removenodes", {"nodeList": "all"}, 400, "InvalidPropertyValue", "nodeList")
+        refused("POST", "/pools/p-bad/removenodes", {"nodeList": [node_id], "resizeTimeout": "soon"}, 400, "InvalidPropertyValue",
+                "resizeTimeout")
+        refused("POST", "/pools/nope/nodes/x/reboot", {}, 404, "PoolNotFound")
+        refused("GET", f"/pools/p-bad/nodes/{node_id}/files?maxresults=0", None, 400, "InvalidQueryParameterValue", "maxresults")
+        refused("POST", "/pools/p-bad/enableautoscale", {"autoScaleFormula": "$TargetDedicatedNodes = 1;",
+                                                        "autoScaleEvaluationInterval": "PT1M"}, 400, "InvalidPropertyValue",
+                "autoScaleEvaluationInterval")
+        self.assertEqual(self.client.job.get("j-bad").state, bm.JobState.active)  # nothing refused changed anything
+        self.assertEqual(self.client.job.get("j-bad").priority, 0)
+
     def test_a_preempted_node_stays_preempted_until_it_is_replaced(self):
         self.pool("p-pre", dedicated=0, low_priority=1)
         node_id = next(iter(self.client.compute_node.list("p-pre"))).id

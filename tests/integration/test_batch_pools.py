@@ -42,15 +42,17 @@ class BatchTestCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.emu.close()
 
+    def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
+        """A request as the SDK signs it, with a body of our own (malformed ones too)."""
+        headers = {"Content-Type": "application/json; odata=minimalmetadata"}
+        data = None if body is None else (body if isinstance(body, str) else json.dumps(body))
+        separator = "&" if "?" in path else "?"
+        return requests.request(method, f"{self.url}{path}{separator}api-version={API}", data=data, headers=headers,
+                                auth=SharedKeyAuth("authorization", account, key) if auth else None)
+
 
 class BatchPools(BatchTestCase):
     emulator_args = ["--batch-account", f"{OTHER}:{OTHER_KEY}"]
-
-    def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
-        headers = {"Content-Type": "application/json; odata=minimalmetadata"}
-        data = None if body is None else (body if isinstance(body, str) else json.dumps(body))
-        return requests.request(method, f"{self.url}{path}?api-version={API}", data=data, headers=headers,
-                                auth=SharedKeyAuth("authorization", account, key) if auth else None)
 
     def error_of(self, call):
         with self.assertRaises(bm.BatchErrorException) as caught:
