@@ -19,7 +19,9 @@ from azure.batch.batch_auth import SharedKeyCredentials
 from azure.batch.custom.custom_errors import CreateTasksErrorException
 
 import harness
+from test_batch_images import IMAGE_ID
 from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, BatchTestCase, vm_configuration
+from test_jobs_containers import sandbox_works
 
 TRAIN = r'''
 import json, os
@@ -206,28 +208,31 @@ class AutoScale(unittest.TestCase):
         harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 1, timeout=30, what="a manual resize")
 
 
+# Trains once data/go has come with its resource files: the first run (before the test uploads
+# it) waits to be pre-empted.
 SEED = r'''
-import glob, json, os, time
+import json, os, time
 wd = os.environ["AZ_BATCH_TASK_WORKING_DIR"]
-marker = os.path.join(os.environ["AZ_BATCH_NODE_ROOT_DIR"], "..", "first-run-done")
 rows = open(os.path.join(wd, "data", "train.csv")).read().split()[1:]
-if not os.path.exists(marker):
-    open(marker, "w").close()
+if not os.path.exists(os.path.join(wd, "data", "go")):
     print("started on", os.environ["AZ_BATCH_NODE_ID"], flush=True)
     time.sleep(600)
 os.makedirs(os.path.join(wd, "model"), exist_ok=True)
-json.dump({"rows": len(rows)}, open(os.path.join(wd, "model", "mnist.json"), "w"))
+json.dump({"rows": len(rows), "gpus": os.environ["CUDA_VISIBLE_DEVICES"], "root": os.environ["AZ_BATCH_NODE_ROOT_DIR"]},
+          open(os.path.join(wd, "model", "mnist.json"), "w"))
 print("trained on", len(rows), "rows")
 '''
 
 
 class FourthSeed(unittest.TestCase):
-    """The fourth seed through Azure Batch: a low-priority pool with a start task, a task whose
+    """The fourth seed through Azure Batch: a low-priority GPU pool from a custom image (the host's
+    root as its local root, in a sandbox where bubblewrap works) with a start task, a task whose
     data comes from a blob container (resourceFiles) and whose model and logs go to another
     (outputFiles), pre-empted once and requeued without spending a retry."""
 
     def test_preempted_requeued_and_its_files_in_blob_storage(self):
-        emu = harness.Emulator().start()
+        sandboxed = sandbox_works()
+        emu = harness.Emulator(args=["--gpus", "fake:1"] + (["--image", "mnist-gpu=/"] if sandboxed else [])).start()
         self.addCleanup(emu.close)
         client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=emu.endpoints["batch"])
         blobs = BlobServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
@@ -239,8 +244,10 @@ class FourthSeed(unittest.TestCase):
         read_sas = generate_container_sas(harness.DEV_ACCOUNT, "input", account_key=harness.DEV_KEY, permission="rl", expiry=expiry)
         write_sas = generate_container_sas(harness.DEV_ACCOUNT, "output", account_key=harness.DEV_KEY, permission="rwl", expiry=expiry)
 
+        image = bm.VirtualMachineConfiguration(image_reference=bm.ImageReference(virtual_machine_image_id=IMAGE_ID),
+                                               node_agent_sku_id="batch.node.ubuntu 20.04")
         client.pool.add(bm.PoolAddParameter(
-            id="seed4", vm_size="STANDARD_NC6", virtual_machine_configuration=vm_configuration(), target_low_priority_nodes=1,
+            id="seed4", vm_size="STANDARD_NC6", virtual_machine_configuration=image, target_low_priority_nodes=1,
             start_task=bm.StartTask(command_line="/bin/sh -c 'echo pip install done'", wait_for_success=True)))
         client.job.add(bm.JobAddParameter(id="mnist", pool_info=bm.PoolInformation(pool_id="seed4")))
         output = lambda pattern, path, condition: bm.OutputFile(
@@ -262,6 +269,7 @@ class FourthSeed(unittest.TestCase):
                 return None
             return text.split()[-1] if text.startswith("started on") else None
         first_node = harness.wait_for(first_run, timeout=30, what="the first run to start")
+        blobs.get_blob_client("input", "data/go").upload_blob(b"")  # for the next run's resource files
         r = requests.post(f"{emu.endpoints['batch']}/emulator/pools/seed4/nodes/{first_node}/preempt",
                           auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
         self.assertEqual(r.status_code, 200, r.text)
@@ -275,7 +283,13 @@ class FourthSeed(unittest.TestCase):
         self.assertEqual((info.exit_code, info.result, info.requeue_count, info.retry_count),
                          (0, bm.TaskExecutionResult.success, 1, 0))
         self.assertNotEqual(task.node_info.node_id, first_node)
-        self.assertEqual(json.loads(blobs.get_blob_client("output", "model/mnist.json").download_blob().readall()), {"rows": 3})
+        model = json.loads(blobs.get_blob_client("output", "model/mnist.json").download_blob().readall())
+        self.assertEqual(model["rows"], 3)
+        if sandboxed:  # the node's GPU renumbered from 0 in its sandbox, the service's paths
+            self.assertEqual((model["gpus"], model["root"]), ("0", "/mnt/batch/tasks"))
+        else:
+            self.assertRegex(model["gpus"], r"^GPU-")
+            self.assertTrue(model["root"].startswith(emu.location), model["root"])
         log = blobs.get_blob_client("output", "logs/stdout.txt").download_blob().readall().decode()
         self.assertEqual(log, "trained on 3 rows\n")
         self.assertIn("logs/stderr.txt", [b.name for b in blobs.get_container_client("output").list_blobs()])
