@@ -3,6 +3,7 @@
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/storage_accounts.h"
 
 namespace bai::arm {
 namespace {
@@ -23,7 +24,7 @@ void complete_delete(ArmContext& ctx, const Operation& op) {
         if (removed.type == kind::kJob) ctx.engine.job_deleted(removed);
         if (removed.type == kind::kCluster) ctx.engine.cluster_deleted(removed);
         if (removed.type == kind::kFileServer) ctx.engine.file_server_deleted(removed);
-        if (removed.type == kind::kStorageAccount) ctx.accounts.remove(removed.body["name"].get<std::string>());
+        if (removed.type == kind::kStorageAccount) forget_storage_account(ctx, removed.body["name"].get<std::string>());
     }
 }
 

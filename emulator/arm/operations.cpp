@@ -99,8 +99,24 @@ void OperationTracker::save(const Operation& op) {
     });
 }
 
+size_t OperationTracker::forget_finished_before(time::TimePoint cutoff) {
+    size_t forgotten = 0;
+    const std::string finished = " FROM arm_operations WHERE status != 'InProgress' AND end_ticks < ?";
+    db_.transaction([&](db::Database& db) {
+        auto count = db.prepare("SELECT COUNT(*)" + finished);
+        count.bind(1, time::to_ticks(cutoff));
+        if (count.step()) forgotten = static_cast<size_t>(count.column_int(0));
+        if (forgotten == 0) return;
+        auto remove = db.prepare("DELETE" + finished);
+        remove.bind(1, time::to_ticks(cutoff));
+        remove.run();
+    });
+    return forgotten;
+}
+
 void OperationTracker::start(Completer completer) {
     completer_ = std::move(completer);
+    forget_finished_before(time::now() - kKeepFinished);
     std::vector<std::string> left;
     db_.read([&](db::Database& db) {
         auto s = db.prepare("SELECT id FROM arm_operations WHERE status = 'InProgress' ORDER BY start_ticks");
@@ -158,10 +174,22 @@ bool OperationTracker::idle() const {
 
 void OperationTracker::run_worker() {
     std::unique_lock lock(mutex_);
+    auto next_forget = std::chrono::steady_clock::now() + std::chrono::hours(1);
     while (true) {
         if (stopping_) return;
+        if (std::chrono::steady_clock::now() >= next_forget) {
+            next_forget = std::chrono::steady_clock::now() + std::chrono::hours(1);
+            lock.unlock();
+            try {
+                forget_finished_before(time::now() - kKeepFinished);
+            } catch (const std::exception& e) {
+                log::error(std::string("forgetting finished operations failed: ") + e.what());
+            }
+            lock.lock();
+            continue;
+        }
         if (pending_.empty()) {
-            wake_.wait(lock);
+            wake_.wait_until(lock, next_forget);
             continue;
         }
         if (pending_.top().first > std::chrono::steady_clock::now()) {

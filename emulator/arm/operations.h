@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/db/database.h"
+#include "common/time/timestamps.h"
 
 namespace bai::arm {
 
@@ -56,6 +57,11 @@ public:
     std::optional<Operation> get(const std::string& id) const;
     // Nothing pending and nothing being completed.
     bool idle() const;
+    // Forgets the operations that finished before `cutoff` (their status URLs answer 404 then);
+    // how many. The worker does it for those finished kKeepFinished ago, at start and hourly, so
+    // that the table does not grow without end.
+    size_t forget_finished_before(time::TimePoint cutoff);
+    static constexpr std::chrono::hours kKeepFinished{24};
 
     // The two polling URLs of an operation, after the base URL, without the query.
     static std::string results_path(const Operation& op);

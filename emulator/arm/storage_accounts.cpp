@@ -1,6 +1,7 @@
 #include "emulator/arm/storage_accounts.h"
 
 #include "common/crypto/random_id.h"
+#include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_ids.h"
@@ -146,6 +147,36 @@ void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& sc
 
 }  // namespace
 
+// An account deleted takes its containers and shares with it, as in the cloud: a new account of
+// that name starts empty.
+void forget_storage_account(ArmContext& ctx, const std::string& account) {
+    ctx.accounts.remove(account);
+    storage::ListOptions everything;
+    for (;;) {
+        storage::ContainerListPage page = ctx.blobs.list_containers(account, everything);
+        for (const storage::ContainerInfo& container : page.containers) {
+            try {
+                ctx.blobs.delete_container(account, container.name, {});
+            } catch (const std::exception& e) {
+                log::error("storage account " + account + " deleted: its container " + container.name + " stays: " + e.what());
+            }
+        }
+        if (page.next_marker.empty() || page.containers.empty()) break;
+    }
+    for (;;) {
+        storage::SharePage page = ctx.files.list_shares(account, everything);
+        for (const storage::ShareInfo& share : page.shares) {
+            try {
+                ctx.files.delete_share(account, share.name);
+            } catch (const std::exception& e) {
+                log::error("storage account " + account + " deleted: its share " + share.name + " stays: " + e.what());
+            }
+        }
+        if (page.next_marker.empty() || page.shares.empty()) break;
+    }
+}
+
+
 storage::Account account_of(const StoredResource& stored) {
     return {stored.body["name"], stored.body["_keys"]["key1"], stored.body["_keys"]["key2"]};
 }
@@ -167,7 +198,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);
                    auto removed = ctx.store.remove_tree(account_id(p));
-                   if (!removed.empty()) ctx.accounts.remove(p["accountName"]);
+                   if (!removed.empty()) forget_storage_account(ctx, p["accountName"]);
                    res.status = removed.empty() ? 204 : 200;
                });
     router.add("POST", std::string(kAccountPath) + "/listKeys", Versions::any_dated, ns + "listkeys/action",

@@ -14,7 +14,6 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -264,17 +263,9 @@ private:
 
 template <typename T>
 T PoolNodes::ask(std::function<T()> question) {
-    auto result = std::make_shared<std::promise<T>>();
-    std::future<T> future = result->get_future();
-    post([question, result] {
-        try {
-            result->set_value(question());
-        } catch (...) {
-            result->set_exception(std::current_exception());
-        }
-    });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) throw_no_answer();
-    return future.get();
+    std::optional<T> answer = events_.ask<T>(std::move(question));
+    if (!answer) throw_no_answer();
+    return std::move(*answer);
 }
 
 }  // namespace bai::batch

@@ -3,9 +3,12 @@
 // engine's other threads: clock.h). The job engine and the Batch nodes each run one.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -28,6 +31,23 @@ public:
     std::optional<Batch> take(std::optional<time::TimePoint> deadline);
     // Makes take answer nullopt; false when it was stopped already.
     bool stop();
+
+    // Runs `question` on the thread that takes the events and waits, in real time, for its answer
+    // (or rethrows its exception); nullopt when none came within `patience`.
+    template <typename T>
+    std::optional<T> ask(std::function<T()> question, std::chrono::seconds patience = std::chrono::seconds(30)) {
+        auto result = std::make_shared<std::promise<T>>();
+        std::future<T> future = result->get_future();
+        post([question = std::move(question), result] {
+            try {
+                result->set_value(question());
+            } catch (...) {
+                result->set_exception(std::current_exception());
+            }
+        });
+        if (future.wait_for(patience) != std::future_status::ready) return std::nullopt;
+        return future.get();
+    }
 
 private:
     Clock& clock_;

@@ -885,24 +885,17 @@ json LocalEngine::cores_in_use(const std::string& location) {
 }
 
 std::optional<json> LocalEngine::change_node(const std::string& node_id, NodeChange change) {
-    auto result = std::make_shared<std::promise<std::optional<json>>>();
-    std::future<std::optional<json>> future = result->get_future();
-    post([this, node_id, result, change] {
-        size_t index = 0;
-        ClusterState* cluster = cluster_of_node(node_id, index);
-        if (!cluster) return result->set_value(std::nullopt);
-        try {
-            json answer = change(*cluster, index);
+    std::optional<std::optional<json>> answer =
+        events_.ask<std::optional<json>>([this, node_id, change]() -> std::optional<json> {
+            size_t index = 0;
+            ClusterState* cluster = cluster_of_node(node_id, index);
+            if (!cluster) return std::nullopt;
+            json changed = change(*cluster, index);
             write_cluster(*cluster);
-            result->set_value(std::move(answer));
-        } catch (...) {
-            result->set_exception(std::current_exception());
-        }
-    });
-    if (future.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
-        throw std::runtime_error("the job engine did not answer");
-    }
-    return future.get();
+            return changed;
+        });
+    if (!answer) throw std::runtime_error("the job engine did not answer");
+    return *answer;
 }
 
 std::optional<json> LocalEngine::preempt(const std::string& node_id) {

@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "common/db/database.h"
 #include "emulator/arm/arm_request.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/operations.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
@@ -224,6 +228,28 @@ TEST_F(ArmStoreTest, AtomicallyRollsBackEverythingOnAnException) {
 
 // A data directory written before seq became the rowid (schema version 2) keeps its resources,
 // their order and their continuation.
+TEST(ArmOperations, FinishedOnesAreForgottenAfterTheirTimeInProgressOnesNever) {
+    bai::testing::TestDir dir;
+    auto db = db::Database::open(dir / "state.db");
+    OperationTracker::migrate(*db);
+    OperationTracker quick(*db, std::chrono::milliseconds(0));
+    quick.start([](const Operation&) {});
+    Operation done = quick.begin(Operation{"", "delete", "/r/a", "", "Microsoft.BatchAI", "s", "eastus", "2018-05-01"});
+    for (int i = 0; i < 500 && !(quick.get(done.id) && quick.get(done.id)->status == "Succeeded"); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    quick.stop();
+    ASSERT_EQ(quick.get(done.id)->status, "Succeeded");
+    OperationTracker slow(*db, std::chrono::hours(1));
+    slow.start([](const Operation&) {});
+    Operation waiting = slow.begin(Operation{"", "delete", "/r/b", "", "Microsoft.BatchAI", "s", "eastus", "2018-05-01"});
+    EXPECT_EQ(slow.forget_finished_before(time::now() - std::chrono::hours(1)), 0u);  // too recent
+    EXPECT_EQ(slow.forget_finished_before(time::now() + std::chrono::seconds(1)), 1u);
+    EXPECT_FALSE(slow.get(done.id));
+    EXPECT_EQ(slow.get(waiting.id)->status, "InProgress");
+    slow.stop();
+}
+
 TEST(ArmStoreMigration, ResourcesOfSchemaTwoSurvive) {
     bai::testing::TestDir dir;
     auto db = db::Database::open(dir / "state.db");

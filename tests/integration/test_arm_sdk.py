@@ -303,12 +303,27 @@ class ArmAroundBatchAiTest(unittest.TestCase):
             self.storage.storage_accounts.begin_create("rg-st", "devstoreaccount1", {
                 "location": "eastus", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}}).result()
         self.assertEqual(caught.exception.status_code, 409)
+        ShareServiceClient.from_connection_string(conn).create_share("scripts")
         self.storage.storage_accounts.delete("rg-st", "mldata01")
         with self.assertRaises(ResourceNotFoundError):
             self.storage.storage_accounts.get_properties("rg-st", "mldata01")
         with self.assertRaises(HttpResponseError) as caught:
             BlobServiceClient.from_connection_string(conn).create_container("gone")
         self.assertIn(caught.exception.status_code, (403, 404))
+        # Its containers and shares went with it: an account of the same name starts empty, also
+        # when it goes with its resource group.
+        for delete in (lambda: self.storage.storage_accounts.delete("rg-st", "mldata01"),
+                       lambda: self.resources.resource_groups.begin_delete("rg-st").result()):
+            self.resources.resource_groups.create_or_update("rg-st", {"location": "eastus"})
+            self.storage.storage_accounts.begin_create("rg-st", "mldata01", {
+                "location": "eastus", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}}).result()
+            key = self.storage.storage_accounts.list_keys("rg-st", "mldata01").keys[0].value
+            conn = harness.connection_string(self.emu.endpoints, "mldata01", key)
+            self.assertEqual([c.name for c in BlobServiceClient.from_connection_string(conn).list_containers()], [])
+            self.assertEqual([s.name for s in ShareServiceClient.from_connection_string(conn).list_shares()], [])
+            BlobServiceClient.from_connection_string(conn).create_container("models")
+            ShareServiceClient.from_connection_string(conn).create_share("scripts")
+            delete()
 
 
 if __name__ == "__main__":
