@@ -42,6 +42,47 @@ class BatchTestCase(unittest.TestCase):
     def tearDownClass(cls):
         cls.emu.close()
 
+    def pool(self, pool_id, dedicated=1, low_priority=0, slots=1, start_task=None):
+        self.client.pool.add(bm.PoolAddParameter(
+            id=pool_id, vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+            target_dedicated_nodes=dedicated, target_low_priority_nodes=low_priority, task_slots_per_node=slots,
+            start_task=start_task))
+        harness.wait_for(lambda: self.client.pool.get(pool_id).allocation_state == bm.AllocationState.steady,
+                         what=f"pool {pool_id} to be steady")
+
+    def job(self, job_id, pool_id, **kwargs):
+        self.client.job.add(bm.JobAddParameter(id=job_id, pool_info=bm.PoolInformation(pool_id=pool_id), **kwargs))
+
+    def task(self, job_id, task_id, command_line, **kwargs):
+        self.client.task.add(job_id, bm.TaskAddParameter(id=task_id, command_line=command_line, **kwargs))
+
+    def state_of(self, job_id, task_id, state, timeout=30):
+        def reached():
+            task = self.client.task.get(job_id, task_id)
+            return task if task.state == state else None
+        return harness.wait_for(reached, timeout=timeout, what=f"task {task_id} to be {state}")
+
+    def job_state(self, job_id, state, timeout=30):
+        def reached():
+            job = self.client.job.get(job_id)
+            return job if job.state == state else None
+        return harness.wait_for(reached, timeout=timeout, what=f"job {job_id} to be {state}")
+
+    def node_state(self, pool_id, node_id, state, timeout=30):
+        def reached():
+            node = self.client.compute_node.get(pool_id, node_id)
+            return node if node.state == state else None
+        return harness.wait_for(reached, timeout=timeout, what=f"node {node_id} to be {state}")
+
+    def error(self, call, *args, **kwargs):
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            call(*args, **kwargs)
+        return caught.exception.error
+
+    def preempt(self, pool_id, node_id, body=None):
+        return requests.post(f"{self.emu.endpoints['batch']}/emulator/pools/{pool_id}/nodes/{node_id}/preempt", json=body,
+                             auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
+
     def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
         """A request as the SDK signs it, with a body of our own (malformed ones too)."""
         headers = {"Content-Type": "application/json; odata=minimalmetadata"}
