@@ -21,9 +21,11 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "emulator/batch/autoscale_formula.h"
+#include "emulator/batch/batch_error.h"
 #include "emulator/batch/entity_store.h"
 #include "emulator/batch/node_image.h"
 #include "emulator/batch/task_process.h"
@@ -263,9 +265,29 @@ private:
 
 template <typename T>
 T PoolNodes::ask(std::function<T()> question) {
-    std::optional<T> answer = events_.ask<T>(std::move(question));
+    // A BatchError comes back as plain data and is thrown anew here: an exception (or the
+    // message of a runtime_error) handed between threads is freed by libstdc++'s own reference
+    // count, which ThreadSanitizer cannot see and reports as a race with the thread that read it.
+    struct Error {
+        int status;
+        std::string code;
+        std::string message;
+        std::vector<std::pair<std::string, std::string>> values;
+    };
+    using Answer = std::variant<T, Error>;
+    std::optional<Answer> answer = events_.ask<Answer>([question = std::move(question)]() -> Answer {
+        try {
+            return Answer(std::in_place_index<0>, question());
+        } catch (const BatchError& e) {
+            return Answer(std::in_place_index<1>, Error{e.status, e.code, std::string(e.what()), e.values});
+        }
+    });
     if (!answer) throw_no_answer();
-    return std::move(*answer);
+    if (answer->index() == 1) {
+        const Error& e = std::get<1>(*answer);
+        throw BatchError(e.status, e.code, e.message, e.values);
+    }
+    return std::get<0>(std::move(*answer));
 }
 
 }  // namespace bai::batch

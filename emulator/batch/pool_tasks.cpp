@@ -29,6 +29,12 @@ std::string run_key_of(const std::string& account, const std::string& job, const
 
 std::string job_prefix(const std::string& account, const std::string& job) { return account + "/" + text::lower(job) + "/"; }
 
+// A job's maxWallClockTime runs while it is active or disabled.
+bool counts_wall_clock(const StoredEntity& job) {
+    const std::string state = job.body.value("state", "");
+    return state == "active" || state == "disabled";
+}
+
 std::vector<json> tasks_of_job(const EntityStore& store, const std::string& account, const std::string& job_id) {
     std::vector<json> tasks;
     std::optional<std::int64_t> next;
@@ -54,25 +60,29 @@ void PoolNodes::queue_job_tasks(const StoredEntity& job) {
     schedule(key);
 }
 
-// Tasks of active jobs wait again for a slot; those that were running when the emulator stopped
-// were lost with their node, as when a node fails: requeued.
+// Tasks that were running when the emulator stopped were lost with their node, as when a node
+// fails: requeued (ended, when their job was being terminated). Tasks of active jobs wait again
+// for a slot; a job being terminated or deleted goes on with it.
 void PoolNodes::recover_tasks() {
     const std::string now = now_text();
     for (const StoredEntity& job : store_.all(kJobs)) {
         const std::string job_id = job.body.value("id", "");
         const std::string state = job.body.value("state", "");
-        if (state == "terminating") terminate_job(job.account, job_id, "");
-        if (state == "deleting") job_deleting(job.account, job_id);
-        if (state != "active") continue;
         for (const json& task : tasks_of_job(store_, job.account, job_id)) {
             const std::string task_state = task.value("state", "");
             if (task_state != "running" && task_state != "preparing") continue;
             store_.update(job.account, tasks_of(job_id), task.value("id", ""), [&](json& doc) {
-                requeue_document(doc, now);
+                if (state == "terminating") {
+                    end_without_retry(doc, task_ended(), now);
+                } else {
+                    requeue_document(doc, now);
+                }
                 return true;
             });
         }
-        queue_job_tasks(job);
+        if (state == "terminating") terminate_job(job.account, job_id, "");
+        if (state == "deleting") job_deleting(job.account, job_id);
+        if (state == "active") queue_job_tasks(job);
         arm_job_clock(job.account, job_id);
     }
 }
@@ -400,13 +410,13 @@ void PoolNodes::arm_job_clock(const std::string& account, const std::string& job
         return true;
     });
     job = store_.get(account, kJobs, job_id);
-    if (!job || job->body.value("state", "") != "active") return;
+    if (!job || !counts_wall_clock(*job)) return;
     std::optional<std::chrono::seconds> limit = limit_of(job->body.value("constraints", json::object()), "maxWallClockTime");
     if (!limit) return;
     const time::TimePoint deadline = time::from_ticks(job->body.value("_addedTicks", std::int64_t{0})) + *limit;
     at(deadline, [this, account, job_id, deadline] {
         std::optional<StoredEntity> now = store_.get(account, kJobs, job_id);
-        if (!now || now->body.value("state", "") != "active") return;
+        if (!now || !counts_wall_clock(*now)) return;
         std::optional<std::chrono::seconds> limit = limit_of(now->body.value("constraints", json::object()), "maxWallClockTime");
         if (!limit) return;
         const time::TimePoint due = time::from_ticks(now->body.value("_addedTicks", std::int64_t{0})) + *limit;

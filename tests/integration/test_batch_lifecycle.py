@@ -2,15 +2,19 @@
 disabled and enabled, patched to terminate once its tasks are complete, ended by a failing task's
 exit conditions and by its maxWallClockTime; a task terminated, deleted, stopped at its
 maxWallClockTime, its directory gone after its retentionTime; task counts; bad requests answered
-with the field named. (Nodes' lives: test_batch_node_actions.)"""
+with the field named; what a crash of the emulator does to them. (Nodes' lives:
+test_batch_node_actions.)"""
+import signal
 import time
 import unittest
 from datetime import timedelta
 
+from azure.batch import BatchServiceClient
 from azure.batch import models as bm
+from azure.batch.batch_auth import SharedKeyCredentials
 
 import harness
-from test_batch_pools import BatchTestCase
+from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, BatchTestCase, vm_configuration
 
 SLEEP = "/bin/sleep 60"
 
@@ -190,6 +194,45 @@ class BatchLifecycle(BatchTestCase):
                 "autoScaleEvaluationInterval")
         self.assertEqual(self.client.job.get("j-bad").state, bm.JobState.active)  # nothing refused changed anything
         self.assertEqual(self.client.job.get("j-bad").priority, 0)
+
+
+
+class BatchRestart(unittest.TestCase):
+    """Nodes do not survive the emulator; what ran on them does: a running task is requeued
+    (requeueCount 1) and runs again, a disabled job's running task is requeued and waits, a job's
+    maxWallClockTime still counts from when it was added."""
+
+    def test_a_crash_requeues_running_tasks_and_keeps_job_clocks(self):
+        first = harness.Emulator().start()
+        self.addCleanup(first.close)
+        client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=first.endpoints["batch"])
+        client.pool.add(bm.PoolAddParameter(id="p", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+                                            target_dedicated_nodes=2))
+        for job_id in ("active", "held"):
+            client.job.add(bm.JobAddParameter(id=job_id, pool_info=bm.PoolInformation(pool_id="p")))
+            client.task.add(job_id, bm.TaskAddParameter(id="t", command_line="/bin/sleep 60"))
+        client.job.add(bm.JobAddParameter(id="timed", pool_info=bm.PoolInformation(pool_id="p"),
+                                          constraints=bm.JobConstraints(max_wall_clock_time=timedelta(seconds=4))))
+        for job_id in ("active", "held"):
+            harness.wait_for(lambda: client.task.get(job_id, "t").state == bm.TaskState.running, what=f"{job_id}/t to run")
+        client.job.disable("held", bm.DisableJobOption.wait)
+        first.stop(signal.SIGKILL)
+
+        second = harness.Emulator(location=first.location).start()
+        self.addCleanup(second.close)
+        client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=second.endpoints["batch"])
+
+        def running_again():
+            task = client.task.get("active", "t")
+            return task if task.state == bm.TaskState.running else None
+        task = harness.wait_for(running_again, what="the requeued task to run again")
+        self.assertEqual((task.execution_info.requeue_count, task.execution_info.retry_count), (1, 0))
+        held = client.task.get("held", "t")
+        self.assertEqual((held.state, held.execution_info.requeue_count), (bm.TaskState.active, 1))
+        job = harness.wait_for(lambda: (j := client.job.get("timed")).state == bm.JobState.completed and j, timeout=15,
+                               what="the timed job to complete")
+        self.assertEqual(job.execution_info.terminate_reason, "MaxWallClockTimeExpiry")
+        self.assertEqual(len(list(client.compute_node.list("p"))), 2)
 
 
 if __name__ == "__main__":
