@@ -134,17 +134,22 @@ class BatchJobs(BatchTestCase):
         self.assertEqual((info.exit_code, info.requeue_count, info.retry_count), (0, 1, 0))
         self.assertEqual(self.read("requeue", "long", "stdout.txt"), "done\n")
 
-    def test_az_batch_task_list(self):
-        self.client.task.add("mnist", bm.TaskAddParameter(id="for-az", command_line="true"))
-        self.done("mnist", "for-az")
+    def az(self, *args):
         env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(self.emu.location, "az"))
-        r = subprocess.run(["az", "batch", "task", "list", "--job-id", "mnist", "--account-name", DEV_BATCH,
-                            "--account-key", DEV_BATCH_KEY, "--account-endpoint", self.emu.endpoints["batch"], "-o", "json"],
+        r = subprocess.run(["az", "batch", *args, "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
+                            "--account-endpoint", self.emu.endpoints["batch"], "-o", "json"],
                            capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
-        tasks = {t["id"]: t for t in json.loads(r.stdout)}
+        return json.loads(r.stdout) if r.stdout.strip() else None
+
+    def test_az_batch_task_list_and_files(self):
+        self.client.task.add("mnist", bm.TaskAddParameter(id="for-az", command_line="/bin/sh -c 'mkdir out; echo 1 > out/m'"))
+        self.done("mnist", "for-az")
+        tasks = {t["id"]: t for t in self.az("task", "list", "--job-id", "mnist")}
         self.assertEqual(tasks["for-az"]["state"], "completed")
         self.assertEqual(tasks["for-az"]["executionInfo"]["exitCode"], 0)
+        names = [f["name"] for f in self.az("task", "file", "list", "--job-id", "mnist", "--task-id", "for-az", "--recursive", "true")]
+        self.assertIn("wd/out/m", names)
 
     def test_jobs_are_listed_refused_and_deleted(self):
         self.client.job.add(bm.JobAddParameter(id="doomed", pool_info=bm.PoolInformation(pool_id="lowpri")))
