@@ -885,17 +885,28 @@ json LocalEngine::cores_in_use(const std::string& location) {
 }
 
 std::optional<json> LocalEngine::change_node(const std::string& node_id, NodeChange change) {
-    std::optional<std::optional<json>> answer =
-        events_.ask<std::optional<json>>([this, node_id, change]() -> std::optional<json> {
-            size_t index = 0;
-            ClusterState* cluster = cluster_of_node(node_id, index);
-            if (!cluster) return std::nullopt;
+    // A refusal (std::invalid_argument) comes back as its message and is thrown anew here, not
+    // through the promise: an exception handed between threads is freed by libstdc++'s own
+    // reference count, which ThreadSanitizer cannot see.
+    struct Answer {
+        std::optional<json> changed;
+        std::optional<std::string> refused;
+    };
+    std::optional<Answer> answer = events_.ask<Answer>([this, node_id, change]() -> Answer {
+        size_t index = 0;
+        ClusterState* cluster = cluster_of_node(node_id, index);
+        if (!cluster) return {};
+        try {
             json changed = change(*cluster, index);
             write_cluster(*cluster);
-            return changed;
-        });
+            return {std::move(changed), std::nullopt};
+        } catch (const std::invalid_argument& e) {
+            return {std::nullopt, std::string(e.what())};
+        }
+    });
     if (!answer) throw std::runtime_error("the job engine did not answer");
-    return *answer;
+    if (answer->refused) throw std::invalid_argument(*answer->refused);
+    return answer->changed;
 }
 
 std::optional<json> LocalEngine::preempt(const std::string& node_id) {
