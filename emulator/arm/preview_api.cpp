@@ -8,6 +8,7 @@
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/clusters.h"
 #include "emulator/arm/jobs.h"
+#include "emulator/arm/odata_filter.h"
 #include "emulator/arm/output_files.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
@@ -179,23 +180,38 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
     });
 }
 
+// The preview's lists take OData $filter and $select (odata_filter.h) over the documents they
+// return; the pages hold the documents that pass the filter.
 void list_flat(const ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const std::string& scope,
                httplib::Response& res) {
     int limit = req.max_results();
     std::int64_t after = skip_token(req);
+    const std::optional<std::string> filter_text = req.query("$filter");
+    const std::optional<std::string> select = req.query("$select");
+    DocumentFilter keep = [](const nlohmann::json&) { return true; };
+    try {
+        if (filter_text && !filter_text->empty()) keep = parse_odata_filter(*filter_text);
+        if (select) select_paths(nlohmann::json::object(), *select);  // checked before anything is listed
+    } catch (const FilterError& e) {
+        throw CloudError(400, "InvalidParameter", e.what(), std::string(e.what()).rfind("$select", 0) == 0 ? "$select" : "$filter");
+    }
     Page all = ctx.store.under(scope, k.stored_type, after, 1000000);
     Page page;
     for (StoredResource& r : all.items) {
         std::string id = lower(r.body["id"].get<std::string>());
         size_t at = id.find("/workspaces/migrated-");
         if (at == std::string::npos) continue;
+        if (!keep(preview_view(ctx, k, r))) continue;
         if (static_cast<int>(page.items.size()) == limit) {
             page.next_after = page.items.back().seq;
             break;
         }
         page.items.push_back(std::move(r));
     }
-    send_list(req, res, page, [&](const StoredResource& r) { return preview_view(ctx, k, r); });
+    send_list(req, res, page, [&](const StoredResource& r) {
+        nlohmann::json view = preview_view(ctx, k, r);
+        return select ? select_paths(view, *select) : view;
+    });
 }
 
 void add_flat_routes(Router& router, ArmContext& ctx, const FlatKind& k) {

@@ -6,6 +6,7 @@
 #include "common/db/database.h"
 #include "emulator/arm/arm_request.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/odata_filter.h"
 #include "emulator/arm/operations.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_store.h"
@@ -248,6 +249,36 @@ TEST(ArmOperations, FinishedOnesAreForgottenAfterTheirTimeInProgressOnesNever) {
     EXPECT_FALSE(slow.get(done.id));
     EXPECT_EQ(slow.get(waiting.id)->status, "InProgress");
     slow.stop();
+}
+
+TEST(ArmODataFilter, ComparisonsFunctionsAndLogic) {
+    const nlohmann::json job = {{"id", "/s/j1"}, {"name", "j1"}, {"location", "eastus"},
+                                {"properties", {{"provisioningState", "Succeeded"}, {"priority", 2}, {"tags", {{"team", "vision"}}}}}};
+    auto holds = [&](const std::string& filter) { return parse_odata_filter(filter)(job); };
+    EXPECT_TRUE(holds("name eq 'j1'"));
+    EXPECT_TRUE(holds("properties/provisioningState eq 'succeeded'"));  // strings without regard to case
+    EXPECT_FALSE(holds("properties/provisioningState ne 'Succeeded'"));
+    EXPECT_TRUE(holds("properties/priority gt 1 and properties/priority le 2"));
+    EXPECT_TRUE(holds("name eq 'x' or (location eq 'EastUS' and not (name eq 'j2'))"));
+    EXPECT_TRUE(holds("startswith(name, 'j') and endswith(location,'us') and contains(properties/tags/team, 'isi')"));
+    EXPECT_FALSE(holds("properties/missing eq 'x'"));
+    EXPECT_TRUE(holds("properties/missing eq null"));
+    EXPECT_FALSE(holds("name gt 3"));  // a string and a number: not ordered
+    EXPECT_TRUE(parse_odata_filter("name eq 'it''s'")({{"name", "it's"}}));
+    for (const char* bad : {"", "name", "name eq", "name like 'x'", "(name eq 'x'", "name eq 'open", "startswith(name 'x')",
+                            "name eq 'x' and", "name eq 'x' extra"}) {
+        EXPECT_THROW(parse_odata_filter(bad), FilterError) << bad;
+    }
+    try {
+        parse_odata_filter("name eq");
+    } catch (const FilterError& e) {
+        EXPECT_NE(std::string(e.what()).find("position 8"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_odata_filter(std::string(10000, '(') + "name eq 'x'" + std::string(10000, ')')), FilterError);
+    EXPECT_TRUE(parse_odata_filter(std::string(60, '(') + "name eq 'j1'" + std::string(60, ')'))(job));
+    EXPECT_EQ(select_paths(job, "name, properties/priority"),
+              (nlohmann::json{{"id", "/s/j1"}, {"name", "j1"}, {"properties", {{"priority", 2}}}}));
+    EXPECT_THROW(select_paths(job, "name,,location"), FilterError);
 }
 
 TEST(ArmStoreMigration, ResourcesOfSchemaTwoSurvive) {

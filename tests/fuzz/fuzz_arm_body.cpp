@@ -1,12 +1,14 @@
 // libFuzzer: an ARM request body through what a PUT does with it: the size, content-type and
 // depth checks, the JSON parser, the validator of the kind and API version the first byte picks,
-// and, when it passes, the server-filled defaults.
+// and, when it passes, the server-filled defaults; the body also as a preview list's $filter and
+// $select, over a small document.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "emulator/arm/arm_request.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/odata_filter.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
@@ -43,6 +45,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const bai::arm::CloudError& e) {
         httplib::Response res;
         bai::arm::send_json(res, e.status(), e.body());
+    }
+    static const nlohmann::json document = {{"id", "/s/j"}, {"name", "j"}, {"properties", {{"priority", 3}, {"state", "queued"}}}};
+    try {
+        (void)bai::arm::parse_odata_filter(http.body)(document);
+    } catch (const bai::arm::FilterError&) {
+    }
+    try {
+        (void)bai::arm::select_paths(document, http.body);
+    } catch (const bai::arm::FilterError&) {
     }
     return 0;
 }

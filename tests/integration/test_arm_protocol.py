@@ -198,6 +198,30 @@ class ArmProtocolTest(unittest.TestCase):
         harness.wait_for_operation(self.ep, d)
         self.assertEqual(self.call("GET", f"{PROVIDER}/fileServers/nfs.1", api_version=PREVIEW).status_code, 404)
 
+    def test_preview_lists_take_odata_filter_and_select(self):
+        r = self.call("PUT", f"{PROVIDER}/clusters/filtered", CLUSTER_PREVIEW, api_version=PREVIEW)
+        harness.wait_for_operation(self.ep, r)
+        for name, priority in (("f-low", 1), ("f-high", 50)):
+            job = job_body(f"{PROVIDER}/clusters/filtered", priority=priority)
+            job["location"] = "westus2"
+            r = self.call("PUT", f"{PROVIDER}/jobs/{name}", job, api_version=PREVIEW)
+            self.assertEqual(r.status_code, 202, r.text)
+            harness.wait_for_operation(self.ep, r)
+
+        def names(query):
+            r = self.call("GET", f"{PROVIDER}/jobs?{query}", api_version=PREVIEW)
+            self.assertEqual(r.status_code, 200, r.text)
+            return sorted(j["name"] for j in r.json()["value"] if j["name"].startswith("f-"))
+        self.assertEqual(names("$filter=properties/priority gt 10"), ["f-high"])
+        self.assertEqual(names("$filter=startswith(name, 'f-') and properties/priority le 10"), ["f-low"])
+        self.assertEqual(names("$filter=name eq 'F-LOW' or name eq 'f-high'"), ["f-high", "f-low"])
+        self.assertEqual(names("$filter=startswith(name,'f-')&maxresults=1"), ["f-low"])  # a page of what passes
+        r = self.call("GET", f"{PROVIDER}/jobs?$filter=name eq 'f-high'&$select=name,properties/priority", api_version=PREVIEW)
+        self.assertEqual(r.json()["value"], [{"id": f"{PROVIDER}/jobs/f-high", "name": "f-high", "properties": {"priority": 50}}])
+        r = self.call("GET", f"{PROVIDER}/jobs?$filter=name like 'f%'", api_version=PREVIEW)
+        self.assertEqual((r.status_code, r.json()["error"]["code"], r.json()["error"]["target"]), (400, "InvalidParameter", "$filter"))
+        self.assertIn("position 6", r.json()["error"]["message"])
+
     def test_preview_routes_refuse_the_2018_version_and_back(self):
         r = self.call("GET", f"{PROVIDER}/clusters")
         self.assertEqual((r.status_code, r.json()["error"]["code"]), (400, "NoRegisteredProviderFound"))
