@@ -90,6 +90,22 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             throw BatchError(409, "NodeNotLowPriority", "Only low-priority nodes are pre-empted; " + node_id + " is dedicated.");
         }
         if (node->state == "preempted") throw BatchError(409, "NodeAlreadyPreempted", "The node " + node_id + " is pre-empted already.");
+        if (node->then == Node::Then::leave) {
+            // Leaving the pool already: it goes now, its tasks requeued; nothing takes its place.
+            json requeued = json::array();
+            for (auto& [run_key, run] : running_) {
+                if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
+            }
+            Pool& pool = state_[key];
+            for (size_t i = 0; i < pool.nodes.size(); ++i) {
+                if (pool.nodes[i].get() == node) {
+                    remove_node(pool, i, "requeue");
+                    break;
+                }
+            }
+            reconcile(key);
+            return json{{"nodeId", node_id}, {"requeuedTasks", requeued}};
+        }
         json requeued = json::array();
         for (auto& [run_key, run] : running_) {
             if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);

@@ -23,15 +23,18 @@ namespace {
 
 BatchError file_not_found() { return BatchError(404, "FileNotFound", "The specified file does not exist."); }
 
-// `relative` under `root`, or nullopt when it climbs out (or there is no root).
+// `relative` under `root`, or nullopt when it leads out of it: through `..` or through a symbolic
+// link (a task may make `wd/x -> /`); the comparison is on canonical paths.
 std::optional<fs::path> resolve_under(const fs::path& root, const std::string& relative) {
-    if (root.empty()) return std::nullopt;
-    const fs::path file = (root / relative).lexically_normal();
-    std::string base = root.lexically_normal().string();
-    if (base.back() != '/') base += '/';
-    std::string path = file.string();
-    if (path + "/" == base) return file;
-    if (path.rfind(base, 0) != 0) return std::nullopt;
+    if (root.empty() || relative.find('\0') != std::string::npos) return std::nullopt;
+    std::error_code ec;
+    const fs::path base = fs::weakly_canonical(root, ec);
+    if (ec) return std::nullopt;
+    const fs::path file = fs::weakly_canonical(root / relative, ec);
+    if (ec) return std::nullopt;
+    if (file == base) return file;
+    const std::string prefix = base.string() + "/";
+    if (file.string().rfind(prefix, 0) != 0) return std::nullopt;
     return file;
 }
 
@@ -121,7 +124,8 @@ void send_file_under(const httplib::Request& req, httplib::Response& res, const 
 void delete_file_under(const httplib::Request& req, const fs::path& root, const std::string& relative) {
     std::optional<fs::path> file = resolve_under(root, relative);
     std::optional<FileFacts> facts = file ? facts_of(*file) : std::nullopt;
-    if (!facts || file->lexically_normal() == root.lexically_normal()) throw file_not_found();
+    std::error_code same;
+    if (!facts || fs::equivalent(*file, root, same)) throw file_not_found();  // never the root itself
     std::error_code ec;
     if (facts->directory) {
         if (req.get_param_value("recursive") != "true" && !fs::is_empty(*file, ec)) {

@@ -13,6 +13,7 @@
 #include "emulator/validation/vm_sizes.h"
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_process.h"
+#include "emulator/batch/task_states.h"
 #include "emulator/engine/job_run.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/process.h"
@@ -344,7 +345,7 @@ Wrap PoolNodes::wrap_for(const Node& node) const {
 
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     auto node = std::make_unique<Node>();
-    node->id = node_id(pool.account, text::lower(pool.id), pool.next_number++, dedicated);
+    node->id = node_id(pool.account, text::lower(pool.id), next_numbers_[{pool.account, text::lower(pool.id)}]++, dedicated);
     node->dedicated = dedicated;
     node->allocation_time = now_text();
     node->state_time = node->allocation_time;
@@ -392,7 +393,14 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait,
                                    wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
-        StartTaskRun run = run_start_task(task, env, root, *control, wrap);
+        StartTaskRun run;
+        try {
+            run = run_start_task(task, env, root, *control, wrap);
+        } catch (const std::exception& e) {  // nothing of a start task may take the daemon down
+            run.info = {{"state", "completed"}, {"retryCount", 0}, {"result", "failure"},
+                        {"failureInfo", failure_info("StartTaskRunFailed", std::string("The emulator could not run the start task: ") + e.what(),
+                                                     "ServerError")}};
+        }
         // Cancelled (the node left or reboots) it reports too: its removal or reboot goes on there.
         post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
     });

@@ -168,7 +168,6 @@ private:
         std::string account;
         std::string id;
         std::vector<std::unique_ptr<Node>> nodes;
-        int next_number = 0;
         bool deleting = false;
         std::deque<TaskRef> queue;  // tasks waiting for a slot, in the order they came
         // An auto-scale pool's metrics, one sample each kSamplePeriod, newest first, a day's worth.
@@ -256,6 +255,9 @@ private:
     std::map<Key, Pool> state_;  // owned by the event thread
     std::map<std::string, RunningTask> running_;  // by "account/job/task" (lower-cased)
     std::uint64_t next_serial_ = 0;
+    // Node numbers by pool, kept when a pool goes: a pool added again under its id has new node
+    // ids (and directories), whatever its old nodes still report.
+    std::map<Key, int> next_numbers_;
     std::multimap<time::TimePoint, std::function<void()>> timers_;
 
     mutable std::mutex snapshot_mutex_;

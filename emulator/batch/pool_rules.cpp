@@ -1,11 +1,11 @@
 #include "emulator/batch/pool_rules.h"
 
-#include "emulator/validation/duration.h"
-
 #include <cctype>
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/work_rules.h"
+#include "emulator/validation/duration.h"
 
 namespace bai::batch {
 
@@ -116,6 +116,14 @@ void check_pool_to_add(const json& body) {
         const json& task = body["startTask"];
         if (!task.is_object()) throw invalid_property("startTask", task.dump(), "The value must be an object");
         need_string(task, "startTask.", "commandLine", true);
+        check_task_lists(task, "startTask.");
+        if (task.contains("maxTaskRetryCount") && (!task["maxTaskRetryCount"].is_number_integer() || task["maxTaskRetryCount"].get<long long>() < -1)) {
+            throw invalid_property("startTask.maxTaskRetryCount", task["maxTaskRetryCount"].dump(),
+                                   "The value must be -1 (no limit) or an integer of 0 or more");
+        }
+        if (task.contains("waitForSuccess") && !task["waitForSuccess"].is_boolean()) {
+            throw invalid_property("startTask.waitForSuccess", task["waitForSuccess"].dump(), "The value must be true or false");
+        }
     }
 }
 

@@ -105,11 +105,20 @@ void PoolNodes::schedule(const Key& key) {
     std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
     if (!stored || stored->body.value("state", "") != "active") return;
     const int slots = std::max(1, stored->body.value("taskSlotsPerNode", 1));
+    // A task whose earlier run (of a task deleted and added again under its id) has not reported
+    // yet stays queued: its task_done schedules again.
+    auto next_ready = [&] {
+        return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const TaskRef& t) {
+            return !running_.count(run_key_of(pool.account, t.job_id, t.task_id));
+        });
+    };
     for (auto& node : pool.nodes) {
         if (!node->scheduling || node->then != Node::Then::nothing) continue;
-        while (!pool.queue.empty() && (node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
-            TaskRef task = pool.queue.front();
-            pool.queue.pop_front();
+        while ((node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
+            auto ready = next_ready();
+            if (ready == pool.queue.end()) return;
+            TaskRef task = *ready;
+            pool.queue.erase(ready);
             run_task(pool, *node, task);
         }
     }
@@ -171,6 +180,7 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
         turn.begin();
         int code = -1;
         json failure;
+        try {
         if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
             failure = *missing;
         } else {
@@ -189,6 +199,10 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
             if (!control->cancelled()) {
                 if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;
             }
+        }
+        } catch (const std::exception& e) {  // nothing of a task may take the daemon down
+            code = -1;
+            failure = failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(), "ServerError");
         }
         post([this, run_key, code, failure] { task_done(run_key, code, failure); });
     });
@@ -295,9 +309,10 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
         std::optional<StoredEntity> job = store_.get(run.account, kJobs, run.task.job_id);
         if (job) pool_key = {run.account, text::lower(job->body["poolInfo"].value("poolId", ""))};
     }
-    auto pool = state_.find(pool_key);
-    if (pool == state_.end()) return;
-    if (retry) pool->second.queue.push_back(run.task);
+    if (pool_key.first.empty()) return;  // its job is gone too
+    // A retry waits in its pool's queue, also for a pool of that id to come again.
+    if (retry) state_[pool_key].queue.push_back(run.task);
+    if (!state_.count(pool_key)) return;
     if (node && node->running_tasks == 0) node_drained(pool_key, *node);  // may remove it
     reconcile(pool_key);
 }

@@ -16,8 +16,12 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 void add_settings(engine::Environment& env, const json& task) {
-    for (const json& setting : task.value("environmentSettings", json::array())) {
-        if (setting.is_object() && setting.contains("name")) env[setting.value("name", "")] = setting.value("value", "");
+    const json settings = task.value("environmentSettings", json::array());
+    if (!settings.is_array()) return;
+    for (const json& setting : settings) {
+        if (!setting.is_object() || !setting.contains("name") || !setting["name"].is_string()) continue;
+        const json value = setting.contains("value") ? setting["value"] : json("");
+        env[setting["name"].get<std::string>()] = value.is_string() ? value.get<std::string>() : value.dump();
     }
 }
 

@@ -119,6 +119,57 @@ void apply_job_change(json& job, const json& body, bool replace) {
     job["executionInfo"]["poolId"] = job["poolInfo"].value("poolId", "");
 }
 
+void check_task_lists(const json& task, const std::string& prefix) {
+    auto string_at = [&](const json& item, const std::string& path, const char* name, bool required) {
+        if (!item.contains(name)) {
+            if (required) throw missing_property(path + name);
+            return;
+        }
+        if (!item[name].is_string()) throw invalid_property(path + name, item[name].dump(), "The value must be a string");
+    };
+    for (const char* list : {"resourceFiles", "outputFiles", "environmentSettings"}) {
+        if (!task.contains(list)) continue;
+        if (!task[list].is_array()) throw invalid_property(prefix + list, task[list].dump(), "The value must be a list");
+        for (size_t i = 0; i < task[list].size(); ++i) {
+            const json& item = task[list][i];
+            const std::string path = prefix + list + "[" + std::to_string(i) + "].";
+            if (!item.is_object()) throw invalid_property(prefix + list + "[" + std::to_string(i) + "]", item.dump(), "The value must be an object");
+            if (std::string(list) == "environmentSettings") {
+                string_at(item, path, "name", true);
+                string_at(item, path, "value", false);
+            } else if (std::string(list) == "resourceFiles") {
+                for (const char* name : {"httpUrl", "storageContainerUrl", "autoStorageContainerName", "blobPrefix", "filePath", "fileMode"}) {
+                    string_at(item, path, name, false);
+                }
+                if (!item.contains("httpUrl") && !item.contains("storageContainerUrl")) {
+                    throw missing_property(path + "httpUrl");  // or storageContainerUrl
+                }
+                const std::string file_path = item.value("filePath", "");
+                if (!file_path.empty() && (file_path[0] == '/' || ("/" + file_path + "/").find("/../") != std::string::npos)) {
+                    throw invalid_property(path + "filePath", item["filePath"].dump(),
+                                           "The path is relative to the task's working directory and cannot leave it");
+                }
+            } else {
+                string_at(item, path, "filePattern", true);
+                const json destination = item.value("destination", json::object()).value("container", json());
+                if (!destination.is_object()) throw missing_property(path + "destination.container");
+                string_at(destination, path + "destination.container.", "containerUrl", true);
+                string_at(destination, path + "destination.container.", "path", false);
+                const json options = item.value("uploadOptions", json::object());
+                if (options.is_object() && options.contains("uploadCondition")) {
+                    const json& c = options["uploadCondition"];
+                    if (!c.is_string() || (!text::iequals(c.get<std::string>(), "taskSuccess") &&
+                                           !text::iequals(c.get<std::string>(), "taskFailure") &&
+                                           !text::iequals(c.get<std::string>(), "taskCompletion"))) {
+                        throw invalid_property(path + "uploadOptions.uploadCondition", c.dump(),
+                                               "The value must be taskSuccess, taskFailure or taskCompletion");
+                    }
+                }
+            }
+        }
+    }
+}
+
 void check_task_change(const json& body) {
     if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
     check_constraints(body);
@@ -147,9 +198,7 @@ void check_task_to_add(const json& body) {
         throw invalid_property("commandLine", body["commandLine"].dump(), "The command line is a non-empty string");
     }
     check_constraints(body);
-    for (const char* list : {"resourceFiles", "outputFiles", "environmentSettings"}) {
-        if (body.contains(list) && !body[list].is_array()) throw invalid_property(list, body[list].dump(), "The value must be a list");
-    }
+    check_task_lists(body, "");
 }
 
 json new_task_document(const json& body, const json& job, const std::string& now) {

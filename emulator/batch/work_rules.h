@@ -17,6 +17,11 @@ void apply_job_change(nlohmann::json& job, const nlohmann::json& body, bool repl
 // A task's update: its constraints.
 void check_task_change(const nlohmann::json& body);
 
+// A task's (or start task's, `prefix` "startTask.") resourceFiles, outputFiles and
+// environmentSettings: objects of strings where the service has strings, a filePath that stays in
+// the working directory.
+void check_task_lists(const nlohmann::json& task, const std::string& prefix);
+
 void check_task_to_add(const nlohmann::json& body);
 // `job` is the job's document: its constraints.maxTaskRetryCount is the task's default.
 nlohmann::json new_task_document(const nlohmann::json& body, const nlohmann::json& job, const std::string& now);

@@ -65,6 +65,29 @@ class BatchLifecycle(BatchTestCase):
                          what="the node to have no task")
         self.assertEqual(self.error(self.client.task.terminate, "j-task", "nope").code, "TaskNotFound")
 
+    def test_a_task_deleted_and_added_again_under_its_id_runs(self):
+        self.pool("p-again")
+        self.job("j-again", "p-again")
+        for attempt in range(3):
+            self.task("j-again", "t", SLEEP if attempt < 2 else "/bin/echo third")
+            self.state_of("j-again", "t", bm.TaskState.running)
+            if attempt < 2:
+                self.client.task.delete("j-again", "t")
+        task = self.state_of("j-again", "t", bm.TaskState.completed)
+        self.assertEqual(task.execution_info.result, bm.TaskExecutionResult.success)
+
+    def test_a_task_requeued_by_its_pools_deletion_runs_when_the_pool_comes_again(self):
+        self.pool("p-gone")
+        self.job("j-gone", "p-gone")
+        self.task("j-gone", "t", "/bin/sleep 2")
+        self.state_of("j-gone", "t", bm.TaskState.running)
+        self.client.pool.delete("p-gone")
+        harness.wait_for(lambda: "p-gone" not in [p.id for p in self.client.pool.list()], what="the pool to go")
+        self.assertEqual(self.client.task.get("j-gone", "t").state, bm.TaskState.active)
+        self.pool("p-gone")
+        task = self.state_of("j-gone", "t", bm.TaskState.completed)
+        self.assertEqual((task.execution_info.result, task.execution_info.requeue_count), (bm.TaskExecutionResult.success, 1))
+
     def test_an_update_lengthens_a_running_tasks_wall_clock(self):
         self.pool("p-upd")
         self.job("j-upd", "p-upd")
@@ -192,6 +215,19 @@ class BatchLifecycle(BatchTestCase):
         refused("POST", "/pools/p-bad/enableautoscale", {"autoScaleFormula": "$TargetDedicatedNodes = 1;",
                                                         "autoScaleEvaluationInterval": "PT1M"}, 400, "InvalidPropertyValue",
                 "autoScaleEvaluationInterval")
+        refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "resourceFiles": [{"httpUrl": 1}]}, 400,
+                "InvalidPropertyValue", "resourceFiles[0].httpUrl")
+        refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "resourceFiles": [{"httpUrl": "http://h/x",
+                                                                                              "filePath": "../../escape"}]},
+                400, "InvalidPropertyValue", "resourceFiles[0].filePath")
+        refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "environmentSettings": [{"name": "A", "value": 1}]}, 400,
+                "InvalidPropertyValue", "environmentSettings[0].value")
+        refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "outputFiles": [{"filePattern": "*"}]}, 400,
+                "MissingRequiredProperty", "outputFiles[0].destination.container")
+        refused("POST", "/pools", {"id": "bad-start", "vmSize": "STANDARD_D1", "virtualMachineConfiguration": {
+            "imageReference": {"publisher": "p", "offer": "o", "sku": "s"}, "nodeAgentSKUId": "n"},
+            "startTask": {"commandLine": "x", "resourceFiles": [{"httpUrl": 1}]}}, 400, "InvalidPropertyValue",
+            "startTask.resourceFiles[0].httpUrl")
         self.assertEqual(self.client.job.get("j-bad").state, bm.JobState.active)  # nothing refused changed anything
         self.assertEqual(self.client.job.get("j-bad").priority, 0)
 

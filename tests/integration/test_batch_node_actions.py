@@ -14,7 +14,24 @@ import harness
 from test_batch_pools import BatchTestCase, vm_configuration
 
 
+SLEEP_LONG = "/bin/sleep 60"
+
+
 class BatchNodeActions(BatchTestCase):
+    def test_file_paths_never_leave_the_node(self):
+        self.pool("p-esc")
+        self.job("j-esc", "p-esc")
+        self.task("j-esc", "t", "/bin/ln -s / escape")
+        task = self.state_of("j-esc", "t", bm.TaskState.completed)
+        node = task.node_info.node_id
+        for path in ("wd/escape/etc/hostname", "wd/escape/etc", "wd/escape/..%2F..%2Fetc%2Fhostname"):
+            r = self.raw("GET", f"/jobs/j-esc/tasks/t/files/{path}")
+            self.assertEqual((r.status_code, r.json()["code"]), (404, "FileNotFound"), path)
+        for path in ("startup/..", "startup/%2E%2E", "wd/escape/tmp"):
+            r = self.raw("DELETE", f"/pools/p-esc/nodes/{node}/files/{path}?recursive=true")
+            self.assertEqual(r.status_code, 404, path)
+        self.assertIn("workitems", [f.name for f in self.client.file.list_from_compute_node("p-esc", node)])
+
     def test_task_and_node_files_listed_read_and_deleted(self):
         self.pool("p-files", start_task=bm.StartTask(command_line="/bin/echo ready", wait_for_success=True))
         self.job("j-files", "p-files")
@@ -134,6 +151,18 @@ class BatchNodeActions(BatchTestCase):
         self.assertEqual(self.client.pool.get("p-pre").current_low_priority_nodes, 1)
         self.assertEqual(self.preempt("p-pre", node_id).status_code, 409)
         self.assertEqual(self.preempt("p-pre", node_id, {"recoverAfter": "later"}).json()["code"], "InvalidPropertyValue")
+        # A node leaving the pool (removenodes, taskcompletion) that is pre-empted just goes.
+        self.pool("p-pre2", dedicated=0, low_priority=2)
+        self.job("j-pre2", "p-pre2")
+        self.task("j-pre2", "t", SLEEP_LONG)
+        busy = self.state_of("j-pre2", "t", bm.TaskState.running).node_info.node_id
+        self.client.pool.remove_nodes("p-pre2", bm.NodeRemoveParameter(
+            node_list=[busy], node_deallocation_option=bm.ComputeNodeDeallocationOption.task_completion))
+        self.assertEqual(self.preempt("p-pre2", busy).json()["requeuedTasks"], ["j-pre2/t"])
+        harness.wait_for(lambda: [n.id for n in self.client.compute_node.list("p-pre2")] != [] and
+                         busy not in [n.id for n in self.client.compute_node.list("p-pre2")], what="the leaving node to go")
+        self.assertEqual(len(list(self.client.compute_node.list("p-pre2"))), 1)  # nothing took its place
+        self.assertEqual(self.state_of("j-pre2", "t", bm.TaskState.running).execution_info.requeue_count, 1)
 
         def replaced():
             ids = [n.id for n in self.client.compute_node.list("p-pre")]
