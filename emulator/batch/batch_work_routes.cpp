@@ -137,8 +137,7 @@ void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Reque
     const std::string id = req.matches[1];
     need_job(account, id);
     std::vector<json> tasks;
-    std::optional<std::int64_t> next;
-    for (const StoredEntity& task : store_.list(account.name, tasks_of(id), 0, 1 << 30, next)) tasks.push_back(task.body);
+    for (const StoredEntity& task : store_.in_scope(account.name, tasks_of(id))) tasks.push_back(task.body);
     json out = count_tasks(tasks);
     out["odata.metadata"] = base_url_ + "/$metadata#taskcountsresult/@Element";
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");

@@ -1,5 +1,7 @@
 #include "emulator/batch/entity_store.h"
 
+#include <limits>
+
 #include "common/text/ascii.h"
 
 namespace bai::batch {
@@ -70,6 +72,11 @@ std::vector<StoredEntity> EntityStore::list(const std::string& account, const st
     std::vector<StoredEntity> out;
     for (arm::StoredResource& r : page.items) out.push_back(entity_of(account, std::move(r)));
     return out;
+}
+
+std::vector<StoredEntity> EntityStore::in_scope(const std::string& account, const std::string& scope) const {
+    std::optional<std::int64_t> next;
+    return list(account, scope, 0, std::numeric_limits<int>::max(), next);
 }
 
 std::vector<StoredEntity> EntityStore::all(const std::string& scope) const {

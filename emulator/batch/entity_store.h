@@ -47,6 +47,8 @@ public:
     // when there is more.
     std::vector<StoredEntity> list(const std::string& account, const std::string& scope, std::int64_t after_seq, int limit,
                                    std::optional<std::int64_t>& next_after) const;
+    // Every entity of the account's scope (a job's tasks), in the order added.
+    std::vector<StoredEntity> in_scope(const std::string& account, const std::string& scope) const;
     // Every entity of the scope in every account, in the order added.
     std::vector<StoredEntity> all(const std::string& scope) const;
 

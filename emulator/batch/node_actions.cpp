@@ -47,13 +47,7 @@ void PoolNodes::node_drained(const Key& key, Node& node) {
     const Node::Then then = node.then;
     if (then == Node::Then::nothing) return;
     node.then = Node::Then::nothing;
-    if (then == Node::Then::leave) {
-        Pool& pool = state_[key];
-        for (size_t i = 0; i < pool.nodes.size(); ++i) {
-            if (pool.nodes[i].get() == &node) return remove_node(pool, i);
-        }
-        return;
-    }
+    if (then == Node::Then::leave) return remove_node(state_[key], node);
     node.state = then == Node::Then::reimage ? "reimaging" : "rebooting";
     node.state_time = time::format_iso8601(time::now());
     node.control->cancel("the node reboots");
@@ -90,25 +84,16 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             throw BatchError(409, "NodeNotLowPriority", "Only low-priority nodes are pre-empted; " + node_id + " is dedicated.");
         }
         if (node->state == "preempted") throw BatchError(409, "NodeAlreadyPreempted", "The node " + node_id + " is pre-empted already.");
-        if (node->then == Node::Then::leave) {
-            // Leaving the pool already: it goes now, its tasks requeued; nothing takes its place.
-            json requeued = json::array();
-            for (auto& [run_key, run] : running_) {
-                if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
-            }
-            Pool& pool = state_[key];
-            for (size_t i = 0; i < pool.nodes.size(); ++i) {
-                if (pool.nodes[i].get() == node) {
-                    remove_node(pool, i, "requeue");
-                    break;
-                }
-            }
-            reconcile(key);
-            return json{{"nodeId", node_id}, {"requeuedTasks", requeued}};
-        }
         json requeued = json::array();
         for (auto& [run_key, run] : running_) {
             if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
+        }
+        const json answer{{"nodeId", node_id}, {"requeuedTasks", requeued}};
+        if (node->then == Node::Then::leave) {
+            // Leaving the pool already: it goes now, its tasks requeued; nothing takes its place.
+            remove_node(state_[key], *node, "requeue");
+            reconcile(key);
+            return answer;
         }
         log::info("batch pool " + state_[key].id + ": node " + node_id + " is pre-empted");
         trace("batch pool " + state_[key].id, "node " + node_id + " is pre-empted");
@@ -129,7 +114,7 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
             }
         });
         reconcile(key);
-        return json{{"nodeId", node_id}, {"requeuedTasks", requeued}};
+        return answer;
     });
 }
 
@@ -173,12 +158,7 @@ void PoolNodes::remove_nodes(const std::string& account, const std::string& pool
         Pool& pool = state_[key];
         for (Node* node : nodes) {
             if (node->running_tasks == 0 || stops_tasks(option)) {
-                for (size_t i = 0; i < pool.nodes.size(); ++i) {
-                    if (pool.nodes[i].get() == node) {
-                        remove_node(pool, i, task_reason_for(option));
-                        break;
-                    }
-                }
+                remove_node(pool, *node, task_reason_for(option));
                 continue;
             }
             node->then = Node::Then::leave;

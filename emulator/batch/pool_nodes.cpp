@@ -415,6 +415,12 @@ void PoolNodes::node_booted(const Key& key, const std::string& node_id) {
     reconcile(key);
 }
 
+void PoolNodes::remove_node(Pool& pool, const Node& node, const std::string& task_reason) {
+    for (size_t i = 0; i < pool.nodes.size(); ++i) {
+        if (pool.nodes[i].get() == &node) return remove_node(pool, i, task_reason);
+    }
+}
+
 void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_reason) {
     std::unique_ptr<Node> node = std::move(pool.nodes[index]);
     pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));

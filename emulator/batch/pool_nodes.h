@@ -210,6 +210,7 @@ private:
     Wrap wrap_for(const Node& node) const;
     // Its running tasks are stopped with `task_reason` (requeue, terminate).
     void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
+    void remove_node(Pool& pool, const Node& node, const std::string& task_reason = "requeue");
     // A node gone: its GPUs back to the machine's, its directory removed.
     void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);

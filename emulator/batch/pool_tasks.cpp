@@ -37,8 +37,7 @@ bool counts_wall_clock(const StoredEntity& job) {
 
 std::vector<json> tasks_of_job(const EntityStore& store, const std::string& account, const std::string& job_id) {
     std::vector<json> tasks;
-    std::optional<std::int64_t> next;
-    for (const StoredEntity& task : store.list(account, tasks_of(job_id), 0, 1 << 30, next)) tasks.push_back(task.body);
+    for (const StoredEntity& task : store.in_scope(account, tasks_of(job_id))) tasks.push_back(task.body);
     return tasks;
 }
 
