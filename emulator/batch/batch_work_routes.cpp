@@ -28,8 +28,8 @@ void need_changeable(const json& job) {
     if (state == "deleting") throw BatchError(409, "JobBeingDeleted", "The specified job has been marked for deletion and is being garbage collected.");
 }
 
-// The state change of a job's disable, enable or terminate, done in one write: false when the
-// job is not in a state it applies to.
+// The state change of a job's disable, enable or terminate (its callers refuse, by throwing, a job
+// in a state it does not apply to): always a write.
 bool move_job(json& doc, const std::string& to, const std::string& now) {
     doc["previousState"] = doc["state"];
     doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);

@@ -389,8 +389,7 @@ void PoolNodes::terminate_job(const std::string& account, const std::string& job
         doc["stateTransitionTime"] = now;
         doc["executionInfo"]["terminateReason"] = reason;
         return true;
-    });
-    job = store_.get(account, kJobs, job_id);
+    });  // the document as it is now, written or not
     if (!job || job->body.value("state", "") != "terminating") return;
     log::info("batch job " + job_id + " terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
     trace("batch job " + job_id, "terminates (" + job->body["executionInfo"].value("terminateReason", "") + ")");
@@ -422,8 +421,7 @@ void PoolNodes::arm_job_clock(const std::string& account, const std::string& job
         if (doc.contains("_addedTicks")) return false;
         doc["_addedTicks"] = time::to_ticks(clock_.now());
         return true;
-    });
-    job = store_.get(account, kJobs, job_id);
+    });  // the document as it is now, written or not
     if (!job || !counts_wall_clock(*job)) return;
     std::optional<std::chrono::seconds> limit = limit_of(job->body.value("constraints", json::object()), "maxWallClockTime");
     if (!limit) return;
