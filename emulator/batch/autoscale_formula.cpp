@@ -258,8 +258,10 @@ private:
         std::vector<std::pair<double, double>> out;
         auto present = inputs_.metrics.find(metric);
         out.emplace_back(0, present == inputs_.metrics.end() ? 0 : present->second);
-        for (const auto& [age, values] : inputs_.history) {
-            if (auto it = values.find(metric); it != values.end()) out.emplace_back(age, it->second);
+        if (inputs_.history) {
+            for (const MetricSample& sample : *inputs_.history) {
+                if (auto it = sample.values.find(metric); it != sample.values.end()) out.emplace_back(inputs_.now - sample.time, it->second);
+            }
         }
         return out;
     }

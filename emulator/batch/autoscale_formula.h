@@ -13,18 +13,25 @@
 // (the service would refuse it).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 
 namespace bai::batch {
 
+// The metrics of a pool at `time` (seconds from any fixed origin).
+struct MetricSample {
+    double time = 0;
+    std::map<std::string, double> values;
+};
+
 struct AutoScaleInputs {
     std::map<std::string, double> metrics;  // "$PendingTasks" -> 3, "$CurrentDedicatedNodes" -> 1, ...
-    // Earlier samples, newest first: (age in seconds, the metrics then).
-    std::vector<std::pair<double, std::map<std::string, double>>> history;
+    // Earlier samples, newest first, as the pool keeps them (not copied for an evaluation); none
+    // when null. `now` is on the samples' clock.
+    const std::deque<MetricSample>* history = nullptr;
+    double now = 0;
     double sample_period = 30;
     // Checking a formula (at add): too few samples for a GetSample's percentage is no fault then.
     bool lenient_samples = false;

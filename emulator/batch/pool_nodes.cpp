@@ -31,6 +31,9 @@ constexpr std::chrono::seconds kBootTime{1};
 // How often the service samples a pool's metrics for its auto-scale formula.
 constexpr std::chrono::seconds kSamplePeriod{30};
 
+// A time point of the nodes' clock as the auto-scale samples count it.
+double seconds_of(time::TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
+
 std::string now_text() { return time::format_iso8601(time::now()); }
 
 // "tvmps_" and 64 hex digits, "_d" for a dedicated node, "_p" for a low-priority one, as the
@@ -213,10 +216,8 @@ AutoScaleInputs PoolNodes::metrics_of(const Pool& pool, const StoredEntity& stor
     AutoScaleInputs in = metrics_at(0);
     in.lenient_samples = false;
     in.sample_period = static_cast<double>(kSamplePeriod.count());
-    const time::TimePoint now = clock_.now();
-    for (const auto& [when, values] : pool.samples) {
-        in.history.emplace_back(std::chrono::duration<double>(now - when).count(), values);
-    }
+    in.history = &pool.samples;
+    in.now = seconds_of(clock_.now());
     int running = 0, dedicated = 0, low_priority = 0;
     for (const auto& node : pool.nodes) {
         running += node->running_tasks;
@@ -259,7 +260,7 @@ void PoolNodes::take_sample(const Key& key) {
         pool.samples.clear();
         return;
     }
-    pool.samples.emplace_front(clock_.now(), metrics_of(pool, *stored).metrics);
+    pool.samples.push_front({seconds_of(clock_.now()), metrics_of(pool, *stored).metrics});
     constexpr size_t kDayOfSamples = 24 * 3600 / kSamplePeriod.count();
     if (pool.samples.size() > kDayOfSamples) pool.samples.pop_back();
     at(clock_.now() + kSamplePeriod, [this, key] { take_sample(key); });

@@ -171,7 +171,7 @@ private:
         bool deleting = false;
         std::deque<TaskRef> queue;  // tasks waiting for a slot, in the order they came
         // An auto-scale pool's metrics, one sample each kSamplePeriod, newest first, a day's worth.
-        std::deque<std::pair<time::TimePoint, std::map<std::string, double>>> samples;
+        std::deque<MetricSample> samples;
         bool sampling = false;    // its sample timer is set
         bool evaluating = false;  // its evaluation timer is set
     };

@@ -39,11 +39,14 @@ AutoScaleResult run_with_history(const std::string& formula, double now, const s
     AutoScaleInputs in = metrics_at(0);
     in.lenient_samples = false;
     in.metrics["$PendingTasks"] = now;
+    std::deque<MetricSample> history;
     for (size_t i = 0; i < past.size(); ++i) {
         std::map<std::string, double> sample = in.metrics;
         sample["$PendingTasks"] = past[i];
-        in.history.emplace_back(30.0 * static_cast<double>(i + 1), sample);
+        history.push_back({-30.0 * static_cast<double>(i + 1), sample});
     }
+    in.history = &history;
+    in.now = 0;
     return evaluate_autoscale(formula, in);
 }
 

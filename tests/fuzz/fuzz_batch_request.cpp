@@ -5,6 +5,7 @@
 // end. Only BatchError may come out.
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -44,10 +45,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     // The body as an auto-scale formula too.
     (void)bai::batch::evaluate_autoscale(http.body, bai::batch::metrics_at(1));
+    static const std::deque<bai::batch::MetricSample> history = [] {
+        std::deque<bai::batch::MetricSample> samples;
+        for (int i = 1; i <= 8; ++i) samples.push_back({1000.0 - 30.0 * i, bai::batch::metrics_at(i).metrics});
+        return samples;
+    }();
     static const bai::batch::AutoScaleInputs with_history = [] {
         bai::batch::AutoScaleInputs in = bai::batch::metrics_at(2);
         in.lenient_samples = false;
-        for (int i = 1; i <= 8; ++i) in.history.emplace_back(30.0 * i, bai::batch::metrics_at(i).metrics);
+        in.history = &history;
+        in.now = 1000;
         return in;
     }();
     (void)bai::batch::evaluate_autoscale(http.body, with_history);
