@@ -192,7 +192,7 @@ Page ResourceStore::children(std::string_view parent_id, std::string_view type, 
     db_.read([&](db::Database& db) {
         auto s = db.prepare(std::string("SELECT ") + kColumns +
                             " FROM arm_resources WHERE parent_key = ? AND type = ? AND seq > ? ORDER BY seq LIMIT ?");
-        s.bind(1, resource_key(parent_id)).bind(2, type).bind(3, after_seq).bind(4, limit + 1);
+        s.bind(1, resource_key(parent_id)).bind(2, type).bind(3, after_seq).bind(4, std::int64_t{limit} + 1);
         page = read_page(s, limit);
     });
     return page;
@@ -206,7 +206,7 @@ Page ResourceStore::under(std::string_view scope_id, std::string_view type, std:
         auto s = db.prepare(std::string("SELECT ") + kColumns +
                             " FROM arm_resources WHERE type = ? AND key >= ? AND key < ? AND seq > ? "
                             "ORDER BY seq LIMIT ?");
-        s.bind(1, type).bind(2, from).bind(3, to).bind(4, after_seq).bind(5, limit + 1);
+        s.bind(1, type).bind(2, from).bind(3, to).bind(4, after_seq).bind(5, std::int64_t{limit} + 1);
         page = read_page(s, limit);
     });
     return page;
