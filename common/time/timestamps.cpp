@@ -83,6 +83,8 @@ std::optional<TimePoint> parse_rfc1123(std::string_view text) {
     return make_time(year, month, day, hour, minute, second, 0, 0);
 }
 
+std::string now_iso8601() { return format_iso8601(now()); }
+
 std::string format_iso8601(TimePoint t, int fraction_digits) {
     long nanos = 0;
     std::tm f = utc_fields(t, nanos);

@@ -21,6 +21,8 @@ std::optional<TimePoint> parse_rfc1123(std::string_view text);
 
 // "2026-11-22T04:15:00.1234567Z" with `fraction_digits` digits (0 to 7) after the seconds.
 std::string format_iso8601(TimePoint t, int fraction_digits = 7);
+// format_iso8601(now()).
+std::string now_iso8601();
 // Accepts "YYYY-MM-DDThh:mm[:ss[.fffffff]]Z" or a "+hh:mm" offset, or a bare "YYYY-MM-DD".
 std::optional<TimePoint> parse_iso8601(std::string_view text);
 

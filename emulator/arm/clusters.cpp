@@ -18,7 +18,6 @@ const std::string kWorkspace =
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.BatchAI/workspaces/"
     "{workspaceName}";
 
-nlohmann::json view(const StoredResource& r) { return redacted(r.body); }
 
 // What differs between clusters and file servers.
 struct Kind {
@@ -87,14 +86,14 @@ void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::strin
     const std::string item = collection + "/{" + k.param + "}";
     router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_workspace(ctx, p);
-        send_list(req, res, ctx.store.children(workspace_id(p), k.stored_type, skip_token(req), req.max_results()), view);
+        send_list(req, res, ctx.store.children(workspace_id(p), k.stored_type, skip_token(req), req.max_results()), redacted_view);
     });
     router.add("PUT", item, v, op + "write", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         put_item(ctx, k, req, p, res);
     });
     router.add("GET", item, v, op + "read", [&ctx, &k](const ArmRequest&, const Params& p, httplib::Response& res) {
         StoredResource r = require_item(ctx, k, p);
-        send_resource(res, r, view(r));
+        send_resource(res, r, redacted_view(r));
     });
     router.add("DELETE", item, v, op + "delete", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         StoredResource workspace = require_workspace(ctx, p);
@@ -137,7 +136,7 @@ void add_cluster_routes(Router& router, ArmContext& ctx) {
                    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
                    check_body(body, ResourceKind::cluster_update, ApiVersion::v2018_05_01);
                    StoredResource updated = *apply_cluster_update(ctx, cluster.body["id"], body);
-                   send_resource(res, updated, view(updated));
+                   send_resource(res, updated, redacted_view(updated));
                });
     router.add("POST", item + "/listRemoteLoginInformation", Versions::batchai_2018,
                "Microsoft.BatchAI/workspaces/clusters/remoteLoginInformation/action",

@@ -22,7 +22,6 @@ const std::string kJob = kJobs + "/{jobName}";
 
 std::string job_id(const Params& p) { return experiment_id(p) + "/jobs/" + p["jobName"]; }
 
-nlohmann::json view(const StoredResource& r) { return redacted(r.body); }
 
 StoredResource require_job(const ArmContext& ctx, const Params& p) {
     check_experiment(ctx, p);
@@ -80,13 +79,13 @@ void add_job_routes(Router& router, ArmContext& ctx) {
     const std::string op = "Microsoft.BatchAI/workspaces/experiments/jobs/";
     router.add("GET", kJobs, v, op + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_experiment(ctx, p);
-        send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), view);
+        send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), redacted_view);
     });
     router.add("PUT", kJob, v, op + "write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_job(ctx, req, p, res); });
     router.add("GET", kJob, v, op + "read", [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
         StoredResource job = require_job(ctx, p);
-        send_resource(res, job, view(job));
+        send_resource(res, job, redacted_view(job));
     });
     router.add("DELETE", kJob, v, op + "delete", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
         StoredResource workspace = require_workspace_and_experiment(ctx, p);

@@ -81,6 +81,8 @@ nlohmann::json redacted(const nlohmann::json& body) {
     return copy;
 }
 
+nlohmann::json redacted_view(const StoredResource& stored) { return redacted(stored.body); }
+
 std::string arm_time(time::TimePoint t) { return time::format_iso8601(t, 3); }
 
 }  // namespace bai::arm

@@ -27,6 +27,8 @@ std::int64_t skip_token(const ArmRequest& request);
 // A copy without what the service never returned: storage keys, passwords, secret values,
 // instrumentation keys, and the emulator's own fields (top-level names starting with '_').
 nlohmann::json redacted(const nlohmann::json& body);
+// The stored resource's body, redacted: what a GET or a list shows.
+nlohmann::json redacted_view(const StoredResource& stored);
 
 // "2018-06-06T20:01:04.014Z", as the service wrote its times.
 std::string arm_time(time::TimePoint t);

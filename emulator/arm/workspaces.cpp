@@ -18,7 +18,6 @@ const std::string kWorkspace = std::string(kWorkspaces) + "/{workspaceName}";
 const std::string kExperiments = kWorkspace + "/experiments";
 const std::string kExperiment = kExperiments + "/{experimentName}";
 
-nlohmann::json view(const StoredResource& r) { return redacted(r.body); }
 
 nlohmann::json new_workspace(const std::string& id, const std::string& name, const nlohmann::json& location,
                              const nlohmann::json& tags) {
@@ -45,12 +44,12 @@ void put_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, http
             w["tags"] = tags;
             return true;
         });
-        return send_resource(res, *updated, view(*updated));
+        return send_resource(res, *updated, redacted_view(*updated));
     }
     ctx.store.create(id, group.body["id"].get<std::string>(), kind::kWorkspace,
                      new_workspace(id, p["workspaceName"], body["location"], tags));
     StoredResource stored = *ctx.store.get(id);
-    send_resource(res, stored, view(stored));
+    send_resource(res, stored, redacted_view(stored));
 }
 
 void patch_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
@@ -62,13 +61,13 @@ void patch_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, ht
         w["tags"] = body["tags"];
         return true;
     });
-    send_resource(res, *updated, view(*updated));
+    send_resource(res, *updated, redacted_view(*updated));
 }
 
 void put_experiment(ArmContext& ctx, const ArmRequest&, const Params& p, httplib::Response& res) {
     StoredResource workspace = require_workspace(ctx, p);
     StoredResource stored = ensure_experiment(ctx, workspace.body["id"], p["experimentName"]);
-    send_resource(res, stored, view(stored));
+    send_resource(res, stored, redacted_view(stored));
 }
 
 OperationTarget delete_target(const Params& p, const std::string& id, const StoredResource& workspace,
@@ -118,12 +117,12 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/workspaces", v,
                "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   send_list(req, res, ctx.store.under(subscription_id(p), kind::kWorkspace, skip_token(req), req.max_results()), view);
+                   send_list(req, res, ctx.store.under(subscription_id(p), kind::kWorkspace, skip_token(req), req.max_results()), redacted_view);
                });
     router.add("GET", kWorkspaces, v, "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);
-                   send_list(req, res, ctx.store.children(group_id(p), kind::kWorkspace, skip_token(req), req.max_results()), view);
+                   send_list(req, res, ctx.store.children(group_id(p), kind::kWorkspace, skip_token(req), req.max_results()), redacted_view);
                });
     router.add("PUT", kWorkspace, v, "Microsoft.BatchAI/workspaces/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_workspace(ctx, req, p, res); });
@@ -132,7 +131,7 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
     router.add("GET", kWorkspace, v, "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    StoredResource w = require_workspace(ctx, p);
-                   send_resource(res, w, view(w));
+                   send_resource(res, w, redacted_view(w));
                });
     router.add("DELETE", kWorkspace, v, "Microsoft.BatchAI/workspaces/delete",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
@@ -144,14 +143,14 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
     router.add("GET", kExperiments, v, "Microsoft.BatchAI/workspaces/experiments/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    check_workspace(ctx, p);
-                   send_list(req, res, ctx.store.children(workspace_id(p), kind::kExperiment, skip_token(req), req.max_results()), view);
+                   send_list(req, res, ctx.store.children(workspace_id(p), kind::kExperiment, skip_token(req), req.max_results()), redacted_view);
                });
     router.add("PUT", kExperiment, v, "Microsoft.BatchAI/workspaces/experiments/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_experiment(ctx, req, p, res); });
     router.add("GET", kExperiment, v, "Microsoft.BatchAI/workspaces/experiments/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    StoredResource e = require_experiment(ctx, p);
-                   send_resource(res, e, view(e));
+                   send_resource(res, e, redacted_view(e));
                });
     router.add("DELETE", kExperiment, v, "Microsoft.BatchAI/workspaces/experiments/delete",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {

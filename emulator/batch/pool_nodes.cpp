@@ -34,8 +34,6 @@ constexpr std::chrono::seconds kSamplePeriod{30};
 // A time point of the nodes' clock as the auto-scale samples count it.
 double seconds_of(time::TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
-std::string now_text() { return time::format_iso8601(time::now()); }
-
 // "tvmps_" and 64 hex digits, "_d" for a dedicated node, "_p" for a low-priority one, as the
 // service names them; stable for an account, pool and node number.
 std::string node_id(const std::string& account, const std::string& pool, int number, bool dedicated) {
@@ -186,7 +184,7 @@ void PoolNodes::reconcile(const Key& key) {
                 } else {
                     node.then = Node::Then::leave;
                     node.state = "leavingpool";
-                    node.state_time = now_text();
+                    node.state_time = time::now_iso8601();
                 }
             }
         }
@@ -278,7 +276,7 @@ void PoolNodes::evaluation_due(const Key& key) {
 void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
     AutoScaleInputs in = metrics_of(pool, stored);
     AutoScaleResult r = evaluate_autoscale(stored.body.value("autoScaleFormula", ""), in);
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     store_.update(pool.account, kPools, pool.id, [&](json& doc) {
         json run{{"timestamp", now}};
         if (r.error) {
@@ -348,7 +346,7 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     auto node = std::make_unique<Node>();
     node->id = node_id(pool.account, text::lower(pool.id), next_numbers_[{pool.account, text::lower(pool.id)}]++, dedicated);
     node->dedicated = dedicated;
-    node->allocation_time = now_text();
+    node->allocation_time = time::now_iso8601();
     node->state_time = node->allocation_time;
     node->address = address_of(next_address_++);
     node->root = root_ / pool.account / text::lower(pool.id) / node->id;
@@ -380,7 +378,7 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     const json task = doc.value("startTask", json());
     if (!task.is_object()) {
         node.state = "idle";
-        node.state_time = now_text();
+        node.state_time = time::now_iso8601();
         return;
     }
     engine::Environment env = node_environment(pool, node);
@@ -388,8 +386,8 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");
     const bool wait = task.value("waitForSuccess", true);
     node.state = wait ? "waitingforstarttask" : "idle";
-    node.state_time = now_text();
-    node.start_task_info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
+    node.state_time = time::now_iso8601();
+    node.start_task_info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
     Key key{pool.account, text::lower(pool.id)};
     node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait,
                                    wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
@@ -464,7 +462,7 @@ void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json
         node->start_task_info = std::move(info);
         if (node->state == "waitingforstarttask" || !succeeded) {
             node->state = succeeded ? "idle" : "starttaskfailed";
-            node->state_time = now_text();
+            node->state_time = time::now_iso8601();
             trace("batch pool " + it->second.id, "node " + node_id + " is " + node->state);
         }
         write_pool(it->second);
@@ -489,7 +487,7 @@ void PoolNodes::write_pool(const Pool& pool) {
         doc["currentLowPriorityNodes"] = low_priority;
         if (doc.value("allocationState", "") != allocation) {
             doc["allocationState"] = allocation;
-            doc["allocationStateTransitionTime"] = now_text();
+            doc["allocationStateTransitionTime"] = time::now_iso8601();
         }
         return true;
     });

@@ -21,8 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string now_text() { return time::format_iso8601(time::now()); }
-
 std::string run_key_of(const std::string& account, const std::string& job, const std::string& task) {
     return account + "/" + text::lower(job) + "/" + text::lower(task);
 }
@@ -63,7 +61,7 @@ void PoolNodes::queue_job_tasks(const StoredEntity& job) {
 // fails: requeued (ended, when their job was being terminated). Tasks of active jobs wait again
 // for a slot; a job being terminated or deleted goes on with it.
 void PoolNodes::recover_tasks() {
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     for (const StoredEntity& job : store_.all(kJobs)) {
         const std::string job_id = job.body.value("id", "");
         const std::string state = job.body.value("state", "");
@@ -128,7 +126,7 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     if (!job || job->body.value("state", "") != "active") return;  // it stays active, not run
     const std::string scope = tasks_of(ref.job_id);
     const fs::path dir = node.root / "workitems" / ref.job_id / "job-1" / ref.task_id;
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     json task;
     std::optional<StoredEntity> updated = store_.update(pool.account, scope, ref.task_id, [&](json& doc) {
         if (doc.value("state", "") != "active") return false;
@@ -246,7 +244,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     running_.erase(it);
     run.thread.join();
     const std::string reason = run.control->reason();
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     Key pool_key;
     Node* node = nullptr;
     for (auto& [key, pool] : state_) {
@@ -379,7 +377,7 @@ void PoolNodes::stop_job_tasks(const std::string& account, const std::string& jo
 }
 
 void PoolNodes::terminate_job(const std::string& account, const std::string& job_id, const std::string& reason) {
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     std::optional<StoredEntity> job = store_.update(account, kJobs, job_id, [&](json& doc) {
         const std::string state = doc.value("state", "");
         if (state != "active" && state != "disabled") return false;
@@ -399,7 +397,7 @@ void PoolNodes::terminate_job(const std::string& account, const std::string& job
 
 void PoolNodes::finish_job_if_idle(const std::string& account, const std::string& job_id) {
     if (job_has_running(account, job_id)) return;
-    const std::string now = now_text();
+    const std::string now = time::now_iso8601();
     std::optional<StoredEntity> done = store_.update(account, kJobs, job_id, [&](json& doc) {
         if (doc.value("state", "") != "terminating") return false;
         complete_job(doc, doc["executionInfo"].value("terminateReason", "UserTerminate"), now);
@@ -486,7 +484,7 @@ void PoolNodes::terminate_task(const std::string& account, const std::string& jo
         unqueue(account, job_id, task_id);
         std::optional<StoredEntity> written = store_.update(account, tasks_of(job_id), task_id, [&](json& doc) {
             if (doc.value("state", "") == "completed") return false;
-            end_without_retry(doc, task_ended(), now_text());
+            end_without_retry(doc, task_ended(), time::now_iso8601());
             return true;
         });
         if (written && written->body.value("state", "") == "completed") task_completed(account, job_id, written->body);

@@ -41,9 +41,8 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
 
 StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
                             engine::RunControl& control, const Wrap& wrap) {
-    auto now_text = [] { return time::format_iso8601(time::now()); };
     StartTaskRun run;
-    run.info = {{"state", "running"}, {"startTime", now_text()}, {"retryCount", 0}};
+    run.info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
     const int max_retries = task.value("maxTaskRetryCount", 0);
     engine::Environment env = base;
     add_settings(env, task);
@@ -51,7 +50,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
     if (missing) run.info["failureInfo"] = *missing;
     for (int attempt = 0; !missing; ++attempt) {
         run.info["retryCount"] = attempt;
-        run.info["lastRetryTime"] = now_text();
+        run.info["lastRetryTime"] = time::now_iso8601();
         auto [code, failure] = run_task_process(task, env, root / "startup", control, wrap);
         if (code == -1 && failure.is_null()) return run;  // the node is leaving
         if (!failure.is_null()) {
@@ -69,7 +68,7 @@ StartTaskRun run_start_task(const json& task, const engine::Environment& base, c
         if (control.cancelled() || (max_retries >= 0 && attempt >= max_retries)) break;
     }
     run.info["state"] = "completed";
-    run.info["endTime"] = now_text();
+    run.info["endTime"] = time::now_iso8601();
     run.info["result"] = run.succeeded ? "success" : "failure";
     return run;
 }

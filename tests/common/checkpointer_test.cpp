@@ -14,9 +14,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr std::array kNotes = {Migration{1, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"}};
+constexpr std::array kNotesSchema = {Migration{1, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)"}};
 
-std::int64_t count_notes(Database& db) {
+std::int64_t notes_in(Database& db) {
     auto q = db.prepare("SELECT count(*) FROM notes");
     return q.step() ? q.column_int(0) : -1;
 }
@@ -31,7 +31,7 @@ TEST(BackgroundCheckpoints, TheCheckpointThreadCheckpointsAndKeepsEveryRow) {
     testing::TestDir dir;
     const auto path = dir / "state.db";
     auto db = Database::open(path);
-    db->migrate("notes", kNotes);
+    db->migrate("notes", kNotesSchema);
     Checkpointer checkpointer(db->handle(), path);
     const std::string text(3000, 'x');
     const int rows = 3 * Checkpointer::kInlinePages;  // a frame or more each
@@ -45,7 +45,7 @@ TEST(BackgroundCheckpoints, TheCheckpointThreadCheckpointsAndKeepsEveryRow) {
     EXPECT_GT(checkpointer.completed(), 0);
     // The WAL started over rather than growing with every row written.
     EXPECT_LT(std::filesystem::file_size(path.string() + "-wal"), 2u * Checkpointer::kInlinePages * 4096u);
-    EXPECT_EQ(count_notes(*db), rows);
+    EXPECT_EQ(notes_in(*db), rows);
 }
 
 }  // namespace

@@ -6,12 +6,13 @@
 #include "common/crypto/base64.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/engine/storage_schema.h"
+#include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
 
 namespace bai::storage {
 namespace {
 
-const std::string kAcct = "devstoreaccount1";
+using bai::testing::kAcct;
 
 class BlobStoreTest : public ::testing::Test {
 protected:

@@ -5,13 +5,14 @@
 
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/storage_schema.h"
+#include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
 
 namespace bai::storage {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kAcct = "devstoreaccount1";
+using bai::testing::kAcct;
 
 class AdoptTest : public ::testing::Test {
 protected:

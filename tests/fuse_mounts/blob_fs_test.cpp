@@ -15,6 +15,7 @@
 
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/engine/storage_schema.h"
+#include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
 #include "tests/fuse_mounts/mount_test_files.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace bai::mounts::testing;
-const std::string kAcct = "devstoreaccount1";
+using bai::testing::kAcct;
 
 std::vector<std::string> listed(const fs::path& dir) {
     std::vector<std::string> names;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "fake_storage/engine/storage_schema.h"
+#include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
 #include "tests/fuse_mounts/mount_test_files.h"
 
@@ -23,7 +24,7 @@ namespace bai::mounts {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kAcct = "devstoreaccount1";
+using bai::testing::kAcct;
 
 using namespace bai::mounts::testing;
 

@@ -7,16 +7,16 @@
 namespace bai::cli {
 namespace {
 
-using json = nlohmann::ordered_json;  // what query_json answers (clang refuses mixed comparisons)
+using ojson = nlohmann::ordered_json;  // what query_json answers (clang refuses mixed comparisons)
 
-const json kJobs = json::parse(R"([
+const ojson kJobs = ojson::parse(R"([
   {"name": "a", "executionState": "succeeded", "nodeCount": 1, "info": {"exitCode": 0}, "tags": ["x", "y"]},
   {"name": "b", "executionState": "failed", "nodeCount": 3, "info": {"exitCode": 2}},
   {"name": "c", "executionState": "running", "nodeCount": 2}
 ])");
 
 TEST(JsonQuery, FieldsIndexesAndQuotedNames) {
-    json doc = {{"jobOutputDirectoryPathSegment", "s/rg/j"}, {"a-b", {{"c", 1}}}, {"list", {10, 20, 30}}};
+    ojson doc = {{"jobOutputDirectoryPathSegment", "s/rg/j"}, {"a-b", {{"c", 1}}}, {"list", {10, 20, 30}}};
     EXPECT_EQ(query_json(doc, "jobOutputDirectoryPathSegment"), "s/rg/j");
     EXPECT_EQ(query_json(doc, "\"a-b\".c"), 1);
     EXPECT_EQ(query_json(doc, "list[0]"), 10);
@@ -27,20 +27,20 @@ TEST(JsonQuery, FieldsIndexesAndQuotedNames) {
 }
 
 TEST(JsonQuery, ProjectionsDropNullsAndApplyTheRestToEachItem) {
-    EXPECT_EQ(query_json(kJobs, "[].name"), json({"a", "b", "c"}));
-    json nested = {{{"ids", {"x", "y"}}}, {{"ids", {"z"}}}};
-    EXPECT_EQ(query_json(nested, "[].ids[]"), json({"x", "y", "z"}));  // [] flattens
-    EXPECT_EQ(query_json(nested, "[*].ids[*]"), json({{"x", "y"}, {"z"}}));  // [*] does not
-    EXPECT_EQ(query_json(kJobs, "[*].info.exitCode"), json({0, 2}));
-    EXPECT_EQ(query_json(kJobs, "[].tags[0]"), json({"x"}));
+    EXPECT_EQ(query_json(kJobs, "[].name"), ojson({"a", "b", "c"}));
+    ojson nested = {{{"ids", {"x", "y"}}}, {{"ids", {"z"}}}};
+    EXPECT_EQ(query_json(nested, "[].ids[]"), ojson({"x", "y", "z"}));  // [] flattens
+    EXPECT_EQ(query_json(nested, "[*].ids[*]"), ojson({{"x", "y"}, {"z"}}));  // [*] does not
+    EXPECT_EQ(query_json(kJobs, "[*].info.exitCode"), ojson({0, 2}));
+    EXPECT_EQ(query_json(kJobs, "[].tags[0]"), ojson({"x"}));
 }
 
 TEST(JsonQuery, FiltersCompareWithLiteralsAndFields) {
-    EXPECT_EQ(query_json(kJobs, "[?executionState=='failed'].name"), json({"b"}));
-    EXPECT_EQ(query_json(kJobs, "[?nodeCount > `1`].name"), json({"b", "c"}));
-    EXPECT_EQ(query_json(kJobs, "[?nodeCount <= `2`].name"), json({"a", "c"}));
+    EXPECT_EQ(query_json(kJobs, "[?executionState=='failed'].name"), ojson({"b"}));
+    EXPECT_EQ(query_json(kJobs, "[?nodeCount > `1`].name"), ojson({"b", "c"}));
+    EXPECT_EQ(query_json(kJobs, "[?nodeCount <= `2`].name"), ojson({"a", "c"}));
     EXPECT_EQ(query_json(kJobs, "[?name != 'a'] | [0].name"), "b");
-    EXPECT_EQ(query_json(kJobs, "[?name == executionState]"), json::array());
+    EXPECT_EQ(query_json(kJobs, "[?name == executionState]"), ojson::array());
 }
 
 TEST(JsonQuery, AHashKeepsTheOrderItsKeysAreWrittenIn) {
@@ -51,9 +51,9 @@ TEST(JsonQuery, AHashKeepsTheOrderItsKeysAreWrittenIn) {
 }
 
 TEST(JsonQuery, MultiselectHashesAndLists) {
-    EXPECT_EQ(query_json(kJobs, "[].{Name: name, Nodes: nodeCount}")[1], json({{"Name", "b"}, {"Nodes", 3}}));
-    EXPECT_EQ(query_json(kJobs[0], "[name, info.exitCode]"), json({"a", 0}));
-    EXPECT_EQ(query_json(kJobs, "[].[name, nodeCount] | [2]"), json({"c", 2}));
+    EXPECT_EQ(query_json(kJobs, "[].{Name: name, Nodes: nodeCount}")[1], ojson({{"Name", "b"}, {"Nodes", 3}}));
+    EXPECT_EQ(query_json(kJobs[0], "[name, info.exitCode]"), ojson({"a", 0}));
+    EXPECT_EQ(query_json(kJobs, "[].[name, nodeCount] | [2]"), ojson({"c", 2}));
 }
 
 TEST(JsonQuery, DeepNestingIsRefusedNotRecursedInto) {

@@ -45,7 +45,7 @@ struct Scope {
     const char* api() const { return workspace ? kApi : kPreviewApi; }
 };
 
-struct Flags {
+struct ClusterFlags {
     std::string group, workspace, name, location;
     bool yes = false, no_wait = false;
     Scope scope(CommandContext& ctx) const {
@@ -53,7 +53,7 @@ struct Flags {
     }
 };
 
-struct CreateFlags : Flags {
+struct ClusterCreateFlags : ClusterFlags {
     std::string vm_size, image, priority, config_file, subnet;
     std::optional<int> target, min_nodes, max_nodes;
     AdminFlags admin;
@@ -85,7 +85,7 @@ json image_reference(const std::string& image) {
 
 // az's rule: -t alone is manual; --min and --max go together; equal min and max without a
 // different -t are manual too; otherwise auto-scale starting at -t (default 0).
-void apply_scale(json& props, const CreateFlags& f) {
+void apply_scale(json& props, const ClusterCreateFlags& f) {
     if (f.min_nodes.has_value() != f.max_nodes.has_value()) {
         throw CliError("You need to either provide both --min and --max node counts or not provide any", kExitUsage);
     }
@@ -109,7 +109,7 @@ void apply_scale(json& props, const CreateFlags& f) {
     }
 }
 
-void apply_node_setup(json& props, const CreateFlags& f, CommandContext& ctx, const Scope& scope) {
+void apply_node_setup(json& props, const ClusterCreateFlags& f, CommandContext& ctx, const Scope& scope) {
     json& setup = props["nodeSetup"];
     if (!setup.is_object()) setup = json::object();
     StorageKeys keys(ctx, f.storage);
@@ -137,8 +137,8 @@ void apply_node_setup(json& props, const CreateFlags& f, CommandContext& ctx, co
     if (setup.empty()) props.erase("nodeSetup");
 }
 
-void add_create(CLI::App* group, CommandContext& ctx) {
-    auto f = std::make_shared<CreateFlags>();
+void add_cluster_create(CLI::App* group, CommandContext& ctx) {
+    auto f = std::make_shared<ClusterCreateFlags>();
     CLI::App* c = group->add_subcommand("create", "Create a cluster.");
     add_group_flag(c, f->group);
     add_workspace_flag(c, f->workspace);
@@ -182,7 +182,7 @@ void add_create(CLI::App* group, CommandContext& ctx) {
 }
 
 void add_scale_commands(CLI::App* group, CommandContext& ctx) {
-    auto r = std::make_shared<CreateFlags>();
+    auto r = std::make_shared<ClusterCreateFlags>();
     CLI::App* c = group->add_subcommand("resize", "Resize a cluster to a number of nodes.");
     add_group_flag(c, r->group);
     add_workspace_flag(c, r->workspace);
@@ -194,7 +194,7 @@ void add_scale_commands(CLI::App* group, CommandContext& ctx) {
         ctx.print(az_view(ctx.arm().patch(scope.path(ctx.arm(), r->name), scope.api(), body)), kClusterTable);
     });
 
-    auto a = std::make_shared<CreateFlags>();
+    auto a = std::make_shared<ClusterCreateFlags>();
     c = group->add_subcommand("auto-scale", "Make a cluster scale between --min and --max nodes.");
     add_group_flag(c, a->group);
     add_workspace_flag(c, a->workspace);
@@ -211,8 +211,8 @@ void add_scale_commands(CLI::App* group, CommandContext& ctx) {
     });
 }
 
-void add_read_commands(CLI::App* group, CommandContext& ctx) {
-    auto l = std::make_shared<Flags>();
+void add_cluster_read_commands(CLI::App* group, CommandContext& ctx) {
+    auto l = std::make_shared<ClusterFlags>();
     CLI::App* c = group->add_subcommand("list", "List clusters.");
     add_group_flag(c, l->group);
     add_workspace_flag(c, l->workspace);
@@ -230,7 +230,7 @@ void add_read_commands(CLI::App* group, CommandContext& ctx) {
         ctx.print(az_view_list(ctx.arm().list(path, w ? kApi : kPreviewApi)), kClusterTable);
     });
 
-    auto s = std::make_shared<Flags>();
+    auto s = std::make_shared<ClusterFlags>();
     c = group->add_subcommand("show", "Show a cluster.");
     add_group_flag(c, s->group);
     add_workspace_flag(c, s->workspace);
@@ -240,7 +240,7 @@ void add_read_commands(CLI::App* group, CommandContext& ctx) {
         ctx.print(az_view(ctx.arm().get(scope.path(ctx.arm(), s->name), scope.api())), kClusterTable);
     });
 
-    auto d = std::make_shared<Flags>();
+    auto d = std::make_shared<ClusterFlags>();
     c = group->add_subcommand("delete", "Delete a cluster.");
     add_group_flag(c, d->group);
     add_workspace_flag(c, d->workspace);
@@ -254,7 +254,7 @@ void add_read_commands(CLI::App* group, CommandContext& ctx) {
     });
 
     // `cluster node list -c NAME` (2018) and `cluster list-nodes -n NAME` (preview).
-    auto n = std::make_shared<Flags>();
+    auto n = std::make_shared<ClusterFlags>();
     CLI::App* node = group->add_subcommand("node", "The nodes of a cluster.");
     node->require_subcommand(1);
     c = node->add_subcommand("list", "List the nodes of a cluster and how to reach them.");
@@ -279,9 +279,9 @@ void add_read_commands(CLI::App* group, CommandContext& ctx) {
 void add_cluster_commands(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("cluster", "Manage clusters.");
     group->require_subcommand(1);
-    add_create(group, ctx);
+    add_cluster_create(group, ctx);
     add_scale_commands(group, ctx);
-    add_read_commands(group, ctx);
+    add_cluster_read_commands(group, ctx);
 }
 
 }  // namespace bai::cli

@@ -30,7 +30,7 @@ const std::vector<Column> kFileServerTable = {{"Name", "name"},
                                               {"Internal IP", "mountSettings.fileServerInternalIp"},
                                               {"Mount Point", "mountSettings.mountPoint"}};
 
-struct Flags {
+struct FileServerFlags {
     std::string group, workspace, name, location;
     std::string vm_size, storage_sku = "Premium_LRS", caching_type, config_file, subnet;
     std::optional<int> disk_count, disk_size;
@@ -47,14 +47,14 @@ struct Flags {
     const char* api(CommandContext& ctx) const { return workspace_name(ctx) ? kApi : kPreviewApi; }
 };
 
-void add_name_flags(CLI::App* c, Flags& f) {
+void add_name_flags(CLI::App* c, FileServerFlags& f) {
     add_group_flag(c, f.group);
     add_workspace_flag(c, f.workspace);
     c->add_option("-n,--name", f.name, "Name of the file server")->required();
 }
 
-void add_create(CLI::App* group, CommandContext& ctx) {
-    auto f = std::make_shared<Flags>();
+void add_file_server_create(CLI::App* group, CommandContext& ctx) {
+    auto f = std::make_shared<FileServerFlags>();
     CLI::App* c = group->add_subcommand("create", "Create an NFS file server.");
     add_name_flags(c, *f);
     add_location_flag(c, f->location);
@@ -93,9 +93,9 @@ void add_create(CLI::App* group, CommandContext& ctx) {
 void add_file_server_commands(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("file-server", "Manage NFS file servers.");
     group->require_subcommand(1);
-    add_create(group, ctx);
+    add_file_server_create(group, ctx);
 
-    auto l = std::make_shared<Flags>();
+    auto l = std::make_shared<FileServerFlags>();
     CLI::App* c = group->add_subcommand("list", "List file servers.");
     add_group_flag(c, l->group);
     add_workspace_flag(c, l->workspace);
@@ -106,12 +106,12 @@ void add_file_server_commands(CLI::App& app, CommandContext& ctx) {
         ctx.print(az_view_list(ctx.arm().list(path, l->api(ctx))), kFileServerTable);
     });
 
-    auto s = std::make_shared<Flags>();
+    auto s = std::make_shared<FileServerFlags>();
     c = group->add_subcommand("show", "Show a file server.");
     add_name_flags(c, *s);
     c->callback([&ctx, s] { ctx.print(az_view(ctx.arm().get(s->path(ctx), s->api(ctx))), kFileServerTable); });
 
-    auto d = std::make_shared<Flags>();
+    auto d = std::make_shared<FileServerFlags>();
     c = group->add_subcommand("delete", "Delete a file server.");
     add_name_flags(c, *d);
     add_yes_flag(c, d->yes);

@@ -41,14 +41,14 @@ const std::vector<Column> kJobTable = {{"Name", "name"},
                                        {"Exit code", "executionInfo.exitCode"}};
 const std::vector<Column> kNodeTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
 
-struct CreateFlags : JobFlags {
+struct JobCreateFlags : JobFlags {
     std::string cluster, config_file, location;
     std::string afs_name, afs_path = "afs", bfs_name, bfs_path = "bfs";
     StorageFlags storage;
 };
 
-void add_create(CLI::App* group, CommandContext& ctx) {
-    auto f = std::make_shared<CreateFlags>();
+void add_job_create(CLI::App* group, CommandContext& ctx) {
+    auto f = std::make_shared<JobCreateFlags>();
     CLI::App* c = group->add_subcommand("create", "Create (submit) a job.");
     add_job_flags(c, *f, "-n,--name");
     c->add_option("-c,--cluster,-r,--cluster-name", f->cluster, "Name of the cluster to run the job on");
@@ -92,7 +92,7 @@ void add_create(CLI::App* group, CommandContext& ctx) {
     });
 }
 
-void add_read_commands(CLI::App* group, CommandContext& ctx) {
+void add_job_read_commands(CLI::App* group, CommandContext& ctx) {
     auto l = std::make_shared<JobFlags>();
     CLI::App* c = group->add_subcommand("list", "List jobs.");
     add_job_flags(c, *l, "");
@@ -215,8 +215,8 @@ json wait_for_job(CommandContext& ctx, const JobScope& scope, const std::string&
 void add_job_commands(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("job", "Manage jobs.");
     group->require_subcommand(1);
-    add_create(group, ctx);
-    add_read_commands(group, ctx);
+    add_job_create(group, ctx);
+    add_job_read_commands(group, ctx);
     add_control_commands(group, ctx);
     add_job_file_commands(group, ctx);
     add_job_validate_command(group, ctx);

@@ -10,7 +10,7 @@ namespace bai::cli {
 namespace {
 
 // Objects keep the order a query builds them in ({State: ..., Name: ...}), as az's OrderedDict.
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
@@ -25,7 +25,7 @@ struct Step {
     std::vector<NodePtr> items;                         // list
     NodePtr left, right;                                // filter: left op right
     std::string op;
-    std::optional<json> literal;                        // filter right side as a literal
+    std::optional<ojson> literal;                        // filter right side as a literal
 };
 
 struct Node {
@@ -166,7 +166,7 @@ private:
         return step;
     }
 
-    std::optional<json> parse_literal() {
+    std::optional<ojson> parse_literal() {
         skip_space();
         if (eat('\'')) {
             std::string raw;
@@ -175,12 +175,12 @@ private:
                 raw += text_[pos_++];
             }
             if (!eat('\'')) fail("unterminated 'string'");
-            return json(raw);
+            return ojson(raw);
         }
         if (eat('`')) {
             size_t end = text_.find('`', pos_);
             if (end == std::string::npos) fail("unterminated `literal`");
-            json value = json::parse(text_.substr(pos_, end - pos_), nullptr, false);
+            ojson value = ojson::parse(text_.substr(pos_, end - pos_), nullptr, false);
             if (value.is_discarded()) fail("malformed `literal`");
             pos_ = end + 1;
             return value;
@@ -235,9 +235,9 @@ private:
     int depth_ = 0;
 };
 
-json evaluate(const Node& node, const json& value);
+ojson evaluate(const Node& node, const ojson& value);
 
-bool compare(const json& a, const std::string& op, const json& b) {
+bool compare(const ojson& a, const std::string& op, const ojson& b) {
     if (op == "==") return a == b;
     if (op == "!=") return a != b;
     if (!a.is_number() || !b.is_number()) {
@@ -251,30 +251,30 @@ bool compare(const json& a, const std::string& op, const json& b) {
 
 // Steps [from, to) on `value`. A projection applies the steps after it to each item up to the
 // next flatten ([]), which then flattens the projected list (JMESPath: a[].b[] is one list).
-json run_steps(const std::vector<Step>& steps, size_t from, size_t to, const json& value) {
-    json current = value;
+ojson run_steps(const std::vector<Step>& steps, size_t from, size_t to, const ojson& value) {
+    ojson current = value;
     for (size_t i = from; i < to; ++i) {
         const Step& step = steps[i];
         if (current.is_null()) return nullptr;
         switch (step.kind) {
             case Step::field:
-                current = current.is_object() && current.contains(step.name) ? current[step.name] : json();
+                current = current.is_object() && current.contains(step.name) ? current[step.name] : ojson();
                 break;
             case Step::index: {
                 if (!current.is_array()) return nullptr;
                 long long n = static_cast<long long>(current.size());
                 long long at = step.position < 0 ? n + step.position : step.position;
-                current = at >= 0 && at < n ? current[static_cast<size_t>(at)] : json();
+                current = at >= 0 && at < n ? current[static_cast<size_t>(at)] : ojson();
                 break;
             }
             case Step::project:
             case Step::flatten:
             case Step::filter: {
                 if (!current.is_array()) return nullptr;
-                json items = json::array();
-                for (const json& item : current) {
+                ojson items = ojson::array();
+                for (const ojson& item : current) {
                     if (step.kind == Step::flatten && item.is_array()) {
-                        for (const json& inner : item) items.push_back(inner);
+                        for (const ojson& inner : item) items.push_back(inner);
                     } else {
                         items.push_back(item);
                     }
@@ -286,26 +286,26 @@ json run_steps(const std::vector<Step>& steps, size_t from, size_t to, const jso
                         break;
                     }
                 }
-                json out = json::array();
-                for (const json& item : items) {
+                ojson out = ojson::array();
+                for (const ojson& item : items) {
                     if (step.kind == Step::filter) {
-                        json left = evaluate(*step.left, item);
-                        json right = step.literal ? *step.literal : evaluate(*step.right, item);
+                        ojson left = evaluate(*step.left, item);
+                        ojson right = step.literal ? *step.literal : evaluate(*step.right, item);
                         if (!compare(left, step.op, right)) continue;
                     }
-                    json projected = run_steps(steps, i + 1, end, item);
+                    ojson projected = run_steps(steps, i + 1, end, item);
                     if (!projected.is_null()) out.push_back(std::move(projected));
                 }
                 return end == to ? out : run_steps(steps, end, to, out);
             }
             case Step::hash: {
-                json out = json::object();
+                ojson out = ojson::object();
                 for (const auto& [key, expression] : step.keys) out[key] = evaluate(*expression, current);
                 current = std::move(out);
                 break;
             }
             case Step::list: {
-                json out = json::array();
+                ojson out = ojson::array();
                 for (const NodePtr& expression : step.items) out.push_back(evaluate(*expression, current));
                 current = std::move(out);
                 break;
@@ -315,14 +315,14 @@ json run_steps(const std::vector<Step>& steps, size_t from, size_t to, const jso
     return current;
 }
 
-json evaluate(const Node& node, const json& value) {
-    json result = run_steps(node.steps, 0, node.steps.size(), value);
+ojson evaluate(const Node& node, const ojson& value) {
+    ojson result = run_steps(node.steps, 0, node.steps.size(), value);
     return node.pipe ? evaluate(*node.pipe, result) : result;
 }
 
 }  // namespace
 
-json query_json(const json& document, const std::string& expression) {
+ojson query_json(const ojson& document, const std::string& expression) {
     Parser parser(expression);
     NodePtr node = parser.parse_all();
     return evaluate(*node, document);

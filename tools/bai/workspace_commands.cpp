@@ -15,7 +15,7 @@ const std::vector<Column> kExperimentTable = {
     {"Name", "name"}, {"Resource Group", "resourceGroup"}, {"Workspace", "", workspace_cell}};
 const std::vector<Column> kGroupTable = {{"Name", "name"}, {"Location", "location"}, {"State", "properties.provisioningState"}};
 
-struct Flags {
+struct WorkspaceFlags {
     std::string group, workspace, name, location;
     std::vector<std::string> tags;
     bool yes = false, no_wait = false;
@@ -34,7 +34,7 @@ void add_workspace(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("workspace", "Manage workspaces.");
     group->require_subcommand(1);
 
-    auto f = std::make_shared<Flags>();
+    auto f = std::make_shared<WorkspaceFlags>();
     CLI::App* c = group->add_subcommand("create", "Create a workspace.");
     add_group_flag(c, f->group);
     c->add_option("-n,--name", f->name, "Name of the workspace")->required();
@@ -47,7 +47,7 @@ void add_workspace(CLI::App& app, CommandContext& ctx) {
         ctx.print(az_view(ctx.arm().create(workspace_path(ctx.arm(), g, f->name), kApi, body)), kWorkspaceTable);
     });
 
-    auto l = std::make_shared<Flags>();
+    auto l = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("list", "List workspaces (of a resource group, else of the subscription).");
     add_group_flag(c, l->group);
     c->callback([&ctx, l] {
@@ -57,7 +57,7 @@ void add_workspace(CLI::App& app, CommandContext& ctx) {
         ctx.print(az_view_list(ctx.arm().list(path, kApi)), kWorkspaceTable);
     });
 
-    auto s = std::make_shared<Flags>();
+    auto s = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("show", "Show a workspace.");
     add_group_flag(c, s->group);
     c->add_option("-n,--name", s->name, "Name of the workspace")->required();
@@ -66,7 +66,7 @@ void add_workspace(CLI::App& app, CommandContext& ctx) {
         ctx.print(az_view(ctx.arm().get(workspace_path(ctx.arm(), g, s->name), kApi)), kWorkspaceTable);
     });
 
-    auto d = std::make_shared<Flags>();
+    auto d = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("delete", "Delete a workspace and everything in it.");
     add_group_flag(c, d->group);
     c->add_option("-n,--name", d->name, "Name of the workspace")->required();
@@ -83,7 +83,7 @@ void add_experiment(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("experiment", "Manage experiments.");
     group->require_subcommand(1);
 
-    auto f = std::make_shared<Flags>();
+    auto f = std::make_shared<WorkspaceFlags>();
     CLI::App* c = group->add_subcommand("create", "Create an experiment.");
     add_group_flag(c, f->group);
     add_workspace_flag(c, f->workspace);
@@ -95,7 +95,7 @@ void add_experiment(CLI::App& app, CommandContext& ctx) {
                   kExperimentTable);
     });
 
-    auto l = std::make_shared<Flags>();
+    auto l = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("list", "List the experiments of a workspace.");
     add_group_flag(c, l->group);
     add_workspace_flag(c, l->workspace);
@@ -106,7 +106,7 @@ void add_experiment(CLI::App& app, CommandContext& ctx) {
                   kExperimentTable);
     });
 
-    auto s = std::make_shared<Flags>();
+    auto s = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("show", "Show an experiment.");
     add_group_flag(c, s->group);
     add_workspace_flag(c, s->workspace);
@@ -117,7 +117,7 @@ void add_experiment(CLI::App& app, CommandContext& ctx) {
         ctx.print(az_view(ctx.arm().get(experiment_path(ctx.arm(), g, w, s->name), kApi)), kExperimentTable);
     });
 
-    auto d = std::make_shared<Flags>();
+    auto d = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("delete", "Delete an experiment and its jobs.");
     add_group_flag(c, d->group);
     add_workspace_flag(c, d->workspace);
@@ -136,7 +136,7 @@ void add_group(CLI::App& app, CommandContext& ctx) {
     CLI::App* group = app.add_subcommand("group", "Manage resource groups (what `az group` does, against the emulator).");
     group->require_subcommand(1);
 
-    auto f = std::make_shared<Flags>();
+    auto f = std::make_shared<WorkspaceFlags>();
     CLI::App* c = group->add_subcommand("create", "Create or update a resource group.");
     c->add_option("-n,--name,-g,--resource-group", f->name, "Name of the resource group")->required();
     c->add_option("-l,--location", f->location, "Location")->required();
@@ -145,7 +145,7 @@ void add_group(CLI::App& app, CommandContext& ctx) {
         ctx.print(ctx.arm().create(group_path(ctx.arm(), f->name), "2018-05-01", body), kGroupTable);
     });
 
-    auto s = std::make_shared<Flags>();
+    auto s = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("show", "Show a resource group.");
     c->add_option("-n,--name,-g,--resource-group", s->name, "Name of the resource group")->required();
     c->callback([&ctx, s] { ctx.print(ctx.arm().get(group_path(ctx.arm(), s->name), "2018-05-01"), kGroupTable); });
@@ -156,7 +156,7 @@ void add_group(CLI::App& app, CommandContext& ctx) {
                   kGroupTable);
     });
 
-    auto d = std::make_shared<Flags>();
+    auto d = std::make_shared<WorkspaceFlags>();
     c = group->add_subcommand("delete", "Delete a resource group and everything in it.");
     c->add_option("-n,--name,-g,--resource-group", d->name, "Name of the resource group")->required();
     add_yes_flag(c, d->yes);
