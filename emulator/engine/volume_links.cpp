@@ -61,9 +61,11 @@ void attach_share(const fs::path& at, const arm::Volume& v, const StorageAccess&
         options.dir_mode = v.directory_mode;
         auto mount = std::make_unique<mounts::ShareFs>(storage.files, v.account, v.container, options);
         mount->mount(at);
+        const bool passes_through = mount->passes_through();
         attached.mounts.push_back(std::move(mount));
         attached.directories.emplace_back(v.relative, at);
-        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() + " (FUSE)");
+        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() +
+                        (passes_through ? " (FUSE, passthrough)" : " (FUSE)"));
         return;
     } catch (const std::exception& e) {
         why = e.what();

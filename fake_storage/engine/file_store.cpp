@@ -443,6 +443,11 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
             page.entries.push_back(std::move(e));
         }
     });
+    if (direct_files_.load() > 0) {
+        for (ShareEntry& e : page.entries) {
+            if (!e.is_dir && caught_up_direct_writes(account, share, e)) e = get_file(account, share, e.path);
+        }
+    }
     return page;
 }
 
@@ -501,12 +506,16 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
 ShareEntry FileStore::get_file(const std::string& account, const std::string& share,
                                const std::string& path) {
     SplitPath p = split(path);
-    ShareEntry e;
-    db_.read([&](db::Database& db) {
-        e = require_entry(db, account, share, p);
-        if (e.is_dir) resource_not_found();
-    });
-    return e;
+    auto read = [&] {
+        ShareEntry e;
+        db_.read([&](db::Database& db) {
+            e = require_entry(db, account, share, p);
+            if (e.is_dir) resource_not_found();
+        });
+        return e;
+    };
+    ShareEntry e = read();
+    return caught_up_direct_writes(account, share, e) ? read() : e;
 }
 
 OpenFile FileStore::open_file(const std::string& account, const std::string& share,

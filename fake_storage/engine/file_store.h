@@ -4,10 +4,15 @@
 // (pending_ranges) so that a crash never leaves a range half written.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -158,6 +163,12 @@ public:
     void note_write(const std::string& account, const std::string& share, const std::string& path,
                     const void* origin = nullptr);
 
+    // A file (by device and inode) that a share mount lets the kernel write without telling the
+    // store about each write (FUSE passthrough), from its open to its close: while it is open,
+    // get_file and list_directory first bring its entry up to the disk (size, ETag, Last-Modified).
+    void begin_direct_writes(dev_t device, ino_t inode);
+    void end_direct_writes(dev_t device, ino_t inode);
+
     // Every change made or indexed here, published after it is done (`origin`: the mount that
     // made it, passed to adopt_entry and note_write; null for the others).
     ShareChanges& changes() { return changes_; }
@@ -183,9 +194,16 @@ private:
                      const std::string& content_id, const std::string& inline_data,
                      std::int64_t pending_id);
 
+    // True when `entry` is a file written directly (begin_direct_writes) whose disk size or time
+    // moved past its row: the row is then updated.
+    bool caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry);
+
     db::Database& db_;
     ContentFiles& files_;
     std::array<std::shared_mutex, 64> file_locks_;
+    std::mutex direct_mutex_;
+    std::map<std::pair<dev_t, ino_t>, int> direct_writes_;  // open counts
+    std::atomic<size_t> direct_files_{0};
 };
 
 }  // namespace bai::storage

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/text/ascii.h"
+#include "common/time/timestamps.h"
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/properties.h"
@@ -247,6 +248,35 @@ void FileStore::note_write(const std::string& account, const std::string& share,
     } else {
         changes_.publish(account, share, path, origin);
     }
+}
+
+void FileStore::begin_direct_writes(dev_t device, ino_t inode) {
+    std::lock_guard guard(direct_mutex_);
+    if (direct_writes_[{device, inode}]++ == 0) ++direct_files_;
+}
+
+void FileStore::end_direct_writes(dev_t device, ino_t inode) {
+    std::lock_guard guard(direct_mutex_);
+    auto it = direct_writes_.find({device, inode});
+    if (it == direct_writes_.end() || --it->second > 0) return;
+    direct_writes_.erase(it);
+    --direct_files_;
+}
+
+bool FileStore::caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry) {
+    if (direct_files_.load() == 0 || entry.is_dir) return false;
+    struct stat st {};
+    if (::lstat(disk_path(account, share, entry.path).c_str(), &st) != 0) return false;
+    {
+        std::lock_guard guard(direct_mutex_);
+        if (!direct_writes_.contains({st.st_dev, st.st_ino})) return false;
+    }
+    // Timestamps are fine-grained once read (Linux 6.13+): a write after this stat gets a later one.
+    if (static_cast<std::uint64_t>(st.st_size) == entry.size && mtime_ticks(st) <= time::to_ticks(entry.last_modified)) {
+        return false;
+    }
+    note_write(account, share, entry.path, this);  // an origin of no mount: published without waiting
+    return true;
 }
 
 }  // namespace bai::storage

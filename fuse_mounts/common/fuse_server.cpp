@@ -34,6 +34,7 @@ void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::
         throw std::runtime_error("cannot mount " + spec.fsname + " at " + mountpoint.string());
     }
     mountpoint_ = mountpoint;
+    if (spec.passthrough) channel_ = PassthroughChannel::install(session_);  // null: served as before
     fuse_session* session = session_;
     loop_ = std::thread([session] {
         fuse_loop_config* config = fuse_loop_cfg_create();
@@ -70,6 +71,7 @@ void FuseServer::stop() {
     fuse_session_unmount(session_);
     fuse_session_destroy(session_);
     session_ = nullptr;
+    channel_.reset();
 }
 
 }  // namespace bai::mounts

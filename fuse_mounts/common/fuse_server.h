@@ -4,8 +4,11 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
+
+#include "fuse_mounts/common/fuse_passthrough.h"
 
 struct fuse_lowlevel_ops;
 struct fuse_session;
@@ -16,6 +19,8 @@ struct FuseMountSpec {
     std::string fsname;   // what /proc/mounts shows as the source (ACCOUNT/SHARE)
     std::string subtype;  // the type is fuse.<subtype>; "bai-*" marks this emulator's mounts
     bool read_only = false;
+    // Offer the kernel FUSE passthrough (see fuse_passthrough.h); files still opt in one by one.
+    bool passthrough = false;
 };
 
 class FuseServer {
@@ -39,9 +44,12 @@ public:
     // For notifications to the kernel (fuse_lowlevel_notify_*): valid until stop().
     fuse_session* session() const { return session_; }
     const std::filesystem::path& mountpoint() const { return mountpoint_; }
+    // The passthrough channel once the kernel accepted passthrough; null otherwise.
+    PassthroughChannel* passthrough() const { return channel_ && channel_->enabled() ? channel_.get() : nullptr; }
 
 private:
     fuse_session* session_ = nullptr;
+    std::unique_ptr<PassthroughChannel> channel_;
     std::thread loop_;
     std::filesystem::path mountpoint_;
     unsigned connection_ = 0;

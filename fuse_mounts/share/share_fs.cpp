@@ -34,6 +34,18 @@ struct Inode {
     dev_t dev = 0;
     ino_t ino = 0;
     std::uint64_t nlookup = 0;
+    // Its open files: the kernel refuses to mix files it reads and writes itself (passthrough,
+    // all to the one backing file registered as `backing_id`) with files it asks us for.
+    unsigned passthrough_opens = 0;
+    unsigned served_opens = 0;
+    int backing_id = 0;
+};
+
+// A file the kernel opened through us.
+struct OpenFile {
+    Inode* inode = nullptr;
+    bool passthrough = false;  // the kernel reads and writes it without us
+    bool writable = false;
 };
 
 // An open directory.
@@ -55,7 +67,7 @@ struct ShareFs::State {
     Inode root;
     std::mutex mutex;
     std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
-    std::set<int> open_files;        // descriptors of open files (an unmount closes what is left)
+    std::map<int, OpenFile> open_files;  // by descriptor (an unmount closes what is left)
     std::set<DirHandle*> open_directories;
     FuseServer server;
 
@@ -362,19 +374,82 @@ void close_directory(State& s, DirHandle* handle) {
     delete handle;
 }
 
-// The kernel will release `fd` (a file it opened through us), unless the reply did not reach it.
-void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, const fuse_entry_param* created) {
+// Whether a fault plan waits for this share's operations: files opened meanwhile are served by us
+// (a passed-through file's reads and writes never reach us to be failed).
+bool fault_plan_waits(State& s) {
+    return s.options.faults && s.options.faults->get(VolumeKind::share, s.account, s.share).has_value();
+}
+
+// Whether the kernel reads and writes the file `fd` of `inode` itself (under s.mutex): when the
+// mount has passthrough, no file of the inode is served by us, and no fault plan waits; once one
+// file of an inode is passed through, all are (the kernel refuses to mix them).
+bool choose_passthrough(PassthroughChannel* channel, Inode& inode, int fd, bool plan_waits) {
+    if (!channel || inode.served_opens > 0) return false;
+    if (inode.passthrough_opens > 0) return true;
+    if (plan_waits) return false;
+    const int id = channel->open_backing(fd);
+    if (id < 0) return false;
+    inode.backing_id = id;
+    return true;
+}
+
+// The kernel no longer holds `fd` (released, or its open reply failed): returns what it was.
+OpenFile forget_open_file(State& s, int fd) {
+    OpenFile file;
     {
         std::lock_guard guard(s.mutex);
-        s.open_files.insert(fd);
+        auto it = s.open_files.find(fd);
+        if (it != s.open_files.end()) {
+            file = it->second;
+            s.open_files.erase(it);
+            Inode& inode = *file.inode;
+            if (!file.passthrough) {
+                --inode.served_opens;
+            } else if (--inode.passthrough_opens == 0 && inode.backing_id > 0) {
+                if (PassthroughChannel* channel = s.server.passthrough()) channel->close_backing(inode.backing_id);
+                inode.backing_id = 0;
+            }
+        }
     }
+    if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
+    ::close(fd);
+    return file;
+}
+
+// What the kernel wrote itself into a passed-through file, into the index (at flush, fsync and
+// release: a close(2) returns with the index up to date).
+void catch_up(State& s, const OpenFile& file) {
+    if (!file.passthrough || !file.writable) return;
+    index_change(s, share_path(s, *file.inode), [&](const std::string& p) { s.files->get_file(s.account, s.share, p); });
+}
+
+OpenFile open_file_of(State& s, std::uint64_t fh) {
+    std::lock_guard guard(s.mutex);
+    auto it = s.open_files.find(static_cast<int>(fh));
+    return it == s.open_files.end() ? OpenFile{} : it->second;
+}
+
+// The kernel will release `fd` (a file of `inode` it opened through us), unless the reply did not
+// reach it.
+void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, Inode& inode,
+                  const fuse_entry_param* created) {
+    PassthroughChannel* channel = s.options.passthrough ? s.server.passthrough() : nullptr;
+    const bool plan_waits = channel && fault_plan_waits(s);
+    OpenFile file{&inode, false, (fi->flags & O_ACCMODE) != O_RDONLY};
+    {
+        std::lock_guard guard(s.mutex);
+        file.passthrough = choose_passthrough(channel, inode, fd, plan_waits);
+        ++(file.passthrough ? inode.passthrough_opens : inode.served_opens);
+        s.open_files[fd] = file;
+        if (file.passthrough) channel->pass_through(static_cast<std::uint64_t>(fd), inode.backing_id);
+    }
+    if (file.passthrough && file.writable && s.files) s.files->begin_direct_writes(inode.dev, inode.ino);
     fi->fh = static_cast<std::uint64_t>(fd);
     fi->keep_cache = 0;  // what REST wrote since the last open is read afresh
     const int err = created ? fuse_reply_create(req, created, fi) : fuse_reply_open(req, fi);
     if (err == 0) return;
-    std::lock_guard guard(s.mutex);
-    s.open_files.erase(fd);
-    ::close(fd);
+    if (file.passthrough) channel->cancel(static_cast<std::uint64_t>(fd));
+    forget_open_file(s, fd);
 }
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -486,7 +561,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
         return;
     }
     note(s, child_path(s, inode_of(s, parent), name), true);
-    reply_opened(s, req, fi, fd, &e);
+    reply_opened(s, req, fi, fd, inode_of(s, e.ino), &e);
 }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -503,7 +578,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         return;
     }
     if (fi->flags & O_TRUNC) note(s, share_path(s, inode), true);
-    reply_opened(s, req, fi, fd, nullptr);
+    reply_opened(s, req, fi, fd, inode, nullptr);
 }
 
 void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_info* fi) {
@@ -531,22 +606,27 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset,
     fuse_reply_write(req, static_cast<size_t>(written));
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+    State& s = state_of(req);
+    catch_up(s, open_file_of(s, fi->fh));
+    fuse_reply_err(req, 0);
+}
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     State& s = state_of(req);
-    {
-        std::lock_guard guard(s.mutex);
-        s.open_files.erase(static_cast<int>(fi->fh));
-    }
-    ::close(static_cast<int>(fi->fh));
+    const int fd = static_cast<int>(fi->fh);
+    catch_up(s, open_file_of(s, fi->fh));
+    forget_open_file(s, fd);
     fuse_reply_err(req, 0);
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
-    if (fault_answers(state_of(req), req)) return;
+    State& s = state_of(req);
+    if (fault_answers(s, req)) return;
     int fd = static_cast<int>(fi->fh);
-    fuse_reply_err(req, (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : errno);
+    const int err = (datasync ? ::fdatasync(fd) : ::fsync(fd)) == 0 ? 0 : errno;
+    catch_up(s, open_file_of(s, fi->fh));
+    fuse_reply_err(req, err);
 }
 
 void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
@@ -644,6 +724,8 @@ ShareFs::ShareFs(fs::path directory, std::string name, ShareFsOptions options)
 
 ShareFs::~ShareFs() { unmount(); }
 
+bool ShareFs::passes_through() const { return state_->server.passthrough() != nullptr; }
+
 void ShareFs::mount(const fs::path& mountpoint) {
     State& s = *state_;
     if (s.server.running()) throw std::runtime_error("the share is already mounted at " + s.server.mountpoint().string());
@@ -657,12 +739,13 @@ void ShareFs::mount(const fs::path& mountpoint) {
     static const fuse_lowlevel_ops ops = operations();
     try {
         if (s.files) {
-            s.server.start(ops, &s, mountpoint, {s.account + "/" + s.share, "bai-share", s.options.read_only});
+            s.server.start(ops, &s, mountpoint,
+                           {s.account + "/" + s.share, "bai-share", s.options.read_only, s.options.passthrough});
             s.stopping = false;
             s.notifier = std::thread([&s] { run_notifier(s); });
             s.subscription = s.files->changes().subscribe([&s](const storage::ShareChange& c) { on_change(s, c); });
         } else {
-            s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only});
+            s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only, s.options.passthrough});
         }
     } catch (...) {
         ::close(s.root.fd);
@@ -690,7 +773,10 @@ void ShareFs::unmount() {
     if (s.notifier.joinable()) s.notifier.join();
     s.server.stop();
     std::lock_guard guard(s.mutex);
-    for (int fd : s.open_files) ::close(fd);  // files the kernel will not release any more
+    for (auto& [fd, file] : s.open_files) {  // files the kernel will not release any more
+        if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
+        ::close(fd);
+    }
     s.open_files.clear();
     for (DirHandle* handle : s.open_directories) {
         ::closedir(handle->dir);

@@ -23,6 +23,10 @@ struct ShareFsOptions {
     unsigned file_mode = 0777;
     unsigned dir_mode = 0777;
     MountFaults* faults = nullptr;  // consulted by every counted operation when set
+    // Files opened while no fault plan waits are read and written by the kernel itself (FUSE
+    // passthrough, where the kernel offers it): as fast as the disk, but their reads and writes no
+    // longer reach the mount, so a plan set later does not fail them.
+    bool passthrough = true;
 };
 
 class ShareFs {
@@ -39,8 +43,11 @@ public:
     // unmount(). Throws std::runtime_error with the reason when it cannot.
     void mount(const std::filesystem::path& mountpoint);
     // Unmounts and stops serving; processes that still hold files of the mount get ENOTCONN
-    // (the connection is aborted through fusectl, which is mounted if it is not).
+    // (the connection is aborted through fusectl, which is mounted if it is not), except on
+    // passed-through files, which they read and write in the share's directory until they close them.
     void unmount();
+    // Whether the kernel accepted passthrough for this mount (options.passthrough and Linux 6.9+).
+    bool passes_through() const;
 
     struct State;
 

@@ -1,5 +1,7 @@
 // FileStore::adopt_disk_changes: what other writers leave in a share's directory joins the index.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -119,6 +121,34 @@ TEST_F(AdoptTest, NoteWriteUpdatesAKnownFileAndAddsAnUnknownOne) {
 TEST_F(AdoptTest, MissingPathOrShare) {
     EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "no/such"), 0u);
     EXPECT_ANY_THROW(store->adopt_disk_changes(kAcct, "nosuchshare", ""));
+}
+
+// A file a mount passes through to the kernel: reads of its entry catch up with the disk while it
+// is registered, and only then.
+TEST_F(AdoptTest, FilesWrittenDirectlyAreCaughtUpWhenRead) {
+    write("run/log.txt", "1");
+    store->adopt_disk_changes(kAcct, "logs", "run");
+    struct stat st {};
+    ASSERT_EQ(::stat((root / "run/log.txt").c_str(), &st), 0);
+    write("run/log.txt", "12345");
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/log.txt").size, 1u);  // not registered: not looked at
+    store->begin_direct_writes(st.st_dev, st.st_ino);
+    store->begin_direct_writes(st.st_dev, st.st_ino);  // a second open file of it
+    const ShareEntry grown = store->get_file(kAcct, "logs", "run/log.txt");
+    EXPECT_EQ(grown.size, 5u);
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/log.txt").etag, grown.etag);  // nothing new: same ETag
+    write("run/log.txt", "abcde");  // same size, a later mtime (set: coarse clocks may not move)
+    timespec later[2] = {{0, UTIME_OMIT}, {st.st_mtim.tv_sec + 10, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, (root / "run/log.txt").c_str(), later, 0), 0);
+    const ShareEntry rewritten = store->list_directory(kAcct, "logs", "run", {}).entries.at(0);
+    EXPECT_NE(rewritten.etag, grown.etag);
+    EXPECT_EQ(rewritten.size, 5u);
+    store->end_direct_writes(st.st_dev, st.st_ino);
+    write("run/log.txt", "abcdefg");
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/log.txt").size, 7u);  // one open file left
+    store->end_direct_writes(st.st_dev, st.st_ino);
+    write("run/log.txt", "abcdefghi");
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/log.txt").size, 7u);
 }
 
 }  // namespace

@@ -43,12 +43,14 @@ protected:
         fs::create_directories(mnt);
         ShareFsOptions options;
         options.faults = &faults;
+        options.passthrough = passthrough();
         share = std::make_unique<ShareFs>(*files, kAcct, "data", options);
         share->mount(mnt);
     }
     void TearDown() override {
         if (share) share->unmount();
     }
+    virtual bool passthrough() const { return true; }
     storage::ShareEntry rest(const std::string& path) { return files->get_file(kAcct, "data", path); }
     std::vector<std::string> rest_names(const std::string& path) {
         std::vector<std::string> out;
@@ -239,7 +241,14 @@ TEST_F(ShareFsTest, ConcurrentWritersToDifferentFiles) {
     }
 }
 
-TEST_F(ShareFsTest, InjectedFaultsFailTheNextOperationsThenStop) {
+// Every file served by the mount, none passed through to the kernel: what faults and unmounts do
+// to files that are already open.
+class ShareFsServedTest : public ShareFsTest {
+protected:
+    bool passthrough() const override { return false; }
+};
+
+TEST_F(ShareFsServedTest, InjectedFaultsFailTheNextOperationsThenStop) {
     int fd = ::open((mnt / "f.txt").c_str(), O_CREAT | O_RDWR, 0644);
     ASSERT_GE(fd, 0);
     faults.set(VolumeKind::share, kAcct, "data", {ENOSPC, 2, std::chrono::milliseconds(0)});
@@ -272,7 +281,7 @@ TEST_F(ShareFsTest, InjectedFaultsFailTheNextOperationsThenStop) {
     ::close(fd);
 }
 
-TEST_F(ShareFsTest, UnmountReturnsWhileAFileIsStillOpen) {
+TEST_F(ShareFsServedTest, UnmountReturnsWhileAFileIsStillOpen) {
     int fd = ::open((mnt / "held.txt").c_str(), O_CREAT | O_WRONLY, 0644);
     ASSERT_GE(fd, 0);
     share->unmount();  // must not wait for the holder
@@ -280,6 +289,50 @@ TEST_F(ShareFsTest, UnmountReturnsWhileAFileIsStillOpen) {
     EXPECT_EQ(errno, ENOTCONN);
     ::close(fd);
     EXPECT_FALSE(fs::exists(mnt / "held.txt"));
+}
+
+// With passthrough (the default): a plan meets the files opened after it is set; files opened
+// before it are read and written by the kernel itself, their writes in the index at once all the same.
+TEST_F(ShareFsTest, FaultsMeetTheFilesOpenedAfterThePlan) {
+    faults.set(VolumeKind::share, kAcct, "data", {ENOSPC, 1, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::open((mnt / "f.txt").c_str(), O_CREAT | O_RDWR, 0644), -1);  // an open is counted
+    EXPECT_EQ(errno, ENOSPC);
+    faults.set(VolumeKind::share, kAcct, "data", {0, 2, std::chrono::milliseconds(0)});
+    int fd = ::open((mnt / "f.txt").c_str(), O_CREAT | O_RDWR, 0644);  // served: a plan waited
+    ASSERT_GE(fd, 0);
+    faults.set(VolumeKind::share, kAcct, "data", {ENOSPC, 1, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::write(fd, "abc", 3), -1);
+    EXPECT_EQ(errno, ENOSPC);
+    EXPECT_EQ(::write(fd, "abc", 3), 3);
+    ::close(fd);
+    if (!share->passes_through()) {
+        std::printf("SKIPPED (part): this kernel offers no FUSE passthrough (Linux 6.9+)\n");
+        return;
+    }
+    fd = ::open((mnt / "f.txt").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    faults.set(VolumeKind::share, kAcct, "data", {EIO, 5, std::chrono::milliseconds(0)});
+    EXPECT_EQ(::pwrite(fd, "defg", 4, 3), 4);  // the kernel's own write: never reaches the plan
+    EXPECT_EQ(rest("f.txt").size, 7u);
+    EXPECT_EQ(files->list_directory(kAcct, "data", "", {}).entries.at(0).size, 7u);
+    const std::string etag = rest("f.txt").etag;
+    ASSERT_EQ(::pwrite(fd, "ABC", 3, 0), 3);
+    EXPECT_NE(rest("f.txt").etag, etag);  // same size, new content
+    ::close(fd);
+    EXPECT_EQ(faults.get(VolumeKind::share, kAcct, "data")->operations, 5);
+    faults.clear(VolumeKind::share, kAcct, "data");
+    EXPECT_EQ(read_all(mnt / "f.txt"), "ABCdefg");
+}
+
+TEST_F(ShareFsTest, APassedThroughFileOutlivesTheUnmount) {
+    if (!share->passes_through()) GTEST_SKIP() << "SKIPPED: this kernel offers no FUSE passthrough (Linux 6.9+)";
+    int fd = ::open((mnt / "held.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    share->unmount();  // must not wait for the holder
+    EXPECT_EQ(::write(fd, "x", 1), 1);  // into the share's directory, as a job's local file would
+    ::close(fd);
+    EXPECT_FALSE(fs::exists(mnt / "held.txt"));
+    EXPECT_EQ(read_all(files->share_root(kAcct, "data") / "held.txt"), "x");
 }
 
 TEST(ShareFsMount, AMissingShareIsRefusedAndReadOnlyRefusesWrites) {
