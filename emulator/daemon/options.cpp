@@ -85,6 +85,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.gpus = engine::parse_gpu_source(value());
         } else if (flag == "--strict-gpus" && !inline_value) {
             o.strict_gpus = true;
+        } else if (flag == "--no-passthrough" && !inline_value) {
+            o.share_passthrough = false;
         } else if (flag == "--container-runtime") {
             o.containers.choice = engine::parse_runtime_choice(value());
         } else if (flag == "--image") {
@@ -110,7 +112,8 @@ std::string usage() {
            "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--debug FILE] [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
-           "                        [--strict-gpus] [--container-runtime auto|docker|sandbox|host]\n"
+           "                        [--strict-gpus] [--no-passthrough]\n"
+           "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
@@ -132,6 +135,9 @@ std::string usage() {
            "                     driver answers), none, or fake:N (N fake GPUs, for machines without)\n"
            "  --strict-gpus      do not allocate a node that cannot have every GPU of its size (default:\n"
            "                     it runs with the GPUs left, and the cluster's errors say so)\n"
+           "  --no-passthrough   share mounts serve every read and write themselves (default: files\n"
+           "                     opened while no fault plan waits are the kernel's, FUSE passthrough,\n"
+           "                     Linux 6.9+; a fault plan then meets only files opened after it)\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

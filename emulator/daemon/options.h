@@ -34,6 +34,7 @@ struct Options {
     engine::GpuSource gpus;
     // Nodes that cannot have every GPU of their size are not allocated (instead of running with fewer).
     bool strict_gpus = false;
+    bool share_passthrough = true;  // --no-passthrough turns it off
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
     bool show_version = false;

@@ -138,6 +138,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.gpu_pool = gpu_pool;
             engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
             engine_options.strict_gpus = options.strict_gpus;
+            engine_options.share_passthrough = options.share_passthrough;
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;
             engine_options.workloads = hooks.workloads;

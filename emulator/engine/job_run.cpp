@@ -148,7 +148,7 @@ private:
         std::error_code ec;
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
-            job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.faults));
+            job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.mounts));
             fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, !in_container(), notes,
                                                   *job_volumes_.back());
             dirs_.push_back(dir);

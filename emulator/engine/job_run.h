@@ -16,7 +16,7 @@
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/storage_access.h"
-#include "fuse_mounts/common/mount_faults.h"
+#include "emulator/engine/volume_links.h"
 
 namespace bai::engine {
 
@@ -43,7 +43,7 @@ struct JobRunInputs {
     // Where a job with containerSettings runs; null: always on the host.
     const ContainerOptions* containers = nullptr;
     RuntimeProbe* runtimes = nullptr;
-    mounts::MountFaults* faults = nullptr;  // consulted by the job's share mounts
+    MountSettings mounts;  // for the job's mounts
     // Scenarios: jobs whose command names a declared workload are played on `clock`.
     DeclaredWorkloads* workloads = nullptr;
     Clock* clock = nullptr;

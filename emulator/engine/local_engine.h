@@ -43,6 +43,9 @@ struct EngineOptions {
     // --strict-gpus: a node that cannot have all the GPUs of its size is not allocated (the
     // cluster stays smaller and says why) instead of running with fewer.
     bool strict_gpus = false;
+    // Share mounts let the kernel read and write the files opened while no fault plan waits (FUSE
+    // passthrough, Linux 6.9+); --no-passthrough: every read and write goes through the emulator.
+    bool share_passthrough = true;
     // Where jobs with containerSettings run (--container-runtime, --image, --strict-images).
     ContainerOptions containers;
     Clock* clock = nullptr;  // a real clock when null

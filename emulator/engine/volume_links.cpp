@@ -56,7 +56,8 @@ void attach_share(const fs::path& at, const arm::Volume& v, const StorageAccess&
     std::string why;
     try {
         mounts::ShareFsOptions options;
-        options.faults = attached.faults();
+        options.faults = attached.settings().faults;
+        options.passthrough = attached.settings().passthrough;
         options.file_mode = v.file_mode;
         options.dir_mode = v.directory_mode;
         auto mount = std::make_unique<mounts::ShareFs>(storage.files, v.account, v.container, options);
@@ -92,7 +93,7 @@ void attach_blob_container(const fs::path& at, const arm::Volume& v, const Stora
         throw std::runtime_error("cannot mount " + what + " at " + v.relative + ": mountOptions: " + e.what());
     }
     options.staging_dir = storage.staging_dir;
-    options.faults = attached.faults();
+    options.faults = attached.settings().faults;
     fresh_mount_point(at);
     try {
         auto mount = std::make_unique<mounts::BlobFs>(storage.blobs, storage.content, v.account, v.container, options);

@@ -22,10 +22,15 @@
 namespace bai::engine {
 
 // The volumes attached under one root (a node's mount root, a job's), released together.
+// How volumes are mounted.
+struct MountSettings {
+    mounts::MountFaults* faults = nullptr;  // what the mounts consult (scenarios' injected faults)
+    bool passthrough = true;                // shares: FUSE passthrough where the kernel has it
+};
+
 class AttachedVolumes {
 public:
-    // `faults`: what the shares mounted here consult (scenarios' injected faults); may be null.
-    explicit AttachedVolumes(mounts::MountFaults* faults = nullptr) : faults_(faults) {}
+    explicit AttachedVolumes(MountSettings settings = {}) : settings_(settings) {}
     ~AttachedVolumes() { release(); }
     AttachedVolumes(const AttachedVolumes&) = delete;
     AttachedVolumes& operator=(const AttachedVolumes&) = delete;
@@ -39,10 +44,10 @@ public:
     std::vector<std::unique_ptr<mounts::ShareFs>> mounts;  // shares and file servers
     std::vector<std::unique_ptr<mounts::BlobFs>> blob_mounts;
     std::vector<std::filesystem::path> command_mounts;  // where mountCommands mounted
-    mounts::MountFaults* faults() const { return faults_; }
+    const MountSettings& settings() const { return settings_; }
 
 private:
-    mounts::MountFaults* faults_;
+    MountSettings settings_;
 };
 
 // Makes each volume appear at root/relativeMountPath: mounted, else linked (with `links` false, for

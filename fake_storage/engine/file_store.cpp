@@ -503,19 +503,20 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
     return e;
 }
 
+ShareEntry FileStore::get_file_row(const std::string& account, const std::string& share, const std::string& path) {
+    SplitPath p = split(path);
+    ShareEntry e;
+    db_.read([&](db::Database& db) {
+        e = require_entry(db, account, share, p);
+        if (e.is_dir) resource_not_found();
+    });
+    return e;
+}
+
 ShareEntry FileStore::get_file(const std::string& account, const std::string& share,
                                const std::string& path) {
-    SplitPath p = split(path);
-    auto read = [&] {
-        ShareEntry e;
-        db_.read([&](db::Database& db) {
-            e = require_entry(db, account, share, p);
-            if (e.is_dir) resource_not_found();
-        });
-        return e;
-    };
-    ShareEntry e = read();
-    return caught_up_direct_writes(account, share, e) ? read() : e;
+    ShareEntry e = get_file_row(account, share, path);
+    return caught_up_direct_writes(account, share, e) ? get_file_row(account, share, path) : e;
 }
 
 OpenFile FileStore::open_file(const std::string& account, const std::string& share,

@@ -168,6 +168,10 @@ public:
     // get_file and list_directory first bring its entry up to the disk (size, ETag, Last-Modified).
     void begin_direct_writes(dev_t device, ino_t inode);
     void end_direct_writes(dev_t device, ino_t inode);
+    // What get_file does for such a file, for the mount that let it be written (`origin`, as for
+    // note_write): at its flush, fsync and close.
+    void catch_up_direct_writes(const std::string& account, const std::string& share, const std::string& path,
+                                const void* origin);
 
     // Every change made or indexed here, published after it is done (`origin`: the mount that
     // made it, passed to adopt_entry and note_write; null for the others).
@@ -196,7 +200,10 @@ private:
 
     // True when `entry` is a file written directly (begin_direct_writes) whose disk size or time
     // moved past its row: the row is then updated.
-    bool caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry);
+    bool caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry,
+                                 const void* origin = nullptr);
+    // The file's row as it is (get_file without catching up).
+    ShareEntry get_file_row(const std::string& account, const std::string& share, const std::string& path);
 
     db::Database& db_;
     ContentFiles& files_;

@@ -10,6 +10,7 @@
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/properties.h"
+#include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage {
 namespace fs = std::filesystem;
@@ -263,7 +264,8 @@ void FileStore::end_direct_writes(dev_t device, ino_t inode) {
     --direct_files_;
 }
 
-bool FileStore::caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry) {
+bool FileStore::caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry,
+                                        const void* origin) {
     if (direct_files_.load() == 0 || entry.is_dir) return false;
     struct stat st {};
     if (::lstat(disk_path(account, share, entry.path).c_str(), &st) != 0) return false;
@@ -275,8 +277,20 @@ bool FileStore::caught_up_direct_writes(const std::string& account, const std::s
     if (static_cast<std::uint64_t>(st.st_size) == entry.size && mtime_ticks(st) <= time::to_ticks(entry.last_modified)) {
         return false;
     }
-    note_write(account, share, entry.path, this);  // an origin of no mount: published without waiting
+    // Read through REST: an origin of no mount, so that the change is published without waiting.
+    note_write(account, share, entry.path, origin ? origin : this);
     return true;
+}
+
+void FileStore::catch_up_direct_writes(const std::string& account, const std::string& share, const std::string& path,
+                                       const void* origin) {
+    ShareEntry entry;
+    try {
+        entry = get_file_row(account, share, path);
+    } catch (const StorageError&) {
+        return;  // not indexed (yet): the mount's own adopt_entry deals with it
+    }
+    caught_up_direct_writes(account, share, entry, origin);
 }
 
 }  // namespace bai::storage

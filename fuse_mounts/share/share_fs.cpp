@@ -243,15 +243,20 @@ int lookup_entry(State& s, fuse_ino_t parent, const char* name, fuse_entry_param
     return 0;
 }
 
+// Drops the inode once the kernel neither looks it up nor holds a file of it (under s.mutex). A
+// forget can come before the release of the inode's last file (the kernel sends forgets first).
+void drop_if_unused(State& s, Inode& inode) {
+    if (inode.nlookup > 0 || inode.passthrough_opens > 0 || inode.served_opens > 0) return;
+    ::close(inode.fd);
+    s.inodes.erase({inode.dev, inode.ino});
+}
+
 void forget_inode(State& s, fuse_ino_t ino, std::uint64_t count) {
     if (ino == FUSE_ROOT_ID) return;
     Inode& inode = inode_of(s, ino);
     std::lock_guard guard(s.mutex);
     inode.nlookup -= std::min(count, inode.nlookup);
-    if (inode.nlookup == 0) {
-        ::close(inode.fd);
-        s.inodes.erase({inode.dev, inode.ino});
-    }
+    drop_if_unused(s, inode);
 }
 
 // A fault injected into this share's mounts answers the operation instead (after its stall).
@@ -393,9 +398,11 @@ bool choose_passthrough(PassthroughChannel* channel, Inode& inode, int fd, bool 
     return true;
 }
 
-// The kernel no longer holds `fd` (released, or its open reply failed): returns what it was.
-OpenFile forget_open_file(State& s, int fd) {
+// The kernel no longer holds `fd` (released, or its open reply failed).
+void forget_open_file(State& s, int fd) {
     OpenFile file;
+    dev_t dev = 0;
+    ino_t ino = 0;
     {
         std::lock_guard guard(s.mutex);
         auto it = s.open_files.find(fd);
@@ -403,24 +410,27 @@ OpenFile forget_open_file(State& s, int fd) {
             file = it->second;
             s.open_files.erase(it);
             Inode& inode = *file.inode;
+            dev = inode.dev;
+            ino = inode.ino;
             if (!file.passthrough) {
                 --inode.served_opens;
             } else if (--inode.passthrough_opens == 0 && inode.backing_id > 0) {
                 if (PassthroughChannel* channel = s.server.passthrough()) channel->close_backing(inode.backing_id);
                 inode.backing_id = 0;
             }
+            drop_if_unused(s, inode);
         }
     }
-    if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
+    if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(dev, ino);
     ::close(fd);
-    return file;
 }
 
 // What the kernel wrote itself into a passed-through file, into the index (at flush, fsync and
 // release: a close(2) returns with the index up to date).
 void catch_up(State& s, const OpenFile& file) {
     if (!file.passthrough || !file.writable) return;
-    index_change(s, share_path(s, *file.inode), [&](const std::string& p) { s.files->get_file(s.account, s.share, p); });
+    index_change(s, share_path(s, *file.inode),
+                 [&](const std::string& p) { s.files->catch_up_direct_writes(s.account, s.share, p, &s); });
 }
 
 OpenFile open_file_of(State& s, std::uint64_t fh) {

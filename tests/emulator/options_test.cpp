@@ -42,6 +42,9 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     EXPECT_EQ(parse_options({"--gpus", "none"}).gpus.kind, engine::GpuSource::Kind::none);
     EXPECT_FALSE(parse_options({}).strict_gpus);
     EXPECT_TRUE(parse_options({"--strict-gpus"}).strict_gpus);
+    EXPECT_TRUE(parse_options({}).share_passthrough);
+    EXPECT_FALSE(parse_options({"--no-passthrough"}).share_passthrough);
+    EXPECT_THROW(parse_options({"--no-passthrough=1"}), std::invalid_argument);
     EXPECT_EQ(parse_options({}).autoscale_idle_ms, 10000);
     EXPECT_EQ(parse_options({"--autoscale-idle", "250"}).autoscale_idle_ms, 250);
     EXPECT_THROW(parse_options({"--autoscale-idle", "-1"}), std::invalid_argument);
