@@ -21,6 +21,7 @@ struct Clock::Ticket {
 // condition it waits on), a new participant, or one coming back from outside.
 struct VirtualClock::Waiter : Clock::Ticket {
     std::uint64_t seq = 0;
+    std::uint64_t participant_id = 0;  // the participant's, numbered as they are admitted
     time::TimePoint due;
     const std::condition_variable* cv = nullptr;
     bool participant = false;
@@ -32,6 +33,7 @@ namespace {
 
 // The clock a thread takes part in (nullptr: none).
 thread_local const VirtualClock* t_participant_of = nullptr;
+thread_local std::uint64_t t_participant_id = 0;
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64's finalizer
     x += 0x9e3779b97f4a7c15ULL;
@@ -47,7 +49,9 @@ time::TimePoint VirtualClock::now() const {
     return now_;
 }
 
-std::uint64_t VirtualClock::order_of(std::uint64_t seq) const { return seed_ == 0 ? seq : mix(seq ^ mix(seed_)); }
+std::uint64_t VirtualClock::order_of(std::uint64_t number) const {
+    return seed_ == 0 ? number : mix(number ^ mix(seed_));
+}
 
 std::shared_ptr<VirtualClock::Waiter> VirtualClock::add_waiter_locked(time::TimePoint due, std::condition_variable* cv,
                                                                       bool participant) {
@@ -71,7 +75,11 @@ void VirtualClock::dispatch_locked() {
         Waiter* best = nullptr;
         for (const auto& w : waiters_) {
             if (!w->participant || w->woken || w->due > now_) continue;
-            if (!best || std::tuple(w->due, order_of(w->seq), w->seq) < std::tuple(best->due, order_of(best->seq), best->seq)) {
+            // Ties go by the participants' numbers, not by when they began to wait: how often a
+            // participant waited before (an event loop woken once or twice by the same posts,
+            // depending on real timing) must not reorder the ones due at one instant.
+            if (!best || std::tuple(w->due, order_of(w->participant_id), w->seq) <
+                             std::tuple(best->due, order_of(best->participant_id), best->seq)) {
                 best = w.get();
             }
         }
@@ -108,6 +116,7 @@ void VirtualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition
     if (now_ >= deadline) return;
     const bool participant = t_participant_of == this;
     auto waiter = add_waiter_locked(deadline, &cv, participant);
+    if (participant) waiter->participant_id = t_participant_id;
     if (participant) --running_;
     dispatch_locked();
     lock.unlock();
@@ -127,6 +136,7 @@ void VirtualClock::wake(std::condition_variable& cv) {
 std::shared_ptr<Clock::Ticket> VirtualClock::admit() {
     std::lock_guard guard(mutex_);
     auto waiter = add_waiter_locked(now_, nullptr, true);
+    waiter->participant_id = ++next_participant_;
     dispatch_locked();
     return waiter;
 }
@@ -137,6 +147,7 @@ void VirtualClock::enter(const std::shared_ptr<Ticket>& ticket) {
     std::unique_lock guard(mutex_);
     wait_turn_locked(guard, waiter);
     t_participant_of = this;
+    t_participant_id = waiter->participant_id;
 }
 
 void VirtualClock::leave() {

@@ -4,8 +4,10 @@
 //
 // A VirtualClock also makes the engine's threads take turns (issue 7's determinism): the threads
 // that do the engine's work (its event loop, node setups, job runs) are participants, and only
-// one of them runs at a time. A participant runs until it sleeps on the clock or ends; then the clock resumes the next one that is due, in (due time, order)
-// order, where the order of waiters due at the same instant is a permutation fixed by the seed.
+// one of them runs at a time. A participant runs until it sleeps on the clock or ends; then the
+// clock resumes the next one that is due, in (due time, order) order, where the order of
+// participants due at the same instant is a permutation of their admission numbers fixed by the
+// seed.
 // So the same inputs give the same interleaving, run after run. A participant that waits for
 // something real (a process) keeps its turn: time stands still until it is done.
 #pragma once
@@ -117,7 +119,7 @@ private:
     std::shared_ptr<Waiter> add_waiter_locked(time::TimePoint due, std::condition_variable* cv, bool participant);
     bool settled_locked() const;
     std::optional<time::TimePoint> next_deadline_locked() const;
-    std::uint64_t order_of(std::uint64_t seq) const;
+    std::uint64_t order_of(std::uint64_t number) const;
 
     mutable std::mutex mutex_;
     time::TimePoint now_;
@@ -125,6 +127,7 @@ private:
     bool serial_ = true;
     int running_ = 0;  // participants that hold a turn
     std::uint64_t next_seq_ = 0;
+    std::uint64_t next_participant_ = 0;
     std::vector<std::shared_ptr<Waiter>> waiters_;
     std::condition_variable settled_cv_;
 };

@@ -129,7 +129,8 @@ TEST(VirtualClock, WaitersWakeWhenTimeReachesTheirDeadline) {
 
 
 // Participants that all wake at the same instant run one at a time, in an order fixed by the seed.
-std::vector<int> turn_order(std::uint64_t seed, int& most_at_once) {
+// The first one sleeps `earlier_sleeps` times on the way (as an event loop woken by posts does).
+std::vector<int> turn_order(std::uint64_t seed, int& most_at_once, int earlier_sleeps = 0) {
     VirtualClock clock(time::from_ticks(0), seed);
     std::mutex mutex;
     std::condition_variable cv;
@@ -144,6 +145,7 @@ std::vector<int> turn_order(std::uint64_t seed, int& most_at_once) {
         threads.emplace_back([&, i, turn = Participation(clock)]() mutable {
             turn.begin();
             std::unique_lock lock(mutex);
+            for (int k = 1; i == 0 && k <= earlier_sleeps; ++k) clock.wait_until(lock, cv, time::from_ticks(k * 1000));
             while (clock.now() < time::from_ticks(10'000'000)) clock.wait_until(lock, cv, time::from_ticks(10'000'000));
             int now_active = ++active;
             most_at_once = std::max(most_at_once, now_active);
@@ -165,12 +167,20 @@ TEST(VirtualClock, ParticipantsDueTogetherRunOneAtATimeInTheSeedsOrder) {
     EXPECT_EQ(most, 1);
     EXPECT_EQ(first.size(), 6u);
     for (int run = 0; run < 3; ++run) EXPECT_EQ(turn_order(42, most), first);
-    // Seed 0 keeps the order in which they began waiting; other seeds permute it.
+    // Seed 0 keeps the order in which they were admitted; other seeds permute it.
     std::vector<int> unseeded = turn_order(0, most);
     std::vector<int> other = turn_order(7, most);
     std::sort(other.begin(), other.end());
     EXPECT_EQ(other, (std::vector<int>{0, 1, 2, 3, 4, 5}));
     EXPECT_TRUE(turn_order(42, most) != unseeded || turn_order(7, most) != unseeded);
+}
+
+TEST(VirtualClock, HowOftenAParticipantSleptBeforeDoesNotReorderTheOnesDueTogether) {
+    int most = 0;
+    for (std::uint64_t seed : {5, 42, 7}) {
+        std::vector<int> order = turn_order(seed, most);
+        for (int sleeps : {1, 2, 3}) EXPECT_EQ(turn_order(seed, most, sleeps), order) << "seed " << seed;
+    }
 }
 
 TEST(VirtualClock, ItIsNotSettledWhileAParticipantRuns) {
