@@ -71,11 +71,26 @@ void PoolNodes::start() {
     // Queued before the thread starts, which takes them as one batch: on a virtual clock, how
     // often it sleeps and wakes must not depend on when they arrive.
     for (const StoredEntity& pool : store_.all(kPools)) pool_changed(pool.account, pool.body.value("id", ""));
-    post([this] { recover_tasks(); });
+    auto recovered = std::make_shared<std::promise<void>>();
+    std::future<void> recovery = recovered->get_future();
+    post([this, recovered] {
+        try {
+            recover_tasks();
+        } catch (...) {
+            recovered->set_value();
+            throw;
+        }
+        recovered->set_value();
+    });
     thread_ = std::thread([this, turn = engine::Participation(clock_)]() mutable {
         turn.begin();
         loop();
     });
+    // The first request after a crash sees what recovery made of the tasks that were running (requeued),
+    // not the `running` they were stored with.
+    if (recovery.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+        log::warning("batch nodes: the tasks of the previous run were not recovered within 30 s");
+    }
 }
 
 void PoolNodes::stop() {

@@ -150,6 +150,7 @@ void attach_file_server(const fs::path& at, const arm::Volume& v, const StorageA
     try {
         mounts::ShareFsOptions options;
         options.read_only = read_only_option(v.mount_options);
+        options.passthrough = attached.settings().passthrough;
         auto mount = std::make_unique<mounts::ShareFs>(directory, "fileserver:" + directory.filename().string(), options);
         mount->mount(at);
         attached.mounts.push_back(std::move(mount));

@@ -257,6 +257,8 @@ class BatchRestart(unittest.TestCase):
         second = harness.Emulator(location=first.location).start()
         self.addCleanup(second.close)
         client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=second.endpoints["batch"])
+        # Recovery is done before the endpoint answers: the first look never shows the stale `running`.
+        self.assertEqual(client.task.get("active", "t").execution_info.requeue_count, 1)
 
         def running_again():
             task = client.task.get("active", "t")
