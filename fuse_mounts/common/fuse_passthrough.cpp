@@ -165,6 +165,16 @@ void PassthroughChannel::close_backing(int backing_id) {
     ::ioctl(fd_, kBackingClose, &id);
 }
 
+bool PassthroughChannel::can_back_files_in(const std::string& directory) {
+    const int fd = ::open(directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) return true;  // no nameless files there: the first open will tell
+    const int id = open_backing(fd);
+    ::close(fd);
+    if (id < 0) return false;
+    close_backing(id);
+    return true;
+}
+
 void PassthroughChannel::pass_through(std::uint64_t fh, int backing_id) {
     std::lock_guard guard(mutex_);
     backing_of_fh_[fh] = backing_id;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 
 struct fuse_session;
 
@@ -33,6 +34,9 @@ public:
     // a negative errno (EPERM without CAP_SYS_ADMIN).
     int open_backing(int fd);
     void close_backing(int backing_id);
+    // Whether files in `directory` can back passed-through files (a nameless file made there is
+    // registered and let go): the ioctl wants CAP_SYS_ADMIN, and a filesystem may refuse.
+    bool can_back_files_in(const std::string& directory);
     // The open (or create) reply about to be sent with file handle `fh` asks for passthrough to
     // `backing_id`.
     void pass_through(std::uint64_t fh, int backing_id);

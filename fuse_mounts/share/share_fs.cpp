@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <condition_variable>
@@ -68,6 +69,7 @@ struct ShareFs::State {
     std::mutex mutex;
     std::map<std::pair<dev_t, ino_t>, std::unique_ptr<Inode>> inodes;
     std::map<int, OpenFile> open_files;  // by descriptor (an unmount closes what is left)
+    std::atomic<PassthroughChannel*> passthrough{nullptr};  // when the kernel and the share's files allow it
     std::set<DirHandle*> open_directories;
     FuseServer server;
 
@@ -415,7 +417,7 @@ void forget_open_file(State& s, int fd) {
             if (!file.passthrough) {
                 --inode.served_opens;
             } else if (--inode.passthrough_opens == 0 && inode.backing_id > 0) {
-                if (PassthroughChannel* channel = s.server.passthrough()) channel->close_backing(inode.backing_id);
+                if (PassthroughChannel* channel = s.passthrough.load()) channel->close_backing(inode.backing_id);
                 inode.backing_id = 0;
             }
             drop_if_unused(s, inode);
@@ -443,7 +445,7 @@ OpenFile open_file_of(State& s, std::uint64_t fh) {
 // reach it.
 void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, Inode& inode,
                   const fuse_entry_param* created) {
-    PassthroughChannel* channel = s.options.passthrough ? s.server.passthrough() : nullptr;
+    PassthroughChannel* channel = s.passthrough.load();
     const bool plan_waits = channel && fault_plan_waits(s);
     OpenFile file{&inode, false, (fi->flags & O_ACCMODE) != O_RDONLY};
     {
@@ -734,7 +736,7 @@ ShareFs::ShareFs(fs::path directory, std::string name, ShareFsOptions options)
 
 ShareFs::~ShareFs() { unmount(); }
 
-bool ShareFs::passes_through() const { return state_->server.passthrough() != nullptr; }
+bool ShareFs::passes_through() const { return state_->passthrough.load() != nullptr; }
 
 void ShareFs::mount(const fs::path& mountpoint) {
     State& s = *state_;
@@ -757,6 +759,8 @@ void ShareFs::mount(const fs::path& mountpoint) {
         } else {
             s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only, s.options.passthrough});
         }
+        PassthroughChannel* channel = s.server.passthrough();
+        if (channel && channel->can_back_files_in(s.root_path)) s.passthrough = channel;
     } catch (...) {
         ::close(s.root.fd);
         s.root.fd = -1;
@@ -782,6 +786,7 @@ void ShareFs::unmount() {
     }
     if (s.notifier.joinable()) s.notifier.join();
     s.server.stop();
+    s.passthrough = nullptr;
     std::lock_guard guard(s.mutex);
     for (auto& [fd, file] : s.open_files) {  // files the kernel will not release any more
         if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
