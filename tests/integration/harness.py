@@ -98,6 +98,9 @@ class Emulator:
                   file=sys.stderr)
         if self.owns_location:
             shutil.rmtree(self.location, ignore_errors=True)
+        # A test whose emulator crashed as it stopped fails (its stderr is printed above).
+        if code not in (0, None, -signal.SIGKILL):
+            raise AssertionError(f"emulator {self.process.pid} exited with {code}")
 
     def __enter__(self):
         return self.start()
