@@ -116,8 +116,10 @@ void VirtualClock::wait_until(std::unique_lock<std::mutex>& lock, std::condition
     if (now_ >= deadline) return;
     const bool participant = t_participant_of == this;
     auto waiter = add_waiter_locked(deadline, &cv, participant);
-    if (participant) waiter->participant_id = t_participant_id;
-    if (participant) --running_;
+    if (participant) {
+        waiter->participant_id = t_participant_id;
+        --running_;
+    }
     dispatch_locked();
     lock.unlock();
     wait_turn_locked(guard, waiter);

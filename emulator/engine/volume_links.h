@@ -21,13 +21,13 @@
 
 namespace bai::engine {
 
-// The volumes attached under one root (a node's mount root, a job's), released together.
 // How volumes are mounted.
 struct MountSettings {
     mounts::MountFaults* faults = nullptr;  // what the mounts consult (scenarios' injected faults)
     bool passthrough = true;                // shares: FUSE passthrough where the kernel has it
 };
 
+// The volumes attached under one root (a node's mount root, a job's), released together.
 class AttachedVolumes {
 public:
     explicit AttachedVolumes(MountSettings settings = {}) : settings_(settings) {}

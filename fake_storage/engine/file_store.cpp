@@ -445,7 +445,7 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
     });
     if (direct_files_.load() > 0) {
         for (ShareEntry& e : page.entries) {
-            if (!e.is_dir && caught_up_direct_writes(account, share, e)) e = get_file(account, share, e.path);
+            if (!e.is_dir && caught_up_direct_writes(account, share, e)) e = get_file_row(account, share, e.path);
         }
     }
     return page;

@@ -47,6 +47,8 @@ struct OpenFile {
     Inode* inode = nullptr;
     bool passthrough = false;  // the kernel reads and writes it without us
     bool writable = false;
+    // Written without the store hearing of each write: registered with it while open.
+    bool writes_directly() const { return passthrough && writable; }
 };
 
 // An open directory.
@@ -423,14 +425,14 @@ void forget_open_file(State& s, int fd) {
             drop_if_unused(s, inode);
         }
     }
-    if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(dev, ino);
+    if (file.writes_directly() && s.files) s.files->end_direct_writes(dev, ino);
     ::close(fd);
 }
 
 // What the kernel wrote itself into a passed-through file, into the index (at flush, fsync and
 // release: a close(2) returns with the index up to date).
 void catch_up(State& s, const OpenFile& file) {
-    if (!file.passthrough || !file.writable) return;
+    if (!file.writes_directly()) return;
     index_change(s, share_path(s, *file.inode),
                  [&](const std::string& p) { s.files->catch_up_direct_writes(s.account, s.share, p, &s); });
 }
@@ -455,7 +457,7 @@ void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, Inode& i
         s.open_files[fd] = file;
         if (file.passthrough) channel->pass_through(static_cast<std::uint64_t>(fd), inode.backing_id);
     }
-    if (file.passthrough && file.writable && s.files) s.files->begin_direct_writes(inode.dev, inode.ino);
+    if (file.writes_directly() && s.files) s.files->begin_direct_writes(inode.dev, inode.ino);
     fi->fh = static_cast<std::uint64_t>(fd);
     fi->keep_cache = 0;  // what REST wrote since the last open is read afresh
     const int err = created ? fuse_reply_create(req, created, fi) : fuse_reply_open(req, fi);
@@ -789,7 +791,7 @@ void ShareFs::unmount() {
     s.passthrough = nullptr;
     std::lock_guard guard(s.mutex);
     for (auto& [fd, file] : s.open_files) {  // files the kernel will not release any more
-        if (file.passthrough && file.writable && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
+        if (file.writes_directly() && s.files) s.files->end_direct_writes(file.inode->dev, file.inode->ino);
         ::close(fd);
     }
     s.open_files.clear();
