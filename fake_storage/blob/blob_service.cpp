@@ -396,8 +396,11 @@ void BlobService::get_blob(StorageCall& call) {
         call.response.set_header("x-ms-access-tier-inferred", "true");
     }
     answer_with_content(r, call.response,
-                        {b.content, b.size, std::shared_ptr<const int>(blob, &blob->fd),
-                         blob->fd < 0 ? &blob->bytes : nullptr},
+                        {b.content, b.size,
+                         [blob](char* into, size_t size, std::uint64_t offset) {
+                             return blob->read(into, size, offset);
+                         },
+                         blob->in_memory() ? &blob->bytes : nullptr},
                         "x-ms-blob-content-md5");
 }
 

@@ -2,9 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "common/crypto/base64.h"
 #include "fake_storage/engine/storage_error.h"
@@ -15,7 +19,7 @@ namespace {
 using std::int64_t;
 
 constexpr const char* kBlobColumns =
-    "container, name, content_id, size, etag, created, last_modified, content, metadata";
+    "container, name, content_id, size, etag, created, last_modified, content, metadata, composed";
 
 BlobInfo read_blob(db::Statement& q) {
     BlobInfo b;
@@ -28,6 +32,7 @@ BlobInfo read_blob(db::Statement& q) {
     b.last_modified = time::from_ticks(q.column_int(6));
     b.content = decode_content_settings(q.column_text(7));
     b.metadata = metadata_from_json(q.column_text(8));
+    b.composed = q.column_int(9) != 0;
     return b;
 }
 
@@ -40,7 +45,7 @@ std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
                         " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
     q.bind(1, account).bind(2, container).bind(3, name);
     if (!q.step()) return std::nullopt;
-    if (inline_body != nullptr) *inline_body = q.column_text(9);
+    if (inline_body != nullptr) *inline_body = q.column_text(10);
     return read_blob(q);
 }
 
@@ -78,6 +83,35 @@ BlobInfo require_blob(db::Database& db, const std::string& account, const std::s
     return *blob;
 }
 
+// The block files a composed blob is made of (with repeats when a block is used twice).
+std::vector<std::string> part_files(db::Database& db, const std::string& account,
+                                    const std::string& container, const std::string& name) {
+    auto q = db.prepare(
+        "SELECT c.content_id FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
+        " WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3 AND c.content_id <> ''");
+    q.bind(1, account).bind(2, container).bind(3, name);
+    std::vector<std::string> ids;
+    while (q.step()) ids.push_back(q.column_text(0));
+    return ids;
+}
+
+std::vector<CommittedBlock> committed_blocks_of(db::Database& db, const std::string& account,
+                                                const std::string& container,
+                                                const std::string& name) {
+    auto q = db.prepare(
+        "SELECT c.block_id, c.size, c.offset, c.content_id FROM committed_blocks c JOIN blobs b"
+        " ON b.id = c.blob_id WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3"
+        " ORDER BY c.seq");
+    q.bind(1, account).bind(2, container).bind(3, name);
+    std::vector<CommittedBlock> blocks;
+    while (q.step()) {
+        blocks.push_back({{q.column_text(0), static_cast<std::uint64_t>(q.column_int(1))},
+                          static_cast<std::uint64_t>(q.column_int(2)),
+                          q.column_text(3)});
+    }
+    return blocks;
+}
+
 std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {
     if (!blob) return std::nullopt;
     return Version{blob->etag, blob->last_modified};
@@ -112,19 +146,51 @@ struct FdCloser {
 
 }  // namespace
 
-OpenBlob::~OpenBlob() {
+BlobPart::~BlobPart() {
     if (fd >= 0) ::close(fd);
 }
 
-OpenBlob& OpenBlob::operator=(OpenBlob&& other) noexcept {
+BlobPart& BlobPart::operator=(BlobPart&& other) noexcept {
     if (this != &other) {
         if (fd >= 0) ::close(fd);
-        info = std::move(other.info);
-        fd = other.fd;
-        bytes = std::move(other.bytes);
-        other.fd = -1;
+        fd = std::exchange(other.fd, -1);
+        start = other.start;
+        size = other.size;
     }
     return *this;
+}
+
+ssize_t OpenBlob::read(char* into, size_t size, std::uint64_t offset) const {
+    if (in_memory()) {
+        if (offset >= bytes.size()) return 0;
+        size_t n = std::min<std::uint64_t>(size, bytes.size() - offset);
+        std::memcpy(into, bytes.data() + offset, n);
+        return static_cast<ssize_t>(n);
+    }
+    // The last part that starts at or before `offset`.
+    auto part = std::upper_bound(parts.begin(), parts.end(), offset,
+                                 [](std::uint64_t at, const BlobPart& p) { return at < p.start; });
+    if (part == parts.begin()) return 0;
+    --part;
+    size_t done = 0;
+    for (; part != parts.end() && done < size; ++part) {
+        std::uint64_t within = offset + done - part->start;
+        if (within >= part->size) continue;
+        size_t want = std::min<std::uint64_t>(size - done, part->size - within);
+        while (want > 0) {
+            ssize_t n = ::pread(part->fd, into + done, want, static_cast<off_t>(within));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) return -1;
+            if (n == 0) {
+                errno = EIO;  // a content file shorter than its metadata says
+                return -1;
+            }
+            done += static_cast<size_t>(n);
+            within += static_cast<std::uint64_t>(n);
+            want -= static_cast<size_t>(n);
+        }
+    }
+    return static_cast<ssize_t>(done);
 }
 
 BlobStore::BlobStore(db::Database& db, ContentFiles& files) : db_(db), files_(files) {}
@@ -182,6 +248,11 @@ void BlobStore::delete_container(const std::string& account, const std::string& 
         auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
         blobs.bind(1, account).bind(2, name);
         while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));
+        auto parts = db.prepare(
+            "SELECT c.content_id FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
+            " WHERE b.account = ?1 AND b.container = ?2 AND c.content_id <> ''");
+        parts.bind(1, account).bind(2, name);
+        while (parts.step()) garbage.emplace_back(ContentKind::block, parts.column_text(0));
         auto blocks = db.prepare(
             "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2");
         blocks.bind(1, account).bind(2, name);
@@ -258,11 +329,20 @@ BlobInfo BlobStore::commit_body(
     const std::string& account, const std::string& container, const std::string& name,
     const std::string& content_id, std::uint64_t size, const ContentSettings& content,
     const Metadata& metadata, const Conditions& conditions,
-    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks,
-    const std::string* inline_body) {
+    const std::vector<CommittedBlock>* committed_blocks, const std::string* inline_body) {
     BlobInfo blob{container, name, content_id, size, new_etag(), time::now(), {}, content, metadata};
     blob.last_modified = blob.created;
+    blob.composed = content_id.empty() && inline_body == nullptr;
+    std::set<std::string> kept;  // block files the new blob is made of
+    if (committed_blocks != nullptr) {
+        for (const CommittedBlock& b : *committed_blocks) {
+            if (!b.content_id.empty()) kept.insert(b.content_id);
+        }
+    }
     std::vector<std::pair<ContentKind, std::string>> garbage;
+    auto discard_block = [&](std::string id) {
+        if (!kept.contains(id)) garbage.emplace_back(ContentKind::block, std::move(id));
+    };
     try {
         db_.transaction([&](db::Database& db) {
             garbage.clear();
@@ -273,15 +353,16 @@ BlobInfo BlobStore::commit_body(
             if (existing) {
                 blob.created = existing->created;
                 garbage.emplace_back(ContentKind::blob, existing->content_id);
+                for (std::string& id : part_files(db, account, container, name)) discard_block(std::move(id));
             }
             auto upsert = db.prepare(
                   "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
-                  " last_modified, content, metadata, inline_body)"
-                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
+                  " last_modified, content, metadata, inline_body, composed)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
                   " ON CONFLICT(account, container, name) DO UPDATE SET content_id = excluded.content_id,"
                   " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
                   " content = excluded.content, metadata = excluded.metadata,"
-                  " inline_body = excluded.inline_body");
+                  " inline_body = excluded.inline_body, composed = excluded.composed");
             upsert.bind(1, account)
                 .bind(2, container)
                 .bind(3, name)
@@ -292,7 +373,8 @@ BlobInfo BlobStore::commit_body(
                 .bind(8, time::to_ticks(blob.last_modified))
                 .bind(9, encode_content_settings(content))
                 .bind(10, metadata_to_json(metadata))
-                .bind_null(11);
+                .bind_null(11)
+                .bind(12, int64_t{blob.composed ? 1 : 0});
             if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
             upsert.run();
             auto id_query = db.prepare(
@@ -303,15 +385,16 @@ BlobInfo BlobStore::commit_body(
             db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob_id).run();
             if (committed_blocks != nullptr) {
                 auto insert = db.prepare(
-                    "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5)");
+                    "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
+                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
                 int64_t seq = 0;
-                for (const auto& [block, offset] : *committed_blocks) {
+                for (const CommittedBlock& b : *committed_blocks) {
                     insert.bind(1, blob_id)
                         .bind(2, seq++)
-                        .bind(3, block.id)
-                        .bind(4, static_cast<int64_t>(offset))
-                        .bind(5, static_cast<int64_t>(block.size))
+                        .bind(3, b.block.id)
+                        .bind(4, static_cast<int64_t>(b.offset))
+                        .bind(5, static_cast<int64_t>(b.block.size))
+                        .bind(6, b.content_id)
                         .run();
                 }
             }
@@ -319,7 +402,7 @@ BlobInfo BlobStore::commit_body(
                 "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
                 " AND blob = ?3");
             blocks.bind(1, account).bind(2, container).bind(3, name);
-            while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+            while (blocks.step()) discard_block(blocks.column_text(0));
             db.prepare("DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
                        " AND blob = ?3")
                 .bind(1, account)
@@ -338,8 +421,7 @@ BlobInfo BlobStore::commit_body(
 BlobInfo BlobStore::commit_writer(
     const std::string& account, const std::string& container, const std::string& name,
     ContentWriter& writer, const ContentSettings& content, const Metadata& metadata,
-    const Conditions& conditions,
-    const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks) {
+    const Conditions& conditions, const std::vector<CommittedBlock>* committed_blocks) {
     if (writer.in_memory()) {
         std::lock_guard lock(lock_for(account, container, name));
         return commit_body(account, container, name, "", writer.size(), content, metadata,
@@ -467,14 +549,12 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
                                              static_cast<std::uint64_t>(u.column_int(2))};
         }
         if (current) {
-            auto c = db.prepare(
-                "SELECT c.block_id, c.offset, c.size FROM committed_blocks c JOIN blobs b"
-                " ON b.id = c.blob_id WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3");
-            c.bind(1, account).bind(2, container).bind(3, blob);
-            while (c.step()) {
-                committed[c.column_text(0)] = {ContentKind::blob, current->content_id,
-                                               static_cast<std::uint64_t>(c.column_int(1)),
-                                               static_cast<std::uint64_t>(c.column_int(2))};
+            for (CommittedBlock& c : committed_blocks_of(db, account, container, blob)) {
+                // A composed blob's block is its own file; others are a run of the blob's content.
+                Source source = c.content_id.empty()
+                                    ? Source{ContentKind::blob, current->content_id, c.offset, c.block.size}
+                                    : Source{ContentKind::block, c.content_id, 0, c.block.size};
+                committed[c.block.id] = std::move(source);
             }
         }
     });
@@ -497,13 +577,30 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
         check_write_conditions(conditions, version_of(current), "BlobAlreadyExists",
                                "The specified blob already exists.");
     }
+    std::uint64_t total = 0;
+    bool all_block_files = true;
+    for (const Source* source : sources) {
+        total += source->size;
+        all_block_files = all_block_files && source->kind == ContentKind::block;
+    }
+    std::vector<CommittedBlock> layout;
+    if (all_block_files && total > kInlineLimit && sources.size() <= kMaxBlobParts &&
+        total >= sources.size() * kInlineLimit) {
+        // The staged blocks become the blob as they are: nothing is copied.
+        std::uint64_t offset = 0;
+        for (size_t i = 0; i < blocks.size(); ++i) {
+            layout.push_back({{blocks[i].id, sources[i]->size}, offset, sources[i]->content_id});
+            offset += sources[i]->size;
+        }
+        return commit_body(account, container, blob, "", total, content, metadata, conditions,
+                           &layout, nullptr);
+    }
     auto writer = files_.begin(false);
     FdCloser open_files;
     std::map<std::pair<ContentKind, std::string>, int> fds;
-    std::vector<std::pair<BlockInfo, std::uint64_t>> layout;
     for (size_t i = 0; i < blocks.size(); ++i) {
         const Source& s = *sources[i];
-        layout.push_back({BlockInfo{blocks[i].id, s.size}, writer->size()});
+        layout.push_back({{blocks[i].id, s.size}, writer->size(), ""});
         if (s.content_id.empty()) {
             writer->append(std::string_view(current_inline).substr(s.offset, s.size));
             continue;
@@ -538,11 +635,12 @@ BlobInfo BlobStore::get_blob(const std::string& account, const std::string& cont
     return *blob;
 }
 
-OpenBlob BlobStore::open_blob(const std::string& account, const std::string& container,
-                              const std::string& name) {
-    // The content file of what we read may be replaced and removed before we open it: retry.
+OpenBlob BlobStore::open(const std::string& account, const std::string& container,
+                         const std::string& name, std::vector<CommittedBlock>* blocks) {
+    // The content files of what we read may be replaced and removed before we open them: retry.
     for (int attempt = 0; attempt < 8; ++attempt) {
         OpenBlob open;
+        std::vector<CommittedBlock> committed;
         bool found = false;
         db_.read([&](db::Database& db) {
             require_container(db, account, container);
@@ -550,11 +648,33 @@ OpenBlob BlobStore::open_blob(const std::string& account, const std::string& con
             if (!blob) return;
             found = true;
             open.info = std::move(*blob);
+            if (open.info.composed || blocks != nullptr) {
+                committed = committed_blocks_of(db, account, container, name);
+            }
         });
         if (!found) blob_not_found();
-        if (open.info.content_id.empty()) return open;
-        open.fd = files_.open(account, ContentKind::blob, open.info.content_id);
-        if (open.fd >= 0) return open;
+        bool complete = true;
+        if (open.info.composed) {
+            for (const CommittedBlock& b : committed) {
+                if (b.block.size == 0) continue;
+                int fd = files_.open(account, ContentKind::block, b.content_id);
+                if (fd < 0) {
+                    complete = false;
+                    break;
+                }
+                open.parts.emplace_back(fd, b.offset, b.block.size);
+            }
+        } else if (!open.info.content_id.empty()) {
+            int fd = files_.open(account, ContentKind::blob, open.info.content_id);
+            if (fd >= 0) {
+                open.parts.emplace_back(fd, 0, open.info.size);
+            } else {
+                complete = false;
+            }
+        }
+        if (!complete) continue;
+        if (blocks != nullptr) *blocks = std::move(committed);
+        return open;
     }
     throw std::runtime_error("the content of blob " + container + "/" + name + " is missing");
 }
@@ -607,6 +727,9 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
         BlobInfo blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
         garbage.emplace_back(ContentKind::blob, blob.content_id);
+        for (std::string& id : part_files(db, account, container, name)) {
+            garbage.emplace_back(ContentKind::block, std::move(id));
+        }
         auto blocks = db.prepare(
             "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
             " AND blob = ?3");
@@ -627,31 +750,56 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
                               const std::optional<Metadata>& metadata,
                               const Conditions& conditions) {
     OpenBlob source;
+    std::vector<CommittedBlock> blocks;  // the copy keeps the source's committed block list
     try {
-        source = open_blob(source_account, source_container, source_name);
+        source = open(source_account, source_container, source_name, &blocks);
     } catch (const StorageError& e) {
         if (e.status() == 404) {
             fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
         }
         throw;
     }
-    if (source.fd < 0) {
+    const BlobInfo& from = source.info;
+    const Metadata& copied_metadata = metadata.value_or(from.metadata);
+    if (source.in_memory()) {
         std::lock_guard lock(lock_for(account, container, name));
-        return commit_body(account, container, name, "", source.info.size, source.info.content,
-                           metadata.value_or(source.info.metadata), conditions, nullptr, &source.bytes);
+        return commit_body(account, container, name, "", from.size, from.content, copied_metadata,
+                           conditions, &blocks, &source.bytes);
     }
-    // Content is immutable once committed: the copy shares the bytes.
+    // Content is immutable once committed: within an account the copy shares the files.
+    std::vector<std::pair<ContentKind, std::string>> linked;
     std::string content_id;
-    if (source_account == account) {
-        content_id = files_.link(account, ContentKind::blob, source.info.content_id);
-    } else {
-        auto writer = files_.begin(false);
-        writer->append_from(source.fd, 0, source.info.size);
-        content_id = files_.commit(*writer, account, ContentKind::blob);
+    try {
+        if (source_account != account) {
+            auto writer = files_.begin(false);
+            for (const BlobPart& part : source.parts) writer->append_from(part.fd, 0, part.size);
+            content_id = files_.commit(*writer, account, ContentKind::blob);
+            for (CommittedBlock& b : blocks) b.content_id.clear();
+        } else if (from.composed) {
+            std::map<std::string, std::string> renamed;
+            for (CommittedBlock& b : blocks) {
+                auto [it, fresh] = renamed.emplace(b.content_id, "");
+                if (fresh) {
+                    it->second = files_.link(account, ContentKind::block, b.content_id);
+                    linked.emplace_back(ContentKind::block, it->second);
+                }
+                b.content_id = it->second;
+            }
+        } else {
+            content_id = files_.link(account, ContentKind::blob, from.content_id);
+        }
+    } catch (...) {
+        remove_contents(files_, account, linked);
+        throw;
     }
     std::lock_guard lock(lock_for(account, container, name));
-    return commit_body(account, container, name, content_id, source.info.size, source.info.content,
-                       metadata.value_or(source.info.metadata), conditions, nullptr, nullptr);
+    try {
+        return commit_body(account, container, name, content_id, from.size, from.content,
+                           copied_metadata, conditions, &blocks, nullptr);
+    } catch (...) {
+        remove_contents(files_, account, linked);
+        throw;
+    }
 }
 
 BlobListPage BlobStore::list_blobs(const std::string& account, const std::string& container,
@@ -700,7 +848,8 @@ std::vector<std::string> BlobStore::live_content_ids() {
     std::vector<std::string> ids;
     db_.read([&](db::Database& db) {
         auto q = db.prepare("SELECT content_id FROM blobs WHERE content_id <> ''"
-                            " UNION ALL SELECT content_id FROM uncommitted_blocks");
+                            " UNION ALL SELECT content_id FROM uncommitted_blocks"
+                            " UNION ALL SELECT content_id FROM committed_blocks WHERE content_id <> ''");
         while (q.step()) ids.push_back(q.column_text(0));
     });
     return ids;

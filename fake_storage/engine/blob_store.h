@@ -3,6 +3,8 @@
 // status and code.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -31,7 +33,7 @@ struct ContainerInfo {
 struct BlobInfo {
     std::string container;
     std::string name;
-    std::string content_id;  // "" when the bytes are stored inline
+    std::string content_id;  // "" when the bytes are stored inline or composed
 
     std::uint64_t size = 0;
     std::string etag;
@@ -39,6 +41,9 @@ struct BlobInfo {
     time::TimePoint last_modified;
     ContentSettings content;
     Metadata metadata;
+    // The bytes are the staged blocks the blob was committed from, kept as they were received
+    // (Put Block List of large blocks copies nothing); see committed_blocks.content_id.
+    bool composed = false;
 };
 
 struct BlockInfo {
@@ -82,25 +87,50 @@ struct ContainerListPage {
     std::string next_marker;
 };
 
-// A committed blob opened for reading: its properties and its bytes, either in memory (small
-// blobs) or behind a descriptor that stays valid even if the blob is replaced or deleted.
-struct OpenBlob {
-    BlobInfo info;
+// A run of a committed blob's bytes behind a descriptor: its content file, or one of the
+// blocks it was composed of. Owns the descriptor.
+struct BlobPart {
     int fd = -1;
-    std::string bytes;  // when fd < 0
-    OpenBlob() = default;
-    OpenBlob(OpenBlob&& other) noexcept
-        : info(std::move(other.info)), fd(other.fd), bytes(std::move(other.bytes)) {
+    std::uint64_t start = 0;  // where the run begins within the blob
+    std::uint64_t size = 0;
+    BlobPart(int fd, std::uint64_t start, std::uint64_t size) : fd(fd), start(start), size(size) {}
+    BlobPart(BlobPart&& other) noexcept : fd(other.fd), start(other.start), size(other.size) {
         other.fd = -1;
     }
-    OpenBlob& operator=(OpenBlob&& other) noexcept;
-    OpenBlob(const OpenBlob&) = delete;
-    ~OpenBlob();
+    BlobPart& operator=(BlobPart&& other) noexcept;
+    BlobPart(const BlobPart&) = delete;
+    ~BlobPart();
+};
+
+// A committed blob opened for reading: its properties and its bytes, either in memory (small
+// blobs) or behind descriptors that stay valid even if the blob is replaced or deleted.
+struct OpenBlob {
+    BlobInfo info;
+    std::string bytes;            // when in_memory()
+    std::vector<BlobPart> parts;  // otherwise, in order: one content file, or the blob's blocks
+
+    bool in_memory() const { return parts.empty(); }
+    // The descriptor holding all the bytes, when one does (a content file); else -1.
+    int single_fd() const { return parts.size() == 1 ? parts.front().fd : -1; }
+    // Reads up to `size` bytes from `offset` (fewer only at the end); -1 with errno set when the
+    // system fails.
+    ssize_t read(char* into, size_t size, std::uint64_t offset) const;
+};
+
+// A block of a committed blob: where it sits in the blob, and where its bytes are kept.
+struct CommittedBlock {
+    BlockInfo block;
+    std::uint64_t offset = 0;  // within the blob
+    std::string content_id;    // its own block file (composed blobs); "" in the blob's content
 };
 
 inline constexpr std::uint64_t kMaxBlockSize = 4000ull * 1024 * 1024;
 inline constexpr size_t kMaxUncommittedBlocks = 100000;
 inline constexpr size_t kMaxCommittedBlocks = 50000;
+// Put Block List keeps the staged blocks as the blob's parts (instead of copying them into one
+// file) when they are this many at most and kInlineLimit bytes on average: every reader holds
+// one descriptor per part.
+inline constexpr size_t kMaxBlobParts = 256;
 
 class BlobStore {
 public:
@@ -135,7 +165,9 @@ public:
     BlobInfo get_blob(const std::string& account, const std::string& container,
                       const std::string& name);
     OpenBlob open_blob(const std::string& account, const std::string& container,
-                       const std::string& name);
+                       const std::string& name) {
+        return open(account, container, name, nullptr);
+    }
     BlobInfo set_blob_content(const std::string& account, const std::string& container,
                               const std::string& name, const ContentSettings& content,
                               const Conditions& conditions);
@@ -157,6 +189,9 @@ public:
     std::vector<std::string> live_content_ids();
 
 private:
+    // open_blob, and the committed blocks of what it opened when `blocks` is given.
+    OpenBlob open(const std::string& account, const std::string& container,
+                  const std::string& name, std::vector<CommittedBlock>* blocks);
     std::mutex& lock_for(const std::string& account, const std::string& container,
                          const std::string& blob);
     // Reads, checks `conditions`, applies `change`, gives a new ETag and saves.
@@ -168,18 +203,20 @@ private:
                                    const std::function<void(ContainerInfo&)>& change);
     void require_container(db::Database& db, const std::string& account,
                            const std::string& container);
+    // Stores the blob: its bytes are `inline_body`, or the content file `content_id`, or (with
+    // neither) the block files that `committed_blocks` name.
     BlobInfo commit_body(const std::string& account, const std::string& container,
                          const std::string& name, const std::string& content_id,
                          std::uint64_t size, const ContentSettings& content,
                          const Metadata& metadata, const Conditions& conditions,
-                         const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks,
+                         const std::vector<CommittedBlock>* committed_blocks,
                          const std::string* inline_body);
     // Stores what `writer` holds: inline when it is in memory, else as a content file.
     BlobInfo commit_writer(const std::string& account, const std::string& container,
                            const std::string& name, ContentWriter& writer,
                            const ContentSettings& content, const Metadata& metadata,
                            const Conditions& conditions,
-                           const std::vector<std::pair<BlockInfo, std::uint64_t>>* committed_blocks);
+                           const std::vector<CommittedBlock>* committed_blocks);
 
     db::Database& db_;
     ContentFiles& files_;

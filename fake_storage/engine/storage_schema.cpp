@@ -57,6 +57,13 @@ CREATE TABLE pending_ranges (
 ALTER TABLE blobs ADD COLUMN inline_body BLOB;
 ALTER TABLE pending_ranges ADD COLUMN data BLOB;
 )sql"},
+        // A blob committed from large staged blocks keeps them as its parts: composed = 1, and
+        // each committed block names its block file (content_id; '' when its bytes are a run of
+        // the blob's own content at offset).
+        db::Migration{4, R"sql(
+ALTER TABLE blobs ADD COLUMN composed INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE committed_blocks ADD COLUMN content_id TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

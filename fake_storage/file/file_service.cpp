@@ -1,6 +1,7 @@
 #include "fake_storage/file/file_service.h"
 
 #include <strings.h>
+#include <unistd.h>
 
 #include "common/crypto/base64.h"
 #include "fake_storage/engine/names.h"
@@ -357,7 +358,10 @@ void FileService::get_file(StorageCall& call) {
     write_metadata(call.response, e.metadata);
     call.response.set_header("x-ms-type", "File");
     answer_with_content(r, call.response,
-                        {e.content, e.size, std::shared_ptr<const int>(file, &file->fd)},
+                        {e.content, e.size,
+                         [file](char* into, size_t size, std::uint64_t offset) {
+                             return ::pread(file->fd, into, size, static_cast<off_t>(offset));
+                         }},
                         "x-ms-content-md5");
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -32,11 +33,11 @@ std::optional<ResolvedRange> resolve_range(const StorageRequest& r, httplib::Res
     return ResolvedRange{range->first, last - range->first + 1};
 }
 
-void send_content(httplib::Response& res, std::shared_ptr<const int> fd, ResolvedRange range,
+void send_content(httplib::Response& res, ContentReader read, ResolvedRange range,
                   const std::string& content_type) {
     if (range.length <= kSmallBody) {
         std::string bytes(range.length, '\0');
-        ssize_t n = ::pread(*fd, bytes.data(), bytes.size(), static_cast<off_t>(range.first));
+        ssize_t n = read(bytes.data(), bytes.size(), range.first);
         if (n != static_cast<ssize_t>(bytes.size())) throw std::runtime_error("short read of content");
         res.set_content(std::move(bytes), content_type);
         return;
@@ -45,9 +46,10 @@ void send_content(httplib::Response& res, std::shared_ptr<const int> fd, Resolve
     auto buffer = std::make_shared<std::vector<char>>(std::min<std::uint64_t>(range.length, 4 << 20));
     res.set_content_provider(
         range.length, content_type,
-        [fd, buffer, first = range.first](size_t offset, size_t size, httplib::DataSink& sink) {
+        [read = std::move(read), buffer, first = range.first](size_t offset, size_t size,
+                                                               httplib::DataSink& sink) {
             size_t want = std::min(size, buffer->size());
-            ssize_t n = ::pread(*fd, buffer->data(), want, static_cast<off_t>(first + offset));
+            ssize_t n = read(buffer->data(), want, first + offset);
             if (n <= 0) return false;
             return sink.write(buffer->data(), static_cast<size_t>(n));
         });
@@ -79,7 +81,7 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
         res.set_content(c.bytes->substr(part.first, part.length), content_type);
         return;
     }
-    send_content(res, c.fd, part, content_type);
+    send_content(res, c.read, part, content_type);
 }
 
 }  // namespace bai::storage

@@ -1,11 +1,12 @@
 // Answering with bytes of a blob or a file: the requested range, and the body (small ones in
-// one piece, larger ones streamed from the open descriptor).
+// one piece, larger ones streamed from what the content is read from).
 #pragma once
 
 #include <httplib.h>
+#include <sys/types.h>
 
 #include <cstdint>
-#include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,15 +25,19 @@ struct ResolvedRange {
 std::optional<ResolvedRange> resolve_range(const StorageRequest& request, httplib::Response& response,
                                            std::uint64_t size);
 
-// Sends `range` of the file open as `fd` (kept open until the response is written).
-void send_content(httplib::Response& response, std::shared_ptr<const int> fd, ResolvedRange range,
+// Reads up to `size` bytes of stored content from `offset` (fewer only at its end), as pread
+// does; it keeps what it reads from open until the response is written.
+using ContentReader = std::function<ssize_t(char* into, size_t size, std::uint64_t offset)>;
+
+// Sends `range` of the content that `read` reads.
+void send_content(httplib::Response& response, ContentReader read, ResolvedRange range,
                   const std::string& content_type);
 
-// A blob's or a file's bytes: in memory (`bytes`) or behind `fd` (kept open until sent).
+// A blob's or a file's bytes: in memory (`bytes`) or read by `read`.
 struct StoredContent {
     const ContentSettings& settings;
     std::uint64_t size;
-    std::shared_ptr<const int> fd;
+    ContentReader read;
     const std::string* bytes = nullptr;
 };
 

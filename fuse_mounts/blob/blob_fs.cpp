@@ -321,18 +321,21 @@ void stage_blob(State& s, const std::string& path, Staging& staging) {
         if (e.status() == 404) return;
         throw;
     }
-    if (blob.fd < 0) {
+    if (blob.in_memory()) {
         if (::pwrite(staging.fd, blob.bytes.data(), blob.bytes.size(), 0) != static_cast<ssize_t>(blob.bytes.size())) {
             throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot stage a file");
         }
         return;
     }
-    loff_t in = 0, out = 0;
-    std::uint64_t left = blob.info.size;
-    while (left > 0) {
-        ssize_t n = ::copy_file_range(blob.fd, &in, staging.fd, &out, left, 0);
-        if (n <= 0) throw std::system_error(n < 0 ? errno : EIO, std::generic_category(), "cannot stage a file");
-        left -= static_cast<std::uint64_t>(n);
+    loff_t out = 0;
+    for (const storage::BlobPart& part : blob.parts) {
+        loff_t in = 0;
+        std::uint64_t left = part.size;
+        while (left > 0) {
+            ssize_t n = ::copy_file_range(part.fd, &in, staging.fd, &out, left, 0);
+            if (n <= 0) throw std::system_error(n < 0 ? errno : EIO, std::generic_category(), "cannot stage a file");
+            left -= static_cast<std::uint64_t>(n);
+        }
     }
 }
 
@@ -675,14 +678,14 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
     State& s = state_of(req);
     if (fault_answers(s, req)) return;
     Handle& handle = handle_of(fi);
-    const int fd = handle.staging ? handle.staging->fd : handle.snapshot.fd;
-    if (fd < 0) {  // a small blob, in memory
+    const int fd = handle.staging ? handle.staging->fd : handle.snapshot.single_fd();
+    if (fd < 0) {  // a small blob in memory, or one in parts
         // A copy: once the kernel has the reply, the reader may close the file and the release
         // free the handle while this thread is still inside the reply's writev.
-        const std::string& bytes = handle.snapshot.bytes;
-        const size_t from = std::min(bytes.size(), static_cast<size_t>(offset));
-        const std::string slice = bytes.substr(from, std::min(size, bytes.size() - from));
-        fuse_reply_buf(req, slice.data(), slice.size());
+        std::string slice(size, '\0');
+        ssize_t n = handle.snapshot.read(slice.data(), size, static_cast<std::uint64_t>(offset));
+        if (n < 0) return (void)fuse_reply_err(req, errno);
+        fuse_reply_buf(req, slice.data(), static_cast<size_t>(n));
         return;
     }
     fuse_bufvec buf = FUSE_BUFVEC_INIT(size);

@@ -8,58 +8,12 @@
 #include "fake_storage/engine/storage_schema.h"
 #include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
+#include "tests/fake_storage/blob_store_fixture.h"
 
 namespace bai::storage {
 namespace {
 
 using bai::testing::kAcct;
-
-class BlobStoreTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        db = db::Database::open(dir / "state.db");
-        migrate_storage_schema(*db);
-        files = std::make_unique<ContentFiles>(dir / "storage", false);
-        store = std::make_unique<BlobStore>(*db, *files);
-        store->create_container(kAcct, "data", {}, "");
-    }
-
-    std::unique_ptr<ContentWriter> bytes(const std::string& s) {
-        auto w = files->begin(true);
-        w->append(s);
-        return w;
-    }
-    BlobInfo put(const std::string& name, const std::string& body, const Conditions& c = {}) {
-        auto w = bytes(body);
-        return store->put_blob(kAcct, "data", name, *w, {}, {}, c);
-    }
-    static std::string contents(const OpenBlob& b) {
-        if (b.fd < 0) return b.bytes;
-        std::string out(b.info.size, '\0');
-        EXPECT_EQ(::pread(b.fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
-        return out;
-    }
-    std::string read(const std::string& name) { return contents(store->open_blob(kAcct, "data", name)); }
-    void stage(const std::string& blob, const std::string& id, const std::string& body) {
-        auto w = bytes(body);
-        store->put_block(kAcct, "data", blob, crypto::base64_encode(id), *w);
-    }
-    int expect_error(const std::function<void()>& f, const std::string& code) {
-        try {
-            f();
-        } catch (const StorageError& e) {
-            EXPECT_EQ(e.code(), code) << e.what();
-            return e.status();
-        }
-        ADD_FAILURE() << "no StorageError, expected " << code;
-        return 0;
-    }
-
-    testing::TestDir dir;
-    std::unique_ptr<db::Database> db;
-    std::unique_ptr<ContentFiles> files;
-    std::unique_ptr<BlobStore> store;
-};
 
 TEST_F(BlobStoreTest, ContainersAreCreatedOnceAndDeletedWithTheirBlobs) {
     EXPECT_EQ(expect_error([&] { store->create_container(kAcct, "data", {}, ""); },
@@ -92,7 +46,7 @@ TEST_F(BlobStoreTest, LargeBodiesLiveInFilesAndSmallOnesInline) {
     EXPECT_FALSE(big.content_id.empty());
     EXPECT_TRUE(small.content_id.empty());
     OpenBlob reader = store->open_blob(kAcct, "data", "large");
-    EXPECT_GE(reader.fd, 0);
+    EXPECT_GE(reader.single_fd(), 0);
     put("large", "now small");  // replaced by an inline body; the old file goes away
     EXPECT_EQ(contents(reader), large);
     EXPECT_EQ(read("large"), "now small");

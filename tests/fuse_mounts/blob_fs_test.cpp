@@ -63,9 +63,8 @@ protected:
     }
     std::string body(const std::string& name) {
         storage::OpenBlob blob = blobs->open_blob(kAcct, "data", name);
-        if (blob.fd < 0) return blob.bytes;
         std::string out(blob.info.size, '\0');
-        EXPECT_EQ(::pread(blob.fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+        EXPECT_EQ(blob.read(out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
         return out;
     }
     bool exists(const std::string& name) {
