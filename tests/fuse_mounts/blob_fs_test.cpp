@@ -13,6 +13,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/crypto/base64.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/engine/storage_schema.h"
 #include "tests/common/dev_account.h"
@@ -200,6 +201,36 @@ TEST_F(BlobFsTest, AnOpenFileReadsTheBlobItOpenedWhileRestReplacesIt) {
     ::close(fd);
     EXPECT_EQ(read_all(mnt / "data.bin"), std::string(100, 'b'));  // the next open sees the new blob
     EXPECT_EQ(fs::file_size(mnt / "data.bin"), 100u);
+}
+
+TEST_F(BlobFsTest, ABlobComposedOfBlocksReadsAndAppendsWhole) {
+    std::string expected;
+    std::vector<storage::BlockRef> blocks;
+    for (char c : {'x', 'y', 'z'}) {
+        std::string bytes(100000, c);
+        bytes[0] = '<';  // the edges of each part show in the comparison
+        bytes.back() = '>';
+        auto writer = content->begin(false);
+        writer->append(bytes);
+        std::string id = crypto::base64_encode(std::string("block-") + c);
+        blobs->put_block(kAcct, "data", "blocks.bin", id, *writer);
+        blocks.push_back({id, storage::BlockListType::latest});
+        expected += bytes;
+    }
+    blobs->put_block_list(kAcct, "data", "blocks.bin", blocks, {}, {}, {});
+    ASSERT_TRUE(blobs->get_blob(kAcct, "data", "blocks.bin").composed);
+    EXPECT_EQ(read_all(mnt / "blocks.bin"), expected);
+    int fd = ::open((mnt / "blocks.bin").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    char edge[4];
+    ASSERT_EQ(::pread(fd, edge, sizeof edge, 99998), 4);  // across the first part's end
+    EXPECT_EQ(std::string(edge, 4), "x><y");
+    ::close(fd);
+    fd = ::open((mnt / "blocks.bin").c_str(), O_WRONLY | O_APPEND);  // stages the parts' bytes
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "!", 1), 1);
+    ::close(fd);
+    EXPECT_EQ(body("blocks.bin"), expected + "!");
 }
 
 TEST_F(BlobFsTest, SparseWritesTruncateAndAppend) {

@@ -120,6 +120,31 @@ class BlobSdk(StorageTestCase, unittest.TestCase):
             blob.commit_block_list([BlobBlock(ids[1])])
         self.assertEqual(caught.exception.error_code, "InvalidBlockList")
 
+    def test_large_blocks_commit_and_read_across_their_edges(self):
+        # Blocks of 64 KiB and more make a composed blob (its parts are the staged blocks).
+        blob = self.container.get_blob_client("composed")
+        sizes = [300001, 200003, 150007]
+        bodies = [os.urandom(n) for n in sizes]
+        ids = [base64.b64encode(f"big-{i:03d}".encode()).decode() for i in range(3)]
+        for block_id, body in zip(ids, bodies):
+            blob.stage_block(block_id, body)
+        blob.commit_block_list([BlobBlock(ids[1]), BlobBlock(ids[0]), BlobBlock(ids[2]), BlobBlock(ids[1])])
+        whole = bodies[1] + bodies[0] + bodies[2] + bodies[1]
+        self.assertEqual(blob.download_blob().readall(), whole)
+        for offset, length in [(sizes[1] - 3, 10), (sizes[1] + sizes[0] - 1, 2), (0, len(whole)),
+                               (len(whole) - 5, 5), (sizes[1] - 1, sizes[0] + 2)]:
+            self.assertEqual(blob.download_blob(offset=offset, length=length).readall(),
+                             whole[offset:offset + length], (offset, length))
+        committed, _ = blob.get_block_list("committed")
+        self.assertEqual([b.size for b in committed], [sizes[1], sizes[0], sizes[2], sizes[1]])
+        copy = self.container.get_blob_client("composed-copy")
+        copy.start_copy_from_url(blob.url)
+        # Recommit only the last committed block: the copy keeps its own bytes.
+        blob.commit_block_list([BlobBlock(ids[2])])
+        self.assertEqual(blob.download_blob().readall(), bodies[2])
+        self.assertEqual(copy.download_blob().readall(), whole)
+        self.assertEqual(len(copy.get_block_list("committed")[0]), 4)
+
     def test_validate_content_md5(self):
         svc = BlobServiceClient.from_connection_string(self.conn, max_single_put_size=1 * MiB,
                                                        max_block_size=1 * MiB)
@@ -221,7 +246,8 @@ class BlobSdk(StorageTestCase, unittest.TestCase):
     def test_512_mib_chunked_upload_and_download(self):
         blob = self.container.get_blob_client("large.bin")
         chunk = os.urandom(MiB)
-        data = chunk * 512
+        # Every MiB differs, so that blocks committed or read in the wrong order show.
+        data = b"".join(i.to_bytes(8, "little") + chunk[8:] for i in range(512))
         blob.upload_blob(data, max_concurrency=4)
         props = blob.get_blob_properties()
         self.assertEqual(props.size, 512 * MiB)
