@@ -1,5 +1,7 @@
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -10,8 +12,24 @@
 #include "emulator/daemon/options.h"
 #include "scenarios/replay/replay_command.h"
 
+namespace {
+
+// Every reader of a blob holds a descriptor per part (up to 256) and every mount, connection and
+// open file through a mount one more: the soft limit of 1024 that many systems give is low.
+void raise_open_file_limit() {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+    rlim_t wanted = std::min<rlim_t>(limit.rlim_max, 65536);
+    if (limit.rlim_cur >= wanted) return;
+    limit.rlim_cur = wanted;
+    setrlimit(RLIMIT_NOFILE, &limit);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     signal(SIGPIPE, SIG_IGN);
+    raise_open_file_limit();
     if (argc > 1 && std::string(argv[1]) == "replay") {
         return bai::scenarios::replay_command(std::vector<std::string>(argv + 2, argv + argc));
     }

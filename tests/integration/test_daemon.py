@@ -1,6 +1,7 @@
 """batchai-emulator: start, endpoints.json, TLS, health, lock and port refusals, clean stop."""
 import json
 import os
+import resource
 import signal
 import socket
 import ssl
@@ -176,6 +177,24 @@ class Lifecycle(unittest.TestCase):
     def test_extra_accounts_are_accepted(self):
         with Emulator(self.location, args=["--account", "mydata:a2V5a2V5"]) as emu:
             self.assertEqual(requests.get(emu.endpoints["blob"] + "/health").status_code, 200)
+
+
+
+class OpenFileLimit(unittest.TestCase):
+    def test_a_low_soft_limit_is_raised_toward_the_hard_one(self):
+        # Readers of a composed blob hold a descriptor per part: 1024 is too few for a server.
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard <= 1024:
+            self.skipTest(f"SKIPPED: the hard limit of open files is {hard}")
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+        try:
+            emu = Emulator().start()
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        self.addCleanup(emu.close)
+        with open(f"/proc/{emu.process.pid}/limits") as f:
+            line = next(l for l in f if l.startswith("Max open files"))
+        self.assertEqual(int(line.split()[3]), 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536))
 
 
 if __name__ == "__main__":
