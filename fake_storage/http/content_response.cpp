@@ -42,8 +42,10 @@ void send_content(httplib::Response& res, ContentReader read, ResolvedRange rang
         res.set_content(std::move(bytes), content_type);
         return;
     }
-    // One buffer per response, reused for every chunk.
-    auto buffer = std::make_shared<std::vector<char>>(std::min<std::uint64_t>(range.length, 4 << 20));
+    // One buffer per response, reused for every chunk. 1 MiB chunks: while one is read, the
+    // socket still holds enough of the last for the client (4 MiB chunks left it idle; a 256 MiB
+    // download into a BytesIO ran at 1530 MiB/s with them, 2100 with these).
+    auto buffer = std::make_shared<std::vector<char>>(std::min<std::uint64_t>(range.length, 1 << 20));
     res.set_content_provider(
         range.length, content_type,
         [read = std::move(read), buffer, first = range.first](size_t offset, size_t size,
