@@ -20,6 +20,10 @@ using std::int64_t;
 
 constexpr const char* kBlobColumns =
     "container, name, content_id, size, etag, created, last_modified, content, metadata, composed";
+// The same columns of `blobs b` in a join.
+constexpr const char* kBlobColumnsOfB =
+    "b.container, b.name, b.content_id, b.size, b.etag, b.created, b.last_modified, b.content,"
+    " b.metadata, b.composed";
 
 BlobInfo read_blob(db::Statement& q) {
     BlobInfo b;
@@ -36,15 +40,23 @@ BlobInfo read_blob(db::Statement& q) {
     return b;
 }
 
-// With `inline_body`, also reads the bytes of a blob stored inline (in the same query).
+[[noreturn]] void container_not_found() {
+    fail(404, "ContainerNotFound", "The specified container does not exist.");
+}
+
+// The blob, or nullopt; ContainerNotFound when its container does not exist (one statement: it
+// is the whole read of a GET). With `inline_body`, also reads the bytes of a blob stored inline.
 std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
                                   const std::string& container, const std::string& name,
                                   std::string* inline_body = nullptr) {
-    auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
-                        (inline_body != nullptr ? ", inline_body" : "") +
-                        " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
+    auto q = db.prepare(std::string("SELECT ") + kBlobColumnsOfB +
+                        (inline_body != nullptr ? ", b.inline_body" : "") +
+                        " FROM containers c LEFT JOIN blobs b ON b.account = c.account"
+                        " AND b.container = c.name AND b.name = ?3"
+                        " WHERE c.account = ?1 AND c.name = ?2");
     q.bind(1, account).bind(2, container).bind(3, name);
-    if (!q.step()) return std::nullopt;
+    if (!q.step()) container_not_found();
+    if (q.is_null(1)) return std::nullopt;
     if (inline_body != nullptr) *inline_body = q.column_text(10);
     return read_blob(q);
 }
@@ -68,10 +80,6 @@ std::optional<ContainerInfo> find_container(db::Database& db, const std::string&
     q.bind(1, account).bind(2, name);
     if (!q.step()) return std::nullopt;
     return read_container(q);
-}
-
-[[noreturn]] void container_not_found() {
-    fail(404, "ContainerNotFound", "The specified container does not exist.");
 }
 
 [[noreturn]] void blob_not_found() { fail(404, "BlobNotFound", "The specified blob does not exist."); }
@@ -346,7 +354,6 @@ BlobInfo BlobStore::commit_body(
     try {
         db_.transaction([&](db::Database& db) {
             garbage.clear();
-            require_container(db, account, container);
             auto existing = find_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
                                    "The specified blob already exists.");
@@ -496,7 +503,6 @@ BlockLists BlobStore::get_block_lists(const std::string& account, const std::str
                                       const std::string& blob) {
     BlockLists lists;
     db_.read([&](db::Database& db) {
-        require_container(db, account, container);
         lists.blob = find_blob(db, account, container, blob);
         auto committed = db.prepare(
             "SELECT c.block_id, c.size FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
@@ -538,7 +544,6 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
     std::optional<BlobInfo> current;
     std::string current_inline;  // the committed body, when it is stored inline
     db_.read([&](db::Database& db) {
-        require_container(db, account, container);
         current = find_blob(db, account, container, blob, &current_inline);
         auto u = db.prepare(
             "SELECT block_id, content_id, size FROM uncommitted_blocks WHERE account = ?1"
@@ -628,7 +633,6 @@ BlobInfo BlobStore::get_blob(const std::string& account, const std::string& cont
                              const std::string& name) {
     std::optional<BlobInfo> blob;
     db_.read([&](db::Database& db) {
-        require_container(db, account, container);
         blob = find_blob(db, account, container, name);
     });
     if (!blob) blob_not_found();
@@ -643,7 +647,6 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
         std::vector<CommittedBlock> committed;
         bool found = false;
         db_.read([&](db::Database& db) {
-            require_container(db, account, container);
             auto blob = find_blob(db, account, container, name, &open.bytes);
             if (!blob) return;
             found = true;
@@ -684,7 +687,6 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
                                 const std::function<void(BlobInfo&)>& change) {
     BlobInfo blob;
     db_.transaction([&](db::Database& db) {
-        require_container(db, account, container);
         blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
         change(blob);
@@ -723,7 +725,6 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
     db_.transaction([&](db::Database& db) {
-        require_container(db, account, container);
         BlobInfo blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
         garbage.emplace_back(ContentKind::blob, blob.content_id);
