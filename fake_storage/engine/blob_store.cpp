@@ -767,31 +767,40 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
         return commit_body(account, container, name, "", from.size, from.content, copied_metadata,
                            conditions, &blocks, &source.bytes);
     }
+    // The bytes of the descriptors opened, in one new file (then no block has a file of its own).
+    auto copy_into_one_file = [&] {
+        auto writer = files_.begin(false);
+        for (const BlobPart& part : source.parts) writer->append_from(part.fd, 0, part.size);
+        for (CommittedBlock& b : blocks) b.content_id.clear();
+        return files_.commit(*writer, account, ContentKind::blob);
+    };
     // Content is immutable once committed: within an account the copy shares the files.
     std::vector<std::pair<ContentKind, std::string>> linked;
     std::string content_id;
-    try {
-        if (source_account != account) {
-            auto writer = files_.begin(false);
-            for (const BlobPart& part : source.parts) writer->append_from(part.fd, 0, part.size);
-            content_id = files_.commit(*writer, account, ContentKind::blob);
-            for (CommittedBlock& b : blocks) b.content_id.clear();
-        } else if (from.composed) {
-            std::map<std::string, std::string> renamed;
-            for (CommittedBlock& b : blocks) {
-                auto [it, fresh] = renamed.emplace(b.content_id, "");
-                if (fresh) {
-                    it->second = files_.link(account, ContentKind::block, b.content_id);
-                    linked.emplace_back(ContentKind::block, it->second);
+    if (source_account != account) {
+        content_id = copy_into_one_file();
+    } else {
+        try {
+            if (from.composed) {
+                std::map<std::string, std::string> renamed;
+                for (CommittedBlock& b : blocks) {
+                    auto [it, fresh] = renamed.emplace(b.content_id, "");
+                    if (fresh) {
+                        it->second = files_.link(account, ContentKind::block, b.content_id);
+                        linked.emplace_back(ContentKind::block, it->second);
+                    }
+                    b.content_id = it->second;
                 }
-                b.content_id = it->second;
+            } else {
+                content_id = files_.link(account, ContentKind::blob, from.content_id);
             }
-        } else {
-            content_id = files_.link(account, ContentKind::blob, from.content_id);
+        } catch (const std::exception&) {
+            // The source was replaced since it was opened and its files are gone: the
+            // descriptors still read the version opened.
+            remove_contents(files_, account, linked);
+            linked.clear();
+            content_id = copy_into_one_file();
         }
-    } catch (...) {
-        remove_contents(files_, account, linked);
-        throw;
     }
     std::lock_guard lock(lock_for(account, container, name));
     try {

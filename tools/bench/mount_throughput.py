@@ -15,7 +15,7 @@ write figure includes that commit); "native" is a directory beside the emulator'
 the same disk. Share targets: write and read at least 70% of native, creates at least 40%.
 
 Usage: tools/bench/mount_throughput.py [--volume share|container] [--build DIR] [--size-mib 1024]
-       [--files 10000] [--repeat 3] [--no-passthrough]
+       [--files 10000] [--repeat 4] [--no-passthrough]
 """
 import argparse
 import os
@@ -100,7 +100,7 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--files", type=int, default=10000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=4)
     parser.add_argument("--volume", choices=["share", "container"], default="share")
     parser.add_argument("--no-passthrough", action="store_true",
                         help="start the emulator with --no-passthrough (every read and write served by it)")
@@ -147,25 +147,26 @@ def main():
                 sys.exit(f"{mount} is not a FUSE mount (root and /dev/fuse are needed)")
         native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
         try:
-            # This VM's disk is noisy (the native figures move by up to 5x between runs): each
-            # measure runs --repeat times, mount and native alternating, and the medians are compared.
+            # This VM's disk and memory are noisy (the native figures move by up to 5x between
+            # runs, and a write into memory just freed by the previous measure's file runs several
+            # times faster than one into memory the VM handed back): each measure runs --repeat
+            # times, mount and native alternating which goes first, and the medians are compared.
             samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": []}
             dropped = True
-            for _ in range(args.repeat):
-                w, r, k, dropped = sequential(mount, args.size_mib)
-                samples["fw"].append(w)
-                samples["fr"].append(r)
-                samples["fk"].append(k)
-                w, r, k, _ = sequential(native, args.size_mib)
-                samples["nw"].append(w)
-                samples["nr"].append(r)
-                samples["nk"].append(k)
-                c, ls = small_files(mount, args.files)
-                samples["fc"].append(c)
-                samples["fl"].append(ls)
-                c, ls = small_files(native, args.files)
-                samples["nc"].append(c)
-                samples["nl"].append(ls)
+            for round_number in range(args.repeat):
+                order = [("f", mount), ("n", native)]
+                if round_number % 2:
+                    order.reverse()
+                for key, directory in order:
+                    w, r, k, dropped_now = sequential(directory, args.size_mib)
+                    dropped = dropped and dropped_now
+                    samples[key + "w"].append(w)
+                    samples[key + "r"].append(r)
+                    samples[key + "k"].append(k)
+                for key, directory in order:
+                    c, ls = small_files(directory, args.files)
+                    samples[key + "c"].append(c)
+                    samples[key + "l"].append(ls)
             med = {k: statistics.median(v) for k, v in samples.items()}
             rows = [
                 (f"sequential write {args.size_mib} MiB, 1 MiB writes + fsync, MiB/s", med["fw"], med["nw"], True),
@@ -179,7 +180,7 @@ def main():
         finally:
             shutil.rmtree(native, ignore_errors=True)
     print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; mount {mount}")
-    print(f"medians of {args.repeat} runs, mount and native alternating; ranges: " +
+    print(f"medians of {args.repeat} rounds, mount and native taking turns to go first; ranges: " +
           ", ".join(f"{k} {lo:.0f}-{hi:.0f}" for k, (lo, hi) in spread.items()) + "\n")
     print(f"| measure | FUSE {args.volume} mount | native disk | mount / native |")
     print("|---|---|---|---|")

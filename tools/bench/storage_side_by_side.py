@@ -175,6 +175,7 @@ def main():
     p.add_argument("--blobs", type=int, default=100_000, help="blobs stored for the memory figure")
     p.add_argument("--azurite-prefix", default=os.path.expanduser("~/.cache/bai-bench/azurite"))
     p.add_argument("--markdown", help="also write the table here")
+    p.add_argument("--json", help="also write every round's figures here")
     a = p.parse_args()
     if not os.path.exists(EMULATOR):
         sys.exit(f"build first (tools/build): {EMULATOR} is missing")
@@ -207,6 +208,9 @@ def main():
             azurite.stop()
         for name, samples in rounds.items():
             results[name] = {k: statistics.median(s[k] for s in samples) for k in samples[0]}
+        if a.json:
+            with open(a.json, "w") as out:
+                json.dump(rounds, out, indent=1)
         try:
             results["emulator_file"] = run_bench(a, conn(file=e["file"]), e["pid"], ["small", "large"],
                                                  1, ["--client", "sdk", "--service", "file"])
