@@ -187,17 +187,13 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
             throw invalid_property(target, body[target].dump(), "The value must be an integer of 0 or more");
         }
     }
-    if (body.contains("nodeDeallocationOption")) {
-        const json& option = body["nodeDeallocationOption"];
-        if (!option.is_string() || (option != "requeue" && option != "terminate" && option != "taskcompletion" && option != "retaineddata")) {
-            throw invalid_property("nodeDeallocationOption", option.dump(), "The value is requeue, terminate, taskcompletion or retaineddata");
-        }
-    }
+    const std::string deallocation =
+        option_of(body, "nodeDeallocationOption", {"requeue", "terminate", "taskcompletion", "retaineddata"});
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const char* field : {"targetDedicatedNodes", "targetLowPriorityNodes", "resizeTimeout"}) {
             if (body.contains(field)) doc[field] = body[field];
         }
-        doc["_deallocation"] = body.value("nodeDeallocationOption", "requeue");
+        doc["_deallocation"] = deallocation;
         doc["allocationState"] = "resizing";
         doc["allocationStateTransitionTime"] = time::format_iso8601(time::now());
         return true;

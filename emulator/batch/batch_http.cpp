@@ -1,5 +1,6 @@
 #include "emulator/batch/batch_http.h"
 
+#include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
 
@@ -61,6 +62,19 @@ void send_created(httplib::Response& res, const StoredEntity& entity, const std:
     res.set_header("Location", url);
     res.set_header("DataServiceId", url);
     res.status = 201;
+}
+
+std::string option_of(const nlohmann::json& body, const std::string& name, const std::vector<std::string>& allowed) {
+    if (!body.contains(name) || body[name].is_null()) return allowed.front();
+    if (body[name].is_string()) {
+        const std::string value = body[name].get<std::string>();
+        for (const std::string& one : allowed) {
+            if (text::iequals(one, value)) return one;
+        }
+    }
+    std::string list;
+    for (const std::string& one : allowed) list += (list.empty() ? "" : ", ") + one;
+    throw invalid_property(name, body[name].dump(), "The value must be one of " + list);
 }
 
 }  // namespace bai::batch

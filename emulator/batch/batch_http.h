@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "emulator/batch/entity_store.h"
 
@@ -14,6 +15,10 @@ namespace bai::batch {
 
 // The body as a JSON object; BatchError 400 InvalidRequestBody otherwise.
 nlohmann::json parse_body(const httplib::Request& req);
+// An option of a body (nodeRebootOption, nodeDeallocationOption, ...) spelled as one of `allowed`
+// in any case, returned as spelled there; the first when absent; BatchError 400
+// InvalidPropertyValue otherwise.
+std::string option_of(const nlohmann::json& body, const std::string& name, const std::vector<std::string>& allowed);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
 // A list's page as asked: maxresults (1 to 1000, 1000 without) and $skiptoken (where the last
 // page stopped, 0 without); BatchError 400 InvalidQueryParameterValue otherwise.

@@ -16,21 +16,6 @@ namespace {
 
 BatchError node_not_found() { return BatchError(404, "NodeNotFound", "The specified node does not exist."); }
 
-// An option of the body (nodeRebootOption, nodeDeallocationOption, ...): one of `allowed`, the
-// first when absent.
-std::string option_of(const json& body, const std::string& name, const std::vector<std::string>& allowed) {
-    if (!body.contains(name) || body[name].is_null()) return allowed.front();
-    if (body[name].is_string()) {
-        const std::string value = body[name].get<std::string>();
-        for (const std::string& one : allowed) {
-            if (text::iequals(one, value)) return one;
-        }
-    }
-    std::string list;
-    for (const std::string& one : allowed) list += (list.empty() ? "" : ", ") + one;
-    throw invalid_property(name, body[name].dump(), "The value must be one of " + list);
-}
-
 // The body of a POST that may have none.
 json optional_body(const httplib::Request& req) { return req.body.empty() ? json::object() : parse_body(req); }
 

@@ -176,6 +176,11 @@ class BatchPools(BatchTestCase):
         self.assertTrue(r.json()["message"]["value"].startswith("The specified Request Body is not syntactically valid."))
         r = self.raw("PATCH", "/pools/twice", {"vmSize": "STANDARD_D2"})
         self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "vmSize"))
+        # Enum values are case-insensitive, as on the node routes; others name the property.
+        r = self.raw("POST", "/pools/twice/resize", {"targetDedicatedNodes": 0, "nodeDeallocationOption": "Terminate"})
+        self.assertEqual(r.status_code, 202, r.text)
+        r = self.raw("POST", "/pools/twice/resize", {"targetDedicatedNodes": 0, "nodeDeallocationOption": "later"})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "nodeDeallocationOption"))
         r = requests.get(f"{self.url}/pools", auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
         self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredQueryParameter"))
 
