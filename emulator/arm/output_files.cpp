@@ -122,8 +122,10 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 options.marker = page.next_marker;
             } while (!options.marker.empty());
         } else {
-            // What the job's processes wrote into the share's directory joins the index first.
-            ctx.files.adopt_disk_changes(where.volume.account, where.volume.container, where.path);
+            // What the job's processes wrote into this directory joins the index first (its
+            // subdirectories' contents when they are listed).
+            ctx.files.adopt_disk_changes(where.volume.account, where.volume.container, where.path,
+                                         /*whole_subtree=*/false);
             storage::ListOptions options;
             do {
                 storage::DirectoryPage page = ctx.files.list_directory(where.volume.account, where.volume.container,

@@ -150,8 +150,10 @@ public:
     // Brings the index up to what is on disk under `path` (and its ancestors): files and
     // directories written into the share's directory by other means than this store (a job's
     // processes) get entries, changed files a new size, ETag and Last-Modified, vanished ones go.
-    // Returns the number of entries added, changed or removed.
-    size_t adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path);
+    // Returns the number of entries added, changed or removed. `whole_subtree` false: only the
+    // entries directly in `path` (what a listing of it shows).
+    size_t adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path,
+                              bool whole_subtree = true);
     // The same for the one entry at `path`, spelled as on disk (its ancestors indexed as needed):
     // added, updated or removed as the disk says; `written` forces a new ETag and Last-Modified (content written
     // without a size change); `subtree` also walks it when it is a directory (one renamed into

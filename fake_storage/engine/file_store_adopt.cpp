@@ -115,7 +115,8 @@ public:
         return true;
     }
 
-    void walk(const std::string& dir) {
+    // Syncs the entries of `dir`, and of every directory under it when `recursive`.
+    void walk(const std::string& dir, bool recursive = true) {
         auto indexed = indexed_children(db_, account_, share_, dir);
         std::error_code ec;
         for (fs::directory_iterator it(root_ / dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -125,7 +126,7 @@ public:
                 known = found->second;
                 indexed.erase(found);
             }
-            if (sync_child(dir, name, known, false)) walk(dir.empty() ? name : dir + "/" + name);
+            if (sync_child(dir, name, known, false) && recursive) walk(dir.empty() ? name : dir + "/" + name);
         }
         if (ec) return;  // unreadable: leave its entries as they are
         for (const auto& [lower, gone] : indexed) {
@@ -189,7 +190,8 @@ private:
 
 }  // namespace
 
-size_t FileStore::adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path) {
+size_t FileStore::adopt_disk_changes(const std::string& account, const std::string& share, const std::string& path,
+                                     bool whole_subtree) {
     std::vector<std::string> parts = split_share_path(path);
     size_t changed = 0;
     db_.transaction([&](db::Database& db) {
@@ -197,7 +199,7 @@ size_t FileStore::adopt_disk_changes(const std::string& account, const std::stri
         Adopter adopter(db, account, share, share_root(account, share));
         std::string stored;
         if (!adopter.ancestors(parts, parts.size(), stored)) return;
-        adopter.walk(stored);
+        adopter.walk(stored, whole_subtree);
         changed = adopter.changed();
     });
     if (changed > 0) changes_.publish(account, share, path);

@@ -54,6 +54,17 @@ TEST_F(AdoptTest, NewFilesAndTheirDirectoriesJoin) {
     EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "a/b/stdouterr"), 0u);
 }
 
+TEST_F(AdoptTest, AListingAdoptsOnlyTheEntriesItShows) {
+    write("out/model.bin", "weights");
+    write("out/logs/deep/epoch1.txt", "loss 1.0\n");
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "out", /*whole_subtree=*/false), 3u);  // out, model.bin, logs
+    EXPECT_EQ(names("out"), (std::vector<std::string>{"logs", "model.bin"}));
+    EXPECT_TRUE(names("out/logs").empty()) << "the subdirectory's contents were walked";
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "out/logs", false), 1u);  // deep
+    EXPECT_EQ(names("out/logs"), (std::vector<std::string>{"deep"}));
+    EXPECT_EQ(store->adopt_disk_changes(kAcct, "logs", "out"), 1u);  // the whole subtree: epoch1.txt
+}
+
 TEST_F(AdoptTest, GrownFilesGetANewSizeAndEtagAndVanishedOnesGo) {
     write("d/out.txt", "1");
     store->adopt_disk_changes(kAcct, "logs", "d");
