@@ -16,12 +16,12 @@ SLEEPER = "echo $$ > $AZ_BATCHAI_OUTPUT_OUT/pid; exec sleep 600"
 
 
 def alive(pid):
+    """Running (a zombie is not); the process may be reaped between the two looks."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
         return False
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().split()[2] != "Z"
 
 
 class LifecycleTest(JobsTestCase):
