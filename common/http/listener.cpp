@@ -22,9 +22,11 @@ Listener::Listener(std::string name, std::unique_ptr<httplib::Server> server,
     // httplib closes a keep-alive connection after 5 requests by default, which makes clients
     // fail a request, reconnect and retry every fifth time.
     server_->set_keep_alive_max_count(1000000);
-    server_->set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
+    server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
         ++in_flight_;
         request_started = std::chrono::steady_clock::now();
+        const bool bodiless = req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS";
+        if (direct_ && bodiless && direct_(req, res)) return httplib::Server::HandlerResponse::Handled;
         return httplib::Server::HandlerResponse::Unhandled;
     });
     server_->set_logger([this](const httplib::Request& req, const httplib::Response& res) {

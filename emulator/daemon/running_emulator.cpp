@@ -181,6 +181,12 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     for (auto& listener : p->listeners) http::add_health_route(listener->server(), listener->name());
     p->blob_service->register_routes(blob.server());
     p->file_service->register_routes(file.server());
+    blob.set_direct_handler([&parts](const httplib::Request& req, httplib::Response& res) {
+        return parts.blob_service->answer_directly(req, res);
+    });
+    file.set_direct_handler([&parts](const httplib::Request& req, httplib::Response& res) {
+        return parts.file_service->answer_directly(req, res);
+    });
 
     if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
     if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());

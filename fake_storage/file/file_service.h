@@ -12,6 +12,9 @@ class FileService {
 public:
     FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
     void register_routes(httplib::Server& server) { endpoint_.register_routes(server); }
+    bool answer_directly(const httplib::Request& req, httplib::Response& res) {
+        return endpoint_.answer_directly(req, res);
+    }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
 
 private:

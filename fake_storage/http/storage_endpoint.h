@@ -43,6 +43,9 @@ public:
                     Resolver resolve);
     // Adds catch-all routes for every method (after any routes already registered).
     void register_routes(httplib::Server& server);
+    // The same for GET, HEAD and OPTIONS without httplib's routing (http::Listener's direct
+    // handler): answers every path but /health.
+    bool answer_directly(const httplib::Request& req, httplib::Response& res);
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
 
