@@ -123,6 +123,13 @@ def run_bench(args, connection, pid, phases, repeats, extra=()):
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def raw_client(endpoint):
+    """The shared bench's raw Blob client (http.client, its own SharedKey) for `endpoint`."""
+    sys.path.insert(0, os.path.dirname(BENCH))
+    import storage_bench
+    return storage_bench.RawBlobClient(conn(blob=endpoint))
+
+
 def disk_kept(directory, repeats, mib=256):
     """Write+fsync of `mib` MiB into a new file per repeat, keeping every file until the end, as a
     store keeps what it was sent. The shared bench removes its file after each repeat, so its
@@ -147,9 +154,7 @@ class LeanDownload:
     bytes in a BytesIO, whose growth into new memory is most of what it measures on this VM."""
 
     def __init__(self, endpoint, mib=256):
-        sys.path.insert(0, os.path.dirname(BENCH))
-        import storage_bench
-        self.client = storage_bench.RawBlobClient(conn(blob=endpoint))
+        self.client = raw_client(endpoint)
         self.client.create_container("lean")
         self.client.put_large("lean", "big.bin", os.urandom(mib * 1024 * 1024), 4 * 1024 * 1024, 4)
 
@@ -163,10 +168,8 @@ def cpp_client_ops(endpoint, round_number, count=3000, reads=6000):
     """4 KiB Put Blob and Get Blob from build/tools/storage_load (C++, one keep-alive connection,
     SharedKey): it spends about 60 us per request of its own on this VM, the Python client about
     110 us, so the servers' difference shows more."""
-    sys.path.insert(0, os.path.dirname(BENCH))
-    import storage_bench
     container = f"load{round_number}"
-    storage_bench.RawBlobClient(conn(blob=endpoint)).create_container(container)
+    raw_client(endpoint).create_container(container)
     port = endpoint.rsplit(":", 1)[1]
     rates = {}
     for op, n in (("put", count), ("get", reads)):
@@ -178,9 +181,7 @@ def cpp_client_ops(endpoint, round_number, count=3000, reads=6000):
 
 def fill_blobs(endpoint, count, threads=8):
     """Stores `count` 1 KiB blobs with the raw client, in parallel."""
-    sys.path.insert(0, os.path.dirname(BENCH))
-    import storage_bench
-    client = storage_bench.RawBlobClient(conn(blob=endpoint))
+    client = raw_client(endpoint)
     client.create_container("many")
     payload = b"m" * 1024
     with concurrent.futures.ThreadPoolExecutor(threads) as pool:
