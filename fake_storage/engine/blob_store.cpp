@@ -91,18 +91,6 @@ BlobInfo require_blob(db::Database& db, const std::string& account, const std::s
     return *blob;
 }
 
-// The block files a composed blob is made of (with repeats when a block is used twice).
-std::vector<std::string> part_files(db::Database& db, const std::string& account,
-                                    const std::string& container, const std::string& name) {
-    auto q = db.prepare(
-        "SELECT c.content_id FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
-        " WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3 AND c.content_id <> ''");
-    q.bind(1, account).bind(2, container).bind(3, name);
-    std::vector<std::string> ids;
-    while (q.step()) ids.push_back(q.column_text(0));
-    return ids;
-}
-
 std::vector<CommittedBlock> committed_blocks_of(db::Database& db, const std::string& account,
                                                 const std::string& container,
                                                 const std::string& name) {
@@ -118,6 +106,16 @@ std::vector<CommittedBlock> committed_blocks_of(db::Database& db, const std::str
                           q.column_text(3)});
     }
     return blocks;
+}
+
+// The block files a composed blob is made of (with repeats when a block is used twice).
+std::vector<std::string> part_files(db::Database& db, const std::string& account,
+                                    const std::string& container, const std::string& name) {
+    std::vector<std::string> ids;
+    for (CommittedBlock& b : committed_blocks_of(db, account, container, name)) {
+        if (!b.content_id.empty()) ids.push_back(std::move(b.content_id));
+    }
+    return ids;
 }
 
 std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {
@@ -504,13 +502,8 @@ BlockLists BlobStore::get_block_lists(const std::string& account, const std::str
     BlockLists lists;
     db_.read([&](db::Database& db) {
         lists.blob = find_blob(db, account, container, blob);
-        auto committed = db.prepare(
-            "SELECT c.block_id, c.size FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
-            " WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3 ORDER BY c.seq");
-        committed.bind(1, account).bind(2, container).bind(3, blob);
-        while (committed.step()) {
-            lists.committed.push_back(
-                {committed.column_text(0), static_cast<std::uint64_t>(committed.column_int(1))});
+        for (CommittedBlock& c : committed_blocks_of(db, account, container, blob)) {
+            lists.committed.push_back(std::move(c.block));
         }
         auto uncommitted = db.prepare(
             "SELECT block_id, size FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
