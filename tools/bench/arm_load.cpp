@@ -4,16 +4,15 @@
 // request (job create needs a fresh name each time).
 #include <httplib.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tools/bench/closed_loop.h"
 
 namespace {
 
@@ -68,44 +67,28 @@ int main(int argc, char** argv) {
     }
     std::atomic<long> next{0};
     std::atomic<long> errors{0};
-    std::mutex mutex;
-    std::vector<double> latencies;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(args.seconds);
     const int expected = args.method == "GET" ? 200 : 202;
-    std::vector<std::thread> threads;
-    for (int c = 0; c < args.clients; ++c) {
-        threads.emplace_back([&] {
-            httplib::SSLClient client(args.host, args.port);
-            client.set_ca_cert_path(args.ca.c_str());
-            client.enable_server_certificate_verification(true);
-            client.set_keep_alive(true);
-            client.set_tcp_nodelay(true);  // as urllib3 does; otherwise Nagle holds the body 40 ms
-            httplib::Headers headers{{"Authorization", "Bearer emulator-token"}};
-            std::vector<double> mine;
-            while (std::chrono::steady_clock::now() < deadline) {
-                std::string path = with_number(args.path, next++);
-                auto start = std::chrono::steady_clock::now();
-                auto res = args.method == "GET" ? client.Get(path.c_str(), headers)
-                                                : client.Put(path.c_str(), headers, args.body, "application/json");
-                double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-                if (!res || res->status != expected) {
-                    ++errors;
-                    continue;
-                }
-                mine.push_back(ms);
+    std::vector<double> latencies = bai::bench::run_clients(args.clients, [&](std::vector<double>& mine) {
+        httplib::SSLClient client(args.host, args.port);
+        client.set_ca_cert_path(args.ca.c_str());
+        client.enable_server_certificate_verification(true);
+        client.set_keep_alive(true);
+        client.set_tcp_nodelay(true);  // as urllib3 does; otherwise Nagle holds the body 40 ms
+        httplib::Headers headers{{"Authorization", "Bearer emulator-token"}};
+        while (std::chrono::steady_clock::now() < deadline) {
+            std::string path = with_number(args.path, next++);
+            auto start = std::chrono::steady_clock::now();
+            auto res = args.method == "GET" ? client.Get(path.c_str(), headers)
+                                            : client.Put(path.c_str(), headers, args.body, "application/json");
+            double ms = bai::bench::ms_since(start);
+            if (!res || res->status != expected) {
+                ++errors;
+                continue;
             }
-            std::lock_guard lock(mutex);
-            latencies.insert(latencies.end(), mine.begin(), mine.end());
-        });
-    }
-    for (auto& t : threads) t.join();
-    std::sort(latencies.begin(), latencies.end());
-    auto pct = [&](double p) {
-        return latencies.empty() ? 0.0 : latencies[std::min(latencies.size() - 1, static_cast<size_t>(p * latencies.size()))];
-    };
-    std::printf("{\"requests\": %zu, \"errors\": %ld, \"seconds\": %.2f, \"per_second\": %.1f, "
-                "\"p50_ms\": %.3f, \"p90_ms\": %.3f, \"p99_ms\": %.3f}\n",
-                latencies.size(), errors.load(), args.seconds, latencies.size() / args.seconds, pct(0.5), pct(0.9),
-                pct(0.99));
+            mine.push_back(ms);
+        }
+    });
+    bai::bench::print_summary(latencies, errors.load(), args.seconds);
     return 0;
 }

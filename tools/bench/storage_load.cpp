@@ -6,16 +6,14 @@
 // per request, more than this emulator does.
 #include <httplib.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "scenarios/replay/storage_signer.h"
+#include "tools/bench/closed_loop.h"
 
 namespace {
 
@@ -68,49 +66,34 @@ int main(int argc, char** argv) {
     const std::string body(args.size, 'x');
     std::atomic<long> next{0};
     std::atomic<long> errors{0};
-    std::mutex mutex;
-    std::vector<double> latencies;
     auto started = std::chrono::steady_clock::now();
-    std::vector<std::thread> threads;
-    for (int c = 0; c < args.clients; ++c) {
-        threads.emplace_back([&] {
-            httplib::Client client(args.host, args.port);
-            client.set_keep_alive(true);
-            client.set_tcp_nodelay(true);
-            std::vector<double> mine;
-            for (long n = next++; n < args.count; n = next++) {
-                httplib::Request request;
-                request.method = args.op == "get" ? "GET" : "PUT";
-                request.target = blob_path(args, n);
-                if (args.op == "put") {
-                    request.body = body;
-                    request.set_header("x-ms-blob-type", "BlockBlob");
-                }
-                bai::scenarios::sign_shared_key(request, args.account, args.key);
-                request.path = request.target;
-                auto start = std::chrono::steady_clock::now();
-                httplib::Result result = client.send(request);
-                double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-                const int expected = args.op == "get" ? 200 : 201;
-                if (!result || result->status != expected ||
-                    (args.op == "get" && result->body.size() != args.size)) {
-                    ++errors;
-                    continue;
-                }
-                mine.push_back(ms);
+    std::vector<double> latencies = bai::bench::run_clients(args.clients, [&](std::vector<double>& mine) {
+        httplib::Client client(args.host, args.port);
+        client.set_keep_alive(true);
+        client.set_tcp_nodelay(true);
+        for (long n = next++; n < args.count; n = next++) {
+            httplib::Request request;
+            request.method = args.op == "get" ? "GET" : "PUT";
+            request.target = blob_path(args, n);
+            if (args.op == "put") {
+                request.body = body;
+                request.set_header("x-ms-blob-type", "BlockBlob");
             }
-            std::lock_guard lock(mutex);
-            latencies.insert(latencies.end(), mine.begin(), mine.end());
-        });
-    }
-    for (auto& t : threads) t.join();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::sort(latencies.begin(), latencies.end());
-    auto pct = [&](double p) {
-        return latencies.empty() ? 0.0 : latencies[std::min(latencies.size() - 1, static_cast<size_t>(p * latencies.size()))];
-    };
-    std::printf("{\"requests\": %zu, \"errors\": %ld, \"seconds\": %.3f, \"per_second\": %.1f, "
-                "\"p50_ms\": %.3f, \"p99_ms\": %.3f}\n",
-                latencies.size(), errors.load(), seconds, latencies.size() / seconds, pct(0.5), pct(0.99));
+            bai::scenarios::sign_shared_key(request, args.account, args.key);
+            request.path = request.target;
+            auto start = std::chrono::steady_clock::now();
+            httplib::Result result = client.send(request);
+            double ms = bai::bench::ms_since(start);
+            const int expected = args.op == "get" ? 200 : 201;
+            if (!result || result->status != expected ||
+                (args.op == "get" && result->body.size() != args.size)) {
+                ++errors;
+                continue;
+            }
+            mine.push_back(ms);
+        }
+    });
+    bai::bench::print_summary(latencies, errors.load(),
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     return errors.load() == 0 ? 0 : 1;
 }
