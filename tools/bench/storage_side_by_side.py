@@ -5,10 +5,13 @@ one run on this machine, with ratios against the targets of the fake_storage iss
   /usr/bin/python3 tools/bench/storage_side_by_side.py [--repeats 3] [--blobs 100000] [--markdown OUT]
 
 Uses ../shared/bench/storage_bench.py (or $STORAGE_BENCH) with its raw client (http.client and
-its own SharedKey: the server's cost shows), installs azurite@3.37.0 with npm into
+its own SharedKey: the server's cost shows) and build/tools/storage_load (a C++ client of the same
+requests with less cost of its own), installs azurite@3.37.0 with npm into
 ~/.cache/bai-bench/azurite when missing, starts both servers on free loopback ports with fresh
 data directories and stops them by PID. Each round measures the disk and then both servers, in
-alternating order; the table has the median of the rounds. Not part of the tests.
+alternating order; the table has the median of the rounds. build/tools/memory_blob_server (bodies
+in memory, nothing else) is measured with the same small requests: its ratio to Azurite is the
+most that a client can show of any server. Not part of the tests.
 """
 import argparse
 import concurrent.futures
@@ -26,6 +29,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.environ.get("STORAGE_BENCH", os.path.join(ROOT, "..", "shared", "bench", "storage_bench.py"))
 EMULATOR = os.path.join(ROOT, "build", "emulator", "batchai-emulator")
 STORAGE_LOAD = os.path.join(ROOT, "build", "tools", "storage_load")
+MEMORY_SERVER = os.path.join(ROOT, "build", "tools", "memory_blob_server")
 AZURITE_VERSION = "3.37.0"
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 
@@ -110,6 +114,13 @@ def start_azurite(workdir, prefix):
     return server, f"http://127.0.0.1:{port}"
 
 
+def start_memory_server():
+    port = free_port()
+    server = Server([MEMORY_SERVER, str(port)])
+    wait_port(port)
+    return server, f"http://127.0.0.1:{port}"
+
+
 def run_bench(args, connection, pid, phases, repeats, extra=()):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     argv = ["/usr/bin/python3", BENCH, "--conn", connection, "--repeats", str(repeats), "--json", out,
@@ -156,27 +167,40 @@ class LeanDownload:
     def __init__(self, endpoint, mib=256):
         self.client = raw_client(endpoint)
         self.client.create_container("lean")
-        self.client.put_large("lean", "big.bin", os.urandom(mib * 1024 * 1024), 4 * 1024 * 1024, 4)
+        self.client.put_large("lean", "b00000", os.urandom(mib * 1024 * 1024), 4 * 1024 * 1024, 4)
 
     def measure(self):
         started = time.perf_counter()
-        _, received = self.client.request("GET", "/lean/big.bin", sink=lambda chunk: None)
+        _, received = self.client.request("GET", "/lean/b00000", sink=lambda chunk: None)
         return received / (1024 * 1024) / (time.perf_counter() - started)
 
 
+def storage_load(endpoint, *argv):
+    out = subprocess.run([STORAGE_LOAD, "--port", endpoint.rsplit(":", 1)[1], "--key", KEY, *argv],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
 def cpp_client_ops(endpoint, round_number, count=3000, reads=6000):
-    """4 KiB Put Blob and Get Blob from build/tools/storage_load (C++, one keep-alive connection,
-    SharedKey): it spends about 60 us per request of its own on this VM, the Python client about
-    110 us, so the servers' difference shows more."""
+    """4 KiB Put Blob and Get Blob from build/tools/storage_load (C++, one keep-alive connection on
+    a plain socket, SharedKey): it spends a few microseconds of its own per request, the Python
+    client about 110, so the servers' difference shows."""
     container = f"load{round_number}"
     raw_client(endpoint).create_container(container)
-    port = endpoint.rsplit(":", 1)[1]
     rates = {}
     for op, n in (("put", count), ("get", reads)):
-        out = subprocess.run([STORAGE_LOAD, "--port", port, "--key", KEY, "--container", container, "--op", op,
-                              "--count", str(n), "--blobs", str(count)], capture_output=True, text=True, check=True)
-        rates[f"cpp.{op}_ops_s"] = json.loads(out.stdout)["per_second"]
+        result = storage_load(endpoint, "--container", container, "--op", op, "--count", str(n),
+                              "--blobs", str(count))
+        rates[f"cpp.{op}_ops_s"] = result["per_second"]
     return rates
+
+
+def cpp_download(endpoint, mib=256, count=3):
+    """The median rate of `count` downloads of LeanDownload's blob by storage_load, into memory the
+    client has already touched (the Python client's BytesIO grows into new memory each time)."""
+    result = storage_load(endpoint, "--container", "lean", "--op", "download", "--count", str(count),
+                          "--size", str(mib * 1024 * 1024))
+    return mib / (result["p50_ms"] / 1000)
 
 
 def fill_blobs(endpoint, count, threads=8):
@@ -196,14 +220,15 @@ def main():
     p.add_argument("--markdown", help="also write the table here")
     p.add_argument("--json", help="also write every round's figures here")
     a = p.parse_args()
-    for built in (EMULATOR, STORAGE_LOAD):
+    for built in (EMULATOR, STORAGE_LOAD, MEMORY_SERVER):
         if not os.path.exists(built):
             sys.exit(f"build first (tools/build): {built} is missing")
     workdir = tempfile.mkdtemp(prefix="bai-bench-")
     results = {}
-    rounds = {"disk": [], "azurite": [], "emulator": []}
+    rounds = {"disk": [], "azurite": [], "emulator": [], "memory": []}
     try:
         azurite, azurite_endpoint = start_azurite(workdir, a.azurite_prefix)
+        memory, memory_endpoint = start_memory_server()
         emulator, e = start_emulator(workdir)
         try:
             servers = {"azurite": (azurite_endpoint, azurite.process.pid),
@@ -220,16 +245,26 @@ def main():
                                  ["--disk-dir", os.path.join(workdir, "disk")])
                 disk["kept"] = kept
                 rounds["disk"].append(disk)
-                order = ["azurite", "emulator"] if rep % 2 == 0 else ["emulator", "azurite"]
-                for name in order:
+                # The in-memory server only answers small requests: it goes first, and the two
+                # servers that store take turns after it.
+                for name in ["memory"] + (["azurite", "emulator"] if rep % 2 == 0 else ["emulator", "azurite"]):
+                    if name == "memory":
+                        # The most a client can show of any server: small requests only (it keeps
+                        # whole bodies, and has no blocks).
+                        sample = run_bench(a, conn(blob=memory_endpoint), 0, ["small"], 1, ["--client", "raw"])
+                        sample.update(cpp_client_ops(memory_endpoint, rep))
+                        rounds[name].append(sample)
+                        continue
                     endpoint, pid = servers[name]
                     sample = run_bench(a, conn(blob=endpoint), pid, ["small", "large"], 1,
                                        ["--client", "raw"])
                     sample["lean_download"] = lean[name].measure()
+                    sample["cpp_download"] = cpp_download(endpoint)
                     sample.update(cpp_client_ops(endpoint, rep))
                     rounds[name].append(sample)
         finally:
             azurite.stop()
+            memory.stop()
         for name, samples in rounds.items():
             results[name] = {k: statistics.median(s[k] for s in samples) for k in samples[0]}
         if a.json:
@@ -250,13 +285,13 @@ def main():
 
     em, az, disk = results["emulator"], results["azurite"], results["disk"]
 
-    def per_round(key, against):
-        """The geometric mean of the rounds' ratios of the emulator's `key` to `against` (a
-        (source, key) pair): the servers take turns to go first, and this cancels what going second
-        is worth (on this VM, writing into memory just freed)."""
+    def per_round(key, against, mine="emulator"):
+        """The geometric mean of the rounds' ratios of `mine`'s `key` to `against` (a (source, key)
+        pair): the servers take turns to go first, and this cancels what going first or second is
+        worth (on this VM, writing into memory just freed)."""
         source, other = against
         return statistics.geometric_mean(
-            mine[key] / theirs[other] for mine, theirs in zip(rounds["emulator"], rounds[source]))
+            ours[key] / theirs[other] for ours, theirs in zip(rounds[mine], rounds[source]))
 
     rows = [
         ("4 KiB PUT, ops/s (raw, 1 thread)", "small.put_ops_s", "5x Azurite"),
@@ -266,24 +301,29 @@ def main():
         ("256 MiB upload, MiB/s (raw, 4 x 4 MiB blocks)", "large.upload_MiB_s", "4x Azurite, 60% of disk"),
         ("256 MiB download, MiB/s (raw, one GET, into a BytesIO)", "large.download_MiB_s", "3x Azurite"),
         ("256 MiB download, MiB/s (raw, one GET, bytes discarded)", "lean_download", "3x Azurite"),
+        ("256 MiB download, MiB/s (C++ client, one GET, into its memory)", "cpp_download", "3x Azurite"),
         ("server CPU per 4 KiB PUT, ms", "small.server_cpu_ms_per_put", ""),
         ("server CPU per 4 KiB GET, ms", "small.server_cpu_ms_per_get", ""),
     ]
-    lines = ["| metric | emulator | Azurite 3.37.0 | ratio | disk | target |", "|---|---|---|---|---|---|"]
+    lines = ["| metric | emulator | Azurite 3.37.0 | ratio | in-memory server: ratio | disk | target |",
+             "|---|---|---|---|---|---|---|"]
     for name, key, target in rows:
         native_text = ""
+        memory_text = ""
+        if key in rounds["memory"][0]:
+            memory_text = f"{per_round(key, ('azurite', key), 'memory'):.2f}x"
         if key == "large.upload_MiB_s":
             native_text = (f"{disk['disk.write_fsync_MiB_s']:.0f} "
                            f"({100 * per_round(key, ('disk', 'disk.write_fsync_MiB_s')):.0f}% of it); files kept "
                            f"{disk['kept']:.0f} ({100 * per_round(key, ('disk', 'kept')):.0f}% of it)")
         lines.append(f"| {name} | {em[key]:.2f} | {az[key]:.2f} | {per_round(key, ('azurite', key)):.2f}x | "
-                     f"{native_text} | {target} |")
+                     f"{memory_text} | {native_text} | {target} |")
     f = results["emulator_file"]
     lines.append(f"| File service (SDK): 4 KiB PUT / GET ops/s | {f['small.put_ops_s']:.0f} / "
-                 f"{f['small.get_ops_s']:.0f} | no File service | | | |")
+                 f"{f['small.get_ops_s']:.0f} | no File service | | | | |")
     lines.append(f"| File service (SDK): 256 MiB up / down MiB/s | {f['large.upload_MiB_s']:.0f} / "
-                 f"{f['large.download_MiB_s']:.0f} | no File service | | | |")
-    lines.append(f"| server memory with {a.blobs} blobs stored, MiB RSS | {results['rss_mib']:.0f} | | | | under 100 |")
+                 f"{f['large.download_MiB_s']:.0f} | no File service | | | | |")
+    lines.append(f"| server memory with {a.blobs} blobs stored, MiB RSS | {results['rss_mib']:.0f} | | | | | under 100 |")
     table = "\n".join(lines)
     print(table)
     print(f"\n(disk: write+fsync {disk.get('disk.write_fsync_MiB_s', float('nan')):.0f} MiB/s, "
