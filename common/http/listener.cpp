@@ -22,11 +22,9 @@ Listener::Listener(std::string name, std::unique_ptr<httplib::Server> server,
     // httplib closes a keep-alive connection after 5 requests by default, which makes clients
     // fail a request, reconnect and retry every fifth time.
     server_->set_keep_alive_max_count(1000000);
-    server_->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    server_->set_pre_routing_handler([this](const httplib::Request&, httplib::Response&) {
         ++in_flight_;
         request_started = std::chrono::steady_clock::now();
-        const bool bodiless = req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS";
-        if (direct_ && bodiless && direct_(req, res)) return httplib::Server::HandlerResponse::Handled;
         return httplib::Server::HandlerResponse::Unhandled;
     });
     server_->set_logger([this](const httplib::Request& req, const httplib::Response& res) {
@@ -83,14 +81,12 @@ void Listener::finish(std::chrono::steady_clock::time_point deadline) {
     thread_.join();
 }
 
-void Listener::stop() {
-    stop_accepting();
-    finish(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+std::string health_json(const std::string& service) {
+    return R"({"status":"ok","service":")" + service + R"(","version":")" + kVersion + R"("})";
 }
 
 void add_health_route(httplib::Server& server, const std::string& service) {
-    std::string body = R"({"status":"ok","service":")" + service + R"(","version":")" + kVersion +
-                       R"("})";
+    std::string body = health_json(service);
     server.Get("/health", [body](const httplib::Request&, httplib::Response& res) {
         res.set_content(body, "application/json");
     });

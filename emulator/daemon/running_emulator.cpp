@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/db/database.h"
+#include "common/http/lean_listener.h"
 #include "common/http/listener.h"
 #include "common/log/logger.h"
 #include "common/version.h"
@@ -66,7 +67,7 @@ struct RunningEmulator::Parts {
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
     std::unique_ptr<arm::ArmApi> arm_api;
     std::unique_ptr<batch::BatchApi> batch_api;
-    std::vector<std::unique_ptr<http::Listener>> listeners;
+    std::vector<std::unique_ptr<http::Endpoint>> listeners;
     endpoints::Endpoints published;
     bool stopped = false;
 };
@@ -170,23 +171,27 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             throw StartError(e.what());
         }
     }
-    p->listeners.push_back(std::make_unique<http::Listener>("arm", std::move(arm_server), request_log));
-    p->listeners.push_back(std::make_unique<http::Listener>("blob", std::make_unique<httplib::Server>(), request_log));
-    p->listeners.push_back(std::make_unique<http::Listener>("file", std::make_unique<httplib::Server>(), request_log));
-    p->listeners.push_back(std::make_unique<http::Listener>("batch", std::make_unique<httplib::Server>(), request_log));
-    http::Listener& arm = *p->listeners[0];
-    http::Listener& blob = *p->listeners[1];
-    http::Listener& file = *p->listeners[2];
-    http::Listener& batch_listener = *p->listeners[3];
-    for (auto& listener : p->listeners) http::add_health_route(listener->server(), listener->name());
-    p->blob_service->register_routes(blob.server());
-    p->file_service->register_routes(file.server());
-    blob.set_direct_handler([&parts](const httplib::Request& req, httplib::Response& res) {
-        return parts.blob_service->answer_directly(req, res);
-    });
-    file.set_direct_handler([&parts](const httplib::Request& req, httplib::Response& res) {
-        return parts.file_service->answer_directly(req, res);
-    });
+    auto arm_listener = std::make_unique<http::Listener>("arm", std::move(arm_server), request_log);
+    auto batch_owned = std::make_unique<http::Listener>("batch", std::make_unique<httplib::Server>(), request_log);
+    http::Listener& arm = *arm_listener;
+    http::Listener& batch_listener = *batch_owned;
+    http::add_health_route(arm.server(), "arm");
+    http::add_health_route(batch_listener.server(), "batch");
+    auto storage_listener = [&](const char* name, auto& service) {
+        return std::make_unique<http::LeanListener>(
+            name,
+            [&service](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body,
+                       http::FileBody& file_body) { service->serve(req, res, body, file_body); },
+            request_log);
+    };
+    auto blob_owned = storage_listener("blob", parts.blob_service);
+    auto file_owned = storage_listener("file", parts.file_service);
+    http::Endpoint& blob = *blob_owned;
+    http::Endpoint& file = *file_owned;
+    p->listeners.push_back(std::move(arm_listener));
+    p->listeners.push_back(std::move(blob_owned));
+    p->listeners.push_back(std::move(file_owned));
+    p->listeners.push_back(std::move(batch_owned));
 
     if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
     if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());

@@ -361,8 +361,12 @@ void FileService::get_file(StorageCall& call) {
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {
                              return ::pread(file->fd, into, size, static_cast<off_t>(offset));
+                         },
+                         nullptr,
+                         [file](ResolvedRange range) {
+                             return http::FileBody{{{file->fd, range.first, range.length}}, file};
                          }},
-                        "x-ms-content-md5");
+                        "x-ms-content-md5", call.file_body);
 }
 
 void FileService::set_file_properties(StorageCall& call) {

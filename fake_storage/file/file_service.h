@@ -11,9 +11,10 @@ namespace bai::storage {
 class FileService {
 public:
     FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
-    void register_routes(httplib::Server& server) { endpoint_.register_routes(server); }
-    bool answer_directly(const httplib::Request& req, httplib::Response& res) {
-        return endpoint_.answer_directly(req, res);
+    // http::LeanListener's handler.
+    void serve(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body,
+               http::FileBody& file_body) {
+        endpoint_.serve(req, res, body, file_body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
 

@@ -17,27 +17,6 @@ StorageEndpoint::StorageEndpoint(std::string server_name, AccountRegistry& accou
       files_(files),
       resolve_(std::move(resolve)) {}
 
-void StorageEndpoint::register_routes(httplib::Server& server) {
-    const std::string any = "/.*";
-    auto plain = [this](const httplib::Request& req, httplib::Response& res) {
-        handle(req, res, nullptr);
-    };
-    auto streamed = [this](const httplib::Request& req, httplib::Response& res,
-                           const httplib::ContentReader& reader) { handle(req, res, &reader); };
-    server.Get(any, plain);  // GET and HEAD
-    server.Options(any, plain);
-    server.Put(any, streamed);
-    server.Post(any, streamed);
-    server.Delete(any, streamed);
-    server.Patch(any, streamed);
-}
-
-bool StorageEndpoint::answer_directly(const httplib::Request& req, httplib::Response& res) {
-    if (req.path == "/health") return false;
-    handle(req, res, nullptr);
-    return true;
-}
-
 void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
                                 const httplib::ContentReader*& reader) {
     if (reader == nullptr) return;
@@ -88,8 +67,8 @@ void StorageEndpoint::authenticate(const StorageRequest& request, const Account&
     }
 }
 
-void StorageEndpoint::handle(const httplib::Request& http, httplib::Response& res,
-                             const httplib::ContentReader* reader) {
+void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res,
+                            const httplib::ContentReader* reader, http::FileBody& file_body) {
     // Drains the body of a request refused before its operation read it, so that the
     // connection stays in step for the next request.
     auto drain = [&] {
@@ -114,7 +93,7 @@ void StorageEndpoint::handle(const httplib::Request& http, httplib::Response& re
                  "The specified account '" + request.account + "' does not exist in the emulator.");
         }
         Operation op = resolve_(request);
-        StorageCall call{request, res, *account, {}, nullptr};
+        StorageCall call{request, res, *account, {}, nullptr, &file_body};
         take_body(op, call, reader);
         authenticate(request, *account, op);
         op.run(call);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "common/http/lean_listener.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/engine/content_files.h"
@@ -23,6 +24,7 @@ struct StorageCall {
     const Account& account;
     std::string body;                        // operations that do not stream
     std::unique_ptr<ContentWriter> content;  // operations that stream their body
+    http::FileBody* file_body = nullptr;     // a response body from files, sent by the listener
 };
 
 struct Operation {
@@ -41,19 +43,15 @@ public:
 
     StorageEndpoint(std::string server_name, AccountRegistry& accounts, ContentFiles& files,
                     Resolver resolve);
-    // Adds catch-all routes for every method (after any routes already registered).
-    void register_routes(httplib::Server& server);
-    // The same for GET, HEAD and OPTIONS without httplib's routing (http::Listener's direct
-    // handler): answers every path but /health.
-    bool answer_directly(const httplib::Request& req, httplib::Response& res);
+    // Answers a request, as http::LeanListener's handler.
+    void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body,
+               http::FileBody& file_body);
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
 
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
 private:
-    void handle(const httplib::Request& http, httplib::Response& response,
-                const httplib::ContentReader* reader);
     void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader*& reader);
     void authenticate(const StorageRequest& request, const Account& account, const Operation& op);
 

@@ -1,0 +1,471 @@
+#include "common/http/lean_listener.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <strings.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "common/http/listener.h"
+#include "common/http/request_head.h"
+#include "common/log/logger.h"
+
+namespace bai::http {
+
+std::uint64_t FileBody::length() const {
+    std::uint64_t total = 0;
+    for (const Span& span : spans) total += span.length;
+    return total;
+}
+
+namespace {
+
+const char* reason_phrase(int status) {
+    switch (status) {
+        case 100: return "Continue";
+        case 200: return "OK";
+        case 201: return "Created";
+        case 202: return "Accepted";
+        case 204: return "No Content";
+        case 206: return "Partial Content";
+        case 304: return "Not Modified";
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 403: return "Forbidden";
+        case 404: return "Not Found";
+        case 405: return "Method Not Allowed";
+        case 409: return "Conflict";
+        case 411: return "Length Required";
+        case 412: return "Precondition Failed";
+        case 413: return "Request Entity Too Large";
+        case 416: return "Requested Range Not Satisfiable";
+        case 417: return "Expectation Failed";
+        case 431: return "Request Header Fields Too Large";
+        case 500: return "Internal Server Error";
+        case 501: return "Not Implemented";
+        case 503: return "Service Unavailable";
+        case 505: return "HTTP Version Not Supported";
+        default: return status < 300 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
+    }
+}
+
+std::string address_of(const sockaddr_storage& address, int& port) {
+    char text[INET6_ADDRSTRLEN] = "";
+    if (address.ss_family == AF_INET) {
+        const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
+        inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
+        port = ntohs(v4.sin_port);
+    } else if (address.ss_family == AF_INET6) {
+        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
+        inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
+        port = ntohs(v6.sin6_port);
+    }
+    return text;
+}
+
+}  // namespace
+
+// One accepted connection: what has been read of it and not yet consumed, and the writes.
+class Connection {
+public:
+    explicit Connection(int fd) : fd_(fd) {
+        in_.reserve(16384);
+        sockaddr_storage address{};
+        socklen_t size = sizeof address;
+        if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+            remote_addr = address_of(address, remote_port);
+        }
+        size = sizeof address;
+        if (getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
+            local_addr = address_of(address, local_port);
+        }
+    }
+
+    std::string remote_addr;
+    int remote_port = -1;
+    std::string local_addr;
+    int local_port = -1;
+
+    // Waits up to `seconds` for bytes and reads what is there; false at the end of the stream,
+    // on a timeout or an error.
+    bool fill(int seconds) {
+        pollfd p{fd_, POLLIN, 0};
+        int ready;
+        do {
+            ready = ::poll(&p, 1, seconds * 1000);
+        } while (ready < 0 && errno == EINTR);
+        if (ready <= 0) return false;
+        compact();
+        size_t old = in_.size();
+        in_.resize(old + kReadSize);
+        ssize_t n;
+        do {
+            n = ::recv(fd_, in_.data() + old, kReadSize, 0);
+        } while (n < 0 && errno == EINTR);
+        in_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
+        return n > 0;
+    }
+
+    // The next request's head, up to and including its blank line; empty when the connection
+    // ended or went idle first; `too_large` when it passed kMaxHead.
+    std::string_view read_head(bool& too_large) {
+        too_large = false;
+        size_t searched = 0;
+        for (bool first = true;; first = false) {
+            std::string_view have = unread();
+            size_t start = searched >= 3 ? searched - 3 : 0;
+            if (size_t end = have.find("\r\n\r\n", start); end != std::string_view::npos) {
+                consume(end + 4);
+                return have.substr(0, end + 4);
+            }
+            searched = have.size();
+            if (have.size() > LeanListener::kMaxHead) {
+                too_large = true;
+                return {};
+            }
+            bool idle = first && have.empty();
+            if (!fill(idle ? LeanListener::kIdleSeconds : LeanListener::kTransferSeconds)) return {};
+        }
+    }
+
+    // Hands `receiver` the body's bytes as they come; false when the connection fails, the
+    // framing is broken or the receiver says stop (the rest is then unread).
+    bool read_body(const BodyFraming& framing, const httplib::ContentReceiver& receiver) {
+        if (!framing.chunked) return read_exactly(framing.length, receiver);
+        for (;;) {
+            std::string line;
+            if (!read_line(line)) return false;
+            std::optional<std::uint64_t> size = parse_chunk_size(line);
+            if (!size) return false;
+            if (*size == 0) break;
+            if (!read_exactly(*size, receiver)) return false;
+            if (!read_line(line) || !line.empty()) return false;
+        }
+        // Trailer fields, up to the blank line.
+        for (std::string line;;) {
+            if (!read_line(line)) return false;
+            if (line.empty()) return true;
+        }
+    }
+
+    bool send_all(std::string_view bytes) {
+        while (!bytes.empty()) {
+            ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            bytes.remove_prefix(static_cast<size_t>(n));
+        }
+        return true;
+    }
+
+    bool send_file(int file, std::uint64_t offset, std::uint64_t length) {
+        off_t at = static_cast<off_t>(offset);
+        while (length > 0) {
+            ssize_t n = ::sendfile(fd_, file, &at, std::min<std::uint64_t>(length, 1ull << 30));
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;  // a file shorter than it should be, or the client left
+            length -= static_cast<std::uint64_t>(n);
+        }
+        return true;
+    }
+
+private:
+    static constexpr size_t kReadSize = 256 * 1024;
+
+    std::string_view unread() const { return std::string_view(in_.data() + read_, in_.size() - read_); }
+    void consume(size_t n) { read_ += n; }
+    void compact() {
+        if (read_ == 0) return;
+        in_.erase(in_.begin(), in_.begin() + static_cast<long>(read_));
+        read_ = 0;
+    }
+
+    bool read_exactly(std::uint64_t length, const httplib::ContentReceiver& receiver) {
+        while (length > 0) {
+            std::string_view have = unread();
+            if (have.empty()) {
+                if (!fill(LeanListener::kTransferSeconds)) return false;
+                continue;
+            }
+            size_t n = static_cast<size_t>(std::min<std::uint64_t>(length, have.size()));
+            consume(n);
+            length -= n;
+            if (!receiver(have.data(), n)) return false;
+        }
+        return true;
+    }
+
+    bool read_line(std::string& line) {
+        for (;;) {
+            std::string_view have = unread();
+            if (size_t end = have.find("\r\n"); end != std::string_view::npos) {
+                line.assign(have.substr(0, end));
+                consume(end + 2);
+                return true;
+            }
+            if (have.size() > 4096 || !fill(LeanListener::kTransferSeconds)) return false;
+        }
+    }
+
+    int fd_;
+    std::vector<char> in_;
+    size_t read_ = 0;
+};
+
+namespace {
+
+// Writes the status line and headers in one send, with the body when it is in memory; a
+// content provider's or files' bytes follow. False when the connection cannot go on.
+bool write_response(Connection& connection, const httplib::Request& request, httplib::Response& response,
+                    const FileBody& file_body, bool keep_alive) {
+    if (response.status < 0) response.status = 200;
+    const int status = response.status;
+    const bool has_body = request.method != "HEAD" && status != 204 && status != 304 && status >= 200;
+    std::uint64_t length = !file_body.spans.empty()      ? file_body.length()
+                           : response.content_provider_ ? response.content_length_
+                                                        : response.body.size();
+    std::string out;
+    out.reserve(640 + (response.content_provider_ || !has_body ? 0 : response.body.size()));
+    out += "HTTP/1.1 ";
+    out += std::to_string(status);
+    out += ' ';
+    out += reason_phrase(status);
+    out += "\r\n";
+    bool has_length = false;
+    for (const auto& [name, value] : response.headers) {
+        if (!has_length && name.size() == 14 && strcasecmp(name.c_str(), "Content-Length") == 0) has_length = true;
+        out += name;
+        out += ": ";
+        out += value;
+        out += "\r\n";
+    }
+    if (!has_length && status != 204 && status != 304) {
+        out += "Content-Length: ";
+        out += std::to_string(length);
+        out += "\r\n";
+    }
+    if (!keep_alive) out += "Connection: close\r\n";
+    out += "\r\n";
+    if (!has_body || length == 0) return connection.send_all(out);
+    if (!file_body.spans.empty()) {
+        if (!connection.send_all(out)) return false;
+        for (const FileBody::Span& span : file_body.spans) {
+            if (!connection.send_file(span.fd, span.offset, span.length)) return false;
+        }
+        return true;
+    }
+    if (!response.content_provider_) {
+        out += response.body;
+        return connection.send_all(out);
+    }
+    if (!connection.send_all(out)) return false;
+    std::uint64_t offset = 0;
+    bool failed = false;
+    httplib::DataSink sink;
+    sink.write = [&](const char* data, size_t size) {
+        if (failed || !connection.send_all(std::string_view(data, size))) {
+            failed = true;
+            return false;
+        }
+        offset += size;
+        return true;
+    };
+    sink.is_writable = [&] { return !failed; };
+    sink.done = [] {};
+    while (offset < length && !failed) {
+        std::uint64_t before = offset;
+        if (!response.content_provider_(offset, length - offset, sink) || offset == before) failed = true;
+    }
+    response.content_provider_success_ = !failed;
+    return !failed;
+}
+
+}  // namespace
+
+LeanListener::LeanListener(std::string name, Handler handler, std::shared_ptr<RequestLog> request_log)
+    : name_(std::move(name)),
+      handler_(std::move(handler)),
+      request_log_(std::move(request_log)),
+      health_body_(health_json(name_)) {}
+
+LeanListener::~LeanListener() { stop(); }
+
+bool LeanListener::bind(const std::string& host, int port) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    int fd = -1;
+    int one = 1;
+    auto failed = [&](const char* what) {
+        int saved = errno;
+        if (fd >= 0) ::close(fd);
+        error_ = "cannot listen on " + host + ":" + std::to_string(port) + " (" + name_ + "): " + what +
+                 (saved != 0 ? std::string(": ") + std::strerror(saved) : "");
+        return false;
+    };
+    errno = 0;
+    if (inet_pton(AF_INET, host.c_str(), &address.sin_addr) != 1) return failed("not an IPv4 address");
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return failed("socket");
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return failed("address unavailable");
+    if (::listen(fd, 128) != 0) return failed("listen");
+    socklen_t size = sizeof address;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
+    listen_fd_ = fd;
+    port_ = ntohs(address.sin_port);
+    return true;
+}
+
+void LeanListener::start() {
+    if (listen_fd_ < 0 || accept_thread_.joinable()) return;
+    stopping_ = false;
+    accept_thread_ = std::thread([this] { accept_loop(); });
+}
+
+void LeanListener::stop_accepting() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+        changed_.notify_all();
+    }
+    if (listen_fd_ >= 0) ::shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+}
+
+void LeanListener::finish(std::chrono::steady_clock::time_point deadline) {
+    while (in_flight_ > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (accept_thread_.joinable()) accept_thread_.join();
+    std::unique_lock lock(mutex_);
+    // Idle connections wait in poll() and busy ones in recv() or send(): this wakes both.
+    for (int fd : connections_) ::shutdown(fd, SHUT_RDWR);
+    changed_.wait(lock, [&] { return serving_ == 0; });
+    if (listen_fd_ >= 0) {
+        ::close(listen_fd_);
+        listen_fd_ = -1;
+    }
+}
+
+void LeanListener::accept_loop() {
+    for (;;) {
+        {
+            std::unique_lock lock(mutex_);
+            changed_.wait(lock, [&] { return stopping_ || serving_ < static_cast<int>(kMaxConnections); });
+        }
+        if (stopping_) return;
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (stopping_) return;
+            if (errno == EMFILE || errno == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            continue;
+        }
+        std::lock_guard lock(mutex_);
+        if (stopping_) {
+            ::close(fd);
+            return;
+        }
+        connections_.insert(fd);
+        ++serving_;
+        std::thread([this, fd] { serve(fd); }).detach();
+    }
+}
+
+void LeanListener::serve(int fd) {
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    timeval timeout{kTransferSeconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    {
+        Connection connection(fd);
+        while (!stopping_ && serve_one(connection)) {
+        }
+    }
+    std::lock_guard lock(mutex_);
+    connections_.erase(fd);
+    ::close(fd);
+    --serving_;
+    changed_.notify_all();
+}
+
+bool LeanListener::serve_one(Connection& connection) {
+    bool too_large = false;
+    std::string_view head = connection.read_head(too_large);
+    httplib::Request request;
+    httplib::Response response;
+    BodyFraming framing;
+    if (head.empty()) {
+        if (too_large) connection.send_all("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return false;
+    }
+    if (auto error = parse_request_head(head, request, framing)) {
+        std::string answer = "HTTP/1.1 " + std::to_string(error->status) + " " + reason_phrase(error->status) +
+                             "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(error->message.size()) +
+                             "\r\nConnection: close\r\n\r\n" + error->message;
+        connection.send_all(answer);
+        return false;
+    }
+    ++in_flight_;
+    auto started = std::chrono::steady_clock::now();
+    request.remote_addr = connection.remote_addr;
+    request.remote_port = connection.remote_port;
+    request.local_addr = connection.local_addr;
+    request.local_port = connection.local_port;
+
+    bool body_done = framing.chunked ? false : framing.length == 0;
+    bool body_failed = false;
+    auto read_body = [&](const httplib::ContentReceiver& receiver) {
+        if (body_done || body_failed) return body_done;
+        bool ok = connection.read_body(framing, receiver);
+        (ok ? body_done : body_failed) = true;
+        return ok;
+    };
+    if (framing.expects_continue && !body_done) connection.send_all("HTTP/1.1 100 Continue\r\n\r\n");
+    FileBody file_body;
+    const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
+    try {
+        if (bodiless && request.path == "/health") {
+            response.set_content(health_body_, "application/json");
+        } else if (bodiless) {
+            bool too_much = false;
+            read_body([&](const char* data, size_t size) {
+                too_much = request.body.size() + size > (4u << 20);
+                if (!too_much) request.body.append(data, size);
+                return !too_much;
+            });
+            handler_(request, response, nullptr, file_body);
+        } else {
+            httplib::ContentReader reader(read_body, [](httplib::MultipartContentHeader, httplib::ContentReceiver) {
+                return false;
+            });
+            handler_(request, response, &reader, file_body);
+        }
+    } catch (const std::exception& e) {
+        log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
+        response = httplib::Response();
+        file_body = FileBody();
+        response.status = 500;
+    }
+    // What the handler left of the body is read and dropped, so that the next request starts
+    // where it should; a body that cannot be read to its end ends the connection.
+    if (!body_done && !body_failed) read_body([](const char*, size_t) { return true; });
+    const bool keep_alive = framing.keep_alive && body_done && !stopping_;
+    bool sent = write_response(connection, request, response, file_body, keep_alive);
+    --in_flight_;
+    if (request_log_) {
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        request_log_->record(name_, request.method, request.target, response.status, ms);
+    }
+    return sent && keep_alive;
+}
+
+}  // namespace bai::http

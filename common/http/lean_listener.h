@@ -1,0 +1,89 @@
+// An HTTP/1.1 endpoint for services that answer many small requests (the Blob and File
+// services): a thread per connection, a request parser of its own (request_head.h) and each
+// response's head written in one send, with the body in the same send when it is small, or
+// sent from files with sendfile(2). httplib's server spends more on a small request than the
+// storage services do (header maps compared through tolower, a vsnprintf per response header,
+// regular expressions for routing). The handler sees httplib's Request, Response and
+// ContentReader, so that a service does not know which listener serves it.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/http/endpoint.h"
+#include "common/http/request_log.h"
+
+namespace bai::http {
+
+class Connection;
+
+// Parts of files that make a response's body, for a handler that knows where its bytes lie:
+// sent with sendfile(2), without a copy through the server. `keep` holds the descriptors open.
+struct FileBody {
+    struct Span {
+        int fd;
+        std::uint64_t offset;
+        std::uint64_t length;
+    };
+    std::vector<Span> spans;
+    std::shared_ptr<const void> keep;
+    std::uint64_t length() const;
+};
+
+class LeanListener : public Endpoint {
+public:
+    // `body` is null for GET, HEAD and OPTIONS (whose body, if any, is in the request); the
+    // handler may fill `file_body` instead of giving the response a body or a content provider.
+    using Handler = std::function<void(const httplib::Request&, httplib::Response&,
+                                       const httplib::ContentReader* body, FileBody& file_body)>;
+
+    // Answers GET /health itself, as add_health_route does for httplib's servers.
+    LeanListener(std::string name, Handler handler, std::shared_ptr<RequestLog> request_log = nullptr);
+    ~LeanListener() override;
+    LeanListener(const LeanListener&) = delete;
+    LeanListener& operator=(const LeanListener&) = delete;
+
+    bool bind(const std::string& host, int port) override;
+    void start() override;
+    void stop_accepting() override;
+    void finish(std::chrono::steady_clock::time_point deadline) override;
+    int port() const override { return port_; }
+    const std::string& name() const override { return name_; }
+    const std::string& error() const override { return error_; }
+
+    static constexpr size_t kMaxHead = 64 * 1024;
+    static constexpr size_t kMaxConnections = 1024;
+    static constexpr int kIdleSeconds = 5;      // between requests of a keep-alive connection
+    static constexpr int kTransferSeconds = 60;  // without progress within a request
+
+private:
+    void accept_loop();
+    void serve(int fd);
+    bool serve_one(Connection& connection);
+
+    std::string name_;
+    Handler handler_;
+    std::shared_ptr<RequestLog> request_log_;
+    std::string health_body_;
+    int listen_fd_ = -1;
+    int port_ = -1;
+    std::string error_;
+    std::thread accept_thread_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<int> in_flight_{0};
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::set<int> connections_;  // open connections' descriptors
+    int serving_ = 0;           // connection threads still running
+};
+
+}  // namespace bai::http

@@ -1,0 +1,232 @@
+#include "common/http/lean_listener.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+namespace bai::http {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A connection that writes bytes as given and reads what comes back.
+class RawClient {
+public:
+    explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(static_cast<uint16_t>(port));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+        timeval timeout{5, 0};
+        setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    }
+    ~RawClient() { ::close(fd_); }
+    bool connected() const { return connected_; }
+    void send(const std::string& bytes) { ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size())); }
+    // Reads until `text` has come (or the connection ended, or 5 s passed); returns all read.
+    std::string read_until(const std::string& text) {
+        while (received_.find(text) == std::string::npos) {
+            char buffer[4096];
+            ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            received_.append(buffer, static_cast<size_t>(n));
+        }
+        return received_;
+    }
+    // Whether the server closed the connection (reads until it does, for 5 s at most).
+    bool closed() {
+        char buffer[4096];
+        for (;;) {
+            ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+            if (n == 0) return true;
+            if (n < 0) return false;
+            received_.append(buffer, static_cast<size_t>(n));
+        }
+    }
+
+private:
+    int fd_;
+    bool connected_ = false;
+    std::string received_;
+};
+
+// Echoes what it was asked, with the body it read; /files answers from a file with sendfile;
+// /provider from a content provider; /ignore-body reads no body.
+class LeanListenerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        file_ = std::filesystem::temp_directory_path() / ("lean-listener-" + std::to_string(::getpid()));
+        std::ofstream(file_) << "0123456789abcdefghij";
+        listener_ = std::make_unique<LeanListener>("test", [this](const httplib::Request& req, httplib::Response& res,
+                                                                  const httplib::ContentReader* body, FileBody& files) {
+            handle(req, res, body, files);
+        });
+        ASSERT_TRUE(listener_->bind("127.0.0.1", 0)) << listener_->error();
+        listener_->start();
+    }
+    void TearDown() override {
+        listener_->stop();
+        std::filesystem::remove(file_);
+    }
+
+    void handle(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body, FileBody& files) {
+        if (req.path == "/files") {
+            int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
+            auto keep = std::shared_ptr<int>(new int(fd), [](int* f) {
+                ::close(*f);
+                delete f;
+            });
+            files = FileBody{{{fd, 2, 3}, {fd, 10, 4}}, keep};
+            res.set_header("Content-Type", "application/octet-stream");
+            return;
+        }
+        if (req.path == "/provider") {
+            res.set_content_provider(6, "text/plain", [](size_t offset, size_t, httplib::DataSink& sink) {
+                return sink.write(&"abcdef"[offset], 2);
+            });
+            return;
+        }
+        if (req.path == "/throw") throw std::runtime_error("boom");
+        std::string received = req.body;
+        if (body != nullptr && req.path != "/ignore-body") {
+            (*body)([&](const char* data, size_t size) {
+                received.append(data, size);
+                return true;
+            });
+        }
+        res.set_content(req.method + " " + req.target + " [" + received + "] " + req.remote_addr, "text/plain");
+    }
+
+    std::filesystem::path file_;
+    std::unique_ptr<LeanListener> listener_;
+};
+
+TEST_F(LeanListenerTest, AnswersRequestsOnOneKeepAliveConnection) {
+    httplib::Client client("127.0.0.1", listener_->port());
+    client.set_keep_alive(true);
+    for (int round = 0; round < 3; ++round) {
+        auto get = client.Get("/a?b=c");
+        ASSERT_TRUE(get);
+        EXPECT_EQ(get->status, 200);
+        EXPECT_EQ(get->body, "GET /a?b=c [] 127.0.0.1");
+        auto put = client.Put("/x", "payload", "text/plain");
+        ASSERT_TRUE(put);
+        EXPECT_EQ(put->body, "PUT /x [payload] 127.0.0.1");
+        auto head = client.Head("/x");
+        ASSERT_TRUE(head);
+        EXPECT_EQ(head->status, 200);
+        EXPECT_EQ(head->get_header_value("Content-Length"), std::to_string(std::string("HEAD /x [] 127.0.0.1").size()));
+        EXPECT_TRUE(head->body.empty());
+    }
+    auto health = client.Get("/health");
+    ASSERT_TRUE(health);
+    EXPECT_NE(health->body.find("\"service\":\"test\""), std::string::npos);
+}
+
+TEST_F(LeanListenerTest, SendsBodiesFromFilesAndContentProviders) {
+    httplib::Client client("127.0.0.1", listener_->port());
+    auto files = client.Get("/files");
+    ASSERT_TRUE(files);
+    EXPECT_EQ(files->body, "234abcd");
+    EXPECT_EQ(files->get_header_value("Content-Length"), "7");
+    auto provided = client.Get("/provider");
+    ASSERT_TRUE(provided);
+    EXPECT_EQ(provided->body, "abcdef");
+}
+
+TEST_F(LeanListenerTest, ReadsChunkedBodiesAndAnswersExpectContinue) {
+    RawClient raw(listener_->port());
+    ASSERT_TRUE(raw.connected());
+    raw.send("PUT /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\nTrailer: t\r\n\r\n");
+    EXPECT_NE(raw.read_until("[abcdefg]").find("[abcdefg]"), std::string::npos);
+    raw.send("PUT /e HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
+    EXPECT_NE(raw.read_until("100 Continue\r\n\r\n").find("HTTP/1.1 100 Continue\r\n\r\n"), std::string::npos);
+    raw.send("xyz");
+    EXPECT_NE(raw.read_until("[xyz]").find("PUT /e [xyz]"), std::string::npos);
+}
+
+TEST_F(LeanListenerTest, ABodyTheHandlerDidNotReadIsSkippedAndTheConnectionStaysInStep) {
+    RawClient raw(listener_->port());
+    raw.send("PUT /ignore-body HTTP/1.1\r\nContent-Length: 5\r\n\r\nhelloGET /next HTTP/1.1\r\n\r\n");
+    std::string answers = raw.read_until("GET /next");
+    EXPECT_NE(answers.find("PUT /ignore-body []"), std::string::npos);
+    EXPECT_NE(answers.find("GET /next []"), std::string::npos);
+}
+
+TEST_F(LeanListenerTest, MalformedRequestsAre400AndEndTheConnection) {
+    for (const char* bad : {"GET /\r\n\r\n", "GET / HTTP/1.1\r\nBad Header\r\n\r\n",
+                            "PUT / HTTP/1.1\r\nContent-Length: x\r\n\r\n",
+                            "PUT / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n"}) {
+        RawClient raw(listener_->port());
+        raw.send(bad);
+        EXPECT_EQ(raw.read_until("\r\n\r\n").rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << bad;
+        EXPECT_TRUE(raw.closed()) << bad;
+    }
+    RawClient huge(listener_->port());
+    huge.send("GET / HTTP/1.1\r\nX: " + std::string(LeanListener::kMaxHead + 10, 'a'));
+    EXPECT_EQ(huge.read_until("\r\n\r\n").rfind("HTTP/1.1 431 ", 0), 0u);
+    EXPECT_TRUE(huge.closed());
+    RawClient bad_chunk(listener_->port());
+    bad_chunk.send("PUT /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n");
+    EXPECT_TRUE(bad_chunk.closed());
+}
+
+TEST_F(LeanListenerTest, AHandlerThatThrowsIsAnswered500) {
+    httplib::Client client("127.0.0.1", listener_->port());
+    auto answer = client.Get("/throw");
+    ASSERT_TRUE(answer);
+    EXPECT_EQ(answer->status, 500);
+}
+
+TEST_F(LeanListenerTest, ConnectionCloseAndHttp10EndTheConnectionAfterTheAnswer) {
+    RawClient closing(listener_->port());
+    closing.send("GET /a HTTP/1.1\r\nConnection: close\r\n\r\n");
+    EXPECT_NE(closing.read_until("127.0.0.1").find("Connection: close\r\n"), std::string::npos);
+    EXPECT_TRUE(closing.closed());
+    RawClient old(listener_->port());
+    old.send("GET /a HTTP/1.0\r\n\r\n");
+    EXPECT_TRUE(old.closed());
+}
+
+TEST_F(LeanListenerTest, StoppingEndsIdleConnectionsAtOnce) {
+    RawClient idle(listener_->port());
+    idle.send("GET /a HTTP/1.1\r\n\r\n");
+    idle.read_until("127.0.0.1");
+    auto started = std::chrono::steady_clock::now();
+    listener_->stop();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 1s);
+    EXPECT_TRUE(idle.closed());
+}
+
+TEST(LeanListener, AStopRightAfterStartEndsIt) {
+    for (int i = 0; i < 100; ++i) {
+        LeanListener listener("test", [](const httplib::Request&, httplib::Response&, const httplib::ContentReader*,
+                                         FileBody&) {});
+        ASSERT_TRUE(listener.bind("127.0.0.1", 0));
+        listener.start();
+        listener.stop();
+    }
+}
+
+TEST(LeanListener, BindingATakenPortSaysWhich) {
+    LeanListener first("one", nullptr);
+    ASSERT_TRUE(first.bind("127.0.0.1", 0));
+    LeanListener second("two", nullptr);
+    EXPECT_FALSE(second.bind("127.0.0.1", first.port()));
+    EXPECT_NE(second.error().find(std::to_string(first.port())), std::string::npos);
+    EXPECT_NE(second.error().find("(two)"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace bai::http
