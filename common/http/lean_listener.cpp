@@ -5,7 +5,6 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <strings.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -19,12 +18,6 @@
 #include "common/log/logger.h"
 
 namespace bai::http {
-
-std::uint64_t FileBody::length() const {
-    std::uint64_t total = 0;
-    for (const Span& span : spans) total += span.length;
-    return total;
-}
 
 namespace {
 
@@ -76,8 +69,7 @@ std::string address_of(const sockaddr_storage& address, int& port) {
 // One accepted connection: what has been read of it and not yet consumed, and the writes.
 class Connection {
 public:
-    explicit Connection(int fd) : fd_(fd) {
-        in_.reserve(16384);
+    explicit Connection(int fd) : fd_(fd), in_(kReadSize) {
         sockaddr_storage address{};
         socklen_t size = sizeof address;
         if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
@@ -104,14 +96,15 @@ public:
         } while (ready < 0 && errno == EINTR);
         if (ready <= 0) return false;
         compact();
-        size_t old = in_.size();
-        in_.resize(old + kReadSize);
+        // Grown (and zeroed) only when a head or a body does not fit what it already holds.
+        if (in_.size() - end_ < kReadSize) in_.resize(end_ + kReadSize);
         ssize_t n;
         do {
-            n = ::recv(fd_, in_.data() + old, kReadSize, 0);
+            n = ::recv(fd_, in_.data() + end_, kReadSize, 0);
         } while (n < 0 && errno == EINTR);
-        in_.resize(old + static_cast<size_t>(n > 0 ? n : 0));
-        return n > 0;
+        if (n <= 0) return false;
+        end_ += static_cast<size_t>(n);
+        return true;
     }
 
     // The next request's head, up to and including its blank line; empty when the connection
@@ -166,25 +159,15 @@ public:
         return true;
     }
 
-    bool send_file(int file, std::uint64_t offset, std::uint64_t length) {
-        off_t at = static_cast<off_t>(offset);
-        while (length > 0) {
-            ssize_t n = ::sendfile(fd_, file, &at, std::min<std::uint64_t>(length, 1ull << 30));
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) return false;  // a file shorter than it should be, or the client left
-            length -= static_cast<std::uint64_t>(n);
-        }
-        return true;
-    }
-
 private:
     static constexpr size_t kReadSize = 256 * 1024;
 
-    std::string_view unread() const { return std::string_view(in_.data() + read_, in_.size() - read_); }
+    std::string_view unread() const { return std::string_view(in_.data() + read_, end_ - read_); }
     void consume(size_t n) { read_ += n; }
     void compact() {
         if (read_ == 0) return;
-        in_.erase(in_.begin(), in_.begin() + static_cast<long>(read_));
+        std::memmove(in_.data(), in_.data() + read_, end_ - read_);
+        end_ -= read_;
         read_ = 0;
     }
 
@@ -216,22 +199,21 @@ private:
     }
 
     int fd_;
-    std::vector<char> in_;
+    std::vector<char> in_;  // bytes [read_, end_) are read from the socket and not yet consumed
     size_t read_ = 0;
+    size_t end_ = 0;
 };
 
 namespace {
 
 // Writes the status line and headers in one send, with the body when it is in memory; a
-// content provider's or files' bytes follow. False when the connection cannot go on.
+// content provider's bytes follow. False when the connection cannot go on.
 bool write_response(Connection& connection, const httplib::Request& request, httplib::Response& response,
-                    const FileBody& file_body, bool keep_alive) {
+                    bool keep_alive) {
     if (response.status < 0) response.status = 200;
     const int status = response.status;
     const bool has_body = request.method != "HEAD" && status != 204 && status != 304 && status >= 200;
-    std::uint64_t length = !file_body.spans.empty()      ? file_body.length()
-                           : response.content_provider_ ? response.content_length_
-                                                        : response.body.size();
+    std::uint64_t length = response.content_provider_ ? response.content_length_ : response.body.size();
     std::string out;
     out.reserve(640 + (response.content_provider_ || !has_body ? 0 : response.body.size()));
     out += "HTTP/1.1 ";
@@ -255,13 +237,6 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
     if (!keep_alive) out += "Connection: close\r\n";
     out += "\r\n";
     if (!has_body || length == 0) return connection.send_all(out);
-    if (!file_body.spans.empty()) {
-        if (!connection.send_all(out)) return false;
-        for (const FileBody::Span& span : file_body.spans) {
-            if (!connection.send_file(span.fd, span.offset, span.length)) return false;
-        }
-        return true;
-    }
     if (!response.content_provider_) {
         out += response.body;
         return connection.send_all(out);
@@ -430,7 +405,6 @@ bool LeanListener::serve_one(Connection& connection) {
         return ok;
     };
     if (framing.expects_continue && !body_done) connection.send_all("HTTP/1.1 100 Continue\r\n\r\n");
-    FileBody file_body;
     const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
     try {
         if (bodiless && request.path == "/health") {
@@ -442,24 +416,23 @@ bool LeanListener::serve_one(Connection& connection) {
                 if (!too_much) request.body.append(data, size);
                 return !too_much;
             });
-            handler_(request, response, nullptr, file_body);
+            handler_(request, response, nullptr);
         } else {
             httplib::ContentReader reader(read_body, [](httplib::MultipartContentHeader, httplib::ContentReceiver) {
                 return false;
             });
-            handler_(request, response, &reader, file_body);
+            handler_(request, response, &reader);
         }
     } catch (const std::exception& e) {
         log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
         response = httplib::Response();
-        file_body = FileBody();
         response.status = 500;
     }
     // What the handler left of the body is read and dropped, so that the next request starts
     // where it should; a body that cannot be read to its end ends the connection.
     if (!body_done && !body_failed) read_body([](const char*, size_t) { return true; });
     const bool keep_alive = framing.keep_alive && body_done && !stopping_;
-    bool sent = write_response(connection, request, response, file_body, keep_alive);
+    bool sent = write_response(connection, request, response, keep_alive);
     --in_flight_;
     if (request_log_) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

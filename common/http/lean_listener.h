@@ -1,7 +1,8 @@
 // An HTTP/1.1 endpoint for services that answer many small requests (the Blob and File
 // services): a thread per connection, a request parser of its own (request_head.h) and each
-// response's head written in one send, with the body in the same send when it is small, or
-// sent from files with sendfile(2). httplib's server spends more on a small request than the
+// response's head written in one send, with the body in the same send when it is small.
+// (sendfile(2) for bodies kept in files was tried: on this project's VM it sent a 256 MiB blob
+// at half the rate of pread and send through a 1 MiB buffer.) httplib's server spends more on a small request than the
 // storage services do (header maps compared through tolower, a vsnprintf per response header,
 // regular expressions for routing). The handler sees httplib's Request, Response and
 // ContentReader, so that a service does not know which listener serves it.
@@ -17,7 +18,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "common/http/endpoint.h"
 #include "common/http/request_log.h"
@@ -26,25 +26,11 @@ namespace bai::http {
 
 class Connection;
 
-// Parts of files that make a response's body, for a handler that knows where its bytes lie:
-// sent with sendfile(2), without a copy through the server. `keep` holds the descriptors open.
-struct FileBody {
-    struct Span {
-        int fd;
-        std::uint64_t offset;
-        std::uint64_t length;
-    };
-    std::vector<Span> spans;
-    std::shared_ptr<const void> keep;
-    std::uint64_t length() const;
-};
-
 class LeanListener : public Endpoint {
 public:
-    // `body` is null for GET, HEAD and OPTIONS (whose body, if any, is in the request); the
-    // handler may fill `file_body` instead of giving the response a body or a content provider.
+    // `body` is null for GET, HEAD and OPTIONS (whose body, if any, is in the request).
     using Handler = std::function<void(const httplib::Request&, httplib::Response&,
-                                       const httplib::ContentReader* body, FileBody& file_body)>;
+                                       const httplib::ContentReader* body)>;
 
     // Answers GET /health itself, as add_health_route does for httplib's servers.
     LeanListener(std::string name, Handler handler, std::shared_ptr<RequestLog> request_log = nullptr);

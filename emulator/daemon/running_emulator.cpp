@@ -180,8 +180,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     auto storage_listener = [&](const char* name, auto& service) {
         return std::make_unique<http::LeanListener>(
             name,
-            [&service](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body,
-                       http::FileBody& file_body) { service->serve(req, res, body, file_body); },
+            [&service](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
+                service->serve(req, res, body);
+            },
             request_log);
     };
     auto blob_owned = storage_listener("blob", parts.blob_service);

@@ -17,19 +17,6 @@
 namespace bai::storage {
 namespace {
 
-// Where `range` of a blob kept in files lies in them (its content file, or its blocks' files).
-http::FileBody file_spans(const std::shared_ptr<OpenBlob>& blob, ResolvedRange range) {
-    http::FileBody body;
-    body.keep = blob;
-    const std::uint64_t end = range.first + range.length;
-    for (const BlobPart& part : blob->parts) {
-        std::uint64_t from = std::max(range.first, part.start);
-        std::uint64_t to = std::min(end, part.start + part.size);
-        if (from < to) body.spans.push_back({part.fd, from - part.start, to - from});
-    }
-    return body;
-}
-
 using namespace std::placeholders;
 
 void check_container_name(const std::string& name) {
@@ -413,9 +400,8 @@ void BlobService::get_blob(StorageCall& call) {
                          [blob](char* into, size_t size, std::uint64_t offset) {
                              return blob->read(into, size, offset);
                          },
-                         blob->in_memory() ? &blob->bytes : nullptr,
-                         [blob](ResolvedRange range) { return file_spans(blob, range); }},
-                        "x-ms-blob-content-md5", call.file_body);
+                         blob->in_memory() ? &blob->bytes : nullptr},
+                        "x-ms-blob-content-md5");
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {

@@ -361,12 +361,8 @@ void FileService::get_file(StorageCall& call) {
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {
                              return ::pread(file->fd, into, size, static_cast<off_t>(offset));
-                         },
-                         nullptr,
-                         [file](ResolvedRange range) {
-                             return http::FileBody{{{file->fd, range.first, range.length}}, file};
                          }},
-                        "x-ms-content-md5", call.file_body);
+                        "x-ms-content-md5");
 }
 
 void FileService::set_file_properties(StorageCall& call) {

@@ -12,9 +12,8 @@ class FileService {
 public:
     FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
     // http::LeanListener's handler.
-    void serve(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body,
-               http::FileBody& file_body) {
-        endpoint_.serve(req, res, body, file_body);
+    void serve(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
+        endpoint_.serve(req, res, body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
 

@@ -33,19 +33,13 @@ std::optional<ResolvedRange> resolve_range(const StorageRequest& r, httplib::Res
     return ResolvedRange{range->first, last - range->first + 1};
 }
 
-void send_content(httplib::Response& res, const StoredContent& content, ResolvedRange range,
-                  const std::string& content_type, http::FileBody* file_body) {
-    const ContentReader& read = content.read;
+void send_content(httplib::Response& res, ContentReader read, ResolvedRange range,
+                  const std::string& content_type) {
     if (range.length <= kSmallBody) {
         std::string bytes(range.length, '\0');
         ssize_t n = read(bytes.data(), bytes.size(), range.first);
         if (n != static_cast<ssize_t>(bytes.size())) throw std::runtime_error("short read of content");
         res.set_content(std::move(bytes), content_type);
-        return;
-    }
-    if (file_body != nullptr && content.spans) {
-        *file_body = content.spans(range);
-        res.set_header("Content-Type", content_type);
         return;
     }
     // One buffer per response, reused for every chunk. 1 MiB chunks: while one is read, the
@@ -54,7 +48,7 @@ void send_content(httplib::Response& res, const StoredContent& content, Resolved
     auto buffer = std::make_shared<std::vector<char>>(std::min<std::uint64_t>(range.length, 1 << 20));
     res.set_content_provider(
         range.length, content_type,
-        [read, buffer, first = range.first](size_t offset, size_t size,
+        [read = std::move(read), buffer, first = range.first](size_t offset, size_t size,
                                                                httplib::DataSink& sink) {
             size_t want = std::min(size, buffer->size());
             ssize_t n = read(buffer->data(), want, first + offset);
@@ -64,7 +58,7 @@ void send_content(httplib::Response& res, const StoredContent& content, Resolved
 }
 
 void answer_with_content(const StorageRequest& r, httplib::Response& res, const StoredContent& c,
-                         const char* range_md5_header, http::FileBody* file_body) {
+                         const char* range_md5_header) {
     const ContentSettings& settings = c.settings;
     res.set_header("Accept-Ranges", "bytes");
     if (!settings.content_encoding.empty()) res.set_header("Content-Encoding", settings.content_encoding);
@@ -89,7 +83,7 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
         res.set_content(c.bytes->substr(part.first, part.length), content_type);
         return;
     }
-    send_content(res, c, part, content_type, file_body);
+    send_content(res, c.read, part, content_type);
 }
 
 }  // namespace bai::storage

@@ -10,7 +10,6 @@
 #include <optional>
 #include <string>
 
-#include "common/http/lean_listener.h"
 #include "fake_storage/engine/properties.h"
 #include "fake_storage/http/storage_request.h"
 
@@ -30,30 +29,23 @@ std::optional<ResolvedRange> resolve_range(const StorageRequest& request, httpli
 // does; it keeps what it reads from open until the response is written.
 using ContentReader = std::function<ssize_t(char* into, size_t size, std::uint64_t offset)>;
 
-// Where `range` of stored content lies in files (for sendfile), holding them open.
-using FileSpans = std::function<http::FileBody(ResolvedRange range)>;
+// Sends `range` of the content that `read` reads.
+void send_content(httplib::Response& response, ContentReader read, ResolvedRange range,
+                  const std::string& content_type);
 
-// A blob's or a file's bytes: in memory (`bytes`) or read by `read`; `spans` says where they
-// are in files.
+// A blob's or a file's bytes: in memory (`bytes`) or read by `read`.
 struct StoredContent {
     const ContentSettings& settings;
     std::uint64_t size;
     ContentReader read;
     const std::string* bytes = nullptr;
-    FileSpans spans = nullptr;
 };
-
-// Sends `range` of the content: a small one in the response, a larger one from its files
-// through `file_body` when the listener gives one (sendfile), else read into a buffer.
-void send_content(httplib::Response& response, const StoredContent& content, ResolvedRange range,
-                  const std::string& content_type, http::FileBody* file_body);
 
 // Get Blob / Get File and their HEAD forms, after the resource's own headers: the content
 // headers and Accept-Ranges; for HEAD the type, length and Content-MD5; for GET the requested
 // range, with the whole content's MD5 in Content-MD5, or in `range_md5_header` when only a
 // range is sent (x-ms-blob-content-md5 for blobs, x-ms-content-md5 for files).
 void answer_with_content(const StorageRequest& request, httplib::Response& response,
-                         const StoredContent& content, const char* range_md5_header,
-                         http::FileBody* file_body);
+                         const StoredContent& content, const char* range_md5_header);
 
 }  // namespace bai::storage

@@ -68,7 +68,7 @@ void StorageEndpoint::authenticate(const StorageRequest& request, const Account&
 }
 
 void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res,
-                            const httplib::ContentReader* reader, http::FileBody& file_body) {
+                            const httplib::ContentReader* reader) {
     // Drains the body of a request refused before its operation read it, so that the
     // connection stays in step for the next request.
     auto drain = [&] {
@@ -93,7 +93,7 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
                  "The specified account '" + request.account + "' does not exist in the emulator.");
         }
         Operation op = resolve_(request);
-        StorageCall call{request, res, *account, {}, nullptr, &file_body};
+        StorageCall call{request, res, *account, {}, nullptr};
         take_body(op, call, reader);
         authenticate(request, *account, op);
         op.run(call);

@@ -9,7 +9,6 @@
 #include <memory>
 #include <string>
 
-#include "common/http/lean_listener.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/engine/content_files.h"
@@ -24,7 +23,6 @@ struct StorageCall {
     const Account& account;
     std::string body;                        // operations that do not stream
     std::unique_ptr<ContentWriter> content;  // operations that stream their body
-    http::FileBody* file_body = nullptr;     // a response body from files, sent by the listener
 };
 
 struct Operation {
@@ -44,8 +42,7 @@ public:
     StorageEndpoint(std::string server_name, AccountRegistry& accounts, ContentFiles& files,
                     Resolver resolve);
     // Answers a request, as http::LeanListener's handler.
-    void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body,
-               http::FileBody& file_body);
+    void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body);
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
 

@@ -1,16 +1,12 @@
 #include "common/http/lean_listener.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -61,36 +57,21 @@ private:
     std::string received_;
 };
 
-// Echoes what it was asked, with the body it read; /files answers from a file with sendfile;
-// /provider from a content provider; /ignore-body reads no body.
+// Echoes what it was asked, with the body it read; /provider answers from a content provider;
+// /ignore-body reads no body.
 class LeanListenerTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        file_ = std::filesystem::temp_directory_path() / ("lean-listener-" + std::to_string(::getpid()));
-        std::ofstream(file_) << "0123456789abcdefghij";
-        listener_ = std::make_unique<LeanListener>("test", [this](const httplib::Request& req, httplib::Response& res,
-                                                                  const httplib::ContentReader* body, FileBody& files) {
-            handle(req, res, body, files);
-        });
+        listener_ = std::make_unique<LeanListener>(
+            "test", [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
+                handle(req, res, body);
+            });
         ASSERT_TRUE(listener_->bind("127.0.0.1", 0)) << listener_->error();
         listener_->start();
     }
-    void TearDown() override {
-        listener_->stop();
-        std::filesystem::remove(file_);
-    }
+    void TearDown() override { listener_->stop(); }
 
-    void handle(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body, FileBody& files) {
-        if (req.path == "/files") {
-            int fd = ::open(file_.c_str(), O_RDONLY | O_CLOEXEC);
-            auto keep = std::shared_ptr<int>(new int(fd), [](int* f) {
-                ::close(*f);
-                delete f;
-            });
-            files = FileBody{{{fd, 2, 3}, {fd, 10, 4}}, keep};
-            res.set_header("Content-Type", "application/octet-stream");
-            return;
-        }
+    void handle(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
         if (req.path == "/provider") {
             res.set_content_provider(6, "text/plain", [](size_t offset, size_t, httplib::DataSink& sink) {
                 return sink.write(&"abcdef"[offset], 2);
@@ -108,7 +89,6 @@ protected:
         res.set_content(req.method + " " + req.target + " [" + received + "] " + req.remote_addr, "text/plain");
     }
 
-    std::filesystem::path file_;
     std::unique_ptr<LeanListener> listener_;
 };
 
@@ -134,12 +114,8 @@ TEST_F(LeanListenerTest, AnswersRequestsOnOneKeepAliveConnection) {
     EXPECT_NE(health->body.find("\"service\":\"test\""), std::string::npos);
 }
 
-TEST_F(LeanListenerTest, SendsBodiesFromFilesAndContentProviders) {
+TEST_F(LeanListenerTest, SendsWhatAContentProviderGives) {
     httplib::Client client("127.0.0.1", listener_->port());
-    auto files = client.Get("/files");
-    ASSERT_TRUE(files);
-    EXPECT_EQ(files->body, "234abcd");
-    EXPECT_EQ(files->get_header_value("Content-Length"), "7");
     auto provided = client.Get("/provider");
     ASSERT_TRUE(provided);
     EXPECT_EQ(provided->body, "abcdef");
@@ -211,8 +187,7 @@ TEST_F(LeanListenerTest, StoppingEndsIdleConnectionsAtOnce) {
 
 TEST(LeanListener, AStopRightAfterStartEndsIt) {
     for (int i = 0; i < 100; ++i) {
-        LeanListener listener("test", [](const httplib::Request&, httplib::Response&, const httplib::ContentReader*,
-                                         FileBody&) {});
+        LeanListener listener("test", [](const httplib::Request&, httplib::Response&, const httplib::ContentReader*) {});
         ASSERT_TRUE(listener.bind("127.0.0.1", 0));
         listener.start();
         listener.stop();
