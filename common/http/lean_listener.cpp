@@ -116,17 +116,17 @@ public:
             std::string_view have = unread();
             size_t start = searched >= 3 ? searched - 3 : 0;
             if (size_t end = have.find("\r\n\r\n", start); end != std::string_view::npos) {
+                if (end + 4 > LeanListener::kMaxHead) break;
                 consume(end + 4);
                 return have.substr(0, end + 4);
             }
             searched = have.size();
-            if (have.size() > LeanListener::kMaxHead) {
-                too_large = true;
-                return {};
-            }
+            if (have.size() > LeanListener::kMaxHead) break;
             bool idle = first && have.empty();
             if (!fill(idle ? LeanListener::kIdleSeconds : LeanListener::kTransferSeconds)) return {};
         }
+        too_large = true;
+        return {};
     }
 
     // Hands `receiver` the body's bytes as they come; false when the connection fails, the

@@ -9,6 +9,15 @@
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
+namespace {
+
+// The client went away (or broke the framing) before its body's end: what came is not stored,
+// and the answer is for the log only.
+[[noreturn]] void body_ended_early() {
+    fail(400, "InvalidInput", "The request body ended before its Content-Length (or its last chunk).");
+}
+
+}  // namespace
 
 StorageEndpoint::StorageEndpoint(std::string server_name, AccountRegistry& accounts,
                                  ContentFiles& files, Resolver resolve)
@@ -27,7 +36,7 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
     if (op.streams_body) {
         call.content = files_.begin(op.digest_body);
         ContentWriter* writer = call.content.get();
-        read([&](const char* data, size_t size) {
+        bool whole = read([&](const char* data, size_t size) {
             if (failure) return true;
             try {
                 writer->append(std::string_view(data, size));
@@ -37,14 +46,16 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
             return true;
         });
         if (failure) std::rethrow_exception(failure);
+        if (!whole) body_ended_early();
         return;
     }
     bool too_large = false;
-    read([&](const char* data, size_t size) {
+    bool whole = read([&](const char* data, size_t size) {
         if (call.body.size() + size > kMaxXmlBody) too_large = true;
         if (!too_large) call.body.append(data, size);
         return true;
     });
+    if (!whole) body_ended_early();
     if (too_large) {
         fail(413, "RequestBodyTooLarge",
              "The request body is too large and exceeds the maximum permissible limit.");
