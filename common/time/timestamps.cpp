@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace bai::time {
@@ -36,6 +37,10 @@ std::optional<TimePoint> make_time(int year, int month, int day, int hour, int m
     std::chrono::year_month_day ymd{std::chrono::year(year), std::chrono::month(month),
                                     std::chrono::day(day)};
     if (!ymd.ok()) return std::nullopt;
+    // Nanoseconds since 1970 in 64 bits reach from 1677 to 2262: a date past either end (a SAS
+    // that expires in 9999, say) is the end itself rather than a wrapped-around one.
+    if (year > 2261) return TimePoint::max();
+    if (year < 1678) return TimePoint::min();
     auto days = std::chrono::sys_days(ymd);
     TimePoint t = TimePoint(days.time_since_epoch()) + std::chrono::hours(hour) +
                   std::chrono::minutes(minute - offset_minutes) + std::chrono::seconds(second) +
@@ -58,11 +63,23 @@ std::string format_rfc1123(TimePoint t) {
     if (second == cached_second) return cached;
     long nanos = 0;
     std::tm f = utc_fields(t, nanos);
-    char buffer[40];
-    std::snprintf(buffer, sizeof buffer, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[f.tm_wday],
-                  f.tm_mday, kMonths[f.tm_mon], f.tm_year + 1900, f.tm_hour, f.tm_min, f.tm_sec);
+    // Written by hand: snprintf cost more than the rest of a small Get Blob's headers together.
+    auto two = [](char* at, int value) {
+        at[0] = static_cast<char>('0' + value / 10 % 10);
+        at[1] = static_cast<char>('0' + value % 10);
+    };
+    char text[] = "Sun, 00 Jan 0000 00:00:00 GMT";
+    std::memcpy(text, kDays[f.tm_wday], 3);
+    two(text + 5, f.tm_mday);
+    std::memcpy(text + 8, kMonths[f.tm_mon], 3);
+    int year = f.tm_year + 1900;
+    two(text + 12, year / 100);
+    two(text + 14, year % 100);
+    two(text + 17, f.tm_hour);
+    two(text + 20, f.tm_min);
+    two(text + 23, f.tm_sec);
     cached_second = second;
-    cached = buffer;
+    cached.assign(text, sizeof text - 1);
     return cached;
 }
 

@@ -219,7 +219,7 @@ ContainerInfo BlobStore::create_container(const std::string& account, const std:
                                           const std::string& public_access) {
     ContainerInfo c{name, new_etag(), time::now(), {}, metadata, public_access};
     c.last_modified = c.created;
-    db_.transaction([&](db::Database& db) {
+    write([&](db::Database& db) {
         if (find_container(db, account, name)) {
             fail(409, "ContainerAlreadyExists", "The specified container already exists.");
         }
@@ -247,7 +247,7 @@ ContainerInfo BlobStore::get_container(const std::string& account, const std::st
 void BlobStore::delete_container(const std::string& account, const std::string& name,
                                  const Conditions& conditions) {
     std::vector<std::pair<ContentKind, std::string>> garbage;
-    db_.transaction([&](db::Database& db) {
+    write([&](db::Database& db) {
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
@@ -276,7 +276,7 @@ ContainerInfo BlobStore::update_container(const std::string& account, const std:
                                           const Conditions& conditions,
                                           const std::function<void(ContainerInfo&)>& change) {
     ContainerInfo result;
-    db_.transaction([&](db::Database& db) {
+    write([&](db::Database& db) {
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
@@ -350,7 +350,7 @@ BlobInfo BlobStore::commit_body(
         if (!kept.contains(id)) garbage.emplace_back(ContentKind::block, std::move(id));
     };
     try {
-        db_.transaction([&](db::Database& db) {
+        write([&](db::Database& db) {
             garbage.clear();
             auto existing = find_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
@@ -456,7 +456,7 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
     std::lock_guard lock(lock_for(account, container, blob));
     std::optional<std::string> replaced;
     try {
-        db_.transaction([&](db::Database& db) {
+        write([&](db::Database& db) {
             require_container(db, account, container);
             auto q = db.prepare(
                 "SELECT count(*), max(length(block_id)), min(length(block_id)),"
@@ -632,6 +632,13 @@ BlobInfo BlobStore::get_blob(const std::string& account, const std::string& cont
     return *blob;
 }
 
+void BlobStore::write(const std::function<void(db::Database&)>& change) {
+    db_.transaction([&](db::Database& db) {
+        ++generation_;
+        change(db);
+    });
+}
+
 OpenBlob BlobStore::open(const std::string& account, const std::string& container,
                          const std::string& name, std::vector<CommittedBlock>* blocks) {
     // The content files of what we read may be replaced and removed before we open them: retry.
@@ -640,6 +647,19 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
         std::vector<CommittedBlock> committed;
         bool found = false;
         db_.read([&](db::Database& db) {
+            if (read_cache_generation_ != generation_) {
+                read_cache_.clear();
+                read_cache_bytes_ = 0;
+                read_cache_generation_ = generation_;
+            }
+            std::string key = account + '/' + container + '\n' + name;
+            if (auto hit = read_cache_.find(key); hit != read_cache_.end() && blocks == nullptr) {
+                found = true;
+                open.info = hit->second.info;
+                open.bytes = hit->second.bytes;
+                committed = hit->second.committed;
+                return;
+            }
             auto blob = find_blob(db, account, container, name, &open.bytes);
             if (!blob) return;
             found = true;
@@ -647,6 +667,12 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
             if (open.info.composed || blocks != nullptr) {
                 committed = committed_blocks_of(db, account, container, name);
             }
+            if (read_cache_.size() >= kReadCacheEntries || read_cache_bytes_ + open.bytes.size() > kReadCacheBytes) {
+                read_cache_.clear();
+                read_cache_bytes_ = 0;
+            }
+            read_cache_bytes_ += open.bytes.size();
+            read_cache_.insert_or_assign(std::move(key), CachedRead{open.info, open.bytes, committed});
         });
         if (!found) blob_not_found();
         bool complete = true;
@@ -679,7 +705,7 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
                                 const std::string& name, const Conditions& conditions,
                                 const std::function<void(BlobInfo&)>& change) {
     BlobInfo blob;
-    db_.transaction([&](db::Database& db) {
+    write([&](db::Database& db) {
         blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
         change(blob);
@@ -717,7 +743,7 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
                             const std::string& name, const Conditions& conditions) {
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
-    db_.transaction([&](db::Database& db) {
+    write([&](db::Database& db) {
         BlobInfo blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
         garbage.emplace_back(ContentKind::blob, blob.content_id);

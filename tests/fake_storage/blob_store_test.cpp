@@ -213,5 +213,35 @@ TEST_F(BlobStoreTest, EverythingSurvivesReopening) {
     EXPECT_EQ(read("persist"), "bytes");
 }
 
+// open_blob answers from what it read before until something changes; every kind of change is
+// seen by the next read (each read here comes after a read of the same blob).
+TEST_F(BlobStoreTest, AReadAfterAnyChangeSeesIt) {
+    put("c", "first");
+    EXPECT_EQ(read("c"), "first");
+    put("c", "second");
+    EXPECT_EQ(read("c"), "second");
+    store->set_blob_metadata(kAcct, "data", "c", {{"k", "v"}}, {});
+    EXPECT_EQ(store->open_blob(kAcct, "data", "c").info.metadata.at("k"), "v");
+    ContentSettings settings;
+    settings.content_type = "text/x-cached";
+    store->set_blob_content(kAcct, "data", "c", settings, {});
+    EXPECT_EQ(store->open_blob(kAcct, "data", "c").info.content.content_type, "text/x-cached");
+    stage("c", "b1", "from");
+    stage("c", "b2", "blocks");
+    store->put_block_list(kAcct, "data", "c", {{crypto::base64_encode("b1"), BlockListType::latest},
+                                               {crypto::base64_encode("b2"), BlockListType::latest}}, {}, {}, {});
+    EXPECT_EQ(read("c"), "fromblocks");
+    put("other", "copied");
+    EXPECT_EQ(read("other"), "copied");
+    store->copy_blob(kAcct, "data", "c", kAcct, "data", "other", std::nullopt, {});
+    EXPECT_EQ(read("c"), "copied");
+    store->delete_blob(kAcct, "data", "c", {});
+    expect_error([&] { read("c"); }, "BlobNotFound");
+    store->delete_container(kAcct, "data", {});
+    expect_error([&] { read("other"); }, "ContainerNotFound");
+    store->create_container(kAcct, "data", {}, "");
+    expect_error([&] { read("other"); }, "BlobNotFound");
+}
+
 }  // namespace
 }  // namespace bai::storage

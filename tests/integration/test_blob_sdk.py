@@ -234,6 +234,12 @@ class BlobSdk(StorageTestCase, unittest.TestCase):
             BlobServiceClient(f"{self.endpoints['blob']}/{DEV_ACCOUNT}", credential=expired) \
                 .get_blob_client(self.name, "one.txt").download_blob().readall()
         self.assertEqual(caught.exception.error_code, "AuthenticationFailed")
+        # A SAS that "never" expires (9999-12-31, as portals and scripts make them) is valid.
+        forever = generate_blob_sas(DEV_ACCOUNT, self.name, "one.txt", account_key=DEV_KEY,
+                                    permission=BlobSasPermissions(read=True),
+                                    expiry=datetime.datetime(9999, 12, 31, 23, 59, 59))
+        self.assertEqual(BlobServiceClient(f"{self.endpoints['blob']}/{DEV_ACCOUNT}", credential=forever)
+                         .get_blob_client(self.name, "one.txt").download_blob().readall(), b"1")
 
     def test_wrong_key_is_refused(self):
         bad_key = base64.b64encode(b"x" * 64).decode()
