@@ -28,8 +28,6 @@ std::optional<ResolvedRange> resolve_range(const StorageRequest& r, httplib::Res
     res.status = 206;
     res.set_header("Content-Range", "bytes " + std::to_string(range->first) + "-" +
                                         std::to_string(last) + "/" + std::to_string(size));
-    // httplib would apply a plain Range header a second time to our 206 body.
-    const_cast<httplib::Request*>(r.http)->ranges.clear();
     return ResolvedRange{range->first, last - range->first + 1};
 }
 

@@ -1,6 +1,7 @@
 """The Blob service driven by azure.storage.blob for every operation the emulator serves."""
 import base64
 import datetime
+import gzip
 import hashlib
 import os
 import unittest
@@ -16,6 +17,7 @@ from azure.storage.blob import (AccountSasPermissions, BlobBlock, BlobSasPermiss
                                 generate_container_sas)
 
 from harness import DEV_ACCOUNT, DEV_KEY, StorageTestCase
+from raw_storage import RawClient
 
 MiB = 1024 * 1024
 
@@ -240,6 +242,19 @@ class BlobSdk(StorageTestCase, unittest.TestCase):
                                     expiry=datetime.datetime(9999, 12, 31, 23, 59, 59))
         self.assertEqual(BlobServiceClient(f"{self.endpoints['blob']}/{DEV_ACCOUNT}", credential=forever)
                          .get_blob_client(self.name, "one.txt").download_blob().readall(), b"1")
+
+    def test_a_content_encoded_body_is_stored_as_sent(self):
+        """Put Blob's Content-Encoding is the blob's property: the service keeps the bytes as they
+        came (compressed) and hands them back with the header, for the client to decode."""
+        packed = gzip.compress(b"log line\n" * 1000)
+        raw = RawClient(self.endpoints["blob"])
+        put = raw.request("PUT", f"/{DEV_ACCOUNT}/{self.name}/log.gz", body=packed,
+                          headers={"x-ms-blob-type": "BlockBlob", "Content-Encoding": "gzip"})
+        self.assertEqual(put.status, 201, put.body)
+        got = raw.request("GET", f"/{DEV_ACCOUNT}/{self.name}/log.gz")
+        self.assertEqual((got.body, got.headers.get("content-encoding")), (packed, "gzip"))
+        props = self.container.get_blob_client("log.gz").get_blob_properties()
+        self.assertEqual((props.size, props.content_settings.content_encoding), (len(packed), "gzip"))
 
     def test_wrong_key_is_refused(self):
         bad_key = base64.b64encode(b"x" * 64).decode()
