@@ -85,16 +85,27 @@ void serve(int fd) {
             }
             ok = send_all(fd, kCreated);
         } else {
-            std::string answer;
+            // Bodies are sent from the map (a blob is not replaced while it is read here).
+            std::string_view body;
+            bool found = false;
             {
                 std::shared_lock lock(blobs_mutex);
                 if (auto it = blobs.find(path); it != blobs.end()) {
-                    answer.reserve(kGetHeaders.size() + 16 + it->second.size());
-                    answer.append(kGetHeaders).append(std::to_string(it->second.size())).append("\r\n\r\n");
-                    if (method != "HEAD") answer.append(it->second);
+                    found = true;
+                    body = it->second;
                 }
             }
-            ok = send_all(fd, answer.empty() ? kNotFound : std::string_view(answer));
+            if (!found) {
+                ok = send_all(fd, kNotFound);
+            } else {
+                std::string answer;
+                answer.append(kGetHeaders).append(std::to_string(body.size())).append("\r\n\r\n");
+                if (method != "HEAD" && body.size() <= 65536) {
+                    answer.append(body);
+                    body = {};
+                }
+                ok = send_all(fd, answer) && (method == "HEAD" || send_all(fd, body));
+            }
         }
         in.erase(0, head_end + 4 + length);
         if (!ok) return (void)::close(fd);

@@ -164,10 +164,14 @@ class LeanDownload:
     """256 MiB downloads with the raw client discarding what it reads: the shared bench keeps the
     bytes in a BytesIO, whose growth into new memory is most of what it measures on this VM."""
 
-    def __init__(self, endpoint, mib=256):
+    def __init__(self, endpoint, mib=256, in_one_put=False):
         self.client = raw_client(endpoint)
         self.client.create_container("lean")
-        self.client.put_large("lean", "b00000", os.urandom(mib * 1024 * 1024), 4 * 1024 * 1024, 4)
+        data = os.urandom(mib * 1024 * 1024)
+        if in_one_put:  # the in-memory server has no blocks
+            self.client.put_blob("lean", "b00000", data)
+        else:
+            self.client.put_large("lean", "b00000", data, 4 * 1024 * 1024, 4)
 
     def measure(self):
         started = time.perf_counter()
@@ -234,6 +238,7 @@ def main():
             servers = {"azurite": (azurite_endpoint, azurite.process.pid),
                        "emulator": (e["blob"], e["pid"])}
             lean = {name: LeanDownload(endpoint) for name, (endpoint, _) in servers.items()}
+            lean["memory"] = LeanDownload(memory_endpoint, in_one_put=True)
             # Rounds alternate the servers' order, so that the machine's drift (this VM's disk and
             # memory move by several times within minutes) falls on both alike.
             for rep in range(a.repeats):
@@ -249,9 +254,11 @@ def main():
                 # servers that store take turns after it.
                 for name in ["memory"] + (["azurite", "emulator"] if rep % 2 == 0 else ["emulator", "azurite"]):
                     if name == "memory":
-                        # The most a client can show of any server: small requests only (it keeps
-                        # whole bodies, and has no blocks).
+                        # The most a client can show of any server: small requests and the
+                        # downloads (it keeps whole bodies in memory, and has no blocks).
                         sample = run_bench(a, conn(blob=memory_endpoint), 0, ["small"], 1, ["--client", "raw"])
+                        sample["lean_download"] = lean[name].measure()
+                        sample["cpp_download"] = cpp_download(memory_endpoint)
                         sample.update(cpp_client_ops(memory_endpoint, rep))
                         rounds[name].append(sample)
                         continue
