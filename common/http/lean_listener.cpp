@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "common/http/listener.h"
@@ -348,9 +349,15 @@ void LeanListener::accept_loop() {
             ::close(fd);
             return;
         }
+        try {
+            std::thread([this, fd] { serve(fd); }).detach();
+        } catch (const std::system_error& e) {  // no thread to be had now: this client waits for none
+            log::warning(name_ + ": cannot serve a connection: " + e.what());
+            ::close(fd);
+            continue;
+        }
         connections_.insert(fd);
         ++serving_;
-        std::thread([this, fd] { serve(fd); }).detach();
     }
 }
 
