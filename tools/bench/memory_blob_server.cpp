@@ -104,7 +104,11 @@ void serve(int fd) {
                     answer.append(body);
                     body = {};
                 }
-                ok = send_all(fd, answer) && (method == "HEAD" || send_all(fd, body));
+                ok = send_all(fd, answer);
+                // In 1 MiB pieces, as the emulator sends (one send of 256 MiB was a third slower).
+                for (size_t at = 0; ok && method != "HEAD" && at < body.size(); at += 1 << 20) {
+                    ok = send_all(fd, body.substr(at, 1 << 20));
+                }
             }
         }
         in.erase(0, head_end + 4 + length);
