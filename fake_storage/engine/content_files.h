@@ -46,8 +46,8 @@ private:
     ContentWriter(std::filesystem::path spill_dir, bool with_md5);
     void spill();
 
-    // Bytes arrive in pieces (what one read of the connection brought: from a few KiB up to
-    // 256 KiB; the FUSE mounts' writes are smaller): they are gathered and written in large writes.
+    // Bytes arrive in pieces (what one read of the connection brought, up to 256 KiB, or one
+    // FUSE write): they are gathered and written in large writes.
     void flush_pending();
 
     std::filesystem::path spill_dir_;
