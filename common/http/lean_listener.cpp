@@ -1,6 +1,7 @@
 #include "common/http/lean_listener.h"
 
 #include <arpa/inet.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -372,11 +373,18 @@ void LeanListener::serve(int fd) {
         while (!stopping_ && serve_one(connection)) {
         }
     }
-    std::lock_guard lock(mutex_);
-    connections_.erase(fd);
-    ::close(fd);
-    --serving_;
-    changed_.notify_all();
+    bool last = false;
+    {
+        std::lock_guard lock(mutex_);
+        connections_.erase(fd);
+        ::close(fd);
+        last = --serving_ == 0 && !stopping_;
+        changed_.notify_all();
+    }
+    // Nothing else is served: what the connections' threads freed goes back to the system
+    // (glibc keeps it in per-thread arenas otherwise: 13 of 52 MiB after the storage bench).
+    // `this` may be gone by now (finish() returns once serving_ is 0); only locals are used.
+    if (last) ::malloc_trim(0);
 }
 
 bool LeanListener::serve_one(Connection& connection) {

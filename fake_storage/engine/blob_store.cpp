@@ -634,7 +634,8 @@ BlobInfo BlobStore::get_blob(const std::string& account, const std::string& cont
 
 void BlobStore::write(const std::function<void(db::Database&)>& change) {
     db_.transaction([&](db::Database& db) {
-        ++generation_;
+        read_cache_.clear();
+        read_cache_bytes_ = 0;
         change(db);
     });
 }
@@ -647,11 +648,6 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
         std::vector<CommittedBlock> committed;
         bool found = false;
         db_.read([&](db::Database& db) {
-            if (read_cache_generation_ != generation_) {
-                read_cache_.clear();
-                read_cache_bytes_ = 0;
-                read_cache_generation_ = generation_;
-            }
             std::string key = account + '/' + container + '\n' + name;
             if (auto hit = read_cache_.find(key); hit != read_cache_.end() && blocks == nullptr) {
                 found = true;

@@ -219,13 +219,13 @@ private:
                            const Conditions& conditions,
                            const std::vector<CommittedBlock>* committed_blocks);
 
-    // Every change to containers and blobs goes through here: a transaction that also moves
-    // the generation on, which ends what the read cache holds.
+    // Every change to containers and blobs goes through here: a transaction that also empties
+    // the read cache.
     void write(const std::function<void(db::Database&)>& change);
 
     // What open() read of blobs since the last change (their rows, inline bytes and committed
     // blocks), so that reading a blob again costs no query. Used and changed only under the
-    // database's lock (inside db_.read and db_.transaction), like the generation.
+    // database's lock (inside db_.read and db_.transaction).
     struct CachedRead {
         BlobInfo info;
         std::string bytes;
@@ -233,8 +233,6 @@ private:
     };
     std::map<std::string, CachedRead, std::less<>> read_cache_;
     size_t read_cache_bytes_ = 0;
-    std::uint64_t generation_ = 0;
-    std::uint64_t read_cache_generation_ = 0;
     static constexpr size_t kReadCacheEntries = 4096;
     static constexpr size_t kReadCacheBytes = 16 << 20;
 
