@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "common/http/listener.h"
 #include "common/http/request_head.h"
 #include "common/log/logger.h"
+#include "common/text/ascii.h"
 
 namespace bai::http {
 
@@ -52,17 +52,11 @@ const char* reason_phrase(int status) {
     }
 }
 
-std::string address_of(const sockaddr_storage& address, int& port) {
-    char text[INET6_ADDRSTRLEN] = "";
-    if (address.ss_family == AF_INET) {
-        const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
-        inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
-        port = ntohs(v4.sin_port);
-    } else if (address.ss_family == AF_INET6) {
-        const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
-        inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
-        port = ntohs(v6.sin6_port);
-    }
+// The listener binds IPv4 addresses only (bind()), so its connections' ends are IPv4 too.
+std::string address_of(const sockaddr_in& address, int& port) {
+    char text[INET_ADDRSTRLEN] = "";
+    inet_ntop(AF_INET, &address.sin_addr, text, sizeof text);
+    port = ntohs(address.sin_port);
     return text;
 }
 
@@ -72,7 +66,7 @@ std::string address_of(const sockaddr_storage& address, int& port) {
 class Connection {
 public:
     explicit Connection(int fd) : fd_(fd), in_(kReadSize) {
-        sockaddr_storage address{};
+        sockaddr_in address{};
         socklen_t size = sizeof address;
         if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
             remote_addr = address_of(address, remote_port);
@@ -225,7 +219,7 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
     out += "\r\n";
     bool has_length = false;
     for (const auto& [name, value] : response.headers) {
-        if (!has_length && name.size() == 14 && strcasecmp(name.c_str(), "Content-Length") == 0) has_length = true;
+        if (!has_length && text::iequals(name, "Content-Length")) has_length = true;
         out += name;
         out += ": ";
         out += value;
@@ -365,9 +359,9 @@ void LeanListener::accept_loop() {
 void LeanListener::serve(int fd) {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    // Reads wait in poll() with their own timeouts (Connection::fill); sends need this one.
     timeval timeout{kTransferSeconds, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     {
         Connection connection(fd);
         while (!stopping_ && serve_one(connection)) {
@@ -394,14 +388,17 @@ bool LeanListener::serve_one(Connection& connection) {
     httplib::Response response;
     BodyFraming framing;
     if (head.empty()) {
-        if (too_large) connection.send_all("HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        if (too_large) {
+            response.status = 431;
+            write_response(connection, request, response, false);
+        }
         return false;
     }
     if (auto error = parse_request_head(head, request, framing)) {
-        std::string answer = "HTTP/1.1 " + std::to_string(error->status) + " " + reason_phrase(error->status) +
-                             "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(error->message.size()) +
-                             "\r\nConnection: close\r\n\r\n" + error->message;
-        connection.send_all(answer);
+        response.status = error->status;
+        response.set_content(error->message, "text/plain");
+        // Not the half-parsed request: its method (HEAD, say) must not keep the message back.
+        write_response(connection, httplib::Request(), response, false);
         return false;
     }
     ++in_flight_;

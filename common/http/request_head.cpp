@@ -1,6 +1,8 @@
 #include "common/http/request_head.h"
 
-#include <strings.h>
+#include <charconv>
+
+#include "common/text/ascii.h"
 
 namespace bai::http {
 namespace {
@@ -20,23 +22,12 @@ bool is_token(std::string_view s) {
     return true;
 }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-std::string_view trim_spaces(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-}
-
-std::optional<std::uint64_t> parse_length(std::string_view text) {
-    if (text.empty() || text.size() > 18) return std::nullopt;
+// Digits only (no sign, no spaces), at most `max_digits` of them, in `base`.
+std::optional<std::uint64_t> parse_digits(std::string_view text, size_t max_digits, int base) {
+    if (text.empty() || text.size() > max_digits) return std::nullopt;
     std::uint64_t value = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return std::nullopt;
-        value = value * 10 + static_cast<std::uint64_t>(c - '0');
-    }
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
     return value;
 }
 
@@ -84,26 +75,26 @@ std::optional<HeadError> parse_request_head(std::string_view head, httplib::Requ
         if (colon == std::string_view::npos) return bad("Header line without a colon.");
         std::string_view name = field.substr(0, colon);
         if (!is_token(name)) return bad("Malformed header name.");
-        std::string_view value = trim_spaces(field.substr(colon + 1));
+        std::string_view value = text::trim(field.substr(colon + 1));
         for (unsigned char c : value) {
             if ((c < ' ' && c != '\t') || c == 0x7f) return bad("Invalid character in header " + std::string(name) + ".");
         }
-        if (equals_ignoring_case(name, "Content-Length")) {
-            auto length = parse_length(value);
+        if (text::iequals(name, "Content-Length")) {
+            auto length = parse_digits(value, 18, 10);
             if (!length || (content_length && *content_length != *length)) {
                 return bad("Invalid Content-Length.");
             }
             content_length = length;
-        } else if (equals_ignoring_case(name, "Transfer-Encoding")) {
-            if (!equals_ignoring_case(value, "chunked")) {
+        } else if (text::iequals(name, "Transfer-Encoding")) {
+            if (!text::iequals(value, "chunked")) {
                 return HeadError{501, "Transfer-Encoding " + std::string(value) + " is not supported."};
             }
             has_transfer_encoding = true;
-        } else if (equals_ignoring_case(name, "Connection")) {
-            if (equals_ignoring_case(value, "close")) framing.keep_alive = false;
-            if (equals_ignoring_case(value, "keep-alive")) framing.keep_alive = true;
-        } else if (equals_ignoring_case(name, "Expect")) {
-            if (!equals_ignoring_case(value, "100-continue")) return HeadError{417, "Unsupported expectation."};
+        } else if (text::iequals(name, "Connection")) {
+            if (text::iequals(value, "close")) framing.keep_alive = false;
+            if (text::iequals(value, "keep-alive")) framing.keep_alive = true;
+        } else if (text::iequals(name, "Expect")) {
+            if (!text::iequals(value, "100-continue")) return HeadError{417, "Unsupported expectation."};
             framing.expects_continue = true;
         }
         request.headers.emplace(std::string(name), std::string(value));
@@ -119,17 +110,7 @@ std::optional<HeadError> parse_request_head(std::string_view head, httplib::Requ
 std::optional<std::uint64_t> parse_chunk_size(std::string_view line) {
     std::string_view digits = line.substr(0, line.find(';'));
     while (!digits.empty() && (digits.back() == ' ' || digits.back() == '\t')) digits.remove_suffix(1);
-    if (digits.empty() || digits.size() > 15) return std::nullopt;
-    std::uint64_t size = 0;
-    for (char c : digits) {
-        int v;
-        if (c >= '0' && c <= '9') v = c - '0';
-        else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-        else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-        else return std::nullopt;
-        size = size * 16 + static_cast<std::uint64_t>(v);
-    }
-    return size;
+    return parse_digits(digits, 15, 16);
 }
 
 }  // namespace bai::http

@@ -27,10 +27,9 @@ StorageEndpoint::StorageEndpoint(std::string server_name, AccountRegistry& accou
       resolve_(std::move(resolve)) {}
 
 void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
-                                const httplib::ContentReader*& reader) {
+                                const httplib::ContentReader* reader) {
     if (reader == nullptr) return;
     const httplib::ContentReader& read = *reader;
-    reader = nullptr;  // a body can be read once
     // The whole body is always read, even after a failure, so that the connection stays usable.
     std::exception_ptr failure;
     if (op.streams_body) {
@@ -80,14 +79,8 @@ void StorageEndpoint::authenticate(const StorageRequest& request, const Account&
 
 void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res,
                             const httplib::ContentReader* reader) {
-    // Drains the body of a request refused before its operation read it, so that the
-    // connection stays in step for the next request.
-    auto drain = [&] {
-        if (reader == nullptr) return;
-        const httplib::ContentReader& read = *reader;
-        reader = nullptr;
-        read([](const char*, size_t) { return true; });
-    };
+    // A body left unread (the request was refused before its operation read it) is read and
+    // dropped by the listener, which keeps the connection in step.
     try {
         if (faults_) {
             if (auto fault = faults_->next()) {
@@ -109,10 +102,8 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
         authenticate(request, *account, op);
         op.run(call);
     } catch (const StorageError& e) {
-        drain();
         write_error(http, res, e);
     } catch (const std::exception& e) {
-        drain();
         log::error(server_name_ + " " + http.method + " " + http.target + ": " + e.what());
         write_error(http, res, StorageError(500, "InternalError",
                                             std::string("The server encountered an internal error: ") + e.what()));

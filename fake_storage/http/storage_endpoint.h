@@ -49,7 +49,7 @@ public:
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
 private:
-    void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader*& reader);
+    void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader* reader);
     void authenticate(const StorageRequest& request, const Account& account, const Operation& op);
 
     std::string server_name_;

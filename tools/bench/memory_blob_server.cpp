@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,7 +20,11 @@
 #include <string_view>
 #include <thread>
 
+#include "tools/bench/http_wire.h"
+
 namespace {
+
+using bai::bench::send_all;
 
 std::shared_mutex blobs_mutex;
 std::map<std::string, std::string, std::less<>> blobs;
@@ -42,15 +45,6 @@ constexpr std::string_view kCreated =
     "x-ms-request-server-encrypted: true\r\nx-ms-version: 2021-06-08\r\nContent-Length: 0\r\n\r\n";
 constexpr std::string_view kNotFound = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
 
-bool send_all(int fd, std::string_view bytes) {
-    while (!bytes.empty()) {
-        ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-        if (n <= 0) return false;
-        bytes.remove_prefix(static_cast<size_t>(n));
-    }
-    return true;
-}
-
 void serve(int fd) {
     std::string in;
     char chunk[65536];
@@ -62,12 +56,7 @@ void serve(int fd) {
             in.append(chunk, static_cast<size_t>(n));
         }
         std::string_view head(in.data(), head_end + 4);
-        size_t length = 0;
-        for (size_t at = head.find("\r\n") + 2; at < head.size() - 2; at = head.find("\r\n", at) + 2) {
-            if (strncasecmp(head.data() + at, "content-length:", 15) == 0) {
-                length = std::strtoull(head.data() + at + 15, nullptr, 10);
-            }
-        }
+        size_t length = bai::bench::content_length_of(head);
         while (in.size() < head.size() + length) {
             ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
             if (n <= 0) return (void)::close(fd);

@@ -3,13 +3,14 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+
+#include "tools/bench/http_wire.h"
 
 namespace bai::bench {
 
@@ -34,16 +35,6 @@ bool RawHttpConnection::connect_once() {
     int one = 1;
     setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     in_.clear();
-    return true;
-}
-
-bool RawHttpConnection::write_all(const char* data, size_t size) {
-    while (size > 0) {
-        ssize_t n = ::send(fd_, data, size, MSG_NOSIGNAL);
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<size_t>(n);
-    }
     return true;
 }
 
@@ -77,24 +68,14 @@ int RawHttpConnection::send(const httplib::Request& request, std::vector<char>& 
     out_ += "\r\n";
     out_ += request.body;
     size_t head = 0;
-    if (!write_all(out_.data(), out_.size()) || (head = read_head()) == 0) {
+    if (!send_all(fd_, out_) || (head = read_head()) == 0) {
         ::close(fd_);
         fd_ = -1;
         return -1;
     }
     std::string_view text(in_.data(), head);
     int status = std::atoi(text.substr(text.find(' ') + 1).data());
-    size_t length = 0;
-    for (size_t line = text.find("\r\n") + 2; line < head - 2;) {
-        size_t end = text.find("\r\n", line);
-        std::string_view header = text.substr(line, end - line);
-        if (header.size() > 15 && strncasecmp(header.data(), "content-length:", 15) == 0) {
-            length = std::strtoull(header.data() + 15, nullptr, 10);
-        }
-        line = end + 2;
-    }
-    const bool bodiless = request.method == "HEAD";
-    if (bodiless) length = 0;
+    size_t length = request.method == "HEAD" ? 0 : content_length_of(text);
     body.resize(length);
     size_t have = std::min(length, in_.size() - head);
     std::memcpy(body.data(), in_.data() + head, have);

@@ -24,7 +24,6 @@ public:
 
 private:
     bool connect_once();
-    bool write_all(const char* data, size_t size);
     // Reads until the buffer holds a whole response head; returns its length, 0 on failure.
     size_t read_head();
 
