@@ -235,10 +235,11 @@ def main():
         memory, memory_endpoint = start_memory_server()
         emulator, e = start_emulator(workdir)
         try:
+            # The in-memory server: no process CPU to read, and no blocks (nor an upload phase).
             servers = {"azurite": (azurite_endpoint, azurite.process.pid),
-                       "emulator": (e["blob"], e["pid"])}
-            lean = {name: LeanDownload(endpoint) for name, (endpoint, _) in servers.items()}
-            lean["memory"] = LeanDownload(memory_endpoint, in_one_put=True)
+                       "emulator": (e["blob"], e["pid"]), "memory": (memory_endpoint, 0)}
+            lean = {name: LeanDownload(endpoint, in_one_put=name == "memory")
+                    for name, (endpoint, _) in servers.items()}
             # Rounds alternate the servers' order, so that the machine's drift (this VM's disk and
             # memory move by several times within minutes) falls on both alike.
             for rep in range(a.repeats):
@@ -250,21 +251,12 @@ def main():
                                  ["--disk-dir", os.path.join(workdir, "disk")])
                 disk["kept"] = kept
                 rounds["disk"].append(disk)
-                # The in-memory server only answers small requests: it goes first, and the two
-                # servers that store take turns after it.
+                # The in-memory server writes nothing to disk: it goes first, and the two servers
+                # that store take turns after it.
                 for name in ["memory"] + (["azurite", "emulator"] if rep % 2 == 0 else ["emulator", "azurite"]):
-                    if name == "memory":
-                        # The most a client can show of any server: small requests and the
-                        # downloads (it keeps whole bodies in memory, and has no blocks).
-                        sample = run_bench(a, conn(blob=memory_endpoint), 0, ["small"], 1, ["--client", "raw"])
-                        sample["lean_download"] = lean[name].measure()
-                        sample["cpp_download"] = cpp_download(memory_endpoint)
-                        sample.update(cpp_client_ops(memory_endpoint, rep))
-                        rounds[name].append(sample)
-                        continue
                     endpoint, pid = servers[name]
-                    sample = run_bench(a, conn(blob=endpoint), pid, ["small", "large"], 1,
-                                       ["--client", "raw"])
+                    phases = ["small"] if name == "memory" else ["small", "large"]
+                    sample = run_bench(a, conn(blob=endpoint), pid, phases, 1, ["--client", "raw"])
                     sample["lean_download"] = lean[name].measure()
                     sample["cpp_download"] = cpp_download(endpoint)
                     sample.update(cpp_client_ops(endpoint, rep))
