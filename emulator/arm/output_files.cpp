@@ -1,5 +1,7 @@
 #include "emulator/arm/output_files.h"
 
+#include <algorithm>
+
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/mount_volumes.h"
@@ -138,6 +140,11 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
             } while (!options.marker.empty());
         }
     } catch (const storage::StorageError& e) {
+        // A name the store refuses (a character Azure Files does not allow) names nothing there.
+        if (e.status() == 400) {
+            throw bad_request("InvalidQueryParameterValue", "directory is not a valid path: " + std::string(e.what()),
+                              "directory");
+        }
         if (e.status() != 404) throw;  // nothing written there yet: an empty directory
     }
     return items;
@@ -154,8 +161,13 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     }
     int expiry_minutes = req.int_query("linkexpiryinminutes", 60, 5, 600);
     int max_results = req.max_results();
-    auto directory = clean_segments(req.query("directory").value_or("."));
-    if (!directory) throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");
+    // Either slash separates: a client on Windows sends "a\\b", and "..\\.." must not leave the directory.
+    std::string asked = req.query("directory").value_or(".");
+    std::replace(asked.begin(), asked.end(), '\\', '/');
+    auto directory = clean_segments(asked);
+    if (!directory || asked.find('\0') != std::string::npos) {
+        throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");
+    }
 
     const json& p = job.body["properties"];
     const std::string segment = p.value("jobOutputDirectoryPathSegment", "");

@@ -4,6 +4,7 @@
 
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
+#include "emulator/arm/bearer_token.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/text.h"
@@ -118,6 +119,7 @@ void Router::add(std::string method, std::string_view pattern, Versions versions
 void Router::dispatch(const httplib::Request& http, httplib::Response& res) const {
     res.set_header("x-ms-request-id", crypto::uuid4());
     try {
+        require_bearer_token(http);
         run(make_request(http, fallback_base_url_), res);
     } catch (const CloudError& e) {
         for (const auto& [name, value] : e.headers) res.set_header(name, value);

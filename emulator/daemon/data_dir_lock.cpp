@@ -12,7 +12,7 @@ namespace bai::daemon {
 std::optional<DataDirLock> DataDirLock::acquire(const std::filesystem::path& dir,
                                                 std::string& reason) {
     std::filesystem::path path = dir / "emulator.lock";
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
         reason = "cannot open " + path.string() + ": " + std::strerror(errno);
         return std::nullopt;

@@ -13,6 +13,7 @@
 #include "emulator/arm/arm_api.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/daemon/daemon_state.h"
+#include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
 #include "emulator/engine/local_engine.h"
@@ -74,10 +75,19 @@ struct RunningEmulator::Parts {
 
 std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, EngineHooks hooks) {
     auto p = std::make_unique<Parts>();
-    std::error_code ec;
-    fs::create_directories(options.location, ec);
-    if (ec) throw StartError("cannot create " + options.location.string() + ": " + ec.message());
+    try {
+        create_private_dir(options.location);
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
     p->location = fs::canonical(options.location);
+    // Before anything is written into it: earlier versions left it readable by every local user.
+    std::vector<std::string> tightened;
+    try {
+        tightened = restrict_data_dir(p->location);
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
 
     std::string reason;
     std::optional<DataDirLock> acquired = DataDirLock::acquire(p->location, reason);
@@ -86,6 +96,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
 
     log::open(p->location / "emulator.log");
     log::info(std::string("starting batchai-emulator ") + kVersion + " in " + p->location.string());
+    for (const std::string& line : tightened) log::info("readable by its owner only now: " + line);
     const engine::GpuInventory gpus = engine::discover_gpus(options.gpus);
     log::info("GPUs: " + gpus.description);
     // One GPU to one node at a time, whether a Batch AI cluster's or a Batch pool's.
@@ -157,6 +168,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     tls::CertificateFiles certificate;
     try {
         certificate = tls::ensure_certificate(p->location / "tls", options.host);
+        // What this start created (the database, its WAL, the log, the key) gets the same modes.
+        restrict_data_dir(p->location);
     } catch (const std::exception& e) {
         throw StartError(e.what());
     }

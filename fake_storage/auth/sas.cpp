@@ -36,6 +36,27 @@ bool ipv4_in_range(const std::string& ip, const std::string& range) {
     return low <= address && address <= high;
 }
 
+// Every parameter that a SAS signs or that says how it is read.
+constexpr const char* kSasParameters[] = {"sv",   "ss",   "srt",  "sp",    "st",    "se",    "sip",
+                                          "spr",  "sig",  "sr",   "si",    "ses",   "sdd",   "sst",
+                                          "skoid", "sktid", "skt", "ske",  "sks",   "skv",   "saoid",
+                                          "suoid", "scid", "rscc", "rscd", "rsce",  "rscl",  "rsct"};
+
+[[noreturn]] void resource_type_mismatch() {
+    fail(403, "AuthorizationResourceTypeMismatch",
+         "This request is not authorized to perform this operation using this resource type.");
+}
+
+// An operation that no SAS of this kind may perform (an ACL, the container itself with a
+// service SAS): the service's "other authorization errors".
+[[noreturn]] void not_authorized() {
+    fail(403, "AuthorizationFailure", "This request is not authorized to perform this operation.");
+}
+
+char level_letter(ResourceLevel level) {
+    return level == ResourceLevel::service ? 's' : level == ResourceLevel::container ? 'c' : 'o';
+}
+
 bool is_account_sas(const StorageRequest& r) { return r.has_param("ss") || r.has_param("srt"); }
 
 std::string canonical_resource(const std::string& account, const SasNeed& need,
@@ -74,8 +95,15 @@ std::string sas_string_to_sign(const StorageRequest& r, const std::string& accou
     return s;
 }
 
-void verify_sas(const StorageRequest& r, const Account& account, const SasNeed& need,
-                time::TimePoint now) {
+SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNeed& need,
+                    time::TimePoint now, bool https) {
+    // A parameter given twice leaves the service two tokens to choose from: refused whole.
+    for (const char* name : kSasParameters) {
+        auto it = r.query.find(name);
+        if (it != r.query.end() && it->second.size() > 1) {
+            auth_failed(std::string("The SAS parameter '") + name + "' appears more than once.");
+        }
+    }
     if (!r.has_param("sv") || !r.has_param("sp") || !r.has_param("se")) {
         auth_failed("A SAS needs sv, sp, se and sig.");
     }
@@ -105,8 +133,12 @@ void verify_sas(const StorageRequest& r, const Account& account, const SasNeed& 
                     "] - Expiry [" + p(r, "se") + "] - Current [" + time::format_rfc1123(now) + "]");
     }
     std::string protocol = p(r, "spr");
-    if (!protocol.empty() && protocol != "https" && protocol != "https,http" && protocol != "http,https") {
+    if (!protocol.empty() && protocol != "https" && protocol != "https,http") {
         auth_failed("spr must be https or https,http.");
+    }
+    if (protocol == "https" && !https) {
+        fail(403, "AuthorizationProtocolMismatch",
+             "This request is not authorized to perform this operation using this protocol.");
     }
     if (r.has_param("sip") && !ipv4_in_range(r.http->remote_addr, p(r, "sip"))) {
         fail(403, "AuthorizationSourceIPMismatch",
@@ -114,44 +146,40 @@ void verify_sas(const StorageRequest& r, const Account& account, const SasNeed& 
                  r.http->remote_addr + ".");
     }
 
-    std::string permissions = p(r, "sp");
-    bool permitted = need.permissions.find_first_of(permissions) != std::string::npos;
-
+    const SasRule& rule = need.rule;
+    const std::string* letters = nullptr;
     if (is_account_sas(r)) {
         char service = need.service == SasService::blob ? 'b' : 'f';
         if (p(r, "ss").find(service) == std::string::npos) {
             fail(403, "AuthorizationServiceMismatch",
                  "This request is not authorized to perform this operation using this service.");
         }
-        char level = need.level == ResourceLevel::service     ? 's'
-                     : need.level == ResourceLevel::container ? 'c'
-                                                              : 'o';
-        if (p(r, "srt").find(level) == std::string::npos) {
-            fail(403, "AuthorizationResourceTypeMismatch",
-                 "This request is not authorized to perform this operation using this resource type.");
+        if (rule.level && p(r, "srt").find(level_letter(*rule.level)) == std::string::npos) {
+            resource_type_mismatch();
         }
+        if (rule.account_letters.empty()) not_authorized();
+        letters = &rule.account_letters;
     } else {
         std::string sr = p(r, "sr");
         bool container_scope = sr == "c" || sr == "s";
         bool object_scope = sr == "b" || sr == "f" || sr == "bs";
         bool right_service = need.service == SasService::blob ? (sr == "c" || sr == "b" || sr == "bs")
                                                               : (sr == "s" || sr == "f");
-        if (!right_service || (!container_scope && !object_scope)) {
-            fail(403, "AuthorizationResourceTypeMismatch",
-                 "This request is not authorized to perform this operation using this resource type.");
-        }
-        // A container SAS covers the container and its objects; an object SAS only its object.
-        bool covers = need.level != ResourceLevel::service &&
-                      (container_scope || need.level == ResourceLevel::object);
-        if (!covers) {
-            fail(403, "AuthorizationResourceTypeMismatch",
-                 "This request is not authorized to perform this operation using this resource type.");
-        }
+        if (!right_service || (!container_scope && !object_scope)) resource_type_mismatch();
+        if (rule.scope == ServiceSasScope::none || rule.service_letters.empty()) not_authorized();
+        if (object_scope && rule.scope != ServiceSasScope::container_or_object) resource_type_mismatch();
+        letters = &rule.service_letters;
     }
-    if (!permitted) {
+    std::string permissions = p(r, "sp");
+    std::string granted;
+    for (char letter : *letters) {
+        if (permissions.find(letter) != std::string::npos) granted += letter;
+    }
+    if (granted.empty()) {
         fail(403, "AuthorizationPermissionMismatch",
              "This request is not authorized to perform this operation using this permission.");
     }
+    return SasGrant{rule.create_new_only && granted == "c"};
 }
 
 }  // namespace bai::storage

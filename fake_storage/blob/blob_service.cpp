@@ -7,6 +7,7 @@
 #include "common/crypto/base64.h"
 #include "common/crypto/random_id.h"
 #include "fake_storage/blob/blob_xml.h"
+#include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/block_list_xml.h"
@@ -71,50 +72,6 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
     write_metadata(res, b.metadata);
 }
 
-struct SourceBlob {
-    std::string account;
-    std::string container;
-    std::string name;
-    std::string query;
-};
-
-// x-ms-copy-source: this emulator's path-style URL, or the cloud's
-// https://ACCOUNT.blob.core.windows.net/CONTAINER/BLOB mapped to the local account.
-SourceBlob parse_copy_source(const std::string& url) {
-    auto bad = [&] { invalid_header("x-ms-copy-source", url); };
-    size_t scheme = url.find("://");
-    if (scheme == std::string::npos) bad();
-    std::string rest = url.substr(scheme + 3);
-    size_t slash = rest.find('/');
-    if (slash == std::string::npos) bad();
-    std::string host = rest.substr(0, slash);
-    std::string target = rest.substr(slash);
-    size_t question = target.find('?');
-    SourceBlob s;
-    if (question != std::string::npos) s.query = target.substr(question + 1);
-    std::string path = target.substr(0, question);
-    const std::string cloud_suffix = ".blob.core.windows.net";
-    std::vector<std::string> parts;
-    size_t start = 1;
-    size_t limit = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix) ? 2 : 3;
-    while (parts.size() + 1 < limit) {
-        size_t next = path.find('/', start);
-        if (next == std::string::npos) bad();
-        parts.push_back(path.substr(start, next - start));
-        start = next + 1;
-    }
-    parts.push_back(path.substr(start));
-    if (limit == 2) parts.insert(parts.begin(), host.substr(0, host.size() - cloud_suffix.size()));
-    auto account = percent_decode(parts[0], false);
-    auto container = percent_decode(parts[1], false);
-    auto name = percent_decode(parts[2], false);
-    if (!account || !container || !name || name->empty()) bad();
-    s.account = *account;
-    s.container = *container;
-    s.name = *name;
-    return s;
-}
-
 }  // namespace
 
 BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
@@ -143,13 +100,14 @@ Operation BlobService::resolve(const StorageRequest& r) {
 Operation BlobService::service_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     auto restype = r.param("restype").value_or("");
-    SasNeed need{SasService::blob, ResourceLevel::service, "", "", "l"};
+    SasNeed need{SasService::blob, "", "", account_only(ResourceLevel::service, "l")};
     if (r.method == "GET" && comp == "list") {
         return {"ListContainers", need, false, false, nullptr,
                 std::bind(&BlobService::list_containers, this, _1)};
     }
     if ((r.method == "GET" || r.method == "HEAD") && restype == "account" && comp == "properties") {
-        need.permissions = "racwdl";
+        // Any signed resource type and any permission (Get Account Information).
+        need.rule = {std::nullopt, kAnyPermission, "", ServiceSasScope::none};
         return {"GetAccountInformation", need, false, false, nullptr, [](StorageCall& call) {
                     call.response.set_header("x-ms-sku-name", "Standard_LRS");
                     call.response.set_header("x-ms-account-kind", "StorageV2");
@@ -163,24 +121,34 @@ Operation BlobService::container_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     auto restype = r.param("restype").value_or("");
     const std::string& m = r.method;
-    SasNeed need{SasService::blob, ResourceLevel::container, r.container, "", "r"};
-    auto op = [&](const char* name, const char* permissions, void (BlobService::*f)(StorageCall&)) {
-        need.permissions = permissions;
-        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    auto op = [&](const char* name, SasRule rule, void (BlobService::*f)(StorageCall&)) {
+        return Operation{name, {SasService::blob, r.container, "", std::move(rule)}, false, false, nullptr,
+                         std::bind(f, this, _1)};
     };
+    // The container itself: an account SAS only; its ACL: no SAS at all (the account owner only).
+    const SasRule no_sas{ResourceLevel::container, "", "", ServiceSasScope::none};
     if (restype == "container") {
-        if (m == "PUT" && comp.empty()) return op("CreateContainer", "cw", &BlobService::create_container);
+        if (m == "PUT" && comp.empty()) {
+            return op("CreateContainer", account_only(ResourceLevel::container, "cw"), &BlobService::create_container);
+        }
         if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
-            Operation o = op("GetContainerProperties", "r", &BlobService::container_properties);
+            Operation o = op("GetContainerProperties", account_only(ResourceLevel::container, "r"),
+                             &BlobService::container_properties);
             o.is_public = [this](const StorageRequest& req) { return container_is_public(req, true); };
             return o;
         }
-        if (m == "DELETE" && comp.empty()) return op("DeleteContainer", "d", &BlobService::delete_container);
-        if (m == "PUT" && comp == "metadata") return op("SetContainerMetadata", "w", &BlobService::set_container_metadata);
-        if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetContainerACL", "r", &BlobService::get_container_acl);
-        if (m == "PUT" && comp == "acl") return op("SetContainerACL", "w", &BlobService::set_container_acl);
+        if (m == "DELETE" && comp.empty()) {
+            return op("DeleteContainer", account_only(ResourceLevel::container, "d"), &BlobService::delete_container);
+        }
+        if (m == "PUT" && comp == "metadata") {
+            return op("SetContainerMetadata", account_only(ResourceLevel::container, "w"),
+                      &BlobService::set_container_metadata);
+        }
+        if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetContainerACL", no_sas, &BlobService::get_container_acl);
+        if (m == "PUT" && comp == "acl") return op("SetContainerACL", no_sas, &BlobService::set_container_acl);
         if (m == "GET" && comp == "list") {
-            Operation o = op("ListBlobs", "l", &BlobService::list_blobs);
+            Operation o = op("ListBlobs", {ResourceLevel::container, "l", "l", ServiceSasScope::container},
+                             &BlobService::list_blobs);
             o.is_public = [this](const StorageRequest& req) { return container_is_public(req, true); };
             return o;
         }
@@ -192,25 +160,29 @@ Operation BlobService::container_operation(const StorageRequest& r) {
 Operation BlobService::blob_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     const std::string& m = r.method;
-    SasNeed need{SasService::blob, ResourceLevel::object, r.container, r.name, "r"};
-    auto op = [&](const char* name, const char* permissions, void (BlobService::*f)(StorageCall&)) {
-        need.permissions = permissions;
-        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    // One blob: the same letters for an account SAS and a container or blob SAS.
+    auto op = [&](const char* name, const char* letters, void (BlobService::*f)(StorageCall&),
+                  bool create_new_only = false) {
+        SasRule rule{ResourceLevel::object, letters, letters, ServiceSasScope::container_or_object, create_new_only};
+        return Operation{name, {SasService::blob, r.container, r.name, std::move(rule)}, false, false, nullptr,
+                         std::bind(f, this, _1)};
     };
     if (m == "PUT" && comp.empty()) {
-        if (r.has_header("x-ms-copy-source")) return op("CopyBlob", "cw", &BlobService::copy_blob);
-        Operation o = op("PutBlob", "cw", &BlobService::put_blob);
+        // 'c' writes a new blob or copies to a new blob; replacing one takes 'w'.
+        if (r.has_header("x-ms-copy-source")) return op("CopyBlob", "cw", &BlobService::copy_blob, true);
+        Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
         return o;
     }
+    // Blocks and block lists are writes ('w'), whether or not the blob exists yet.
     if (m == "PUT" && comp == "block") {
-        Operation o = op("PutBlock", "cw", &BlobService::put_block);
+        Operation o = op("PutBlock", "w", &BlobService::put_block);
         o.streams_body = true;
         o.digest_body = r.has_header("Content-MD5");
         return o;
     }
-    if (m == "PUT" && comp == "blocklist") return op("PutBlockList", "cw", &BlobService::put_block_list);
+    if (m == "PUT" && comp == "blocklist") return op("PutBlockList", "w", &BlobService::put_block_list);
     if (m == "GET" && comp == "blocklist") return op("GetBlockList", "r", &BlobService::get_block_list);
     if ((m == "GET" || m == "HEAD") && comp.empty()) {
         Operation o = op(m == "GET" ? "GetBlob" : "GetBlobProperties", "r", &BlobService::get_blob);
@@ -304,7 +276,7 @@ void BlobService::put_blob(StorageCall& call) {
     ContentSettings content = content_settings(r, true);
     if (content.content_md5.empty()) content.content_md5 = crypto::base64_encode(digest);
     BlobInfo b = store_.put_blob(call.account.name, r.container, r.name, *call.content, content,
-                                 read_metadata(r), read_conditions(r));
+                                 read_metadata(r), write_conditions(call));
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
     call.response.set_header("Content-MD5", content.content_md5);
@@ -313,31 +285,19 @@ void BlobService::put_blob(StorageCall& call) {
 
 void BlobService::copy_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    SourceBlob source = parse_copy_source(r.header("x-ms-copy-source"));
-    if (source.account != call.account.name) {
-        // Another account's blob: readable with a SAS in the source URL, or when public.
-        std::optional<Account> owner = accounts_.find(source.account);
-        if (!owner) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        httplib::Request http;
-        http.method = "GET";
-        http.target = "/" + source.account + "/" + source.container + "/x" +
-                      (source.query.empty() ? "" : "?" + source.query);
-        http.remote_addr = r.http->remote_addr;
-        StorageRequest source_request = parse_storage_request(http);
-        source_request.container = source.container;
-        source_request.name = source.name;
-        if (has_sas(source_request)) {
-            SasNeed need{SasService::blob, ResourceLevel::object, source.container, source.name, "r"};
-            verify_sas(source_request, *owner, need, time::now());
-        } else if (!container_is_public(source_request, false)) {
-            fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+    CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
+    authorize_copy_source(source, call, accounts_, [this](const std::string& account, const std::string& container) {
+        try {
+            return !store_.get_container(account, container).public_access.empty();
+        } catch (const StorageError&) {
+            return false;
         }
-    }
+    });
     Metadata metadata = read_metadata(r);
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name,
                                   metadata.empty() ? std::nullopt : std::optional(metadata),
-                                  read_conditions(r));
+                                  write_conditions(call));
     call.response.status = 202;
     set_version_headers(call.response, b.etag, b.last_modified);
     call.response.set_header("x-ms-copy-id", crypto::uuid4());

@@ -60,6 +60,9 @@ void check_write_conditions(const Conditions& c, const std::optional<Version>& c
         if (c.if_match || c.if_unmodified_since) not_met(412);
         return;
     }
+    if (c.create_new_only) {
+        fail(403, "UnauthorizedBlobOverwrite", "This request is not authorized to perform blob overwrites.");
+    }
     if (c.if_none_match && trim(*c.if_none_match) == "*") fail(409, exists_code, exists_message);
     if (c.if_match && !matches(*c.if_match, current->etag)) not_met(412);
     if (c.if_none_match && matches(*c.if_none_match, current->etag)) not_met(412);

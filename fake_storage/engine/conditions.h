@@ -13,6 +13,9 @@ struct Conditions {
     std::optional<std::string> if_none_match;
     std::optional<time::TimePoint> if_modified_since;
     std::optional<time::TimePoint> if_unmodified_since;
+    // The caller may create the resource but not replace it (a SAS that grants the write through
+    // its 'c' letter alone): an existing one is refused, 403 UnauthorizedBlobOverwrite.
+    bool create_new_only = false;
 
     bool empty() const {
         return !if_match && !if_none_match && !if_modified_since && !if_unmodified_since;
@@ -30,7 +33,8 @@ struct Version {
 void check_read_conditions(const Conditions& conditions, const Version& current);
 
 // For writes. `current` is nullopt when the resource does not exist yet. If-None-Match: * on an
-// existing resource throws 409 `exists_code`; any other failed condition 412 ConditionNotMet.
+// existing resource throws 409 `exists_code`; any other failed condition 412 ConditionNotMet;
+// create_new_only on an existing resource 403 UnauthorizedBlobOverwrite.
 void check_write_conditions(const Conditions& conditions, const std::optional<Version>& current,
                             const std::string& exists_code, const std::string& exists_message);
 

@@ -55,7 +55,7 @@ ContentWriter::~ContentWriter() {
 
 void ContentWriter::spill() {
     path_ = spill_dir_ / crypto::random_hex(16);
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd_ < 0) io_error("cannot create", path_);
     write_all(fd_, buffer_.data(), buffer_.size(), path_);
     buffer_.clear();

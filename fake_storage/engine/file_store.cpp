@@ -454,7 +454,7 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
 ShareEntry FileStore::create_file(const std::string& account, const std::string& share,
                                   const std::string& path, std::uint64_t size,
                                   const ContentSettings& content, const Metadata& metadata,
-                                  const SmbUpdate& smb) {
+                                  const SmbUpdate& smb, bool create_new_only) {
     SplitPath p = split(path);
     if (p.path.empty()) fail(400, "InvalidResourceName", "A file needs a name.");
     if (size > kMaxFileSize) {
@@ -469,6 +469,10 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         auto existing = find_entry(db, account, share, p.path);
         if (existing && existing->is_dir) {
             fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
+        }
+        if (existing && create_new_only) {
+            fail(403, "AuthorizationPermissionMismatch",
+                 "This request is not authorized to perform this operation using this permission.");
         }
         time::TimePoint now = time::now();
         e.path = existing ? existing->path : (parent.empty() ? p.name : parent + "/" + p.name);

@@ -118,11 +118,12 @@ public:
     DirectoryPage list_directory(const std::string& account, const std::string& share,
                                  const std::string& path, const ListOptions& options);
 
-    // Creates or replaces the file with `size` bytes of zeros.
+    // Creates or replaces the file with `size` bytes of zeros. `create_new_only`: an existing
+    // file is refused (403 AuthorizationPermissionMismatch: a SAS that may create, not replace).
     ShareEntry create_file(const std::string& account, const std::string& share,
                            const std::string& path, std::uint64_t size,
                            const ContentSettings& content, const Metadata& metadata,
-                           const SmbUpdate& smb);
+                           const SmbUpdate& smb, bool create_new_only = false);
     ShareEntry get_file(const std::string& account, const std::string& share,
                         const std::string& path);
     OpenFile open_file(const std::string& account, const std::string& share,

@@ -128,7 +128,7 @@ FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFil
 Operation FileService::resolve(const StorageRequest& r) {
     if (r.container.empty()) {
         if (r.method == "GET" && r.param("comp") == "list") {
-            return {"ListShares", {SasService::file, ResourceLevel::service, "", "", "l"}, false,
+            return {"ListShares", {SasService::file, "", "", account_only(ResourceLevel::service, "l")}, false,
                     false, nullptr, std::bind(&FileService::list_shares, this, _1)};
         }
         unsupported(r);
@@ -146,10 +146,11 @@ Operation FileService::share_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     if (r.param("restype").value_or("") != "share") unsupported(r);
     const std::string& m = r.method;
-    SasNeed need{SasService::file, ResourceLevel::container, r.container, "", "r"};
-    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
-        need.permissions = permissions;
-        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    // The share itself: an account SAS only ("You can't grant permissions to read or write share
+    // properties or metadata by using a service SAS", nor to delete a share).
+    auto op = [&](const char* name, const char* letters, void (FileService::*f)(StorageCall&)) {
+        return Operation{name, {SasService::file, r.container, "", account_only(ResourceLevel::container, letters)},
+                         false, false, nullptr, std::bind(f, this, _1)};
     };
     if (m == "PUT" && comp.empty()) return op("CreateShare", "cw", &FileService::create_share);
     if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
@@ -165,25 +166,28 @@ Operation FileService::share_operation(const StorageRequest& r) {
 Operation FileService::directory_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     const std::string& m = r.method;
-    SasNeed need{SasService::file, r.name.empty() ? ResourceLevel::container : ResourceLevel::object,
-                 r.container, r.name, "r"};
-    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
-        need.permissions = permissions;
-        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    // A directory is an object for an account SAS ("Create an account SAS"). Of a service SAS the
+    // documentation names directories for listing only; the emulator lets a share SAS (never a
+    // file SAS) do to a directory what its letters allow for a file: a documented choice.
+    auto op = [&](const char* name, ResourceLevel level, const char* letters, void (FileService::*f)(StorageCall&)) {
+        SasRule rule{level, letters, letters, ServiceSasScope::container, false};
+        return Operation{name, {SasService::file, r.container, r.name, std::move(rule)}, false, false, nullptr,
+                         std::bind(f, this, _1)};
     };
     if (m == "GET" && comp == "list") {
-        need.level = ResourceLevel::container;  // a share SAS lists every directory
-        return op("ListDirectoriesAndFiles", "l", &FileService::list_directory);
+        return op("ListDirectoriesAndFiles", ResourceLevel::container, "l", &FileService::list_directory);
     }
     if ((m == "GET" || m == "HEAD") && (comp.empty() || comp == "metadata")) {
-        return op("GetDirectoryProperties", "r", &FileService::directory_properties);
+        return op("GetDirectoryProperties", ResourceLevel::object, "r", &FileService::directory_properties);
     }
     if (r.name.empty()) unsupported(r);
-    if (m == "PUT" && comp.empty()) return op("CreateDirectory", "cw", &FileService::create_directory);
-    if (m == "DELETE" && comp.empty()) return op("DeleteDirectory", "d", &FileService::delete_directory);
-    if (m == "PUT" && comp == "metadata") return op("SetDirectoryMetadata", "w", &FileService::set_directory_metadata);
+    if (m == "PUT" && comp.empty()) return op("CreateDirectory", ResourceLevel::object, "cw", &FileService::create_directory);
+    if (m == "DELETE" && comp.empty()) return op("DeleteDirectory", ResourceLevel::object, "d", &FileService::delete_directory);
+    if (m == "PUT" && comp == "metadata") {
+        return op("SetDirectoryMetadata", ResourceLevel::object, "w", &FileService::set_directory_metadata);
+    }
     if (m == "PUT" && comp == "properties") {
-        return op("SetDirectoryProperties", "w", &FileService::set_directory_properties);
+        return op("SetDirectoryProperties", ResourceLevel::object, "w", &FileService::set_directory_properties);
     }
     unsupported(r);
 }
@@ -191,12 +195,15 @@ Operation FileService::directory_operation(const StorageRequest& r) {
 Operation FileService::file_operation(const StorageRequest& r) {
     auto comp = r.param("comp").value_or("");
     const std::string& m = r.method;
-    SasNeed need{SasService::file, ResourceLevel::object, r.container, r.name, "r"};
-    auto op = [&](const char* name, const char* permissions, void (FileService::*f)(StorageCall&)) {
-        need.permissions = permissions;
-        return Operation{name, need, false, false, nullptr, std::bind(f, this, _1)};
+    // One file: the same letters for an account SAS and a share or file SAS.
+    auto op = [&](const char* name, const char* letters, void (FileService::*f)(StorageCall&),
+                  bool create_new_only = false) {
+        SasRule rule{ResourceLevel::object, letters, letters, ServiceSasScope::container_or_object, create_new_only};
+        return Operation{name, {SasService::file, r.container, r.name, std::move(rule)}, false, false, nullptr,
+                         std::bind(f, this, _1)};
     };
-    if (m == "PUT" && comp.empty()) return op("CreateFile", "cw", &FileService::create_file);
+    // 'c' creates a new file; replacing one takes 'w'.
+    if (m == "PUT" && comp.empty()) return op("CreateFile", "cw", &FileService::create_file, true);
     if (m == "PUT" && comp == "range") {
         Operation o = op("PutRange", "w", &FileService::put_range);
         o.streams_body = true;
@@ -312,7 +319,7 @@ void FileService::create_file(StorageCall& call) {
     if (!size) missing_header("x-ms-content-length");
     ShareEntry e = store_.create_file(call.account.name, r.container, r.name, *size,
                                       file_content_settings(r), read_metadata(r),
-                                      smb_update(r, false, true));
+                                      smb_update(r, false, true), write_conditions(call).create_new_only);
     call.response.status = 201;
     write_entry_headers(call.response, e);
 }

@@ -61,12 +61,20 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
     }
 }
 
-void StorageEndpoint::authenticate(const StorageRequest& request, const Account& account,
-                                   const Operation& op) {
+Conditions write_conditions(const StorageCall& call) {
+    Conditions conditions = read_conditions(call.request);
+    conditions.create_new_only = call.authorization == Authorization::sas && call.sas.create_new_only;
+    return conditions;
+}
+
+void StorageEndpoint::authenticate(StorageCall& call, const Operation& op) {
+    const StorageRequest& request = call.request;
     if (request.has_header("Authorization")) {
-        verify_shared_key(request, account);
+        verify_shared_key(request, call.account);
+        call.authorization = Authorization::shared_key;
     } else if (has_sas(request)) {
-        verify_sas(request, account, op.need, time::now());
+        call.sas = verify_sas(request, call.account, op.need, time::now());
+        call.authorization = Authorization::sas;
     } else if (!(op.is_public && op.is_public(request))) {
         if (request.method == "GET" || request.method == "HEAD") {
             fail(404, "ResourceNotFound", "The specified resource does not exist.");
@@ -98,8 +106,9 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
         }
         Operation op = resolve_(request);
         StorageCall call{request, res, *account, {}, nullptr};
+        // Who sent it is settled before its body is read: nothing of a refused request is stored.
+        authenticate(call, op);
         take_body(op, call, reader);
-        authenticate(request, *account, op);
         op.run(call);
     } catch (const StorageError& e) {
         write_error(http, res, e);

@@ -11,11 +11,15 @@
 
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/auth/sas.h"
+#include "fake_storage/engine/conditions.h"
 #include "fake_storage/engine/content_files.h"
 #include "fake_storage/http/request_faults.h"
 #include "fake_storage/http/storage_request.h"
 
 namespace bai::storage {
+
+// How a request proved who sent it.
+enum class Authorization { shared_key, sas, anonymous };
 
 struct StorageCall {
     StorageRequest& request;
@@ -23,7 +27,12 @@ struct StorageCall {
     const Account& account;
     std::string body;                        // operations that do not stream
     std::unique_ptr<ContentWriter> content;  // operations that stream their body
+    Authorization authorization = Authorization::anonymous;
+    SasGrant sas;                            // what the SAS allows, when authorization is sas
 };
+
+// The request's conditional headers, and create_new_only when its SAS may create but not replace.
+Conditions write_conditions(const StorageCall& call);
 
 struct Operation {
     std::string name;
@@ -50,7 +59,7 @@ public:
 
 private:
     void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader* reader);
-    void authenticate(const StorageRequest& request, const Account& account, const Operation& op);
+    void authenticate(StorageCall& call, const Operation& op);
 
     std::string server_name_;
     AccountRegistry& accounts_;

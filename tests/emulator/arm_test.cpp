@@ -22,6 +22,7 @@ httplib::Request request(const std::string& method, const std::string& path, con
     r.method = method;
     r.path = path;
     if (!api_version.empty()) r.params.emplace("api-version", api_version);
+    r.headers.emplace("Authorization", "Bearer unit-test");
     return r;
 }
 
@@ -87,6 +88,31 @@ TEST(ArmRouter, AHandlerExceptionBecomesA500CloudError) {
     router.dispatch(request("GET", "/a", "2021-04-01"), res);
     EXPECT_EQ(res.status, 500);
     EXPECT_EQ(error_of(res)["code"], "InternalServerError");
+}
+
+TEST(ArmRouter, RequestsWithoutABearerTokenAre401BeforeRouting) {
+    Router router("https://127.0.0.1:1");
+    bool ran = false;
+    router.add("GET", "/a", Versions::any_dated, "op",
+               [&](const ArmRequest&, const Params&, httplib::Response& res) { ran = true; res.status = 200; });
+    auto answer = [&](std::optional<std::string> header, const std::string& path = "/a") {
+        httplib::Request r = request("GET", path, "2021-04-01");
+        r.headers.erase("Authorization");
+        if (header) r.headers.emplace("Authorization", *header);
+        httplib::Response res;
+        router.dispatch(r, res);
+        return std::to_string(res.status) + " " + (res.status == 200 ? "" : error_of(res)["code"].get<std::string>());
+    };
+    EXPECT_EQ(answer(std::nullopt), "401 AuthenticationFailed");
+    EXPECT_EQ(answer(""), "401 AuthenticationFailed");
+    EXPECT_EQ(answer("Bearer"), "401 AuthenticationFailed");
+    EXPECT_EQ(answer("Basic abc="), "401 AuthenticationFailed");
+    EXPECT_EQ(answer("Bearer a b"), "401 InvalidAuthenticationToken");
+    EXPECT_EQ(answer("Bearer =abc"), "401 InvalidAuthenticationToken");
+    EXPECT_EQ(answer(std::nullopt, "/unknown"), "401 AuthenticationFailed");
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(answer("bearer eyJ0eXAi.eyJhdWQi.c2lnbmF0dXJl=="), "200 ");
+    EXPECT_TRUE(ran);
 }
 
 TEST(ArmRequestBody, RefusesDepthTypeAndMalformedJson) {

@@ -148,15 +148,16 @@ TEST(Sas, ServiceSasChecksSignatureTimePermissionAndScope) {
         StorageRequest r = parse_storage_request(http);
         return code_of([&] { verify_sas(r, account, need, time::now()); });
     };
-    SasNeed read_blob{SasService::blob, ResourceLevel::object, "c", "b", "r"};
+    const SasRule read{ResourceLevel::object, "r", "r", ServiceSasScope::container_or_object};
+    SasNeed read_blob{SasService::blob, "c", "b", read};
     std::string query = "sv=2021-06-08&sr=b&sp=r&se=2099-01-01T00:00:00Z";
     std::string signed_query = sign(query, read_blob);
     EXPECT_EQ(verify(signed_query, read_blob), "no error");
     EXPECT_EQ(verify(signed_query + "x", read_blob), "403 AuthenticationFailed");  // tampered sig
     SasNeed write_blob = read_blob;
-    write_blob.permissions = "cw";
+    write_blob.rule.account_letters = write_blob.rule.service_letters = "cw";
     EXPECT_EQ(verify(sign(query, write_blob), write_blob), "403 AuthorizationPermissionMismatch");
-    SasNeed list_container{SasService::blob, ResourceLevel::container, "c", "", "l"};
+    SasNeed list_container{SasService::blob, "c", "", {ResourceLevel::container, "l", "l", ServiceSasScope::container}};
     std::string blob_scoped = "sv=2021-06-08&sr=b&sp=rl&se=2099-01-01T00:00:00Z";
     EXPECT_EQ(verify(sign(blob_scoped, list_container), list_container),
               "403 AuthorizationResourceTypeMismatch");
@@ -164,11 +165,37 @@ TEST(Sas, ServiceSasChecksSignatureTimePermissionAndScope) {
     EXPECT_EQ(verify(sign(expired, read_blob), read_blob), "403 AuthenticationFailed");
     std::string elsewhere = "sv=2021-06-08&sr=b&sp=r&se=2099-01-01T00:00:00Z&sip=10.0.0.1";
     EXPECT_EQ(verify(sign(elsewhere, read_blob), read_blob), "403 AuthorizationSourceIPMismatch");
+    std::string https_only = "sv=2021-06-08&sr=b&sp=r&se=2099-01-01T00:00:00Z&spr=https";
+    EXPECT_EQ(verify(sign(https_only, read_blob), read_blob), "403 AuthorizationProtocolMismatch");
+    // The same parameter twice, even with the same value, is refused before anything else.
+    EXPECT_EQ(verify(signed_query + "&sp=r", read_blob), "403 AuthenticationFailed");
+    EXPECT_EQ(verify(signed_query + "&SIG=x", read_blob), "403 AuthenticationFailed");
+    SasNeed container_itself{SasService::blob, "c", "", account_only(ResourceLevel::container, "w")};
+    std::string container_scoped = "sv=2021-06-08&sr=c&sp=racwdl&se=2099-01-01T00:00:00Z";
+    EXPECT_EQ(verify(sign(container_scoped, container_itself), container_itself), "403 AuthorizationFailure");
+}
+
+TEST(Sas, CreateAloneGrantsCreatingNotReplacing) {
+    Account account{"devstoreaccount1", std::string(kDevAccountKey), std::string(kDevAccountKey)};
+    SasNeed put_blob{SasService::blob, "c", "b",
+                     {ResourceLevel::object, "cw", "cw", ServiceSasScope::container_or_object, true}};
+    auto grant = [&](const std::string& permissions) {
+        std::string query = "sv=2021-06-08&sr=b&sp=" + permissions + "&se=2099-01-01T00:00:00Z";
+        auto unsigned_http = make_request("GET", "/devstoreaccount1/c/b?" + query, {});
+        StorageRequest unsigned_request = parse_storage_request(unsigned_http);
+        std::string signature = crypto::base64_encode(crypto::hmac_sha256(
+            *crypto::base64_decode(kDevAccountKey), sas_string_to_sign(unsigned_request, account.name, put_blob)));
+        auto http = make_request("GET", "/devstoreaccount1/c/b?" + query + "&sig=" + query_escape(signature), {});
+        return verify_sas(parse_storage_request(http), account, put_blob, time::now());
+    };
+    EXPECT_TRUE(grant("c").create_new_only);
+    EXPECT_FALSE(grant("cw").create_new_only);
+    EXPECT_FALSE(grant("w").create_new_only);
 }
 
 TEST(Sas, AccountSasChecksServiceAndResourceType) {
     Account account{"devstoreaccount1", std::string(kDevAccountKey), std::string(kDevAccountKey)};
-    SasNeed list_shares{SasService::file, ResourceLevel::service, "", "", "l"};
+    SasNeed list_shares{SasService::file, "", "", account_only(ResourceLevel::service, "l")};
     auto check = [&](const std::string& query) {
         auto http = make_request("GET", "/devstoreaccount1?" + query, {});
         StorageRequest r = parse_storage_request(http);

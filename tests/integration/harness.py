@@ -222,6 +222,7 @@ def wait_for_operation(endpoints, response, timeout=20):
     url = response.headers["Azure-AsyncOperation"]
 
     def done():
-        doc = requests.get(url, verify=endpoints["ca_cert"], timeout=10).json()
+        doc = requests.get(url, headers={"Authorization": "Bearer emulator-token"}, verify=endpoints["ca_cert"],
+                           timeout=10).json()
         return doc if doc["status"] != "InProgress" else None
     return wait_for(done, timeout=timeout, interval=0.05, what="operation " + url)

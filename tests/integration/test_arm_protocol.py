@@ -12,6 +12,7 @@ SUB = harness.SUBSCRIPTION
 RG = "rg-proto"
 PROVIDER = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.BatchAI"
 PREVIEW = "2017-09-01-preview"
+AUTH = {"Authorization": "Bearer emulator-token"}
 
 # Clusters without nodes: these tests look at the API's side, and their jobs stay queued.
 CLUSTER_2018 = {"properties": {"vmSize": "STANDARD_NC6", "scaleSettings": {"manual": {"targetNodeCount": 0}},
@@ -60,11 +61,11 @@ class ArmProtocolTest(unittest.TestCase):
         async_url = r.headers["Azure-AsyncOperation"]
         self.assertTrue(async_url.startswith(self.ep["arm"] + f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/locations/westus2/operationresults/"))
         self.assertIn("/operationstatuses/", r.headers["Location"])
-        first = requests.get(async_url, verify=self.ep["ca_cert"]).json()
+        first = requests.get(async_url, headers=AUTH, verify=self.ep["ca_cert"]).json()
         self.assertEqual(first["status"], "InProgress")
         self.assertIn("startTime", first)
         self.assertNotIn("endTime", first)
-        in_progress = requests.get(r.headers["Location"], verify=self.ep["ca_cert"])
+        in_progress = requests.get(r.headers["Location"], headers=AUTH, verify=self.ep["ca_cert"])
         self.assertEqual(in_progress.status_code, 202)
         creating = self.call("GET", f"{PROVIDER}/workspaces/ws/clusters/lro").json()
         self.assertEqual(creating["properties"]["provisioningState"], "creating")
@@ -73,11 +74,43 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(final["properties"]["resourceId"], f"{SUB}${RG}$ws$lro")
         self.assertEqual(final["name"], async_url.split("/")[-1].split("?")[0])
         self.assertIn("endTime", final)
-        done = requests.get(r.headers["Location"], verify=self.ep["ca_cert"])
+        done = requests.get(r.headers["Location"], headers=AUTH, verify=self.ep["ca_cert"])
         self.assertEqual(done.status_code, 200)
         cluster = self.call("GET", f"{PROVIDER}/workspaces/ws/clusters/lro")
         self.assertEqual(cluster.json()["properties"]["provisioningState"], "succeeded")
         self.assertNotIn("adminUserPassword", cluster.text)
+
+    def test_requests_without_a_bearer_token_are_refused_as_arm_refuses_them(self):
+        self.ensure_workspace()
+        url = self.ep["arm"] + f"{PROVIDER}/workspaces/ws?api-version=2018-05-01"
+        missing = "Authentication failed. The 'Authorization' header is missing."
+        malformed = "Authentication failed. The 'Authorization' header is provided in an invalid format."
+        cases = [(None, "AuthenticationFailed", missing),
+                 ("", "AuthenticationFailed", missing),
+                 ("Bearer", "AuthenticationFailed", malformed),
+                 ("Bearer   ", "AuthenticationFailed", malformed),
+                 ("Basic dXNlcjpwYXNz", "AuthenticationFailed", malformed),
+                 ("SharedKey devstoreaccount1:abc=", "AuthenticationFailed", malformed),
+                 ("Bearer two words", "InvalidAuthenticationToken", "The access token is invalid."),
+                 ("Bearer a\u00e9b", "InvalidAuthenticationToken", "The access token is invalid.")]
+        for header, code, message in cases:
+            for method in ("GET", "PUT", "DELETE"):
+                headers = {} if header is None else {"Authorization": header.encode("utf-8").decode("latin-1")}
+                r = requests.request(method, url, headers=headers, json={"location": "westus2"} if method == "PUT" else None,
+                                     verify=self.ep["ca_cert"])
+                self.assertEqual(r.status_code, 401, (header, method, r.text))
+                self.assertEqual(r.json()["error"]["code"], code, (header, method))
+                self.assertEqual(r.json()["error"]["message"], message, (header, method))
+                self.assertIn('Bearer authorization_uri=', r.headers["WWW-Authenticate"])
+        # Refused before routing: an unknown path or a missing api-version is still a 401.
+        r = requests.get(self.ep["arm"] + "/subscriptions/x/nothing", verify=self.ep["ca_cert"])
+        self.assertEqual(r.status_code, 401)
+        # Nothing the refused requests asked for happened: the workspace is still there.
+        self.assertEqual(self.call("GET", f"{PROVIDER}/workspaces/ws").status_code, 200)
+        # The emulator's own routes and the health check take no token.
+        self.assertEqual(requests.get(self.ep["arm"] + "/health", verify=self.ep["ca_cert"]).status_code, 200)
+        lower = requests.get(url, headers={"Authorization": "bearer token.with-dots_and~="}, verify=self.ep["ca_cert"])
+        self.assertEqual(lower.status_code, 200, lower.text)
 
     def test_resource_headers_and_etag_changes(self):
         self.ensure_workspace()
@@ -94,7 +127,7 @@ class ArmProtocolTest(unittest.TestCase):
     def test_experiment_put_takes_no_body_and_answers_200(self):
         self.ensure_workspace()
         r = requests.put(self.ep["arm"] + f"{PROVIDER}/workspaces/ws/experiments/raw?api-version=2018-05-01",
-                         verify=self.ep["ca_cert"])
+                         headers=AUTH, verify=self.ep["ca_cert"])
         self.assertEqual(r.status_code, 200)
         self.assertEqual(r.json()["properties"]["provisioningState"], "succeeded")
 
@@ -105,7 +138,7 @@ class ArmProtocolTest(unittest.TestCase):
         r = self.call("GET", f"{PROVIDER}/workspaces/pages/experiments?maxresults=2")
         page = r.json()
         self.assertEqual([e["name"] for e in page["value"]], ["e0", "e1"])
-        nxt = requests.get(page["nextLink"], verify=self.ep["ca_cert"]).json()
+        nxt = requests.get(page["nextLink"], headers=AUTH, verify=self.ep["ca_cert"]).json()
         self.assertEqual([e["name"] for e in nxt["value"]], ["e2"])
         self.assertNotIn("nextLink", nxt)
 

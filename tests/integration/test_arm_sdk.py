@@ -248,6 +248,18 @@ class BatchAiSdkTest(unittest.TestCase):
             list(self.client.jobs.list_output_files(
                 RG, "ws-out", "exp", "j", m.JobsListOutputFilesOptions(outputdirectoryid="NOPE")))
         self.assertEqual(caught.exception.status_code, 400)
+        # A directory outside the output directory, with either slash, is a 400 naming the parameter.
+        for directory in ("..", "../..", "..\\..\\..", "ranks\\..\\..\\..", "ranks/../../x", "a\\..\\..\\b",
+                          "bad:name", "ranks\\bad|name"):
+            with self.assertRaises(HttpResponseError, msg=directory) as caught:
+                list(self.client.jobs.list_output_files(RG, "ws-out", "exp", "j", m.JobsListOutputFilesOptions(
+                    outputdirectoryid="stdouterr", directory=directory)))
+            self.assertEqual(caught.exception.status_code, 400, directory)
+            self.assertEqual(caught.exception.error.code, "InvalidQueryParameterValue", directory)
+            self.assertEqual(caught.exception.error.target, "directory", directory)
+        # A backslash separates like a slash: ranks\. is the ranks directory.
+        self.assertEqual(list(self.client.jobs.list_output_files(RG, "ws-out", "exp", "j", m.JobsListOutputFilesOptions(
+            outputdirectoryid="stdouterr", directory="ranks\\."))), [])
 
 
 class ArmAroundBatchAiTest(unittest.TestCase):

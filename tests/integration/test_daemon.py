@@ -197,5 +197,86 @@ class OpenFileLimit(unittest.TestCase):
         self.assertEqual(int(line.split()[3]), 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536))
 
 
+class DataDirectoryAccess(unittest.TestCase):
+    """The data directory holds every account key, admin password and job secret (state.db), the
+    TLS key and all blobs and files: only its owner may read any of it."""
+
+    def mode(self, path):
+        return os.stat(path).st_mode & 0o7777
+
+    def as_nobody_can_read(self, path):
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat", path],
+                           capture_output=True, timeout=10)
+        return r.returncode == 0
+
+    def store_a_blob_and_a_file(self, e):
+        from raw_storage import RawClient
+        blob, files = RawClient(e["blob"]), RawClient(e["file"])
+        self.assertEqual(blob.request("PUT", "/devstoreaccount1/cont1", [("restype", "container")]).status, 201)
+        # Large enough to live in a content file of its own rather than in the database.
+        self.assertEqual(blob.request("PUT", "/devstoreaccount1/cont1/b", body=b"s" * 300000,
+                                      headers={"x-ms-blob-type": "BlockBlob"}).status, 201)
+        self.assertEqual(files.request("PUT", "/devstoreaccount1/share1", [("restype", "share")]).status, 201)
+        self.assertEqual(files.request("PUT", "/devstoreaccount1/share1/f",
+                                       headers={"x-ms-type": "file", "x-ms-content-length": "5"}).status, 201)
+
+    def check_private(self, location):
+        self.assertEqual(self.mode(location), 0o700)
+        for sub in ("storage", "tls"):
+            self.assertEqual(self.mode(os.path.join(location, sub)), 0o700, sub)
+        for name in ("state.db", "tls/key.pem", "emulator.log", "emulator.lock"):
+            self.assertEqual(self.mode(os.path.join(location, name)), 0o600, name)
+        for name in ("state.db-wal", "state.db-shm"):
+            path = os.path.join(location, name)
+            if os.path.exists(path):
+                self.assertEqual(self.mode(path) & 0o077, 0, name)
+        blob_files = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(location, "storage", "devstoreaccount1", "blobs"))
+                      for f in fs]
+        self.assertTrue(blob_files)
+        for path in blob_files:
+            self.assertEqual(self.mode(path) & 0o077, 0, path)
+        # What matters: another local user reads none of it.
+        share_file = os.path.join(location, "storage", "devstoreaccount1", "shares", "share1", "f")
+        self.assertTrue(os.path.exists(share_file))
+        for path in (os.path.join(location, "state.db"), os.path.join(location, "tls", "key.pem"), share_file,
+                     blob_files[0]):
+            self.assertFalse(self.as_nobody_can_read(path), path)
+
+    def test_a_data_directory_is_its_owners_alone(self):
+        parent = tempfile.mkdtemp(prefix="bai-it-access-")
+        self.addCleanup(shutil.rmtree, parent, True)
+        os.chmod(parent, 0o755)
+        location = os.path.join(parent, "data")
+        os.mkdir(location, 0o755)  # as `mkdir data` leaves it
+        with Emulator(location=location) as emu:
+            self.store_a_blob_and_a_file(emu.endpoints)
+            self.check_private(location)
+        # Control: the same file made readable is readable by that user (the check can fail).
+        os.chmod(location, 0o755)
+        os.chmod(os.path.join(location, "state.db"), 0o644)
+        self.assertTrue(self.as_nobody_can_read(os.path.join(location, "state.db")))
+
+    def test_an_older_open_data_directory_is_tightened_at_start_and_the_log_says_so(self):
+        parent = tempfile.mkdtemp(prefix="bai-it-access-")
+        self.addCleanup(shutil.rmtree, parent, True)
+        os.chmod(parent, 0o755)
+        location = os.path.join(parent, "data")
+        os.mkdir(location, 0o755)
+        with Emulator(location=location) as emu:
+            self.store_a_blob_and_a_file(emu.endpoints)
+        # What earlier versions left: directories 0755, files 0644.
+        for path in (location, os.path.join(location, "storage"), os.path.join(location, "tls")):
+            os.chmod(path, 0o755)
+        for name in ("state.db", "tls/key.pem", "emulator.log"):
+            os.chmod(os.path.join(location, name), 0o644)
+        self.assertTrue(self.as_nobody_can_read(os.path.join(location, "state.db")))
+        with Emulator(location=location) as emu:
+            self.check_private(location)
+            with open(os.path.join(location, "emulator.log")) as f:
+                log = f.read()
+            for name in ("state.db", "key.pem", "storage"):
+                self.assertRegex(log, r"readable by its owner only now: \S*" + name + r" 0[67][45][45] -> 0[67]00")
+
+
 if __name__ == "__main__":
     unittest.main()

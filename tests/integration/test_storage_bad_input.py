@@ -144,13 +144,23 @@ class BlobBadInput(StorageTestCase, unittest.TestCase):
                                 (b"GET " + b"A" * 100000 + b" HTTP/1.1\r\n\r\n", b"431"),
                                 (b"PUT /devstoreaccount1/bad/x HTTP/1.1\r\nContent-Length: 99999999999999999999\r\n\r\n",
                                  b"400"),
+                                # Refused by authentication before its (malformed) body is read.
                                 (b"PUT /devstoreaccount1/bad/x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                                 b"401"),
+                                (self.signed_head("PUT", f"{A}/bad/x", {"Transfer-Encoding": "chunked",
+                                                                        "x-ms-blob-type": "BlockBlob"}) + b"zz\r\n",
                                  b"400")):
             with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
                 s.sendall(payload)
                 answer = s.recv(4096)
                 self.assertTrue(answer.startswith(b"HTTP/1.1 " + status), (payload[:60], answer[:100]))
         self.missing("x")
+
+    def signed_head(self, method, path, headers):
+        headers = {"x-ms-version": "2021-06-08", "x-ms-date": self.blob.request("GET", f"{A}/bad/kept").headers["date"],
+                   **headers}
+        headers["Authorization"] = self.blob.sign(method, path, [], headers)
+        return (f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n").encode()
 
     def test_a_body_cut_short_stores_nothing(self):
         """A client that goes away in the middle of its upload leaves the blob as it was."""

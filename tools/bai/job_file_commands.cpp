@@ -133,6 +133,11 @@ size_t download_output_directory(CommandContext& ctx, const JobScope& scope, con
         pending.pop_back();
         for (const json& file : list_files(ctx, scope, job, directory_id, directory)) {
             std::string name = string_field(file, "name");
+            // A listed name is one path component: never a way out of the local directory.
+            if (name.empty() || name == "." || name == ".." || name.find_first_of("/\\") != std::string::npos) {
+                throw CliError("the service listed an entry named '" + name + "' in " + directory +
+                               ", which is not a plain file name; nothing was written for it");
+            }
             std::string relative = directory == "." ? name : directory + "/" + name;
             if (string_field(file, "fileType") == "directory" ||
                 (file.contains("isDirectory") && file["isDirectory"].is_boolean() && file["isDirectory"].get<bool>())) {

@@ -1,0 +1,83 @@
+#include "fake_storage/blob/copy_source.h"
+
+#include "common/time/timestamps.h"
+#include "fake_storage/auth/sas.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+[[noreturn]] void cannot_verify(int status, const std::string& message) {
+    fail(status, "CannotVerifyCopySource", message);
+}
+
+}  // namespace
+
+CopySource parse_copy_source(const std::string& url) {
+    auto bad = [&] { invalid_header("x-ms-copy-source", url); };
+    size_t scheme = url.find("://");
+    if (scheme == std::string::npos) bad();
+    std::string rest = url.substr(scheme + 3);
+    size_t slash = rest.find('/');
+    if (slash == std::string::npos) bad();
+    std::string host = rest.substr(0, slash);
+    std::string target = rest.substr(slash);
+    size_t question = target.find('?');
+    CopySource s;
+    if (question != std::string::npos) s.query = target.substr(question + 1);
+    std::string path = target.substr(0, question);
+    const std::string cloud_suffix = ".blob.core.windows.net";
+    std::vector<std::string> parts;
+    size_t start = 1;
+    size_t limit = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix) ? 2 : 3;
+    while (parts.size() + 1 < limit) {
+        size_t next = path.find('/', start);
+        if (next == std::string::npos) bad();
+        parts.push_back(path.substr(start, next - start));
+        start = next + 1;
+    }
+    parts.push_back(path.substr(start));
+    if (limit == 2) parts.insert(parts.begin(), host.substr(0, host.size() - cloud_suffix.size()));
+    auto account = percent_decode(parts[0], false);
+    auto container = percent_decode(parts[1], false);
+    auto name = percent_decode(parts[2], false);
+    if (!account || !container || !name || name->empty()) bad();
+    s.account = *account;
+    s.container = *container;
+    s.name = *name;
+    return s;
+}
+
+void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
+                           const PublicContainer& is_public) {
+    std::optional<Account> owner = accounts.find(source.account);
+    if (!owner) cannot_verify(404, "The specified resource does not exist.");
+    if (call.authorization == Authorization::shared_key && source.account == call.account.name) return;
+
+    // The source URL read as a request of its own: its query carries the source's SAS, if any.
+    httplib::Request http;
+    http.method = "GET";
+    http.target = "/" + source.account + "/" + source.container + "/x" + (source.query.empty() ? "" : "?" + source.query);
+    http.remote_addr = call.request.http->remote_addr;
+    StorageRequest source_request;
+    try {
+        source_request = parse_storage_request(http);
+    } catch (const StorageError& e) {
+        cannot_verify(e.status(), e.what());
+    }
+    source_request.container = source.container;
+    source_request.name = source.name;
+    if (has_sas(source_request)) {
+        SasRule read{ResourceLevel::object, "r", "r", ServiceSasScope::container_or_object, false};
+        try {
+            verify_sas(source_request, *owner, {SasService::blob, source.container, source.name, read}, time::now());
+        } catch (const StorageError& e) {
+            cannot_verify(e.status(), e.what());
+        }
+        return;
+    }
+    if (!is_public(source.account, source.container)) cannot_verify(404, "The specified resource does not exist.");
+}
+
+}  // namespace bai::storage

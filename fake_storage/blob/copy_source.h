@@ -1,0 +1,35 @@
+// The source of Copy Blob (x-ms-copy-source): where it is, and whether the caller may read it.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/http/storage_endpoint.h"
+
+namespace bai::storage {
+
+struct CopySource {
+    std::string account;
+    std::string container;
+    std::string name;
+    std::string query;  // as sent, still percent-encoded: a SAS for the source, if any
+};
+
+// This emulator's path-style URL, or the cloud's https://ACCOUNT.blob.core.windows.net/C/B mapped
+// to the local account. 400 InvalidHeaderValue naming x-ms-copy-source when it is neither.
+CopySource parse_copy_source(const std::string& url);
+
+// Whether a container of an account lets anonymous clients read its blobs.
+using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;
+
+// The request's own authorization covers the destination only. The source is read with the
+// account key when the request was signed with the key of the source's account; otherwise it must
+// be authorized on its own: a SAS in its URL that allows reading it, or a public container. A
+// source that cannot be read this way is refused as the service refuses it: CannotVerifyCopySource
+// with the status its own read would have had (403 for a SAS that does not allow it, 404 when
+// an anonymous read would not find it).
+void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
+                           const PublicContainer& is_public);
+
+}  // namespace bai::storage
