@@ -8,16 +8,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <cstring>
 #include <string_view>
 #include <system_error>
 #include <vector>
 
-#include "common/http/listener.h"
 #include "common/http/request_head.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
+#include "common/version.h"
 
 namespace bai::http {
 
@@ -65,7 +68,8 @@ std::string address_of(const sockaddr_in& address, int& port) {
 // One accepted connection: what has been read of it and not yet consumed, and the writes.
 class Connection {
 public:
-    explicit Connection(int fd) : fd_(fd), in_(kReadSize) {
+    // `ssl`: the connection's TLS session (owned), or null for plain HTTP.
+    Connection(int fd, SSL* ssl) : fd_(fd), ssl_(ssl), in_(kReadSize) {
         sockaddr_in address{};
         socklen_t size = sizeof address;
         if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
@@ -77,37 +81,57 @@ public:
         }
     }
 
+    ~Connection() {
+        if (ssl_ != nullptr) {
+            SSL_shutdown(ssl_);  // the close_notify alert; the peer's is not waited for
+            SSL_free(ssl_);
+        }
+    }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
     std::string remote_addr;
     int remote_port = -1;
     std::string local_addr;
     int local_port = -1;
 
-    // Waits up to `seconds` for bytes and reads what is there; false at the end of the stream,
-    // on a timeout or an error.
-    bool fill(int seconds) {
-        pollfd p{fd_, POLLIN, 0};
-        int ready;
-        do {
-            ready = ::poll(&p, 1, seconds * 1000);
-        } while (ready < 0 && errno == EINTR);
-        if (ready <= 0) return false;
+    // Waits up to `milliseconds` for bytes and reads what is there; false at the end of the
+    // stream, on a timeout or an error.
+    bool fill(int milliseconds) {
+        // TLS may hold decrypted bytes of a record already read from the socket.
+        if (ssl_ == nullptr || SSL_pending(ssl_) == 0) {
+            pollfd p{fd_, POLLIN, 0};
+            int ready;
+            do {
+                ready = ::poll(&p, 1, std::max(milliseconds, 0));
+            } while (ready < 0 && errno == EINTR);
+            if (ready <= 0) return false;
+        }
         compact();
         // Grown (and zeroed) only when a head or a body does not fit what it already holds.
         if (in_.size() - end_ < kReadSize) in_.resize(end_ + kReadSize);
         ssize_t n;
-        do {
-            n = ::recv(fd_, in_.data() + end_, kReadSize, 0);
-        } while (n < 0 && errno == EINTR);
+        if (ssl_ != nullptr) {
+            n = SSL_read(ssl_, in_.data() + end_, static_cast<int>(kReadSize));
+        } else {
+            do {
+                n = ::recv(fd_, in_.data() + end_, kReadSize, 0);
+            } while (n < 0 && errno == EINTR);
+        }
         if (n <= 0) return false;
         end_ += static_cast<size_t>(n);
         return true;
     }
 
     // The next request's head, up to and including its blank line; empty when the connection
-    // ended or went idle first; `too_large` when it passed kMaxHead.
+    // ended, went idle first, or took longer than kHeadSeconds from its first byte (a client that
+    // trickles its head holds its connection for that long at most); `too_large` when it passed
+    // kMaxHead.
     std::string_view read_head(bool& too_large) {
         too_large = false;
         size_t searched = 0;
+        using clock = std::chrono::steady_clock;
+        std::optional<clock::time_point> deadline;
         for (bool first = true;; first = false) {
             std::string_view have = unread();
             size_t start = searched >= 3 ? searched - 3 : 0;
@@ -119,7 +143,10 @@ public:
             searched = have.size();
             if (have.size() > LeanListener::kMaxHead) break;
             bool idle = first && have.empty();
-            if (!fill(idle ? LeanListener::kIdleSeconds : LeanListener::kTransferSeconds)) return {};
+            if (!idle && !deadline) deadline = clock::now() + std::chrono::seconds(LeanListener::kHeadSeconds);
+            int wait = idle ? LeanListener::kIdleSeconds * 1000
+                            : static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock::now()).count());
+            if (wait <= 0 || !fill(wait)) return {};
         }
         too_large = true;
         return {};
@@ -147,6 +174,12 @@ public:
 
     bool send_all(std::string_view bytes) {
         while (!bytes.empty()) {
+            if (ssl_ != nullptr) {
+                int n = SSL_write(ssl_, bytes.data(), static_cast<int>(std::min<size_t>(bytes.size(), 1 << 30)));
+                if (n <= 0) return false;
+                bytes.remove_prefix(static_cast<size_t>(n));
+                continue;
+            }
             ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
             if (n < 0 && errno == EINTR) continue;
             if (n <= 0) return false;
@@ -171,7 +204,7 @@ private:
         while (length > 0) {
             std::string_view have = unread();
             if (have.empty()) {
-                if (!fill(LeanListener::kTransferSeconds)) return false;
+                if (!fill(LeanListener::kTransferSeconds * 1000)) return false;
                 continue;
             }
             size_t n = static_cast<size_t>(std::min<std::uint64_t>(length, have.size()));
@@ -190,11 +223,12 @@ private:
                 consume(end + 2);
                 return true;
             }
-            if (have.size() > 4096 || !fill(LeanListener::kTransferSeconds)) return false;
+            if (have.size() > 4096 || !fill(LeanListener::kTransferSeconds * 1000)) return false;
         }
     }
 
     int fd_;
+    SSL* ssl_;
     std::vector<char> in_;  // bytes [read_, end_) are read from the socket and not yet consumed
     size_t read_ = 0;
     size_t end_ = 0;
@@ -218,8 +252,10 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
     out += reason_phrase(status);
     out += "\r\n";
     bool has_length = false;
+    bool has_connection = false;
     for (const auto& [name, value] : response.headers) {
         if (!has_length && text::iequals(name, "Content-Length")) has_length = true;
+        if (!has_connection && text::iequals(name, "Connection")) has_connection = true;
         out += name;
         out += ": ";
         out += value;
@@ -230,7 +266,7 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
         out += std::to_string(length);
         out += "\r\n";
     }
-    if (!keep_alive) out += "Connection: close\r\n";
+    if (!keep_alive && !has_connection) out += "Connection: close\r\n";
     out += "\r\n";
     if (!has_body || length == 0) return connection.send_all(out);
     if (!response.content_provider_) {
@@ -362,8 +398,15 @@ void LeanListener::serve(int fd) {
     // Reads wait in poll() with their own timeouts (Connection::fill); sends need this one.
     timeval timeout{kTransferSeconds, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    {
-        Connection connection(fd);
+    SSL* ssl = nullptr;
+    if (tls_) {
+        // A TLS read waits in poll() first too, but a record that arrives in pieces is read
+        // inside SSL_read: this bounds that wait.
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        ssl = accept_tls(tls_.get(), fd, std::chrono::steady_clock::now() + std::chrono::seconds(kHandshakeSeconds));
+    }
+    if (!tls_ || ssl != nullptr) {
+        Connection connection(fd, ssl);
         while (!stopping_ && serve_one(connection)) {
         }
     }
@@ -441,9 +484,11 @@ bool LeanListener::serve_one(Connection& connection) {
         response.status = 500;
     }
     // What the handler left of the body is read and dropped, so that the next request starts
-    // where it should; a body that cannot be read to its end ends the connection.
-    if (!body_done && !body_failed) read_body([](const char*, size_t) { return true; });
-    const bool keep_alive = framing.keep_alive && body_done && !stopping_;
+    // where it should; a body that cannot be read to its end ends the connection, and so does a
+    // handler that answers "Connection: close" (a body refused for its size is not read at all).
+    const bool handler_closes = text::iequals(response.get_header_value("Connection"), "close");
+    if (!body_done && !body_failed && !handler_closes) read_body([](const char*, size_t) { return true; });
+    const bool keep_alive = framing.keep_alive && body_done && !stopping_ && !handler_closes;
     bool sent = write_response(connection, request, response, keep_alive);
     --in_flight_;
     if (request_log_) {
@@ -451,6 +496,10 @@ bool LeanListener::serve_one(Connection& connection) {
         request_log_->record(name_, request.method, request.target, response.status, ms);
     }
     return sent && keep_alive;
+}
+
+std::string health_json(const std::string& service) {
+    return R"({"status":"ok","service":")" + service + R"(","version":")" + kVersion + R"("})";
 }
 
 }  // namespace bai::http

@@ -1,5 +1,5 @@
-// An HTTP/1.1 endpoint for services that answer many small requests (the Blob and File
-// services): a thread per connection, a request parser of its own (request_head.h) and each
+// The HTTP/1.1 endpoint of every service (Blob and File, and with routes.h, ARM over TLS and
+// Batch): a thread per connection, a request parser of its own (request_head.h) and each
 // response's head written in one send, with the body in the same send when it is small.
 // (sendfile(2) for bodies kept in files was tried: on this project's VM it sent a 256 MiB blob
 // at half the rate of pread and send through a 1 MiB buffer.) httplib's server spends more on a small request than the
@@ -21,6 +21,7 @@
 
 #include "common/http/endpoint.h"
 #include "common/http/request_log.h"
+#include "common/http/tls_context.h"
 
 namespace bai::http {
 
@@ -38,6 +39,9 @@ public:
     LeanListener(const LeanListener&) = delete;
     LeanListener& operator=(const LeanListener&) = delete;
 
+    // Serves HTTPS with `context` (before start()).
+    void use_tls(TlsContext context) { tls_ = std::move(context); }
+
     bool bind(const std::string& host, int port) override;
     void start() override;
     void stop_accepting() override;
@@ -48,8 +52,10 @@ public:
 
     static constexpr size_t kMaxHead = 64 * 1024;
     static constexpr size_t kMaxConnections = 1024;
-    static constexpr int kIdleSeconds = 5;      // between requests of a keep-alive connection
-    static constexpr int kTransferSeconds = 60;  // without progress within a request
+    static constexpr int kIdleSeconds = 5;       // between requests of a keep-alive connection
+    static constexpr int kHeadSeconds = 10;      // from a request head's first byte to its last
+    static constexpr int kHandshakeSeconds = 10; // for a TLS handshake
+    static constexpr int kTransferSeconds = 60;  // without progress within a body or a response
 
 private:
     void accept_loop();
@@ -60,6 +66,7 @@ private:
     Handler handler_;
     std::shared_ptr<RequestLog> request_log_;
     std::string health_body_;
+    TlsContext tls_;
     int listen_fd_ = -1;
     int port_ = -1;
     std::string error_;
@@ -71,5 +78,8 @@ private:
     std::set<int> connections_;  // open connections' descriptors
     int serving_ = 0;           // connection threads still running
 };
+
+// {"status":"ok","service":SERVICE,"version":V}: what GET /health answers.
+std::string health_json(const std::string& service);
 
 }  // namespace bai::http

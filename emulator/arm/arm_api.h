@@ -4,6 +4,8 @@
 
 #include <httplib.h>
 
+#include "common/http/routes.h"
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -34,7 +36,7 @@ public:
 
     // Once the ports are known, before serving: registers the stored storage accounts and
     // routes every request the server has no other route for to the ARM router.
-    void serve(httplib::Server& server, const ArmEndpoints& endpoints);
+    void serve(http::Routes& server, const ArmEndpoints& endpoints);
     // Stops the operations worker (what is still in progress completes after the next start).
     void stop();
     // No long-running operation is waiting to complete or completing (scenarios settle on it).

@@ -20,7 +20,7 @@ void BatchApi::stop() { nodes_.stop(); }
 
 void BatchApi::migrate(db::Database& db) { EntityStore::migrate(db); }
 
-void BatchApi::route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler,
+void BatchApi::route(http::Routes& server, const std::string& method, const std::string& pattern, Handler handler,
                      bool versioned) {
     auto wrapped = [this, handler, versioned](const httplib::Request& req, httplib::Response& res) {
         try {
@@ -49,7 +49,7 @@ void BatchApi::route(httplib::Server& server, const std::string& method, const s
     if (method == "PUT") server.Put(pattern, wrapped);
 }
 
-void BatchApi::serve(httplib::Server& server, const std::string& base_url) {
+void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     base_url_ = base_url;
     route(server, "POST", "/pools", [this](auto& a, auto& q, auto& r) { add_pool(a, q, r); });
     route(server, "GET", "/pools", [this](auto& a, auto& q, auto& r) { list_pools(a, q, r); });

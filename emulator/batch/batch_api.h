@@ -8,6 +8,8 @@
 
 #include <httplib.h>
 
+#include "common/http/routes.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +27,7 @@ public:
     BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root, NodeOptions options = {});
     static void migrate(db::Database& db);
     // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
-    void serve(httplib::Server& server, const std::string& base_url);
+    void serve(http::Routes& server, const std::string& base_url);
     // The pools' nodes: start brings every pool's nodes up (they do not survive a restart).
     void start();
     void stop();
@@ -33,7 +35,7 @@ public:
 private:
     using Handler = std::function<void(const BatchAccount&, const httplib::Request&, httplib::Response&)>;
     // `versioned`: the service's routes want an api-version; the emulator's own do not.
-    void route(httplib::Server& server, const std::string& method, const std::string& pattern, Handler handler,
+    void route(http::Routes& server, const std::string& method, const std::string& pattern, Handler handler,
                bool versioned = true);
 
     void add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -47,7 +49,7 @@ private:
     void disable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void evaluate_autoscale_route(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     // Compute nodes (batch_node_routes.cpp).
-    void serve_nodes(httplib::Server& server);
+    void serve_nodes(http::Routes& server);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void reboot_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -77,7 +79,7 @@ private:
     void get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     StoredEntity need_task(const BatchAccount& account, const std::string& job_id, const std::string& task_id) const;
-    void serve_work(httplib::Server& server);
+    void serve_work(http::Routes& server);
     StoredEntity need_job(const BatchAccount& account, const std::string& id) const;
     // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.
     std::optional<StoredEntity> put_task(const BatchAccount& account, const StoredEntity& job, const nlohmann::json& body);

@@ -21,7 +21,7 @@ json optional_body(const httplib::Request& req) { return req.body.empty() ? json
 
 }  // namespace
 
-void BatchApi::serve_nodes(httplib::Server& server) {
+void BatchApi::serve_nodes(http::Routes& server) {
     route(server, "GET", R"(/pools/([^/]+)/nodes)", [this](auto& a, auto& q, auto& r) { list_nodes(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+))", [this](auto& a, auto& q, auto& r) { get_node(a, q, r); });
     route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/(reboot|reimage))", [this](auto& a, auto& q, auto& r) { reboot_node(a, q, r); });

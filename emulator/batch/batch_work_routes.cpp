@@ -40,7 +40,7 @@ bool move_job(json& doc, const std::string& to, const std::string& now) {
 
 }  // namespace
 
-void BatchApi::serve_work(httplib::Server& server) {
+void BatchApi::serve_work(http::Routes& server) {
     route(server, "POST", "/jobs", [this](auto& a, auto& q, auto& r) { add_job(a, q, r); });
     route(server, "GET", "/jobs", [this](auto& a, auto& q, auto& r) { list_jobs(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { get_job(a, q, r); });

@@ -7,7 +7,7 @@
 
 #include "common/db/database.h"
 #include "common/http/lean_listener.h"
-#include "common/http/listener.h"
+#include "common/http/routes.h"
 #include "common/log/logger.h"
 #include "common/version.h"
 #include "emulator/arm/arm_api.h"
@@ -43,7 +43,7 @@ void release_mounts(const fs::path& nodes_dir, const char* when) {
 }
 
 // The emulator's own route on ARM: where the other endpoints are, for clients that know only ARM.
-void add_endpoints_route(httplib::Server& server, const endpoints::Endpoints& e) {
+void add_endpoints_route(http::Routes& server, const endpoints::Endpoints& e) {
     std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}, {"batch", e.batch}}.dump();
     server.Get("/emulator/endpoints", [body](const httplib::Request&, httplib::Response& res) {
         res.set_content(body, "application/json");
@@ -68,6 +68,10 @@ struct RunningEmulator::Parts {
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
     std::unique_ptr<arm::ArmApi> arm_api;
     std::unique_ptr<batch::BatchApi> batch_api;
+    // ARM's routes (the emulator's own first, the Batch AI router last) and Batch's: the
+    // listeners below serve them, so they are declared first and outlive them.
+    http::Routes arm_routes;
+    http::Routes batch_routes;
     std::vector<std::unique_ptr<http::Endpoint>> listeners;
     endpoints::Endpoints published;
     bool stopped = false;
@@ -173,8 +177,12 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     } catch (const std::exception& e) {
         throw StartError(e.what());
     }
-    auto arm_server = std::make_unique<httplib::SSLServer>(certificate.certificate.c_str(), certificate.private_key.c_str());
-    if (!arm_server->is_valid()) throw StartError("cannot load " + certificate.certificate.string());
+    http::TlsContext tls;
+    try {
+        tls = http::make_server_tls(certificate.certificate.string(), certificate.private_key.string());
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
 
     std::shared_ptr<http::RequestLog> request_log;
     if (options.debug_log) {
@@ -184,12 +192,16 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             throw StartError(e.what());
         }
     }
-    auto arm_listener = std::make_unique<http::Listener>("arm", std::move(arm_server), request_log);
-    auto batch_owned = std::make_unique<http::Listener>("batch", std::make_unique<httplib::Server>(), request_log);
-    http::Listener& arm = *arm_listener;
-    http::Listener& batch_listener = *batch_owned;
-    http::add_health_route(arm.server(), "arm");
-    http::add_health_route(batch_listener.server(), "batch");
+    // ARM takes bodies up to 64 MiB (and answers those over 4 MiB with its own CloudError), Batch
+    // up to 4 MiB (the service refuses task collections over 1 MB); larger ones are refused with
+    // 413 before they are read.
+    auto arm_listener = std::make_unique<http::LeanListener>("arm", http::serve_routes(p->arm_routes, 64u << 20),
+                                                             request_log);
+    arm_listener->use_tls(tls);
+    auto batch_owned = std::make_unique<http::LeanListener>("batch", http::serve_routes(p->batch_routes, 4u << 20),
+                                                            request_log);
+    http::Endpoint& arm = *arm_listener;
+    http::Endpoint& batch_listener = *batch_owned;
     auto storage_listener = [&](const char* name, auto& service) {
         return std::make_unique<http::LeanListener>(
             name,
@@ -215,14 +227,14 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
                     url("http", options.host, file.port()), certificate.certificate.string(),
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
-    add_endpoints_route(arm.server(), p->published);
-    engine::add_engine_routes(arm.server(), *p->job_engine);
+    add_endpoints_route(p->arm_routes, p->published);
+    engine::add_engine_routes(p->arm_routes, *p->job_engine);
     batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
                                                      p->location / "batch-nodes", std::move(batch_nodes));
-    p->batch_api->serve(batch_listener.server(), p->published.batch);
+    p->batch_api->serve(p->batch_routes, p->published.batch);
     try {
-        p->arm_api->serve(arm.server(), {p->published.arm, p->published.blob, p->published.file});
+        p->arm_api->serve(p->arm_routes, {p->published.arm, p->published.blob, p->published.file});
     } catch (const std::exception& e) {
         throw StartError(std::string("ARM: ") + e.what());
     }

@@ -46,7 +46,7 @@ mounts::FaultPlan parse_plan(const std::string& body) {
 }
 
 // /emulator/{shares|containers}/{account}/{name}/faults: the fault plan of a volume's mounts.
-void add_fault_routes(httplib::Server& server, LocalEngine& engine, const std::string& collection,
+void add_fault_routes(http::Routes& server, LocalEngine& engine, const std::string& collection,
                       mounts::VolumeKind kind) {
     const std::string what = kind == mounts::VolumeKind::share ? "share" : "container";
     const std::string faults = "/emulator/" + collection + "/([^/]+)/([^/]+)/faults";
@@ -72,7 +72,7 @@ void add_fault_routes(httplib::Server& server, LocalEngine& engine, const std::s
 
 }  // namespace
 
-void add_engine_routes(httplib::Server& server, LocalEngine& engine) {
+void add_engine_routes(http::Routes& server, LocalEngine& engine) {
     server.Get("/emulator/nodes", [&engine](const httplib::Request&, httplib::Response& res) {
         res.set_content(nlohmann::json{{"value", engine.nodes()}}.dump(), "application/json");
     });

@@ -12,10 +12,12 @@
 
 #include <httplib.h>
 
+#include "common/http/routes.h"
+
 #include "emulator/engine/local_engine.h"
 
 namespace bai::engine {
 
-void add_engine_routes(httplib::Server& server, LocalEngine& engine);
+void add_engine_routes(http::Routes& server, LocalEngine& engine);
 
 }  // namespace bai::engine
