@@ -69,7 +69,7 @@ std::string address_of(const sockaddr_in& address, int& port) {
 class Connection {
 public:
     // `ssl`: the connection's TLS session (owned), or null for plain HTTP.
-    Connection(int fd, SSL* ssl) : fd_(fd), ssl_(ssl), in_(kReadSize) {
+    Connection(int fd, SSL* ssl) : fd_(fd), ssl_(ssl) {
         sockaddr_in address{};
         socklen_t size = sizeof address;
         if (getpeername(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
@@ -95,9 +95,9 @@ public:
     std::string local_addr;
     int local_port = -1;
 
-    // Waits up to `milliseconds` for bytes and reads what is there; false at the end of the
-    // stream, on a timeout or an error.
-    bool fill(int milliseconds) {
+    // Waits up to `milliseconds` for bytes and reads up to `chunk` of what is there; false at the
+    // end of the stream, on a timeout or an error.
+    bool fill(int milliseconds, size_t chunk = kHeadRead) {
         // TLS may hold decrypted bytes of a record already read from the socket.
         if (ssl_ == nullptr || SSL_pending(ssl_) == 0) {
             pollfd p{fd_, POLLIN, 0};
@@ -108,14 +108,15 @@ public:
             if (ready <= 0) return false;
         }
         compact();
-        // Grown (and zeroed) only when a head or a body does not fit what it already holds.
-        if (in_.size() - end_ < kReadSize) in_.resize(end_ + kReadSize);
+        // Grown (and zeroed) only when what is read does not fit what it already holds: a
+        // connection that sent nothing holds no buffer, one that reads heads a small one.
+        if (in_.size() - end_ < chunk) in_.resize(end_ + chunk);
         ssize_t n;
         if (ssl_ != nullptr) {
-            n = SSL_read(ssl_, in_.data() + end_, static_cast<int>(kReadSize));
+            n = SSL_read(ssl_, in_.data() + end_, static_cast<int>(chunk));
         } else {
             do {
-                n = ::recv(fd_, in_.data() + end_, kReadSize, 0);
+                n = ::recv(fd_, in_.data() + end_, chunk, 0);
             } while (n < 0 && errno == EINTR);
         }
         if (n <= 0) return false;
@@ -189,7 +190,19 @@ public:
     }
 
 private:
-    static constexpr size_t kReadSize = 256 * 1024;
+    static constexpr size_t kReadSize = 256 * 1024;  // the most one read of a body takes
+    static constexpr size_t kHeadRead = 16 * 1024;   // one read of a head or a line
+
+public:
+    // Between requests: a buffer grown for a large body is given back.
+    void release_if_empty() {
+        if (read_ == end_ && in_.size() > kHeadRead) {
+            std::vector<char>().swap(in_);
+            read_ = end_ = 0;
+        }
+    }
+
+private:
 
     std::string_view unread() const { return std::string_view(in_.data() + read_, end_ - read_); }
     void consume(size_t n) { read_ += n; }
@@ -204,7 +217,8 @@ private:
         while (length > 0) {
             std::string_view have = unread();
             if (have.empty()) {
-                if (!fill(LeanListener::kTransferSeconds * 1000)) return false;
+                size_t chunk = static_cast<size_t>(std::min<std::uint64_t>(length, kReadSize));
+                if (!fill(LeanListener::kTransferSeconds * 1000, std::max(chunk, kHeadRead))) return false;
                 continue;
             }
             size_t n = static_cast<size_t>(std::min<std::uint64_t>(length, have.size()));
@@ -407,8 +421,7 @@ void LeanListener::serve(int fd) {
     }
     if (!tls_ || ssl != nullptr) {
         Connection connection(fd, ssl);
-        while (!stopping_ && serve_one(connection)) {
-        }
+        while (!stopping_ && serve_one(connection)) connection.release_if_empty();
     }
     bool last = false;
     {

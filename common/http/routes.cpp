@@ -21,6 +21,17 @@ void Routes::dispatch(httplib::Request& request, httplib::Response& response) co
 LeanListener::Handler serve_routes(const Routes& routes, size_t max_body) {
     return [&routes, max_body](const httplib::Request& sent, httplib::Response& response,
                                const httplib::ContentReader* body) {
+        auto refuse = [&] {
+            response.status = 413;
+            response.set_header("Connection", "close");  // the body is not read at all
+            response.set_content("The request body is larger than " + std::to_string(max_body) + " bytes.",
+                                 "text/plain");
+        };
+        if (body != nullptr && sent.has_header("Content-Length")) {
+            // The listener has checked that it is a number.
+            std::uint64_t length = std::stoull(sent.get_header_value("Content-Length"));
+            if (length > max_body) return refuse();
+        }
         httplib::Request request = sent;
         if (body != nullptr) {
             bool too_large = false;
@@ -29,13 +40,7 @@ LeanListener::Handler serve_routes(const Routes& routes, size_t max_body) {
                 if (!too_large) request.body.append(data, size);
                 return !too_large;
             });
-            if (too_large) {
-                response.status = 413;
-                response.set_header("Connection", "close");
-                response.set_content("The request body is larger than " + std::to_string(max_body) + " bytes.",
-                                     "text/plain");
-                return;
-            }
+            if (too_large) return refuse();
             if (!whole) {
                 response.status = 400;
                 response.set_content("The request body ended before its length.", "text/plain");

@@ -48,6 +48,15 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
         if (!whole) body_ended_early();
         return;
     }
+    // An XML body announced larger than the service takes is refused unread (the connection is
+    // closed rather than drained).
+    if (call.request.has_header("Content-Length")) {
+        std::uint64_t length = std::stoull(call.request.header("Content-Length"));
+        if (length > kMaxXmlBody) {
+            call.response.set_header("Connection", "close");
+            fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+        }
+    }
     bool too_large = false;
     bool whole = read([&](const char* data, size_t size) {
         if (call.body.size() + size > kMaxXmlBody) too_large = true;
