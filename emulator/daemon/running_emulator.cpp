@@ -50,6 +50,21 @@ void add_endpoints_route(http::Routes& server, const endpoints::Endpoints& e) {
     });
 }
 
+// What uploads that were never committed hold, per account, and the blocks past their week.
+void report_staged_blocks(storage::BlobStore& blobs) {
+    for (const storage::StagedBlocks& held : blobs.staged_blocks_by_account()) {
+        log::info("uncommitted blocks of " + held.account + ": " + std::to_string(held.bytes) + " bytes in " +
+                  std::to_string(held.blocks) + " blocks of " + std::to_string(held.blobs) + " blobs");
+    }
+    storage::StagedBlocks dropped =
+        blobs.discard_staged_before(blobs.clock_now() - storage::BlobStore::kStagedBlockLifetime);
+    if (dropped.blocks > 0) {
+        log::info("discarded " + std::to_string(dropped.bytes) + " bytes of uncommitted blocks (" +
+                  std::to_string(dropped.blocks) + " blocks of " + std::to_string(dropped.blobs) +
+                  " blobs) staged over a week ago");
+    }
+}
+
 }  // namespace
 
 // Declared in construction order: destroyed in the reverse one.
@@ -127,6 +142,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
 
     for (const storage::Account& account : options.accounts) p->accounts.put(account);
     p->blob_store = std::make_unique<storage::BlobStore>(*p->state, *p->content);
+    if (hooks.clock) p->blob_store->set_clock([clock = hooks.clock] { return clock->now(); });
     p->file_store = std::make_unique<storage::FileStore>(*p->state, *p->content);
     try {
         if (size_t replayed = p->file_store->recover(); replayed > 0) {
@@ -137,6 +153,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
         if (size_t swept = p->content->sweep({live.begin(), live.end()}); swept > 0) {
             log::info("removed " + std::to_string(swept) + " content files no metadata refers to");
         }
+        report_staged_blocks(*p->blob_store);
     } catch (const std::exception& e) {
         throw StartError(std::string("storage: ") + e.what());
     }

@@ -144,6 +144,7 @@ void LocalEngine::loop() {
         for (const auto& event : *batch) run_event(event);
         run_event([this] {
             check_deadlines();
+            sweep_staged_blocks();
             schedule();
             publish();
         });
@@ -735,6 +736,19 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
         return true;
     });
     log::info("job " + job.id + " stopped: " + reason);
+}
+
+void LocalEngine::sweep_staged_blocks() {
+    // The loop wakes at least once an hour of the clock (loop()), so a sweep an hour is enough.
+    const time::TimePoint now = clock_.now();
+    if (next_staged_sweep_ && now < *next_staged_sweep_) return;
+    next_staged_sweep_ = now + std::chrono::hours(1);
+    storage::StagedBlocks dropped = storage_.blobs.discard_staged_before(now - storage::BlobStore::kStagedBlockLifetime);
+    if (dropped.blocks == 0) return;
+    std::string what = std::to_string(dropped.blocks) + " uncommitted blocks of " + std::to_string(dropped.blobs) +
+                       " blobs (" + std::to_string(dropped.bytes) + " bytes) staged over a week ago";
+    log::info("discarded " + what);
+    trace("storage", "discarded " + what);
 }
 
 void LocalEngine::check_deadlines() {

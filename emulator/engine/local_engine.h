@@ -146,6 +146,8 @@ private:
     void recover();
     void schedule();
     void check_deadlines();
+    // Every hour of the clock: the staged blocks of uploads not touched for a week go (BlobStore).
+    void sweep_staged_blocks();
     void resize(ClusterState& cluster);
     void add_node(ClusterState& cluster);
     void remove_node(ClusterState& cluster, size_t index, const std::string& why);
@@ -177,6 +179,7 @@ private:
 
     // The event queue (hooks and worker threads post; the engine thread runs).
     EventQueue events_{clock_};
+    std::optional<time::TimePoint> next_staged_sweep_;
     std::optional<time::TimePoint> next_deadline_;  // the engine thread's (and start()'s, before it)
     std::thread thread_;
 

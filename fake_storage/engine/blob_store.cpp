@@ -487,7 +487,7 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
                 .bind(4, block_id)
                 .bind(5, content_id)
                 .bind(6, static_cast<int64_t>(writer.size()))
-                .bind(7, time::to_ticks(time::now()))
+                .bind(7, time::to_ticks(clock_()))
                 .run();
         });
     } catch (...) {

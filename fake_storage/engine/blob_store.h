@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -133,9 +134,30 @@ inline constexpr size_t kMaxCommittedBlocks = 50000;
 // one descriptor per part.
 inline constexpr size_t kMaxBlobParts = 256;
 
+// What staged (uncommitted) blocks hold: of one account, or what a sweep dropped.
+struct StagedBlocks {
+    std::string account;
+    std::uint64_t blobs = 0;
+    std::uint64_t blocks = 0;
+    std::uint64_t bytes = 0;
+};
+
 class BlobStore {
 public:
     BlobStore(db::Database& db, ContentFiles& files);
+
+    // The service drops a blob's uncommitted blocks a week after its last Put Block, as it drops
+    // them when the blob is committed or deleted.
+    static constexpr std::chrono::hours kStagedBlockLifetime{24 * 7};
+    // The time staged blocks are stamped with and aged by: the engine's clock (a scenario's virtual
+    // one); time::now until set. Set before serving.
+    void set_clock(std::function<time::TimePoint()> now) { clock_ = std::move(now); }
+    time::TimePoint clock_now() const { return clock_(); }
+    // Drops the staged blocks of every blob whose last Put Block was before `before`, with their
+    // files (staged_blocks.cpp); what it dropped, over all accounts.
+    StagedBlocks discard_staged_before(time::TimePoint before);
+    // What staged blocks hold, per account that has any.
+    std::vector<StagedBlocks> staged_blocks_by_account();
 
     ContainerInfo create_container(const std::string& account, const std::string& name,
                                    const Metadata& metadata, const std::string& public_access);
@@ -239,6 +261,7 @@ private:
     db::Database& db_;
     ContentFiles& files_;
     std::array<std::mutex, 64> blob_locks_;
+    std::function<time::TimePoint()> clock_ = [] { return time::now(); };
 };
 
 }  // namespace bai::storage

@@ -245,3 +245,55 @@ TEST_F(BlobStoreTest, AReadAfterAnyChangeSeesIt) {
 
 }  // namespace
 }  // namespace bai::storage
+
+namespace bai::storage {
+namespace {
+
+size_t files_under(const std::filesystem::path& dir) {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) n += entry.is_regular_file();
+    return n;
+}
+
+TEST_F(BlobStoreTest, StagedBlocksGoAWeekAfterTheirBlobsLastPutBlock) {
+    time::TimePoint now = time::from_ticks(0) + std::chrono::hours(24 * 365 * 40);
+    store->set_clock([&] { return now; });
+    const std::string big(100000, 'b');  // in a file of its own
+    stage("abandoned", "one", big);
+    stage("abandoned", "two", big);
+    put("kept", "committed bytes");
+    now += std::chrono::hours(24 * 6);
+    stage("touched", "one", big);
+    stage("abandoned-later", "one", big);
+    const auto blocks_dir = dir / "storage" / bai::testing::kAcct / "blocks";
+    const size_t before = files_under(blocks_dir);
+
+    std::vector<StagedBlocks> usage = store->staged_blocks_by_account();
+    ASSERT_EQ(usage.size(), 1u);
+    EXPECT_EQ(usage[0].account, bai::testing::kAcct);
+    EXPECT_EQ(usage[0].blobs, 3u);
+    EXPECT_EQ(usage[0].blocks, 4u);
+    EXPECT_EQ(usage[0].bytes, 4 * big.size());
+
+    // Six days after the first blocks: nothing is a week old.
+    EXPECT_EQ(store->discard_staged_before(now - BlobStore::kStagedBlockLifetime).blocks, 0u);
+    // Eight days after the first ones, two after the others: only "abandoned" goes, files included.
+    now += std::chrono::hours(24 * 2);
+    StagedBlocks dropped = store->discard_staged_before(now - BlobStore::kStagedBlockLifetime);
+    EXPECT_EQ(dropped.blobs, 1u);
+    EXPECT_EQ(dropped.blocks, 2u);
+    EXPECT_EQ(dropped.bytes, 2 * big.size());
+    EXPECT_EQ(files_under(blocks_dir), before - 2);
+    expect_error([&] { store->get_block_lists(bai::testing::kAcct, "data", "abandoned"); }, "BlobNotFound");
+    EXPECT_EQ(store->get_block_lists(bai::testing::kAcct, "data", "touched").uncommitted.size(), 1u);
+    EXPECT_EQ(read("kept"), "committed bytes");
+    // A Put Block List that names the dropped blocks finds none.
+    expect_error([&] {
+        store->put_block_list(bai::testing::kAcct, "data", "abandoned", {{crypto::base64_encode("one"), BlockListType::latest}},
+                              {}, {}, {});
+    }, "InvalidBlockList");
+    EXPECT_EQ(store->staged_blocks_by_account()[0].blobs, 2u);
+}
+
+}  // namespace
+}  // namespace bai::storage

@@ -197,6 +197,24 @@ class OpenFileLimit(unittest.TestCase):
         self.assertEqual(int(line.split()[3]), 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536))
 
 
+class StagedBlocksAtStart(unittest.TestCase):
+    def test_the_log_says_what_uncommitted_blocks_hold_per_account(self):
+        from raw_storage import RawClient
+        location = tempfile.mkdtemp(prefix="bai-it-staged-")
+        self.addCleanup(shutil.rmtree, location, True)
+        with Emulator(location=location) as emu:
+            blob = RawClient(emu.endpoints["blob"])
+            self.assertEqual(blob.request("PUT", "/devstoreaccount1/uploads", [("restype", "container")]).status, 201)
+            for block in ("YQ==", "Yg=="):
+                r = blob.request("PUT", "/devstoreaccount1/uploads/never-committed",
+                                 [("comp", "block"), ("blockid", block)], body=b"12345")
+                self.assertEqual(r.status, 201)
+        with Emulator(location=location):
+            with open(os.path.join(location, "emulator.log")) as f:
+                log = f.read()
+        self.assertIn("uncommitted blocks of devstoreaccount1: 10 bytes in 2 blocks of 1 blobs", log)
+
+
 class DataDirectoryAccess(unittest.TestCase):
     """The data directory holds every account key, admin password and job secret (state.db), the
     TLS key and all blobs and files: only its owner may read any of it."""
