@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -194,6 +196,25 @@ private:
     static constexpr size_t kHeadRead = 16 * 1024;   // one read of a head or a line
 
 public:
+    // The response went out without the request's body being read (refused for its size): the
+    // client may still be sending it, and closing at once would make its kernel answer our close
+    // with a reset that destroys the response before the client reads it. So our side of the
+    // connection is shut and what still comes is read and dropped, for at most two seconds
+    // ("lingering close").
+    bool linger = false;
+    void linger_close() {
+        if (ssl_ != nullptr) SSL_shutdown(ssl_);
+        ::shutdown(fd_, SHUT_WR);
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+        char sink[16384];
+        for (;;) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            pollfd p{fd_, POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) return;
+            if (::recv(fd_, sink, sizeof sink, 0) <= 0) return;
+        }
+    }
+
     // Between requests: a buffer grown for a large body is given back.
     void release_if_empty() {
         if (read_ == end_ && in_.size() > kHeadRead) {
@@ -407,6 +428,13 @@ void LeanListener::accept_loop() {
 }
 
 void LeanListener::serve(int fd) {
+    // OpenSSL writes with write(2), not send(MSG_NOSIGNAL): a client gone mid-response would raise
+    // SIGPIPE, which ends a process that does not ignore it. Blocked in this thread, it stays
+    // pending here and goes with the thread; the write fails with EPIPE as it should.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     // Reads wait in poll() with their own timeouts (Connection::fill); sends need this one.
@@ -422,6 +450,7 @@ void LeanListener::serve(int fd) {
     if (!tls_ || ssl != nullptr) {
         Connection connection(fd, ssl);
         while (!stopping_ && serve_one(connection)) connection.release_if_empty();
+        if (connection.linger) connection.linger_close();
     }
     bool last = false;
     {
@@ -502,6 +531,7 @@ bool LeanListener::serve_one(Connection& connection) {
     const bool handler_closes = text::iequals(response.get_header_value("Connection"), "close");
     if (!body_done && !body_failed && !handler_closes) read_body([](const char*, size_t) { return true; });
     const bool keep_alive = framing.keep_alive && body_done && !stopping_ && !handler_closes;
+    connection.linger = handler_closes && !body_done && !body_failed;
     bool sent = write_response(connection, request, response, keep_alive);
     --in_flight_;
     if (request_log_) {

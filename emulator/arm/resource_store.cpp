@@ -1,5 +1,7 @@
 #include "emulator/arm/resource_store.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include "common/time/timestamps.h"
@@ -220,6 +222,21 @@ std::vector<StoredResource> ResourceStore::all_of_type(std::string_view type) co
         while (s.step()) all.push_back(read_row(s));
     });
     return all;
+}
+
+std::vector<std::string> ResourceStore::keys_in_states(std::string_view type,
+                                                      const std::vector<std::string>& states) const {
+    std::vector<std::string> keys;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare(
+            "SELECT key, json_extract(body, '$.properties.executionState') FROM arm_resources WHERE type = ? ORDER BY seq");
+        s.bind(1, type);
+        while (s.step()) {
+            if (s.is_null(1)) continue;
+            if (std::find(states.begin(), states.end(), s.column_text(1)) != states.end()) keys.push_back(s.column_text(0));
+        }
+    });
+    return keys;
 }
 
 }  // namespace bai::arm

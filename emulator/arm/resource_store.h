@@ -57,6 +57,10 @@ public:
     Page under(std::string_view scope_id, std::string_view type, std::int64_t after_seq, int limit) const;
     // Every resource of a type anywhere (start-up: storage accounts into the registry).
     std::vector<StoredResource> all_of_type(std::string_view type) const;
+    // The keys of the resources of `type` whose properties.executionState is one of `states`, in
+    // creation order; read without parsing any document (a start on 100,000 finished jobs parses
+    // none of them).
+    std::vector<std::string> keys_in_states(std::string_view type, const std::vector<std::string>& states) const;
 
     // Called after each create and each update that changed a document, with its type and body
     // as written (a scenario's trace follows job states through it). Set before any write.

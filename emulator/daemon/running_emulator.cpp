@@ -1,5 +1,6 @@
 #include "emulator/daemon/running_emulator.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -262,6 +263,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     } catch (const std::exception& e) {
         throw StartError(std::string("job engine: ") + e.what());
     }
+    // What starting read and let go (recovery reads queued and running jobs, the storage sweep
+    // every content id) goes back to the system before the daemon idles.
+    ::malloc_trim(0);
     for (auto& listener : p->listeners) listener->start();
     endpoints::write(p->location / endpoints::kFileName, p->published);
     log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file +
