@@ -1,26 +1,29 @@
 // BlobStore's staged blocks over time: the service drops a blob's uncommitted blocks a week after
 // its last Put Block, so that uploads that were never committed (a client that died) do not hold
 // disk forever. The daemon sweeps at start and the job engine every hour of its clock.
-#include <tuple>
-
 #include "fake_storage/engine/blob_store.h"
 
 namespace bai::storage {
 
 StagedBlocks BlobStore::discard_staged_before(time::TimePoint before) {
     const std::int64_t limit = time::to_ticks(before);
-    std::vector<std::tuple<std::string, std::string, std::string>> stale;
+    struct Blob {
+        std::string account, container, name;
+    };
+    std::vector<Blob> stale;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
             "SELECT account, container, blob FROM uncommitted_blocks GROUP BY account, container, blob"
             " HAVING max(created) < ?1");
         q.bind(1, limit);
-        while (q.step()) stale.emplace_back(q.column_text(0), q.column_text(1), q.column_text(2));
+        while (q.step()) stale.push_back({q.column_text(0), q.column_text(1), q.column_text(2)});
     });
     StagedBlocks dropped;
-    for (const auto& [account, container, blob] : stale) {
+    for (const Blob& blob : stale) {
+        const std::string& account = blob.account;
+        const std::string& container = blob.container;
         // Under the blob's lock, and checked again: a Put Block may have come since the query.
-        std::lock_guard lock(lock_for(account, container, blob));
+        std::lock_guard lock(lock_for(account, container, blob.name));
         std::vector<std::string> files;
         std::uint64_t bytes = 0;
         write([&](db::Database& db) {
@@ -30,7 +33,7 @@ StagedBlocks BlobStore::discard_staged_before(time::TimePoint before) {
                 "SELECT content_id, size, (SELECT max(created) FROM uncommitted_blocks WHERE account = ?1"
                 " AND container = ?2 AND blob = ?3) FROM uncommitted_blocks WHERE account = ?1"
                 " AND container = ?2 AND blob = ?3");
-            q.bind(1, account).bind(2, container).bind(3, blob);
+            q.bind(1, account).bind(2, container).bind(3, blob.name);
             while (q.step()) {
                 if (q.column_int(2) >= limit) {
                     files.clear();
@@ -42,7 +45,7 @@ StagedBlocks BlobStore::discard_staged_before(time::TimePoint before) {
             db.prepare("DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3")
                 .bind(1, account)
                 .bind(2, container)
-                .bind(3, blob)
+                .bind(3, blob.name)
                 .run();
         });
         if (files.empty()) continue;
