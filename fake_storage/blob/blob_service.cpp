@@ -173,12 +173,14 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
+        o.max_body = kMaxPutBlobSize;
         return o;
     }
     // Blocks and block lists are writes ('w'), whether or not the blob exists yet.
     if (m == "PUT" && comp == "block") {
         Operation o = op("PutBlock", "w", &BlobService::put_block);
         o.streams_body = true;
+        o.max_body = kMaxBlockSize;
         o.digest_body = r.has_header("Content-MD5");
         return o;
     }

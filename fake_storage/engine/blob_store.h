@@ -127,6 +127,8 @@ struct CommittedBlock {
 };
 
 inline constexpr std::uint64_t kMaxBlockSize = 4000ull * 1024 * 1024;
+// The largest body of one Put Blob (service versions 2019-12-12 and later).
+inline constexpr std::uint64_t kMaxPutBlobSize = 5000ull * 1024 * 1024;
 inline constexpr size_t kMaxUncommittedBlocks = 100000;
 inline constexpr size_t kMaxCommittedBlocks = 50000;
 // Put Block List keeps the staged blocks as the blob's parts (instead of copying them into one

@@ -207,6 +207,7 @@ Operation FileService::file_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "range") {
         Operation o = op("PutRange", "w", &FileService::put_range);
         o.streams_body = true;
+        o.max_body = kMaxRangeSize;
         o.digest_body = r.has_header("Content-MD5");
         return o;
     }

@@ -33,9 +33,22 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
     // The whole body is always read, even after a failure, so that the connection stays usable.
     std::exception_ptr failure;
     if (op.streams_body) {
+        auto too_large = [&] {
+            call.response.set_header("Connection", "close");  // the rest is not read
+            fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+        };
+        if (op.max_body > 0 && call.request.has_header("Content-Length") &&
+            std::stoull(call.request.header("Content-Length")) > op.max_body) {
+            too_large();
+        }
         call.content = files_.begin(op.digest_body);
         ContentWriter* writer = call.content.get();
+        bool over = false;
         bool whole = read([&](const char* data, size_t size) {
+            if (op.max_body > 0 && writer->size() + size > op.max_body) {
+                over = true;  // a chunked body that passes the limit: stop reading it
+                return false;
+            }
             if (failure) return true;
             try {
                 writer->append(std::string_view(data, size));
@@ -44,6 +57,7 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
             }
             return true;
         });
+        if (over) too_large();
         if (failure) std::rethrow_exception(failure);
         if (!whole) body_ended_early();
         return;

@@ -42,6 +42,9 @@ struct Operation {
     // A read that anonymous clients may do when the resource is public.
     std::function<bool(const StorageRequest&)> is_public;
     std::function<void(StorageCall&)> run;
+    // The largest streamed body the operation takes (0: any): a larger one is refused with 413
+    // RequestBodyTooLarge before it is read (by its Content-Length) or as soon as it passes it.
+    std::uint64_t max_body = 0;
 };
 
 class StorageEndpoint {

@@ -188,6 +188,26 @@ class SlowClientsTest(unittest.TestCase):
         self.assertIn(b"RequestBodyTooLarge", answer)
         self.assertIn(b"Connection: close", answer)
         s.close()
+        # Streamed bodies over their operation's limit (Put Blob 5000 MiB, Put Block 4000 MiB, Put
+        # Range 4 MiB): refused by their Content-Length, nothing of them read.
+        for service, path, query, extra, length in (
+                ("blob", "/devstoreaccount1/slow/huge", [], {"x-ms-blob-type": "BlockBlob"}, (5000 << 20) + 1),
+                ("blob", "/devstoreaccount1/slow/huge", [("comp", "block"), ("blockid", "YQ==")], {}, (4000 << 20) + 1),
+                ("file", "/devstoreaccount1/slowshare/f", [("comp", "range")],
+                 {"x-ms-range": "bytes=0-4194304", "x-ms-write": "update"}, (4 << 20) + 1)):
+            host, port = host_port(self.ep[service])
+            client = RawClient(self.ep[service])
+            headers = {"x-ms-version": client.version, "Content-Length": str(length),
+                       "x-ms-date": time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime()), **extra}
+            headers["Authorization"] = client.sign("PUT", path, query, headers)
+            target = path + ("?" + "&".join(f"{k}={v}" for k, v in query) if query else "")
+            s = socket.create_connection((host, port), timeout=10)
+            s.sendall(f"PUT {target} HTTP/1.1\r\n".encode() +
+                      "".join(f"{k}: {v}\r\n" for k, v in headers.items()).encode() + b"\r\n" + b"x" * 65536)
+            answer = s.recv(4096)
+            self.assertTrue(answer.startswith(b"HTTP/1.1 413"), (path, query, answer[:300]))
+            self.assertIn(b"RequestBodyTooLarge", answer)
+            s.close()
         # The emulator still answers.
         for name in ("arm", "blob", "file", "batch"):
             self.normal_request(name)
