@@ -77,6 +77,7 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
 BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
     : accounts_(accounts),
       store_(store),
+      files_(files),
       endpoint_("batchai-emulator-blob", accounts, files,
                 [this](const StorageRequest& r) { return resolve(r); }) {}
 
@@ -84,6 +85,14 @@ bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
     try {
         std::string access = store_.get_container(r.account, r.container).public_access;
         return listing ? access == "container" : !access.empty();
+    } catch (const StorageError&) {
+        return false;
+    }
+}
+
+bool BlobService::container_is_public(const std::string& account, const std::string& container) {
+    try {
+        return !store_.get_container(account, container).public_access.empty();
     } catch (const StorageError&) {
         return false;
     }
@@ -177,6 +186,9 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         return o;
     }
     // Blocks and block lists are writes ('w'), whether or not the blob exists yet.
+    if (m == "PUT" && comp == "block" && r.has_header("x-ms-copy-source")) {
+        return op("PutBlockFromURL", "w", &BlobService::put_block_from_url);
+    }
     if (m == "PUT" && comp == "block") {
         Operation o = op("PutBlock", "w", &BlobService::put_block);
         o.streams_body = true;
@@ -289,11 +301,7 @@ void BlobService::copy_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(source, call, accounts_, [this](const std::string& account, const std::string& container) {
-        try {
-            return !store_.get_container(account, container).public_access.empty();
-        } catch (const StorageError&) {
-            return false;
-        }
+        return container_is_public(account, container);
     });
     Metadata metadata = read_metadata(r);
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
@@ -321,6 +329,62 @@ void BlobService::put_block(StorageCall& call) {
     }
     store_.put_block(call.account.name, r.container, r.name, *block_id, *call.content);
     call.response.status = 201;
+    call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+// Stages a block read from another blob (x-ms-copy-source, x-ms-source-range), authorized on its own.
+void BlobService::put_block_from_url(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    auto block_id = r.param("blockid");
+    if (!block_id) {
+        fail(400, "MissingRequiredQueryParameter",
+             "A query parameter that's mandatory for this request is not specified.\n"
+             "QueryParameterName:blockid");
+    }
+    CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
+    authorize_copy_source(
+        source, call, accounts_,
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        /*key_covers_own_account=*/false);
+    OpenBlob blob;
+    try {
+        blob = store_.open_blob(source.account, source.container, source.name);
+    } catch (const StorageError& e) {
+        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        throw;
+    }
+    std::uint64_t first = 0;
+    std::uint64_t end = blob.info.size;
+    if (auto range = read_range_header(r, "x-ms-source-range")) {
+        first = range->first;
+        end = range->last ? *range->last + 1 : blob.info.size;
+        if (first >= blob.info.size || end > blob.info.size) {
+            fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+        }
+    }
+    if (end - first > kMaxBlockSize) {
+        fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+    }
+    std::unique_ptr<ContentWriter> writer = files_.begin(true);
+    std::vector<char> buffer(1 << 20);
+    for (std::uint64_t at = first; at < end;) {
+        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), end - at)), at);
+        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
+        writer->append(std::string_view(buffer.data(), static_cast<size_t>(n)));
+        at += static_cast<std::uint64_t>(n);
+    }
+    std::string digest = writer->md5();
+    if (r.has_header("x-ms-source-content-md5")) {
+        auto sent = crypto::base64_decode(r.header("x-ms-source-content-md5"));
+        if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", r.header("x-ms-source-content-md5"));
+        if (*sent != digest) {
+            fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
+                                     "calculated by the server.");
+        }
+    }
+    store_.put_block(call.account.name, r.container, r.name, *block_id, *writer);
+    call.response.status = 201;
+    call.response.set_header("Content-MD5", crypto::base64_encode(digest));
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 

@@ -34,6 +34,7 @@ private:
     void put_blob(StorageCall& call);
     void copy_blob(StorageCall& call);
     void put_block(StorageCall& call);
+    void put_block_from_url(StorageCall& call);
     void put_block_list(StorageCall& call);
     void get_block_list(StorageCall& call);
     void get_blob(StorageCall& call);
@@ -43,9 +44,11 @@ private:
     void delete_blob(StorageCall& call);
 
     bool container_is_public(const StorageRequest& request, bool listing);
+    bool container_is_public(const std::string& account, const std::string& container);
 
     AccountRegistry& accounts_;
     BlobStore& store_;
+    ContentFiles& files_;
     StorageEndpoint endpoint_;
 };
 

@@ -50,10 +50,13 @@ CopySource parse_copy_source(const std::string& url) {
 }
 
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public) {
+                           const PublicContainer& is_public, bool key_covers_own_account) {
     std::optional<Account> owner = accounts.find(source.account);
     if (!owner) cannot_verify(404, "The specified resource does not exist.");
-    if (call.authorization == Authorization::shared_key && source.account == call.account.name) return;
+    if (key_covers_own_account && call.authorization == Authorization::shared_key &&
+        source.account == call.account.name) {
+        return;
+    }
 
     // The source URL read as a request of its own: its query carries the source's SAS, if any.
     httplib::Request http;

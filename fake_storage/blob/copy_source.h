@@ -29,7 +29,10 @@ using PublicContainer = std::function<bool(const std::string& account, const std
 // source that cannot be read this way is refused as the service refuses it: CannotVerifyCopySource
 // with the status its own read would have had (403 for a SAS that does not allow it, 404 when
 // an anonymous read would not find it).
+// `key_covers_own_account`: Copy Blob reads a source of the account whose key signed the request
+// with that key; the From URL operations (Put Block From URL) never do: their source is public or
+// carries its own SAS, whoever signed the request.
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public);
+                           const PublicContainer& is_public, bool key_covers_own_account = true);
 
 }  // namespace bai::storage

@@ -93,7 +93,10 @@ std::optional<std::uint64_t> read_uint_header(const StorageRequest& r, const std
 }
 
 std::optional<ByteRange> read_range(const StorageRequest& r) {
-    std::string name = r.has_header("x-ms-range") ? "x-ms-range" : "Range";
+    return read_range_header(r, r.has_header("x-ms-range") ? "x-ms-range" : "Range");
+}
+
+std::optional<ByteRange> read_range_header(const StorageRequest& r, const std::string& name) {
     if (!r.has_header(name)) return std::nullopt;
     std::string value = r.header(name);
     if (value.rfind("bytes=", 0) != 0) invalid_header(name, value);

@@ -34,6 +34,8 @@ struct ByteRange {
 // x-ms-range, else Range: "bytes=A-B" or "bytes=A-". nullopt when neither is sent; 400
 // InvalidHeaderValue for anything else.
 std::optional<ByteRange> read_range(const StorageRequest& request);
+// The same for one header (x-ms-source-range of Put Block From URL).
+std::optional<ByteRange> read_range_header(const StorageRequest& request, const std::string& name);
 
 // x-ms-version: a date YYYY-MM-DD; 400 InvalidHeaderValue otherwise. Returns what to answer with.
 std::string read_version(const StorageRequest& request);

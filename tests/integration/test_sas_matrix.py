@@ -53,6 +53,8 @@ BLOB_OPS = [
     ("CopyBlob (existing)", "o", "cw", "cw", "any", True, True, "PUT", "/mat/b2", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
     ("PutBlock", "o", "w", "w", "any", False, True,
      "PUT", "/mat/b", {"comp": "block", "blockid": "YmxvY2sx"}, {}, b"block", 201),
+    ("PutBlockFromURL", "o", "w", "w", "any", False, True,
+     "PUT", "/mat/b", {"comp": "block", "blockid": "YmxvY2sx"}, {"x-ms-copy-source": "SOURCE"}, b"", 201),
     ("PutBlockList", "o", "w", "w", "any", False, True, "PUT", "/mat/b", {"comp": "blocklist"}, {},
      b'<?xml version="1.0" encoding="utf-8"?><BlockList></BlockList>', 201),
     ("GetBlockList", "o", "r", "r", "any", False, True, "GET", "/mat/b", {"comp": "blocklist", "blocklisttype": "all"}, {}, b"", 200),
@@ -430,6 +432,28 @@ class SasTokenRulesTest(unittest.TestCase):
                            {"x-ms-copy-source": self.source_url("theirs", "b", sas, account=OTHER_ACCOUNT)})
         self.assertEqual(r.status, 202, r.body)
         self.assertEqual(self.blob.ok("GET", "/dst/cross").body, b"theirs")
+
+    def test_put_block_from_url_reads_a_source_authorized_on_its_own(self):
+        from azure.storage.blob import BlobClient
+        dest = BlobClient.from_connection_string(harness.connection_string(self.emu.endpoints), "dst", "staged")
+        # Signed with the account's key, but the source of a From URL operation needs its own SAS.
+        r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YQ=="},
+                           {"x-ms-copy-source": self.source_url("src", "secret")})
+        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        read = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="r", expiry=EXPIRY)
+        source = self.source_url("src", "secret", read)
+        dest.stage_block_from_url("YmxvY2sx", source, source_offset=0, source_length=7)     # "private"
+        dest.stage_block_from_url("YmxvY2sy", source, source_offset=7, source_length=6)     # " bytes"
+        dest.stage_block_from_url("YmxvY2sz", self.source_url("pub", "open"))               # public, whole
+        dest.commit_block_list(["YmxvY2sy", "YmxvY2sx", "YmxvY2sz"])
+        self.assertEqual(dest.download_blob().readall(), b" bytesprivatepublic bytes")
+        r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YmxvY2s0"},
+                           {"x-ms-copy-source": source, "x-ms-source-range": "bytes=100-200"})
+        self.assertEqual((r.status, r.code), (416, "InvalidRange"), r.body)
+        r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YmxvY2s0"},
+                           {"x-ms-copy-source": self.source_url("src", "missing", read)})
+        self.assertEqual(r.status, 403, r.body)  # the SAS names another blob
+        self.assertEqual(r.code, "CannotVerifyCopySource")
 
     def test_a_sas_parameter_given_twice_is_refused(self):
         good = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="rwd", expiry=EXPIRY)
