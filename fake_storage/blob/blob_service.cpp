@@ -6,6 +6,7 @@
 
 #include "common/crypto/base64.h"
 #include "common/crypto/random_id.h"
+#include "common/text/ascii.h"
 #include "fake_storage/blob/blob_xml.h"
 #include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/names.h"
@@ -178,7 +179,13 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
     };
     if (m == "PUT" && comp.empty()) {
         // 'c' writes a new blob or copies to a new blob; replacing one takes 'w'.
-        if (r.has_header("x-ms-copy-source")) return op("CopyBlob", "cw", &BlobService::copy_blob, true);
+        if (r.has_header("x-ms-copy-source")) {
+            // Put Blob From URL names the blob type; Copy Blob From URL asks for a synchronous copy.
+            const char* name = r.has_header("x-ms-blob-type")                       ? "PutBlobFromURL"
+                               : text::iequals(r.header("x-ms-requires-sync"), "true") ? "CopyBlobFromURL"
+                                                                                        : "CopyBlob";
+            return op(name, "cw", &BlobService::copy_blob, true);
+        }
         Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
@@ -297,19 +304,33 @@ void BlobService::put_blob(StorageCall& call) {
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
+// Copy Blob (synchronous here, as every copy inside the emulator), Copy Blob From URL
+// (x-ms-requires-sync) and Put Blob From URL (x-ms-blob-type): the From URL ones take their
+// source's authorization from the source URL only, and Put Blob From URL answers as a Put Blob.
 void BlobService::copy_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
+    const bool put_from_url = r.has_header("x-ms-blob-type");
+    const bool from_url = put_from_url || text::iequals(r.header("x-ms-requires-sync"), "true");
+    if (put_from_url && r.header("x-ms-blob-type") != "BlockBlob") invalid_header("x-ms-blob-type", r.header("x-ms-blob-type"));
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
-    authorize_copy_source(source, call, accounts_, [this](const std::string& account, const std::string& container) {
-        return container_is_public(account, container);
-    });
+    authorize_copy_source(
+        source, call, accounts_,
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        /*key_covers_own_account=*/!from_url);
     Metadata metadata = read_metadata(r);
+    // Put Blob From URL takes its metadata from the request, as Put Blob; a copy the source's
+    // unless the request names some.
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name,
-                                  metadata.empty() ? std::nullopt : std::optional(metadata),
+                                  metadata.empty() && !put_from_url ? std::nullopt : std::optional(metadata),
                                   write_conditions(call));
-    call.response.status = 202;
     set_version_headers(call.response, b.etag, b.last_modified);
+    if (put_from_url) {
+        call.response.status = 201;
+        call.response.set_header("x-ms-request-server-encrypted", "true");
+        return;
+    }
+    call.response.status = 202;
     call.response.set_header("x-ms-copy-id", crypto::uuid4());
     call.response.set_header("x-ms-copy-status", "success");
 }

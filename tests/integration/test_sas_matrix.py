@@ -51,6 +51,12 @@ BLOB_OPS = [
      "PUT", "/mat/b", {}, {"x-ms-blob-type": "BlockBlob"}, b"replaced", 201),
     ("CopyBlob (new)", "o", "cw", "cw", "any", True, False, "PUT", "/mat/fresh", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
     ("CopyBlob (existing)", "o", "cw", "cw", "any", True, True, "PUT", "/mat/b2", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
+    ("PutBlobFromURL (new)", "o", "cw", "cw", "any", True, False,
+     "PUT", "/mat/fresh", {}, {"x-ms-copy-source": "SOURCE", "x-ms-blob-type": "BlockBlob"}, b"", 201),
+    ("PutBlobFromURL (existing)", "o", "cw", "cw", "any", True, True,
+     "PUT", "/mat/b2", {}, {"x-ms-copy-source": "SOURCE", "x-ms-blob-type": "BlockBlob"}, b"", 201),
+    ("CopyBlobFromURL (new)", "o", "cw", "cw", "any", True, False,
+     "PUT", "/mat/fresh", {}, {"x-ms-copy-source": "SOURCE", "x-ms-requires-sync": "true"}, b"", 202),
     ("PutBlock", "o", "w", "w", "any", False, True,
      "PUT", "/mat/b", {"comp": "block", "blockid": "YmxvY2sx"}, {}, b"block", 201),
     ("PutBlockFromURL", "o", "w", "w", "any", False, True,
@@ -454,6 +460,28 @@ class SasTokenRulesTest(unittest.TestCase):
                            {"x-ms-copy-source": self.source_url("src", "missing", read)})
         self.assertEqual(r.status, 403, r.body)  # the SAS names another blob
         self.assertEqual(r.code, "CannotVerifyCopySource")
+
+    def test_put_blob_from_url_and_a_synchronous_copy_need_the_sources_own_authorization(self):
+        from azure.storage.blob import BlobClient
+        conn = harness.connection_string(self.emu.endpoints)
+        dest = BlobClient.from_connection_string(conn, "dst", "from-url")
+        # The account key signed the request, the source is in the same account: not enough here.
+        for extra in ({"x-ms-blob-type": "BlockBlob"}, {"x-ms-requires-sync": "true"}):
+            r = self.blob.send("PUT", "/dst/from-url", {}, {"x-ms-copy-source": self.source_url("src", "secret"), **extra})
+            self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), (extra, r.body))
+            self.assert_absent("from-url")
+        read = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="r", expiry=EXPIRY)
+        dest.upload_blob_from_url(self.source_url("src", "secret", read))
+        self.assertEqual(dest.download_blob().readall(), b"private bytes")
+        # The SDK sends no metadata with it; a request that does sets the blob's, as Put Blob.
+        r = self.blob.send("PUT", "/dst/from-url", {}, {"x-ms-copy-source": self.source_url("src", "secret", read),
+                                                         "x-ms-blob-type": "BlockBlob", "x-ms-meta-set": "here"})
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(dest.get_blob_properties().metadata, {"set": "here"})
+        copy = BlobClient.from_connection_string(conn, "dst", "sync-copy")
+        result = copy.start_copy_from_url(self.source_url("pub", "open"), requires_sync=True)
+        self.assertEqual(result["copy_status"], "success")
+        self.assertEqual(copy.download_blob().readall(), b"public bytes")
 
     def test_a_sas_parameter_given_twice_is_refused(self):
         good = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="rwd", expiry=EXPIRY)
