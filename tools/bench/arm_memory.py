@@ -18,16 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
 from arm_latency import CLUSTER, WS, SUB, job_body  # noqa: E402
+from process_stats import status_mib  # noqa: E402
 
 
 def memory(pid):
-    fields = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            name, _, value = line.partition(":")
-            if name in ("VmRSS", "VmHWM"):
-                fields[name] = int(value.split()[0]) / 1024
-    return fields
+    return {field: status_mib(pid, field) for field in ("VmRSS", "VmHWM")}
 
 
 def create_jobs(build, ep, count, clients, body_file, prefix):

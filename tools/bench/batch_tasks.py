@@ -25,6 +25,7 @@ from azure.batch import BatchServiceClient  # noqa: E402
 from azure.batch import models as bm  # noqa: E402
 from azure.batch.batch_auth import SharedKeyCredentials  # noqa: E402
 from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration  # noqa: E402
+from process_stats import status_mib  # noqa: E402
 
 # Azure Batch publishes no task latency; the service's own guidance is that a task starts "within
 # seconds" of being added to an idle node, and Batch AI's submit-to-running was about 10 s
@@ -37,14 +38,6 @@ def native_true_ms(n=200):
     for _ in range(n):
         subprocess.run(["/bin/true"], check=True)
     return (time.perf_counter() - start) * 1000 / n
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def wait_state(client, job, task, state, poll=0.005, timeout=60):
@@ -98,7 +91,7 @@ def main():
             time.sleep(0.02)
         wall = time.perf_counter() - start
         failed = counts.failed
-        memory = rss_mib(emu.process.pid)
+        memory = status_mib(emu.process.pid)
 
     native = native_true_ms()
     print(f"| measure | emulator | native / cloud | ratio |")

@@ -15,22 +15,10 @@ import socket
 import subprocess
 import time
 
+from process_stats import cpu_seconds, status_mib
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def load(build, port, op, count, clients):
@@ -47,14 +35,14 @@ def measure(build, stack):
         port = int(server.stdout.readline())
         row = {}
         for op, count, clients in (("put", 20000, 1), ("get", 40000, 1), ("get", 80000, 8)):
-            before = cpu_seconds(server.pid)
+            before = cpu_seconds(server.pid)[0]
             r = load(build, port, op, count, clients)
             assert r["errors"] == 0, r
-            cpu = cpu_seconds(server.pid) - before
+            cpu = cpu_seconds(server.pid)[0] - before
             row[f"{op} x{clients}"] = (r["per_second"], r["p50_ms"], cpu * 1e6 / r["requests"])
         idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(1000)]
         time.sleep(0.5)
-        row["rss idle 1000"] = rss_mib(server.pid)
+        row["rss idle 1000"] = status_mib(server.pid)
         for s in idle:
             s.close()
         return row

@@ -28,6 +28,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
+from process_stats import cpu_seconds, status_mib  # noqa: E402
 
 SUB = harness.SUBSCRIPTION
 PROVIDER = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI"
@@ -43,24 +44,6 @@ def arm_time_seconds(text):
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
-
-
-def cpu_seconds(pid):
-    """User + system CPU time of the process and its reaped children (the jobs' shells)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    own = (int(fields[11]) + int(fields[12])) / ticks
-    children = (int(fields[13]) + int(fields[14])) / ticks
-    return own, children
-
-
-def rss_kib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 class Bench:
@@ -143,7 +126,7 @@ def main():
         b.call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
         b.call("PUT", f"{WS}", {"location": "eastus"})
         b.call("PUT", f"{WS}/experiments/e")
-        rss_start = rss_kib(emu.process.pid)
+        rss_start = status_mib(emu.process.pid)
 
         # 1. submit to running
         b.cluster("warm", 1)
@@ -182,7 +165,7 @@ def main():
         run_ms = [(arm_time_seconds(p["executionInfo"]["endTime"]) - arm_time_seconds(p["executionInfo"]["startTime"])) * 1000
                   for p in many]
         native = native_true_ms(args.samples)
-        rss_end = rss_kib(emu.process.pid)
+        rss_end = status_mib(emu.process.pid)
 
     print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}\n")
     print("| measure | p50 ms | p90 ms | p99 ms | cloud | ratio (cloud / emulator, p50) |")
@@ -208,7 +191,7 @@ def main():
     children = (cpu_after[1] - cpu_before[1]) * 1000 / args.jobs
     print(f"CPU per job: emulator {own:.1f} ms, the jobs' processes {children:.1f} ms "
           f"(16 nodes on {os.cpu_count()} cores: the rest of the node time is waiting for a core)")
-    print(f"emulator VmRSS: {rss_start / 1024:.1f} MiB at start, {rss_end / 1024:.1f} MiB with "
+    print(f"emulator VmRSS: {rss_start:.1f} MiB at start, {rss_end:.1f} MiB with "
           f"{args.jobs + args.samples * (2 if sandboxed else 1)} jobs stored and 17 nodes")
     if not sandboxed:
         print("SKIPPED: the sandboxed rows (bubblewrap cannot make a sandbox here)")

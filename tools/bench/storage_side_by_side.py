@@ -25,6 +25,8 @@ import sys
 import tempfile
 import time
 
+from process_stats import status_mib
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.environ.get("STORAGE_BENCH", os.path.join(ROOT, "..", "shared", "bench", "storage_bench.py"))
 EMULATOR = os.path.join(ROOT, "build", "emulator", "batchai-emulator")
@@ -57,14 +59,6 @@ def wait_port(port, timeout=60):
                 return
         time.sleep(0.1)
     raise TimeoutError(f"nothing listens on {port}")
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class Server:
@@ -276,7 +270,7 @@ def main():
             started = time.monotonic()
             fill_blobs(e["blob"], a.blobs)
             results["fill_seconds"] = time.monotonic() - started
-            results["rss_mib"] = rss_mib(e["pid"])
+            results["rss_mib"] = status_mib(e["pid"])
         finally:
             emulator.stop()
     finally:
