@@ -1,5 +1,7 @@
 #include "common/http/routes.h"
 
+#include <string_view>
+
 namespace bai::http {
 
 Routes& Routes::add(std::string method, const std::string& pattern, Handler handler) {
@@ -8,7 +10,7 @@ Routes& Routes::add(std::string method, const std::string& pattern, Handler hand
 }
 
 void Routes::dispatch(httplib::Request& request, httplib::Response& response) const {
-    const std::string& method = request.method == "HEAD" ? std::string("GET") : request.method;
+    const std::string_view method = request.method == "HEAD" ? std::string_view("GET") : request.method;
     for (const Route& route : routes_) {
         if (route.method != method) continue;
         if (!std::regex_match(request.path, request.matches, route.pattern)) continue;

@@ -460,12 +460,14 @@ LocalEngine::ClusterState* LocalEngine::cluster_of_node(const std::string& node_
 // ---- jobs ----
 
 void LocalEngine::enqueue(const std::string& job_id) {
-    std::optional<arm::StoredResource> job = store_.get(job_id);
-    if (!job) return;
-    const json& p = job->body["properties"];
+    if (std::optional<arm::StoredResource> job = store_.get(job_id)) enqueue(*job);
+}
+
+void LocalEngine::enqueue(const arm::StoredResource& job) {
+    const json& p = job.body["properties"];
     if (p.value("executionState", "") != "queued") return;
-    QueuedJob q{job->key, job->body.value("id", job_id), priority_rank(p.value("schedulingPriority", json("normal"))),
-                job->seq, p.value("nodeCount", 1)};
+    QueuedJob q{job.key, job.body.value("id", job.key), priority_rank(p.value("schedulingPriority", json("normal"))),
+                job.seq, p.value("nodeCount", 1)};
     std::string cluster_key = arm::resource_key(p["cluster"].value("id", ""));
     std::vector<QueuedJob>& queue = queues_[cluster_key];
     // The queue is ordered by (priority, seq), and a job's are fixed: a job queued already is in
@@ -489,12 +491,15 @@ void LocalEngine::recover() {
         if (!stored) continue;
         const arm::StoredResource& job = *stored;
         std::string state = job.body["properties"].value("executionState", "");
-        if (state == "running") {
+        if (state == "queued") {
+            enqueue(job);  // from the document just read, not read again
+        } else if (state == "running") {
             store_.update(job.key, [&](json& body) {
                 arm::requeue_execution(body, now);
                 return true;
             });
             log::warning("job " + job.body.value("id", job.key) + " was running when the emulator stopped: requeued");
+            enqueue(job.body.value("id", job.key));
         } else if (state == "terminating") {
             store_.update(job.key, [&](json& body) {
                 arm::end_execution(body, "failed", std::nullopt,
@@ -502,7 +507,6 @@ void LocalEngine::recover() {
                 return true;
             });
         }
-        enqueue(job.body.value("id", job.key));
     }
     for (auto& [key, cluster] : clusters_) write_cluster(cluster);
 }

@@ -143,6 +143,7 @@ private:
     // when a cluster of the same name is created: the new one starts fresh.
     void retire_cluster(std::map<std::string, ClusterState>::iterator it);
     void enqueue(const std::string& job_id);
+    void enqueue(const arm::StoredResource& job);
     void recover();
     void schedule();
     void check_deadlines();

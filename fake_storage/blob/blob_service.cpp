@@ -73,6 +73,17 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
     write_metadata(res, b.metadata);
 }
 
+// Put Block's and Put Block From URL's blockid (400 MissingRequiredQueryParameter without one).
+std::string block_id_of(const StorageRequest& r) {
+    auto block_id = r.param("blockid");
+    if (!block_id) {
+        fail(400, "MissingRequiredQueryParameter",
+             "A query parameter that's mandatory for this request is not specified.\n"
+             "QueryParameterName:blockid");
+    }
+    return *block_id;
+}
+
 }  // namespace
 
 BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
@@ -179,13 +190,14 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
     };
     if (m == "PUT" && comp.empty()) {
         // 'c' writes a new blob or copies to a new blob; replacing one takes 'w'.
-        if (r.has_header("x-ms-copy-source")) {
-            // Put Blob From URL names the blob type; Copy Blob From URL asks for a synchronous copy.
-            const char* name = r.has_header("x-ms-blob-type")                       ? "PutBlobFromURL"
-                               : text::iequals(r.header("x-ms-requires-sync"), "true") ? "CopyBlobFromURL"
-                                                                                        : "CopyBlob";
-            return op(name, "cw", &BlobService::copy_blob, true);
+        // Put Blob From URL names the blob type; Copy Blob From URL asks for a synchronous copy.
+        if (r.has_header("x-ms-copy-source") && r.has_header("x-ms-blob-type")) {
+            return op("PutBlobFromURL", "cw", &BlobService::put_blob_from_url, true);
         }
+        if (r.has_header("x-ms-copy-source") && text::iequals(r.header("x-ms-requires-sync"), "true")) {
+            return op("CopyBlobFromURL", "cw", &BlobService::copy_blob_from_url, true);
+        }
+        if (r.has_header("x-ms-copy-source")) return op("CopyBlob", "cw", &BlobService::copy_blob, true);
         Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
@@ -307,10 +319,14 @@ void BlobService::put_blob(StorageCall& call) {
 // Copy Blob (synchronous here, as every copy inside the emulator), Copy Blob From URL
 // (x-ms-requires-sync) and Put Blob From URL (x-ms-blob-type): the From URL ones take their
 // source's authorization from the source URL only, and Put Blob From URL answers as a Put Blob.
-void BlobService::copy_blob(StorageCall& call) {
+void BlobService::copy_blob(StorageCall& call) { copy_into(call, CopyKind::copy); }
+void BlobService::copy_blob_from_url(StorageCall& call) { copy_into(call, CopyKind::copy_from_url); }
+void BlobService::put_blob_from_url(StorageCall& call) { copy_into(call, CopyKind::put_from_url); }
+
+void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     const StorageRequest& r = call.request;
-    const bool put_from_url = r.has_header("x-ms-blob-type");
-    const bool from_url = put_from_url || text::iequals(r.header("x-ms-requires-sync"), "true");
+    const bool put_from_url = kind == CopyKind::put_from_url;
+    const bool from_url = kind != CopyKind::copy;
     if (put_from_url && r.header("x-ms-blob-type") != "BlockBlob") invalid_header("x-ms-blob-type", r.header("x-ms-blob-type"));
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
@@ -337,18 +353,13 @@ void BlobService::copy_blob(StorageCall& call) {
 
 void BlobService::put_block(StorageCall& call) {
     const StorageRequest& r = call.request;
-    auto block_id = r.param("blockid");
-    if (!block_id) {
-        fail(400, "MissingRequiredQueryParameter",
-             "A query parameter that's mandatory for this request is not specified.\n"
-             "QueryParameterName:blockid");
-    }
+    const std::string block_id = block_id_of(r);
     if (r.has_header("Content-MD5")) {
         std::string digest = call.content->md5();
         check_content_md5(r, digest);
         call.response.set_header("Content-MD5", r.header("Content-MD5"));
     }
-    store_.put_block(call.account.name, r.container, r.name, *block_id, *call.content);
+    store_.put_block(call.account.name, r.container, r.name, block_id, *call.content);
     call.response.status = 201;
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
@@ -356,12 +367,7 @@ void BlobService::put_block(StorageCall& call) {
 // Stages a block read from another blob (x-ms-copy-source, x-ms-source-range), authorized on its own.
 void BlobService::put_block_from_url(StorageCall& call) {
     const StorageRequest& r = call.request;
-    auto block_id = r.param("blockid");
-    if (!block_id) {
-        fail(400, "MissingRequiredQueryParameter",
-             "A query parameter that's mandatory for this request is not specified.\n"
-             "QueryParameterName:blockid");
-    }
+    const std::string block_id = block_id_of(r);
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
         source, call, accounts_,
@@ -403,7 +409,7 @@ void BlobService::put_block_from_url(StorageCall& call) {
                                      "calculated by the server.");
         }
     }
-    store_.put_block(call.account.name, r.container, r.name, *block_id, *writer);
+    store_.put_block(call.account.name, r.container, r.name, block_id, *writer);
     call.response.status = 201;
     call.response.set_header("Content-MD5", crypto::base64_encode(digest));
     call.response.set_header("x-ms-request-server-encrypted", "true");

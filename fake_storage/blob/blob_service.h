@@ -33,6 +33,10 @@ private:
     void list_blobs(StorageCall& call);
     void put_blob(StorageCall& call);
     void copy_blob(StorageCall& call);
+    void copy_blob_from_url(StorageCall& call);
+    void put_blob_from_url(StorageCall& call);
+    enum class CopyKind { copy, copy_from_url, put_from_url };
+    void copy_into(StorageCall& call, CopyKind kind);
     void put_block(StorageCall& call);
     void put_block_from_url(StorageCall& call);
     void put_block_list(StorageCall& call);

@@ -29,16 +29,14 @@ StagedBlocks BlobStore::discard_staged_before(time::TimePoint before) {
         write([&](db::Database& db) {
             files.clear();
             bytes = 0;
+            auto last = db.prepare(
+                "SELECT max(created) FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3");
+            last.bind(1, account).bind(2, container).bind(3, blob.name);
+            if (!last.step() || last.is_null(0) || last.column_int(0) >= limit) return;
             auto q = db.prepare(
-                "SELECT content_id, size, (SELECT max(created) FROM uncommitted_blocks WHERE account = ?1"
-                " AND container = ?2 AND blob = ?3) FROM uncommitted_blocks WHERE account = ?1"
-                " AND container = ?2 AND blob = ?3");
+                "SELECT content_id, size FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3");
             q.bind(1, account).bind(2, container).bind(3, blob.name);
             while (q.step()) {
-                if (q.column_int(2) >= limit) {
-                    files.clear();
-                    return;
-                }
                 files.push_back(q.column_text(0));
                 bytes += static_cast<std::uint64_t>(q.column_int(1));
             }

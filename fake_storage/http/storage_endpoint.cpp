@@ -17,6 +17,12 @@ namespace {
     fail(400, "InvalidInput", "The request body ended before its Content-Length (or its last chunk).");
 }
 
+// 413 RequestBodyTooLarge; `unread`: the rest of the body was not read, so the connection ends.
+[[noreturn]] void body_too_large(httplib::Response& response, bool unread) {
+    if (unread) response.set_header("Connection", "close");
+    fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+}
+
 }  // namespace
 
 StorageEndpoint::StorageEndpoint(std::string server_name, AccountRegistry& accounts,
@@ -30,23 +36,23 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
                                 const httplib::ContentReader* reader) {
     if (reader == nullptr) return;
     const httplib::ContentReader& read = *reader;
-    // The whole body is always read, even after a failure, so that the connection stays usable.
+    // A body announced larger than the operation takes is refused unread: the connection is
+    // closed rather than drained (the listener lingers so that the client reads the 413).
+    const std::uint64_t limit = op.streams_body ? op.max_body : kMaxXmlBody;  // 0: any
+    if (limit > 0 && call.request.has_header("Content-Length") &&
+        std::stoull(call.request.header("Content-Length")) > limit) {
+        body_too_large(call.response, true);
+    }
+    // Otherwise the whole body is read, even after a failure, so that the connection stays usable;
+    // but a streamed (chunked) one stops at the limit.
     std::exception_ptr failure;
     if (op.streams_body) {
-        auto too_large = [&] {
-            call.response.set_header("Connection", "close");  // the rest is not read
-            fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
-        };
-        if (op.max_body > 0 && call.request.has_header("Content-Length") &&
-            std::stoull(call.request.header("Content-Length")) > op.max_body) {
-            too_large();
-        }
         call.content = files_.begin(op.digest_body);
         ContentWriter* writer = call.content.get();
         bool over = false;
         bool whole = read([&](const char* data, size_t size) {
-            if (op.max_body > 0 && writer->size() + size > op.max_body) {
-                over = true;  // a chunked body that passes the limit: stop reading it
+            if (limit > 0 && writer->size() + size > limit) {
+                over = true;
                 return false;
             }
             if (failure) return true;
@@ -57,19 +63,10 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
             }
             return true;
         });
-        if (over) too_large();
+        if (over) body_too_large(call.response, true);
         if (failure) std::rethrow_exception(failure);
         if (!whole) body_ended_early();
         return;
-    }
-    // An XML body announced larger than the service takes is refused unread (the connection is
-    // closed rather than drained).
-    if (call.request.has_header("Content-Length")) {
-        std::uint64_t length = std::stoull(call.request.header("Content-Length"));
-        if (length > kMaxXmlBody) {
-            call.response.set_header("Connection", "close");
-            fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
-        }
     }
     bool too_large = false;
     bool whole = read([&](const char* data, size_t size) {
@@ -78,10 +75,7 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
         return true;
     });
     if (!whole) body_ended_early();
-    if (too_large) {
-        fail(413, "RequestBodyTooLarge",
-             "The request body is too large and exceeds the maximum permissible limit.");
-    }
+    if (too_large) body_too_large(call.response, false);
 }
 
 Conditions write_conditions(const StorageCall& call) {
