@@ -1,0 +1,194 @@
+"""What differs between the cloud's answer and the emulator's.
+
+Compared: the status; the JSON keys by path (array elements collapsed to `[]`); the type of
+every value; the values that are the service's behaviour (states, enums, error codes, booleans,
+numbers, settings, the names of the elements of named lists); the response headers that clients
+read. Volatile values (times, GUIDs, ETags, keys, addresses, request ids, free-text messages,
+URLs of the machine that answered) are compared by presence and type only.
+"""
+import re
+from dataclasses import dataclass
+
+GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# The machine that answered: the cloud's hosts, the Java records' stand-in and the emulator's.
+ARM_BASE = re.compile(r"https?://(?:management\.azure\.com|localhost:1234|127\.\d+\.\d+\.\d+:\d+)")
+
+# Keys whose values differ by nature: compared by presence and type.
+VOLATILE_KEYS = {
+    "message", "etag", "ipAddress", "publicIPAddress", "privateIPAddress", "port", "nodeId",
+    "downloadUrl", "lastModified", "requestId", "contentLength", "value@keys", "primaryEndpoints",
+    "secondaryEndpoints", "statusOfPrimary", "statusOfSecondary", "primaryLocation",
+    "secondaryLocation", "lastGeoFailoverTime", "lastEnabledTime",
+}
+# Headers clients read; the value of each is compared as its rule says.
+HEADERS = ("azure-asyncoperation", "location", "retry-after", "x-ms-request-id", "content-type")
+
+
+@dataclass
+class Difference:
+    kind: str      # status | header | missing | extra | type | value | length | element
+    path: str      # JSON path (`a.b[].c`), a header name, or "status"
+    cloud: object
+    emulator: object
+
+    def field(self):
+        return self.path
+
+    def __str__(self):
+        if self.kind in ("missing",):
+            return f"{self.path}: the emulator has no such key (cloud {_short(self.cloud)})"
+        if self.kind in ("extra",):
+            return f"{self.path}: the emulator adds it ({_short(self.emulator)}); the cloud had none"
+        return f"{self.path}: {self.kind} cloud {_short(self.cloud)}, emulator {_short(self.emulator)}"
+
+
+def _short(value, limit=1500):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def mask(text):
+    text = ARM_BASE.sub("<arm>", text)
+    text = GUID.sub("<guid>", text)
+    text = TIME.sub("<time>", text)
+    return IPV4.sub("<ip>", text)
+
+
+def _kind(value):
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _volatile(key, parent_key):
+    if key is None:
+        return False
+    if key in VOLATILE_KEYS or f"{key}@{parent_key}" in VOLATILE_KEYS:
+        return True
+    return key.endswith("Time") or key.endswith("time")
+
+
+class Learned:
+    """What the replay learns from answers: the emulator's GUIDs and URLs for the cloud's, so
+    that later requests (a job's output path, a downloadUrl) name the emulator's."""
+
+    def __init__(self):
+        self.guids = {}
+        self.urls = {}
+
+    def pair(self, key, cloud, emulator):
+        if not isinstance(cloud, str) or not isinstance(emulator, str) or cloud == emulator:
+            return
+        if key == "downloadUrl":
+            self.urls[cloud.split("?")[0]] = emulator
+        cloud_ids, emulator_ids = GUID.findall(cloud), GUID.findall(emulator)
+        if len(cloud_ids) == len(emulator_ids):
+            for c, e in zip(cloud_ids, emulator_ids):
+                if c != e:
+                    self.guids.setdefault(c.lower(), e)
+
+    def rewrite(self, text):
+        if not text or not self.guids:
+            return text
+        return GUID.sub(lambda m: self.guids.get(m.group(0).lower(), m.group(0)), text)
+
+
+def compare_json(cloud, emulator, learned=None, path="", key=None, parent_key=None):
+    out = []
+    ck, ek = _kind(cloud), _kind(emulator)
+    if ck != ek:
+        out.append(Difference("type", path or "(body)", ck, ek))
+        return out
+    if ck == "object":
+        for name, value in cloud.items():
+            sub = f"{path}.{name}" if path else name
+            if name not in emulator:
+                out.append(Difference("missing", sub, value, None))
+            else:
+                out += compare_json(value, emulator[name], learned, sub, name, key)
+        for name, value in emulator.items():
+            if name not in cloud:
+                out.append(Difference("extra", f"{path}.{name}" if path else name, None, value))
+        return out
+    if ck == "array":
+        return out + _compare_array(cloud, emulator, learned, path + "[]", key)
+    if learned is not None:
+        learned.pair(key, cloud, emulator)
+    if _volatile(key, parent_key):
+        return out
+    if ck == "string":
+        if mask(cloud) != mask(emulator):
+            out.append(Difference("value", path, cloud, emulator))
+    elif cloud != emulator:
+        out.append(Difference("value", path, cloud, emulator))
+    return out
+
+
+def _named(items):
+    return all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in items) and items
+
+
+def _compare_array(cloud, emulator, learned, path, key):
+    out = []
+    if _named(cloud) and _named(emulator):
+        by_name = {x["name"]: x for x in emulator}
+        cloud_names = [x["name"] for x in cloud]
+        for item in cloud:
+            if item["name"] in by_name:
+                out += compare_json(item, by_name[item["name"]], learned, path, None, key)
+            else:
+                out.append(Difference("element", path, item["name"], None))
+        for item in emulator:
+            if item["name"] not in cloud_names:
+                out.append(Difference("element", path, None, item["name"]))
+        return _dedupe(out)
+    if len(cloud) != len(emulator) and not _volatile(key, None):
+        out.append(Difference("length", path, len(cloud), len(emulator)))
+    for c, e in zip(cloud, emulator):
+        out += compare_json(c, e, learned, path, key, key)
+    if len(cloud) != len(emulator) and cloud and emulator and not any(
+            isinstance(x, (dict, list)) for x in cloud + emulator):
+        pass
+    return _dedupe(out)
+
+
+def _dedupe(differences):
+    """One difference per (kind, path) among an array's elements: they are collapsed."""
+    seen, out = set(), []
+    for d in differences:
+        marker = (d.kind, d.path, repr(d.cloud) if d.kind == "element" else "")
+        if marker not in seen:
+            seen.add(marker)
+            out.append(d)
+    return out
+
+
+def compare_headers(cloud, emulator, kept=HEADERS):
+    """kept: the headers the recording keeps at all (the Python SDK's recordings drop
+    x-ms-request-id and Retry-After from every answer: their absence says nothing)."""
+    out = []
+    for name in HEADERS:
+        if name not in kept:
+            continue
+        c, e = cloud.get(name), emulator.get(name)
+        if c is None and e is None:
+            continue
+        if c is None:
+            out.append(Difference("header", name, None, e))
+        elif e is None:
+            out.append(Difference("header", name, c, None))
+        elif name in ("azure-asyncoperation", "location") and mask(c) != mask(e):
+            out.append(Difference("header", name, c, e))
+        elif name == "content-type" and c.replace(" ", "").lower() != e.replace(" ", "").lower():
+            out.append(Difference("header", name, c, e))
+    return out

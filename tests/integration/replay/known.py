@@ -1,0 +1,59 @@
+"""The documented differences from the cloud: the table under "## Differences from the cloud" in
+emulator/arm/README.md. Each row names where it applies and why it must stay:
+
+| recordings | request | field | why |
+|---|---|---|---|
+| `sdk-python-2017-09-01-preview/*` | `GET */clusters/*` | `properties.allocationState` | ... |
+
+`recordings` is a glob over `folder/file`, `request` one over `METHOD path` (the recorded path,
+compared without regard to case), `field` one over the difference's JSON path, header name or
+`status`. Backquotes are optional.
+"""
+import fnmatch
+import re
+from dataclasses import dataclass
+
+HEADING = "## Differences from the cloud"
+
+
+@dataclass
+class Known:
+    recordings: str
+    request: str
+    field: str
+    why: str
+
+    def covers(self, recording, method, path, difference):
+        return (fnmatch.fnmatchcase(recording, self.recordings)
+                and fnmatch.fnmatchcase(f"{method} {path}".lower(), self.request.lower())
+                and fnmatch.fnmatchcase(difference.path, self.field))
+
+
+def _cell(text):
+    return text.strip().strip("`").strip()
+
+
+def parse(readme_text):
+    """The rows of the table under HEADING; a row without a reason is refused."""
+    rows, inside = [], False
+    for line in readme_text.splitlines():
+        if line.startswith("## "):
+            inside = line.strip() == HEADING
+            continue
+        if not inside or not line.startswith("|"):
+            continue
+        cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if len(cells) != 4 or set(cells[0].strip()) <= set("-: "):
+            continue
+        recordings, request, field, why = (_cell(c) for c in cells)
+        if recordings.lower() == "recordings":
+            continue
+        if not why:
+            raise ValueError(f"a documented difference without its reason: {line}")
+        rows.append(Known(recordings, request, field.replace("\\|", "|"), why))
+    return rows
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return parse(f.read())

@@ -1,0 +1,238 @@
+"""Sends a recording's requests to the emulator in order and compares every answer with the
+cloud's.
+
+- The cloud's long-running-operation polls (GETs of an earlier answer's `Azure-AsyncOperation` or
+  `Location` URL) poll the emulator's own operation instead, until it reaches the status the cloud's
+  last poll showed.
+- A run of identical GETs is a client's wait loop: it is one answer, polled until the emulator
+  reaches the state of the cloud's last one (states, node counts, the status code).
+- Storage data-plane requests go to the Blob/File endpoints, signed with the emulator's key for the
+  account (or, for a URL a listOutputFiles answer gave, sent to the emulator's URL as it is).
+- Requests made with values learned from earlier answers (a job's output path GUID, an operation
+  id) name the emulator's values.
+"""
+import json
+import os
+import re
+import sys
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+
+import requests
+
+from . import cassette
+from .compare import Difference, Learned, compare_headers, compare_json
+from .prepare import Arm, PreparationFailed, prepare, rewrite_keys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from raw_storage import RawClient  # noqa: E402
+
+# The keys whose values say which state a resource, a list or an operation is in.
+STATE_KEYS = {"provisioningState", "allocationState", "executionState", "currentNodeCount", "idleNodeCount",
+              "runningNodeCount", "preparingNodeCount", "unusableNodeCount", "leavingNodeCount", "status"}
+CLOUD_NODE_ADDRESS = re.compile(r"\b10\.0\.0\.\d{1,3}\b")
+WAIT_LOOP_TIMEOUT = 30.0
+SINGLE_GET_TIMEOUT = 2.0
+
+
+@dataclass
+class Step:
+    recording: str
+    index: int          # the recorded exchange whose answer was compared (the last of a run)
+    first: int          # the first recorded exchange of the step
+    method: str
+    path: str           # as recorded, without the query
+    counted: bool = True
+    differences: list = field(default_factory=list)
+    note: str = ""
+    seconds: float = 0.0
+
+    def where(self):
+        return f"{self.recording}#{self.index}"
+
+
+def _state_differences(differences):
+    return [d for d in differences
+            if d.kind == "status" or d.path.rsplit(".", 1)[-1].replace("[]", "") in STATE_KEYS]
+
+
+class Player:
+    def __init__(self, endpoints, recording_path, name):
+        self.endpoints = endpoints
+        self.name = name                       # folder/file
+        self.exchanges = cassette.load(recording_path)
+        self.session = requests.Session()
+        self.session.verify = endpoints["ca_cert"]
+        self.session.trust_env = False  # REQUESTS_CA_BUNDLE would override verify
+        self.arm = Arm(self.session, endpoints["arm"])
+        self.learned = Learned()
+        self.operations = {}                   # recorded LRO URL (normalized) -> (header, emulator URL)
+        self.prepared = None
+        self.steps = []
+        self.kept_headers = {h for x in self.exchanges if x.is_arm for h in x.response_headers}
+
+    # -- the run ---------------------------------------------------------------------------------
+    def run(self):
+        try:
+            self.prepared = prepare(self.arm, self._file_client, self.exchanges, self.name)
+        except (PreparationFailed, requests.RequestException, KeyError, ValueError) as e:
+            step = Step(self.name, 0, 0, "-", "(preparation)")
+            step.differences.append(Difference("status", "preparation", "made", str(e)[:1500]))
+            self.steps.append(step)
+            return self.steps
+        i, n = 0, len(self.exchanges)
+        while i < n:
+            x = self.exchanges[i]
+            j = i
+            while (x.method == "GET" and j + 1 < n and self.exchanges[j + 1].method == "GET"
+                   and self.exchanges[j + 1].url == x.url):
+                j += 1
+            last = self.exchanges[j]
+            step = Step(self.name, last.index, x.index, x.method, x.path)
+            started = time.monotonic()
+            try:
+                if x.is_arm:
+                    self._arm_step(x, last, step, wait_loop=j > i)
+                elif x.storage_service:
+                    self._storage_step(x, step)
+                else:
+                    step.counted = False
+                    step.note = "not an Azure endpoint"
+            except requests.RequestException as e:
+                step.differences.append(Difference("status", "status", last.status, f"no answer: {e}"))
+            step.seconds = time.monotonic() - started
+            self.steps.append(step)
+            i = j + 1
+        return self.steps
+
+    # -- ARM -------------------------------------------------------------------------------------
+    @staticmethod
+    def _normalized(url):
+        parts = urllib.parse.urlsplit(url)
+        return (parts.path.lower(), parts.query.lower())
+
+    def _arm_step(self, x, last, step, wait_loop):
+        key = self._normalized(x.url)
+        if x.method == "GET" and key in self.operations:
+            header, url = self.operations[key]
+            if url is None:
+                step.counted = False
+                step.note = f"the emulator gave no {header} to poll"
+                return
+            self._poll(url, last, step, WAIT_LOOP_TIMEOUT)
+            return
+        url = self.endpoints["arm"] + self.learned.rewrite(x.path) + ("?" + x.query if x.query else "")
+        body = self._body(x)
+        headers = {"Authorization": "Bearer replay-token"}
+        if body is not None:
+            headers["Content-Type"] = x.headers.get("content-type", "application/json; charset=utf-8")
+        if x.method == "GET":
+            self._poll(url, last, step, WAIT_LOOP_TIMEOUT if wait_loop else SINGLE_GET_TIMEOUT)
+            return
+        answer = self.session.request(x.method, url, data=body, headers=headers, timeout=30)
+        step.differences = self._compare(last, answer)
+        for header in ("azure-asyncoperation", "location"):
+            recorded = last.response_headers.get(header)
+            if recorded:
+                self.operations[self._normalized(recorded)] = (header, answer.headers.get(header))
+        if x.path.lower().endswith("/listkeys") and answer.status_code == 200:
+            self._learn_keys(last, answer)
+
+    def _body(self, x):
+        if x.body is None:
+            return None
+        doc = cassette.json_or_none(x.body)
+        if doc is None:
+            return self.learned.rewrite(x.body).encode()
+        doc = rewrite_keys(doc, self.prepared)
+        return self._node_addresses(self.learned.rewrite(json.dumps(doc))).encode()
+
+    def _node_addresses(self, text):
+        """The cloud's node addresses in a job's command lines (the password-less ssh tests run
+        `ssh 10.0.0.4 ...`): the emulated nodes' addresses in the same order, so that nothing
+        leaves loopback."""
+        cloud = sorted(set(CLOUD_NODE_ADDRESS.findall(text)), key=lambda a: int(a.rsplit(".", 1)[1]))
+        if not cloud:
+            return text
+        nodes = self.session.get(self.endpoints["arm"] + "/emulator/nodes", timeout=30).json()["value"]
+        addresses = sorted({n["ipAddress"] for n in nodes}, key=lambda a: [int(p) for p in a.split(".")])
+        base = 4  # the cloud's first node was 10.0.0.4
+        for address in cloud:
+            k = int(address.rsplit(".", 1)[1]) - base
+            local = addresses[k] if 0 <= k < len(addresses) else "127.255.255.254"
+            text = re.sub(rf"\b{re.escape(address)}\b", local, text)
+        return text
+
+    def _poll(self, url, last, step, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self.session.get(url, headers={"Authorization": "Bearer replay-token"}, timeout=30)
+            differences = self._compare(last, answer, learn=False)
+            if not _state_differences(differences) or time.monotonic() > deadline:
+                step.differences = self._compare(last, answer)
+                return
+            time.sleep(0.05)
+
+    def _compare(self, recorded, answer, learn=True):
+        out = []
+        if recorded.status != answer.status_code:
+            # One difference: what follows from another status (an error body, no LRO headers)
+            # says nothing more. The emulator's error code goes with it.
+            code = ((cassette.json_or_none(answer.text) or {}).get("error") or {}).get("code")
+            return [Difference("status", "status", recorded.status,
+                               f"{answer.status_code} {code}" if code else answer.status_code)]
+        emulator_headers = {k.lower(): v for k, v in answer.headers.items()}
+        out += compare_headers(recorded.response_headers, emulator_headers, self.kept_headers)
+        cloud_doc = cassette.json_or_none(recorded.response_body)
+        emulator_doc = cassette.json_or_none(answer.text)
+        if cloud_doc is not None or emulator_doc is not None:
+            if cloud_doc is None and recorded.response_body.strip():
+                out.append(Difference("type", "(body)", "text", "json"))
+            else:
+                out += compare_json(cloud_doc, emulator_doc, self.learned if learn else None)
+        return out
+
+    def _learn_keys(self, recorded, answer):
+        cloud = {k.get("keyName"): k.get("value") for k in (cassette.json_or_none(recorded.response_body) or {}).get("keys", [])}
+        for k in answer.json().get("keys", []):
+            if cloud.get(k.get("keyName")):
+                self.prepared.cloud_keys[cloud[k["keyName"]]] = k["value"]
+        account = recorded.path.split("/storageAccounts/")[-1].split("/")[0].lower()
+        if "key1" in cloud:
+            self.prepared.keys[account] = self.prepared.cloud_keys.get(cloud["key1"])
+
+    # -- storage ---------------------------------------------------------------------------------
+    def _file_client(self, account, key, service="file"):
+        return RawClient(self.endpoints[service], account=account, key=key, version="2017-04-17")
+
+    def _storage_step(self, x, step):
+        service, account = x.storage_service
+        base = x.url.split("?")[0]
+        if base in self.learned.urls:
+            answer = self.session.request(x.method, self.learned.urls[base], timeout=30)
+            status, body = answer.status_code, answer.content
+        else:
+            key = self.prepared.keys.get(account.lower())
+            if key is None:
+                step.counted = False
+                step.note = f"no key for storage account {account}"
+                return
+            client = self._file_client(account, key, service)
+            headers = {k: v for k, v in x.headers.items()
+                       if k.startswith("x-ms-") and k not in ("x-ms-date", "x-ms-version", "x-ms-client-request-id")}
+            for name in ("content-type", "range"):
+                if name in x.headers:
+                    headers[name] = x.headers[name]
+            data = (x.body or "").encode()
+            query = urllib.parse.parse_qsl(x.query, keep_blank_values=True)
+            path = "/" + account + self.learned.rewrite(x.path)
+            r = client.request(x.method, path, query, body=data, headers=headers, raw_query=x.query or None)
+            status, body = r.status, r.body
+        if status != x.status:
+            step.differences.append(Difference("status", "status", x.status, status))
+        elif x.method == "GET" and "xml" not in x.response_headers.get("content-type", "xml"):
+            cloud_body = x.response_body.encode()
+            if cloud_body != body:
+                step.differences.append(Difference("value", "(content)", x.response_body[:200],
+                                                   body[:200].decode("utf-8", "replace")))
