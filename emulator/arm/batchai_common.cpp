@@ -42,6 +42,16 @@ void start_operation(ArmContext& ctx, const ArmRequest& req, httplib::Response& 
     OperationTracker::send_accepted(res, ctx.operations.begin(op), req.base_url);
 }
 
+void start_terminate(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const StoredResource& job,
+                     const OperationTarget& target) {
+    const std::string state = job.body["properties"].value("executionState", "");
+    if (state == "succeeded" || state == "failed") {
+        res.status = 200;
+        return;
+    }
+    start_operation(ctx, req, res, target);
+}
+
 void start_delete(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target) {
     ctx.store.atomically([&] {
         ctx.store.update(target.resource_id, [](nlohmann::json& r) {

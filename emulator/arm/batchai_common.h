@@ -22,6 +22,10 @@ struct OperationTarget {
 
 // Records the operation and answers 202 with its polling headers.
 void start_operation(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target);
+// Terminate: of a job that has already ended, the service did nothing and answered 200 with no
+// body and no operation (as recorded in every API version); otherwise the terminate operation.
+void start_terminate(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const StoredResource& job,
+                     const OperationTarget& target);
 // provisioningState "deleting" and the delete operation, in one transaction.
 void start_delete(ArmContext& ctx, const ArmRequest& req, httplib::Response& res, const OperationTarget& target);
 

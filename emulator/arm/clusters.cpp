@@ -22,6 +22,7 @@ const std::string kWorkspace =
 // What differs between clusters and file servers.
 struct Kind {
     const char* collection;  // path segment
+    const char* id_segment;  // in the ids the service wrote (lower-case for file servers)
     const char* param;
     const char* stored_type;
     const char* type;  // ARM type
@@ -31,13 +32,13 @@ struct Kind {
     ResourceKind validation;
 };
 
-constexpr Kind kClusters{"clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/workspaces/clusters",
+constexpr Kind kClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/workspaces/clusters",
                          "cluster", "ClusterNotFound", "ClusterAlreadyExists", ResourceKind::cluster};
-constexpr Kind kFileServers{"fileServers", "fileServerName", kind::kFileServer,
+constexpr Kind kFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer,
                             "Microsoft.BatchAI/workspaces/fileservers", "file server", "FileServerNotFound",
                             "FileServerAlreadyExists", ResourceKind::file_server};
 
-std::string item_id(const Kind& k, const Params& p) { return workspace_id(p) + "/" + k.collection + "/" + p[k.param]; }
+std::string item_id(const Kind& k, const Params& p) { return workspace_id(p) + "/" + k.id_segment + "/" + p[k.param]; }
 
 StoredResource require_item(const ArmContext& ctx, const Kind& k, const Params& p) {
     check_workspace(ctx, p);
@@ -55,12 +56,16 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
     check_body(body, k.validation, ApiVersion::v2018_05_01);
     const std::string id = item_id(k, p);
     const std::string name = p[k.param];
-    if (ctx.store.get(id)) throw CloudError(409, k.exists, "The specified " + std::string(k.noun) + " " + name + " already exists");
+    // As a PUT of an existing job: nothing changes, the resource is the answer (200).
+    if (std::optional<StoredResource> existing = ctx.store.get(id)) {
+        return send_resource(res, *existing, redacted_view(*existing));
+    }
     nlohmann::json properties = body["properties"];
     stamp_new(properties, "creating");
     if (k.stored_type == kind::kCluster) {
         fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" +
                                               p["workspaceName"] + "/clusters/" + name + "/" + crypto::uuid4());
+        inherit_file_server_subnet(ctx, properties, [&](const std::string& id) { return ctx.store.get(id); });
     }
     nlohmann::json item{{"id", id}, {"name", name}, {"type", k.type}, {"properties", std::move(properties)}};
     ctx.store.atomically([&] {
@@ -72,7 +77,7 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
             std::int64_t seq = ctx.store.get(id)->seq;
             std::string address = "127.0.2." + std::to_string(seq % 254 + 1);
             ctx.store.update(id, [&](nlohmann::json& fs) {
-                fill_file_server_defaults(fs["properties"], address);
+                fill_file_server_defaults(fs["properties"], address, "/data", p["subscriptionId"]);
                 return true;
             });
         }
@@ -104,6 +109,25 @@ void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::strin
 }
 
 }  // namespace
+
+void inherit_file_server_subnet(const ArmContext&, nlohmann::json& properties, const FileServerLookup& lookup) {
+    if (properties.contains("subnet")) return;
+    if (!properties.contains("nodeSetup") || !properties["nodeSetup"].is_object()) return;
+    const nlohmann::json& setup = properties["nodeSetup"];
+    if (!setup.contains("mountVolumes") || !setup["mountVolumes"].is_object()) return;
+    const nlohmann::json& volumes = setup["mountVolumes"];
+    if (!volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
+    for (const nlohmann::json& mount : volumes["fileServers"]) {
+        if (!mount.is_object() || !mount.contains("fileServer") || !mount["fileServer"].is_object()) continue;
+        const nlohmann::json& server_ref = mount["fileServer"];
+        if (!server_ref.contains("id") || !server_ref["id"].is_string()) continue;
+        std::optional<StoredResource> server = lookup(server_ref["id"].get<std::string>());
+        if (server && server->body["properties"].contains("subnet")) {
+            properties["subnet"] = server->body["properties"]["subnet"];
+            return;
+        }
+    }
+}
 
 std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::string& cluster_id,
                                                    const nlohmann::json& body) {

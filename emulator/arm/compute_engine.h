@@ -37,6 +37,7 @@ public:
     // {"nodeId","ipAddress","port"} of the cluster's nodes, or of the nodes that ran the job.
     virtual nlohmann::json remote_login(const StoredResource& cluster_or_job) = 0;
     // Cores in use in a location: {"dedicated": N, "lowPriority": M}.
+    // {"dedicated": N, "lowPriority": N, "byVmSize": {"Standard_D1": {"dedicated": N, "lowPriority": N}}}
     virtual nlohmann::json cores_in_use(const std::string& location) = 0;
 };
 

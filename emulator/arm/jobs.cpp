@@ -45,11 +45,13 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     check_body(body, ResourceKind::job, ApiVersion::v2018_05_01);
     const std::string id = job_id(p);
-    if (ctx.store.get(id)) {
-        throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
+    // A PUT of a job that exists changes nothing and answers it, 200 (as recorded: jobs have no update).
+    if (std::optional<StoredResource> existing = ctx.store.get(id)) {
+        return send_resource(res, *existing, redacted_view(*existing));
     }
     nlohmann::json properties = body["properties"];
     require_job_cluster(ctx, properties);
+    properties["experimentName"] = p["experimentName"];
     stamp_new(properties, "creating");
     std::string segment = p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
                           "/experiments/" + p["experimentName"] + "/jobs/" + p["jobName"] + "/" + crypto::uuid4();
@@ -97,7 +99,7 @@ void add_job_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource workspace = require_workspace_and_experiment(ctx, p);
                    StoredResource job = require(ctx, job_id(p), "JobNotFound", "job", p["jobName"]);
-                   start_operation(ctx, req, res, target(p, "terminate", job.body["id"], workspace));
+                   start_terminate(ctx, req, res, job, target(p, "terminate", job.body["id"], workspace));
                });
     router.add("POST", kJob + "/listRemoteLoginInformation", v, op + "remoteLoginInformation/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {

@@ -260,7 +260,7 @@ void OperationTracker::send_accepted(httplib::Response& res, const Operation& op
     res.set_header("Location", base_url + statuses_path(op) + query);
     res.set_header("Retry-After", "1");
     res.status = 202;
-    res.set_content("", "application/json; charset=utf-8");
+    res.body.clear();  // no body and, as recorded, no Content-Type
 }
 
 nlohmann::json OperationTracker::document(const Operation& op, const std::string& base_url) {

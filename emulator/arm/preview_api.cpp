@@ -28,6 +28,7 @@ const std::string kProvider = "/subscriptions/{subscriptionId}/resourceGroups/{r
 
 struct FlatKind {
     const char* collection;  // flat path segment
+    const char* id_segment;  // in the ids the service wrote (lower-case for file servers)
     const char* param;
     const char* stored_type;
     const char* preview_type;
@@ -35,11 +36,11 @@ struct FlatKind {
     ResourceKind validation;
 };
 
-constexpr FlatKind kClusters{"clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
+constexpr FlatKind kClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
                              "Microsoft.BatchAI/workspaces/clusters", ResourceKind::cluster};
-constexpr FlatKind kJobs{"jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
+constexpr FlatKind kJobs{"jobs", "jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
                          "Microsoft.BatchAI/workspaces/experiments/jobs", ResourceKind::job};
-constexpr FlatKind kFileServers{"fileServers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
+constexpr FlatKind kFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
                                 "Microsoft.BatchAI/workspaces/fileservers", ResourceKind::file_server};
 
 bool is_migrated(const std::string& workspace_name) {
@@ -49,14 +50,14 @@ bool is_migrated(const std::string& workspace_name) {
 // Where a flat resource of `k` named `name` lives under a workspace.
 std::string stored_id(const FlatKind& k, const std::string& workspace_id, const std::string& name) {
     if (k.stored_type == kind::kJob) return experiment_id(workspace_id, kMigratedExperiment) + "/jobs/" + name;
-    return workspace_id + "/" + k.collection + "/" + name;
+    return workspace_id + "/" + k.id_segment + "/" + name;
 }
 
 // The flat id of a stored resource: the provider prefix of its id, then collection/name.
 std::string flat_id(const FlatKind& k, const json& stored) {
     const std::string id = stored["id"];
     size_t cut = lower(id).find("/workspaces/");
-    return id.substr(0, cut) + "/" + k.collection + "/" + stored["name"].get<std::string>();
+    return id.substr(0, cut) + "/" + k.id_segment + "/" + stored["name"].get<std::string>();
 }
 
 std::optional<StoredResource> find_flat(const ArmContext& ctx, const std::string& group, const FlatKind& k,
@@ -84,11 +85,6 @@ StoredResource require_flat(const ArmContext& ctx, const FlatKind& k, const Para
     return *found;
 }
 
-std::string capitalised(std::string value) {
-    if (!value.empty()) value[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(value[0])));
-    return value;
-}
-
 // A flat cluster id in a preview body -> the stored cluster's id (any group of the subscription).
 std::string stored_cluster_id(const ArmContext& ctx, const std::string& flat) {
     std::vector<std::string> parts = split_path(flat);
@@ -106,20 +102,66 @@ std::string scheduling_priority(const json& priority) {
     return p > 0 ? "high" : p < 0 ? "low" : "normal";
 }
 
+// The 0.1 SDK (September 2017) named a mount's credentials `credentialsInfo`; the service took it
+// for `credentials` and answered with the name the client had used. Renames every mount's
+// `from` to `to` in the cluster's or job's mount volumes; whether any was renamed.
+bool rename_mount_credentials(json& properties, const char* from, const char* to) {
+    bool renamed = false;
+    auto in_volumes = [&](json& volumes) {
+        if (!volumes.is_object()) return;
+        for (const char* list : {"azureFileShares", "azureBlobFileSystems"}) {
+            if (!volumes.contains(list) || !volumes[list].is_array()) continue;
+            for (json& mount : volumes[list]) {
+                if (mount.is_object() && mount.contains(from) && !mount.contains(to)) {
+                    mount[to] = std::move(mount[from]);
+                    mount.erase(from);
+                    renamed = true;
+                }
+            }
+        }
+    };
+    if (!properties.is_object()) return false;
+    if (properties.contains("nodeSetup") && properties["nodeSetup"].is_object() &&
+        properties["nodeSetup"].contains("mountVolumes")) {
+        in_volumes(properties["nodeSetup"]["mountVolumes"]);
+    }
+    if (properties.contains("mountVolumes")) in_volumes(properties["mountVolumes"]);
+    return renamed;
+}
+
 json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource& stored) {
     json v = redacted(stored.body);
     const json& preview = stored.body.value("_preview", json::object());
     v["id"] = flat_id(k, stored.body);
     v["type"] = k.preview_type;
-    v["location"] = preview.value("location", "");
-    v["tags"] = preview.value("tags", json::object());
+    // As the preview service answered: clusters and file servers carry their location, and tags
+    // where some were sent; jobs neither.
+    if (k.stored_type != kind::kJob) {
+        v["location"] = preview.value("location", "");
+        if (preview.contains("tags")) v["tags"] = preview["tags"];
+    }
     json& p = v["properties"];
-    for (const char* field : {"provisioningState", "allocationState", "executionState", "toolType"}) {
-        if (p.contains(field) && p[field].is_string()) p[field] = capitalised(p[field]);
+    if (preview.value("credentialsInfo", false)) rename_mount_credentials(p, "credentials", "credentialsInfo");
+    // Enums are lower-case, as the preview service wrote them from December 2017 (it capitalised
+    // them before: a documented difference from the September 2017 recordings).
+    if (k.stored_type == kind::kFileServer) {
+        // The preview's file servers: a btrfs RAID-less volume exported over NFS.
+        if (p.contains("dataDisks") && p["dataDisks"].is_object()) {
+            p["dataDisks"]["fileSystemType"] = "BRTFS";
+            p["dataDisks"]["raidLevel"] = "NoRaid";
+        }
+        if (p.contains("mountSettings") && p["mountSettings"].is_object()) p["mountSettings"]["fileServerType"] = "nfs";
     }
     if (k.stored_type == kind::kJob) {
         p["priority"] = preview.value("priority", json(0));
         p.erase("schedulingPriority");
+        // The preview service had no output path segment, retried nothing (maxRetryCount 0) and
+        // created output directories anew (createNew true) unless told otherwise.
+        p.erase("jobOutputDirectoryPathSegment");
+        if (p.contains("constraints") && p["constraints"].is_object()) {
+            if (!p["constraints"].contains("maxRetryCount")) p["constraints"]["maxRetryCount"] = 0;
+        }
+        p.erase("experimentName");  // the 2018-05-01 view's: the preview echoes only what was sent
         if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
         if (p.contains("cluster") && p["cluster"].contains("id")) {
             if (auto cluster = ctx.store.get(p["cluster"]["id"].get<std::string>())) {
@@ -128,7 +170,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
         }
         if (p.contains("outputDirectories")) {
             for (json& dir : p["outputDirectories"]) {
-                if (dir.contains("type") && dir["type"].is_string()) dir["type"] = capitalised(dir["type"]);
+                if (!dir.contains("createNew")) dir["createNew"] = true;
             }
         }
     }
@@ -138,12 +180,12 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
 void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const Params& p, httplib::Response& res) {
     check_group(ctx, p);
     json body = req.json_body().value_or(json::object());
+    const bool credentials_info = body.contains("properties") && rename_mount_credentials(body["properties"], "credentialsInfo", "credentials");
     check_body(body, k.validation, ApiVersion::v2017_09_01_preview);
     const std::string name = p[k.param];
-    if (find_flat(ctx, group_id(p), k, name)) {
-        throw CloudError(409, std::string(k.stored_type == kind::kJob ? "Job" : k.stored_type == kind::kCluster ? "Cluster" : "FileServer") +
-                                  "AlreadyExists",
-                         "The specified resource " + name + " already exists");
+    // A PUT of a resource that exists changes nothing and answers it, 200, as the service did.
+    if (std::optional<StoredResource> existing = find_flat(ctx, group_id(p), k, name)) {
+        return send_resource(res, *existing, preview_view(ctx, k, *existing));
     }
     const std::string location = body["location"];
     StoredResource workspace = ensure_workspace(ctx, p, migrated_workspace_name(location), location);
@@ -151,7 +193,9 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
     if (k.stored_type == kind::kJob) parent = ensure_experiment(ctx, parent, kMigratedExperiment).body["id"];
 
     json properties = body["properties"];
-    json preview{{"location", location}, {"tags", body.value("tags", json::object())}};
+    json preview{{"location", location}};
+    if (credentials_info) preview["credentialsInfo"] = true;
+    if (body.contains("tags")) preview["tags"] = body["tags"];
     stamp_new(properties, "creating");
     const std::string id = stored_id(k, workspace.body["id"], name);
     if (k.stored_type == kind::kJob) {
@@ -166,8 +210,13 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
                                           crypto::uuid4());
     } else if (k.stored_type == kind::kCluster) {
         fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name);
+        inherit_file_server_subnet(ctx, properties, [&](const std::string& flat) -> std::optional<StoredResource> {
+            std::vector<std::string> parts = split_path(flat);
+            if (parts.size() != 8 || !iequals(parts[6], "fileservers")) return std::nullopt;
+            return find_flat(ctx, "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3], kFileServers, parts[7]);
+        });
     } else {
-        fill_file_server_defaults(properties, "127.0.2.1");
+        fill_file_server_defaults(properties, "127.0.2.1", "/mnt/data", p["subscriptionId"]);
     }
     json item{{"id", id}, {"name", name}, {"type", k.stored_type_2018}, {"properties", std::move(properties)},
               {"_preview", std::move(preview)}};
@@ -279,7 +328,7 @@ void add_preview_routes(Router& router, ArmContext& ctx) {
     router.add("POST", kProvider + "/jobs/{jobName}/terminate", v, "Microsoft.BatchAI/jobs/terminate/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource job = require_flat(ctx, kJobs, p);
-                   start_operation(ctx, req, res, {"terminate", job.body["id"],
+                   start_terminate(ctx, req, res, job, {"terminate", job.body["id"],
                                                    p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + p["jobName"],
                                                    p["subscriptionId"], job.body["_preview"].value("location", "")});
                });

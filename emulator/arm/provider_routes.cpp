@@ -6,6 +6,7 @@
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/text.h"
+#include "emulator/arm/usages.h"
 
 namespace bai::arm {
 namespace {
@@ -34,10 +35,6 @@ nlohmann::json describe(const std::string& name) {
             {"origin", "user,system"}};
 }
 
-nlohmann::json usage(const std::string& name, const std::string& localized, long long current, long long limit) {
-    return {{"unit", "Count"}, {"currentValue", current}, {"limit", limit},
-            {"name", {{"value", name}, {"localizedValue", localized}}}};
-}
 
 }  // namespace
 
@@ -62,10 +59,7 @@ void add_provider_routes(Router& router, ArmContext& ctx) {
                        if (ws && iequals(ws->body.value("location", ""), p["location"])) ++clusters;
                    }
                    nlohmann::json cores = ctx.engine.cores_in_use(p["location"]);
-                   nlohmann::json items = {usage("dedicatedCores", "Total Dedicated Cores", cores["dedicated"], 24),
-                                           usage("lowPriorityCores", "Total Low Priority Cores", cores["lowPriority"], 24),
-                                           usage("clusters", "Total Clusters", clusters, 200)};
-                   send_page(res, req, items, std::nullopt);
+                   send_page(res, req, batchai_usages(clusters, cores), std::nullopt);
                });
     router.add("GET", std::string(kOperationPath) + "/operationresults/{operationId}", Versions::any_dated,
                "Microsoft.BatchAI/locations/operationresults/read",

@@ -1,5 +1,6 @@
 #include "emulator/arm/resource_defaults.h"
 
+#include "common/crypto/random_id.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/validation/duration.h"
@@ -118,15 +119,19 @@ void fill_scale_defaults(json& scale) {
     }
 }
 
-void fill_file_server_defaults(json& p, const std::string& address) {
-    if (p.contains("sshConfiguration") && p["sshConfiguration"].is_object() &&
-        !p["sshConfiguration"].contains("publicIPsToAllow")) {
-        p["sshConfiguration"]["publicIPsToAllow"] = json::array({"*"});
-    }
+std::string automatic_subnet_id(const std::string& subscription) {
+    const std::string guid = crypto::uuid4();
+    return "/subscriptions/" + subscription + "/resourceGroups/fileserverrg-" + guid +
+           "/providers/Microsoft.Network/virtualNetworks/" + guid + "vnet/subnets/Subnet-1";
+}
+
+void fill_file_server_defaults(json& p, const std::string& address, const std::string& mount_point,
+                               const std::string& subscription) {
     if (p.contains("dataDisks") && p["dataDisks"].is_object() && !p["dataDisks"].contains("cachingType")) {
         p["dataDisks"]["cachingType"] = "none";
     }
-    p["mountSettings"] = {{"mountPoint", "/mnt/data"}, {"fileServerPublicIP", address}, {"fileServerInternalIP", address}};
+    if (!subscription.empty() && !p.contains("subnet")) p["subnet"] = {{"id", automatic_subnet_id(subscription)}};
+    p["mountSettings"] = {{"mountPoint", mount_point}, {"fileServerPublicIP", address}, {"fileServerInternalIP", address}};
 }
 
 }  // namespace bai::arm

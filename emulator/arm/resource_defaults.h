@@ -22,6 +22,14 @@ void fill_job_defaults(nlohmann::json& properties, const std::string& output_seg
 void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix);
 // The defaults inside scaleSettings (manual or autoScale), at create and at update.
 void fill_scale_defaults(nlohmann::json& scale_settings);
-void fill_file_server_defaults(nlohmann::json& properties, const std::string& address);
+// A file server's mount settings (its address, its export at mount_point: /data, as the service
+// answered; /mnt/data in the 2017-09-01-preview) and, where the body names no subnet, the subnet
+// of the virtual network the service made for it in a resource group of its own.
+void fill_file_server_defaults(nlohmann::json& properties, const std::string& address,
+                               const std::string& mount_point = "/data", const std::string& subscription = "");
+
+// The subnet the service made for a file server given none:
+// /subscriptions/S/resourceGroups/fileserverrg-G/providers/Microsoft.Network/virtualNetworks/Gvnet/subnets/Subnet-1
+std::string automatic_subnet_id(const std::string& subscription);
 
 }  // namespace bai::arm

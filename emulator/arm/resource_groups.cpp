@@ -11,8 +11,25 @@ namespace {
 
 constexpr const char* kGroupPath = "/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}";
 
+// A group as one api-version shows it: ARM's answers on 2017-05-10 carried no `type` (recorded);
+// on 2020-06-01 they did. The versions between follow the later one, a choice.
+nlohmann::json group_view(const nlohmann::json& stored, const ArmRequest& req) {
+    nlohmann::json view = redacted(stored);
+    if (req.api_version() < "2018-05-01") view.erase("type");
+    return view;
+}
+
+// The subscription's own record, made with its first resource group: from then on it is one ARM
+// knows (SubscriptionNotFound before), even with no group left in it.
+void remember_subscription(ArmContext& ctx, const Params& p) {
+    const std::string id = subscription_id(p);
+    if (ctx.store.type_of(id)) return;
+    ctx.store.create(id, "", kind::kSubscription, {{"id", id}, {"subscriptionId", p["subscriptionId"]}});
+}
+
+// null when the body has none: a group answers `tags` only where some were given, as ARM did.
 nlohmann::json tags_of(const nlohmann::json& body, const char* path) {
-    if (!body.contains("tags")) return nlohmann::json::object();
+    if (!body.contains("tags")) return nlohmann::json();
     const nlohmann::json& tags = body["tags"];
     if (!tags.is_object()) throw bad_request("InvalidRequestContent", std::string(path) + " must be an object", path);
     for (const auto& [name, value] : tags.items()) {
@@ -40,21 +57,28 @@ void put_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib:
                                  existing->body["location"].get<std::string>() + "'.");
         }
         auto updated = ctx.store.update(id, [&](nlohmann::json& g) {
-            g["tags"] = tags;
+            if (tags.is_null()) {
+                g.erase("tags");
+            } else {
+                g["tags"] = tags;
+            }
             return true;
         });
-        return send_resource(res, *updated, redacted(updated->body));
+        return send_resource(res, *updated, group_view(updated->body, req));
     }
     nlohmann::json group{{"id", id},
                          {"name", p["resourceGroupName"]},
                          {"type", "Microsoft.Resources/resourceGroups"},
                          {"location", body["location"]},
-                         {"tags", tags},
                          {"properties", {{"provisioningState", "Succeeded"}}}};
-    if (!ctx.store.create(id, subscription_id(p), kind::kResourceGroup, group)) {
-        throw CloudError(409, "Conflict", "Resource group '" + p["resourceGroupName"] + "' is being created.");
-    }
-    send_resource(res, *ctx.store.get(id), group, 201);
+    if (!tags.is_null()) group["tags"] = tags;
+    ctx.store.atomically([&] {
+        remember_subscription(ctx, p);
+        if (!ctx.store.create(id, subscription_id(p), kind::kResourceGroup, group)) {
+            throw CloudError(409, "Conflict", "Resource group '" + p["resourceGroupName"] + "' is being created.");
+        }
+    });
+    send_resource(res, *ctx.store.get(id), group_view(group, req), 201);
 }
 
 void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
@@ -64,10 +88,10 @@ void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
     if (body.contains("tags")) tags = tags_of(body, "tags");
     auto updated = ctx.store.update(group_id(p), [&](nlohmann::json& g) {
         if (!tags) return false;
-        g["tags"] = *tags;
+        g["tags"] = tags->is_null() ? nlohmann::json::object() : *tags;
         return true;
     });
-    send_resource(res, *updated, redacted(updated->body));
+    send_resource(res, *updated, group_view(updated->body, req));
 }
 
 void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
@@ -94,9 +118,9 @@ void add_resource_group_routes(Router& router, ArmContext& ctx) {
     router.add("PATCH", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { patch_group(ctx, req, p, res); });
     router.add("GET", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/read",
-               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource g = require_group(ctx, p);
-                   send_resource(res, g, redacted(g.body));
+                   send_resource(res, g, group_view(g.body, req));
                });
     router.add("HEAD", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
@@ -109,7 +133,7 @@ void add_resource_group_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    Page page = ctx.store.children(subscription_id(p), kind::kResourceGroup, skip_token(req), 1000);
                    nlohmann::json items = nlohmann::json::array();
-                   for (const StoredResource& g : page.items) items.push_back(redacted(g.body));
+                   for (const StoredResource& g : page.items) items.push_back(group_view(g.body, req));
                    send_page(res, req, items, page.next_after);
                });
 }

@@ -24,7 +24,13 @@ std::string experiment_id(const std::string& workspace_id, const std::string& ex
 
 namespace {
 
-[[noreturn]] void throw_group_not_found(const Params& p) {
+// A subscription is one the emulator knows once a resource group was made in it (any id is
+// accepted for that); before, ARM's answer is the one it gave for an unknown subscription.
+[[noreturn]] void throw_group_not_found(const ArmContext& ctx, const Params& p) {
+    if (!ctx.store.type_of(subscription_id(p)) &&
+        ctx.store.under(subscription_id(p), kind::kResourceGroup, 0, 1).items.empty()) {
+        throw CloudError(404, "SubscriptionNotFound", "The subscription '" + p["subscriptionId"] + "' could not be found.");
+    }
     throw CloudError(404, "ResourceGroupNotFound", "Resource group '" + p["resourceGroupName"] + "' could not be found.");
 }
 
@@ -35,12 +41,12 @@ namespace {
 }  // namespace
 
 void check_group(const ArmContext& ctx, const Params& p) {
-    if (!ctx.store.type_of(group_id(p))) throw_group_not_found(p);
+    if (!ctx.store.type_of(group_id(p))) throw_group_not_found(ctx, p);
 }
 
 StoredResource require_group(const ArmContext& ctx, const Params& p) {
     std::optional<StoredResource> group = ctx.store.get(group_id(p));
-    if (!group) throw_group_not_found(p);
+    if (!group) throw_group_not_found(ctx, p);
     return *group;
 }
 

@@ -13,6 +13,7 @@ namespace bai::arm {
 
 // Resource kinds as stored (StoredResource::type).
 namespace kind {
+inline constexpr const char* kSubscription = "subscription";  // known once a group was made in it
 inline constexpr const char* kResourceGroup = "resourceGroup";
 inline constexpr const char* kStorageAccount = "storageAccount";
 inline constexpr const char* kWorkspace = "workspace";

@@ -21,8 +21,10 @@ const std::string kExperiment = kExperiments + "/{experimentName}";
 
 nlohmann::json new_workspace(const std::string& id, const std::string& name, const nlohmann::json& location,
                              const nlohmann::json& tags) {
+    // `tags` only where the client sent some, as the service answered.
     nlohmann::json w{{"id", id}, {"name", name}, {"type", "Microsoft.BatchAI/workspaces"}, {"location", location},
-                     {"tags", tags.is_object() ? tags : nlohmann::json::object()}, {"properties", nlohmann::json::object()}};
+                     {"properties", nlohmann::json::object()}};
+    if (tags.is_object()) w["tags"] = tags;
     stamp_new(w["properties"], "succeeded");
     return w;
 }
@@ -32,7 +34,7 @@ void put_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, http
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     check_body(body, ResourceKind::workspace, ApiVersion::v2018_05_01);
     const std::string id = workspace_id(p);
-    nlohmann::json tags = body.value("tags", nlohmann::json::object());
+    nlohmann::json tags = body.contains("tags") ? body["tags"] : nlohmann::json();
     if (auto existing = ctx.store.get(id)) {
         if (lower(existing->body["location"].get<std::string>()) != lower(body["location"].get<std::string>())) {
             throw bad_request("LocationNotAvailableForResourceType",
@@ -41,7 +43,11 @@ void put_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, http
                               "location");
         }
         auto updated = ctx.store.update(id, [&](nlohmann::json& w) {
-            w["tags"] = tags;
+            if (tags.is_object()) {
+                w["tags"] = tags;
+            } else {
+                w.erase("tags");
+            }
             return true;
         });
         return send_resource(res, *updated, redacted_view(*updated));
@@ -99,7 +105,7 @@ StoredResource require_experiment(const ArmContext& ctx, const Params& p) {
 
 StoredResource ensure_workspace(ArmContext& ctx, const Params& p, const std::string& name, const std::string& location) {
     const std::string id = workspace_id(p, name);
-    ctx.store.create(id, group_id(p), kind::kWorkspace, new_workspace(id, name, location, nlohmann::json::object()));
+    ctx.store.create(id, group_id(p), kind::kWorkspace, new_workspace(id, name, location, nlohmann::json()));
     return *ctx.store.get(id);
 }
 

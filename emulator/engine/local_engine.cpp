@@ -33,7 +33,8 @@ std::string address_of(int n) {
     return "127.0." + std::to_string(1 + (n - 1) / 254) + "." + std::to_string(1 + (n - 1) % 254);
 }
 
-std::string node_id(const std::string& cluster_key, int number, time::TimePoint at) {
+// As the service named them: tvm-<10 digits>_<n>-<yyyymmddthhmmssz>, with "-p" for a low-priority node.
+std::string node_id(const std::string& cluster_key, int number, time::TimePoint at, bool low_priority) {
     std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::time_point_cast<std::chrono::seconds>(at));
     std::tm tm{};
     gmtime_r(&t, &tm);
@@ -41,7 +42,7 @@ std::string node_id(const std::string& cluster_key, int number, time::TimePoint 
     std::strftime(stamp, sizeof stamp, "%Y%m%dt%H%M%Sz", &tm);
     unsigned long hash = std::hash<std::string>{}(cluster_key) % 10000000000UL;
     char id[96];
-    std::snprintf(id, sizeof id, "tvm-%010lu_%d-%s", hash, number, stamp);
+    std::snprintf(id, sizeof id, "tvm-%010lu_%d-%s%s", hash, number, stamp, low_priority ? "-p" : "");
     return id;
 }
 
@@ -231,7 +232,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
     addresses_in_use_.insert(n);
     slot->address_number = n;
     node.address = address_of(n);
-    node.id = node_id(cluster.key, cluster.next_node++, clock_.now());
+    node.id = node_id(cluster.key, cluster.next_node++, clock_.now(), cluster.spec.low_priority);
     node.cluster_key = cluster.key;
     node.root = cluster.dir / node.id;
     node.low_priority = cluster.spec.low_priority;
@@ -872,6 +873,7 @@ void LocalEngine::publish() {
                              {"job", n.job_key.empty() ? json() : json(running_.count(n.job_key) ? running_.at(n.job_key).id : n.job_key)},
                              {"gpus", n.gpus},
                              {"cores", cluster.spec.vm_size.cores},
+                             {"vmSize", std::string(cluster.spec.vm_size.name)},
                              {"lowPriority", n.low_priority},
                              {"root", n.root.string()}});
         }
@@ -905,12 +907,17 @@ json LocalEngine::remote_login(const arm::StoredResource& resource) {
 json LocalEngine::cores_in_use(const std::string& location) {
     std::lock_guard guard(snapshot_mutex_);
     int dedicated = 0, low = 0;
+    json by_size = json::object();
     std::string wanted = text::lower(location);
     for (const json& n : nodes_snapshot_) {
         if (text::lower(n.value("location", "")) != wanted) continue;
-        (n["lowPriority"].get<bool>() ? low : dedicated) += n["cores"].get<int>();
+        const bool low_priority = n["lowPriority"].get<bool>();
+        const int cores = n["cores"].get<int>();
+        (low_priority ? low : dedicated) += cores;
+        json& size = by_size[n.value("vmSize", "")];
+        size[low_priority ? "lowPriority" : "dedicated"] = size.value(low_priority ? "lowPriority" : "dedicated", 0) + cores;
     }
-    return {{"dedicated", dedicated}, {"lowPriority", low}};
+    return {{"dedicated", dedicated}, {"lowPriority", low}, {"byVmSize", by_size}};
 }
 
 std::optional<json> LocalEngine::change_node(const std::string& node_id, NodeChange change) {

@@ -12,6 +12,7 @@
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/router.h"
+#include "emulator/arm/usages.h"
 #include "tests/common/test_dir.h"
 
 namespace bai::arm {
@@ -140,6 +141,33 @@ TEST(ArmRequestQuery, NamesAreCaseInsensitiveAndMaxResultsIsBounded) {
     EXPECT_EQ(make_request(http, "https://h").max_results(), 1000);
     http.params.emplace("maxresults", "1001");
     EXPECT_THROW(make_request(http, "https://h").max_results(), CloudError);
+}
+
+TEST(ArmUsages, FamiliesAndEntriesAreTheServices) {
+    EXPECT_EQ(bai::arm::vm_family("STANDARD_D1"), "D");
+    EXPECT_EQ(bai::arm::vm_family("Standard_D2_v2"), "Dv2");
+    EXPECT_EQ(bai::arm::vm_family("Standard_NC6s_v2"), "NCv2");
+    EXPECT_EQ(bai::arm::vm_family("standard_nc24rs_v3"), "NCv3");
+    EXPECT_EQ(bai::arm::vm_family("Standard_NV6"), "NV");
+    EXPECT_EQ(bai::arm::vm_family("_"), "");
+    nlohmann::json cores{{"dedicated", 6},
+                         {"lowPriority", 1},
+                         {"byVmSize", {{"Standard_NC6", {{"dedicated", 6}}}, {"STANDARD_D1", {{"lowPriority", 1}}}}}};
+    nlohmann::json items = bai::arm::batchai_usages(2, cores);
+    ASSERT_EQ(items.size(), 17u);
+    EXPECT_EQ(items[0]["name"]["value"], "Clusters");
+    EXPECT_EQ(items[0]["currentValue"], 2);
+    EXPECT_EQ(items[0]["limit"], 20);
+    EXPECT_EQ(items[1]["name"]["value"], "Total Cluster Dedicated Regional vCPUs");
+    EXPECT_EQ(items[1]["currentValue"], 6);
+    EXPECT_EQ(items[4]["name"]["value"], "Standard NC Family Cluster Dedicated vCPUs");
+    EXPECT_EQ(items[4]["currentValue"], 6);
+    EXPECT_EQ(items[5]["limit"], 0);  // NCv2: no quota for a new subscription
+    EXPECT_EQ(items[9]["name"]["value"], "Total Cluster LowPriority Regional vCPUs");
+    EXPECT_EQ(items[9]["name"]["localizedValue"], "Total Cluster Low Priority Regional vCPUs");
+    EXPECT_EQ(items[10]["name"]["value"], "Standard D Family Cluster LowPriority vCPUs");
+    EXPECT_EQ(items[10]["currentValue"], 1);
+    for (const auto& item : items) EXPECT_EQ(item["unit"], "Count");
 }
 
 TEST(ArmDefaults, DurationsAreWrittenAsTheServiceDid) {

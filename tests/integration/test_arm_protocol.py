@@ -154,15 +154,23 @@ class ArmProtocolTest(unittest.TestCase):
         cluster_id = f"{PROVIDER}/workspaces/term/clusters/c"
         j = self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j", job_body(cluster_id))
         harness.wait_for_operation(self.ep, j)
-        for _ in range(2):
-            t = self.call("POST", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j/terminate")
-            self.assertEqual(t.status_code, 202)
-            self.assertEqual(harness.wait_for_operation(self.ep, t)["status"], "Succeeded")
+        t = self.call("POST", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j/terminate")
+        self.assertEqual(t.status_code, 202)
+        self.assertEqual(harness.wait_for_operation(self.ep, t)["status"], "Succeeded")
+        # Of a job that has ended: 200, no body, no operation (as recorded in every API version).
+        t = self.call("POST", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j/terminate")
+        self.assertEqual((t.status_code, t.content), (200, b""))
+        for header in ("Azure-AsyncOperation", "Location", "Content-Type"):
+            self.assertNotIn(header, t.headers)
         job = self.call("GET", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j").json()
         self.assertEqual(job["properties"]["executionState"], "failed")
+        self.assertEqual(job["properties"]["experimentName"], "e")
         self.assertEqual(len(job["properties"]["executionInfo"]["errors"]), 1)
-        again = self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j", job_body(cluster_id))
-        self.assertEqual((again.status_code, again.json()["error"]["code"]), (409, "JobAlreadyExists"))
+        # A PUT of a job that exists answers it unchanged, 200 (recorded).
+        again = self.call("PUT", f"{PROVIDER}/workspaces/term/experiments/e/jobs/j", job_body(cluster_id, nodeCount=2))
+        self.assertEqual(again.status_code, 200, again.text)
+        self.assertEqual((again.json()["properties"]["nodeCount"], again.json()["properties"]["executionState"]),
+                         (job["properties"]["nodeCount"], "failed"))
 
     def test_preview_api_flat_resources_live_in_the_migrated_workspace(self):
         r = self.call("PUT", f"{PROVIDER}/clusters/flat", CLUSTER_PREVIEW, api_version=PREVIEW)
@@ -172,8 +180,9 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(cluster["id"], f"{PROVIDER}/clusters/flat")
         self.assertEqual(cluster["type"], "Microsoft.BatchAI/Clusters")
         self.assertEqual((cluster["location"], cluster["tags"]), ("westus2", {"kind": "flat"}))
-        self.assertEqual(cluster["properties"]["provisioningState"], "Succeeded")
-        self.assertEqual(cluster["properties"]["allocationState"], "Steady")
+        # Lower-case, as the preview service wrote them from December 2017.
+        self.assertEqual(cluster["properties"]["provisioningState"], "succeeded")
+        self.assertEqual(cluster["properties"]["allocationState"], "steady")
 
         job = job_body(f"{PROVIDER}/clusters/flat", priority=100, experimentName="old-exp")
         job["location"] = "westus2"
@@ -184,9 +193,15 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(flat["type"], "Microsoft.BatchAI/Jobs")
         self.assertEqual(flat["properties"]["cluster"]["id"], f"{PROVIDER}/clusters/flat")
         self.assertEqual(flat["properties"]["priority"], 100)
-        self.assertEqual(flat["properties"]["executionState"], "Queued")
-        self.assertEqual(flat["properties"]["toolType"], "Custom")
+        self.assertEqual(flat["properties"]["executionState"], "queued")
+        self.assertEqual(flat["properties"]["toolType"], "custom")
         self.assertEqual(flat["properties"]["experimentName"], "old-exp")
+        # As the preview service answered: no location, tags or output path segment on a job;
+        # maxRetryCount 0 and createNew true filled in.
+        for absent in ("location", "tags"):
+            self.assertNotIn(absent, flat)
+        self.assertNotIn("jobOutputDirectoryPathSegment", flat["properties"])
+        self.assertEqual(flat["properties"]["constraints"]["maxRetryCount"], 0)
 
         # The 2018-05-01 API sees the same resources in migrated-westus2 / migrated.
         modern = self.call("GET", f"{PROVIDER}/workspaces/migrated-westus2/experiments/migrated/jobs/flatjob").json()
@@ -201,7 +216,7 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertIn("flat", [c["name"] for c in self.call("GET", f"{PROVIDER}/clusters", api_version=PREVIEW).json()["value"]])
         t = self.call("POST", f"{PROVIDER}/jobs/flatjob/terminate", api_version=PREVIEW)
         harness.wait_for_operation(self.ep, t)
-        self.assertEqual(self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW).json()["properties"]["executionState"], "Failed")
+        self.assertEqual(self.call("GET", f"{PROVIDER}/jobs/flatjob", api_version=PREVIEW).json()["properties"]["executionState"], "failed")
         # After the terminate: nodes would run the queued job.
         patched = self.call("PATCH", f"{PROVIDER}/clusters/flat",
                             {"properties": {"scaleSettings": {"manual": {"targetNodeCount": 3}}}}, api_version=PREVIEW)

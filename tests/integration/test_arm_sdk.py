@@ -105,9 +105,9 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertEqual(self.client.clusters.get(RG, "ws-cl", "gpu").scale_settings.auto_scale.minimum_node_count, 0)
         self.assertEqual([c.name for c in self.client.clusters.list_by_workspace(RG, "ws-cl")], ["gpu"])
         self.assertEqual(list(self.client.clusters.list_remote_login_information(RG, "ws-cl", "gpu")), [])
-        with self.assertRaises(HttpResponseError) as caught:
-            self.client.clusters.begin_create(RG, "ws-cl", "gpu", cluster_parameters()).result()
-        self.assertEqual(caught.exception.status_code, 409)
+        # A create of a cluster that exists changes nothing and returns it.
+        again = self.client.clusters.begin_create(RG, "ws-cl", "gpu", cluster_parameters()).result()
+        self.assertEqual(again.scale_settings.auto_scale.maximum_node_count, 3)
         self.client.clusters.begin_delete(RG, "ws-cl", "gpu").result()
         self.assert_not_found("ClusterNotFound", self.client.clusters.get, RG, "ws-cl", "gpu")
 
@@ -119,7 +119,11 @@ class BatchAiSdkTest(unittest.TestCase):
                 admin_user_name="bob", admin_user_ssh_public_key="ssh-rsa AAAA bob")),
             data_disks=m.DataDisks(disk_size_in_gb=10, disk_count=2, storage_account_type="Standard_LRS"))).result()
         self.assertEqual(fs.provisioning_state, "succeeded")
-        self.assertEqual(fs.mount_settings.mount_point, "/mnt/data")
+        self.assertEqual(fs.mount_settings.mount_point, "/data")
+        # The subnet of the virtual network the service made for it, in a group of its own.
+        self.assertRegex(fs.subnet.id, r"^/subscriptions/[^/]+/resourceGroups/fileserverrg-[0-9a-f-]{36}/providers/"
+                                       r"Microsoft.Network/virtualNetworks/[0-9a-f-]{36}vnet/subnets/Subnet-1$")
+        self.assertIsNone(fs.ssh_configuration.public_ips_to_allow)
         self.assertEqual(fs.data_disks.caching_type, "none")
         self.assertEqual([f.name for f in self.client.file_servers.list_by_workspace(RG, "ws-fs")], ["nfs"])
         # This SDK has no get or delete for file servers: raw requests, as the REST API documents them.
@@ -288,6 +292,10 @@ class ArmAroundBatchAiTest(unittest.TestCase):
         with self.assertRaises(ResourceNotFoundError) as caught:
             self.batchai.workspaces.get("rg-a", "ws")
         self.assertEqual(caught.exception.error.code, "ResourceGroupNotFound")
+        # A subscription where no group was ever made is one ARM does not know.
+        unknown = harness.arm_call(self.emu.endpoints, "GET", "/subscriptions/99999999-0000-0000-0000-000000000000/"
+                                   "resourceGroups/nowhere/providers/Microsoft.BatchAI/workspaces/ws")
+        self.assertEqual((unknown.status_code, unknown.json()["error"]["code"]), (404, "SubscriptionNotFound"))
 
     def test_storage_account_keys_work_on_the_storage_services(self):
         self.resources.resource_groups.create_or_update("rg-st", {"location": "eastus"})

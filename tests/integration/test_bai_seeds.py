@@ -94,9 +94,8 @@ class Seeds(BaiTestCase):
                  "--min", "1", "--max", "1", "--storage-account-name", "mystorageaccount",
                  "--afs-name", "batchaiquickstart", "--afs-mount-path", "azurefileshare",
                  "--user-name", "demoUser", "--password", "Demo-Pass1", *rg, "--location", "eastus")
-        # The preview API's states are capitalized ("Steady", "Succeeded").
         harness.wait_for(lambda: self.bai("cluster", "show", "--name", "mycluster", *rg, "--query", "allocationState",
-                                          "-o", "tsv").stdout == "Steady\n", timeout=60, what="cluster steady")
+                                          "-o", "tsv").stdout == "steady\n", timeout=60, what="cluster steady")
         job = {"properties": {
             "nodeCount": 1,
             "cntkSettings": {"pythonScriptFilePath": "$AZ_BATCHAI_INPUT_SCRIPT/ConvNet_MNIST.py",
@@ -110,10 +109,10 @@ class Seeds(BaiTestCase):
         self.bai("job", "create", "--name", "myjob", "--cluster-name", "mycluster", *rg,
                  "--config", self.write("mnist/job.json", job), "--location", "eastus")
         harness.wait_for(lambda: self.bai("job", "show", "--name", "myjob", *rg, "--query", "executionState",
-                                          "-o", "tsv").stdout in ("Succeeded\n", "Failed\n"), timeout=90,
+                                          "-o", "tsv").stdout in ("succeeded\n", "failed\n"), timeout=90,
                          what="job done")
         shown = self.bai_json("job", "show", "--name", "myjob", *rg)
-        self.assertEqual(shown["executionState"], "Succeeded", shown)
+        self.assertEqual(shown["executionState"], "succeeded", shown)
         listed = self.bai("job", "list-files", "--name", "myjob", "--output-directory-id", "stdouterr", *rg,
                           "-o", "table").stdout
         self.assertIn("stdout.txt", listed)

@@ -126,7 +126,7 @@ class VolumesTest(JobsTestCase):
         self.assertEqual(self.read("fs-read", "stdout.txt"), "shared\nmounted\n")
         # A job-level mount of a subdirectory, read-only.
         sub = m.MountVolumes(file_servers=[m.FileServerReference(
-            file_server=m.ResourceId(id=server.id), relative_mount_path="sub", source_directory="/mnt/data/sub",
+            file_server=m.ResourceId(id=server.id), relative_mount_path="sub", source_directory="/data/sub",
             mount_options="ro")])
         j = self.job("fs-sub", second, mount_volumes=sub, custom_toolkit_settings=self.custom(
             "cat $AZ_BATCHAI_JOB_MOUNT_ROOT/sub/f.txt; touch $AZ_BATCHAI_JOB_MOUNT_ROOT/sub/x 2>/dev/null || echo refused"))

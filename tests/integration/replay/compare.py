@@ -85,12 +85,15 @@ class Learned:
     def __init__(self):
         self.guids = {}
         self.urls = {}
+        self.names = {}   # the cloud's node ids -> the emulator's
 
     def pair(self, key, cloud, emulator):
         if not isinstance(cloud, str) or not isinstance(emulator, str) or cloud == emulator:
             return
         if key == "downloadUrl":
             self.urls[cloud.split("?")[0]] = emulator
+        if key == "nodeId":
+            self.names.setdefault(cloud, emulator)
         cloud_ids, emulator_ids = GUID.findall(cloud), GUID.findall(emulator)
         if len(cloud_ids) == len(emulator_ids):
             for c, e in zip(cloud_ids, emulator_ids):
@@ -98,7 +101,11 @@ class Learned:
                     self.guids.setdefault(c.lower(), e)
 
     def rewrite(self, text):
-        if not text or not self.guids:
+        if not text:
+            return text
+        for cloud, emulator in self.names.items():
+            text = text.replace(cloud, emulator)
+        if not self.guids:
             return text
         return GUID.sub(lambda m: self.guids.get(m.group(0).lower(), m.group(0)), text)
 

@@ -32,7 +32,7 @@ from raw_storage import RawClient  # noqa: E402
 STATE_KEYS = {"provisioningState", "allocationState", "executionState", "currentNodeCount", "idleNodeCount",
               "runningNodeCount", "preparingNodeCount", "unusableNodeCount", "leavingNodeCount", "status"}
 CLOUD_NODE_ADDRESS = re.compile(r"\b10\.0\.0\.\d{1,3}\b")
-WAIT_LOOP_TIMEOUT = 30.0
+WAIT_LOOP_TIMEOUT = 15.0
 SINGLE_GET_TIMEOUT = 2.0
 
 
@@ -58,9 +58,10 @@ def _state_differences(differences):
 
 
 class Player:
-    def __init__(self, endpoints, recording_path, name):
+    def __init__(self, endpoints, recording_path, name, wait_loop_timeout=WAIT_LOOP_TIMEOUT):
         self.endpoints = endpoints
         self.name = name                       # folder/file
+        self.wait_loop_timeout = wait_loop_timeout
         self.exchanges = cassette.load(recording_path)
         self.session = requests.Session()
         self.session.verify = endpoints["ca_cert"]
@@ -120,7 +121,7 @@ class Player:
                 step.counted = False
                 step.note = f"the emulator gave no {header} to poll"
                 return
-            self._poll(url, last, step, WAIT_LOOP_TIMEOUT)
+            self._poll(url, last, step, self.wait_loop_timeout)
             return
         url = self.endpoints["arm"] + self.learned.rewrite(x.path) + ("?" + x.query if x.query else "")
         body = self._body(x)
@@ -128,7 +129,7 @@ class Player:
         if body is not None:
             headers["Content-Type"] = x.headers.get("content-type", "application/json; charset=utf-8")
         if x.method == "GET":
-            self._poll(url, last, step, WAIT_LOOP_TIMEOUT if wait_loop else SINGLE_GET_TIMEOUT)
+            self._poll(url, last, step, self.wait_loop_timeout if wait_loop else SINGLE_GET_TIMEOUT)
             return
         answer = self.session.request(x.method, url, data=body, headers=headers, timeout=30)
         step.differences = self._compare(last, answer)
@@ -209,8 +210,13 @@ class Player:
     def _storage_step(self, x, step):
         service, account = x.storage_service
         base = x.url.split("?")[0]
+        headers = {k: v for k, v in x.headers.items()
+                   if k.startswith("x-ms-") and k not in ("x-ms-date", "x-ms-version", "x-ms-client-request-id")}
+        for name in ("content-type", "range"):
+            if name in x.headers:
+                headers[name] = x.headers[name]
         if base in self.learned.urls:
-            answer = self.session.request(x.method, self.learned.urls[base], timeout=30)
+            answer = self.session.request(x.method, self.learned.urls[base], headers=headers, timeout=30)
             status, body = answer.status_code, answer.content
         else:
             key = self.prepared.keys.get(account.lower())
@@ -219,11 +225,6 @@ class Player:
                 step.note = f"no key for storage account {account}"
                 return
             client = self._file_client(account, key, service)
-            headers = {k: v for k, v in x.headers.items()
-                       if k.startswith("x-ms-") and k not in ("x-ms-date", "x-ms-version", "x-ms-client-request-id")}
-            for name in ("content-type", "range"):
-                if name in x.headers:
-                    headers[name] = x.headers[name]
             data = (x.body or "").encode()
             query = urllib.parse.parse_qsl(x.query, keep_blank_values=True)
             path = "/" + account + self.learned.rewrite(x.path)
