@@ -14,6 +14,8 @@
 namespace bai::arm {
 namespace {
 
+enum class ListingStyle { preview, march_2018, stable };
+
 using nlohmann::json;
 
 // Where an output directory lives in storage.
@@ -80,7 +82,7 @@ std::optional<Location> locate(const ArmContext& ctx, const json& job, const std
 }
 
 json file_item(const ArmContext& ctx, const Location& where, const std::string& name, std::uint64_t size,
-               time::TimePoint modified, time::TimePoint expiry, bool preview) {
+               time::TimePoint modified, time::TimePoint expiry, ListingStyle style) {
     std::string path = where.path.empty() ? name : where.path + "/" + name;
     std::optional<storage::Account> account = ctx.accounts.find(where.volume.account);
     std::string base = where.volume.blob() ? ctx.blob_endpoint : ctx.file_endpoint;
@@ -91,20 +93,19 @@ json file_item(const ArmContext& ctx, const Location& where, const std::string& 
     }
     json item{{"name", name}, {"downloadUrl", url},
               {"properties", {{"lastModified", arm_time(modified)}, {"contentLength", size}}}};
-    if (preview) {
-        item["isDirectory"] = false;
-    } else {
-        item["fileType"] = "file";
-    }
+    // As each api-version answered: 2018-05-01 `fileType`, 2018-03-01 `isDirectory`, the preview
+    // neither (recorded in September and December 2017).
+    if (style == ListingStyle::stable) item["fileType"] = "file";
+    if (style == ListingStyle::march_2018) item["isDirectory"] = false;
     return item;
 }
 
-json directory_item(const std::string& name, bool preview) {
-    if (preview) return {{"name", name}, {"isDirectory", true}, {"downloadUrl", ""}};
-    return {{"name", name}, {"fileType", "directory"}};
+json directory_item(const std::string& name, ListingStyle style) {
+    if (style == ListingStyle::stable) return {{"name", name}, {"fileType", "directory"}};
+    return {{"name", name}, {"isDirectory", true}};
 }
 
-json list_location(const ArmContext& ctx, const Location& where, time::TimePoint expiry, bool preview) {
+json list_location(const ArmContext& ctx, const Location& where, time::TimePoint expiry, ListingStyle style) {
     json items = json::array();
     try {
         if (where.volume.blob()) {
@@ -116,9 +117,9 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 for (const storage::BlobListEntry& e : page.entries) {
                     std::string name = (e.is_prefix ? e.prefix : e.blob.name).substr(options.prefix.size());
                     if (e.is_prefix) {
-                        items.push_back(directory_item(name.substr(0, name.size() - 1), preview));
+                        items.push_back(directory_item(name.substr(0, name.size() - 1), style));
                     } else if (!name.empty()) {
-                        items.push_back(file_item(ctx, where, name, e.blob.size, e.blob.last_modified, expiry, preview));
+                        items.push_back(file_item(ctx, where, name, e.blob.size, e.blob.last_modified, expiry, style));
                     }
                 }
                 options.marker = page.next_marker;
@@ -133,8 +134,8 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 storage::DirectoryPage page = ctx.files.list_directory(where.volume.account, where.volume.container,
                                                                        where.path, options);
                 for (const storage::ShareEntry& e : page.entries) {
-                    items.push_back(e.is_dir ? directory_item(e.name, preview)
-                                             : file_item(ctx, where, e.name, e.size, e.last_modified, expiry, preview));
+                    items.push_back(e.is_dir ? directory_item(e.name, style)
+                                             : file_item(ctx, where, e.name, e.size, e.last_modified, expiry, style));
                 }
                 options.marker = page.next_marker;
             } while (!options.marker.empty());
@@ -153,7 +154,10 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
 }  // namespace
 
 void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResource& job, httplib::Response& res) {
-    const bool preview = req.api_version() == kApiPreview;
+    const std::string version = req.api_version();
+    const ListingStyle style = version == kApiPreview   ? ListingStyle::preview
+                               : version == kApi2018March ? ListingStyle::march_2018
+                                                          : ListingStyle::stable;
     std::optional<std::string> id = req.query("outputdirectoryid");
     if (!id || id->empty()) {
         throw bad_request("MissingRequiredQueryParameter", "The outputdirectoryid query parameter is required.",
@@ -195,7 +199,7 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     json items = json::array();
     if (std::optional<Location> where = locate(ctx, job.body, prefix, below)) {
         auto expiry = time::now() + std::chrono::minutes(expiry_minutes);
-        items = list_location(ctx, *where, expiry, preview);
+        items = list_location(ctx, *where, expiry, style);
     }
     std::int64_t skip = skip_token(req);
     json page = json::array();

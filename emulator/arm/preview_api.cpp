@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 #include "common/crypto/random_id.h"
 #include "emulator/arm/batchai_common.h"
@@ -96,6 +97,35 @@ std::string stored_cluster_id(const ArmContext& ctx, const std::string& flat) {
     return flat;  // a 2018 id, or one that require_job_cluster refuses
 }
 
+// A flat file server id in a preview body -> the stored file server's id.
+std::string stored_file_server_id(const ArmContext& ctx, const std::string& flat) {
+    std::vector<std::string> parts = split_path(flat);
+    if (parts.size() == 8 && iequals(parts[6], "fileservers")) {
+        std::string group = "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3];
+        if (auto found = find_flat(ctx, group, kFileServers, parts[7])) return found->body["id"];
+    }
+    return flat;
+}
+
+// Applies `change` to every fileServers[].fileServer.id of a cluster's or job's mount volumes.
+void map_file_server_ids(json& properties, const std::function<std::string(const std::string&)>& change) {
+    auto in_volumes = [&](json& volumes) {
+        if (!volumes.is_object() || !volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
+        for (json& mount : volumes["fileServers"]) {
+            if (mount.is_object() && mount.contains("fileServer") && mount["fileServer"].is_object() &&
+                mount["fileServer"].contains("id") && mount["fileServer"]["id"].is_string()) {
+                mount["fileServer"]["id"] = change(mount["fileServer"]["id"].get<std::string>());
+            }
+        }
+    };
+    if (!properties.is_object()) return;
+    if (properties.contains("nodeSetup") && properties["nodeSetup"].is_object() &&
+        properties["nodeSetup"].contains("mountVolumes")) {
+        in_volumes(properties["nodeSetup"]["mountVolumes"]);
+    }
+    if (properties.contains("mountVolumes")) in_volumes(properties["mountVolumes"]);
+}
+
 std::string scheduling_priority(const json& priority) {
     if (!priority.is_number_integer()) return "normal";
     long long p = priority.get<long long>();
@@ -129,7 +159,13 @@ bool rename_mount_credentials(json& properties, const char* from, const char* to
     return renamed;
 }
 
-json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource& stored) {
+ApiVersion validation_version(const ArmRequest& req) {
+    return req.api_version() == kApi2018March ? ApiVersion::v2018_03_01 : ApiVersion::v2017_09_01_preview;
+}
+
+// A flat resource as `version` (2017-09-01-preview or 2018-03-01) shows it.
+json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource& stored, std::string_view version) {
+    const bool march = version == kApi2018March;
     json v = redacted(stored.body);
     const json& preview = stored.body.value("_preview", json::object());
     v["id"] = flat_id(k, stored.body);
@@ -142,11 +178,15 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
     }
     json& p = v["properties"];
     if (preview.value("credentialsInfo", false)) rename_mount_credentials(p, "credentials", "credentialsInfo");
+    map_file_server_ids(p, [&](const std::string& id) {
+        std::optional<StoredResource> server = ctx.store.get(id);
+        return server ? flat_id(kFileServers, server->body) : id;
+    });
     // Enums are lower-case, as the preview service wrote them from December 2017 (it capitalised
     // them before: a documented difference from the September 2017 recordings).
     if (k.stored_type == kind::kFileServer) {
         // The preview's file servers: a btrfs RAID-less volume exported over NFS.
-        if (p.contains("dataDisks") && p["dataDisks"].is_object()) {
+        if (!march && p.contains("dataDisks") && p["dataDisks"].is_object()) {
             p["dataDisks"]["fileSystemType"] = "BRTFS";
             p["dataDisks"]["raidLevel"] = "NoRaid";
         }
@@ -157,9 +197,21 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
         p.erase("schedulingPriority");
         // The preview service had no output path segment, retried nothing (maxRetryCount 0) and
         // created output directories anew (createNew true) unless told otherwise.
-        p.erase("jobOutputDirectoryPathSegment");
-        if (p.contains("constraints") && p["constraints"].is_object()) {
-            if (!p["constraints"].contains("maxRetryCount")) p["constraints"]["maxRetryCount"] = 0;
+        // The flat API's error codes: a terminate was JobTerminate, a failed job preparation
+        // JobNodePreparationFailed in the preview (recorded).
+        if (p.contains("executionInfo") && p["executionInfo"].is_object() && p["executionInfo"].contains("errors") &&
+            p["executionInfo"]["errors"].is_array()) {
+            for (json& error : p["executionInfo"]["errors"]) {
+                if (!error.is_object() || !error.contains("code") || !error["code"].is_string()) continue;
+                if (error["code"] == "JobTerminated") error["code"] = "JobTerminate";
+                if (!march && error["code"] == "JobPreparationFailed") error["code"] = "JobNodePreparationFailed";
+            }
+        }
+        if (!march) {
+            p.erase("jobOutputDirectoryPathSegment");
+            if (p.contains("constraints") && p["constraints"].is_object() && !p["constraints"].contains("maxRetryCount")) {
+                p["constraints"]["maxRetryCount"] = 0;
+            }
         }
         p.erase("experimentName");  // the 2018-05-01 view's: the preview echoes only what was sent
         if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
@@ -180,12 +232,14 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
 void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const Params& p, httplib::Response& res) {
     check_group(ctx, p);
     json body = req.json_body().value_or(json::object());
-    const bool credentials_info = body.contains("properties") && rename_mount_credentials(body["properties"], "credentialsInfo", "credentials");
-    check_body(body, k.validation, ApiVersion::v2017_09_01_preview);
+    const bool march = req.api_version() == kApi2018March;
+    const bool credentials_info = !march && body.contains("properties") &&
+                                  rename_mount_credentials(body["properties"], "credentialsInfo", "credentials");
+    check_body(body, k.validation, validation_version(req));
     const std::string name = p[k.param];
     // A PUT of a resource that exists changes nothing and answers it, 200, as the service did.
     if (std::optional<StoredResource> existing = find_flat(ctx, group_id(p), k, name)) {
-        return send_resource(res, *existing, preview_view(ctx, k, *existing));
+        return send_resource(res, *existing, preview_view(ctx, k, *existing, req.api_version()));
     }
     const std::string location = body["location"];
     StoredResource workspace = ensure_workspace(ctx, p, migrated_workspace_name(location), location);
@@ -193,6 +247,7 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
     if (k.stored_type == kind::kJob) parent = ensure_experiment(ctx, parent, kMigratedExperiment).body["id"];
 
     json properties = body["properties"];
+    map_file_server_ids(properties, [&](const std::string& flat) { return stored_file_server_id(ctx, flat); });
     json preview{{"location", location}};
     if (credentials_info) preview["credentialsInfo"] = true;
     if (body.contains("tags")) preview["tags"] = body["tags"];
@@ -209,14 +264,12 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
         fill_job_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/jobs/" + name + "/" +
                                           crypto::uuid4());
     } else if (k.stored_type == kind::kCluster) {
-        fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name);
-        inherit_file_server_subnet(ctx, properties, [&](const std::string& flat) -> std::optional<StoredResource> {
-            std::vector<std::string> parts = split_path(flat);
-            if (parts.size() != 8 || !iequals(parts[6], "fileservers")) return std::nullopt;
-            return find_flat(ctx, "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3], kFileServers, parts[7]);
-        });
+        // 2018-03-01's setup task output went to a directory of its own, as 2018-05-01's.
+        fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name +
+                                              (march ? "/" + crypto::uuid4() : ""));
+        inherit_file_server_subnet(ctx, properties, [&](const std::string& id) { return ctx.store.get(id); });
     } else {
-        fill_file_server_defaults(properties, "127.0.2.1", "/mnt/data", p["subscriptionId"]);
+        fill_file_server_defaults(properties, "127.0.2.1", march ? "/data" : "/mnt/data", p["subscriptionId"]);
     }
     json item{{"id", id}, {"name", name}, {"type", k.stored_type_2018}, {"properties", std::move(properties)},
               {"_preview", std::move(preview)}};
@@ -250,7 +303,7 @@ void list_flat(const ArmContext& ctx, const FlatKind& k, const ArmRequest& req, 
         std::string id = lower(r.body["id"].get<std::string>());
         size_t at = id.find("/workspaces/migrated-");
         if (at == std::string::npos) continue;
-        if (!keep(preview_view(ctx, k, r))) continue;
+        if (!keep(preview_view(ctx, k, r, req.api_version()))) continue;
         if (static_cast<int>(page.items.size()) == limit) {
             page.next_after = page.items.back().seq;
             break;
@@ -258,7 +311,7 @@ void list_flat(const ArmContext& ctx, const FlatKind& k, const ArmRequest& req, 
         page.items.push_back(std::move(r));
     }
     send_list(req, res, page, [&](const StoredResource& r) {
-        nlohmann::json view = preview_view(ctx, k, r);
+        nlohmann::json view = preview_view(ctx, k, r, req.api_version());
         return select ? select_paths(view, *select) : view;
     });
 }
@@ -271,9 +324,9 @@ void add_flat_routes(Router& router, ArmContext& ctx, const FlatKind& k) {
     router.add("PUT", item, v, op + "write", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         put_flat(ctx, k, req, p, res);
     });
-    router.add("GET", item, v, op + "read", [&ctx, &k](const ArmRequest&, const Params& p, httplib::Response& res) {
+    router.add("GET", item, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         StoredResource r = require_flat(ctx, k, p);
-        send_resource(res, r, preview_view(ctx, k, r));
+        send_resource(res, r, preview_view(ctx, k, r, req.api_version()));
     });
     router.add("DELETE", item, v, op + "delete", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_group(ctx, p);
@@ -311,9 +364,9 @@ void add_preview_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource cluster = require_flat(ctx, kClusters, p);
                    json body = req.json_body().value_or(json::object());
-                   check_body(body, ResourceKind::cluster_update, ApiVersion::v2017_09_01_preview);
+                   check_body(body, ResourceKind::cluster_update, validation_version(req));
                    StoredResource updated = *apply_cluster_update(ctx, cluster.body["id"], body);
-                   send_resource(res, updated, preview_view(ctx, kClusters, updated));
+                   send_resource(res, updated, preview_view(ctx, kClusters, updated, req.api_version()));
                });
     router.add("POST", kProvider + "/clusters/{clusterName}/listRemoteLoginInformation", v,
                "Microsoft.BatchAI/clusters/remoteLoginInformation/action",

@@ -50,7 +50,7 @@ void add_provider_routes(Router& router, ArmContext& ctx) {
                    send_page(res, req, items, std::nullopt);
                });
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/locations/{location}/usages",
-               Versions::batchai_2018, "Microsoft.BatchAI/locations/usages/read",
+               Versions::batchai_stable, "Microsoft.BatchAI/locations/usages/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    long long clusters = 0;
                    for (const StoredResource& c : ctx.store.under(subscription_id(p), kind::kCluster, 0, 100000).items) {

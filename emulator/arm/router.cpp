@@ -36,8 +36,10 @@ bool well_formed_version(std::string_view v) {
 std::string supported_versions(Versions versions) {
     switch (versions) {
         case Versions::batchai_2018: return std::string(kApi2018);
-        case Versions::batchai_preview: return std::string(kApiPreview);
-        case Versions::batchai_both: return std::string(kApiPreview) + ", " + std::string(kApi2018);
+        case Versions::batchai_preview: return std::string(kApiPreview) + ", " + std::string(kApi2018March);
+        case Versions::batchai_stable: return std::string(kApi2018March) + ", " + std::string(kApi2018);
+        case Versions::batchai_both:
+            return std::string(kApiPreview) + ", " + std::string(kApi2018March) + ", " + std::string(kApi2018);
         case Versions::any_dated: return "any";
     }
     return {};
@@ -65,8 +67,9 @@ const std::string& Params::operator[](std::string_view name) const {
 bool version_matches(Versions versions, std::string_view v) {
     switch (versions) {
         case Versions::batchai_2018: return v == kApi2018;
-        case Versions::batchai_preview: return v == kApiPreview;
-        case Versions::batchai_both: return v == kApi2018 || v == kApiPreview;
+        case Versions::batchai_preview: return flat_api(v);
+        case Versions::batchai_stable: return v == kApi2018 || v == kApi2018March;
+        case Versions::batchai_both: return v == kApi2018 || flat_api(v);
         case Versions::any_dated: return well_formed_version(v);
     }
     return false;
@@ -102,7 +105,7 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
         return;
     }
     // workspaceName, experimentName, clusterName, jobName, fileServerName
-    bool dots = api_version == kApiPreview;
+    bool dots = flat_api(api_version);
     if (value.empty() || value.size() > 64 || !name_chars_ok(value, dots, false)) {
         throw bad_request("InvalidResourceName",
                           std::string(name) + " '" + value + "' must be 1 to 64 letters, digits, hyphens" +

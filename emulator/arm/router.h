@@ -17,11 +17,16 @@ namespace bai::arm {
 
 inline constexpr std::string_view kApi2018 = "2018-05-01";
 inline constexpr std::string_view kApiPreview = "2017-09-01-preview";
+inline constexpr std::string_view kApi2018March = "2018-03-01";
+
+// Whether an api-version is one of the flat API's (resources in a group, no workspaces).
+inline bool flat_api(std::string_view v) { return v == kApiPreview || v == kApi2018March; }
 
 enum class Versions {
     batchai_2018,     // 2018-05-01
-    batchai_preview,  // 2017-09-01-preview
-    batchai_both,
+    batchai_preview,  // the flat API: 2017-09-01-preview and 2018-03-01
+    batchai_stable,   // 2018-05-01 and 2018-03-01 (usages)
+    batchai_both,     // all three
     any_dated,        // Microsoft.Resources and Microsoft.Storage: any YYYY-MM-DD[-preview]
 };
 

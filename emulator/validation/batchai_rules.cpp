@@ -6,6 +6,7 @@
 #include <set>
 
 #include "emulator/validation/duration.h"
+#include "emulator/validation/swagger_definitions.h"
 #include "emulator/validation/vm_sizes.h"
 
 namespace bai::validation {
@@ -114,7 +115,7 @@ void check_toolkit(const json& p, ApiVersion version, Report& r) {
     if (present.empty()) {
         error(r, kRoot, "needs one toolkit: cntkSettings, pyTorchSettings, tensorFlowSettings, caffeSettings, "
                         "caffe2Settings, chainerSettings, customToolkitSettings" +
-                            std::string(version == ApiVersion::v2018_05_01 ? ", customMpiSettings or horovodSettings" : ""));
+                            std::string(definitions(version).contains("CustomMpiSettings") ? ", customMpiSettings or horovodSettings" : ""));
         return;
     }
     if (present.size() > 1) {

@@ -8,7 +8,13 @@ const nlohmann::json& definitions(ApiVersion version) {
     static const nlohmann::json stable = nlohmann::json::parse(kSpec2018_05_01)["definitions"];
     static const nlohmann::json preview =
         nlohmann::json::parse(kSpec2017_09_01_preview)["definitions"];
-    return version == ApiVersion::v2018_05_01 ? stable : preview;
+    static const nlohmann::json march_2018 = nlohmann::json::parse(kSpec2018_03_01)["definitions"];
+    switch (version) {
+        case ApiVersion::v2018_05_01: return stable;
+        case ApiVersion::v2018_03_01: return march_2018;
+        case ApiVersion::v2017_09_01_preview: break;
+    }
+    return preview;
 }
 
 }  // namespace bai::validation

@@ -6,7 +6,7 @@
 
 namespace bai::validation {
 
-enum class ApiVersion { v2018_05_01, v2017_09_01_preview };
+enum class ApiVersion { v2018_05_01, v2017_09_01_preview, v2018_03_01 };
 
 // {"DefinitionName": {swagger schema}, ...}
 const nlohmann::json& definitions(ApiVersion version);

@@ -58,11 +58,12 @@ def _text(value):
         return None
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
-    if isinstance(value, str) and value[:2] in ("b'", 'b"'):
+    # Some cassettes hold the repr of bytes, some the repr of that repr.
+    while isinstance(value, str) and value[:2] in ("b'", 'b"'):
         try:
-            return ast.literal_eval(value).decode("utf-8", "replace")
+            value = ast.literal_eval(value).decode("utf-8", "replace")
         except (ValueError, SyntaxError):
-            return value
+            break
     return str(value)
 
 
