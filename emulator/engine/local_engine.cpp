@@ -915,7 +915,9 @@ json LocalEngine::cores_in_use(const std::string& location) {
         const int cores = n["cores"].get<int>();
         (low_priority ? low : dedicated) += cores;
         json& size = by_size[n.value("vmSize", "")];
-        size[low_priority ? "lowPriority" : "dedicated"] = size.value(low_priority ? "lowPriority" : "dedicated", 0) + cores;
+        if (!size.is_object()) size = json::object();
+        const char* kind = low_priority ? "lowPriority" : "dedicated";
+        size[kind] = size.value(kind, 0) + cores;
     }
     return {{"dedicated", dedicated}, {"lowPriority", low}, {"byVmSize", by_size}};
 }

@@ -107,15 +107,22 @@ void check_directories(const json& p, Report& r) {
     }
 }
 
+// Whether the API version has the toolkit at all (customMpiSettings and horovodSettings came with
+// 2018-05-01): one it lacks is an unknown property, which the service ignored.
+bool version_has(ApiVersion version, const char* toolkit) {
+    const json& defs = definitions(version);
+    return defs.contains("JobBaseProperties") && defs["JobBaseProperties"]["properties"].contains(toolkit);
+}
+
 void check_toolkit(const json& p, ApiVersion version, Report& r) {
     std::vector<std::string> present;
     for (const char* t : kToolkits) {
-        if (p.contains(t) && !p[t].is_null()) present.push_back(t);
+        if (p.contains(t) && !p[t].is_null() && version_has(version, t)) present.push_back(t);
     }
     if (present.empty()) {
         error(r, kRoot, "needs one toolkit: cntkSettings, pyTorchSettings, tensorFlowSettings, caffeSettings, "
                         "caffe2Settings, chainerSettings, customToolkitSettings" +
-                            std::string(definitions(version).contains("CustomMpiSettings") ? ", customMpiSettings or horovodSettings" : ""));
+                            std::string(version_has(version, "customMpiSettings") ? ", customMpiSettings or horovodSettings" : ""));
         return;
     }
     if (present.size() > 1) {

@@ -172,6 +172,57 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual((again.json()["properties"]["nodeCount"], again.json()["properties"]["executionState"]),
                          (job["properties"]["nodeCount"], "failed"))
 
+    def test_the_2018_03_01_api_on_the_same_resources(self):
+        march = "2018-03-01"
+        cluster = dict(CLUSTER_PREVIEW, tags={"api": "march"})
+        r = self.call("PUT", f"{PROVIDER}/clusters/march.1", cluster, api_version=march)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        got = self.call("GET", f"{PROVIDER}/clusters/march.1", api_version=march).json()
+        self.assertEqual((got["type"], got["location"], got["tags"]), ("Microsoft.BatchAI/Clusters", "westus2", {"api": "march"}))
+        self.assertEqual((got["properties"]["provisioningState"], got["properties"]["vmPriority"]), ("succeeded", "dedicated"))
+        # Bodies are validated against 2018-03-01's swagger, the field's path is the target.
+        bad = self.call("PUT", f"{PROVIDER}/jobs/badjob", {"location": "westus2", "properties": {
+            "cluster": {"id": f"{PROVIDER}/clusters/march.1"}, "nodeCount": "two", "stdOutErrPathPrefix": "/tmp",
+            "customToolkitSettings": {"commandLine": "true"}}}, api_version=march)
+        self.assertEqual((bad.status_code, bad.json()["error"]["code"], bad.json()["error"]["target"]),
+                         (400, "InvalidRequestContent", "properties.nodeCount"))
+        job = job_body(f"{PROVIDER}/clusters/march.1", priority=-5)
+        job["location"] = "westus2"
+        r = self.call("PUT", f"{PROVIDER}/jobs/marchjob", job, api_version=march)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        got = self.call("GET", f"{PROVIDER}/jobs/marchjob", api_version=march).json()
+        self.assertNotIn("location", got)
+        self.assertEqual(got["properties"]["priority"], -5)
+        self.assertRegex(got["properties"]["jobOutputDirectoryPathSegment"], rf"^{SUB}/{RG}/jobs/marchjob/[0-9a-f-]{{36}}$")
+        self.assertNotIn("maxRetryCount", got["properties"]["constraints"])
+        # The same job through the other two versions.
+        self.assertEqual(self.call("GET", f"{PROVIDER}/jobs/marchjob", api_version=PREVIEW).json()["properties"]["priority"], -5)
+        modern = self.call("GET", f"{PROVIDER}/workspaces/migrated-westus2/experiments/migrated/jobs/marchjob").json()
+        self.assertEqual(modern["properties"]["schedulingPriority"], "low")
+        # A file server: /data, as 2018-03-01 answered.
+        fs = {"location": "westus2", "properties": {"vmSize": "STANDARD_D1", "sshConfiguration": {
+            "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}},
+            "dataDisks": {"diskSizeInGB": 10, "diskCount": 1, "storageAccountType": "Standard_LRS"}}}
+        r = self.call("PUT", f"{PROVIDER}/fileServers/marchfs", fs, api_version=march)
+        self.assertEqual(r.status_code, 202, r.text)
+        harness.wait_for_operation(self.ep, r)
+        got = self.call("GET", f"{PROVIDER}/fileServers/marchfs", api_version=march).json()
+        self.assertEqual(got["id"], f"{PROVIDER}/fileservers/marchfs")
+        self.assertEqual((got["properties"]["mountSettings"]["mountPoint"], got["properties"]["mountSettings"]["fileServerType"]),
+                         ("/data", "nfs"))
+        self.assertNotIn("fileSystemType", got["properties"]["dataDisks"])
+        # Usages are served on 2018-03-01 too; workspaces are not.
+        usages = self.call("GET", f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/locations/westus2/usages",
+                           api_version=march)
+        self.assertEqual(usages.status_code, 200, usages.text)
+        usages = usages.json()["value"]
+        self.assertEqual(usages[0]["name"]["value"], "Clusters")
+        self.assertGreaterEqual(usages[0]["currentValue"], 1)
+        none = self.call("GET", f"{PROVIDER}/workspaces", api_version=march)
+        self.assertEqual((none.status_code, none.json()["error"]["code"]), (400, "NoRegisteredProviderFound"))
+
     def test_preview_api_flat_resources_live_in_the_migrated_workspace(self):
         r = self.call("PUT", f"{PROVIDER}/clusters/flat", CLUSTER_PREVIEW, api_version=PREVIEW)
         self.assertEqual(r.status_code, 202, r.text)

@@ -90,6 +90,29 @@ class JobValidate(unittest.TestCase):
         self.assertIn("0 warning(s) (api-version 2017-09-01-preview", result.stdout)
         self.assertIn("is not a property", self.validate(job, "--api-version", "2018-05-01").stdout)
 
+    def test_the_2018_03_01_schema_and_its_fields(self):
+        # 2018-03-01: the flat API's integer priority and the job-level secrets it gained; no
+        # schedulingPriority and no customMpiSettings (both 2018-05-01's): unknown properties,
+        # which the service ignored (a warning), so a job whose only toolkit is one has none.
+        job = {"$schema": "https://raw.githubusercontent.com/Azure/BatchAI/master/schemas/2018-03-01/job.json",
+               "properties": {"nodeCount": 1, "priority": 10, "stdOutErrPathPrefix": "$AZ_BATCHAI_MOUNT_ROOT/afs",
+                              "secrets": [{"name": "S", "value": "v"}],
+                              "customToolkitSettings": {"commandLine": "true"}}}
+        result = self.validate(job)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("0 error(s), 0 warning(s) (api-version 2018-03-01, cli mode)", result.stdout)
+        self.assertIn("properties.priority: is not a property", self.validate(job, "--api-version", "2018-05-01").stdout)
+        job["properties"]["schedulingPriority"] = "high"
+        self.assertIn("warning: properties.schedulingPriority: is not a property", self.validate(job).stdout)
+        del job["properties"]["schedulingPriority"]
+        del job["properties"]["customToolkitSettings"]
+        job["properties"]["customMpiSettings"] = {"commandLine": "true"}
+        refused = self.validate(job)
+        self.assertEqual(refused.returncode, 1, refused.stdout)
+        self.assertIn("warning: properties.customMpiSettings: is not a property", refused.stdout)
+        self.assertRegex(refused.stdout, r"error: properties: needs one toolkit: [^\n]*customToolkitSettings\n")
+        self.assertEqual(self.validate(job, "--api-version", "2018-05-01").returncode, 0)
+
     def test_malformed_and_missing_files(self):
         result = self.validate('{"properties": {"nodeCount": 1,}}')
         self.assertEqual(result.returncode, 1)
