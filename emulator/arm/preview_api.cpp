@@ -178,6 +178,11 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
     }
     json& p = v["properties"];
     if (preview.value("credentialsInfo", false)) rename_mount_credentials(p, "credentials", "credentialsInfo");
+    // The preview's setup tasks wrote straight under their stdOutErrPathPrefix: no suffix.
+    if (!march && p.contains("nodeSetup") && p["nodeSetup"].is_object() && p["nodeSetup"].contains("setupTask") &&
+        p["nodeSetup"]["setupTask"].is_object()) {
+        p["nodeSetup"]["setupTask"].erase("stdOutErrPathSuffix");
+    }
     map_file_server_ids(p, [&](const std::string& id) {
         std::optional<StoredResource> server = ctx.store.get(id);
         return server ? flat_id(kFileServers, server->body) : id;
@@ -195,8 +200,8 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
     if (k.stored_type == kind::kJob) {
         p["priority"] = preview.value("priority", json(0));
         p.erase("schedulingPriority");
-        // The preview service had no output path segment, retried nothing (maxRetryCount 0) and
-        // created output directories anew (createNew true) unless told otherwise.
+        // The preview service had no output path segment and created output directories anew
+        // (createNew true) unless told otherwise.
         // The flat API's error codes: a terminate was JobTerminate, a failed job preparation
         // JobNodePreparationFailed in the preview (recorded).
         if (p.contains("executionInfo") && p["executionInfo"].is_object() && p["executionInfo"].contains("errors") &&
@@ -207,12 +212,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
                 if (!march && error["code"] == "JobPreparationFailed") error["code"] = "JobNodePreparationFailed";
             }
         }
-        if (!march) {
-            p.erase("jobOutputDirectoryPathSegment");
-            if (p.contains("constraints") && p["constraints"].is_object() && !p["constraints"].contains("maxRetryCount")) {
-                p["constraints"]["maxRetryCount"] = 0;
-            }
-        }
+        if (!march) p.erase("jobOutputDirectoryPathSegment");
         p.erase("experimentName");  // the 2018-05-01 view's: the preview echoes only what was sent
         if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
         if (p.contains("cluster") && p["cluster"].contains("id")) {

@@ -91,6 +91,12 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
             {"imageReference",
              {{"publisher", "Canonical"}, {"offer", "UbuntuServer"}, {"sku", "16.04-LTS"}, {"version", "latest"}}}};
     }
+    // An image given without a version is its latest, as the service filled it in.
+    json& vm = p["virtualMachineConfiguration"];
+    if (vm.is_object() && vm.contains("imageReference") && vm["imageReference"].is_object() &&
+        !vm["imageReference"].contains("version") && !vm["imageReference"].contains("virtualMachineImageId")) {
+        vm["imageReference"]["version"] = "latest";
+    }
     if (p.contains("nodeSetup") && p["nodeSetup"].is_object()) {
         json& setup = p["nodeSetup"];
         if (setup.contains("mountVolumes")) fill_mount_defaults(setup["mountVolumes"]);

@@ -1,5 +1,8 @@
 #include "emulator/arm/resource_groups.h"
 
+#include <cctype>
+
+#include "common/crypto/base64.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_ids.h"
@@ -94,6 +97,32 @@ void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
     send_resource(res, *updated, group_view(updated->body, req));
 }
 
+// ARM's token for a group's deletion job, as its Location URLs carry it:
+// base64url({"jobId":"RESOURCEGROUPDELETIONJOB-<GROUP>|<operation>","jobLocation":"<location>"}).
+std::string deletion_token(const Operation& op, const std::string& group) {
+    std::string upper_group;
+    for (char c : group) upper_group += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    nlohmann::json job{{"jobId", "RESOURCEGROUPDELETIONJOB-" + upper_group + "|" + op.id}, {"jobLocation", op.location}};
+    std::string token = crypto::base64_encode(job.dump());
+    for (char& c : token) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    while (!token.empty() && token.back() == '=') token.pop_back();
+    return token;
+}
+
+// The operation id in a deletion token; nullopt for a token this emulator did not issue.
+std::optional<std::string> operation_of_token(std::string token) {
+    for (char& c : token) c = c == '-' ? '+' : c == '_' ? '/' : c;
+    while (token.size() % 4) token += '=';
+    std::optional<std::string> text = crypto::base64_decode(token);
+    if (!text) return std::nullopt;
+    nlohmann::json job = nlohmann::json::parse(*text, nullptr, false);
+    if (!job.is_object() || !job.contains("jobId") || !job["jobId"].is_string()) return std::nullopt;
+    const std::string id = job["jobId"];
+    size_t bar = id.rfind('|');
+    if (bar == std::string::npos || id.rfind("RESOURCEGROUPDELETIONJOB-", 0) != 0) return std::nullopt;
+    return id.substr(bar + 1);
+}
+
 void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
     StoredResource group = require_group(ctx, p);
     ctx.store.update(group.key, [](nlohmann::json& g) {
@@ -107,7 +136,28 @@ void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpl
     op.subscription = p["subscriptionId"];
     op.location = group.body["location"];
     op.api_version = req.api_version();
-    OperationTracker::send_accepted(res, ctx.operations.begin(op), req.base_url, false);
+    op = ctx.operations.begin(op);
+    res.status = 202;
+    res.set_header("Location", req.base_url + "/subscriptions/" + p["subscriptionId"] + "/operationresults/" +
+                                   deletion_token(op, p["resourceGroupName"]) + "?api-version=" + op.api_version);
+    res.set_header("Retry-After", "1");
+}
+
+// GET of a deletion's Location: 202 while the group goes, then 200 with no body.
+void poll_deletion(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    std::optional<std::string> id = operation_of_token(p["operationToken"]);
+    std::optional<Operation> op = id ? ctx.operations.get(*id) : std::nullopt;
+    if (!op || !iequals(op->subscription, p["subscriptionId"])) {
+        throw CloudError(404, "OperationNotFound", "The operation " + p["operationToken"] + " is not found");
+    }
+    if (op->status == "InProgress") {
+        res.status = 202;
+        res.set_header("Location", req.base_url + req.http.path + "?api-version=" + req.api_version());
+        res.set_header("Retry-After", "1");
+        return;
+    }
+    if (op->status == "Failed") return send_json(res, 400, {{"error", op->error}});
+    res.status = 200;
 }
 
 }  // namespace
@@ -128,6 +178,9 @@ void add_resource_group_routes(Router& router, ArmContext& ctx) {
                });
     router.add("DELETE", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/delete",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { delete_group(ctx, req, p, res); });
+    router.add("GET", "/subscriptions/{subscriptionId}/operationresults/{operationToken}", Versions::any_dated,
+               "Microsoft.Resources/subscriptions/operationresults/read",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { poll_deletion(ctx, req, p, res); });
     router.add("GET", "/subscriptions/{subscriptionId}/resourcegroups", Versions::any_dated,
                "Microsoft.Resources/subscriptions/resourceGroups/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {

@@ -76,6 +76,12 @@ bool version_matches(Versions versions, std::string_view v) {
 }
 
 void check_name(std::string_view name, const std::string& value, std::string_view api_version) {
+    if (name == "operationToken") {
+        if (value.empty() || value.size() > 1024) {
+            throw bad_request("InvalidParameter", "the operation token must be 1 to 1024 characters", std::string(name));
+        }
+        return;
+    }
     if (name == "subscriptionId" || name == "location" || name == "operationId" || name == "providerNamespace") {
         if (value.empty() || value.size() > 128) {
             throw bad_request("InvalidParameter", std::string(name) + " must be 1 to 128 characters", std::string(name));

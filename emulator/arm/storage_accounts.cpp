@@ -37,19 +37,61 @@ std::string one_of(const std::string& value, const std::string& path, std::initi
     throw bad_request("InvalidRequestContent", path + " must be one of " + list + ", not '" + value + "'", path);
 }
 
-nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored) {
+// An account as `api_version` shows it: the endpoints the emulator serves (Blob and File: it has
+// no Queue or Table service), Microsoft-managed encryption of both, the network rules that let
+// everything in, and from 2019-06-01 the key type and private endpoint connections (recorded).
+nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored, const std::string& api_version) {
     nlohmann::json v = redacted(stored);
     const std::string name = stored["name"];
-    v["properties"]["primaryEndpoints"] = {{"blob", ctx.blob_endpoint + "/" + name + "/"},
-                                           {"file", ctx.file_endpoint + "/" + name + "/"}};
+    nlohmann::json& p = v["properties"];
+    p["primaryEndpoints"] = {{"blob", ctx.blob_endpoint + "/" + name + "/"}, {"file", ctx.file_endpoint + "/" + name + "/"}};
+    const bool newer = api_version >= "2019-06-01";
+    const nlohmann::json created = p.value("creationTime", nlohmann::json(""));
+    nlohmann::json service{{"enabled", true}, {"lastEnabledTime", created}};
+    if (newer) service["keyType"] = "Account";
+    p["encryption"] = {{"keySource", "Microsoft.Storage"}, {"services", {{"blob", service}, {"file", service}}}};
+    p["networkAcls"] = {{"bypass", "AzureServices"},
+                        {"defaultAction", "Allow"},
+                        {"ipRules", nlohmann::json::array()},
+                        {"virtualNetworkRules", nlohmann::json::array()}};
+    if (newer) p["privateEndpointConnections"] = nlohmann::json::array();
     return v;
 }
 
-nlohmann::json keys_view(const nlohmann::json& stored) {
+// The keys' permissions were "Full" on 2017-10-01 and "FULL" on 2019-06-01 (both recorded); the
+// versions between follow the later one from 2018-03-01, a choice.
+nlohmann::json keys_view(const nlohmann::json& stored, const std::string& api_version) {
     const nlohmann::json& keys = stored["_keys"];
+    const char* permissions = api_version < "2018-03-01" ? "Full" : "FULL";
     return {{"keys",
-             {{{"keyName", "key1"}, {"value", keys["key1"]}, {"permissions", "FULL"}},
-              {{"keyName", "key2"}, {"value", keys["key2"]}, {"permissions", "FULL"}}}}};
+             {{{"keyName", "key1"}, {"value", keys["key1"]}, {"permissions", permissions}},
+              {{"keyName", "key2"}, {"value", keys["key2"]}, {"permissions", permissions}}}}};
+}
+
+// Microsoft.Storage answers JSON as `application/json`, without a charset (recorded).
+void storage_json(httplib::Response& res) {
+    if (res.body.empty()) return;
+    res.headers.erase("Content-Type");
+    res.set_header("Content-Type", "application/json");
+}
+
+// A new account's create is a long-running operation, as in ARM: 202 and a Location,
+// .../providers/Microsoft.Storage/locations/{l}/asyncoperations/{id}?monitor=true, which answers
+// 202 until the operation ends, then 200 with the account. The account is usable at once.
+void send_account_accepted(ArmContext& ctx, const ArmRequest& req, const Params& p, const std::string& id,
+                           const std::string& location, httplib::Response& res) {
+    Operation op;
+    op.kind = "create";
+    op.resource_id = id;
+    op.provider = "Microsoft.Storage";
+    op.subscription = p["subscriptionId"];
+    op.location = location;
+    op.api_version = req.api_version();
+    op = ctx.operations.begin(op);
+    res.status = 202;
+    res.set_header("Location", req.base_url + "/subscriptions/" + op.subscription + "/providers/Microsoft.Storage/locations/" +
+                                   location + "/asyncoperations/" + op.id + "?monitor=true&api-version=" + op.api_version);
+    res.set_header("Retry-After", "1");
 }
 
 bool name_taken(const ArmContext& ctx, const std::string& name, const std::string& own_key) {
@@ -86,9 +128,20 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
             a["sku"] = sku_view;
             return true;
         });
-        return send_resource(res, *updated, view(ctx, updated->body));
+        send_resource(res, *updated, view(ctx, updated->body, req.api_version()));
+        return storage_json(res);
     }
     std::string now = arm_time(time::now());
+    // As requested; else the service's default, false before 2019-04-01 and true from then on.
+    bool https_only = req.api_version() >= "2019-04-01";
+    if (body.contains("properties") && body["properties"].is_object() &&
+        body["properties"].contains("supportsHttpsTrafficOnly")) {
+        if (!body["properties"]["supportsHttpsTrafficOnly"].is_boolean()) {
+            throw bad_request("InvalidRequestContent", "properties.supportsHttpsTrafficOnly must be a boolean",
+                              "properties.supportsHttpsTrafficOnly");
+        }
+        https_only = body["properties"]["supportsHttpsTrafficOnly"].get<bool>();
+    }
     nlohmann::json account{
         {"id", id},
         {"name", name},
@@ -102,14 +155,14 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
           {"creationTime", now},
           {"primaryLocation", location},
           {"statusOfPrimary", "available"},
-          {"supportsHttpsTrafficOnly", false}}},
+          {"supportsHttpsTrafficOnly", https_only}}},
         {"_keys", {{"key1", crypto::random_base64(64)}, {"key2", crypto::random_base64(64)}}}};
     if (!ctx.store.create(id, group.body["id"].get<std::string>(), kind::kStorageAccount, account)) {
         throw CloudError(409, "Conflict", "The storage account " + name + " is being created.");
     }
     StoredResource stored = *ctx.store.get(id);
     ctx.accounts.put(account_of(stored));
-    send_resource(res, stored, view(ctx, stored.body));
+    send_account_accepted(ctx, req, p, id, location, res);
 }
 
 StoredResource require_account(const ArmContext& ctx, const Params& p) {
@@ -135,14 +188,16 @@ void regenerate_key(ArmContext& ctx, const ArmRequest& req, const Params& p, htt
         return true;
     });
     ctx.accounts.put(account_of(*updated));
-    send_json(res, 200, keys_view(updated->body));
+    send_json(res, 200, keys_view(updated->body, req.api_version()));
+    storage_json(res);
 }
 
 void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& scope, httplib::Response& res) {
     Page page = ctx.store.under(scope, kind::kStorageAccount, skip_token(req), 1000);
     nlohmann::json items = nlohmann::json::array();
-    for (const StoredResource& a : page.items) items.push_back(view(ctx, a.body));
+    for (const StoredResource& a : page.items) items.push_back(view(ctx, a.body, req.api_version()));
     send_page(res, req, items, page.next_after);
+    storage_json(res);
 }
 
 }  // namespace
@@ -190,9 +245,10 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
     router.add("PUT", kAccountPath, Versions::any_dated, ns + "write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_account(ctx, req, p, res); });
     router.add("GET", kAccountPath, Versions::any_dated, ns + "read",
-               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource a = require_account(ctx, p);
-                   send_resource(res, a, view(ctx, a.body));
+                   send_resource(res, a, view(ctx, a.body, req.api_version()));
+                   storage_json(res);
                });
     router.add("DELETE", kAccountPath, Versions::any_dated, ns + "delete",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
@@ -202,8 +258,26 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                    res.status = removed.empty() ? 204 : 200;
                });
     router.add("POST", std::string(kAccountPath) + "/listKeys", Versions::any_dated, ns + "listkeys/action",
-               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, keys_view(require_account(ctx, p).body));
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   send_json(res, 200, keys_view(require_account(ctx, p).body, req.api_version()));
+                   storage_json(res);
+               });
+    router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.Storage/locations/{location}/asyncoperations/{operationId}",
+               Versions::any_dated, ns + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   std::optional<Operation> op = ctx.operations.get(p["operationId"]);
+                   if (!op || op->provider != "Microsoft.Storage" || !iequals(op->subscription, p["subscriptionId"])) {
+                       throw CloudError(404, "OperationNotFound", "The operation " + p["operationId"] + " is not found");
+                   }
+                   if (op->status == "InProgress") {
+                       res.status = 202;
+                       res.set_header("Location", req.base_url + req.http.path + "?monitor=true&api-version=" + op->api_version);
+                       res.set_header("Retry-After", "1");
+                       return;
+                   }
+                   std::optional<StoredResource> account = ctx.store.get(op->resource_id);
+                   if (!account) throw CloudError(404, "ResourceNotFound", "The storage account of this operation is gone");
+                   send_json(res, 200, view(ctx, account->body, req.api_version()));
+                   storage_json(res);
                });
     router.add("POST", std::string(kAccountPath) + "/regenerateKey", Versions::any_dated, ns + "regeneratekey/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { regenerate_key(ctx, req, p, res); });

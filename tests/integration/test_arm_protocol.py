@@ -247,12 +247,12 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(flat["properties"]["executionState"], "queued")
         self.assertEqual(flat["properties"]["toolType"], "custom")
         self.assertEqual(flat["properties"]["experimentName"], "old-exp")
-        # As the preview service answered: no location, tags or output path segment on a job;
-        # maxRetryCount 0 and createNew true filled in.
+        # As the preview service answered in December 2017: no location, tags or output path
+        # segment on a job, no maxRetryCount.
         for absent in ("location", "tags"):
             self.assertNotIn(absent, flat)
         self.assertNotIn("jobOutputDirectoryPathSegment", flat["properties"])
-        self.assertEqual(flat["properties"]["constraints"]["maxRetryCount"], 0)
+        self.assertNotIn("maxRetryCount", flat["properties"]["constraints"])
 
         # The 2018-05-01 API sees the same resources in migrated-westus2 / migrated.
         modern = self.call("GET", f"{PROVIDER}/workspaces/migrated-westus2/experiments/migrated/jobs/flatjob").json()
@@ -343,13 +343,28 @@ class ArmPersistenceTest(unittest.TestCase):
             account = harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts/keepme",
                                        {"location": "westus2", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}},
                                        api_version="2021-04-01")
-            self.assertEqual(account.status_code, 200, account.text)
+            # A new account is a long-running create: 202, then its asyncoperations URL answers 202
+            # until the operation ends and 200 with the account after.
+            self.assertEqual((account.status_code, account.content), (202, b""), account.text)
+            monitor = account.headers["Location"]
+            self.assertRegex(monitor, rf"/subscriptions/{SUB}/providers/Microsoft.Storage/locations/westus2/"
+                                      r"asyncoperations/[0-9a-f-]{36}\?monitor=true&api-version=2021-04-01$")
+            done = harness.wait_for(lambda: (lambda r: r if r.status_code == 200 else None)(
+                requests.get(monitor, headers=AUTH, verify=ep["ca_cert"], timeout=10)), what="storage create")
+            self.assertEqual((done.json()["name"], done.headers["Content-Type"]), ("keepme", "application/json"))
+            again = harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts/keepme",
+                                     {"location": "westus2", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}},
+                                     api_version="2021-04-01")
+            self.assertEqual(again.status_code, 200, again.text)
             paths = [f"/subscriptions/{SUB}/resourcegroups/{RG}", f"{PROVIDER}/workspaces/ws",
                      f"{PROVIDER}/workspaces/ws/experiments/e", f"{PROVIDER}/workspaces/ws/clusters/c",
                      f"{PROVIDER}/workspaces/ws/experiments/e/jobs/j"]
             before = [harness.arm_call(ep, "GET", p, api_version="2018-05-01" if "BatchAI" in p else "2021-04-01").json() for p in paths]
             keys_path = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts/keepme/listKeys"
             keys = harness.arm_call(ep, "POST", keys_path, api_version="2021-04-01").json()
+            self.assertEqual({k["permissions"] for k in keys["keys"]}, {"FULL"})
+            self.assertEqual({k["permissions"] for k in harness.arm_call(ep, "POST", keys_path, api_version="2017-10-01").json()["keys"]},
+                             {"Full"})
             code, _ = emu.stop()
             self.assertEqual(code, 0)
             emu.start()

@@ -49,8 +49,13 @@ def _short(value, limit=1500):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+# ARM's own operation tokens (a resource group's delete): base64 of a job id, opaque.
+ARM_TOKEN = re.compile(r"/operationresults/[A-Za-z0-9_-]{24,}")
+
+
 def mask(text):
     text = ARM_BASE.sub("<arm>", text)
+    text = ARM_TOKEN.sub("/operationresults/<token>", text)
     text = GUID.sub("<guid>", text)
     text = TIME.sub("<time>", text)
     return IPV4.sub("<ip>", text)
@@ -110,8 +115,10 @@ class Learned:
         return GUID.sub(lambda m: self.guids.get(m.group(0).lower(), m.group(0)), text)
 
 
-def compare_json(cloud, emulator, learned=None, path="", key=None, parent_key=None):
+def compare_json(cloud, emulator, learned=None, path="", key=None, parent_key=None, volatile=False):
+    """volatile: under a volatile key (primaryEndpoints.blob): keys and types only."""
     out = []
+    volatile = volatile or _volatile(key, parent_key)
     ck, ek = _kind(cloud), _kind(emulator)
     if ck != ek:
         out.append(Difference("type", path or "(body)", ck, ek))
@@ -122,16 +129,16 @@ def compare_json(cloud, emulator, learned=None, path="", key=None, parent_key=No
             if name not in emulator:
                 out.append(Difference("missing", sub, value, None))
             else:
-                out += compare_json(value, emulator[name], learned, sub, name, key)
+                out += compare_json(value, emulator[name], learned, sub, name, key, volatile)
         for name, value in emulator.items():
             if name not in cloud:
                 out.append(Difference("extra", f"{path}.{name}" if path else name, None, value))
         return out
     if ck == "array":
-        return out + _compare_array(cloud, emulator, learned, path + "[]", key)
+        return out + _compare_array(cloud, emulator, learned, path + "[]", key, volatile)
     if learned is not None:
         learned.pair(key, cloud, emulator)
-    if _volatile(key, parent_key):
+    if volatile:
         return out
     if ck == "string":
         if mask(cloud) != mask(emulator):
@@ -145,27 +152,24 @@ def _named(items):
     return all(isinstance(x, dict) and isinstance(x.get("name"), str) for x in items) and items
 
 
-def _compare_array(cloud, emulator, learned, path, key):
+def _compare_array(cloud, emulator, learned, path, key, volatile=False):
     out = []
     if _named(cloud) and _named(emulator):
         by_name = {x["name"]: x for x in emulator}
         cloud_names = [x["name"] for x in cloud]
         for item in cloud:
             if item["name"] in by_name:
-                out += compare_json(item, by_name[item["name"]], learned, path, None, key)
+                out += compare_json(item, by_name[item["name"]], learned, path, None, key, volatile)
             else:
                 out.append(Difference("element", path, item["name"], None))
         for item in emulator:
             if item["name"] not in cloud_names:
                 out.append(Difference("element", path, None, item["name"]))
         return _dedupe(out)
-    if len(cloud) != len(emulator) and not _volatile(key, None):
+    if len(cloud) != len(emulator) and not volatile:
         out.append(Difference("length", path, len(cloud), len(emulator)))
     for c, e in zip(cloud, emulator):
-        out += compare_json(c, e, learned, path, key, key)
-    if len(cloud) != len(emulator) and cloud and emulator and not any(
-            isinstance(x, (dict, list)) for x in cloud + emulator):
-        pass
+        out += compare_json(c, e, learned, path, key, key, volatile)
     return _dedupe(out)
 
 
