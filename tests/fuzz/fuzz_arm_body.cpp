@@ -27,7 +27,8 @@ constexpr ResourceKind kKinds[] = {ResourceKind::job, ResourceKind::cluster, Res
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;
     const ResourceKind kind = kKinds[data[0] % 6];
-    const ApiVersion version = (data[0] / 6) % 2 ? ApiVersion::v2017_09_01_preview : ApiVersion::v2018_05_01;
+    constexpr ApiVersion kVersions[] = {ApiVersion::v2018_05_01, ApiVersion::v2017_09_01_preview, ApiVersion::v2018_03_01};
+    const ApiVersion version = kVersions[(data[0] / 6) % 3];
     httplib::Request http;
     http.method = "PUT";
     http.body.assign(reinterpret_cast<const char*>(data) + 1, size - 1);
@@ -40,7 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bai::arm::stamp_new(properties, "creating");
         if (kind == ResourceKind::job) bai::arm::fill_job_defaults(properties, "segment");
         if (kind == ResourceKind::cluster) bai::arm::fill_cluster_defaults(properties, "suffix");
-        if (kind == ResourceKind::file_server) bai::arm::fill_file_server_defaults(properties, "127.0.2.1");
+        if (kind == ResourceKind::file_server) {
+            bai::arm::fill_file_server_defaults(properties, "127.0.2.1", "/data", "00000000-0000-0000-0000-000000000000");
+        }
         (void)bai::arm::tool_type(properties).size();
     } catch (const bai::arm::CloudError& e) {
         httplib::Response res;
