@@ -32,7 +32,15 @@ std::vector<Volume> volumes_of(const json& mount_volumes) {
     for (const json& share : mount_volumes.value("azureFileShares", json::array())) {
         if (!share.is_object()) continue;
         std::optional<text::FileShareUrl> url = text::parse_file_share_url(share.value("azureFileUrl", ""));
-        if (!url) continue;
+        if (!url) {
+            Volume v;
+            v.account = share.value("accountName", "");
+            v.relative = share.value("relativeMountPath", "");
+            v.invalid = "azureFileUrl \"" + share.value("azureFileUrl", "") +
+                        "\" is not the URL of an Azure Files share (https://ACCOUNT.file.core.windows.net/SHARE)";
+            out.push_back(v);
+            continue;
+        }
         Volume v;
         v.container = url->share;
         v.account = share.value("accountName", url->account);

@@ -22,15 +22,18 @@ struct Volume {
     std::string file_server_id;    // fileServer.id
     std::string source_directory;  // a file server's sourceDirectory ("" for all of it)
     std::string mount_command;     // an unmanaged file system's mountCommand
+    // Why the volume cannot be mounted ("" when it can): the service accepted an azureFileUrl that
+    // names no share at create, and its nodes failed to mount it.
+    std::string invalid;
 
-    bool in_storage() const { return kind == Kind::file_share || kind == Kind::blob_container; }
+    bool in_storage() const { return invalid.empty() && (kind == Kind::file_share || kind == Kind::blob_container); }
     bool blob() const { return kind == Kind::blob_container; }
 };
 
 // azureFileShares (account from accountName, else from the URL: https://ACCOUNT.file.core.windows.net/SHARE
 // or the emulator's path style http://127.0.0.1:PORT/ACCOUNT/SHARE), azureBlobFileSystems, fileServers and
 // unmanagedFileSystems, in that order.
-// Entries without a usable URL are left out (the validator refuses them before they get here).
+// A share whose azureFileUrl names no share is kept with `invalid` set: mounting it fails.
 std::vector<Volume> volumes_of(const nlohmann::json& mount_volumes);
 
 }  // namespace bai::arm

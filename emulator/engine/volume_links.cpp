@@ -205,6 +205,7 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
                     std::vector<std::string>& notes, AttachedVolumes& attached, bool links) {
     for (const arm::Volume& v : volumes) {
         const fs::path at = root / v.relative;
+        if (!v.invalid.empty()) throw std::runtime_error("cannot mount " + v.relative + ": " + v.invalid);
         switch (v.kind) {
             case arm::Volume::Kind::file_share: attach_share(at, v, storage, notes, attached, links); break;
             case arm::Volume::Kind::blob_container: attach_blob_container(at, v, storage, notes, attached); break;
@@ -215,6 +216,7 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
 }
 
 std::optional<fs::path> backing_directory(const arm::Volume& v, const StorageAccess& storage) {
+    if (!v.invalid.empty()) return std::nullopt;
     switch (v.kind) {
         case arm::Volume::Kind::file_share: return storage.files.share_root(v.account, v.container);
         case arm::Volume::Kind::file_server: return file_server_directory(v, storage);

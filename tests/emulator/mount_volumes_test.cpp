@@ -19,7 +19,7 @@ TEST(MountVolumes, SharesByUrlOrAccountNameWithTheirModes) {
       "azureBlobFileSystems": [{"accountName": "acct", "containerName": "models", "relativeMountPath": "bfs"}]
     })");
     std::vector<Volume> v = volumes_of(volumes);
-    ASSERT_EQ(v.size(), 4u);
+    ASSERT_EQ(v.size(), 5u);
     EXPECT_EQ(v[0].account, "acct");
     EXPECT_EQ(v[0].container, "data");
     EXPECT_EQ(v[0].file_mode, 0644u);
@@ -29,9 +29,14 @@ TEST(MountVolumes, SharesByUrlOrAccountNameWithTheirModes) {
     EXPECT_EQ(v[1].file_mode, 0777u);
     EXPECT_EQ(v[2].account, "other");
     EXPECT_EQ(v[2].file_mode, 0777u);  // not a string: the default
-    EXPECT_TRUE(v[3].blob());
-    EXPECT_EQ(v[3].container, "models");
-    EXPECT_EQ(v[3].relative, "bfs");
+    EXPECT_TRUE(v[2].invalid.empty());
+    // Kept, to fail when mounted (the service accepted it at create).
+    EXPECT_EQ(v[3].relative, "bad");
+    EXPECT_NE(v[3].invalid.find("\"nonsense\" is not the URL of an Azure Files share"), std::string::npos);
+    EXPECT_FALSE(v[3].in_storage());
+    EXPECT_TRUE(v[4].blob());
+    EXPECT_EQ(v[4].container, "models");
+    EXPECT_EQ(v[4].relative, "bfs");
 }
 
 }  // namespace

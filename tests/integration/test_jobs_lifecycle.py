@@ -131,6 +131,20 @@ class LifecycleTest(JobsTestCase):
         self.assertIn("exit code 4", bad.errors[0].message)
         self.assertEqual(bad.allocation_state, "steady")
 
+    def test_a_share_url_that_names_no_share_is_taken_and_fails_to_mount(self):
+        # The service took any azureFileUrl at create (202) and its nodes failed to mount it.
+        volumes = m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT, azure_file_url="dummy_uri", relative_mount_path="afs",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY))])
+        created = self.cluster("dummy-url", nodes=1, vm_size="STANDARD_D1", volumes=volumes)
+        self.assertEqual(created.provisioning_state, "succeeded")
+        self.assertEqual(created.node_setup.mount_volumes.azure_file_shares[0].azure_file_url, "dummy_uri")
+        bad = harness.wait_for(lambda: (lambda c: c if c.node_state_counts.unusable_node_count == 1 else None)(
+            self.client.clusters.get(RG, WS, "dummy-url")), what="an unusable node")
+        self.assertEqual([e.code for e in bad.errors], ["MountFailed"])
+        self.assertIn('"dummy_uri" is not the URL of an Azure Files share', bad.errors[0].message)
+        self.client.clusters.begin_delete(RG, WS, "dummy-url").result()
+
     def test_manual_resize_with_each_deallocation_option(self):
         for option, expected in (("requeue", "queued"), ("terminate", "failed"), ("waitforjobcompletion", "succeeded")):
             with self.subTest(option):
