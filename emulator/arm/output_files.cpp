@@ -100,6 +100,7 @@ json file_item(const ArmContext& ctx, const Location& where, const std::string& 
     return item;
 }
 
+// The preview listed files only (recorded: no directory entries, no isDirectory).
 json directory_item(const std::string& name, ListingStyle style) {
     if (style == ListingStyle::stable) return {{"name", name}, {"fileType", "directory"}};
     return {{"name", name}, {"isDirectory", true}};
@@ -117,7 +118,7 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 for (const storage::BlobListEntry& e : page.entries) {
                     std::string name = (e.is_prefix ? e.prefix : e.blob.name).substr(options.prefix.size());
                     if (e.is_prefix) {
-                        items.push_back(directory_item(name.substr(0, name.size() - 1), style));
+                        if (style != ListingStyle::preview) items.push_back(directory_item(name.substr(0, name.size() - 1), style));
                     } else if (!name.empty()) {
                         items.push_back(file_item(ctx, where, name, e.blob.size, e.blob.last_modified, expiry, style));
                     }
@@ -134,6 +135,7 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
                 storage::DirectoryPage page = ctx.files.list_directory(where.volume.account, where.volume.container,
                                                                        where.path, options);
                 for (const storage::ShareEntry& e : page.entries) {
+                    if (e.is_dir && style == ListingStyle::preview) continue;  // the preview listed files only
                     items.push_back(e.is_dir ? directory_item(e.name, style)
                                              : file_item(ctx, where, e.name, e.size, e.last_modified, expiry, style));
                 }
@@ -179,7 +181,9 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     std::vector<std::string> below = *clean_segments(segment);
     if (iequals(*id, "stdouterr")) {
         prefix = p.value("stdOutErrPathPrefix", "");
-        below.push_back("stdouterr");
+        // A job made through the preview API wrote its logs straight into its segment.
+        const bool preview_layout = job.body.contains("_preview") && job.body["_preview"].value("outputLayout", "") == "preview";
+        if (!preview_layout) below.push_back("stdouterr");
     } else {
         for (const json& dir : p.value("outputDirectories", json::array())) {
             if (iequals(dir.value("id", ""), *id)) {

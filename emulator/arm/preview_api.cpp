@@ -261,8 +261,11 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
         properties["schedulingPriority"] = scheduling_priority(properties.value("priority", json(0)));
         properties.erase("priority");
         properties.erase("experimentName");
-        fill_job_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/jobs/" + name + "/" +
-                                          crypto::uuid4());
+        // 2018-03-01's segment ends in a GUID of its own; the preview's had none, and its logs went
+        // straight into it (engine: job_environment.h kPreviewLayout).
+        fill_job_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/jobs/" + name +
+                                          (march ? "/" + crypto::uuid4() : std::string()));
+        if (!march) preview["outputLayout"] = "preview";
     } else if (k.stored_type == kind::kCluster) {
         // 2018-03-01's setup task output went to a directory of its own, as 2018-05-01's.
         fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name +

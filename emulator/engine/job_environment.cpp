@@ -58,6 +58,7 @@ Environment job_environment(const EnvironmentInputs& in) {
 
 std::string stdouterr_directory(const json& properties, const Environment& env) {
     std::string prefix = trim_trailing_slash(expand_variables(properties.value("stdOutErrPathPrefix", ""), env));
+    if (properties.value(std::string(kPreviewLayout), false)) return prefix + "/" + segment_of(properties);
     return prefix + "/" + segment_of(properties) + "/stdouterr";
 }
 

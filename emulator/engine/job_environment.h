@@ -38,6 +38,10 @@ struct EnvironmentInputs {
 Environment job_environment(const EnvironmentInputs& in);
 
 // {stdOutErrPathPrefix}/{segment}/stdouterr, expanded in `env`.
+// A job's properties carry this (true) for the engine when the job was made through the
+// 2017-09-01-preview API, whose service wrote stdout and stderr straight into
+// {stdOutErrPathPrefix}/{segment}, with no stdouterr folder and no execution.log there.
+inline constexpr std::string_view kPreviewLayout = "_previewOutputLayout";
 std::string stdouterr_directory(const nlohmann::json& properties, const Environment& env);
 // {pathPrefix}/{segment}/outputs[/{pathSuffix}] of one outputDirectories entry, expanded.
 std::string output_directory(const nlohmann::json& properties, const nlohmann::json& output, const Environment& env);

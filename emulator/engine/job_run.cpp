@@ -171,7 +171,10 @@ private:
         stdouterr_ = host_path(stdouterr_directory(in_.properties, master), "stdOutErrPathPrefix");
         fs::create_directories(in_store(stdouterr_), ec);
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
-        log_.open(in_store(stdouterr_) / "execution.log");
+        // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
+        // master node's job directory then.
+        log_.open(in_.properties.value(std::string(kPreviewLayout), false) ? dirs_[0] / "execution.log"
+                                                                          : in_store(stdouterr_) / "execution.log");
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);

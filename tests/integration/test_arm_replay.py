@@ -34,9 +34,6 @@ THRESHOLD = 0.95
 PENDING = {
     "java-fluent-2018-05-01/*": "the Java records keep no request bodies (the replay does not rebuild them from the "
                                 "answers yet) and their tests make virtual networks (Microsoft.Network is not served)",
-    "sdk-python-2017-09-01-preview/*": "the preview's output layout (logs straight under {prefix}/{sub}/{rg}/jobs/{job}, "
-                                       "no uuid, no stdouterr folder, no execution.log)",
-    "cli-2017-09-01-preview/*": "the preview's output layout (as above)",
     "sdk-python-*/test_mgmt_batchai_jobs.test_password_less_ssh*":
         "password-less ssh between a job's nodes and one execution log per node",
 }
