@@ -53,8 +53,14 @@ class Step:
 
 
 def _state_differences(differences):
+    """The differences that say the emulator has not reached the cloud's state yet. A state that
+    differs only in case is reached (the September 2017 preview capitalised its states: a listed
+    difference, which the comparison after the wait reports)."""
+    def same_but_case(d):
+        return d.kind == "value" and isinstance(d.cloud, str) and isinstance(d.emulator, str) and \
+            d.cloud.lower() == d.emulator.lower()
     return [d for d in differences
-            if d.kind == "status" or d.path.rsplit(".", 1)[-1].replace("[]", "") in STATE_KEYS]
+            if d.kind == "status" or (d.path.rsplit(".", 1)[-1].replace("[]", "") in STATE_KEYS and not same_but_case(d))]
 
 
 class Player:
