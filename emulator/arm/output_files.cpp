@@ -178,7 +178,9 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     const json& p = job.body["properties"];
     const std::string segment = p.value("jobOutputDirectoryPathSegment", "");
     std::string prefix;
-    std::vector<std::string> below = *clean_segments(segment);
+    std::optional<std::vector<std::string>> segments = clean_segments(segment);
+    if (!segments) throw CloudError(500, "InternalServerError", "The job's output path segment is not a relative path");
+    std::vector<std::string> below = std::move(*segments);
     if (iequals(*id, "stdouterr")) {
         prefix = p.value("stdOutErrPathPrefix", "");
         // A job made through the preview API wrote its logs straight into its segment.

@@ -177,7 +177,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
         if (preview.contains("tags")) v["tags"] = preview["tags"];
     }
     json& p = v["properties"];
-    if (preview.value("credentialsInfo", false)) rename_mount_credentials(p, "credentials", "credentialsInfo");
+    if (!march && preview.value("credentialsInfo", false)) rename_mount_credentials(p, "credentials", "credentialsInfo");
     // The preview's setup tasks wrote straight under their stdOutErrPathPrefix: no suffix.
     if (!march && p.contains("nodeSetup") && p["nodeSetup"].is_object() && p["nodeSetup"].contains("setupTask") &&
         p["nodeSetup"]["setupTask"].is_object()) {

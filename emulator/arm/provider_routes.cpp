@@ -15,7 +15,8 @@ constexpr const char* kOperationPath = "/subscriptions/{subscriptionId}/provider
 
 Operation require_operation(const ArmContext& ctx, const Params& p) {
     std::optional<Operation> op = ctx.operations.get(p["operationId"]);
-    if (!op || !iequals(op->subscription, p["subscriptionId"])) {
+    // An operation answers under its own provider's path only.
+    if (!op || !iequals(op->subscription, p["subscriptionId"]) || !iequals(op->provider, p["providerNamespace"])) {
         throw CloudError(404, "OperationNotFound", "The operation " + p["operationId"] + " is not found");
     }
     return *op;

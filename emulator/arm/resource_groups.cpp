@@ -147,7 +147,8 @@ void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpl
 void poll_deletion(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
     std::optional<std::string> id = operation_of_token(p["operationToken"]);
     std::optional<Operation> op = id ? ctx.operations.get(*id) : std::nullopt;
-    if (!op || !iequals(op->subscription, p["subscriptionId"])) {
+    if (!op || !iequals(op->subscription, p["subscriptionId"]) || op->provider != "Microsoft.Resources" ||
+        op->kind != "delete") {
         throw CloudError(404, "OperationNotFound", "The operation " + p["operationToken"] + " is not found");
     }
     if (op->status == "InProgress") {

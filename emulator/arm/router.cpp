@@ -112,7 +112,9 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
     }
     // workspaceName, experimentName, clusterName, jobName, fileServerName
     bool dots = flat_api(api_version);
-    if (value.empty() || value.size() > 64 || !name_chars_ok(value, dots, false)) {
+    // "." and ".." would name a directory of the job's output path, not one of its own.
+    const bool only_dots = value.find_first_not_of('.') == std::string::npos;
+    if (value.empty() || value.size() > 64 || !name_chars_ok(value, dots, false) || only_dots) {
         throw bad_request("InvalidResourceName",
                           std::string(name) + " '" + value + "' must be 1 to 64 letters, digits, hyphens" +
                               (dots ? ", periods" : "") + " or underscores",

@@ -56,9 +56,14 @@ Environment job_environment(const EnvironmentInputs& in) {
     return env;
 }
 
+bool preview_layout(const json& properties) {
+    const auto it = properties.find(std::string(kPreviewLayout));
+    return it != properties.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::string stdouterr_directory(const json& properties, const Environment& env) {
     std::string prefix = trim_trailing_slash(expand_variables(properties.value("stdOutErrPathPrefix", ""), env));
-    if (properties.value(std::string(kPreviewLayout), false)) return prefix + "/" + segment_of(properties);
+    if (preview_layout(properties)) return prefix + "/" + segment_of(properties);
     return prefix + "/" + segment_of(properties) + "/stdouterr";
 }
 

@@ -42,6 +42,7 @@ Environment job_environment(const EnvironmentInputs& in);
 // 2017-09-01-preview API, whose service wrote stdout and stderr straight into
 // {stdOutErrPathPrefix}/{segment}, with no stdouterr folder and no execution.log there.
 inline constexpr std::string_view kPreviewLayout = "_previewOutputLayout";
+bool preview_layout(const nlohmann::json& properties);
 std::string stdouterr_directory(const nlohmann::json& properties, const Environment& env);
 // {pathPrefix}/{segment}/outputs[/{pathSuffix}] of one outputDirectories entry, expanded.
 std::string output_directory(const nlohmann::json& properties, const nlohmann::json& output, const Environment& env);

@@ -173,7 +173,7 @@ private:
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
         // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
         // master node's job directory then.
-        log_.open(in_.properties.value(std::string(kPreviewLayout), false) ? dirs_[0] / "execution.log"
+        log_.open(preview_layout(in_.properties) ? dirs_[0] / "execution.log"
                                                                           : in_store(stdouterr_) / "execution.log");
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);

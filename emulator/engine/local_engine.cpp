@@ -603,8 +603,11 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.job_id = queued.id;
     in.job_name = job->body.value("name", "job");
     in.properties = p;
-    // A job made through the 2017-09-01-preview API writes its logs as that service did (job_environment.h).
-    if (job->body.contains("_preview") && job->body["_preview"].value("outputLayout", "") == "preview") {
+    // A job made through the 2017-09-01-preview API writes its logs as that service did
+    // (job_environment.h); a body's own key of that name is not the engine's.
+    in.properties.erase(std::string(kPreviewLayout));
+    if (job->body.contains("_preview") && job->body["_preview"].is_object() &&
+        job->body["_preview"].value("outputLayout", "") == "preview") {
         in.properties[std::string(kPreviewLayout)] = true;
     }
     in.mpi_agent = mpi_agent_;

@@ -189,6 +189,10 @@ class ArmProtocolTest(unittest.TestCase):
                          (400, "InvalidRequestContent", "properties.nodeCount"))
         job = job_body(f"{PROVIDER}/clusters/march.1", priority=-5)
         job["location"] = "westus2"
+        # Dots are allowed in the flat API's names, but not a name of dots alone (it would name a
+        # directory of the output path).
+        dots = self.call("PUT", f"{PROVIDER}/jobs/...", job, api_version=march)
+        self.assertEqual((dots.status_code, dots.json()["error"]["code"]), (400, "InvalidResourceName"))
         r = self.call("PUT", f"{PROVIDER}/jobs/marchjob", job, api_version=march)
         self.assertEqual(r.status_code, 202, r.text)
         harness.wait_for_operation(self.ep, r)

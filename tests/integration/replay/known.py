@@ -7,7 +7,8 @@ emulator/arm/README.md. Each row names where it applies and why it must stay:
 
 `recordings` is a glob over `folder/file`, `request` one over `METHOD path` (the recorded path,
 compared without regard to case), `field` one over the difference's JSON path, header name or
-`status`. Backquotes are optional.
+`status`; a field written `case:GLOB` covers only values that differ in case alone. Backquotes
+are optional.
 """
 import fnmatch
 import re
@@ -24,9 +25,16 @@ class Known:
     why: str
 
     def covers(self, recording, method, path, difference):
+        field = self.field
+        if field.startswith("case:"):
+            field = field[len("case:"):]
+            if not (difference.kind == "value" and isinstance(difference.cloud, str)
+                    and isinstance(difference.emulator, str)
+                    and difference.cloud.lower() == difference.emulator.lower()):
+                return False
         return (fnmatch.fnmatchcase(recording, self.recordings)
                 and fnmatch.fnmatchcase(f"{method} {path}".lower(), self.request.lower())
-                and fnmatch.fnmatchcase(difference.path, self.field))
+                and fnmatch.fnmatchcase(difference.path, field))
 
 
 def _cell(text):
