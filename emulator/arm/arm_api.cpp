@@ -32,6 +32,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     context_ = std::unique_ptr<ArmContext>(
         new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file, files_, blobs_});
     register_stored_accounts(*context_);
+    remember_subscriptions(*context_);
     router_ = std::make_unique<Router>(endpoints.arm);
     add_provider_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);

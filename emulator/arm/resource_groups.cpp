@@ -163,6 +163,20 @@ void poll_deletion(ArmContext& ctx, const ArmRequest& req, const Params& p, http
 
 }  // namespace
 
+void remember_subscriptions(ArmContext& ctx) {
+    for (const StoredResource& group : ctx.store.all_of_type(kind::kResourceGroup)) {
+        const std::string id = group.body.value("id", "");
+        const std::string prefix = "/subscriptions/";
+        size_t end = id.find('/', prefix.size());
+        if (id.rfind(prefix, 0) != 0 || end == std::string::npos) continue;
+        const std::string subscription = id.substr(0, end);
+        if (!ctx.store.type_of(subscription)) {
+            ctx.store.create(subscription, "", kind::kSubscription,
+                             {{"id", subscription}, {"subscriptionId", subscription.substr(prefix.size())}});
+        }
+    }
+}
+
 void add_resource_group_routes(Router& router, ArmContext& ctx) {
     router.add("PUT", kGroupPath, Versions::any_dated, "Microsoft.Resources/subscriptions/resourceGroups/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_group(ctx, req, p, res); });

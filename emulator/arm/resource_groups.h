@@ -9,4 +9,8 @@ namespace bai::arm {
 
 void add_resource_group_routes(Router& router, ArmContext& ctx);
 
+// A subscription ARM knows gets its record with its first group; data directories older than
+// those records get one at start for every subscription that has a group.
+void remember_subscriptions(ArmContext& ctx);
+
 }  // namespace bai::arm

@@ -2,6 +2,7 @@
 
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
+#include "common/text/percent_encoding.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_ids.h"
@@ -90,7 +91,8 @@ void send_account_accepted(ArmContext& ctx, const ArmRequest& req, const Params&
     op = ctx.operations.begin(op);
     res.status = 202;
     res.set_header("Location", req.base_url + "/subscriptions/" + op.subscription + "/providers/Microsoft.Storage/locations/" +
-                                   location + "/asyncoperations/" + op.id + "?monitor=true&api-version=" + op.api_version);
+                                   text::percent_encode(location) + "/asyncoperations/" + op.id +
+                                   "?monitor=true&api-version=" + op.api_version);
     res.set_header("Retry-After", "1");
 }
 

@@ -384,5 +384,31 @@ class ArmPersistenceTest(unittest.TestCase):
             emu.close()
 
 
+    def test_a_subscription_of_an_older_data_directory_stays_known(self):
+        # Data directories from before the subscriptions' records have groups only: at start every
+        # subscription with a group is remembered, so deleting its last group leaves it known.
+        import os
+        import sqlite3
+        emu = harness.Emulator(args=["--lro-delay", "0"])
+        try:
+            emu.start()
+            ep = emu.endpoints
+            group = f"/subscriptions/{SUB}/resourcegroups/older"
+            self.assertEqual(harness.arm_call(ep, "PUT", group, {"location": "westus2"}, api_version="2021-04-01").status_code, 201)
+            self.assertEqual(emu.stop()[0], 0)
+            with sqlite3.connect(os.path.join(emu.location, "state.db")) as db:
+                self.assertEqual(db.execute("DELETE FROM arm_resources WHERE type = 'subscription'").rowcount, 1)
+            emu.start()
+            ep = emu.endpoints
+            deleted = harness.arm_call(ep, "DELETE", group, api_version="2021-04-01")
+            self.assertEqual(deleted.status_code, 202)
+            harness.wait_for(lambda: harness.arm_call(ep, "GET", group, api_version="2021-04-01").status_code == 404,
+                             what="the group gone")
+            missing = harness.arm_call(ep, "GET", f"/subscriptions/{SUB}/resourceGroups/older/providers/Microsoft.BatchAI/workspaces/ws")
+            self.assertEqual((missing.status_code, missing.json()["error"]["code"]), (404, "ResourceGroupNotFound"))
+        finally:
+            emu.close()
+
+
 if __name__ == "__main__":
     unittest.main()
