@@ -3,6 +3,7 @@
 #include "common/crypto/random_id.h"
 #include "emulator/arm/batchai_common.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/mount_volumes.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
@@ -65,7 +66,7 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
     if (k.stored_type == kind::kCluster) {
         fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" +
                                               p["workspaceName"] + "/clusters/" + name + "/" + crypto::uuid4());
-        inherit_file_server_subnet(ctx, properties, [&](const std::string& id) { return ctx.store.get(id); });
+        inherit_file_server_subnet(ctx, properties);
     }
     nlohmann::json item{{"id", id}, {"name", name}, {"type", k.type}, {"properties", std::move(properties)}};
     ctx.store.atomically([&] {
@@ -110,23 +111,23 @@ void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::strin
 
 }  // namespace
 
-void inherit_file_server_subnet(const ArmContext&, nlohmann::json& properties, const FileServerLookup& lookup) {
-    if (properties.contains("subnet")) return;
-    if (!properties.contains("nodeSetup") || !properties["nodeSetup"].is_object()) return;
-    const nlohmann::json& setup = properties["nodeSetup"];
-    if (!setup.contains("mountVolumes") || !setup["mountVolumes"].is_object()) return;
-    const nlohmann::json& volumes = setup["mountVolumes"];
-    if (!volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
-    for (const nlohmann::json& mount : volumes["fileServers"]) {
-        if (!mount.is_object() || !mount.contains("fileServer") || !mount["fileServer"].is_object()) continue;
-        const nlohmann::json& server_ref = mount["fileServer"];
-        if (!server_ref.contains("id") || !server_ref["id"].is_string()) continue;
-        std::optional<StoredResource> server = lookup(server_ref["id"].get<std::string>());
-        if (server && server->body["properties"].contains("subnet")) {
-            properties["subnet"] = server->body["properties"]["subnet"];
-            return;
+void inherit_file_server_subnet(const ArmContext& ctx, nlohmann::json& properties) {
+    if (!properties.is_object() || properties.contains("subnet")) return;
+    std::optional<nlohmann::json> subnet;
+    for_each_mount_volumes(properties, [&](nlohmann::json& volumes) {
+        if (subnet || !volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
+        for (const nlohmann::json& mount : volumes["fileServers"]) {
+            if (!mount.is_object() || !mount.contains("fileServer") || !mount["fileServer"].is_object()) continue;
+            const nlohmann::json& server_ref = mount["fileServer"];
+            if (!server_ref.contains("id") || !server_ref["id"].is_string()) continue;
+            std::optional<StoredResource> server = ctx.store.get(server_ref["id"].get<std::string>());
+            if (server && server->body["properties"].contains("subnet")) {
+                subnet = server->body["properties"]["subnet"];
+                return;
+            }
         }
-    }
+    });
+    if (subnet) properties["subnet"] = std::move(*subnet);
 }
 
 std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::string& cluster_id,

@@ -26,6 +26,17 @@ std::string text_field(const json& object, const char* key) {
 
 }  // namespace
 
+void for_each_mount_volumes(json& properties, const std::function<void(json&)>& visit) {
+    if (!properties.is_object()) return;
+    auto setup = properties.find("nodeSetup");
+    if (setup != properties.end() && setup->is_object()) {
+        auto volumes = setup->find("mountVolumes");
+        if (volumes != setup->end() && volumes->is_object()) visit(*volumes);
+    }
+    auto volumes = properties.find("mountVolumes");
+    if (volumes != properties.end() && volumes->is_object()) visit(*volumes);
+}
+
 std::vector<Volume> volumes_of(const json& mount_volumes) {
     std::vector<Volume> out;
     if (!mount_volumes.is_object()) return out;

@@ -3,6 +3,7 @@
 // servers by resource id, unmanaged file systems by their mount command; each mounted where.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -35,5 +36,9 @@ struct Volume {
 // unmanagedFileSystems, in that order.
 // A share whose azureFileUrl names no share is kept with `invalid` set: mounting it fails.
 std::vector<Volume> volumes_of(const nlohmann::json& mount_volumes);
+
+// Calls `visit` with each mountVolumes object of a cluster's or job's properties: the cluster's
+// nodeSetup.mountVolumes and the job's mountVolumes.
+void for_each_mount_volumes(nlohmann::json& properties, const std::function<void(nlohmann::json&)>& visit);
 
 }  // namespace bai::arm

@@ -5,6 +5,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/mount_volumes.h"
+#include "emulator/arm/preview_api.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/router.h"
 #include "emulator/arm/text.h"
@@ -183,9 +184,7 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     std::vector<std::string> below = std::move(*segments);
     if (iequals(*id, "stdouterr")) {
         prefix = p.value("stdOutErrPathPrefix", "");
-        // A job made through the preview API wrote its logs straight into its segment.
-        const bool preview_layout = job.body.contains("_preview") && job.body["_preview"].value("outputLayout", "") == "preview";
-        if (!preview_layout) below.push_back("stdouterr");
+        if (!uses_preview_output_layout(job.body)) below.push_back("stdouterr");
     } else {
         for (const json& dir : p.value("outputDirectories", json::array())) {
             if (iequals(dir.value("id", ""), *id)) {

@@ -9,6 +9,7 @@
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/clusters.h"
 #include "emulator/arm/jobs.h"
+#include "emulator/arm/mount_volumes.h"
 #include "emulator/arm/odata_filter.h"
 #include "emulator/arm/output_files.h"
 #include "emulator/arm/resource_defaults.h"
@@ -25,6 +26,7 @@ using validation::ApiVersion;
 using validation::ResourceKind;
 
 constexpr const char* kMigratedExperiment = "migrated";
+constexpr const char* kOutputLayout = "outputLayout";  // in a job's _preview
 const std::string kProvider = "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.BatchAI";
 
 struct FlatKind {
@@ -109,21 +111,15 @@ std::string stored_file_server_id(const ArmContext& ctx, const std::string& flat
 
 // Applies `change` to every fileServers[].fileServer.id of a cluster's or job's mount volumes.
 void map_file_server_ids(json& properties, const std::function<std::string(const std::string&)>& change) {
-    auto in_volumes = [&](json& volumes) {
-        if (!volumes.is_object() || !volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
+    for_each_mount_volumes(properties, [&](json& volumes) {
+        if (!volumes.contains("fileServers") || !volumes["fileServers"].is_array()) return;
         for (json& mount : volumes["fileServers"]) {
             if (mount.is_object() && mount.contains("fileServer") && mount["fileServer"].is_object() &&
                 mount["fileServer"].contains("id") && mount["fileServer"]["id"].is_string()) {
                 mount["fileServer"]["id"] = change(mount["fileServer"]["id"].get<std::string>());
             }
         }
-    };
-    if (!properties.is_object()) return;
-    if (properties.contains("nodeSetup") && properties["nodeSetup"].is_object() &&
-        properties["nodeSetup"].contains("mountVolumes")) {
-        in_volumes(properties["nodeSetup"]["mountVolumes"]);
-    }
-    if (properties.contains("mountVolumes")) in_volumes(properties["mountVolumes"]);
+    });
 }
 
 std::string scheduling_priority(const json& priority) {
@@ -137,8 +133,7 @@ std::string scheduling_priority(const json& priority) {
 // `from` to `to` in the cluster's or job's mount volumes; whether any was renamed.
 bool rename_mount_credentials(json& properties, const char* from, const char* to) {
     bool renamed = false;
-    auto in_volumes = [&](json& volumes) {
-        if (!volumes.is_object()) return;
+    for_each_mount_volumes(properties, [&](json& volumes) {
         for (const char* list : {"azureFileShares", "azureBlobFileSystems"}) {
             if (!volumes.contains(list) || !volumes[list].is_array()) continue;
             for (json& mount : volumes[list]) {
@@ -149,13 +144,7 @@ bool rename_mount_credentials(json& properties, const char* from, const char* to
                 }
             }
         }
-    };
-    if (!properties.is_object()) return false;
-    if (properties.contains("nodeSetup") && properties["nodeSetup"].is_object() &&
-        properties["nodeSetup"].contains("mountVolumes")) {
-        in_volumes(properties["nodeSetup"]["mountVolumes"]);
-    }
-    if (properties.contains("mountVolumes")) in_volumes(properties["mountVolumes"]);
+    });
     return renamed;
 }
 
@@ -187,7 +176,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
         std::optional<StoredResource> server = ctx.store.get(id);
         return server ? flat_id(kFileServers, server->body) : id;
     });
-    // Enums are lower-case, as the preview service wrote them from December 2017 (it capitalised
+    // Enums stay lower-case, as the preview service wrote them from December 2017 (it capitalised
     // them before: a documented difference from the September 2017 recordings).
     if (k.stored_type == kind::kFileServer) {
         // The preview's file servers: a btrfs RAID-less volume exported over NFS.
@@ -200,8 +189,6 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
     if (k.stored_type == kind::kJob) {
         p["priority"] = preview.value("priority", json(0));
         p.erase("schedulingPriority");
-        // The preview service had no output path segment and created output directories anew
-        // (createNew true) unless told otherwise.
         // The flat API's error codes: a terminate was JobTerminate, a failed job preparation
         // JobNodePreparationFailed in the preview (recorded).
         if (p.contains("executionInfo") && p["executionInfo"].is_object() && p["executionInfo"].contains("errors") &&
@@ -212,7 +199,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
                 if (!march && error["code"] == "JobPreparationFailed") error["code"] = "JobNodePreparationFailed";
             }
         }
-        if (!march) p.erase("jobOutputDirectoryPathSegment");
+        if (!march) p.erase("jobOutputDirectoryPathSegment");  // the preview service had none
         p.erase("experimentName");  // the 2018-05-01 view's: the preview echoes only what was sent
         if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
         if (p.contains("cluster") && p["cluster"].contains("id")) {
@@ -220,6 +207,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
                 p["cluster"]["id"] = flat_id(kClusters, cluster->body);
             }
         }
+        // The flat service created output directories anew (createNew true) unless told otherwise.
         if (p.contains("outputDirectories")) {
             for (json& dir : p["outputDirectories"]) {
                 if (!dir.contains("createNew")) dir["createNew"] = true;
@@ -262,15 +250,15 @@ void put_flat(ArmContext& ctx, const FlatKind& k, const ArmRequest& req, const P
         properties.erase("priority");
         properties.erase("experimentName");
         // 2018-03-01's segment ends in a GUID of its own; the preview's had none, and its logs went
-        // straight into it (engine: job_environment.h kPreviewLayout).
+        // straight into it (uses_preview_output_layout).
         fill_job_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/jobs/" + name +
                                           (march ? "/" + crypto::uuid4() : std::string()));
-        if (!march) preview["outputLayout"] = "preview";
+        if (!march) preview[kOutputLayout] = "preview";
     } else if (k.stored_type == kind::kCluster) {
         // 2018-03-01's setup task output went to a directory of its own, as 2018-05-01's.
         fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/clusters/" + name +
                                               (march ? "/" + crypto::uuid4() : ""));
-        inherit_file_server_subnet(ctx, properties, [&](const std::string& id) { return ctx.store.get(id); });
+        inherit_file_server_subnet(ctx, properties);
     } else {
         fill_file_server_defaults(properties, "127.0.2.1", march ? "/data" : "/mnt/data", p["subscriptionId"]);
     }
@@ -349,6 +337,11 @@ void add_flat_routes(Router& router, ArmContext& ctx, const FlatKind& k) {
 }
 
 }  // namespace
+
+bool uses_preview_output_layout(const json& job) {
+    auto preview = job.find("_preview");
+    return preview != job.end() && preview->is_object() && preview->value(kOutputLayout, "") == "preview";
+}
 
 std::string migrated_workspace_name(const std::string& location) {
     std::string folded;

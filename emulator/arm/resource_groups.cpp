@@ -22,12 +22,11 @@ nlohmann::json group_view(const nlohmann::json& stored, const ArmRequest& req) {
     return view;
 }
 
-// The subscription's own record, made with its first resource group: from then on it is one ARM
-// knows (SubscriptionNotFound before), even with no group left in it.
-void remember_subscription(ArmContext& ctx, const Params& p) {
-    const std::string id = subscription_id(p);
+// The subscription's own record (id "/subscriptions/S"), made with its first resource group:
+// from then on it is one ARM knows (SubscriptionNotFound before), even with no group left in it.
+void remember_subscription(ArmContext& ctx, const std::string& id) {
     if (ctx.store.type_of(id)) return;
-    ctx.store.create(id, "", kind::kSubscription, {{"id", id}, {"subscriptionId", p["subscriptionId"]}});
+    ctx.store.create(id, "", kind::kSubscription, {{"id", id}, {"subscriptionId", id.substr(id.rfind('/') + 1)}});
 }
 
 // null when the body has none: a group answers `tags` only where some were given, as ARM did.
@@ -76,7 +75,7 @@ void put_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib:
                          {"properties", {{"provisioningState", "Succeeded"}}}};
     if (!tags.is_null()) group["tags"] = tags;
     ctx.store.atomically([&] {
-        remember_subscription(ctx, p);
+        remember_subscription(ctx, subscription_id(p));
         if (!ctx.store.create(id, subscription_id(p), kind::kResourceGroup, group)) {
             throw CloudError(409, "Conflict", "Resource group '" + p["resourceGroupName"] + "' is being created.");
         }
@@ -168,12 +167,7 @@ void remember_subscriptions(ArmContext& ctx) {
         const std::string id = group.body.value("id", "");
         const std::string prefix = "/subscriptions/";
         size_t end = id.find('/', prefix.size());
-        if (id.rfind(prefix, 0) != 0 || end == std::string::npos) continue;
-        const std::string subscription = id.substr(0, end);
-        if (!ctx.store.type_of(subscription)) {
-            ctx.store.create(subscription, "", kind::kSubscription,
-                             {{"id", subscription}, {"subscriptionId", subscription.substr(prefix.size())}});
-        }
+        if (id.rfind(prefix, 0) == 0 && end != std::string::npos) remember_subscription(ctx, id.substr(0, end));
     }
 }
 

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "common/text/ascii.h"
+
 namespace bai::arm {
 namespace {
 
@@ -34,8 +36,7 @@ long long family_cores(const json& cores, const std::string& family, const char*
 }  // namespace
 
 std::string vm_family(std::string_view size) {
-    std::string s(size);
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string s = text::lower(size);
     if (s.rfind("standard_", 0) == 0) s.erase(0, 9);
     std::string letters;
     size_t i = 0;

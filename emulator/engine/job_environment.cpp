@@ -42,7 +42,7 @@ Environment job_environment(const EnvironmentInputs& in) {
     env["AZ_BATCHAI_MPI_HOST_FILE"] = in.paths.hostfile;
     env["AZ_BATCH_HOST_LIST"] = joined(in.host_list, ",");
     add_gpu_variables(env, in.gpus);
-    env["AZ_BATCHAI_STDOUTERR_DIR"] = stdouterr_directory(p, env);
+    env["AZ_BATCHAI_STDOUTERR_DIR"] = stdouterr_directory(p, env, in.preview_layout);
     for (const json& input : p.value("inputDirectories", json::array())) {
         if (!input.is_object() || !input.contains("id")) continue;
         env["AZ_BATCHAI_INPUT_" + input["id"].get<std::string>()] = expand_variables(input.value("path", ""), env);
@@ -56,14 +56,9 @@ Environment job_environment(const EnvironmentInputs& in) {
     return env;
 }
 
-bool preview_layout(const json& properties) {
-    const auto it = properties.find(std::string(kPreviewLayout));
-    return it != properties.end() && it->is_boolean() && it->get<bool>();
-}
-
-std::string stdouterr_directory(const json& properties, const Environment& env) {
+std::string stdouterr_directory(const json& properties, const Environment& env, bool preview_layout) {
     std::string prefix = trim_trailing_slash(expand_variables(properties.value("stdOutErrPathPrefix", ""), env));
-    if (preview_layout(properties)) return prefix + "/" + segment_of(properties);
+    if (preview_layout) return prefix + "/" + segment_of(properties);
     return prefix + "/" + segment_of(properties) + "/stdouterr";
 }
 

@@ -33,17 +33,15 @@ struct EnvironmentInputs {
     NodePaths paths;
     std::vector<std::string> host_list;  // the addresses of the job's nodes, master first
     NodeGpus gpus;
+    bool preview_layout = false;  // arm::uses_preview_output_layout: the logs straight in the segment
 };
 
 Environment job_environment(const EnvironmentInputs& in);
 
 // {stdOutErrPathPrefix}/{segment}/stdouterr, expanded in `env`.
-// A job's properties carry this (true) for the engine when the job was made through the
-// 2017-09-01-preview API, whose service wrote stdout and stderr straight into
-// {stdOutErrPathPrefix}/{segment}, with no stdouterr folder and no execution.log there.
-inline constexpr std::string_view kPreviewLayout = "_previewOutputLayout";
-bool preview_layout(const nlohmann::json& properties);
-std::string stdouterr_directory(const nlohmann::json& properties, const Environment& env);
+// {stdOutErrPathPrefix}/{segment} itself for a job in the preview's layout
+// (arm::uses_preview_output_layout).
+std::string stdouterr_directory(const nlohmann::json& properties, const Environment& env, bool preview_layout);
 // {pathPrefix}/{segment}/outputs[/{pathSuffix}] of one outputDirectories entry, expanded.
 std::string output_directory(const nlohmann::json& properties, const nlohmann::json& output, const Environment& env);
 

@@ -157,7 +157,7 @@ private:
             views_.push_back(in_container() ? container_view(where) : host_view(where));
             Environment env = node_base_environment(node.root);
             if (in_container()) env["TMPDIR"] = "/tmp";
-            for (auto& [name, value] : job_environment({in_.properties, views_.back().paths, hosts, {node.gpus, in_container()}})) {
+            for (auto& [name, value] : job_environment({in_.properties, views_.back().paths, hosts, {node.gpus, in_container()}, in_.preview_layout})) {
                 env[name] = value;
             }
             envs_.push_back(std::move(env));
@@ -168,12 +168,12 @@ private:
 
         const Environment& master = envs_[0];
         note_share_directories();
-        stdouterr_ = host_path(stdouterr_directory(in_.properties, master), "stdOutErrPathPrefix");
+        stdouterr_ = host_path(stdouterr_directory(in_.properties, master, in_.preview_layout), "stdOutErrPathPrefix");
         fs::create_directories(in_store(stdouterr_), ec);
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
         // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
         // master node's job directory then.
-        log_.open(preview_layout(in_.properties) ? dirs_[0] / "execution.log"
+        log_.open(in_.preview_layout ? dirs_[0] / "execution.log"
                                                                           : in_store(stdouterr_) / "execution.log");
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);

@@ -35,6 +35,7 @@ struct JobRunInputs {
     std::string job_id;
     std::string job_name;
     nlohmann::json properties;  // secrets included
+    bool preview_layout = false;  // arm::uses_preview_output_layout
     std::vector<JobNode> nodes;  // master first
     std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
     std::filesystem::path mpi_agent;

@@ -8,10 +8,10 @@
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
 #include "emulator/arm/job_execution.h"
+#include "emulator/arm/preview_api.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
-#include "emulator/engine/job_environment.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/writable_root.h"
 #include "emulator/engine/process.h"
@@ -603,13 +603,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.job_id = queued.id;
     in.job_name = job->body.value("name", "job");
     in.properties = p;
-    // A job made through the 2017-09-01-preview API writes its logs as that service did
-    // (job_environment.h); a body's own key of that name is not the engine's.
-    in.properties.erase(std::string(kPreviewLayout));
-    if (job->body.contains("_preview") && job->body["_preview"].is_object() &&
-        job->body["_preview"].value("outputLayout", "") == "preview") {
-        in.properties[std::string(kPreviewLayout)] = true;
-    }
+    in.preview_layout = arm::uses_preview_output_layout(job->body);
     in.mpi_agent = mpi_agent_;
     in.default_python = options_.default_python;
     in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);

@@ -33,9 +33,6 @@ class Difference:
     cloud: object
     emulator: object
 
-    def field(self):
-        return self.path
-
     def __str__(self):
         if self.kind in ("missing",):
             return f"{self.path}: the emulator has no such key (cloud {_short(self.cloud)})"
