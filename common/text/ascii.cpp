@@ -8,7 +8,15 @@ namespace {
 // Not std::tolower: that consults the C locale per character, and these texts are ASCII by rule.
 char lower_char(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 
+char upper_char(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - ('a' - 'A')) : c; }
+
 }  // namespace
+
+std::string upper(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = upper_char(c);
+    return out;
+}
 
 std::string lower(std::string_view text) {
     std::string out(text);

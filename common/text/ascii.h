@@ -8,6 +8,7 @@
 namespace bai::text {
 
 std::string lower(std::string_view text);
+std::string upper(std::string_view text);
 bool iequals(std::string_view a, std::string_view b);
 // Without leading and trailing spaces and tabs.
 std::string_view trim(std::string_view text);

@@ -8,6 +8,7 @@
 #include "emulator/arm/queue_only_engine.h"
 #include "emulator/arm/resource_groups.h"
 #include "emulator/arm/storage_accounts.h"
+#include "emulator/arm/virtual_networks.h"
 #include "emulator/arm/workspaces.h"
 
 namespace bai::arm {
@@ -37,6 +38,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     add_provider_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
+    add_virtual_network_routes(*router_, *context_);
     add_workspace_routes(*router_, *context_);
     add_cluster_routes(*router_, *context_);
     add_file_server_routes(*router_, *context_);

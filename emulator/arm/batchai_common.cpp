@@ -4,6 +4,7 @@
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/storage_accounts.h"
+#include "emulator/arm/virtual_networks.h"
 
 namespace bai::arm {
 namespace {
@@ -69,6 +70,7 @@ void send_list(const ArmRequest& req, httplib::Response& res, const Page& page, 
 }
 
 void complete_operation(ArmContext& ctx, const Operation& op) {
+    if (op.provider == "Microsoft.Network") return complete_network_operation(ctx, op);
     if (op.kind == "create") return complete_create(ctx, op);
     if (op.kind == "delete") return complete_delete(ctx, op);
     if (op.kind == "terminate") return ctx.engine.job_terminate(op.resource_id);

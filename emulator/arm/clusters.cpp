@@ -64,8 +64,11 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
     nlohmann::json properties = body["properties"];
     stamp_new(properties, "creating");
     if (k.stored_type == kind::kCluster) {
-        fill_cluster_defaults(properties, p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" +
-                                              p["workspaceName"] + "/clusters/" + name + "/" + crypto::uuid4());
+        check_cluster_image(properties);
+        fill_cluster_defaults(properties,
+                              p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
+                                  "/clusters/" + name + "/" + crypto::uuid4(),
+                              Era::feb_2020);
         inherit_file_server_subnet(ctx, properties);
     }
     nlohmann::json item{{"id", id}, {"name", name}, {"type", k.type}, {"properties", std::move(properties)}};
@@ -138,7 +141,8 @@ std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::s
         bool changed = false;
         if (update.contains("scaleSettings")) {
             nlohmann::json scale = update["scaleSettings"];
-            fill_scale_defaults(scale);
+            // A cluster made through the flat API keeps that API's era.
+            fill_scale_defaults(scale, cluster.contains("_preview") ? Era::early_2018 : Era::feb_2020);
             cluster["properties"]["scaleSettings"] = std::move(scale);
             changed = true;
         }

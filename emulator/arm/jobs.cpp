@@ -7,6 +7,7 @@
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
 #include "emulator/arm/workspaces.h"
 
 namespace bai::arm {
@@ -20,7 +21,11 @@ const std::string kJobs =
     "{workspaceName}/experiments/{experimentName}/jobs";
 const std::string kJob = kJobs + "/{jobName}";
 
-std::string job_id(const Params& p) { return experiment_id(p) + "/jobs/" + p["jobName"]; }
+// The service kept a job's name in lower case (a PUT of jobs/myJob made `myjob`: its id, name,
+// output path and operation, recorded in February 2020). Other resources keep their names as
+// sent: nothing recorded says otherwise.
+std::string job_name(const Params& p) { return lower(p["jobName"]); }
+std::string job_id(const Params& p) { return experiment_id(p) + "/jobs/" + job_name(p); }
 
 
 StoredResource require_job(const ArmContext& ctx, const Params& p) {
@@ -36,7 +41,7 @@ StoredResource require_workspace_and_experiment(const ArmContext& ctx, const Par
 }
 
 OperationTarget target(const Params& p, const std::string& kind, const std::string& id, const StoredResource& workspace) {
-    return {kind, id, resource_ref(p, {"workspaceName", "experimentName", "jobName"}), p["subscriptionId"],
+    return {kind, id, resource_ref(p, {"workspaceName", "experimentName"}) + "$" + job_name(p), p["subscriptionId"],
             workspace.body["location"]};
 }
 
@@ -54,9 +59,9 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     properties["experimentName"] = p["experimentName"];
     stamp_new(properties, "creating");
     std::string segment = p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
-                          "/experiments/" + p["experimentName"] + "/jobs/" + p["jobName"] + "/" + crypto::uuid4();
-    fill_job_defaults(properties, segment);
-    nlohmann::json job{{"id", id}, {"name", p["jobName"]}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
+                          "/experiments/" + p["experimentName"] + "/jobs/" + job_name(p) + "/" + crypto::uuid4();
+    fill_job_defaults(properties, segment, Era::feb_2020);
+    nlohmann::json job{{"id", id}, {"name", job_name(p)}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
                        {"properties", std::move(properties)}};
     ctx.store.atomically([&] {
         if (!ctx.store.create(id, experiment_id(p), kind::kJob, job)) {

@@ -1,8 +1,12 @@
 #include "emulator/arm/resource_defaults.h"
 
+#include <algorithm>
+
 #include "common/crypto/random_id.h"
 #include "common/time/timestamps.h"
+#include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
 #include "emulator/validation/duration.h"
 
 namespace bai::arm {
@@ -61,18 +65,31 @@ void set_provisioning_state(json& properties, const std::string& state) {
     properties["provisioningStateTransitionTime"] = arm_time(time::now());
 }
 
-void fill_job_defaults(json& p, const std::string& output_segment) {
+void fill_job_defaults(json& p, const std::string& output_segment, Era era) {
     if (!p.contains("schedulingPriority")) p["schedulingPriority"] = "normal";
     json& constraints = p["constraints"];
     if (!constraints.is_object()) constraints = json::object();
     auto limit = constraints.contains("maxWallClockTime")
                      ? validation::parse_duration(constraints["maxWallClockTime"].get<std::string>())
                      : std::nullopt;
-    constraints["maxWallClockTime"] = iso_duration(limit.value_or(std::chrono::hours(24 * 7)));
+    const std::chrono::seconds fallback = era == Era::feb_2020 ? std::chrono::hours(24 * 150) : std::chrono::hours(24 * 7);
+    const std::chrono::seconds wall = limit.value_or(fallback);
+    constraints["maxWallClockTime"] = iso_duration(wall);
+    if (era == Era::feb_2020) {
+        // February 2020: the service capped every job at 30 days (maxJobDurationSeconds 2592000
+        // under the default P150D). A shorter maxWallClockTime is the shorter cap, a choice.
+        p["maxJobDurationSeconds"] = std::min<long long>(wall.count(), kMaxJobDurationSeconds);
+        if (!p.contains("cleanupNodeBeforeRun")) p["cleanupNodeBeforeRun"] = false;
+        if (!p.contains("cleanupNodeAfterRun")) p["cleanupNodeAfterRun"] = false;
+    }
     for (const char* block : kWithProcessCount) {
         if (p.contains(block) && p[block].is_object() && !p[block].contains("processCount")) {
             p[block]["processCount"] = p["nodeCount"];
         }
+    }
+    // The spec's default: CNTK runs Python unless told BrainScript.
+    if (p.contains("cntkSettings") && p["cntkSettings"].is_object() && !p["cntkSettings"].contains("languageType")) {
+        p["cntkSettings"]["languageType"] = "Python";
     }
     p["toolType"] = tool_type(p);
     p["jobOutputDirectoryPathSegment"] = output_segment;
@@ -81,15 +98,24 @@ void fill_job_defaults(json& p, const std::string& output_segment) {
     p["executionStateTransitionTime"] = p["creationTime"];
 }
 
-void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
+void fill_cluster_defaults(json& p, const std::string& setup_suffix, Era era) {
     if (!p.contains("vmPriority")) p["vmPriority"] = "dedicated";
+    // The service kept a cluster's VM size upper-cased ("Standard_D1_v2" -> "STANDARD_D1_V2",
+    // recorded); a file server's as sent.
+    if (p.contains("vmSize") && p["vmSize"].is_string()) p["vmSize"] = upper(p["vmSize"].get<std::string>());
     json& scale = p["scaleSettings"];
     if (!scale.is_object()) scale = {{"manual", {{"targetNodeCount", 0}}}};
-    fill_scale_defaults(scale);
+    fill_scale_defaults(scale, era);
     if (!p.contains("virtualMachineConfiguration")) {
         p["virtualMachineConfiguration"] = {
-            {"imageReference",
-             {{"publisher", "Canonical"}, {"offer", "UbuntuServer"}, {"sku", "16.04-LTS"}, {"version", "latest"}}}};
+            {"imageReference", era == Era::feb_2020 ? json{{"publisher", "microsoft-dsvm"},
+                                                           {"offer", "azureml"},
+                                                           {"sku", "runtime"},
+                                                           {"version", "latest"}}
+                                                     : json{{"publisher", "Canonical"},
+                                                           {"offer", "UbuntuServer"},
+                                                           {"sku", "16.04-LTS"},
+                                                           {"version", "latest"}}}};
     }
     // An image given without a version is its latest, as the service filled it in.
     json& vm = p["virtualMachineConfiguration"];
@@ -114,14 +140,31 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix) {
                             {"leavingNodeCount", 0}};
 }
 
-void fill_scale_defaults(json& scale) {
+void fill_scale_defaults(json& scale, Era era) {
     if (scale.contains("manual")) {
         json& manual = scale["manual"];
         if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
         if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
     }
     if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
-        scale["autoScale"]["initialNodeCount"] = 0;
+        // The spec says 0; by February 2020 the service started an auto-scale cluster given
+        // none at its minimum (recorded: minimum 1, initial 1). Before, 0.
+        json& autoscale = scale["autoScale"];
+        autoscale["initialNodeCount"] = era == Era::feb_2020 ? autoscale.value("minimumNodeCount", json(0)) : json(0);
+    }
+}
+
+void check_cluster_image(const json& p) {
+    if (!p.contains("virtualMachineConfiguration") || !p["virtualMachineConfiguration"].is_object()) return;
+    const json& vm = p["virtualMachineConfiguration"];
+    if (!vm.contains("imageReference") || !vm["imageReference"].is_object()) return;
+    const json& image = vm["imageReference"];
+    auto field = [&](const char* key) { return image.contains(key) && image[key].is_string() ? image[key].get<std::string>() : ""; };
+    const std::string publisher = field("publisher"), offer = field("offer"), sku = field("sku");
+    if (iequals(publisher, "microsoft-ads") && iequals(offer, "linux-data-science-vm-ubuntu") && iequals(sku, "linuxdsvmubuntu")) {
+        throw CloudError(400, "PropertyNotSupported",
+                         "The specified value Publisher=" + publisher + ",Offer=" + offer + ",SKU=" + sku +
+                             " for property imageReference is not supported");
     }
 }
 

@@ -18,10 +18,22 @@ std::string tool_type(const nlohmann::json& properties);
 void stamp_new(nlohmann::json& properties, const std::string& provisioning_state);
 void set_provisioning_state(nlohmann::json& properties, const std::string& state);
 
-void fill_job_defaults(nlohmann::json& properties, const std::string& output_segment);
-void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix);
+// Which recordings of the service a resource's defaults follow. The service changed its defaults
+// while it ran: the 2018-05-01 API answers as the service did in its latest recordings (February
+// 2020: P150D, the azureml image, initialNodeCount from minimumNodeCount, ...); the flat API
+// (2017-09-01-preview, 2018-03-01) as its own latest recordings (December 2017, March 2018).
+enum class Era { early_2018, feb_2020 };
+
+// The job's maxJobDurationSeconds cap (February 2020: 30 days, whatever maxWallClockTime said).
+inline constexpr long long kMaxJobDurationSeconds = 30LL * 24 * 3600;
+
+void fill_job_defaults(nlohmann::json& properties, const std::string& output_segment, Era era = Era::early_2018);
+void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix, Era era = Era::early_2018);
 // The defaults inside scaleSettings (manual or autoScale), at create and at update.
-void fill_scale_defaults(nlohmann::json& scale_settings);
+void fill_scale_defaults(nlohmann::json& scale_settings, Era era = Era::early_2018);
+// 400 PropertyNotSupported for the images the service refused by February 2020 (the Ubuntu Data
+// Science VM, microsoft-ads linux-data-science-vm-ubuntu linuxdsvmubuntu, recorded).
+void check_cluster_image(const nlohmann::json& properties);
 // A file server's mount settings (its address, its export at mount_point: /data, as the service
 // answered; /mnt/data in the 2017-09-01-preview) and, where the body names no subnet, the subnet
 // of the virtual network the service made for it in a resource group of its own.

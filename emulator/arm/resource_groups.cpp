@@ -99,9 +99,7 @@ void patch_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
 // ARM's token for a group's deletion job, as its Location URLs carry it:
 // base64url({"jobId":"RESOURCEGROUPDELETIONJOB-<GROUP>|<operation>","jobLocation":"<location>"}).
 std::string deletion_token(const Operation& op, const std::string& group) {
-    std::string upper_group;
-    for (char c : group) upper_group += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    nlohmann::json job{{"jobId", "RESOURCEGROUPDELETIONJOB-" + upper_group + "|" + op.id}, {"jobLocation", op.location}};
+    nlohmann::json job{{"jobId", "RESOURCEGROUPDELETIONJOB-" + upper(group) + "|" + op.id}, {"jobLocation", op.location}};
     std::string token = crypto::base64_encode(job.dump());
     for (char& c : token) c = c == '+' ? '-' : c == '/' ? '_' : c;
     while (!token.empty() && token.back() == '=') token.pop_back();

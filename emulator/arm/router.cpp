@@ -110,6 +110,16 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
         }
         return;
     }
+    if (name == "virtualNetworkName" || name == "subnetName") {
+        if (value.empty() || value.size() > 80 || !name_chars_ok(value, true, false) || value.back() == '.') {
+            throw bad_request("InvalidResourceName",
+                              "Resource name " + value + " is invalid. The name can be up to 80 characters long. It must "
+                              "begin with a word character, and it must end with a word character or with '_'. The name "
+                              "may contain word characters or '.', '-', '_'.",
+                              std::string(name));
+        }
+        return;
+    }
     // workspaceName, experimentName, clusterName, jobName, fileServerName
     bool dots = flat_api(api_version);
     // "." and ".." would name a directory of the job's output path, not one of its own.

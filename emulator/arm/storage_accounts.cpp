@@ -38,6 +38,36 @@ std::string one_of(const std::string& value, const std::string& path, std::initi
     throw bad_request("InvalidRequestContent", path + " must be one of " + list + ", not '" + value + "'", path);
 }
 
+// Azure's region pairs: where a geo-redundant account keeps its second copy.
+std::string paired_region(const std::string& location) {
+    static const std::pair<const char*, const char*> kPairs[] = {
+        {"eastus", "westus"},           {"westus", "eastus"},
+        {"eastus2", "centralus"},       {"centralus", "eastus2"},
+        {"northcentralus", "southcentralus"}, {"southcentralus", "northcentralus"},
+        {"westus2", "westcentralus"},   {"westcentralus", "westus2"},
+        {"westus3", "eastus"},          {"canadacentral", "canadaeast"},
+        {"canadaeast", "canadacentral"}, {"brazilsouth", "southcentralus"},
+        {"northeurope", "westeurope"},  {"westeurope", "northeurope"},
+        {"uksouth", "ukwest"},          {"ukwest", "uksouth"},
+        {"francecentral", "francesouth"}, {"francesouth", "francecentral"},
+        {"germanywestcentral", "germanynorth"}, {"germanynorth", "germanywestcentral"},
+        {"switzerlandnorth", "switzerlandwest"}, {"switzerlandwest", "switzerlandnorth"},
+        {"norwayeast", "norwaywest"},   {"norwaywest", "norwayeast"},
+        {"eastasia", "southeastasia"},  {"southeastasia", "eastasia"},
+        {"japaneast", "japanwest"},     {"japanwest", "japaneast"},
+        {"koreacentral", "koreasouth"}, {"koreasouth", "koreacentral"},
+        {"australiaeast", "australiasoutheast"}, {"australiasoutheast", "australiaeast"},
+        {"australiacentral", "australiacentral2"}, {"australiacentral2", "australiacentral"},
+        {"centralindia", "southindia"}, {"southindia", "centralindia"}, {"westindia", "southindia"},
+        {"southafricanorth", "southafricawest"}, {"southafricawest", "southafricanorth"},
+        {"uaenorth", "uaecentral"},     {"uaecentral", "uaenorth"}};
+    const std::string key = lower(location);
+    for (const auto& [region, pair] : kPairs) {
+        if (key == region) return pair;
+    }
+    return {};
+}
+
 // An account as `api_version` shows it: the endpoints the emulator serves (Blob and File: it has
 // no Queue or Table service), Microsoft-managed encryption of both, the network rules that let
 // everything in, and from 2019-06-01 the key type and private endpoint connections (recorded).
@@ -56,6 +86,16 @@ nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored, const s
                         {"ipRules", nlohmann::json::array()},
                         {"virtualNetworkRules", nlohmann::json::array()}};
     if (newer) p["privateEndpointConnections"] = nlohmann::json::array();
+    // A geo-redundant account names its paired region (recorded: Standard_GRS in westus, second
+    // copy in eastus). The emulator keeps one copy; it serves no secondary endpoints.
+    const std::string sku = stored["sku"].value("name", "");
+    const std::string secondary = paired_region(stored.value("location", ""));
+    if (sku.find("GRS") != std::string::npos || sku.find("GZRS") != std::string::npos) {
+        if (!secondary.empty()) {
+            p["secondaryLocation"] = secondary;
+            p["statusOfSecondary"] = "available";
+        }
+    }
     return v;
 }
 
@@ -67,6 +107,13 @@ nlohmann::json keys_view(const nlohmann::json& stored, const std::string& api_ve
     return {{"keys",
              {{{"keyName", "key1"}, {"value", keys["key1"]}, {"permissions", permissions}},
               {{"keyName", "key2"}, {"value", keys["key2"]}, {"permissions", permissions}}}}};
+}
+
+// Microsoft.Storage's empty 202s say `text/plain; charset=utf-8` (recorded in 2020; in 2017 they
+// had no Content-Type: the latest recording wins).
+void empty_text(httplib::Response& res) {
+    res.body.clear();
+    res.set_header("Content-Type", "text/plain; charset=utf-8");
 }
 
 // Microsoft.Storage answers JSON as `application/json`, without a charset (recorded).
@@ -94,6 +141,7 @@ void send_account_accepted(ArmContext& ctx, const ArmRequest& req, const Params&
                                    text::percent_encode(location) + "/asyncoperations/" + op.id +
                                    "?monitor=true&api-version=" + op.api_version);
     res.set_header("Retry-After", "1");
+    empty_text(res);
 }
 
 bool name_taken(const ArmContext& ctx, const std::string& name, const std::string& own_key) {
@@ -274,6 +322,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                        res.status = 202;
                        res.set_header("Location", req.base_url + req.http.path + "?monitor=true&api-version=" + op->api_version);
                        res.set_header("Retry-After", "1");
+                       empty_text(res);
                        return;
                    }
                    std::optional<StoredResource> account = ctx.store.get(op->resource_id);

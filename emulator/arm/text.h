@@ -12,6 +12,7 @@ namespace bai::arm {
 
 using text::iequals;
 using text::lower;
+using text::upper;
 using text::trim;
 
 // "/a/b//c/" -> {"a", "b", "c"}

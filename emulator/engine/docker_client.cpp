@@ -11,7 +11,9 @@ std::vector<std::string> docker_run_command(const std::string& docker, const Doc
                                             const std::vector<std::string>& command) {
     std::vector<std::string> argv{docker, "run", "--rm", "--name", run.name, "--network", "host", "--init"};
     // Appends: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
-    for (const SandboxBind& bind : run.binds) argv.insert(argv.end(), {"--volume", bind.host.string().append(":").append(bind.view)});
+    for (const SandboxBind& bind : run.binds) {
+        argv.insert(argv.end(), {"--volume", bind.host.string().append(":").append(bind.view).append(bind.read_only ? ":ro" : "")});
+    }
     if (!run.gpus.empty()) {
         std::string devices = "device=";
         for (size_t i = 0; i < run.gpus.size(); ++i) devices.append(i ? "," : "").append(run.gpus[i]);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 #include "common/time/timestamps.h"
@@ -11,6 +12,7 @@
 #include "emulator/engine/docker_client.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/launch_plan.h"
+#include "emulator/engine/node_gateway.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/node_view.h"
 #include "emulator/engine/sandbox.h"
@@ -26,18 +28,30 @@ using Result = JobOutcome::Result;
 
 namespace {
 
+// The job's execution log: one file, or one per node (master first) for a job on several nodes,
+// as the service wrote them (execution-<nodeId>.log, recorded). Every node's file has the job's
+// lines; a node's own lines (its processes) go to its file and the master's.
 class ExecutionLog {
 public:
-    void open(const fs::path& path) { out_.open(path, std::ios::app); }
-    void close() { out_.close(); }
+    void open(const std::vector<fs::path>& paths) {
+        for (const fs::path& path : paths) outs_.push_back(std::make_unique<std::ofstream>(path, std::ios::app));
+    }
+    void close() { outs_.clear(); }
     void line(const std::string& text) {
-        if (!out_) return;
-        out_ << time::format_iso8601(time::now(), 3) << " " << text << "\n";
-        out_.flush();
+        for (size_t i = 0; i < outs_.size(); ++i) write(i, text);
+    }
+    void node_line(size_t node, const std::string& text) {
+        write(0, text);
+        if (node != 0) write(node, text);
     }
 
 private:
-    std::ofstream out_;
+    void write(size_t i, const std::string& text) {
+        if (i >= outs_.size() || !*outs_[i]) return;
+        *outs_[i] << time::format_iso8601(time::now(), 3) << " " << text << "\n";
+        outs_[i]->flush();
+    }
+    std::vector<std::unique_ptr<std::ofstream>> outs_;
 };
 
 void write_file(const fs::path& path, const std::string& text, fs::perms perms = fs::perms::owner_read | fs::perms::owner_write) {
@@ -58,6 +72,7 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, con
     std::error_code ec;
     remove_tree(dir, ec);  // never into a share a previous run left mounted there
     fs::create_directories(dir / "mounts", ec);
+    if (!ec) fs::create_directories(node.root / "mounts", ec);
     if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
     if (links) {
         fs::create_directory_symlink(in.shared_dir, dir / "shared", ec);
@@ -173,13 +188,20 @@ private:
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
         // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
         // master node's job directory then.
-        log_.open(in_.preview_layout ? dirs_[0] / "execution.log"
-                                                                          : in_store(stdouterr_) / "execution.log");
+        std::vector<fs::path> logs;
+        if (in_.preview_layout) {
+            logs.push_back(dirs_[0] / "execution.log");
+        } else if (in_.nodes.size() == 1) {
+            logs.push_back(in_store(stdouterr_) / "execution.log");
+        } else {
+            for (const JobNode& node : in_.nodes) logs.push_back(in_store(stdouterr_) / ("execution-" + node.id + ".log"));
+        }
+        log_.open(logs);
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
-            log_.line("node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
+            log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
         }
         for (const std::string& note : notes) log_.line("mounted " + note);
@@ -199,9 +221,10 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             write_file(dirs_[i] / "hostfile", plan_.hostfile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
         }
+        open_node_gateway();
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
-        // The scripts through which the MPI agent enters each node: only MPI toolkits need them.
-        if (uses_mpi()) {
+        // The scripts through which the MPI agent and ssh enter each node.
+        {
             fs::create_directories(dirs_[0] / "mpi-nodes", ec);
             for (size_t i = 0; i < in_.nodes.size(); ++i) {
                 const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
@@ -233,6 +256,32 @@ private:
             if (std::optional<fs::path> stored = rebase(path, mount, dir)) return *stored;
         }
         return path;
+    }
+
+    // Password-less ssh between the job's nodes (node_gateway.h): the gateway, its name, token
+    // and the calling node in every node's environment, and the job's `ssh` on its PATH (a link
+    // on the host, bound read-only at /usr/local/bin/ssh in a container).
+    void open_node_gateway() {
+        std::error_code ec;
+        if (in_.node_ssh.empty() || !fs::is_regular_file(in_.node_ssh, ec)) return;
+        std::vector<NodeGateway::Node> nodes;
+        for (const JobNode& node : in_.nodes) nodes.push_back({node.address, node.id, dirs_[0] / "mpi-nodes" / node.address});
+        gateway_ = std::make_unique<NodeGateway>(std::move(nodes), in_container());
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            Environment& env = envs_[i];
+            env["BAI_NODE_GATEWAY"] = gateway_->name();
+            env["BAI_NODE_GATEWAY_TOKEN"] = gateway_->token();
+            env["BAI_NODE_ADDRESS"] = in_.nodes[i].address;
+            if (in_container()) {
+                views_[i].binds.push_back({in_.node_ssh, "/usr/local/bin/ssh", true});
+                continue;
+            }
+            const fs::path bin = in_.nodes[i].root / "bin";
+            fs::create_directories(bin, ec);
+            fs::remove(bin / "ssh", ec);
+            fs::create_symlink(in_.node_ssh, bin / "ssh", ec);
+            if (!ec) env["PATH"] = bin.string().append(":").append(env.count("PATH") ? env["PATH"] : "/usr/bin:/bin");
+        }
     }
 
     bool uses_mpi() const {
@@ -278,7 +327,15 @@ private:
                 fs::create_directories(node.root / "home", ec);
                 spec.binds.push_back({node.root / "home", envs_[i].count("HOME") ? envs_[i].at("HOME") : "/root"});
             }
-            for (const SandboxBind& bind : views_[i].binds) spec.binds.push_back(bind);
+            for (const SandboxBind& bind : views_[i].binds) {
+                // A read-only root cannot take a new mount point outside /mnt (the job's ssh at
+                // /usr/local/bin/ssh): that bind is left out, ssh is then the root's own.
+                if (!spec.root_writable && bind.view.rfind("/mnt/", 0) != 0 && !fs::exists(lower / bind.view.substr(1), ec)) {
+                    if (i == 0) log_.line(std::string("not in the sandboxes (their root is read-only): ").append(bind.view));
+                    continue;
+                }
+                spec.binds.push_back(bind);
+            }
             if (uses_mpi()) spec.binds.push_back(agent_bind());
             order_binds(spec.binds);
             spec.dirs.push_back(views_[i].paths.mount_root);
@@ -371,13 +428,13 @@ private:
             try {
                 p = control_.start(spec_for(planned, phase + std::to_string(started.size())));
             } catch (const std::exception& e) {
-                log_.line(planned.role + " on " + describe(in_.nodes[planned.node]) + " did not start: " + e.what());
+                log_.node_line(planned.node, planned.role + " on " + describe(in_.nodes[planned.node]) + " did not start: " + e.what());
                 control_.cancel("");
                 for (auto& s : started) s->wait();
                 return {Result::failed, 127, "", ""};
             }
             if (!p) break;
-            log_.line(planned.role + " started on " + describe(in_.nodes[planned.node]) + ", pid " + std::to_string(p->pid()) +
+            log_.node_line(planned.node, planned.role + " started on " + describe(in_.nodes[planned.node]) + ", pid " + std::to_string(p->pid()) +
                       ", output " + planned.stdout_name + ": " + planned.command);
             started.push_back(std::move(p));
         }
@@ -385,7 +442,7 @@ private:
         for (size_t i = 0; i < started.size(); ++i) {
             if (!processes[i].required) continue;
             ExitStatus status = started[i]->wait();
-            log_.line(processes[i].role + " exited with code " + std::to_string(status.code) +
+            log_.node_line(processes[i].node, processes[i].role + " exited with code " + std::to_string(status.code) +
                       (status.signal ? " (signal " + std::to_string(status.signal) + ")" : ""));
             if (status.code != 0 && !failed_code) failed_code = status.code;
         }
@@ -393,7 +450,7 @@ private:
             if (processes[i].required) continue;
             control_.kill(started[i]);
             started[i]->wait();
-            log_.line(processes[i].role + " stopped: the job's other processes are done");
+            log_.node_line(processes[i].node, processes[i].role + " stopped: the job's other processes are done");
         }
         remove_containers();
         if (control_.cancelled() || started.size() < processes.size()) return {Result::cancelled, std::nullopt, "", ""};
@@ -415,6 +472,7 @@ private:
     }
 
     JobOutcome finish(JobOutcome outcome) {
+        if (gateway_) gateway_->stop();  // what ssh still runs on the nodes ends with the job
         if (outcome.result == Result::cancelled) {
             log_.line("stopped: " + control_.reason());
         } else {
@@ -447,6 +505,7 @@ private:
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     std::vector<std::string> containers_;  // docker containers started, removed at the end
+    std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";
     fs::path stdouterr_;
     std::vector<fs::path> outputs_;

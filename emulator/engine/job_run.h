@@ -1,7 +1,8 @@
 // One run of a job on its nodes, on a thread of its own: its runtime (host, sandbox or docker:
 // container_runtime.h), the job's directories on every node, its job-level volumes, hostfile and
 // output directories, then the job preparation on every node, then the toolkit's processes
-// (launch_plan.h), each logged in execution.log next to their stdout and stderr. Blocks until
+// (launch_plan.h), each logged in execution.log next to their stdout and stderr (on several nodes:
+// execution-<nodeId>.log, one per node). Blocks until
 // they are done or the run is cancelled.
 #pragma once
 
@@ -39,6 +40,8 @@ struct JobRunInputs {
     std::vector<JobNode> nodes;  // master first
     std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
     std::filesystem::path mpi_agent;
+    // bai-node-ssh, the job's `ssh` between its nodes (node_gateway.h); none: no such ssh.
+    std::filesystem::path node_ssh;
     std::string default_python = "python";
     std::vector<arm::Volume> cluster_volumes;  // what each node has under its mount root (the shares' store directories)
     // Where a job with containerSettings runs; null: always on the host.

@@ -59,8 +59,8 @@ void plan_pytorch(LaunchPlan& plan, const PlanInputs& in, const json& block) {
     if (ranks < 1) throw std::invalid_argument("processCount must be at least 1");
     std::string backend = text(block, "communicationBackend");
     for (int rank = 0; rank < ranks; ++rank) {
-        PlannedProcess p = process(node_of_rank(rank, ranks, in.nodes.size()), "rank " + std::to_string(rank),
-                                   python_command(block, in), "-" + std::to_string(rank));
+        PlannedProcess p = process(node_of_rank(rank, ranks, in.nodes.size()), std::string("rank ").append(std::to_string(rank)),
+                                   python_command(block, in), std::string("-").append(std::to_string(rank)));
         p.env["AZ_BATCHAI_TASK_INDEX"] = std::to_string(rank);
         // Shared-file rendezvous on the job's shared temporary directory, as the service's.
         p.env["AZ_BATCHAI_PYTORCH_INIT_METHOD"] = "file://${AZ_BATCHAI_SHARED_JOB_TEMP}/pytorch_init";
@@ -71,8 +71,8 @@ void plan_pytorch(LaunchPlan& plan, const PlanInputs& in, const json& block) {
 
 void plan_caffe2(LaunchPlan& plan, const PlanInputs& in, const json& block) {
     for (size_t node = 0; node < in.nodes.size(); ++node) {
-        PlannedProcess p = process(node, "shard " + std::to_string(node), python_command(block, in),
-                                   "-" + std::to_string(node));
+        PlannedProcess p = process(node, std::string("shard ").append(std::to_string(node)), python_command(block, in),
+                                   std::string("-").append(std::to_string(node)));
         p.env["AZ_BATCHAI_TASK_INDEX"] = std::to_string(node);
         plan.processes.push_back(std::move(p));
     }

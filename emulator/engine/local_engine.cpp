@@ -104,6 +104,11 @@ void LocalEngine::start() {
     fs::create_directories(options_.nodes_dir, ec);
     sweep_file_server_disks();
     write_mpi_agent(mpi_agent_);
+    {
+        std::error_code ec;
+        const fs::path beside = fs::read_symlink("/proc/self/exe", ec).parent_path() / "bai-node-ssh";
+        if (!ec && fs::is_regular_file(beside, ec)) node_ssh_ = beside;
+    }
     recover();
     schedule();
     publish();
@@ -596,7 +601,11 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     run.queued = queued;
     run.control = std::make_shared<RunControl>();
     run.max_wall_clock = p["constraints"].value("maxWallClockTime", "P7D");
-    auto limit = validation::parse_duration(run.max_wall_clock).value_or(std::chrono::hours(24 * 7));
+    std::chrono::seconds limit = validation::parse_duration(run.max_wall_clock).value_or(std::chrono::hours(24 * 7));
+    // The service's own cap (maxJobDurationSeconds, the 2018-05-01 API's jobs) when it is shorter.
+    if (p.contains("maxJobDurationSeconds") && p["maxJobDurationSeconds"].is_number_integer()) {
+        limit = std::min(limit, std::chrono::seconds(p["maxJobDurationSeconds"].get<long long>()));
+    }
     run.deadline = clock_.now() + limit;
 
     JobRunInputs in;
@@ -605,6 +614,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.properties = p;
     in.preview_layout = arm::uses_preview_output_layout(job->body);
     in.mpi_agent = mpi_agent_;
+    in.node_ssh = node_ssh_;
     in.default_python = options_.default_python;
     in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);
     in.containers = &options_.containers;

@@ -175,6 +175,7 @@ private:
     RealClock real_clock_;
     Clock& clock_;
     std::filesystem::path mpi_agent_;
+    std::filesystem::path node_ssh_;  // bai-node-ssh beside the emulator's executable, when there
     RuntimeProbe runtimes_;
     mounts::MountFaults faults_;
 

@@ -40,6 +40,10 @@ NodeView container_view(const NodeDirectories& dirs) {
     view.job_dir = root + "/jobs/" + dirs.job_name;
     view.paths = paths_under(root + "/mounts", root + "/jobs", view.job_dir);
     view.binds.push_back({dirs.node_root / "jobs", root + "/jobs"});
+    // The node's mount root as a whole, as on the service's nodes: a directory made there
+    // without a volume behind it (an output or log path under $AZ_BATCHAI_MOUNT_ROOT that names
+    // no share) is the node's local disk, not a failure.
+    view.binds.push_back({dirs.node_root / "mounts", view.paths.mount_root});
     view.binds.push_back({dirs.shared_dir, view.paths.shared_job_temp});
     for (const auto& [relative, host] : dirs.cluster_volumes) view.binds.push_back({host, view.paths.mount_root + "/" + relative});
     for (const auto& [relative, host] : dirs.job_volumes) view.binds.push_back({host, view.paths.job_mount_root + "/" + relative});

@@ -17,7 +17,9 @@ std::vector<std::string> sandbox_command(const std::string& bwrap, const Sandbox
     if (spec.shm_bytes) argv.insert(argv.end(), {"--size", std::to_string(*spec.shm_bytes)});
     argv.insert(argv.end(), {"--tmpfs", "/dev/shm", "--tmpfs", "/mnt"});
     for (const std::string& dir : spec.dirs) argv.insert(argv.end(), {"--dir", dir});
-    for (const SandboxBind& bind : spec.binds) argv.insert(argv.end(), {"--bind", bind.host.string(), bind.view});
+    for (const SandboxBind& bind : spec.binds) {
+        argv.insert(argv.end(), {bind.read_only ? "--ro-bind" : "--bind", bind.host.string(), bind.view});
+    }
     argv.insert(argv.end(), {"--unshare-pid", "--unshare-uts", "--unshare-ipc", "--die-with-parent"});
     if (!spec.hostname.empty()) argv.insert(argv.end(), {"--hostname", spec.hostname});
     if (!spec.cwd.empty()) argv.insert(argv.end(), {"--chdir", spec.cwd});

@@ -19,6 +19,7 @@ inline constexpr const char* kServiceRoot = "/mnt/batch/tasks/shared/LS_root";
 struct SandboxBind {
     std::filesystem::path host;
     std::string view;  // absolute, inside the sandbox
+    bool read_only = false;
 };
 
 struct SandboxSpec {

@@ -59,8 +59,11 @@ void FuseServer::interrupt() {
     if (!session_ || interrupted_) return;
     interrupted_ = true;
     fuse_session_exit(session_);
+    // Abort first, while the mount still holds its device number: once unmounted, the number
+    // (the connection's name under /sys/fs/fuse/connections) is free and the next mount made on
+    // this machine, by this process or another, may take it, and the abort would break that one.
+    if (connection_ != 0) abort_fuse_connection(connection_);
     ::umount2(mountpoint_.c_str(), MNT_DETACH);
-    abort_fuse_connection(connection_);
     if (loop_.joinable()) loop_.join();
 }
 

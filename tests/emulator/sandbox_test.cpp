@@ -105,9 +105,10 @@ TEST(NodeView, ContainerSeesTheServicePathsBoundToTheNode) {
     EXPECT_EQ(*view.to_host(root + "/jobs/job1/shared/f"), fs::path("/data/nodes/c/shared/uuid/f"));
     EXPECT_EQ(*view.to_host(root + "/jobs/job1/hostfile"), fs::path("/data/nodes/c/tvm-1/jobs/job1/hostfile"));
     EXPECT_EQ(*view.to_host(root + "/mounts/afs/../bfs/a"), fs::path("/data/nodes/c/tvm-1/mounts/bfs/a"));
-    EXPECT_EQ(view.to_host(root + "/mounts/afsx/a"), std::nullopt);  // no volume there
+    // No volume there: the node's own mount directory, its local disk, as on the service's nodes.
+    EXPECT_EQ(*view.to_host(root + "/mounts/afsx/a"), fs::path("/data/nodes/c/tvm-1/mounts/afsx/a"));
+    EXPECT_EQ(*view.to_host(root + "/mounts"), fs::path("/data/nodes/c/tvm-1/mounts"));
     EXPECT_EQ(view.to_host("/var/tmp/x"), std::nullopt);
-    EXPECT_EQ(view.to_host(root + "/mounts"), std::nullopt);  // the mount root itself is the container's
 }
 
 TEST(NodeView, HostSeesTheNodesDirectories) {

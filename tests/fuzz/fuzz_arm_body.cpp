@@ -1,7 +1,7 @@
 // libFuzzer: an ARM request body through what a PUT does with it: the size, content-type and
 // depth checks, the JSON parser, the validator of the kind and API version the first byte picks,
-// and, when it passes, the server-filled defaults; the body also as a preview list's $filter and
-// $select, over a small document.
+// and, when it passes, the server-filled defaults of either era; the body also as a virtual
+// network's, as a preview list's $filter and $select, over a small document.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +12,7 @@
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/virtual_networks.h"
 
 namespace {
 
@@ -39,8 +40,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bai::arm::check_body(body, kind, version);
         nlohmann::json properties = body.value("properties", nlohmann::json::object());
         bai::arm::stamp_new(properties, "creating");
-        if (kind == ResourceKind::job) bai::arm::fill_job_defaults(properties, "segment");
-        if (kind == ResourceKind::cluster) bai::arm::fill_cluster_defaults(properties, "suffix");
+        const auto era = version == ApiVersion::v2018_05_01 ? bai::arm::Era::feb_2020 : bai::arm::Era::early_2018;
+        if (kind == ResourceKind::job) bai::arm::fill_job_defaults(properties, "segment", era);
+        if (kind == ResourceKind::cluster) {
+            bai::arm::check_cluster_image(properties);
+            bai::arm::fill_cluster_defaults(properties, "suffix", era);
+        }
         if (kind == ResourceKind::file_server) {
             bai::arm::fill_file_server_defaults(properties, "127.0.2.1", "/data", "00000000-0000-0000-0000-000000000000");
         }
@@ -48,6 +53,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const bai::arm::CloudError& e) {
         httplib::Response res;
         bai::arm::send_json(res, e.status(), e.body());
+    }
+    try {
+        nlohmann::json body = request.json_body().value_or(nlohmann::json::object());
+        (void)bai::arm::check_network_body(body, "/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/n");
+    } catch (const bai::arm::CloudError&) {
     }
     static const nlohmann::json document = {{"id", "/s/j"}, {"name", "j"}, {"properties", {{"priority", 3}, {"state", "queued"}}}};
     try {

@@ -127,6 +127,15 @@ class JobsTestCase(unittest.TestCase):
         with urllib.request.urlopen(item.download_url, timeout=10) as r:
             return r.read().decode()
 
+    def execution_log(self, name):
+        """The master's execution log: execution.log, or for a job on several nodes the
+        execution-<nodeId>.log that has every node's lines."""
+        logs = [f for f in self.files(name) if f.startswith("execution") and f.endswith(".log")]
+        if "execution.log" in logs:
+            return self.read(name, "execution.log")
+        texts = [self.read(name, f) for f in logs]
+        return next(t for t in texts if " node 0: " in t and " node 1: " in t)
+
     def records(self, name):
         """The JSON documents RECORDER wrote into the job's OUT directory, by file stem."""
         out = {}

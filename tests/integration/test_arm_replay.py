@@ -32,10 +32,6 @@ THRESHOLD = 0.95
 # differences do not fail the test; a whole folder pending is not yet held to THRESHOLD. An entry
 # goes when its work lands; a difference that must stay goes to the README's list instead.
 PENDING = {
-    "java-fluent-2018-05-01/*": "the Java records keep no request bodies (the replay does not rebuild them from the "
-                                "answers yet) and their tests make virtual networks (Microsoft.Network is not served)",
-    "sdk-python-*/test_mgmt_batchai_jobs.test_password_less_ssh*":
-        "password-less ssh between a job's nodes and one execution log per node",
 }
 
 

@@ -6,6 +6,7 @@ import urllib.request
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
+from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.resource import ResourceManagementClient
 from azure.mgmt.storage import StorageManagementClient
 from azure.storage.blob import BlobServiceClient
@@ -97,7 +98,7 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertIn(cluster.allocation_state, ("steady", "resizing"))
         self.assertIsNone(cluster.user_account_settings.admin_user_password)
         self.assertEqual(cluster.user_account_settings.admin_user_name, "alice")
-        self.assertEqual(cluster.virtual_machine_configuration.image_reference.offer, "UbuntuServer")
+        self.assertEqual(cluster.virtual_machine_configuration.image_reference.offer, "azureml")
         updated = self.client.clusters.update(RG, "ws-cl", "gpu", m.ClusterUpdateParameters(scale_settings=m.ScaleSettings(
             auto_scale=m.AutoScaleSettings(minimum_node_count=0, maximum_node_count=3))))
         self.assertIsNone(updated.scale_settings.manual)
@@ -153,7 +154,7 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertIsNone(job.execution_info)
         self.assertEqual(job.scheduling_priority, "normal")
         self.assertEqual(job.tool_type, "custom")
-        self.assertEqual(job.constraints.max_wall_clock_time.days, 7)
+        self.assertEqual(job.constraints.max_wall_clock_time.days, 150)  # the service's default by 2020
         self.assertTrue(job.job_output_directory_path_segment.startswith(
             f"{harness.SUBSCRIPTION}/{RG}/workspaces/ws-job/experiments/exp/jobs/j1/"))
         self.assertEqual([s.name for s in job.secrets], ["TOKEN"])
@@ -179,6 +180,50 @@ class BatchAiSdkTest(unittest.TestCase):
         self.client.jobs.begin_delete(RG, "ws-job", "exp", "j1").result()
         self.assert_not_found("JobNotFound", self.client.jobs.get, RG, "ws-job", "exp", "j1")
         self.assertEqual(self.client.jobs.get(RG, "ws-job", "exp", "mpi").name, "mpi")
+
+    def test_defaults_are_the_services_of_february_2020(self):
+        # What the service filled in for the Java SDK's tests (its records of 2019-2020).
+        self.workspace("ws-2020")
+        self.client.experiments.begin_create(RG, "ws-2020", "exp").result()
+        # The body the Java SDK sent (this Python SDK always sends initialNodeCount).
+        path = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/{RG}/providers/Microsoft.BatchAI/workspaces/ws-2020/clusters/small"
+        created = harness.arm_call(self.emu.endpoints, "PUT", path, {"properties": {
+            "vmSize": "Standard_D1_v2",
+            "scaleSettings": {"autoScale": {"minimumNodeCount": 1, "maximumNodeCount": 1}},
+            "userAccountSettings": {"adminUserName": "tirekicker", "adminUserPassword": "MyPassword"}}})
+        self.assertEqual(created.status_code, 202)
+        harness.wait_for(lambda: self.client.clusters.get(RG, "ws-2020", "small").provisioning_state == "succeeded",
+                         timeout=30, what="cluster created")
+        cluster = self.client.clusters.get(RG, "ws-2020", "small")
+        self.assertEqual(cluster.vm_size, "STANDARD_D1_V2")
+        self.assertEqual(cluster.scale_settings.auto_scale.initial_node_count, 1)
+        image = cluster.virtual_machine_configuration.image_reference
+        self.assertEqual((image.publisher, image.offer, image.sku, image.version), ("microsoft-dsvm", "azureml", "runtime", "latest"))
+        job = self.client.jobs.begin_create(RG, "ws-2020", "exp", "MyJob", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/logs",
+            cntk_settings=m.CNTKsettings(python_script_file_path="$AZ_BATCHAI_JOB_MOUNT_ROOT/none.py"))).result()
+        self.assertEqual(job.name, "myjob")
+        self.assertTrue(job.id.endswith("/jobs/myjob"))
+        self.assertEqual(job.constraints.max_wall_clock_time.days, 150)
+        self.assertEqual(job.cntk_settings.language_type, "Python")
+        self.assertIn("/jobs/myjob/", job.job_output_directory_path_segment)
+        raw = harness.arm_call(self.emu.endpoints, "GET", job.id).json()["properties"]
+        self.assertEqual((raw["maxJobDurationSeconds"], raw["cleanupNodeBeforeRun"], raw["cleanupNodeAfterRun"]),
+                         (2592000, False, False))
+        self.assertEqual(self.client.jobs.get(RG, "ws-2020", "exp", "MYJOB").name, "myjob")
+        # A shorter maxWallClockTime is the shorter cap.
+        short = self.client.jobs.begin_create(RG, "ws-2020", "exp", "short", job_parameters(
+            cluster.id, constraints=m.JobBasePropertiesConstraints(max_wall_clock_time="PT2H"))).result()
+        self.assertEqual(harness.arm_call(self.emu.endpoints, "GET", short.id).json()["properties"]["maxJobDurationSeconds"], 7200)
+        # The Ubuntu Data Science VM image was refused by then.
+        with self.assertRaises(HttpResponseError) as caught:
+            self.client.clusters.begin_create(RG, "ws-2020", "dsvm", m.ClusterCreateParameters(
+                vm_size="STANDARD_D1_V2",
+                user_account_settings=m.UserAccountSettings(admin_user_name="a", admin_user_password="Pass-1234"),
+                virtual_machine_configuration=m.VirtualMachineConfiguration(image_reference=m.ImageReference(
+                    publisher="microsoft-ads", offer="linux-data-science-vm-ubuntu", sku="linuxdsvmubuntu")))).result()
+        self.assertEqual((caught.exception.status_code, caught.exception.error.code), (400, "PropertyNotSupported"))
+        self.assertIn("imageReference", caught.exception.error.message)
 
     def test_job_needs_an_existing_cluster(self):
         self.workspace("ws-nocl")
@@ -296,6 +341,54 @@ class ArmAroundBatchAiTest(unittest.TestCase):
         unknown = harness.arm_call(self.emu.endpoints, "GET", "/subscriptions/99999999-0000-0000-0000-000000000000/"
                                    "resourceGroups/nowhere/providers/Microsoft.BatchAI/workspaces/ws")
         self.assertEqual((unknown.status_code, unknown.json()["error"]["code"]), (404, "SubscriptionNotFound"))
+
+    def test_virtual_networks_and_a_cluster_in_one_of_their_subnets(self):
+        network = harness.arm_client(NetworkManagementClient, self.emu.endpoints)
+        self.resources.resource_groups.create_or_update("rg-net", {"location": "eastus"})
+        body = {"location": "eastus", "address_space": {"address_prefixes": ["192.168.0.0/16"]},
+                "subnets": [{"name": "MySubnet", "address_prefix": "192.168.200.0/24"},
+                            {"name": "Other", "address_prefix": "192.168.1.0/24"}]}
+        vnet = network.virtual_networks.begin_create_or_update("rg-net", "vnet1", body).result()
+        self.assertEqual(vnet.provisioning_state, "Succeeded")
+        self.assertEqual([s.name for s in vnet.subnets], ["MySubnet", "Other"])
+        self.assertTrue(all(s.provisioning_state == "Succeeded" for s in vnet.subnets))
+        self.assertEqual(network.virtual_networks.get("rg-net", "vnet1").resource_guid, vnet.resource_guid)
+        self.assertEqual([v.name for v in network.virtual_networks.list("rg-net")], ["vnet1"])
+        self.assertIn("vnet1", [v.name for v in network.virtual_networks.list_all()])
+        subnet = network.subnets.get("rg-net", "vnet1", "MySubnet")
+        self.assertEqual((subnet.address_prefix, subnet.id), ("192.168.200.0/24", vnet.id + "/subnets/MySubnet"))
+        self.assertEqual(sorted(s.name for s in network.subnets.list("rg-net", "vnet1")), ["MySubnet", "Other"])
+        # Refused as the Network provider refuses, naming the field.
+        bad = [({"location": "eastus", "address_space": {"address_prefixes": ["10.0.0.0/16"]},
+                 "subnets": [{"name": "s", "address_prefix": "10.1.0.0/24"}]}, "NetcfgSubnetRangeOutsideVnet"),
+               ({"location": "eastus", "address_space": {"address_prefixes": ["10.0.0.0/16"]},
+                 "subnets": [{"name": "a", "address_prefix": "10.0.0.0/24"}, {"name": "b", "address_prefix": "10.0.0.128/25"}]},
+                "NetcfgSubnetRangesOverlap"),
+               ({"location": "eastus", "address_space": {"address_prefixes": ["10.0.0.300/16"]}}, "InvalidAddressPrefixFormat"),
+               ({"address_space": {"address_prefixes": ["10.0.0.0/16"]}}, "LocationRequired")]
+        for doc, code in bad:
+            with self.assertRaises(HttpResponseError) as caught:
+                network.virtual_networks.begin_create_or_update("rg-net", "bad", doc).result()
+            self.assertEqual((caught.exception.status_code, caught.exception.error.code), (400, code))
+        with self.assertRaises(ResourceNotFoundError):
+            network.virtual_networks.get("rg-net", "bad")
+        # An update keeps the network's identity and answers 200.
+        body["subnets"].append({"name": "Third", "address_prefix": "192.168.2.0/24"})
+        again = network.virtual_networks.begin_create_or_update("rg-net", "vnet1", body).result()
+        self.assertEqual((again.resource_guid, len(again.subnets)), (vnet.resource_guid, 3))
+        # A Batch AI cluster in the subnet names it.
+        self.batchai.workspaces.begin_create("rg-net", "ws", m.WorkspaceCreateParameters(location="eastus")).result()
+        cluster = self.batchai.clusters.begin_create("rg-net", "ws", "c", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1_V2", subnet=m.ResourceId(id=subnet.id),
+            user_account_settings=m.UserAccountSettings(admin_user_name="a", admin_user_password="Pass-1234"))).result()
+        self.assertEqual(cluster.subnet.id, subnet.id)
+        network.virtual_networks.begin_delete("rg-net", "vnet1").result()
+        with self.assertRaises(ResourceNotFoundError):
+            network.virtual_networks.get("rg-net", "vnet1")
+        # A group's deletion takes its networks.
+        network.virtual_networks.begin_create_or_update("rg-net", "vnet2", body).result()
+        self.resources.resource_groups.begin_delete("rg-net").result()
+        self.assertNotIn("vnet2", [v.name for v in network.virtual_networks.list_all()])
 
     def test_storage_account_keys_work_on_the_storage_services(self):
         self.resources.resource_groups.create_or_update("rg-st", {"location": "eastus"})

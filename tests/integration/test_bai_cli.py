@@ -84,7 +84,7 @@ class BaiCommands(BaiTestCase):
         self.assertEqual(share["azureFileUrl"], f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/jobs")
         self.assertEqual(share["relativeMountPath"], "afs")
         self.assertNotIn("accountKey", json.dumps(cluster))  # secrets are never returned
-        self.assertEqual(cluster["virtualMachineConfiguration"]["imageReference"]["offer"], "UbuntuServer")
+        self.assertEqual(cluster["virtualMachineConfiguration"]["imageReference"]["offer"], "UbuntuServer")  # --image UbuntuLTS
         harness.wait_for(lambda: self.bai("cluster", "show", *g, *w, "-n", "c1", "--query", "allocationState",
                                           "-o", "tsv").stdout == "steady\n", timeout=60, what="cluster steady")
         nodes = self.bai("cluster", "node", "list", *g, *w, "-c", "c1", "-o", "table").stdout.splitlines()

@@ -22,7 +22,7 @@ class ToolkitTest(JobsTestCase):
         cls.addresses = sorted(n["ipAddress"] for n in cls.nodes(cls) if n["cluster"].endswith("/clusters/two"))
 
     def assert_succeeded(self, job):
-        self.assertEqual(job.execution_state, "succeeded", (job.execution_info, self.read(job.name, "execution.log")))
+        self.assertEqual(job.execution_state, "succeeded", (job.execution_info, self.execution_log(job.name)))
         self.assertEqual(job.execution_info.exit_code, 0)
 
     def test_custom_mpi_runs_two_ranks_on_each_of_two_nodes(self):
@@ -44,7 +44,7 @@ class ToolkitTest(JobsTestCase):
         self.assertNotEqual(gpus[0], gpus[2])
         self.assertEqual(len(gpus[0].split(",")), 2)
         self.assertEqual(records["mpi-rank0"]["env"]["AZ_BATCH_HOST_LIST"], ",".join(self.addresses))
-        node_lines = [l for l in self.read("mpi", "execution.log").splitlines() if " node 0: " in l or " node 1: " in l]
+        node_lines = [l for l in self.execution_log("mpi").splitlines() if " node 0: " in l or " node 1: " in l]
         self.assertEqual([l.split("GPUs: ")[1] for l in node_lines], [gpus[0], gpus[2]])
         stdout = self.read("mpi", "stdout.txt")
         self.assertEqual(stdout.count('"argv": ["mpi"]'), 4)
@@ -107,7 +107,7 @@ class ToolkitTest(JobsTestCase):
         self.assertEqual(master["env"]["AZ_BATCHAI_PS_HOSTS"], f"{a}:2222")
         self.assertEqual(master["env"]["AZ_BATCHAI_WORKER_HOSTS"], f"{a}:2223,{b}:2222")
         self.assertTrue({"stdout-wk-0.txt", "stdout-wk-1.txt", "stdout-ps-0.txt"} <= set(self.files("tf")))
-        self.assertIn("parameter server 0 stopped", self.read("tf", "execution.log"))
+        self.assertIn("parameter server 0 stopped", self.execution_log("tf"))
 
     def test_tensorflow_single_node(self):
         job = self.job("tf1", self.two, tensor_flow_settings=m.TensorFlowSettings(

@@ -105,6 +105,10 @@ def _from_java(path):
         response = dict(record.get("Response") or {})
         status = int(response.pop("StatusCode", 0))
         body = response.pop("Body", "") or ""
+        # The Java recorder wrote `retry-after: 0` into every answer (and 0 over any value the
+        # service sent) so that its playback never waits: the header is the recorder's, not
+        # the cloud's.
+        response.pop("retry-after", None)
         host, url_path, query = _split(record["Uri"])
         out.append(Exchange(
             index=i, method=record["Method"].upper(), url=record["Uri"], host=host, path=url_path,

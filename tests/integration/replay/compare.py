@@ -12,6 +12,8 @@ from dataclasses import dataclass
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+# A node's id, as the service named them (and the emulator does): tvm-<digits>_<n>-<time>[-p].
+NODE_ID = re.compile(r"tvm-\d+_\d+-\d{8}t\d{6}z(?:-p)?")
 # The machine that answered: the cloud's hosts, the Java records' stand-in and the emulator's.
 ARM_BASE = re.compile(r"https?://(?:management\.azure\.com|localhost:1234|127\.\d+\.\d+\.\d+:\d+)")
 
@@ -54,6 +56,7 @@ def mask(text):
     text = ARM_BASE.sub("<arm>", text)
     text = ARM_TOKEN.sub("/operationresults/<token>", text)
     text = GUID.sub("<guid>", text)
+    text = NODE_ID.sub("<node>", text)
     text = TIME.sub("<time>", text)
     return IPV4.sub("<ip>", text)
 
@@ -77,7 +80,8 @@ def _volatile(key, parent_key):
         return False
     if key in VOLATILE_KEYS or f"{key}@{parent_key}" in VOLATILE_KEYS:
         return True
-    return key.endswith("Time") or key.endswith("time")
+    # Times differ by nature; maxWallClockTime is a duration the service chose, compared.
+    return (key.endswith("Time") or key.endswith("time")) and key != "maxWallClockTime"
 
 
 class Learned:
@@ -152,15 +156,23 @@ def _named(items):
 def _compare_array(cloud, emulator, learned, path, key, volatile=False):
     out = []
     if _named(cloud) and _named(emulator):
-        by_name = {x["name"]: x for x in emulator}
-        cloud_names = [x["name"] for x in cloud]
+        # Names that hold a node's id (execution-<nodeId>.log) are matched without it.
+        by_name = {}
+        for x in emulator:
+            by_name.setdefault(NODE_ID.sub("<node>", x["name"]), []).append(x)
+        cloud_names = {NODE_ID.sub("<node>", x["name"]) for x in cloud}
         for item in cloud:
-            if item["name"] in by_name:
-                out += compare_json(item, by_name[item["name"]], learned, path, None, key, volatile)
+            masked = NODE_ID.sub("<node>", item["name"])
+            matches = by_name.get(masked)
+            if matches:
+                # One node's log for each of the cloud's, in order; a name listed twice (a
+                # directory and a blob of that name) is matched by its last, as a dict would.
+                match = matches.pop(0) if masked != item["name"] and len(matches) > 1 else matches[-1]
+                out += compare_json(item, match, learned, path, None, key, volatile)
             else:
                 out.append(Difference("element", path, item["name"], None))
         for item in emulator:
-            if item["name"] not in cloud_names:
+            if NODE_ID.sub("<node>", item["name"]) not in cloud_names:
                 out.append(Difference("element", path, None, item["name"]))
         return _dedupe(out)
     if len(cloud) != len(emulator) and not volatile:
