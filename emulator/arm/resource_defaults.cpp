@@ -75,6 +75,8 @@ void fill_job_defaults(json& p, const std::string& output_segment, Era era) {
     const std::chrono::seconds fallback = era == Era::feb_2020 ? std::chrono::hours(24 * 150) : std::chrono::hours(24 * 7);
     const std::chrono::seconds wall = limit.value_or(fallback);
     constraints["maxWallClockTime"] = iso_duration(wall);
+    // The service's own fields, never a client's (the flat API stores what it was sent).
+    p.erase("maxJobDurationSeconds");
     if (era == Era::feb_2020) {
         // February 2020: the service capped every job at 30 days (maxJobDurationSeconds 2592000
         // under the default P150D). A shorter maxWallClockTime is the shorter cap, a choice.
@@ -141,12 +143,12 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix, Era era) {
 }
 
 void fill_scale_defaults(json& scale, Era era) {
-    if (scale.contains("manual")) {
+    if (scale.contains("manual") && scale["manual"].is_object()) {
         json& manual = scale["manual"];
         if (!manual.contains("targetNodeCount")) manual["targetNodeCount"] = 0;
         if (!manual.contains("nodeDeallocationOption")) manual["nodeDeallocationOption"] = "requeue";
     }
-    if (scale.contains("autoScale") && !scale["autoScale"].contains("initialNodeCount")) {
+    if (scale.contains("autoScale") && scale["autoScale"].is_object() && !scale["autoScale"].contains("initialNodeCount")) {
         // The spec says 0; by February 2020 the service started an auto-scale cluster given
         // none at its minimum (recorded: minimum 1, initial 1). Before, 0.
         json& autoscale = scale["autoScale"];

@@ -229,6 +229,11 @@ void put_network(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
                            "'. A resource with the same name cannot be created in location '" + location + "'.",
                        "location");
             }
+            if (existing->body["properties"].value("provisioningState", "") == "Deleting") {
+                throw CloudError(409, "AnotherOperationInProgress",
+                                 "Another operation on this or dependent resource is in progress: the virtual network " +
+                                     p["virtualNetworkName"] + " is being deleted.");
+            }
             properties["resourceGuid"] = existing->body["properties"]["resourceGuid"];
             done = ctx.store.update(id, [&](nlohmann::json& n) {
                 n["tags"] = tags;
@@ -280,6 +285,7 @@ CheckedNetwork check_network_body(const nlohmann::json& body, const std::string&
         refuse("LocationRequired", "The location property is required for this definition.", "location");
     }
     nlohmann::json tags = body.value("tags", nlohmann::json::object());
+    if (tags.is_null()) tags = nlohmann::json::object();
     if (!tags.is_object()) refuse("InvalidRequestFormat", "tags must be an object", "tags");
     return {body["location"].get<std::string>(), tags, network_properties(body, id, new_etag())};
 }

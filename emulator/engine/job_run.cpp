@@ -223,14 +223,18 @@ private:
         }
         open_node_gateway();
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
-        // The scripts through which the MPI agent and ssh enter each node.
+        // The scripts through which the MPI agent and ssh enter each node. Their containers (docker)
+        // may run in any phase: they are removed when the job ends, not after a phase.
         {
             fs::create_directories(dirs_[0] / "mpi-nodes", ec);
+            const size_t before = containers_.size();
             for (size_t i = 0; i < in_.nodes.size(); ++i) {
                 const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
                 write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
                            node_script(in_.nodes[i], dirs_[i], env, wrapper(i, "mpi", envs_[i])), fs::perms::owner_all);
             }
+            node_containers_.assign(containers_.begin() + static_cast<std::ptrdiff_t>(before), containers_.end());
+            containers_.resize(before);
         }
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }
@@ -266,7 +270,12 @@ private:
         if (in_.node_ssh.empty() || !fs::is_regular_file(in_.node_ssh, ec)) return;
         std::vector<NodeGateway::Node> nodes;
         for (const JobNode& node : in_.nodes) nodes.push_back({node.address, node.id, dirs_[0] / "mpi-nodes" / node.address});
-        gateway_ = std::make_unique<NodeGateway>(std::move(nodes), in_container());
+        try {
+            gateway_ = std::make_unique<NodeGateway>(std::move(nodes), in_container());
+        } catch (const std::exception& e) {
+            log_.line(std::string("no ssh between the nodes: ") + e.what());
+            return;
+        }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             Environment& env = envs_[i];
             env["BAI_NODE_GATEWAY"] = gateway_->name();
@@ -473,6 +482,8 @@ private:
 
     JobOutcome finish(JobOutcome outcome) {
         if (gateway_) gateway_->stop();  // what ssh still runs on the nodes ends with the job
+        containers_.insert(containers_.end(), node_containers_.begin(), node_containers_.end());
+        node_containers_.clear();
         if (outcome.result == Result::cancelled) {
             log_.line("stopped: " + control_.reason());
         } else {
@@ -505,6 +516,7 @@ private:
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     std::vector<std::string> containers_;  // docker containers started, removed at the end
+    std::vector<std::string> node_containers_;  // those of the node scripts, removed at the end
     std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";
     fs::path stdouterr_;

@@ -603,7 +603,8 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     run.max_wall_clock = p["constraints"].value("maxWallClockTime", "P7D");
     std::chrono::seconds limit = validation::parse_duration(run.max_wall_clock).value_or(std::chrono::hours(24 * 7));
     // The service's own cap (maxJobDurationSeconds, the 2018-05-01 API's jobs) when it is shorter.
-    if (p.contains("maxJobDurationSeconds") && p["maxJobDurationSeconds"].is_number_integer()) {
+    if (p.contains("maxJobDurationSeconds") && p["maxJobDurationSeconds"].is_number_integer() &&
+        p["maxJobDurationSeconds"].get<long long>() >= 1) {
         limit = std::min(limit, std::chrono::seconds(p["maxJobDurationSeconds"].get<long long>()));
     }
     run.deadline = clock_.now() + limit;

@@ -4,11 +4,15 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <memory>
+#include <system_error>
 #include <cstddef>
 #include <cstring>
 #include <stdexcept>
@@ -21,6 +25,8 @@ namespace bai::engine {
 namespace {
 
 constexpr std::uint32_t kMaxMessage = 1 << 20;  // a command line of up to 1 MiB
+constexpr size_t kMaxCalls = 256;                // calls at once, per job
+constexpr const char* kVersion = "bai-ssh-2";
 
 void write_all(int fd, const void* data, size_t size) {
     const char* p = static_cast<const char*>(data);
@@ -33,11 +39,11 @@ void write_all(int fd, const void* data, size_t size) {
     }
 }
 
-// The message's fields, split at NUL: version, token, calling node, host, command.
+// The message's fields, split at NUL: version, token, calling node, host, flags, command.
 std::vector<std::string> fields(const std::string& message) {
     std::vector<std::string> out;
     size_t start = 0;
-    while (out.size() < 4) {
+    while (out.size() < 5) {
         size_t end = message.find('\0', start);
         if (end == std::string::npos) return {};
         out.push_back(message.substr(start, end - start));
@@ -92,13 +98,14 @@ void NodeGateway::stop() {
     }
     write_all(wake_[1], "x", 1);
     if (acceptor_.joinable()) acceptor_.join();
-    std::vector<std::thread> calls;
+    std::list<Call> calls;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         for (int group : running_) kill(-group, SIGKILL);
+        for (int connection : connections_) shutdown(connection, SHUT_RDWR);  // a caller that sends nothing
         calls.swap(calls_);
     }
-    for (std::thread& t : calls) t.join();
+    for (Call& call : calls) call.thread.join();
     close(listener_);
     close(wake_[0]);
     close(wake_[1]);
@@ -113,9 +120,39 @@ void NodeGateway::serve() {
         }
         if (fds[1].revents || stopping_) return;
         int connection = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (connection < 0) continue;
+        if (connection < 0) {
+            if (errno == EMFILE || errno == ENFILE) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            continue;
+        }
+        // A caller has 10 s to send its request.
+        timeval timeout{10, 0};
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
         std::lock_guard<std::mutex> lock(mutex_);
-        calls_.emplace_back([this, connection] { handle(connection); });
+        // Finished calls are joined here, so that a job calling ssh in a loop keeps no threads.
+        for (auto it = calls_.begin(); it != calls_.end();) {
+            if (*it->done) {
+                it->thread.join();
+                it = calls_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        if (calls_.size() >= kMaxCalls) {
+            close(connection);
+            continue;
+        }
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        connections_.insert(connection);
+        try {
+            calls_.push_back({std::thread([this, connection, done] {
+                                  handle(connection);
+                                  *done = true;
+                              }),
+                              done});
+        } catch (const std::system_error&) {
+            connections_.erase(connection);
+            close(connection);
+        }
     }
 }
 
@@ -128,22 +165,30 @@ const NodeGateway::Node* NodeGateway::find(const std::string& host, const std::s
 }
 
 void NodeGateway::handle(int connection) {
-    int fds[3] = {-1, -1, -1};
+    std::vector<int> fds;
+    auto refuse = [&](const char* why) {
+        log::warning(std::string("node gateway ") + name_ + ": call refused: " + why);
+        return kRefused;
+    };
     auto finish = [&](std::int32_t status) {
         write_all(connection, &status, sizeof status);
-        for (int fd : fds) {
-            if (fd >= 0) close(fd);
+        for (int fd : fds) close(fd);
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            connections_.erase(connection);
         }
         close(connection);
     };
     ucred peer{};
     socklen_t length = sizeof peer;
-    if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || peer.uid != geteuid()) {
-        return finish(255);  // another user of the machine: nothing is run for it
+    // The emulator's own user, or root (a docker job's processes, which can read the emulator's
+    // memory anyway); the token is the secret either way.
+    if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &peer, &length) != 0 || (peer.uid != geteuid() && peer.uid != 0)) {
+        return finish(refuse("another user's process"));
     }
     // The size, the message and, with its first bytes, the caller's three descriptors.
     std::string buffer(4 + 65536, '\0');
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
+    alignas(cmsghdr) char control[CMSG_SPACE(8 * sizeof(int))] = {};
     iovec io{buffer.data(), buffer.size()};
     msghdr header{};
     header.msg_iov = &io;
@@ -151,69 +196,110 @@ void NodeGateway::handle(int connection) {
     header.msg_control = control;
     header.msg_controllen = sizeof control;
     ssize_t got = recvmsg(connection, &header, MSG_CMSG_CLOEXEC);
-    for (cmsghdr* c = CMSG_FIRSTHDR(&header); c; c = CMSG_NXTHDR(&header, c)) {
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof fds)) {
-            std::memcpy(fds, CMSG_DATA(c), sizeof fds);
+    for (cmsghdr* c = got >= 0 ? CMSG_FIRSTHDR(&header) : nullptr; c; c = CMSG_NXTHDR(&header, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; ++i) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            fds.push_back(fd);
         }
     }
-    if (got < 4 || fds[0] < 0 || (header.msg_flags & MSG_CTRUNC)) return finish(255);
+    if (got < 4 || fds.size() != 3 || (header.msg_flags & MSG_CTRUNC)) return finish(refuse("no request with three descriptors"));
     std::uint32_t size = 0;
     std::memcpy(&size, buffer.data(), 4);
-    if (size > kMaxMessage) return finish(255);
+    if (size > kMaxMessage) return finish(refuse("a request over 1 MiB"));
     std::string message = buffer.substr(4, static_cast<size_t>(got) - 4);
     while (message.size() < size) {
         char chunk[65536];
         ssize_t n = read(connection, chunk, std::min<size_t>(sizeof chunk, size - message.size()));
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return finish(255);
+        if (n <= 0) return finish(refuse("a request cut short"));
         message.append(chunk, static_cast<size_t>(n));
     }
     message.resize(size);
     std::vector<std::string> f = fields(message);
-    if (f.size() != 5 || f[0] != "bai-ssh-1" || !same_secret(f[1], token_)) return finish(255);
+    if (f.size() != 6 || f[0] != kVersion) return finish(refuse("a malformed request"));
+    if (!same_secret(f[1], token_)) return finish(refuse("not the job's token"));
     const std::string& from = f[2];
     const Node* node = find(f[3], from);
     if (!node) return finish(kNotANode);
+    const bool quiet = f[4].find('q') != std::string::npos;
+    std::string warning;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         std::set<std::string>& known = known_[from];
         if (in_container_ || !known.count(node->address)) {
-            const std::string warning = known_host_warning(f[3], in_container_);
-            write_all(fds[2], warning.data(), warning.size());
+            if (!quiet) warning = known_host_warning(f[3], in_container_);
             if (!in_container_) known.insert(node->address);
         }
     }
-    finish(run(*node, f[4], fds));
+    finish(run(*node, f[5], fds.data(), warning, connection));
 }
 
-int NodeGateway::run(const Node& node, const std::string& command, const int fds[3]) {
+int NodeGateway::run(const Node& node, const std::string& command, const int fds[3], const std::string& warning,
+                     int connection) {
     // fork and exec by hand: the child's stdin, stdout and stderr are the caller's own descriptors.
     const std::string script = node.script.string();
     const std::string line = command.empty() ? "exec /bin/sh" : command;
     std::vector<char*> argv{const_cast<char*>(script.c_str()), const_cast<char*>(line.c_str()), nullptr};
     std::unique_lock<std::mutex> lock(mutex_);
-    if (stopping_) return 255;
+    if (stopping_) return kRefused;
     pid_t pid = fork();
     if (pid == 0) {
-        setpgid(0, 0);
-        for (int i = 0; i < 3; ++i) dup2(fds[i], i);
-        for (int fd = 3; fd < 1024; ++fd) close(fd);
+        // Its own session (killed as a group), no signal blocked, nothing of the emulator's open.
+        setsid();
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, nullptr);
         signal(SIGPIPE, SIG_DFL);
+        for (int i = 0; i < 3; ++i) dup2(fds[i], i);
+        close_range(3, ~0U, 0);
+        // The warning from the node itself: a caller's stderr that blocks blocks only this child.
+        if (!warning.empty() && ::write(2, warning.data(), warning.size()) < 0) {
+        }
         execv(argv[0], argv.data());
         _exit(127);
     }
-    if (pid < 0) return 255;
-    setpgid(pid, pid);
+    if (pid < 0) return kRefused;
     running_.insert(pid);
+    lock.unlock();
+    // Until the command ends, or its caller goes away (ssh killed, a timeout): then it is hung up
+    // on as OpenSSH's session would be, and killed if it stays.
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd >= 0) {
+        bool hung_up = false;
+        for (;;) {
+            pollfd p[2] = {{pidfd, POLLIN, 0}, {connection, POLLRDHUP, 0}};
+            int n = poll(p, hung_up ? 1 : 2, hung_up ? 2000 : -1);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 || p[0].revents) break;
+            if (hung_up && n == 0) {
+                kill(-pid, SIGKILL);
+                continue;
+            }
+            if (!hung_up && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+                hung_up = true;
+                kill(-pid, SIGHUP);
+            }
+        }
+        close(pidfd);
+    }
+    // Reaped only after it leaves running_: stop() never kills a group whose number was reused.
+    siginfo_t info{};
+    int waited;
+    while ((waited = waitid(P_PID, pid, &info, WEXITED | WNOWAIT)) < 0 && errno == EINTR) {
+    }
+    lock.lock();
+    running_.erase(pid);
     lock.unlock();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    lock.lock();
-    running_.erase(pid);
+    if (waited < 0) return kRefused;
     if (WIFEXITED(status)) return WEXITSTATUS(status);
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return 255;
+    return kRefused;
 }
 
 }  // namespace bai::engine

@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -28,8 +30,10 @@ public:
         std::string id;                 // its hostname
         std::filesystem::path script;   // runs its argument on the node (node_script)
     };
-    // The status a call gets for a host that is no node of the job (the client tries the real ssh).
+    // The status a call gets for a host that is no node of the job (the client tries the real
+    // ssh), and for a call refused (no token, a malformed request, the job ending).
     static constexpr int kNotANode = 1000;
+    static constexpr int kRefused = 1001;
 
     // in_container: the service's containers ran their sshd on port 23 and kept no known hosts
     // (a warning on every call, recorded); on the host each node remembers the hosts it met and
@@ -52,7 +56,7 @@ public:
 private:
     void serve();
     void handle(int connection);
-    int run(const Node& node, const std::string& command, const int fds[3]);
+    int run(const Node& node, const std::string& command, const int fds[3], const std::string& warning, int connection);
     const Node* find(const std::string& host, const std::string& from) const;
 
     std::vector<Node> nodes_;
@@ -64,8 +68,13 @@ private:
     std::atomic<bool> stopping_{false};
     std::thread acceptor_;
     std::mutex mutex_;
-    std::vector<std::thread> calls_;
-    std::set<int> running_;                              // process groups of the commands running
+    struct Call {
+        std::thread thread;
+        std::shared_ptr<std::atomic<bool>> done;
+    };
+    std::list<Call> calls_;
+    std::set<int> connections_;                          // open, for stop() to shut down
+    std::set<int> running_;                              // sessions (process groups) of the commands running
     std::map<std::string, std::set<std::string>> known_;  // node address -> hosts it knows
 };
 

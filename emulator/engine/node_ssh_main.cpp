@@ -6,6 +6,7 @@
 // job goes to the real ssh further along PATH.
 //
 // Linked statically: it is bound into containers whose images have no C++ runtime.
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -22,35 +23,50 @@
 namespace {
 
 constexpr int kNotANode = 1000;  // the gateway's answer for a host that is no node of the job
+constexpr int kRefused = 1001;   // ... for a call it refused (the job ended, a bad request)
+constexpr size_t kMaxMessage = 1 << 20;
 
 // OpenSSH's options that take an argument ("-p 23", "-o Opt=v"), and those that do not.
 bool takes_argument(char option) { return std::strchr("BbcDEeFIiJLlmOoPpQRSWw", option) != nullptr; }
 
 struct Invocation {
     std::string host;
-    std::string command;  // the remaining words joined by spaces, as ssh sends them
+    std::string command;    // the remaining words joined by spaces, as ssh sends them
+    bool null_stdin = false;  // -n, -f: stdin from /dev/null
+    bool quiet = false;       // -q, -o LogLevel=QUIET|FATAL|ERROR: no warnings
 };
 
+// Options before the destination and, as OpenSSH parses them again, right after it ("ssh host
+// -p 23 cmd", as Horovod runs it); "--" or the first other word starts the command.
 bool parse(int argc, char** argv, Invocation& out) {
     int i = 1;
-    for (; i < argc; ++i) {
-        const char* a = argv[i];
-        if (std::strcmp(a, "--") == 0) {
-            ++i;
-            break;
-        }
-        if (a[0] != '-' || a[1] == '\0') break;
-        // A cluster of flags ("-tt", "-qT"), the last of which may take an argument.
-        for (const char* c = a + 1; *c; ++c) {
-            if (takes_argument(*c)) {
-                if (c[1] == '\0') ++i;  // "-p 23": the next word
-                break;                  // "-p23": the rest of this one
+    auto options = [&]() {
+        for (; i < argc; ++i) {
+            const char* a = argv[i];
+            if (std::strcmp(a, "--") == 0) {
+                ++i;
+                return;
+            }
+            if (a[0] != '-' || a[1] == '\0') return;
+            for (const char* c = a + 1; *c; ++c) {
+                if (*c == 'n' || *c == 'f') out.null_stdin = true;
+                if (*c == 'q') out.quiet = true;
+                if (takes_argument(*c)) {
+                    const char* value = c[1] ? c + 1 : (i + 1 < argc ? argv[++i] : "");
+                    if (*c == 'o' && (std::strstr(value, "LogLevel=QUIET") || std::strstr(value, "LogLevel=ERROR") ||
+                                      std::strstr(value, "LogLevel=FATAL") || std::strstr(value, "LogLevel QUIET"))) {
+                        out.quiet = true;
+                    }
+                    break;
+                }
             }
         }
-    }
+    };
+    options();
     if (i >= argc) return false;
     out.host = argv[i++];
     if (size_t at = out.host.rfind('@'); at != std::string::npos) out.host = out.host.substr(at + 1);
+    options();
     for (; i < argc; ++i) {
         if (!out.command.empty()) out.command += ' ';
         out.command += argv[i];
@@ -93,14 +109,22 @@ int talk_to_gateway(const char* gateway, const Invocation& call) {
 
     const char* token = std::getenv("BAI_NODE_GATEWAY_TOKEN");
     const char* from = std::getenv("BAI_NODE_ADDRESS");
-    std::string message = std::string("bai-ssh-1") + '\0' + (token ? token : "") + '\0' + (from ? from : "") + '\0' +
-                          call.host + '\0' + call.command;
+    std::string message = std::string("bai-ssh-2") + '\0' + (token ? token : "") + '\0' + (from ? from : "") + '\0' +
+                          call.host + '\0' + (call.quiet ? "q" : "") + '\0' + call.command;
+    if (message.size() > kMaxMessage) {
+        std::fputs("ssh: the command is longer than 1 MiB\n", stderr);
+        return kRefused;
+    }
     const std::uint32_t size_prefix = static_cast<std::uint32_t>(message.size());
     std::string framed(reinterpret_cast<const char*>(&size_prefix), sizeof size_prefix);
     framed += message;
 
     // The message and, with its first byte, this process's stdin, stdout and stderr.
     int fds[3] = {0, 1, 2};
+    if (call.null_stdin) {
+        fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fds[0] < 0) return -1;
+    }
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof fds)] = {};
     iovec io{framed.data(), framed.size()};
     msghdr header{};
@@ -137,9 +161,18 @@ int main(int argc, char** argv) {
     }
     const char* gateway = std::getenv("BAI_NODE_GATEWAY");
     int status = gateway ? talk_to_gateway(gateway, call) : kNotANode;
-    if (status == kNotANode || status < 0) {
+    if (status == kNotANode) {
         exec_real_ssh(argv);
         std::fprintf(stderr, "ssh: Could not resolve hostname %s: Name or service not known\n", call.host.c_str());
+        return 255;
+    }
+    if (status < 0) {
+        // Never the real ssh to a node's address: the job's gateway is gone (the job ended).
+        std::fprintf(stderr, "ssh: connect to host %s port 22: Connection refused\n", call.host.c_str());
+        return 255;
+    }
+    if (status == kRefused) {
+        std::fprintf(stderr, "ssh: %s: the job's node gateway refused the call\n", call.host.c_str());
         return 255;
     }
     return status;

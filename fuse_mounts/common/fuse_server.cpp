@@ -45,6 +45,7 @@ void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::
     });
     // (A stat of the mount point is a request: only once the loop serves.)
     struct stat st {};
+    connection_ = 0;
     if (::stat(mountpoint.c_str(), &st) == 0) {
         connection_ = minor(st.st_dev);
         // The kernel reads ahead 128 KiB at a time on a FUSE mount: 1 MiB (what one request can
@@ -62,7 +63,9 @@ void FuseServer::interrupt() {
     // Abort first, while the mount still holds its device number: once unmounted, the number
     // (the connection's name under /sys/fs/fuse/connections) is free and the next mount made on
     // this machine, by this process or another, may take it, and the abort would break that one.
-    if (connection_ != 0) abort_fuse_connection(connection_);
+    // Only while the mount point still shows that device (0:N in mountinfo, which sends no
+    // request to this server): unmounted from outside, the number may be another's already.
+    if (connection_ != 0 && fuse_mount_at(mountpoint_, connection_, read_mountinfo())) abort_fuse_connection(connection_);
     ::umount2(mountpoint_.c_str(), MNT_DETACH);
     if (loop_.joinable()) loop_.join();
 }
@@ -74,6 +77,7 @@ void FuseServer::stop() {
     fuse_session_unmount(session_);
     fuse_session_destroy(session_);
     session_ = nullptr;
+    connection_ = 0;
     channel_.reset();
 }
 

@@ -94,6 +94,21 @@ std::vector<unsigned> fuse_connections_under(const std::filesystem::path& root, 
     return found;
 }
 
+bool fuse_mount_at(const std::filesystem::path& point, unsigned connection, std::string_view mountinfo) {
+    const std::string device = "0:" + std::to_string(connection);
+    std::istringstream lines{std::string(mountinfo)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, dev, root, mount_point;
+        if (fields >> id >> parent >> dev >> root >> mount_point && dev == device &&
+            decode_octal_escapes(mount_point) == point.string()) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void abort_fuse_connection(unsigned connection) {
     const std::filesystem::path control = "/sys/fs/fuse/connections";
     const std::filesystem::path abort_file = control / std::to_string(connection) / "abort";

@@ -22,6 +22,10 @@ std::vector<std::string> mounts_under(const std::filesystem::path& root,
 // fuse.bai-*) at or below `root`, in a mountinfo text.
 std::vector<unsigned> fuse_connections_under(const std::filesystem::path& root, std::string_view mountinfo);
 
+// Whether a mountinfo text shows `point` mounted from anonymous device 0:connection (a FUSE mount,
+// whose minor number names its connection).
+bool fuse_mount_at(const std::filesystem::path& point, unsigned connection, std::string_view mountinfo);
+
 // Ends a FUSE connection through fusectl (mounted on /sys/fs/fuse/connections when it is not): its
 // pending and later requests fail with ENOTCONN, and whoever waited on them (a process of a job,
 // or a thread of a killed emulator flushing its files at exit) goes on.

@@ -28,6 +28,16 @@ TEST(MountTable, FuseConnectionsOfOurFilesystemsUnderARoot) {
     EXPECT_TRUE(fuse_connections_under("/elsewhere", info).empty());
 }
 
+TEST(MountTable, AFuseMountIsItsConnectionOnlyWhileMountedThere) {
+    // A connection is aborted only while its mount point still shows it: once unmounted, its
+    // number may be another mount's.
+    EXPECT_TRUE(fuse_mount_at("/data/nodes/c1/tvm-1/mounts/afs", 50, kMountInfo));
+    EXPECT_TRUE(fuse_mount_at("/data/nodes/c1/tvm-1/mounts/with space", 52, kMountInfo));
+    EXPECT_FALSE(fuse_mount_at("/data/nodes/c1/tvm-1/mounts/afs", 51, kMountInfo));   // another's number
+    EXPECT_FALSE(fuse_mount_at("/data/nodes/c1/tvm-1/mounts/gone", 50, kMountInfo));  // not mounted there
+    EXPECT_FALSE(fuse_mount_at("/", 1, kMountInfo));                                   // 8:1, not 0:1
+}
+
 TEST(MountTable, FindsMountsUnderARootDeepestFirst) {
     auto found = mounts_under("/data/nodes", kMountInfo);
     ASSERT_EQ(found.size(), 3u);

@@ -141,7 +141,7 @@ class Seeds(BaiTestCase):
         harness.wait_for(lambda: self.bai_json("cluster", "show", "-n", "nc6", *names)
                          .get("nodeStateCounts", {}).get("idleNodeCount") == 2, timeout=60, what="2 idle nodes")
         self.assertRegex(self.bai("cluster", "show", "-n", "nc6", *names, "-o", "table").stdout,
-                         r"nc6\s+batchai.recipes\s+recipe_workspace\s+Standard_NC6\s+steady\s+2\s+0\s+0\s+0\s+0")
+                         r"nc6\s+batchai.recipes\s+recipe_workspace\s+STANDARD_NC6\s+steady\s+2\s+0\s+0\s+0\s+0")
         self.bai("experiment", "create", *names, "-n", "horovod_experiment")
         # The recipe's job.json, its job preparation made harmless (no apt or pip here).
         with open(os.path.join(harness_recipes(), "Horovod", "Horovod-Tensorflow", "job.json")) as f:

@@ -62,8 +62,8 @@ class SshTests:
         self.assertIn(f"from {self.by_address[b]}\n", err)
         mine = next(addr for addr, node in self.by_address.items() if node == master)
         other = b if mine == a else a
-        if self.port:  # the containers kept no known hosts: a warning on every call
-            self.assertEqual(err.count(warning(b, self.port)), 4)
+        if self.port:  # the containers kept no known hosts: a warning on every call but -q's
+            self.assertEqual(err.count(warning(b, self.port)), 3)
             self.assertEqual(err.count(warning(a, self.port)), 1)
         else:  # a node knows itself and remembers the others it met
             self.assertEqual(err.count(warning(other)), 1)
@@ -97,29 +97,40 @@ class SshTests:
 
     def test_the_gateway_serves_the_jobs_processes_only(self):
         b = sorted(self.by_address)[1]
-        self.two_node_job("ssh4", f"ssh {b} sleep 6006", wait=False)
+        self.two_node_job("ssh4", f"echo $BAI_NODE_GATEWAY_TOKEN; ssh {b} sleep 6006", wait=False)
         harness.wait_for(lambda: harness.processes_named("sleep 6006"), what="the job's ssh")
-        names = [line.split()[-1] for line in open("/proc/net/unix") if "@bai-node-gateway-" in line]
+        def token_written():
+            try:
+                return self.read("ssh4", "stdout.txt").strip()
+            except KeyError:  # not listed yet
+                return None
+        token = harness.wait_for(token_written, what="the job's token")
+        with open("/proc/net/unix") as table:
+            names = [line.split()[-1] for line in table if "@bai-node-gateway-" in line]
         self.assertTrue(names, "no gateway listening")
-        marker = "/tmp/bai-gateway-probe"
-
+        # The command writes to the caller's own stdout (the descriptors it hands over), so the
+        # probe sees whether it ran wherever the node's /tmp is (a sandbox has its own).
         def call(token, as_nobody):
             script = (
                 "import socket,struct,sys,array\n"
                 "s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1].replace('@','\\0',1))\n"
-                f"m=b'bai-ssh-1\\0'+sys.argv[2].encode()+b'\\0\\0{b}\\0touch {marker}'\n"
+                f"m=b'bai-ssh-2\\x00'+sys.argv[2].encode()+b'\\x00\\x00{b}\\x00\\x00echo the-gateway-ran-it'\n"
+                "sys.stdout.flush()\n"
                 "s.sendmsg([struct.pack('I',len(m))+m],[(socket.SOL_SOCKET,socket.SCM_RIGHTS,array.array('i',[0,1,2]))])\n"
                 "d=s.recv(4);print(struct.unpack('i',d)[0] if len(d)==4 else 'closed')\n")
             argv = ["/usr/bin/python3", "-c", script, names[0], token]
             if as_nobody:
                 argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
-            return subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout.strip()
+            return subprocess.run(argv, capture_output=True, text=True, timeout=20).stdout.split()
 
-        if os.path.exists(marker):
-            os.remove(marker)
-        self.assertEqual(call("not-the-token", as_nobody=False), "255")
-        self.assertEqual(call("not-the-token", as_nobody=True), "255")
-        self.assertFalse(os.path.exists(marker), "the gateway ran a command for a caller without the token")
+        refused = ["1001"]
+        self.assertEqual(call("not-the-token", as_nobody=False), refused)
+        self.assertIn("call refused: not the job's token", self.emu.stderr())
+        self.assertEqual(call(token, as_nobody=True), refused)  # another user, even with the token
+        self.assertIn("call refused: another user's process", self.emu.stderr())
+        self.assertNotIn("a malformed request", self.emu.stderr())  # the probe itself is well-formed
+        # The control: the same call with the token, as the emulator's user, runs.
+        self.assertEqual(call(token, as_nobody=False), ["the-gateway-ran-it", "0"], self.emu.stderr()[-1500:])
         self.client.jobs.begin_terminate("rg-jobs", "ws", "exp", "ssh4").result()
         self.wait_job("ssh4")
 
