@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace bai::daemon {
@@ -104,6 +105,13 @@ Options parse_options(const std::vector<std::string>& args) {
             throw std::invalid_argument("unknown argument '" + args[i] + "' (see --help)");
         }
     }
+    // Azurite's variable, so that a setup written for Azurite finds its accounts here too;
+    // --account of the same name wins.
+    if (const char* azurite = std::getenv("AZURITE_ACCOUNTS"); azurite && *azurite) {
+        std::vector<storage::Account> from_env = storage::parse_azurite_accounts(azurite);
+        from_env.insert(from_env.end(), o.accounts.begin(), o.accounts.end());
+        o.accounts = std::move(from_env);
+    }
     return o;
 }
 
@@ -123,6 +131,7 @@ std::string usage() {
            "  --file-port P      File service (default 10004; 0: any free port)\n"
            "  --batch-port P     the Azure Batch service (default 10447; 0: any free port)\n"
            "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
+           "                     (AZURITE_ACCOUNTS=NAME:KEY1[:KEY2];... adds accounts as Azurite does)\n"
            "  --batch-account NAME:KEY an extra Batch account with a base64 key (repeatable;\n"
            "                     devbatchaccount1 always exists, with the key in the README)\n"
            "  --debug FILE       log one line per request: service, method, path, status, ms\n"

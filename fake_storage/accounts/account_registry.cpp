@@ -15,6 +15,69 @@ bool is_valid_account_name(std::string_view name) {
     return true;
 }
 
+namespace {
+
+// Node's Buffer.from(text, "base64"): both alphabets, anything else skipped, trailing bits dropped.
+std::string lenient_base64_bytes(std::string_view text) {
+    std::string out;
+    unsigned bits = 0;
+    int count = 0;
+    for (char c : text) {
+        int v;
+        if (c >= 'A' && c <= 'Z') v = c - 'A';
+        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') v = c - '0' + 52;
+        else if (c == '+' || c == '-') v = 62;
+        else if (c == '/' || c == '_') v = 63;
+        else if (c == '=') break;
+        else continue;
+        bits = (bits << 6) | static_cast<unsigned>(v);
+        count += 6;
+        if (count >= 8) {
+            count -= 8;
+            out.push_back(static_cast<char>((bits >> count) & 0xff));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<Account> parse_azurite_accounts(std::string_view value) {
+    std::vector<Account> out;
+    size_t start = 0;
+    while (start < value.size()) {
+        size_t end = value.find(';', start);
+        if (end == std::string_view::npos) end = value.size();
+        std::string_view entry = value.substr(start, end - start);
+        start = end + 1;
+        if (entry.empty()) continue;
+        std::vector<std::string> parts;
+        size_t from = 0;
+        while (true) {
+            size_t colon = entry.find(':', from);
+            parts.emplace_back(entry.substr(from, colon == std::string_view::npos ? std::string_view::npos : colon - from));
+            if (colon == std::string_view::npos) break;
+            from = colon + 1;
+        }
+        if (parts.size() < 2 || parts.size() > 3) {
+            throw std::invalid_argument("AZURITE_ACCOUNTS: '" + std::string(entry) + "' is not NAME:KEY1[:KEY2]");
+        }
+        if (!is_valid_account_name(parts[0])) {
+            throw std::invalid_argument("AZURITE_ACCOUNTS: name '" + parts[0] + "' must be 3 to 24 lower-case letters and digits");
+        }
+        Account account{parts[0], "", ""};
+        for (size_t i = 1; i < parts.size(); ++i) {
+            std::string bytes = lenient_base64_bytes(parts[i]);
+            if (bytes.empty()) throw std::invalid_argument("AZURITE_ACCOUNTS: a key of '" + parts[0] + "' is empty");
+            (i == 1 ? account.key1 : account.key2) = crypto::base64_encode(bytes);
+        }
+        if (account.key2.empty()) account.key2 = account.key1;
+        out.push_back(std::move(account));
+    }
+    return out;
+}
+
 Account parse_account_flag(std::string_view flag, std::string_view option) {
     const std::string opt(option);
     size_t colon = flag.find(':');

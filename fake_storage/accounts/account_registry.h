@@ -27,6 +27,12 @@ bool is_valid_account_name(std::string_view name);
 // the same rule); throws std::invalid_argument naming the option and what is wrong.
 Account parse_account_flag(std::string_view flag, std::string_view option = "--account");
 
+// Azurite's AZURITE_ACCOUNTS: "NAME:KEY1[:KEY2][;NAME:KEY1[:KEY2]]...". Keys are decoded as
+// Azurite decodes them (Node's lenient base64: the URL-safe alphabet too, other characters
+// skipped), so that a key such as "testing_key" signs as it does there; each is kept as the
+// standard base64 of its bytes. Throws std::invalid_argument naming the entry that is wrong.
+std::vector<Account> parse_azurite_accounts(std::string_view value);
+
 class AccountRegistry {
 public:
     // Starts with devstoreaccount1 and its well-known key.

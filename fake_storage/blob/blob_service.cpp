@@ -13,6 +13,7 @@
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/block_list_xml.h"
 #include "fake_storage/http/content_response.h"
+#include "fake_storage/http/service_properties_xml.h"
 #include "fake_storage/http/storage_headers.h"
 #include "fake_storage/http/storage_operations.h"
 
@@ -86,12 +87,15 @@ std::string block_id_of(const StorageRequest& r) {
 
 }  // namespace
 
-BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files)
+BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files, ServiceSettings& settings)
     : accounts_(accounts),
       store_(store),
       files_(files),
+      settings_(settings),
       endpoint_("batchai-emulator-blob", accounts, files,
-                [this](const StorageRequest& r) { return resolve(r); }) {}
+                [this](const StorageRequest& r) { return resolve(r); }) {
+    endpoint_.set_settings(&settings_, "blob");
+}
 
 bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
     try {
@@ -126,11 +130,23 @@ Operation BlobService::service_operation(const StorageRequest& r) {
         return {"ListContainers", need, false, false, nullptr,
                 std::bind(&BlobService::list_containers, this, _1)};
     }
+    if (restype == "service" && comp == "properties" && (r.method == "GET" || r.method == "PUT")) {
+        const bool get = r.method == "GET";
+        need.rule = account_only(ResourceLevel::service, get ? "r" : "w");
+        return {get ? "GetBlobServiceProperties" : "SetBlobServiceProperties", need, false, false, nullptr,
+                std::bind(get ? &BlobService::get_service_properties : &BlobService::set_service_properties, this, _1)};
+    }
+    if (r.method == "GET" && restype == "service" && comp == "stats") {
+        need.rule = account_only(ResourceLevel::service, "r");
+        return {"GetBlobServiceStats", need, false, false, nullptr,
+                std::bind(&BlobService::get_service_stats, this, _1)};
+    }
     if ((r.method == "GET" || r.method == "HEAD") && restype == "account" && comp == "properties") {
-        // Any signed resource type and any permission (Get Account Information).
+        // Any signed resource type and any permission (Get Account Information). The emulator's
+        // accounts are read-access geo-redundant: they have a secondary endpoint (ACCOUNT-secondary).
         need.rule = {std::nullopt, kAnyPermission, "", ServiceSasScope::none};
         return {"GetAccountInformation", need, false, false, nullptr, [](StorageCall& call) {
-                    call.response.set_header("x-ms-sku-name", "Standard_LRS");
+                    call.response.set_header("x-ms-sku-name", "Standard_RAGRS");
                     call.response.set_header("x-ms-account-kind", "StorageV2");
                     call.response.set_header("x-ms-is-hns-enabled", "false");
                 }};
@@ -237,6 +253,34 @@ void BlobService::list_containers(StorageCall& call) {
     call.response.set_content(
         list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata")),
         "application/xml");
+}
+
+void BlobService::get_service_properties(StorageCall& call) {
+    nlohmann::json properties = settings_.get(call.account.name, "blob", default_blob_service_properties());
+    call.response.set_content(blob_service_properties_xml(properties), "application/xml");
+}
+
+void BlobService::set_service_properties(StorageCall& call) {
+    nlohmann::json update = parse_blob_service_properties(call.body);
+    nlohmann::json stored = settings_.get(call.account.name, "blob", default_blob_service_properties());
+    settings_.put(call.account.name, "blob", merge_service_properties(std::move(stored), update));
+    call.response.status = 202;
+}
+
+// Replication statistics are the secondary endpoint's alone; the emulator's secondary is the
+// primary's own data, so it is live and in sync as of now.
+void BlobService::get_service_stats(StorageCall& call) {
+    if (!call.request.secondary) {
+        fail(400, "InvalidQueryParameterValue",
+             "Value for one of the query parameters specified in the request URI is invalid.\n"
+             "QueryParameterName:comp\nQueryParameterValue:stats\n"
+             "Reason:Replication statistics are served by the account's secondary endpoint only.");
+    }
+    call.response.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceStats><GeoReplication>"
+                              "<Status>live</Status><LastSyncTime>" +
+                                  time::format_rfc1123(store_.clock_now()) +
+                                  "</LastSyncTime></GeoReplication></StorageServiceStats>",
+                              "application/xml");
 }
 
 void BlobService::create_container(StorageCall& call) {

@@ -4,13 +4,14 @@
 #include <httplib.h>
 
 #include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/service_settings.h"
 #include "fake_storage/http/storage_endpoint.h"
 
 namespace bai::storage {
 
 class BlobService {
 public:
-    BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files);
+    BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files, ServiceSettings& settings);
     // http::LeanListener's handler.
     void serve(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
         endpoint_.serve(req, res, body);
@@ -24,6 +25,9 @@ private:
     Operation blob_operation(const StorageRequest& request);
 
     void list_containers(StorageCall& call);
+    void get_service_properties(StorageCall& call);
+    void set_service_properties(StorageCall& call);
+    void get_service_stats(StorageCall& call);
     void create_container(StorageCall& call);
     void container_properties(StorageCall& call);
     void delete_container(StorageCall& call);
@@ -53,6 +57,7 @@ private:
     AccountRegistry& accounts_;
     BlobStore& store_;
     ContentFiles& files_;
+    ServiceSettings& settings_;
     StorageEndpoint endpoint_;
 };
 

@@ -311,18 +311,19 @@ ContainerInfo BlobStore::set_container_access(const std::string& account, const 
                             [&](ContainerInfo& c) { c.public_access = public_access; });
 }
 
+// The marker is the last container a page listed (opaque to clients; Azurite's choice, which
+// code written against it passes as a container name): the next page starts after it.
 ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
     ContainerListPage page;
-    std::string start = std::max(o.marker, o.prefix);
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
             "SELECT name, etag, created, last_modified, metadata, public_access FROM containers"
-            " WHERE account = ?1 AND name >= ?2 AND name < ?3 ORDER BY name LIMIT ?4");
-        q.bind(1, account).bind(2, start).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1);
+            " WHERE account = ?1 AND name >= ?2 AND name > ?5 AND name < ?3 ORDER BY name LIMIT ?4");
+        q.bind(1, account).bind(2, o.prefix).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1).bind(5, o.marker);
         while (q.step()) {
             ContainerInfo c = read_container(q);
             if (static_cast<int>(page.containers.size()) == o.max_results) {
-                page.next_marker = c.name;
+                page.next_marker = page.containers.back().name;
                 break;
             }
             page.containers.push_back(std::move(c));

@@ -64,6 +64,12 @@ ALTER TABLE pending_ranges ADD COLUMN data BLOB;
 ALTER TABLE blobs ADD COLUMN composed INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE committed_blocks ADD COLUMN content_id TEXT NOT NULL DEFAULT '';
 )sql"},
+        // Service properties (logging, metrics, CORS, ...) per account and service, as JSON.
+        db::Migration{5, R"sql(
+CREATE TABLE service_settings (
+  account TEXT NOT NULL, service TEXT NOT NULL, properties TEXT NOT NULL,
+  PRIMARY KEY (account, service)) WITHOUT ROWID;
+)sql"},
     };
     db.migrate("storage", migrations);
 }

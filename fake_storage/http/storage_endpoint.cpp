@@ -1,11 +1,14 @@
 #include "fake_storage/http/storage_endpoint.h"
 
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/shared_key.h"
 #include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/cors.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -106,6 +109,8 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
                             const httplib::ContentReader* reader) {
     // A body left unread (the request was refused before its operation read it) is read and
     // dropped by the listener, which keeps the connection in step.
+    std::optional<StorageRequest> parsed;
+    std::optional<Account> account;
     try {
         if (faults_) {
             if (auto fault = faults_->next()) {
@@ -113,13 +118,29 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
                 if (fault->status != 0) fail_as_injected(fault->status);
             }
         }
-        StorageRequest request = parse_storage_request(http);
+        parsed = parse_storage_request(http);
+        StorageRequest& request = *parsed;
         std::string version = read_version(request);
         set_common_headers(request, res, server_name_, version);
-        std::optional<Account> account = accounts_.find(request.account);
+        account = accounts_.find(request.account);
+        // ACCOUNT-secondary: the account's secondary (read-access geo-replicated) endpoint, which
+        // the emulator serves from the same data, replicated at once.
+        constexpr std::string_view kSecondary = "-secondary";
+        if (!account && request.account.size() > kSecondary.size() && request.account.ends_with(kSecondary)) {
+            account = accounts_.find(request.account.substr(0, request.account.size() - kSecondary.size()));
+            if (account) {
+                request.account = account->name;
+                request.secondary = true;
+            }
+        }
         if (!account) {
             fail(404, "ResourceNotFound",
                  "The specified account '" + request.account + "' does not exist in the emulator.");
+        }
+        if (request.method == "OPTIONS" && settings_) {
+            // A preflight: the browser asks before it sends; no credentials, the rules decide.
+            answer_preflight(request, res, settings_->cors_rules(account->name, service_));
+            return;
         }
         Operation op = resolve_(request);
         StorageCall call{request, res, *account, {}, nullptr};
@@ -133,6 +154,14 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
         log::error(server_name_ + " " + http.method + " " + http.target + ": " + e.what());
         write_error(http, res, StorageError(500, "InternalError",
                                             std::string("The server encountered an internal error: ") + e.what()));
+    }
+    // The answer's CORS headers, errors included; not those of a preflight, which has its own.
+    if (settings_ && parsed && account && parsed->method != "OPTIONS" && parsed->has_header("Origin")) {
+        try {
+            add_cors_headers(*parsed, res, settings_->cors_rules(account->name, service_));
+        } catch (const std::exception& e) {
+            log::error(server_name_ + " CORS headers of " + http.method + " " + http.target + ": " + e.what());
+        }
     }
 }
 

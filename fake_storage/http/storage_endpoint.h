@@ -13,6 +13,7 @@
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/engine/conditions.h"
 #include "fake_storage/engine/content_files.h"
+#include "fake_storage/engine/service_settings.h"
 #include "fake_storage/http/request_faults.h"
 #include "fake_storage/http/storage_request.h"
 
@@ -57,6 +58,12 @@ public:
     void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body);
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
+    // The accounts' settings of this service ("blob" or "file"): CORS rules answer preflight
+    // OPTIONS requests and add their headers to answers (none when never set).
+    void set_settings(ServiceSettings* settings, std::string service) {
+        settings_ = settings;
+        service_ = std::move(service);
+    }
 
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
@@ -69,6 +76,8 @@ private:
     ContentFiles& files_;
     Resolver resolve_;
     RequestFaults* faults_ = nullptr;
+    ServiceSettings* settings_ = nullptr;
+    std::string service_;
 };
 
 }  // namespace bai::storage

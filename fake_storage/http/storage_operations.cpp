@@ -11,7 +11,7 @@
 namespace bai::storage {
 
 std::string service_endpoint(const StorageCall& call) {
-    return "http://" + call.request.header("Host") + "/" + call.account.name;
+    return "http://" + call.request.header("Host") + "/" + call.account.name + (call.request.secondary ? "-secondary" : "");
 }
 
 [[noreturn]] void unsupported(const StorageRequest& r) {

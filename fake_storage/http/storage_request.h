@@ -21,6 +21,7 @@ struct StorageRequest {
     // Query parameters by lower-cased name; values decoded, in the order sent.
     std::map<std::string, std::vector<std::string>> query;
     const httplib::Request* http = nullptr;
+    bool secondary = false;  // addressed to ACCOUNT-secondary (account is the account's own name)
 
     std::optional<std::string> param(const std::string& lower_name) const;
     bool has_param(const std::string& lower_name) const { return query.contains(lower_name); }
