@@ -64,14 +64,58 @@ ContentSettings content_settings(const StorageRequest& r, bool standard_headers_
     return c;
 }
 
-void write_blob_headers(httplib::Response& res, const BlobInfo& b) {
+void write_lease_headers(httplib::Response& res, const Lease& lease, time::TimePoint now) {
+    const LeaseState state = lease.state(now);
+    res.set_header("x-ms-lease-status", lease.locked(now) ? "locked" : "unlocked");
+    res.set_header("x-ms-lease-state", lease_state_name(state));
+    if (state == LeaseState::leased) res.set_header("x-ms-lease-duration", lease.duration == -1 ? "infinite" : "fixed");
+}
+
+void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoint now) {
     set_version_headers(res, b.etag, b.last_modified);
     res.set_header("x-ms-creation-time", time::format_rfc1123(b.created));
     res.set_header("x-ms-blob-type", "BlockBlob");
-    res.set_header("x-ms-lease-status", "unlocked");
-    res.set_header("x-ms-lease-state", "available");
+    write_lease_headers(res, b.lease, now);
     res.set_header("x-ms-server-encrypted", "true");
     write_metadata(res, b.metadata);
+}
+
+// Lease Blob and Lease Container: x-ms-lease-action and the headers it takes.
+LeaseRequest lease_request(const StorageRequest& r) {
+    if (!r.has_header("x-ms-lease-action")) missing_header("x-ms-lease-action");
+    const std::string action = text::lower(r.header("x-ms-lease-action"));
+    LeaseRequest request{};
+    if (action == "acquire") request.action = LeaseAction::acquire;
+    else if (action == "renew") request.action = LeaseAction::renew;
+    else if (action == "change") request.action = LeaseAction::change;
+    else if (action == "release") request.action = LeaseAction::release;
+    else if (action == "break") request.action = LeaseAction::break_;
+    else invalid_header("x-ms-lease-action", r.header("x-ms-lease-action"));
+    if (r.has_header("x-ms-lease-id")) request.lease_id = r.header("x-ms-lease-id");
+    if (r.has_header("x-ms-proposed-lease-id")) request.proposed_id = r.header("x-ms-proposed-lease-id");
+    auto integer = [&](const char* name) -> std::optional<int> {
+        if (!r.has_header(name)) return std::nullopt;
+        const std::string value = r.header(name);
+        int n = 0;
+        auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+        if (value.empty() || ec != std::errc() || end != value.data() + value.size()) invalid_header(name, value);
+        return n;
+    };
+    request.duration = integer("x-ms-lease-duration");
+    request.break_period = integer("x-ms-lease-break-period");
+    if (request.action == LeaseAction::acquire && !request.duration) missing_header("x-ms-lease-duration");
+    return request;
+}
+
+void write_lease_outcome(httplib::Response& res, const LeaseOutcome& outcome, const std::string& etag,
+                         time::TimePoint modified) {
+    res.status = outcome.status;
+    set_version_headers(res, etag, modified);
+    if (outcome.status == 202) {
+        res.set_header("x-ms-lease-time", std::to_string(outcome.break_seconds));
+    } else if (!outcome.lease.id.empty()) {
+        res.set_header("x-ms-lease-id", outcome.lease.id);
+    }
 }
 
 // Put Block's and Put Block From URL's blockid (400 MissingRequiredQueryParameter without one).
@@ -183,6 +227,10 @@ Operation BlobService::container_operation(const StorageRequest& r) {
         }
         if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetContainerACL", no_sas, &BlobService::get_container_acl);
         if (m == "PUT" && comp == "acl") return op("SetContainerACL", no_sas, &BlobService::set_container_acl);
+        if (m == "PUT" && comp == "lease") {
+            return op("LeaseContainer", {ResourceLevel::container, "w", "w", ServiceSasScope::container},
+                      &BlobService::lease_container);
+        }
         if (m == "GET" && comp == "list") {
             Operation o = op("ListBlobs", {ResourceLevel::container, "l", "l", ServiceSasScope::container},
                              &BlobService::list_blobs);
@@ -244,6 +292,7 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         return op("GetBlobMetadata", "r", &BlobService::get_blob_metadata);
     }
     if (m == "DELETE" && comp.empty()) return op("DeleteBlob", "d", &BlobService::delete_blob);
+    if (m == "PUT" && comp == "lease") return op("LeaseBlob", "w", &BlobService::lease_blob);
     unsupported(r);
 }
 
@@ -251,7 +300,7 @@ void BlobService::list_containers(StorageCall& call) {
     ListOptions o = list_options(call.request);
     ContainerListPage page = store_.list_containers(call.account.name, o);
     call.response.set_content(
-        list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata")),
+        list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata"), store_.clock_now()),
         "application/xml");
 }
 
@@ -293,10 +342,10 @@ void BlobService::create_container(StorageCall& call) {
 
 void BlobService::container_properties(StorageCall& call) {
     ContainerInfo c = store_.get_container(call.account.name, call.request.container);
+    check_lease_if_named(c.lease, read_conditions(call.request).lease_id, store_.clock_now(), LeaseTarget::container);
     set_version_headers(call.response, c.etag, c.last_modified);
     write_metadata(call.response, c.metadata);
-    call.response.set_header("x-ms-lease-status", "unlocked");
-    call.response.set_header("x-ms-lease-state", "available");
+    write_lease_headers(call.response, c.lease, store_.clock_now());
     call.response.set_header("x-ms-has-immutability-policy", "false");
     call.response.set_header("x-ms-has-legal-hold", "false");
     if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
@@ -316,6 +365,7 @@ void BlobService::set_container_metadata(StorageCall& call) {
 
 void BlobService::get_container_acl(StorageCall& call) {
     ContainerInfo c = store_.get_container(call.account.name, call.request.container);
+    check_lease_if_named(c.lease, read_conditions(call.request).lease_id, store_.clock_now(), LeaseTarget::container);
     set_version_headers(call.response, c.etag, c.last_modified);
     if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
     call.response.set_content(
@@ -330,11 +380,23 @@ void BlobService::set_container_acl(StorageCall& call) {
     set_version_headers(call.response, c.etag, c.last_modified);
 }
 
+void BlobService::lease_container(StorageCall& call) {
+    auto [outcome, c] = store_.lease_container(call.account.name, call.request.container, lease_request(call.request),
+                                               read_conditions(call.request));
+    write_lease_outcome(call.response, outcome, c.etag, c.last_modified);
+}
+
+void BlobService::lease_blob(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    auto [outcome, b] = store_.lease_blob(call.account.name, r.container, r.name, lease_request(r), read_conditions(r));
+    write_lease_outcome(call.response, outcome, b.etag, b.last_modified);
+}
+
 void BlobService::list_blobs(StorageCall& call) {
     ListOptions o = list_options(call.request);
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
     call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page,
-                                             includes(call.request, "metadata")),
+                                             includes(call.request, "metadata"), store_.clock_now()),
                               "application/xml");
 }
 
@@ -403,7 +465,7 @@ void BlobService::put_block(StorageCall& call) {
         check_content_md5(r, digest);
         call.response.set_header("Content-MD5", r.header("Content-MD5"));
     }
-    store_.put_block(call.account.name, r.container, r.name, block_id, *call.content);
+    store_.put_block(call.account.name, r.container, r.name, block_id, *call.content, read_conditions(r).lease_id);
     call.response.status = 201;
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
@@ -453,7 +515,7 @@ void BlobService::put_block_from_url(StorageCall& call) {
                                      "calculated by the server.");
         }
     }
-    store_.put_block(call.account.name, r.container, r.name, block_id, *writer);
+    store_.put_block(call.account.name, r.container, r.name, block_id, *writer, read_conditions(r).lease_id);
     call.response.status = 201;
     call.response.set_header("Content-MD5", crypto::base64_encode(digest));
     call.response.set_header("x-ms-request-server-encrypted", "true");
@@ -486,8 +548,10 @@ void BlobService::get_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
     auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name));
     const BlobInfo& b = blob->info;
-    check_read_conditions(read_conditions(r), Version{b.etag, b.last_modified});
-    write_blob_headers(call.response, b);
+    const Conditions conditions = read_conditions(r);
+    check_read_conditions(conditions, Version{b.etag, b.last_modified});
+    check_lease_if_named(b.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
+    write_blob_headers(call.response, b, store_.clock_now());
     if (r.method == "HEAD") {
         call.response.set_header("x-ms-access-tier", "Hot");
         call.response.set_header("x-ms-access-tier-inferred", "true");
@@ -519,6 +583,7 @@ void BlobService::set_blob_metadata(StorageCall& call) {
 void BlobService::get_blob_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
     BlobInfo b = store_.get_blob(call.account.name, r.container, r.name);
+    check_lease_if_named(b.lease, read_conditions(r).lease_id, store_.clock_now(), LeaseTarget::blob);
     set_version_headers(call.response, b.etag, b.last_modified);
     write_metadata(call.response, b.metadata);
 }

@@ -35,6 +35,8 @@ private:
     void get_container_acl(StorageCall& call);
     void set_container_acl(StorageCall& call);
     void list_blobs(StorageCall& call);
+    void lease_container(StorageCall& call);
+    void lease_blob(StorageCall& call);
     void put_blob(StorageCall& call);
     void copy_blob(StorageCall& call);
     void copy_blob_from_url(StorageCall& call);

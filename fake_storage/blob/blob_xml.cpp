@@ -19,7 +19,15 @@ std::string paging(const ListOptions& o, bool with_delimiter) {
     return xml;
 }
 
-std::string blob_properties(const BlobInfo& b) {
+std::string lease_xml(const Lease& lease, time::TimePoint now) {
+    const LeaseState state = lease.state(now);
+    std::string xml = std::string("<LeaseStatus>") + (lease.locked(now) ? "locked" : "unlocked") + "</LeaseStatus><LeaseState>" +
+                      lease_state_name(state) + "</LeaseState>";
+    if (state == LeaseState::leased) xml += std::string("<LeaseDuration>") + (lease.duration == -1 ? "infinite" : "fixed") + "</LeaseDuration>";
+    return xml;
+}
+
+std::string blob_properties(const BlobInfo& b, time::TimePoint now) {
     const ContentSettings& c = b.content;
     std::string xml = "<Properties>";
     xml += element("Creation-Time", time::format_rfc1123(b.created));
@@ -33,23 +41,22 @@ std::string blob_properties(const BlobInfo& b) {
     xml += element("Content-MD5", c.content_md5);
     xml += element("Cache-Control", c.cache_control);
     xml += element("Content-Disposition", c.content_disposition);
-    xml += "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier>"
-           "<AccessTierInferred>true</AccessTierInferred><LeaseStatus>unlocked</LeaseStatus>"
-           "<LeaseState>available</LeaseState><ServerEncrypted>true</ServerEncrypted>";
+    xml += "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>";
+    xml += lease_xml(b.lease, now) + "<ServerEncrypted>true</ServerEncrypted>";
     return xml + "</Properties>";
 }
 
 }  // namespace
 
 std::string list_containers_xml(const std::string& endpoint, const ListOptions& o,
-                                const ContainerListPage& page, bool include_metadata) {
+                                const ContainerListPage& page, bool include_metadata, time::TimePoint now) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       xml_escape(endpoint) + "/\">" + paging(o, false) + "<Containers>";
     for (const ContainerInfo& c : page.containers) {
         xml += "<Container>" + element("Name", c.name) + "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(c.last_modified));
         xml += element("Etag", c.etag);
-        xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>";
+        xml += lease_xml(c.lease, now);
         if (!c.public_access.empty()) xml += element("PublicAccess", c.public_access);
         xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>";
         xml += "</Properties>";
@@ -61,7 +68,8 @@ std::string list_containers_xml(const std::string& endpoint, const ListOptions& 
 }
 
 std::string list_blobs_xml(const std::string& endpoint, const std::string& container,
-                           const ListOptions& o, const BlobListPage& page, bool include_metadata) {
+                           const ListOptions& o, const BlobListPage& page, bool include_metadata,
+                           time::TimePoint now) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       xml_escape(endpoint) + "/\" ContainerName=\"" + xml_escape(container) + "\">" +
                       paging(o, true) + "<Blobs>";
@@ -70,7 +78,7 @@ std::string list_blobs_xml(const std::string& endpoint, const std::string& conta
             xml += "<BlobPrefix>" + element("Name", e.prefix) + "</BlobPrefix>";
             continue;
         }
-        xml += "<Blob>" + element("Name", e.blob.name) + blob_properties(e.blob);
+        xml += "<Blob>" + element("Name", e.blob.name) + blob_properties(e.blob, now);
         if (include_metadata) xml += metadata_xml(e.blob.metadata);
         xml += "</Blob>";
     }

@@ -1,4 +1,5 @@
-// The XML documents of the Blob service: container and blob listings, block lists.
+// The XML documents of the Blob service: container and blob listings, block lists. `now`: the
+// store's clock, which leases are read against.
 #pragma once
 
 #include <string>
@@ -8,10 +9,10 @@
 namespace bai::storage {
 
 std::string list_containers_xml(const std::string& service_endpoint, const ListOptions& options,
-                                const ContainerListPage& page, bool include_metadata);
+                                const ContainerListPage& page, bool include_metadata, time::TimePoint now);
 std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
                            const ListOptions& options, const BlobListPage& page,
-                           bool include_metadata);
+                           bool include_metadata, time::TimePoint now);
 std::string block_list_xml(const BlockLists& lists, bool committed, bool uncommitted);
 
 }  // namespace bai::storage

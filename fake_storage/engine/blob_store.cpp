@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/random_id.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage {
@@ -19,11 +20,11 @@ namespace {
 using std::int64_t;
 
 constexpr const char* kBlobColumns =
-    "container, name, content_id, size, etag, created, last_modified, content, metadata, composed";
+    "container, name, content_id, size, etag, created, last_modified, content, metadata, composed, lease";
 // The same columns of `blobs b` in a join.
 constexpr const char* kBlobColumnsOfB =
     "b.container, b.name, b.content_id, b.size, b.etag, b.created, b.last_modified, b.content,"
-    " b.metadata, b.composed";
+    " b.metadata, b.composed, b.lease";
 
 BlobInfo read_blob(db::Statement& q) {
     BlobInfo b;
@@ -37,6 +38,7 @@ BlobInfo read_blob(db::Statement& q) {
     b.content = decode_content_settings(q.column_text(7));
     b.metadata = metadata_from_json(q.column_text(8));
     b.composed = q.column_int(9) != 0;
+    b.lease = lease_from_json(q.column_text(10));
     return b;
 }
 
@@ -57,7 +59,7 @@ std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
     q.bind(1, account).bind(2, container).bind(3, name);
     if (!q.step()) container_not_found();
     if (q.is_null(1)) return std::nullopt;
-    if (inline_body != nullptr) *inline_body = q.column_text(10);
+    if (inline_body != nullptr) *inline_body = q.column_text(11);
     return read_blob(q);
 }
 
@@ -69,13 +71,14 @@ ContainerInfo read_container(db::Statement& q) {
     c.last_modified = time::from_ticks(q.column_int(3));
     c.metadata = metadata_from_json(q.column_text(4));
     c.public_access = q.column_text(5);
+    c.lease = lease_from_json(q.column_text(6));
     return c;
 }
 
 std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account,
                                             const std::string& name) {
     auto q = db.prepare(
-        "SELECT name, etag, created, last_modified, metadata, public_access FROM containers"
+        "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
         " WHERE account = ?1 AND name = ?2");
     q.bind(1, account).bind(2, name);
     if (!q.step()) return std::nullopt;
@@ -251,6 +254,7 @@ void BlobStore::delete_container(const std::string& account, const std::string& 
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        check_lease_for_write(c->lease, conditions.lease_id, clock_now(), LeaseTarget::container);
         auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
         blobs.bind(1, account).bind(2, name);
         while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));
@@ -280,6 +284,8 @@ ContainerInfo BlobStore::update_container(const std::string& account, const std:
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        // Set Container Metadata and ACL take a lease id if the caller gives one.
+        check_lease_if_named(c->lease, conditions.lease_id, clock_now(), LeaseTarget::container);
         change(*c);
         c->etag = new_etag();
         c->last_modified = time::now();
@@ -317,7 +323,7 @@ ContainerListPage BlobStore::list_containers(const std::string& account, const L
     ContainerListPage page;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
-            "SELECT name, etag, created, last_modified, metadata, public_access FROM containers"
+            "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
             " WHERE account = ?1 AND name >= ?2 AND name > ?5 AND name < ?3 ORDER BY name LIMIT ?4");
         q.bind(1, account).bind(2, o.prefix).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1).bind(5, o.marker);
         while (q.step()) {
@@ -356,19 +362,21 @@ BlobInfo BlobStore::commit_body(
             auto existing = find_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
                                    "The specified blob already exists.");
+            check_lease_for_write(existing ? existing->lease : Lease{}, conditions.lease_id, clock_now(), LeaseTarget::blob);
             if (existing) {
                 blob.created = existing->created;
+                blob.lease = lease_after_write(existing->lease, clock_now());  // a new body keeps a held lease
                 garbage.emplace_back(ContentKind::blob, existing->content_id);
                 for (std::string& id : part_files(db, account, container, name)) discard_block(std::move(id));
             }
             auto upsert = db.prepare(
                   "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
-                  " last_modified, content, metadata, inline_body, composed)"
-                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)"
+                  " last_modified, content, metadata, inline_body, composed, lease)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
                   " ON CONFLICT(account, container, name) DO UPDATE SET content_id = excluded.content_id,"
                   " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
                   " content = excluded.content, metadata = excluded.metadata,"
-                  " inline_body = excluded.inline_body, composed = excluded.composed");
+                  " inline_body = excluded.inline_body, composed = excluded.composed, lease = excluded.lease");
             upsert.bind(1, account)
                 .bind(2, container)
                 .bind(3, name)
@@ -380,7 +388,8 @@ BlobInfo BlobStore::commit_body(
                 .bind(9, encode_content_settings(content))
                 .bind(10, metadata_to_json(metadata))
                 .bind_null(11)
-                .bind(12, int64_t{blob.composed ? 1 : 0});
+                .bind(12, int64_t{blob.composed ? 1 : 0})
+                .bind(13, lease_to_json(blob.lease));
             if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
             upsert.run();
             auto id_query = db.prepare(
@@ -448,7 +457,7 @@ BlobInfo BlobStore::put_blob(const std::string& account, const std::string& cont
 
 void BlobStore::put_block(const std::string& account, const std::string& container,
                           const std::string& blob, const std::string& block_id,
-                          ContentWriter& writer) {
+                          ContentWriter& writer, const std::optional<std::string>& lease_id) {
     check_block_id(block_id);
     if (writer.size() > kMaxBlockSize) {
         fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
@@ -459,6 +468,9 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
     try {
         write([&](db::Database& db) {
             require_container(db, account, container);
+            // A leased blob takes blocks from its lease's holder only.
+            auto existing = find_blob(db, account, container, blob);
+            check_lease_for_write(existing ? existing->lease : Lease{}, lease_id, clock_now(), LeaseTarget::blob);
             auto q = db.prepare(
                 "SELECT count(*), max(length(block_id)), min(length(block_id)),"
                 " max(CASE WHEN block_id = ?4 THEN content_id END)"
@@ -705,10 +717,12 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
     write([&](db::Database& db) {
         blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
+        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
         change(blob);
         blob.etag = new_etag();
         blob.last_modified = time::now();
-        db.prepare("UPDATE blobs SET content = ?4, metadata = ?5, etag = ?6, last_modified = ?7"
+        blob.lease = lease_after_write(blob.lease, clock_now());
+        db.prepare("UPDATE blobs SET content = ?4, metadata = ?5, etag = ?6, last_modified = ?7, lease = ?8"
                    " WHERE account = ?1 AND container = ?2 AND name = ?3")
             .bind(1, account)
             .bind(2, container)
@@ -717,6 +731,7 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
             .bind(5, metadata_to_json(blob.metadata))
             .bind(6, blob.etag)
             .bind(7, time::to_ticks(blob.last_modified))
+            .bind(8, lease_to_json(blob.lease))
             .run();
     });
     return blob;
@@ -743,6 +758,7 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
     write([&](db::Database& db) {
         BlobInfo blob = require_blob(db, account, container, name);
         check_write_conditions(conditions, version_of(blob), "", "");
+        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
         garbage.emplace_back(ContentKind::blob, blob.content_id);
         for (std::string& id : part_files(db, account, container, name)) {
             garbage.emplace_back(ContentKind::block, std::move(id));
@@ -868,6 +884,48 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
         }
     });
     return page;
+}
+
+std::pair<LeaseOutcome, ContainerInfo> BlobStore::lease_container(const std::string& account, const std::string& name,
+                                                                  const LeaseRequest& request,
+                                                                  const Conditions& conditions) {
+    std::pair<LeaseOutcome, ContainerInfo> out;
+    const std::string new_id = crypto::uuid4();
+    write([&](db::Database& db) {
+        auto c = find_container(db, account, name);
+        if (!c) container_not_found();
+        check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
+        out.first = apply_lease(c->lease, request, clock_now(), new_id);
+        c->lease = out.first.lease;
+        db.prepare("UPDATE containers SET lease = ?3 WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, lease_to_json(c->lease))
+            .run();
+        out.second = *c;
+    });
+    return out;
+}
+
+std::pair<LeaseOutcome, BlobInfo> BlobStore::lease_blob(const std::string& account, const std::string& container,
+                                                        const std::string& name, const LeaseRequest& request,
+                                                        const Conditions& conditions) {
+    std::pair<LeaseOutcome, BlobInfo> out;
+    const std::string new_id = crypto::uuid4();
+    write([&](db::Database& db) {
+        BlobInfo blob = require_blob(db, account, container, name);
+        check_write_conditions(conditions, version_of(blob), "", "");
+        out.first = apply_lease(blob.lease, request, clock_now(), new_id);
+        blob.lease = out.first.lease;
+        db.prepare("UPDATE blobs SET lease = ?4 WHERE account = ?1 AND container = ?2 AND name = ?3")
+            .bind(1, account)
+            .bind(2, container)
+            .bind(3, name)
+            .bind(4, lease_to_json(blob.lease))
+            .run();
+        out.second = blob;
+    });
+    return out;
 }
 
 std::vector<std::string> BlobStore::live_content_ids() {

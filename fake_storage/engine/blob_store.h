@@ -19,6 +19,7 @@
 #include "common/db/database.h"
 #include "fake_storage/engine/conditions.h"
 #include "fake_storage/engine/content_files.h"
+#include "fake_storage/engine/lease.h"
 #include "fake_storage/engine/properties.h"
 
 namespace bai::storage {
@@ -30,6 +31,7 @@ struct ContainerInfo {
     time::TimePoint last_modified;
     Metadata metadata;
     std::string public_access;  // "", "blob" or "container"
+    Lease lease;
 };
 
 struct BlobInfo {
@@ -46,6 +48,7 @@ struct BlobInfo {
     // The bytes are the staged blocks the blob was committed from, kept as they were received
     // (Put Block List of large blocks copies nothing); see committed_blocks.content_id.
     bool composed = false;
+    Lease lease;
 };
 
 struct BlockInfo {
@@ -172,14 +175,23 @@ public:
                                        const std::string& public_access,
                                        const Conditions& conditions);
     ContainerListPage list_containers(const std::string& account, const ListOptions& options);
+    // Lease Container and Lease Blob (on the store's clock): the lease after the operation, with
+    // the resource as it is (a lease changes neither its ETag nor its Last-Modified).
+    std::pair<LeaseOutcome, ContainerInfo> lease_container(const std::string& account, const std::string& name,
+                                                           const LeaseRequest& request, const Conditions& conditions);
+    std::pair<LeaseOutcome, BlobInfo> lease_blob(const std::string& account, const std::string& container,
+                                                 const std::string& name, const LeaseRequest& request,
+                                                 const Conditions& conditions);
 
     // Commits `writer`'s bytes as the whole blob (Put Blob), replacing any blob of that name.
     BlobInfo put_blob(const std::string& account, const std::string& container,
                       const std::string& name, ContentWriter& writer,
                       const ContentSettings& content, const Metadata& metadata,
                       const Conditions& conditions);
+    // `lease_id`: the request's x-ms-lease-id, checked against a leased blob's lease.
     void put_block(const std::string& account, const std::string& container,
-                   const std::string& blob, const std::string& block_id, ContentWriter& writer);
+                   const std::string& blob, const std::string& block_id, ContentWriter& writer,
+                   const std::optional<std::string>& lease_id = std::nullopt);
     BlobInfo put_block_list(const std::string& account, const std::string& container,
                             const std::string& blob, const std::vector<BlockRef>& blocks,
                             const ContentSettings& content, const Metadata& metadata,

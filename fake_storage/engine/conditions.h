@@ -16,6 +16,8 @@ struct Conditions {
     // The caller may create the resource but not replace it (a SAS that grants the write through
     // its 'c' letter alone): an existing one is refused, 403 UnauthorizedBlobOverwrite.
     bool create_new_only = false;
+    // x-ms-lease-id: a leased resource is changed only by its lease's holder (lease.h).
+    std::optional<std::string> lease_id;
 
     bool empty() const {
         return !if_match && !if_none_match && !if_modified_since && !if_unmodified_since;

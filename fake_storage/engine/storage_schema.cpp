@@ -70,6 +70,11 @@ CREATE TABLE service_settings (
   account TEXT NOT NULL, service TEXT NOT NULL, properties TEXT NOT NULL,
   PRIMARY KEY (account, service)) WITHOUT ROWID;
 )sql"},
+        // Leases on containers and blobs (lease.h's JSON; '' for none).
+        db::Migration{6, R"sql(
+ALTER TABLE containers ADD COLUMN lease TEXT NOT NULL DEFAULT '';
+ALTER TABLE blobs ADD COLUMN lease TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

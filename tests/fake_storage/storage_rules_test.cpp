@@ -9,18 +9,12 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
+#include "tests/fake_storage/error_code.h"
 
 namespace bai::storage {
 namespace {
 
-std::string code_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const StorageError& e) {
-        return std::to_string(e.status()) + " " + e.code();
-    }
-    return "no error";
-}
+using testing::code_of;
 
 TEST(Names, ContainersAndShares) {
     EXPECT_TRUE(is_valid_container_name("abc"));
