@@ -56,11 +56,8 @@ ContentSettings content_settings(const StorageRequest& r, bool standard_headers_
     c.content_language = pick("x-ms-blob-content-language", "Content-Language");
     c.cache_control = pick("x-ms-blob-cache-control", "Cache-Control");
     c.content_disposition = pick("x-ms-blob-content-disposition", nullptr);
+    // Stored as given (Set Blob Properties and Put Block List take any value); Put Blob checks it.
     c.content_md5 = pick("x-ms-blob-content-md5", nullptr);
-    if (!c.content_md5.empty()) {
-        auto digest = crypto::base64_decode(c.content_md5);
-        if (!digest || digest->size() != 16) invalid_header("x-ms-blob-content-md5", c.content_md5);
-    }
     return c;
 }
 
@@ -411,7 +408,13 @@ void BlobService::put_blob(StorageCall& call) {
                  "\n(the emulator stores block blobs only)");
     }
     std::string digest = call.content->md5();
-    check_content_md5(r, digest);
+    // x-ms-blob-content-md5, when sent, is what the body is checked against (it takes precedence
+    // over the transactional Content-MD5, as the service does).
+    if (r.has_header("x-ms-blob-content-md5")) {
+        check_content_md5(r, digest, "x-ms-blob-content-md5");
+    } else {
+        check_content_md5(r, digest);
+    }
     ContentSettings content = content_settings(r, true);
     if (content.content_md5.empty()) content.content_md5 = crypto::base64_encode(digest);
     BlobInfo b = store_.put_blob(call.account.name, r.container, r.name, *call.content, content,
@@ -563,6 +566,8 @@ void BlobService::get_blob(StorageCall& call) {
                          },
                          blob->in_memory() ? &blob->bytes : nullptr},
                         "x-ms-blob-content-md5");
+    // A blob whose content type was cleared (Set Blob Properties without one) has none to report.
+    if (r.method == "HEAD" && b.content.content_type.empty()) call.response.headers.erase("Content-Type");
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {
@@ -592,6 +597,8 @@ void BlobService::delete_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
     store_.delete_blob(call.account.name, r.container, r.name, read_conditions(r));
     call.response.status = 202;
+    // No soft delete: every deletion is permanent (the header of service versions 2020-02-10 on).
+    if (read_version(r) >= "2020-02-10") call.response.set_header("x-ms-delete-type-permanent", "true");
 }
 
 }  // namespace bai::storage

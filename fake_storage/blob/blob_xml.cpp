@@ -32,9 +32,12 @@ std::string blob_properties(const BlobInfo& b, time::TimePoint now) {
     std::string xml = "<Properties>";
     xml += element("Creation-Time", time::format_rfc1123(b.created));
     xml += element("Last-Modified", time::format_rfc1123(b.last_modified));
-    xml += element("Etag", b.etag);
+    // List Blobs writes a blob's ETag without the quotes its header has (List Containers keeps them).
+    std::string_view etag = b.etag;
+    if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') etag = etag.substr(1, etag.size() - 2);
+    xml += element("Etag", std::string(etag));
     xml += "<Content-Length>" + std::to_string(b.size) + "</Content-Length>";
-    xml += element("Content-Type", c.content_type.empty() ? "application/octet-stream" : c.content_type);
+    xml += element("Content-Type", c.content_type);
     xml += element("Content-Encoding", c.content_encoding);
     xml += element("Content-Language", c.content_language);
     xml += element("Content-CRC64", "");

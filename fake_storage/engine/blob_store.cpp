@@ -42,6 +42,13 @@ BlobInfo read_blob(db::Statement& q) {
     return b;
 }
 
+// A blob written without a content type gets the service's default; Set Blob Properties
+// without one clears it (the stored type is then empty).
+ContentSettings with_default_type(ContentSettings content) {
+    if (content.content_type.empty()) content.content_type = "application/octet-stream";
+    return content;
+}
+
 [[noreturn]] void container_not_found() {
     fail(404, "ContainerNotFound", "The specified container does not exist.");
 }
@@ -452,7 +459,7 @@ BlobInfo BlobStore::put_blob(const std::string& account, const std::string& cont
                              const std::string& name, ContentWriter& writer,
                              const ContentSettings& content, const Metadata& metadata,
                              const Conditions& conditions) {
-    return commit_writer(account, container, name, writer, content, metadata, conditions, nullptr);
+    return commit_writer(account, container, name, writer, with_default_type(content), metadata, conditions, nullptr);
 }
 
 void BlobStore::put_block(const std::string& account, const std::string& container,
@@ -533,8 +540,9 @@ BlockLists BlobStore::get_block_lists(const std::string& account, const std::str
 
 BlobInfo BlobStore::put_block_list(const std::string& account, const std::string& container,
                                    const std::string& blob, const std::vector<BlockRef>& blocks,
-                                   const ContentSettings& content, const Metadata& metadata,
+                                   const ContentSettings& given, const Metadata& metadata,
                                    const Conditions& conditions) {
+    const ContentSettings content = with_default_type(given);
     if (blocks.size() > kMaxCommittedBlocks) {
         fail(400, "InvalidBlockList", "The block list may not contain more than 50,000 blocks.");
     }

@@ -44,6 +44,10 @@ time::TimePoint whole_seconds(time::TimePoint t) { return std::chrono::floor<std
 }  // namespace
 
 void check_read_conditions(const Conditions& c, const Version& current) {
+    // "If it does not exist" on a read of something that does: the service refuses the request.
+    if (c.if_none_match && trim(*c.if_none_match) == "*") {
+        fail(400, "UnsatisfiableCondition", "The request includes an unsatisfiable condition for this operation.");
+    }
     if (c.if_match && !matches(*c.if_match, current.etag)) not_met(412);
     if (c.if_unmodified_since && whole_seconds(current.last_modified) > *c.if_unmodified_since) {
         not_met(412);
@@ -63,9 +67,14 @@ void check_write_conditions(const Conditions& c, const std::optional<Version>& c
     if (c.create_new_only) {
         fail(403, "UnauthorizedBlobOverwrite", "This request is not authorized to perform blob overwrites.");
     }
-    if (c.if_none_match && trim(*c.if_none_match) == "*") fail(409, exists_code, exists_message);
+    // If-None-Match: * refuses to replace what exists (Put Blob, Put Block List: 409); the other
+    // writes of an existing resource ignore it, as the service does.
+    if (c.if_none_match && trim(*c.if_none_match) == "*") {
+        if (!exists_code.empty()) fail(409, exists_code, exists_message);
+    } else if (c.if_none_match && matches(*c.if_none_match, current->etag)) {
+        not_met(412);
+    }
     if (c.if_match && !matches(*c.if_match, current->etag)) not_met(412);
-    if (c.if_none_match && matches(*c.if_none_match, current->etag)) not_met(412);
     if (c.if_modified_since && whole_seconds(current->last_modified) <= *c.if_modified_since) {
         not_met(412);
     }

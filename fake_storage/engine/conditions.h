@@ -29,13 +29,14 @@ struct Version {
     time::TimePoint last_modified;
 };
 
-// For reads of an existing resource: throws StorageError 304 (ConditionNotMet) when
+// For reads of an existing resource: throws StorageError 400 UnsatisfiableCondition for
+// If-None-Match: *, 304 (ConditionNotMet) when
 // If-None-Match or If-Modified-Since fail, 412 ConditionNotMet when If-Match or
 // If-Unmodified-Since fail.
 void check_read_conditions(const Conditions& conditions, const Version& current);
 
 // For writes. `current` is nullopt when the resource does not exist yet. If-None-Match: * on an
-// existing resource throws 409 `exists_code`; any other failed condition 412 ConditionNotMet;
+// existing resource throws 409 `exists_code` (and is ignored where that is empty); any other failed condition 412 ConditionNotMet;
 // create_new_only on an existing resource 403 UnauthorizedBlobOverwrite.
 void check_write_conditions(const Conditions& conditions, const std::optional<Version>& current,
                             const std::string& exists_code, const std::string& exists_message);

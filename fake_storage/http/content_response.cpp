@@ -6,6 +6,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
+#include "common/text/ascii.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 
@@ -13,6 +16,7 @@ namespace bai::storage {
 namespace {
 
 constexpr std::uint64_t kSmallBody = 64 * 1024;
+constexpr std::uint64_t kMaxRangeMd5 = 4 * 1024 * 1024;  // x-ms-range-get-content-md5's limit
 
 }  // namespace
 
@@ -75,8 +79,30 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
         return;
     }
     std::optional<ResolvedRange> range = resolve_range(r, res, c.size);
-    if (!md5.empty()) res.set_header(range ? range_md5_header : "Content-MD5", md5);
+    // The whole content's MD5: Content-MD5 for the whole, and always in range_md5_header for a
+    // blob (x-ms-blob-content-md5); a range's own MD5 only when x-ms-range-get-content-md5 asks.
+    if (!md5.empty() && (range || std::string_view(range_md5_header) == "x-ms-blob-content-md5")) {
+        res.set_header(range_md5_header, md5);
+    }
+    if (!md5.empty() && !range) res.set_header("Content-MD5", md5);
     ResolvedRange part = range.value_or(ResolvedRange{0, c.size});
+    if (range && text::iequals(r.header("x-ms-range-get-content-md5"), "true")) {
+        if (part.length > kMaxRangeMd5) {
+            fail(400, "OutOfRangeInput",
+                 "One of the request inputs is out of range.\nReason:x-ms-range-get-content-md5 takes ranges of 4 MiB "
+                 "at most.");
+        }
+        std::string bytes(static_cast<size_t>(part.length), '\0');
+        size_t have = 0;
+        while (have < bytes.size()) {
+            ssize_t n = c.bytes != nullptr ? static_cast<ssize_t>(c.bytes->copy(bytes.data() + have, bytes.size() - have,
+                                                                                  part.first + have))
+                                           : c.read(bytes.data() + have, bytes.size() - have, part.first + have);
+            if (n <= 0) fail(500, "InternalError", "The content could not be read.");
+            have += static_cast<size_t>(n);
+        }
+        res.set_header("Content-MD5", crypto::base64_encode(crypto::md5(bytes)));
+    }
     if (c.bytes != nullptr) {
         res.set_content(c.bytes->substr(part.first, part.length), content_type);
         return;

@@ -44,7 +44,9 @@ struct StoredContent {
 // Get Blob / Get File and their HEAD forms, after the resource's own headers: the content
 // headers and Accept-Ranges; for HEAD the type, length and Content-MD5; for GET the requested
 // range, with the whole content's MD5 in Content-MD5, or in `range_md5_header` when only a
-// range is sent (x-ms-blob-content-md5 for blobs, x-ms-content-md5 for files).
+// range is sent (x-ms-blob-content-md5 for blobs, which a blob also sends with the whole,
+// x-ms-content-md5 for files); with x-ms-range-get-content-md5: true, a range's own MD5 in
+// Content-MD5 (ranges of 4 MiB at most: 400 OutOfRangeInput).
 void answer_with_content(const StorageRequest& request, httplib::Response& response,
                          const StoredContent& content, const char* range_md5_header);
 

@@ -94,7 +94,14 @@ std::optional<std::uint64_t> read_uint_header(const StorageRequest& r, const std
 }
 
 std::optional<ByteRange> read_range(const StorageRequest& r) {
-    return read_range_header(r, r.has_header("x-ms-range") ? "x-ms-range" : "Range");
+    if (r.has_header("x-ms-range")) return read_range_header(r, "x-ms-range");
+    // A malformed standard Range header is ignored (the whole content answers), as HTTP lets a
+    // server do and the service does; a malformed x-ms-range is refused.
+    try {
+        return read_range_header(r, "Range");
+    } catch (const StorageError&) {
+        return std::nullopt;
+    }
 }
 
 std::optional<ByteRange> read_range_header(const StorageRequest& r, const std::string& name) {

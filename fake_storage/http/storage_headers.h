@@ -31,8 +31,8 @@ struct ByteRange {
     std::uint64_t first = 0;
     std::optional<std::uint64_t> last;  // inclusive; open-ended when absent
 };
-// x-ms-range, else Range: "bytes=A-B" or "bytes=A-". nullopt when neither is sent; 400
-// InvalidHeaderValue for anything else.
+// x-ms-range, else Range: "bytes=A-B" or "bytes=A-". nullopt when neither is sent or Range is
+// malformed; 400 InvalidHeaderValue for a malformed x-ms-range.
 std::optional<ByteRange> read_range(const StorageRequest& request);
 // The same for one header (x-ms-source-range of Put Block From URL).
 std::optional<ByteRange> read_range_header(const StorageRequest& request, const std::string& name);

@@ -54,11 +54,15 @@ void set_version_headers(httplib::Response& res, const std::string& etag, time::
 }
 
 // A transactional Content-MD5 must match what arrived.
-void check_content_md5(const StorageRequest& r, const std::string& digest) {
-    if (!r.has_header("Content-MD5")) return;
-    std::string sent = r.header("Content-MD5");
+void check_content_md5(const StorageRequest& r, const std::string& digest, const std::string& header) {
+    if (!r.has_header(header)) return;
+    std::string sent = r.header(header);
     auto decoded = crypto::base64_decode(sent);
-    if (!decoded || decoded->size() != 16) invalid_header("Content-MD5", sent);
+    if (!decoded || decoded->size() != 16) {
+        fail(400, "InvalidMd5",
+             "The MD5 value specified in the request is invalid. The MD5 value must be 128 bits and "
+             "Base64-encoded.\nHeaderName:" + header + "\nHeaderValue:" + sent);
+    }
     if (*decoded != digest) {
         fail(400, "Md5Mismatch",
              "The MD5 value specified in the request did not match with the MD5 value calculated by "

@@ -21,7 +21,9 @@ ListOptions list_options(const StorageRequest& request);
 bool includes(const StorageRequest& request, const std::string& what);
 void set_version_headers(httplib::Response& response, const std::string& etag,
                          time::TimePoint modified);
-// A transactional Content-MD5 must equal the digest of what arrived: 400 Md5Mismatch.
-void check_content_md5(const StorageRequest& request, const std::string& digest);
+// An MD5 header (the transactional Content-MD5 by default) must be 16 bytes in base64 (400
+// InvalidMd5) and equal the digest of what arrived (400 Md5Mismatch).
+void check_content_md5(const StorageRequest& request, const std::string& digest,
+                       const std::string& header = "Content-MD5");
 
 }  // namespace bai::storage

@@ -256,6 +256,35 @@ class BlobSdk(StorageTestCase, unittest.TestCase):
         props = self.container.get_blob_client("log.gz").get_blob_properties()
         self.assertEqual((props.size, props.content_settings.content_encoding), (len(packed), "gzip"))
 
+    def test_conditions_content_type_and_md5_as_the_service_answers_them(self):
+        blob = self.container.get_blob_client("answers.txt")
+        blob.upload_blob(b"abcdef")
+        raw = RawClient(self.endpoints["blob"])
+        path = f"/{DEV_ACCOUNT}/{self.name}/answers.txt"
+        # "If none matches *" of a read of something that exists cannot be satisfied.
+        r = raw.request("GET", path, headers={"If-None-Match": "*"})
+        self.assertEqual((r.status, r.code), (400, "UnsatisfiableCondition"))
+        # A range: the blob's MD5 in x-ms-blob-content-md5 only; its own MD5 when asked.
+        whole = base64.b64encode(hashlib.md5(b"abcdef").digest()).decode()
+        r = raw.request("GET", path, headers={"x-ms-range": "bytes=0-1"})
+        self.assertEqual((r.status, r.headers.get("x-ms-blob-content-md5"), r.headers.get("content-md5")), (206, whole, None))
+        r = raw.request("GET", path, headers={"x-ms-range": "bytes=0-1", "x-ms-range-get-content-md5": "true"})
+        self.assertEqual(r.headers.get("content-md5"), base64.b64encode(hashlib.md5(b"ab").digest()).decode())
+        r = raw.request("GET", path)
+        self.assertEqual((r.headers.get("content-md5"), r.headers.get("x-ms-blob-content-md5")), (whole, whole))
+        # An upload without a type gets the default; Set Blob Properties without one clears it
+        # (and the MD5 with it).
+        self.assertEqual(blob.get_blob_properties().content_settings.content_type, "application/octet-stream")
+        blob.set_http_headers(ContentSettings())
+        self.assertIsNone(blob.get_blob_properties().content_settings.content_type)
+        # Listings write a blob's ETag without its quotes.
+        listed = raw.request("GET", f"/{DEV_ACCOUNT}/{self.name}", [("restype", "container"), ("comp", "list")])
+        etag = blob.get_blob_properties().etag
+        self.assertIn(f"<Etag>{etag.strip(chr(34))}</Etag>".encode(), listed.body)
+        # A delete ignores If-None-Match: *, and says it was permanent.
+        r = raw.request("DELETE", path, headers={"If-None-Match": "*"})
+        self.assertEqual((r.status, r.headers.get("x-ms-delete-type-permanent")), (202, "true"))
+
     def test_wrong_key_is_refused(self):
         bad_key = base64.b64encode(b"x" * 64).decode()
         svc = BlobServiceClient(f"{self.endpoints['blob']}/{DEV_ACCOUNT}",

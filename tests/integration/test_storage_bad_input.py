@@ -1,6 +1,7 @@
 """Malformed and invalid storage requests get the service's status and error code, store
 nothing, and never bring the emulator down."""
 import base64
+import hashlib
 import os
 import socket
 import unittest
@@ -66,9 +67,23 @@ class BlobBadInput(StorageTestCase, unittest.TestCase):
                               headers={"x-ms-blob-type": "BlockBlob", "Content-MD5": wrong})
         self.expect(r, 400, "Md5Mismatch")
         self.missing("md5")
+        # Not 128 bits in base64: InvalidMd5, whichever MD5 header carries it.
+        for header, value in [("Content-MD5", "not-base64"), ("Content-MD5", base64.b64encode(b"0000").decode()),
+                              ("x-ms-blob-content-md5", base64.b64encode(b"0000").decode())]:
+            r = self.blob.request("PUT", f"{A}/bad/md5", body=b"payload",
+                                  headers={"x-ms-blob-type": "BlockBlob", header: value})
+            self.expect(r, 400, "InvalidMd5")
+        r = self.blob.request("PUT", f"{A}/bad/md5", [("comp", "block"), ("blockid", "YQ==")], body=b"payload",
+                              headers={"Content-MD5": base64.b64encode(b"0000").decode()})
+        self.expect(r, 400, "InvalidMd5")
+        # x-ms-blob-content-md5 is what the body is checked against when both are sent.
+        right = base64.b64encode(hashlib.md5(b"payload").digest()).decode()
         r = self.blob.request("PUT", f"{A}/bad/md5", body=b"payload",
-                              headers={"x-ms-blob-type": "BlockBlob", "Content-MD5": "not-base64"})
-        self.expect(r, 400, "InvalidHeaderValue")
+                              headers={"x-ms-blob-type": "BlockBlob", "Content-MD5": wrong, "x-ms-blob-content-md5": right})
+        self.assertEqual(r.status, 201, r.body)
+        r = self.blob.request("PUT", f"{A}/bad/md5", body=b"payload",
+                              headers={"x-ms-blob-type": "BlockBlob", "Content-MD5": right, "x-ms-blob-content-md5": wrong})
+        self.expect(r, 400, "Md5Mismatch")
 
     def test_wrong_keys_and_malformed_authorization(self):
         wrong = RawClient(self.endpoints["blob"], key=base64.b64encode(b"k" * 64).decode())
@@ -122,6 +137,9 @@ class BlobBadInput(StorageTestCase, unittest.TestCase):
                         400, "InvalidHeaderValue")
         r = self.blob.request("GET", f"{A}/bad/kept", headers={"Range": "bytes=2-4"})
         self.assertEqual((r.status, r.body), (206, b"234"))
+        # A malformed standard Range is ignored: the whole blob, no Content-Range.
+        r = self.blob.request("GET", f"{A}/bad/kept", headers={"Range": "bytes=0--1"})
+        self.assertEqual((r.status, len(r.body), r.headers.get("content-range")), (200, 10, None))
 
     def test_bad_query_values(self):
         for value in ("0", "abc", "-1"):
