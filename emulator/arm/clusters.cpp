@@ -2,6 +2,7 @@
 
 #include "common/crypto/random_id.h"
 #include "emulator/arm/batchai_common.h"
+#include "emulator/arm/batchai_view.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/arm/resource_defaults.h"
@@ -31,13 +32,14 @@ struct Kind {
     const char* not_found;
     const char* exists;
     ResourceKind validation;
+    nlohmann::json (*view)(const StoredResource&);  // what a GET answers
 };
 
 constexpr Kind kClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/workspaces/clusters",
-                         "cluster", "ClusterNotFound", "ClusterAlreadyExists", ResourceKind::cluster};
+                         "cluster", "ClusterNotFound", "ClusterAlreadyExists", ResourceKind::cluster, cluster_view};
 constexpr Kind kFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer,
                             "Microsoft.BatchAI/workspaces/fileservers", "file server", "FileServerNotFound",
-                            "FileServerAlreadyExists", ResourceKind::file_server};
+                            "FileServerAlreadyExists", ResourceKind::file_server, redacted_view};
 
 std::string item_id(const Kind& k, const Params& p) { return workspace_id(p) + "/" + k.id_segment + "/" + p[k.param]; }
 
@@ -59,7 +61,7 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
     const std::string name = p[k.param];
     // As a PUT of an existing job: nothing changes, the resource is the answer (200).
     if (std::optional<StoredResource> existing = ctx.store.get(id)) {
-        return send_resource(res, *existing, redacted_view(*existing));
+        return send_resource(res, *existing, k.view(*existing));
     }
     nlohmann::json properties = body["properties"];
     stamp_new(properties, "creating");
@@ -68,10 +70,13 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
         fill_cluster_defaults(properties,
                               p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
                                   "/clusters/" + name + "/" + crypto::uuid4(),
-                              Era::feb_2020);
+                              Era::latest);
         inherit_file_server_subnet(ctx, properties);
     }
     nlohmann::json item{{"id", id}, {"name", name}, {"type", k.type}, {"properties", std::move(properties)}};
+    // Clusters carry their workspace's location (recorded from February 2021); file servers, of
+    // which nothing that late was recorded, do not.
+    if (k.stored_type == kind::kCluster) item["location"] = workspace.body["location"];
     ctx.store.atomically([&] {
         if (!ctx.store.create(id, workspace.body["id"].get<std::string>(), k.stored_type, item)) {
             throw CloudError(409, k.exists, "The specified " + std::string(k.noun) + " " + name + " already exists");
@@ -95,14 +100,14 @@ void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::strin
     const std::string item = collection + "/{" + k.param + "}";
     router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_workspace(ctx, p);
-        send_list(req, res, ctx.store.children(workspace_id(p), k.stored_type, skip_token(req), req.max_results()), redacted_view);
+        send_list(req, res, ctx.store.children(workspace_id(p), k.stored_type, skip_token(req), req.max_results()), k.view);
     });
     router.add("PUT", item, v, op + "write", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         put_item(ctx, k, req, p, res);
     });
     router.add("GET", item, v, op + "read", [&ctx, &k](const ArmRequest&, const Params& p, httplib::Response& res) {
         StoredResource r = require_item(ctx, k, p);
-        send_resource(res, r, redacted_view(r));
+        send_resource(res, r, k.view(r));
     });
     router.add("DELETE", item, v, op + "delete", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         StoredResource workspace = require_workspace(ctx, p);
@@ -142,7 +147,7 @@ std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::s
         if (update.contains("scaleSettings")) {
             nlohmann::json scale = update["scaleSettings"];
             // A cluster made through the flat API keeps that API's era.
-            fill_scale_defaults(scale, cluster.contains("_preview") ? Era::early_2018 : Era::feb_2020);
+            fill_scale_defaults(scale, cluster.contains("_preview") ? Era::early_2018 : Era::latest);
             cluster["properties"]["scaleSettings"] = std::move(scale);
             changed = true;
         }
@@ -165,7 +170,7 @@ void add_cluster_routes(Router& router, ArmContext& ctx) {
                    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
                    check_body(body, ResourceKind::cluster_update, ApiVersion::v2018_05_01);
                    StoredResource updated = *apply_cluster_update(ctx, cluster.body["id"], body);
-                   send_resource(res, updated, redacted_view(updated));
+                   send_resource(res, updated, cluster_view(updated));
                });
     router.add("POST", item + "/listRemoteLoginInformation", Versions::batchai_2018,
                "Microsoft.BatchAI/workspaces/clusters/remoteLoginInformation/action",

@@ -2,6 +2,7 @@
 
 #include "common/crypto/random_id.h"
 #include "emulator/arm/batchai_common.h"
+#include "emulator/arm/batchai_view.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/output_files.h"
 #include "emulator/arm/resource_defaults.h"
@@ -52,7 +53,7 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     const std::string id = job_id(p);
     // A PUT of a job that exists changes nothing and answers it, 200 (as recorded: jobs have no update).
     if (std::optional<StoredResource> existing = ctx.store.get(id)) {
-        return send_resource(res, *existing, redacted_view(*existing));
+        return send_resource(res, *existing, job_view(*existing));
     }
     nlohmann::json properties = body["properties"];
     require_job_cluster(ctx, properties);
@@ -60,9 +61,13 @@ void put_job(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::R
     stamp_new(properties, "creating");
     std::string segment = p["subscriptionId"] + "/" + p["resourceGroupName"] + "/workspaces/" + p["workspaceName"] +
                           "/experiments/" + p["experimentName"] + "/jobs/" + job_name(p) + "/" + crypto::uuid4();
-    fill_job_defaults(properties, segment, Era::feb_2020);
+    fill_job_defaults(properties, segment, Era::latest);
     nlohmann::json job{{"id", id}, {"name", job_name(p)}, {"type", "Microsoft.BatchAI/workspaces/experiments/jobs"},
                        {"properties", std::move(properties)}};
+    // The size the job will run on, kept for its view (batchai_view.h) even after the cluster goes.
+    if (std::optional<StoredResource> cluster = ctx.store.get(job["properties"]["cluster"]["id"].get<std::string>())) {
+        job[kJobVmSize] = cluster->body["properties"].value("vmSize", "");
+    }
     ctx.store.atomically([&] {
         if (!ctx.store.create(id, experiment_id(p), kind::kJob, job)) {
             throw CloudError(409, "JobAlreadyExists", "The specified job " + p["jobName"] + " already exists");
@@ -86,13 +91,13 @@ void add_job_routes(Router& router, ArmContext& ctx) {
     const std::string op = "Microsoft.BatchAI/workspaces/experiments/jobs/";
     router.add("GET", kJobs, v, op + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_experiment(ctx, p);
-        send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), redacted_view);
+        send_list(req, res, ctx.store.children(experiment_id(p), kind::kJob, skip_token(req), req.max_results()), job_view);
     });
     router.add("PUT", kJob, v, op + "write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_job(ctx, req, p, res); });
     router.add("GET", kJob, v, op + "read", [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
         StoredResource job = require_job(ctx, p);
-        send_resource(res, job, redacted_view(job));
+        send_resource(res, job, job_view(job));
     });
     router.add("DELETE", kJob, v, op + "delete", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
         StoredResource workspace = require_workspace_and_experiment(ctx, p);

@@ -41,7 +41,7 @@ struct FlatKind {
 
 constexpr FlatKind kClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
                              "Microsoft.BatchAI/workspaces/clusters", ResourceKind::cluster};
-constexpr FlatKind kJobs{"jobs", "jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
+constexpr FlatKind kFlatJobs{"jobs", "jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
                          "Microsoft.BatchAI/workspaces/experiments/jobs", ResourceKind::job};
 constexpr FlatKind kFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
                                 "Microsoft.BatchAI/workspaces/fileservers", ResourceKind::file_server};
@@ -353,7 +353,7 @@ std::string migrated_workspace_name(const std::string& location) {
 
 void add_preview_routes(Router& router, ArmContext& ctx) {
     add_flat_routes(router, ctx, kClusters);
-    add_flat_routes(router, ctx, kJobs);
+    add_flat_routes(router, ctx, kFlatJobs);
     add_flat_routes(router, ctx, kFileServers);
     const auto v = Versions::batchai_preview;
     router.add("PATCH", kProvider + "/clusters/{clusterName}", v, "Microsoft.BatchAI/clusters/write",
@@ -372,11 +372,11 @@ void add_preview_routes(Router& router, ArmContext& ctx) {
     router.add("POST", kProvider + "/jobs/{jobName}/listRemoteLoginInformation", v,
                "Microsoft.BatchAI/jobs/remoteLoginInformation/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kJobs, p)), std::nullopt);
+                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kFlatJobs, p)), std::nullopt);
                });
     router.add("POST", kProvider + "/jobs/{jobName}/terminate", v, "Microsoft.BatchAI/jobs/terminate/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   StoredResource job = require_flat(ctx, kJobs, p);
+                   StoredResource job = require_flat(ctx, kFlatJobs, p);
                    start_terminate(ctx, req, res, job, {"terminate", job.body["id"],
                                                    p["subscriptionId"] + "$" + p["resourceGroupName"] + "$" + p["jobName"],
                                                    p["subscriptionId"], job.body["_preview"].value("location", "")});
@@ -384,7 +384,7 @@ void add_preview_routes(Router& router, ArmContext& ctx) {
     for (const char* method : {"POST", "GET"}) {
         router.add(method, kProvider + "/jobs/{jobName}/listOutputFiles", v, "Microsoft.BatchAI/jobs/listOutputFiles/action",
                    [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                       list_output_files(ctx, req, require_flat(ctx, kJobs, p), res);
+                       list_output_files(ctx, req, require_flat(ctx, kFlatJobs, p), res);
                    });
     }
 }

@@ -53,13 +53,15 @@ void add_provider_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/locations/{location}/usages",
                Versions::batchai_stable, "Microsoft.BatchAI/locations/usages/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   nlohmann::json cores = ctx.engine.cores_in_use(p["location"]);
+                   // Each API version lists the model of its era (usages.h); only 2018's counted clusters.
+                   if (req.api_version() != kApi2018March) return send_page(res, req, batchai_usages_2021(cores), std::nullopt);
                    long long clusters = 0;
                    for (const StoredResource& c : ctx.store.under(subscription_id(p), kind::kCluster, 0, 100000).items) {
                        std::optional<StoredResource> ws = ctx.store.get(c.body["id"].get<std::string>().substr(
                            0, c.body["id"].get<std::string>().find("/clusters/")));
                        if (ws && iequals(ws->body.value("location", ""), p["location"])) ++clusters;
                    }
-                   nlohmann::json cores = ctx.engine.cores_in_use(p["location"]);
                    send_page(res, req, batchai_usages(clusters, cores), std::nullopt);
                });
     router.add("GET", std::string(kOperationPath) + "/operationresults/{operationId}", Versions::any_dated,

@@ -72,17 +72,18 @@ void fill_job_defaults(json& p, const std::string& output_segment, Era era) {
     auto limit = constraints.contains("maxWallClockTime")
                      ? validation::parse_duration(constraints["maxWallClockTime"].get<std::string>())
                      : std::nullopt;
-    const std::chrono::seconds fallback = era == Era::feb_2020 ? std::chrono::hours(24 * 150) : std::chrono::hours(24 * 7);
+    const std::chrono::seconds fallback = era == Era::latest ? std::chrono::hours(24 * 150) : std::chrono::hours(24 * 7);
     const std::chrono::seconds wall = limit.value_or(fallback);
     constraints["maxWallClockTime"] = iso_duration(wall);
     // The service's own fields, never a client's (the flat API stores what it was sent).
     p.erase("maxJobDurationSeconds");
-    if (era == Era::feb_2020) {
+    if (era == Era::latest) {
         // February 2020: the service capped every job at 30 days (maxJobDurationSeconds 2592000
         // under the default P150D). A shorter maxWallClockTime is the shorter cap, a choice.
         p["maxJobDurationSeconds"] = std::min<long long>(wall.count(), kMaxJobDurationSeconds);
         if (!p.contains("cleanupNodeBeforeRun")) p["cleanupNodeBeforeRun"] = false;
         if (!p.contains("cleanupNodeAfterRun")) p["cleanupNodeAfterRun"] = false;
+        constraints["maxAttempts"] = kMaxAttempts;
     }
     for (const char* block : kWithProcessCount) {
         if (p.contains(block) && p[block].is_object() && !p[block].contains("processCount")) {
@@ -110,9 +111,11 @@ void fill_cluster_defaults(json& p, const std::string& setup_suffix, Era era) {
     fill_scale_defaults(scale, era);
     if (!p.contains("virtualMachineConfiguration")) {
         p["virtualMachineConfiguration"] = {
-            {"imageReference", era == Era::feb_2020 ? json{{"publisher", "microsoft-dsvm"},
-                                                           {"offer", "azureml"},
-                                                           {"sku", "runtime"},
+            // July 2021: the AML compute runtime on Ubuntu 18.04 (microsoft-dsvm azureml runtime
+            // from December 2019 to February 2021, recorded).
+            {"imageReference", era == Era::latest ? json{{"publisher", "microsoft-dsvm"},
+                                                           {"offer", "amlcompute"},
+                                                           {"sku", "runtime-gen1-ubuntu18"},
                                                            {"version", "latest"}}
                                                      : json{{"publisher", "Canonical"},
                                                            {"offer", "UbuntuServer"},
@@ -152,7 +155,7 @@ void fill_scale_defaults(json& scale, Era era) {
         // The spec says 0; by February 2020 the service started an auto-scale cluster given
         // none at its minimum (recorded: minimum 1, initial 1). Before, 0.
         json& autoscale = scale["autoScale"];
-        autoscale["initialNodeCount"] = era == Era::feb_2020 ? autoscale.value("minimumNodeCount", json(0)) : json(0);
+        autoscale["initialNodeCount"] = era == Era::latest ? autoscale.value("minimumNodeCount", json(0)) : json(0);
     }
 }
 

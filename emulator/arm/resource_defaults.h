@@ -19,13 +19,17 @@ void stamp_new(nlohmann::json& properties, const std::string& provisioning_state
 void set_provisioning_state(nlohmann::json& properties, const std::string& state);
 
 // Which recordings of the service a resource's defaults follow. The service changed its defaults
-// while it ran: the 2018-05-01 API answers as the service did in its latest recordings (February
-// 2020: P150D, the azureml image, initialNodeCount from minimumNodeCount, ...); the flat API
-// (2017-09-01-preview, 2018-03-01) as its own latest recordings (December 2017, March 2018).
-enum class Era { early_2018, feb_2020 };
+// while it ran: the 2018-05-01 API answers as the service did in its latest recordings (`latest`:
+// P150D, initialNodeCount from minimumNodeCount from February 2020, maxAttempts 5 by February
+// 2021, the amlcompute image by July 2021, ...); the flat API (2017-09-01-preview, 2018-03-01) as
+// its own latest recordings (December 2017, March 2018).
+enum class Era { early_2018, latest };
 
 // The job's maxJobDurationSeconds cap (February 2020: 30 days, whatever maxWallClockTime said).
 inline constexpr long long kMaxJobDurationSeconds = 30LL * 24 * 3600;
+// How many times the service would run a job (constraints.maxAttempts: 1 in November 2020, 5 from
+// February 2021, recorded). The emulator runs a job once, requeues aside.
+inline constexpr int kMaxAttempts = 5;
 
 void fill_job_defaults(nlohmann::json& properties, const std::string& output_segment, Era era = Era::early_2018);
 void fill_cluster_defaults(nlohmann::json& properties, const std::string& setup_suffix, Era era = Era::early_2018);

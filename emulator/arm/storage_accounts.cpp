@@ -68,6 +68,18 @@ std::string paired_region(const std::string& location) {
     return {};
 }
 
+// The keys' creation times are answered from 2021-02-01 (the version that brought them, with
+// keyPolicy: azure-mgmt-storage 17.1.0; recorded in July 2021 through 2021-04-01).
+bool with_key_creation_times(const std::string& api_version) { return api_version >= "2021-02-01"; }
+
+// When a key was made: the account's creation, or its last regeneration. Accounts stored before
+// the emulator kept these times show their creation time.
+nlohmann::json key_created(const nlohmann::json& stored, const char* key) {
+    const nlohmann::json created = stored.value("_keyCreationTime", nlohmann::json::object());
+    if (created.contains(key)) return created[key];
+    return stored["properties"].value("creationTime", nlohmann::json(""));
+}
+
 // An account as `api_version` shows it: the endpoints the emulator serves (Blob and File: it has
 // no Queue or Table service), Microsoft-managed encryption of both, the network rules that let
 // everything in, and from 2019-06-01 the key type and private endpoint connections (recorded).
@@ -86,6 +98,9 @@ nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored, const s
                         {"ipRules", nlohmann::json::array()},
                         {"virtualNetworkRules", nlohmann::json::array()}};
     if (newer) p["privateEndpointConnections"] = nlohmann::json::array();
+    if (with_key_creation_times(api_version)) {
+        p["keyCreationTime"] = {{"key1", key_created(stored, "key1")}, {"key2", key_created(stored, "key2")}};
+    }
     // A geo-redundant account names its paired region (recorded: Standard_GRS in westus, second
     // copy in eastus). The emulator keeps one copy; it serves no secondary endpoints.
     const std::string sku = stored["sku"].value("name", "");
@@ -104,9 +119,13 @@ nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored, const s
 nlohmann::json keys_view(const nlohmann::json& stored, const std::string& api_version) {
     const nlohmann::json& keys = stored["_keys"];
     const char* permissions = api_version < "2018-03-01" ? "Full" : "FULL";
-    return {{"keys",
-             {{{"keyName", "key1"}, {"value", keys["key1"]}, {"permissions", permissions}},
-              {{"keyName", "key2"}, {"value", keys["key2"]}, {"permissions", permissions}}}}};
+    nlohmann::json list = nlohmann::json::array();
+    for (const char* name : {"key1", "key2"}) {
+        nlohmann::json key{{"keyName", name}, {"value", keys[name]}, {"permissions", permissions}};
+        if (with_key_creation_times(api_version)) key["creationTime"] = key_created(stored, name);
+        list.push_back(std::move(key));
+    }
+    return {{"keys", std::move(list)}};
 }
 
 // Microsoft.Storage's empty 202s say `text/plain; charset=utf-8` (recorded in 2020; in 2017 they
@@ -116,7 +135,9 @@ void empty_text(httplib::Response& res) {
     res.set_header("Content-Type", "text/plain; charset=utf-8");
 }
 
-// Microsoft.Storage answers JSON as `application/json`, without a charset (recorded).
+// Microsoft.Storage answers JSON as `application/json`, without a charset (recorded), except
+// its subscription-wide list, which says `application/json; charset=utf-8` (recorded in December
+// 2019 and July 2021; send_json's own).
 void storage_json(httplib::Response& res) {
     if (res.body.empty()) return;
     res.headers.erase("Content-Type");
@@ -206,7 +227,8 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
           {"primaryLocation", location},
           {"statusOfPrimary", "available"},
           {"supportsHttpsTrafficOnly", https_only}}},
-        {"_keys", {{"key1", crypto::random_base64(64)}, {"key2", crypto::random_base64(64)}}}};
+        {"_keys", {{"key1", crypto::random_base64(64)}, {"key2", crypto::random_base64(64)}}},
+        {"_keyCreationTime", {{"key1", now}, {"key2", now}}}};
     if (!ctx.store.create(id, group.body["id"].get<std::string>(), kind::kStorageAccount, account)) {
         throw CloudError(409, "Conflict", "The storage account " + name + " is being created.");
     }
@@ -235,6 +257,7 @@ void regenerate_key(ArmContext& ctx, const ArmRequest& req, const Params& p, htt
     key_name = one_of(key_name, "keyName", {"key1", "key2"});
     auto updated = ctx.store.update(account_id(p), [&](nlohmann::json& a) {
         a["_keys"][key_name] = crypto::random_base64(64);
+        a["_keyCreationTime"][key_name] = arm_time(time::now());
         return true;
     });
     ctx.accounts.put(account_of(*updated));
@@ -247,7 +270,6 @@ void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& sc
     nlohmann::json items = nlohmann::json::array();
     for (const StoredResource& a : page.items) items.push_back(view(ctx, a.body, req.api_version()));
     send_page(res, req, items, page.next_after);
-    storage_json(res);
 }
 
 }  // namespace
@@ -337,6 +359,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);
                    list_accounts(ctx, req, group_id(p), res);
+                   storage_json(res);
                });
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.Storage/storageAccounts", Versions::any_dated,
                ns + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {

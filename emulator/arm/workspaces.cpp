@@ -1,6 +1,7 @@
 #include "emulator/arm/workspaces.h"
 
 #include "emulator/arm/batchai_common.h"
+#include "emulator/arm/batchai_view.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
@@ -67,7 +68,7 @@ void patch_workspace(ArmContext& ctx, const ArmRequest& req, const Params& p, ht
         w["tags"] = body["tags"];
         return true;
     });
-    send_resource(res, *updated, redacted_view(*updated));
+    send_resource(res, *updated, workspace_view(*updated));
 }
 
 void put_experiment(ArmContext& ctx, const ArmRequest&, const Params& p, httplib::Response& res) {
@@ -123,12 +124,12 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.BatchAI/workspaces", v,
                "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   send_list(req, res, ctx.store.under(subscription_id(p), kind::kWorkspace, skip_token(req), req.max_results()), redacted_view);
+                   send_list(req, res, ctx.store.under(subscription_id(p), kind::kWorkspace, skip_token(req), req.max_results()), workspace_view);
                });
     router.add("GET", kWorkspaces, v, "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);
-                   send_list(req, res, ctx.store.children(group_id(p), kind::kWorkspace, skip_token(req), req.max_results()), redacted_view);
+                   send_list(req, res, ctx.store.children(group_id(p), kind::kWorkspace, skip_token(req), req.max_results()), workspace_view);
                });
     router.add("PUT", kWorkspace, v, "Microsoft.BatchAI/workspaces/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_workspace(ctx, req, p, res); });
@@ -137,7 +138,7 @@ void add_workspace_routes(Router& router, ArmContext& ctx) {
     router.add("GET", kWorkspace, v, "Microsoft.BatchAI/workspaces/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    StoredResource w = require_workspace(ctx, p);
-                   send_resource(res, w, redacted_view(w));
+                   send_resource(res, w, workspace_view(w));
                });
     router.add("DELETE", kWorkspace, v, "Microsoft.BatchAI/workspaces/delete",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {

@@ -9,6 +9,7 @@
 
 #include "common/time/timestamps.h"
 #include "emulator/arm/mount_volumes.h"
+#include "emulator/engine/diagnosis_archive.h"
 #include "emulator/engine/docker_client.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/launch_plan.h"
@@ -491,6 +492,13 @@ private:
         }
         remove_containers();
         log_.close();
+        if (!stdouterr_.empty() && !in_.diagnosis_pool.empty()) {
+            try {
+                write_diagnosis_archive(in_store(stdouterr_), in_.diagnosis_pool);
+            } catch (const std::exception&) {
+                // The archive is the service's extra: a job's logs stand without it.
+            }
+        }
         roots_.clear();  // every process has exited: the writable layers go
         job_volumes_.clear();  // and the job's own volumes are unmounted (a later job does not see them)
         std::vector<fs::path> written = outputs_;

@@ -37,6 +37,9 @@ struct JobRunInputs {
     std::string job_name;
     nlohmann::json properties;  // secrets included
     bool preview_layout = false;  // arm::uses_preview_output_layout
+    // The cluster's key, for the diagnosis archive left beside the logs at the end (a 2018-05-01
+    // job's: diagnosis_archive.h); empty: none, as the flat API's service left none.
+    std::string diagnosis_pool;
     std::vector<JobNode> nodes;  // master first
     std::filesystem::path shared_dir;  // the job's temporary directory shared by its nodes
     std::filesystem::path mpi_agent;

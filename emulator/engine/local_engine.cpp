@@ -614,6 +614,8 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.job_name = job->body.value("name", "job");
     in.properties = p;
     in.preview_layout = arm::uses_preview_output_layout(job->body);
+    // Jobs of the 2018-05-01 API (the flat API's carry `_preview`) get the diagnosis archive.
+    if (!job->body.contains("_preview")) in.diagnosis_pool = cluster.key;
     in.mpi_agent = mpi_agent_;
     in.node_ssh = node_ssh_;
     in.default_python = options_.default_python;

@@ -112,7 +112,8 @@ void add_cors_headers(const StorageRequest& request, httplib::Response& response
             continue;
         }
         std::vector<std::string> exposed;
-        for (const auto& [name, value] : response.headers) {
+        for (const auto& header : response.headers) {
+            const std::string& name = header.first;
             if (header_listed(name, rule.exposed_headers) &&
                 std::find_if(exposed.begin(), exposed.end(), [&](const std::string& e) { return text::iequals(e, name); }) ==
                     exposed.end()) {

@@ -5,6 +5,7 @@
 
 #include "common/db/database.h"
 #include "emulator/arm/arm_request.h"
+#include "emulator/arm/batchai_view.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/odata_filter.h"
 #include "emulator/arm/operations.h"
@@ -170,6 +171,31 @@ TEST(ArmUsages, FamiliesAndEntriesAreTheServices) {
     for (const auto& item : items) EXPECT_EQ(item["unit"], "Count");
 }
 
+TEST(ArmUsages, The2021ModelListsEveryFamilyWithTheEmulatorsUse) {
+    nlohmann::json cores{{"dedicated", 6},
+                         {"lowPriority", 2},
+                         {"byVmSize", {{"Standard_NC6", {{"dedicated", 6}}}, {"Standard_D2_v3", {{"lowPriority", 2}}}}}};
+    nlohmann::json items = bai::arm::batchai_usages_2021(cores);
+    ASSERT_EQ(items.size(), 55u);
+    EXPECT_EQ(items[0]["name"]["value"], "Total Cluster vCPUs");
+    EXPECT_EQ(items[0]["currentValue"], 8);
+    EXPECT_EQ(items[0]["limit"], 200);
+    EXPECT_EQ(items[1]["name"]["value"], "Total Cluster Dedicated Regional vCPUs");
+    EXPECT_EQ(items[1]["currentValue"], 6);
+    EXPECT_EQ(items[8]["name"]["value"], "Standard NC Family Cluster Dedicated vCPUs");
+    EXPECT_EQ(items[8]["currentValue"], 6);
+    EXPECT_EQ(items[8]["limit"], 24);
+    EXPECT_EQ(items[28]["name"]["value"], "Total Cluster LowPriority Regional vCPUs");
+    EXPECT_EQ(items[28]["name"]["localizedValue"], "Total Cluster Low Priority Regional vCPUs");
+    EXPECT_EQ(items[28]["currentValue"], 2);
+    EXPECT_EQ(items[31]["name"]["value"], "Standard Dv3 Family Cluster LowPriority vCPUs");
+    EXPECT_EQ(items[31]["name"]["localizedValue"], "Standard Dv3 Family Cluster LowPriority vCPUs");
+    EXPECT_EQ(items[31]["currentValue"], 2);
+    EXPECT_EQ(items[31]["limit"], -1);
+    EXPECT_EQ(items[54]["name"]["value"], "Standard HBv3 Family Cluster LowPriority vCPUs");
+    for (const auto& item : items) EXPECT_EQ(item["unit"], "Count");
+}
+
 TEST(ArmDefaults, DurationsAreWrittenAsTheServiceDid) {
     EXPECT_EQ(iso_duration(std::chrono::hours(24 * 7)), "P7D");
     EXPECT_EQ(iso_duration(std::chrono::seconds(5400)), "PT1H30M");
@@ -188,6 +214,51 @@ TEST(ArmDefaults, JobDefaultsFillWhatTheServiceFilled) {
     EXPECT_EQ(p["constraints"]["maxWallClockTime"], "P1DT2H");
     EXPECT_EQ(p["executionState"], "queued");
     EXPECT_EQ(p["jobOutputDirectoryPathSegment"], "seg");
+    EXPECT_FALSE(p["constraints"].contains("maxAttempts"));  // the flat API's era had none
+    nlohmann::json latest = {{"nodeCount", 1}, {"constraints", {{"maxAttempts", 1}}}};
+    stamp_new(latest, "creating");
+    fill_job_defaults(latest, "seg", Era::latest);
+    EXPECT_EQ(latest["constraints"]["maxAttempts"], 5);  // the service's, never a client's
+}
+
+TEST(ArmDefaults, ClusterImageIsTheEras) {
+    nlohmann::json latest = {{"vmSize", "Standard_D1"}};
+    stamp_new(latest, "creating");
+    fill_cluster_defaults(latest, "suffix", Era::latest);
+    EXPECT_EQ(latest["virtualMachineConfiguration"]["imageReference"],
+              (nlohmann::json{{"publisher", "microsoft-dsvm"}, {"offer", "amlcompute"}, {"sku", "runtime-gen1-ubuntu18"},
+                              {"version", "latest"}}));
+    nlohmann::json early = {{"vmSize", "Standard_D1"}};
+    stamp_new(early, "creating");
+    fill_cluster_defaults(early, "suffix");
+    EXPECT_EQ(early["virtualMachineConfiguration"]["imageReference"]["offer"], "UbuntuServer");
+}
+
+TEST(ArmView, The2018ApiShowsTheFieldsThe2021ServiceDerived) {
+    StoredResource cluster;
+    cluster.etag = "\"0x1\"";
+    cluster.body = {{"_x", 1}, {"properties", {{"virtualMachineConfiguration", {{"imageReference", {{"offer", "o"}}}}}}}};
+    nlohmann::json c = cluster_view(cluster);
+    EXPECT_EQ(c["etag"], "\"0x1\"");
+    EXPECT_EQ(c["properties"]["virtualMachineConfiguration"]["imageReference"]["minVersion"], "");
+    EXPECT_FALSE(c.contains("_x"));
+
+    StoredResource job;
+    job.body = {{kJobVmSize, "STANDARD_NC12"}, {"properties", {{"nodeCount", 2}, {"executionState", "queued"}}}};
+    nlohmann::json queued = job_view(job);
+    EXPECT_EQ(queued["properties"]["coreCountPerNode"], 0);
+    EXPECT_FALSE(queued["properties"].contains("vmSize"));
+    EXPECT_FALSE(queued.contains(kJobVmSize));
+    job.body["properties"]["executionState"] = "succeeded";
+    job.body["properties"]["executionInfo"] = {{"startTime", "2021-02-22T10:26:57Z"}, {"endTime", "2021-02-22T10:32:52Z"}};
+    nlohmann::json ran = job_view(job);
+    EXPECT_EQ(ran["properties"]["coreCountPerNode"], 12);
+    EXPECT_EQ(ran["properties"]["vmSize"], "STANDARD_NC12");
+    // 355 s on 2 nodes, as the service counted (recorded: 0.0986 h on one node).
+    EXPECT_DOUBLE_EQ(ran["properties"]["executionInfo"]["totalJobNodeHours"].get<double>(), 2 * 355.0 / 3600);
+    job.body["properties"]["executionState"] = "running";
+    job.body["properties"]["executionInfo"].erase("endTime");
+    EXPECT_EQ(job_view(job)["properties"]["executionInfo"]["totalJobNodeHours"].get<double>(), 0.0);
 }
 
 TEST(ArmView, SecretsAndInternalFieldsAreNeverReturned) {

@@ -1,17 +1,22 @@
-// The engine's small parts: shell words, the job environment, scheduling decisions, the clock.
+// The engine's small parts: shell words, the job environment, scheduling decisions, the clock,
+// the diagnosis archive.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <thread>
 
 #include <thread>
 
 #include "emulator/engine/clock.h"
+#include "emulator/engine/diagnosis_archive.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/scheduling.h"
 #include "emulator/engine/shell_words.h"
+#include "tests/common/test_dir.h"
 
 namespace bai::engine {
 namespace {
@@ -195,6 +200,28 @@ TEST(VirtualClock, ItIsNotSettledWhileAParticipantRuns) {
     release = true;
     EXPECT_TRUE(clock.settle(std::chrono::seconds(30)));
     participant.join();
+}
+
+TEST(DiagnosisArchive, IsAZipOfTheLogsEachCutToItsTail) {
+    bai::testing::TestDir dir;
+    std::ofstream(dir / "execution.log") << "job j\nsucceeded\n";
+    std::ofstream(dir / "stdout.txt") << std::string(100 * 1024, 'a') << "END";
+    std::ofstream(dir / "old.zip") << "not included";
+    const std::filesystem::path path = write_diagnosis_archive(dir.path(), "/subscriptions/s/clusters/c");
+    EXPECT_EQ(path.filename().string(), diagnosis_archive_name("/subscriptions/s/clusters/c"));
+    EXPECT_NE(diagnosis_archive_name("/subscriptions/s/clusters/c"), diagnosis_archive_name("/subscriptions/s/clusters/d"));
+    EXPECT_EQ(path.filename().string().size(), std::string("diagnosis-tvmps_").size() + 64 + std::string("_d.zip").size());
+    std::ifstream in(path, std::ios::binary);
+    const std::string zip((std::istreambuf_iterator<char>(in)), {});
+    ASSERT_GT(zip.size(), 22u);
+    EXPECT_EQ(zip.substr(0, 4), std::string("PK\x03\x04", 4));
+    const std::string end = zip.substr(zip.size() - 22);
+    EXPECT_EQ(end.substr(0, 4), std::string("PK\x05\x06", 4));
+    EXPECT_EQ(static_cast<unsigned char>(end[10]), 2u);  // two entries: the logs, not the other archive
+    EXPECT_LT(zip.size(), 64u * 1024 + 1024);              // stdout.txt cut to its last 64 KiB
+    EXPECT_NE(zip.find("END"), std::string::npos);
+    EXPECT_NE(zip.find("succeeded"), std::string::npos);
+    EXPECT_EQ(zip.find("not included"), std::string::npos);
 }
 
 }  // namespace

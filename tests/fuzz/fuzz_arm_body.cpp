@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bai::arm::check_body(body, kind, version);
         nlohmann::json properties = body.value("properties", nlohmann::json::object());
         bai::arm::stamp_new(properties, "creating");
-        const auto era = version == ApiVersion::v2018_05_01 ? bai::arm::Era::feb_2020 : bai::arm::Era::early_2018;
+        const auto era = version == ApiVersion::v2018_05_01 ? bai::arm::Era::latest : bai::arm::Era::early_2018;
         if (kind == ResourceKind::job) bai::arm::fill_job_defaults(properties, "segment", era);
         if (kind == ResourceKind::cluster) {
             bai::arm::check_cluster_image(properties);

@@ -124,6 +124,71 @@ class ArmProtocolTest(unittest.TestCase):
         self.assertEqual(patched.status_code, 200)
         self.assertNotEqual(patched.headers["ETag"], r.headers["ETag"])
 
+    def test_the_2018_05_01_api_answers_as_the_service_did_in_2021(self):
+        created = self.ensure_workspace("era")
+        self.assertNotIn("etag", created)  # the PUT's answer had none (July 2021)
+        got = self.call("GET", f"{PROVIDER}/workspaces/era")
+        self.assertEqual(got.json()["etag"], got.headers["ETag"])
+        listed = self.call("GET", f"{PROVIDER}/workspaces").json()["value"]
+        self.assertTrue(all("etag" in w for w in listed), listed)
+        r = self.call("PUT", f"{PROVIDER}/workspaces/era/clusters/c", CLUSTER_2018)
+        harness.wait_for_operation(self.ep, r)
+        cluster = self.call("GET", f"{PROVIDER}/workspaces/era/clusters/c")
+        doc = cluster.json()
+        self.assertEqual((doc["location"], doc["etag"]), ("westus2", cluster.headers["ETag"]))
+        self.assertEqual(doc["properties"]["virtualMachineConfiguration"]["imageReference"],
+                         {"publisher": "microsoft-dsvm", "offer": "amlcompute", "sku": "runtime-gen1-ubuntu18",
+                          "version": "latest", "minVersion": ""})
+        given = dict(CLUSTER_2018, properties=dict(CLUSTER_2018["properties"], virtualMachineConfiguration={
+            "imageReference": {"publisher": "Canonical", "offer": "UbuntuServer", "sku": "16.04-LTS"}}))
+        harness.wait_for_operation(self.ep, self.call("PUT", f"{PROVIDER}/workspaces/era/clusters/given", given))
+        image = self.call("GET", f"{PROVIDER}/workspaces/era/clusters/given").json()["properties"]["virtualMachineConfiguration"]["imageReference"]
+        self.assertEqual((image["offer"], image["minVersion"]), ("UbuntuServer", ""))
+        patched = self.call("PATCH", f"{PROVIDER}/workspaces/era/clusters/c",
+                            {"properties": {"scaleSettings": {"manual": {"targetNodeCount": 0}}}})
+        self.assertEqual((patched.json()["location"], patched.json()["etag"]), ("westus2", patched.headers["ETag"]))
+        # A job that waits in the queue (the cluster has no nodes): no cores yet, no size, 5 attempts.
+        self.call("PUT", f"{PROVIDER}/workspaces/era/experiments/e")
+        j = self.call("PUT", f"{PROVIDER}/workspaces/era/experiments/e/jobs/j", job_body(f"{PROVIDER}/workspaces/era/clusters/c"))
+        harness.wait_for_operation(self.ep, j)
+        job = self.call("GET", f"{PROVIDER}/workspaces/era/experiments/e/jobs/j").json()["properties"]
+        self.assertEqual((job["coreCountPerNode"], job["constraints"]["maxAttempts"]), (0, 5))
+        self.assertNotIn("vmSize", job)
+        # Usages: the June 2021 model on 2018-05-01.
+        usages = self.call("GET", f"/subscriptions/{SUB}/providers/Microsoft.BatchAI/locations/westus2/usages").json()["value"]
+        self.assertEqual(len(usages), 55)
+        by_name = {u["name"]["value"]: u for u in usages}
+        self.assertEqual((usages[0]["name"]["value"], usages[0]["limit"]), ("Total Cluster vCPUs", 200))
+        self.assertEqual(by_name["Total Cluster LowPriority Regional vCPUs"]["name"]["localizedValue"],
+                         "Total Cluster Low Priority Regional vCPUs")
+        self.assertEqual(by_name["Standard NCasT4_v3 Family Cluster LowPriority vCPUs"]["limit"], -1)
+        self.assertEqual(by_name["Standard NC Family Cluster Dedicated vCPUs"]["limit"], 24)
+        self.assertNotIn("Clusters", by_name)
+
+    def test_storage_accounts_answer_as_their_api_version_did(self):
+        accounts = f"/subscriptions/{SUB}/resourceGroups/{RG}/providers/Microsoft.Storage/storageAccounts"
+        r = self.call("PUT", f"{accounts}/eraacct", {"location": "westus2", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}},
+                      api_version="2021-04-01")
+        self.assertEqual(r.status_code, 202, r.text)
+        # The keys' creation times from 2021-02-01 on, not before.
+        keys = self.call("POST", f"{accounts}/eraacct/listKeys", api_version="2021-04-01").json()["keys"]
+        self.assertTrue(all(k["creationTime"].endswith("Z") for k in keys), keys)
+        old = self.call("POST", f"{accounts}/eraacct/listKeys", api_version="2019-06-01").json()["keys"]
+        self.assertTrue(all("creationTime" not in k for k in old), old)
+        account = self.call("GET", f"{accounts}/eraacct", api_version="2021-04-01").json()
+        self.assertEqual(set(account["properties"]["keyCreationTime"]), {"key1", "key2"})
+        self.assertNotIn("keyCreationTime", self.call("GET", f"{accounts}/eraacct", api_version="2019-06-01").json()["properties"])
+        time.sleep(0.01)
+        self.call("POST", f"{accounts}/eraacct/regenerateKey", {"keyName": "key1"}, api_version="2021-04-01")
+        after = self.call("GET", f"{accounts}/eraacct", api_version="2021-04-01").json()["properties"]["keyCreationTime"]
+        self.assertGreater(after["key1"], account["properties"]["keyCreationTime"]["key1"])
+        self.assertEqual(after["key2"], account["properties"]["keyCreationTime"]["key2"])
+        # The subscription-wide list says its charset; the group's list does not (recorded).
+        everywhere = self.call("GET", f"/subscriptions/{SUB}/providers/Microsoft.Storage/storageAccounts", api_version="2021-04-01")
+        self.assertEqual(everywhere.headers["Content-Type"], "application/json; charset=utf-8")
+        here = self.call("GET", accounts, api_version="2021-04-01")
+        self.assertEqual(here.headers["Content-Type"], "application/json")
+
     def test_experiment_put_takes_no_body_and_answers_200(self):
         self.ensure_workspace()
         r = requests.put(self.ep["arm"] + f"{PROVIDER}/workspaces/ws/experiments/raw?api-version=2018-05-01",

@@ -98,7 +98,7 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertIn(cluster.allocation_state, ("steady", "resizing"))
         self.assertIsNone(cluster.user_account_settings.admin_user_password)
         self.assertEqual(cluster.user_account_settings.admin_user_name, "alice")
-        self.assertEqual(cluster.virtual_machine_configuration.image_reference.offer, "azureml")
+        self.assertEqual(cluster.virtual_machine_configuration.image_reference.offer, "amlcompute")
         updated = self.client.clusters.update(RG, "ws-cl", "gpu", m.ClusterUpdateParameters(scale_settings=m.ScaleSettings(
             auto_scale=m.AutoScaleSettings(minimum_node_count=0, maximum_node_count=3))))
         self.assertIsNone(updated.scale_settings.manual)
@@ -181,8 +181,9 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assert_not_found("JobNotFound", self.client.jobs.get, RG, "ws-job", "exp", "j1")
         self.assertEqual(self.client.jobs.get(RG, "ws-job", "exp", "mpi").name, "mpi")
 
-    def test_defaults_are_the_services_of_february_2020(self):
-        # What the service filled in for the Java SDK's tests (its records of 2019-2020).
+    def test_defaults_are_the_services_latest(self):
+        # What the service filled in for the Java SDK's tests (its records of 2019-2020), and the
+        # image and job fields of its latest records (the az CLI's, February and July 2021).
         self.workspace("ws-2020")
         self.client.experiments.begin_create(RG, "ws-2020", "exp").result()
         # The body the Java SDK sent (this Python SDK always sends initialNodeCount).
@@ -198,7 +199,8 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertEqual(cluster.vm_size, "STANDARD_D1_V2")
         self.assertEqual(cluster.scale_settings.auto_scale.initial_node_count, 1)
         image = cluster.virtual_machine_configuration.image_reference
-        self.assertEqual((image.publisher, image.offer, image.sku, image.version), ("microsoft-dsvm", "azureml", "runtime", "latest"))
+        self.assertEqual((image.publisher, image.offer, image.sku, image.version),
+                         ("microsoft-dsvm", "amlcompute", "runtime-gen1-ubuntu18", "latest"))
         job = self.client.jobs.begin_create(RG, "ws-2020", "exp", "MyJob", m.JobCreateParameters(
             cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/logs",
             cntk_settings=m.CNTKsettings(python_script_file_path="$AZ_BATCHAI_JOB_MOUNT_ROOT/none.py"))).result()
@@ -210,6 +212,7 @@ class BatchAiSdkTest(unittest.TestCase):
         raw = harness.arm_call(self.emu.endpoints, "GET", job.id).json()["properties"]
         self.assertEqual((raw["maxJobDurationSeconds"], raw["cleanupNodeBeforeRun"], raw["cleanupNodeAfterRun"]),
                          (2592000, False, False))
+        self.assertEqual(raw["constraints"]["maxAttempts"], 5)
         self.assertEqual(self.client.jobs.get(RG, "ws-2020", "exp", "MYJOB").name, "myjob")
         # A shorter maxWallClockTime is the shorter cap.
         short = self.client.jobs.begin_create(RG, "ws-2020", "exp", "short", job_parameters(
@@ -257,10 +260,11 @@ class BatchAiSdkTest(unittest.TestCase):
         self.assertIn("Microsoft.BatchAI/workspaces/experiments/jobs/write", names)
         self.assertIn("Microsoft.BatchAI/workspaces/clusters/delete", names)
         usages = list(self.client.usages.list(LOCATION))
-        self.assertTrue(usages)
+        self.assertEqual(len(usages), 55)  # the June 2021 model
         for usage in usages:
             self.assertEqual(usage.unit, "Count")
             self.assertTrue(usage.name.value)
+        self.assertEqual(usages[0].name.value, "Total Cluster vCPUs")
 
     def test_list_output_files_reads_the_mounted_share(self):
         self.workspace("ws-out")

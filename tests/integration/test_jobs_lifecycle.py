@@ -1,10 +1,14 @@
 """Job and cluster life through the SDK: terminate and delete in every state, maxWallClockTime,
 priorities and gang scheduling, setup tasks, manual resize with each deallocation option,
-pre-emption of low-priority nodes, auto-scale from 0 to 1 and back, requeue after a restart."""
+pre-emption of low-priority nodes, auto-scale from 0 to 1 and back, requeue after a restart, and
+what a job shows once it has run (its size, cores, node hours, the diagnosis archive)."""
+import io
 import os
 import signal
 import time
 import unittest
+import urllib.request
+import zipfile
 
 import requests
 from azure.mgmt.batchai import models as m
@@ -57,6 +61,39 @@ class LifecycleTest(JobsTestCase):
         after = self.client.jobs.get(RG, WS, EXP, "t-done")
         self.assertEqual((after.execution_state, after.execution_info.exit_code), ("succeeded", 0))
         self.wait_cluster("term", idle=1)
+
+    def test_a_job_that_ran_shows_its_size_cores_and_node_hours_and_leaves_a_diagnosis_archive(self):
+        cluster = self.cluster("ran", nodes=1, vm_size="STANDARD_D2")
+        self.wait_cluster("ran", idle=1)
+        path = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/{RG}/providers/Microsoft.BatchAI/workspaces/{WS}/experiments/{EXP}/jobs"
+        # Queued behind a job that holds the only node: no cores yet, no size (as recorded, 2021).
+        _, pid = self.sleeper("holder", cluster)
+        self.job("ran", cluster, wait=False, custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 0.1; echo ran"))
+        queued = harness.arm_call(self.endpoints, "GET", f"{path}/ran").json()["properties"]
+        self.assertEqual((queued["executionState"], queued["coreCountPerNode"]), ("queued", 0))
+        self.assertNotIn("vmSize", queued)
+        self.assertEqual(queued["constraints"]["maxAttempts"], 5)
+        self.client.jobs.begin_terminate(RG, WS, EXP, "holder").result()
+        harness.wait_for(lambda: not alive(pid), what="the holder's process to end")
+        self.assertEqual(self.wait_job("ran").execution_state, "succeeded")
+        done = harness.arm_call(self.endpoints, "GET", f"{path}/ran").json()["properties"]
+        self.assertEqual((done["vmSize"], done["coreCountPerNode"]), ("STANDARD_D2", 2))
+        hours = done["executionInfo"]["totalJobNodeHours"]
+        self.assertIsInstance(hours, float)
+        self.assertTrue(0 < hours < 0.1, hours)
+        listed = [f for f in harness.arm_call(self.endpoints, "GET", f"{path}/ran/listOutputFiles?outputdirectoryid=stdouterr").json()["value"]]
+        archives = [f for f in listed if f["name"].startswith("diagnosis-tvmps_")]
+        self.assertEqual(len(archives), 1, [f["name"] for f in listed])
+        self.assertRegex(archives[0]["name"], r"^diagnosis-tvmps_[0-9a-f]{64}_d\.zip$")
+        with urllib.request.urlopen(archives[0]["downloadUrl"], timeout=10) as r:
+            archive = zipfile.ZipFile(io.BytesIO(r.read()))
+        self.assertIsNone(archive.testzip())
+        self.assertIn("execution.log", archive.namelist())
+        self.assertIn("succeeded", archive.read("execution.log").decode())
+        self.assertEqual(archive.read("stdout.txt"), b"ran\n")
+        # Every job of a cluster gets the same archive name (the cloud's named the cluster's pool).
+        self.job("ran2", cluster, custom_toolkit_settings=m.CustomToolkitSettings(command_line="true"))
+        self.assertIn(archives[0]["name"], self.files("ran2"))
 
     def test_delete_in_every_state_kills_the_running_processes(self):
         cluster = self.cluster("del", nodes=1)

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
-# A node's id, as the service named them (and the emulator does): tvm-<digits>_<n>-<time>[-p].
-NODE_ID = re.compile(r"tvm-\d+_\d+-\d{8}t\d{6}z(?:-p)?")
+# A node's id, as the service named them (and the emulator does): tvm-<digits>_<n>-<time>[-p];
+# and a pool's, in the name of the diagnosis archive of a job's logs (tvmps_<64 hex>).
+NODE_ID = re.compile(r"tvm-\d+_\d+-\d{8}t\d{6}z(?:-p)?|tvmps_[0-9a-f]{64}")
 # The machine that answered: the cloud's hosts, the Java records' stand-in and the emulator's.
 ARM_BASE = re.compile(r"https?://(?:management\.azure\.com|localhost:1234|127\.\d+\.\d+\.\d+:\d+)")
 
@@ -23,6 +24,8 @@ VOLATILE_KEYS = {
     "downloadUrl", "lastModified", "requestId", "contentLength", "value@keys", "primaryEndpoints",
     "secondaryEndpoints", "statusOfPrimary", "statusOfSecondary", "primaryLocation",
     "secondaryLocation", "lastGeoFailoverTime", "lastEnabledTime",
+    # Node hours follow from a run's start and end times: the emulator's jobs run in moments.
+    "totalJobNodeHours",
 }
 # Headers clients read; the value of each is compared as its rule says.
 HEADERS = ("azure-asyncoperation", "location", "retry-after", "x-ms-request-id", "content-type")

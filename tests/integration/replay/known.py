@@ -7,14 +7,33 @@ emulator/arm/README.md. Each row names where it applies and why it must stay:
 
 `recordings` is a glob over `folder/file`, `request` one over `METHOD path` (the recorded path,
 compared without regard to case), `field` one over the difference's JSON path, header name or
-`status`; a field written `case:GLOB` covers only values that differ in case alone. Backquotes
-are optional.
+`status`; a field written `case:GLOB` covers only values that differ in case alone, and one
+written `PATH=NAME` only the elements of a named list at PATH (`value[]`) whose name matches the
+glob NAME (`value[]=process_*.log`: those files listed by one side only). A glob may hold
+alternatives in braces (`{a,b}`, nested too), so that one row can name the recordings of one era
+across folders. Backquotes are optional.
 """
 import fnmatch
 import re
 from dataclasses import dataclass
 
 HEADING = "## Differences from the cloud"
+
+
+BRACES = re.compile(r"\{([^{}]*)\}")
+
+
+def expand(glob):
+    """The globs that `glob`'s brace alternatives stand for: `a{b,c}` -> [`ab`, `ac`]."""
+    m = BRACES.search(glob)
+    if not m:
+        return [glob]
+    return [out for choice in m.group(1).split(",")
+            for out in expand(glob[:m.start()] + choice + glob[m.end():])]
+
+
+def matches(text, glob):
+    return any(fnmatch.fnmatchcase(text, g) for g in expand(glob))
 
 
 @dataclass
@@ -26,15 +45,20 @@ class Known:
 
     def covers(self, recording, method, path, difference):
         field = self.field
+        if "=" in field:
+            field, name = field.split("=", 1)
+            listed = difference.cloud if difference.cloud is not None else difference.emulator
+            if difference.kind != "element" or not isinstance(listed, str) or not matches(listed, name):
+                return False
         if field.startswith("case:"):
             field = field[len("case:"):]
             if not (difference.kind == "value" and isinstance(difference.cloud, str)
                     and isinstance(difference.emulator, str)
                     and difference.cloud.lower() == difference.emulator.lower()):
                 return False
-        return (fnmatch.fnmatchcase(recording, self.recordings)
-                and fnmatch.fnmatchcase(f"{method} {path}".lower(), self.request.lower())
-                and fnmatch.fnmatchcase(difference.path, field))
+        return (matches(recording, self.recordings)
+                and matches(f"{method} {path}".lower(), self.request.lower())
+                and matches(difference.path, field))
 
 
 def _cell(text):

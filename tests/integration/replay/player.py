@@ -10,6 +10,9 @@ cloud's.
   account (or, for a URL a listOutputFiles answer gave, sent to the emulator's URL as it is).
 - Requests made with values learned from earlier answers (a job's output path GUID, an operation
   id) name the emulator's values.
+- A client follows a list's nextLink: the cloud's next page is asked at the nextLink the emulator
+  gave in its place, and not at all where the emulator's page had none (the client would have
+  stopped there; the pages after it are not counted).
 """
 import json
 import os
@@ -78,6 +81,7 @@ class Player:
         self.arm = Arm(self.session, endpoints["arm"])
         self.learned = Learned()
         self.operations = {}                   # recorded LRO URL (normalized) -> (header, emulator URL)
+        self.next_links = {}                   # the cloud's nextLink (normalized) -> the emulator's, or None
         self.prepared = None
         self.steps = []
         self.kept_headers = {h for x in self.exchanges if x.is_arm for h in x.response_headers}
@@ -134,15 +138,24 @@ class Player:
             self._poll(url, last, step, self.wait_loop_timeout)
             return
         url = self.endpoints["arm"] + self.learned.rewrite(x.path) + ("?" + x.query if x.query else "")
+        if key in self.next_links:
+            url = self.next_links[key]
+            if url is None:
+                step.counted = False
+                step.note = "a next page after the emulator's last: a client stops at a page without nextLink"
+                self._learn_next_link(last, None)
+                return
         body = self._body(x)
         headers = {"Authorization": "Bearer replay-token"}
         if body is not None:
             headers["Content-Type"] = x.headers.get("content-type", "application/json; charset=utf-8")
         if x.method == "GET":
-            self._poll(url, last, step, self.wait_loop_timeout if wait_loop else SINGLE_GET_TIMEOUT)
+            answer = self._poll(url, last, step, self.wait_loop_timeout if wait_loop else SINGLE_GET_TIMEOUT)
+            self._learn_next_link(last, answer)
             return
         answer = self.session.request(x.method, url, data=body, headers=headers, timeout=30)
         step.differences = self._compare(last, answer)
+        self._learn_next_link(last, answer)
         for header in ("azure-asyncoperation", "location"):
             recorded = last.response_headers.get(header)
             if recorded:
@@ -186,8 +199,17 @@ class Player:
             differences = self._compare(last, answer, learn=False)
             if not _state_differences(differences) or time.monotonic() > deadline:
                 step.differences = self._compare(last, answer)
-                return
+                return answer
             time.sleep(0.05)
+
+    def _learn_next_link(self, recorded, answer):
+        """Pairs the cloud's nextLink with the emulator's (None: the emulator's page had none)."""
+        cloud = (cassette.json_or_none(recorded.response_body) or {})
+        if not isinstance(cloud, dict) or not isinstance(cloud.get("nextLink"), str):
+            return
+        mine = (cassette.json_or_none(answer.text) or {}) if answer is not None else {}
+        link = mine.get("nextLink") if isinstance(mine, dict) else None
+        self.next_links[self._normalized(cloud["nextLink"])] = link if isinstance(link, str) else None
 
     def _compare(self, recorded, answer, learn=True):
         out = []

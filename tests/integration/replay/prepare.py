@@ -98,6 +98,30 @@ def batchai_version(exchanges):
     return "2018-05-01"
 
 
+def _recorded_resource(exchanges, pattern):
+    """The last resource document the cloud answered for a path matching `pattern`: a GET of it,
+    or its element in a list; None if the recording shows none."""
+    rx = re.compile(pattern, re.I)
+    found = None
+    for x in exchanges:
+        doc = json_or_none(x.response_body) if x.is_arm and x.status == 200 else None
+        if not isinstance(doc, dict):
+            continue
+        items = doc["value"] if isinstance(doc.get("value"), list) else [doc]
+        for item in items:
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and rx.search(item["id"]):
+                found = item
+    return found
+
+
+def _storage_version(exchanges):
+    """The Microsoft.Storage api-version the recording's client spoke (2017-10-01 when none)."""
+    for x in exchanges:
+        if "/microsoft.storage/" in x.path.lower() and x.api_version():
+            return x.api_version()
+    return "2017-10-01"
+
+
 def _created(exchanges, pattern):
     """Whether the recording itself PUTs a resource whose path matches pattern."""
     rx = re.compile(pattern, re.I)
@@ -139,8 +163,12 @@ def prepare(arm, file_client_factory, exchanges, recording=""):
     for key, (sub, name) in groups.items():
         if _created(exchanges, rf"/resourcegroups/{re.escape(name)}$") or _unknown_subscription(exchanges):
             continue
-        r = arm.call("PUT", f"/subscriptions/{sub}/resourcegroups/{name}", {"location": out.location},
-                     "2017-05-10")
+        # With the tags the recording shows on it (the az CLI's preparer tagged its groups).
+        body = {"location": out.location}
+        recorded = _recorded_resource(exchanges, rf"/resourcegroups/{re.escape(name)}$")
+        if recorded and isinstance(recorded.get("tags"), dict):
+            body["tags"] = recorded["tags"]
+        r = arm.call("PUT", f"/subscriptions/{sub}/resourcegroups/{name}", body, "2017-05-10")
         if r.status_code not in (200, 201):
             raise PreparationFailed(f"resource group {name}: {r.status_code} {r.text[:200]}")
         out.made.append(f"resource group {name}")
@@ -170,11 +198,18 @@ def prepare(arm, file_client_factory, exchanges, recording=""):
             raise PreparationFailed("a storage account but no resource group to make it in")
         sub, group = first_group
         base = f"/subscriptions/{sub}/resourceGroups/{group}/providers/Microsoft.Storage/storageAccounts/{account}"
-        r = arm.wait_operation(arm.call("PUT", base, {"sku": {"name": "Standard_LRS"}, "kind": "Storage",
-                                                      "location": out.location}, "2017-10-01"))
+        # At the api-version the recording's client spoke (its default for supportsHttpsTrafficOnly
+        # changed in 2019), with the flag the recorded account shows where it shows one.
+        version = _storage_version(exchanges)
+        body = {"sku": {"name": "Standard_LRS"}, "kind": "Storage", "location": out.location}
+        recorded = _recorded_resource(exchanges, rf"/storageaccounts/{re.escape(account)}$")
+        https_only = ((recorded or {}).get("properties") or {}).get("supportsHttpsTrafficOnly")
+        if isinstance(https_only, bool):
+            body["properties"] = {"supportsHttpsTrafficOnly": https_only}
+        r = arm.wait_operation(arm.call("PUT", base, body, version))
         if r.status_code not in (200, 201):
             raise PreparationFailed(f"storage account {account}: {r.status_code} {r.text[:200]}")
-        keys = arm.call("POST", base + "/listKeys", None, "2017-10-01").json()["keys"]
+        keys = arm.call("POST", base + "/listKeys", None, version).json()["keys"]
         out.keys[account] = keys[0]["value"]
         out.made.append(f"storage account {account}")
         if not any(x.method == "PUT" and x.storage_service == ("file", account) and "restype=share" in x.query
