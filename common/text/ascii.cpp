@@ -36,4 +36,15 @@ std::string_view trim(std::string_view text) {
     return text.substr(begin, end - begin + 1);
 }
 
+std::vector<std::string> split_list(std::string_view text, char separator) {
+    std::vector<std::string> items;
+    while (true) {
+        size_t end = text.find(separator);
+        std::string_view item = trim(text.substr(0, end));
+        if (!item.empty()) items.emplace_back(item);
+        if (end == std::string_view::npos) return items;
+        text.remove_prefix(end + 1);
+    }
+}
+
 }  // namespace bai::text

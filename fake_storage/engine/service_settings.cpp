@@ -6,17 +6,7 @@ namespace bai::storage {
 namespace {
 
 std::vector<std::string> comma_list(const nlohmann::json& rule, const char* key) {
-    std::vector<std::string> out;
-    const std::string value = rule.value(key, std::string());
-    size_t start = 0;
-    while (start <= value.size()) {
-        size_t end = value.find(',', start);
-        if (end == std::string::npos) end = value.size();
-        std::string item(text::trim(std::string_view(value).substr(start, end - start)));
-        if (!item.empty()) out.push_back(std::move(item));
-        start = end + 1;
-    }
-    return out;
+    return text::split_list(rule.value(key, std::string()));
 }
 
 }  // namespace

@@ -47,19 +47,6 @@ bool header_listed(std::string_view name, const std::vector<std::string>& listed
     return false;
 }
 
-std::vector<std::string> split_header_names(const std::string& value) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= value.size()) {
-        size_t end = value.find(',', start);
-        if (end == std::string::npos) end = value.size();
-        std::string item(text::trim(std::string_view(value).substr(start, end - start)));
-        if (!item.empty()) out.push_back(std::move(item));
-        start = end + 1;
-    }
-    return out;
-}
-
 bool any_origin(const CorsRule& rule) {
     return std::find(rule.allowed_origins.begin(), rule.allowed_origins.end(), "*") != rule.allowed_origins.end();
 }
@@ -85,7 +72,7 @@ void answer_preflight(const StorageRequest& request, httplib::Response& response
     const std::string origin = request.header("Origin");
     const std::string method = request.header("Access-Control-Request-Method");
     const bool asks_headers = request.has_header("Access-Control-Request-Headers");
-    const std::vector<std::string> asked = split_header_names(request.header("Access-Control-Request-Headers"));
+    const std::vector<std::string> asked = text::split_list(request.header("Access-Control-Request-Headers"));
     for (const CorsRule& rule : rules) {
         if (!cors_origin_allowed(origin, rule.allowed_origins) || !method_allowed(method, rule.allowed_methods)) continue;
         if (!std::all_of(asked.begin(), asked.end(),

@@ -89,14 +89,9 @@ json metrics(pugi::xml_node node) {
 std::string header_list(pugi::xml_node node) {
     std::string value(node.text().get());
     size_t defined = 0, prefixed = 0;
-    size_t start = 0;
-    while (start <= value.size()) {
-        size_t end = value.find(',', start);
-        if (end == std::string::npos) end = value.size();
-        std::string_view item = text::trim(std::string_view(value).substr(start, end - start));
+    for (const std::string& item : text::split_list(value)) {
         if (item.size() > kMaxCorsHeaderLength) invalid_value(node.name(), value);
-        if (!item.empty()) (item.back() == '*' ? prefixed : defined) += 1;
-        start = end + 1;
+        (item.back() == '*' ? prefixed : defined) += 1;
     }
     if (defined > kMaxCorsHeaders || prefixed > kMaxCorsPrefixes) invalid_value(node.name(), value);
     return value;
@@ -105,27 +100,19 @@ std::string header_list(pugi::xml_node node) {
 json cors_rule(pugi::xml_node node) {
     static const std::set<std::string> kMethods = {"DELETE", "GET", "HEAD", "MERGE", "POST", "OPTIONS", "PUT", "PATCH"};
     json rule;
-    pugi::xml_node origins = required(node, "AllowedOrigins");
-    std::string origin_list = origins.text().get();
-    size_t count = 0;
-    for (size_t start = 0; start <= origin_list.size();) {
-        size_t end = origin_list.find(',', start);
-        if (end == std::string::npos) end = origin_list.size();
-        if (!text::trim(std::string_view(origin_list).substr(start, end - start)).empty()) ++count;
-        start = end + 1;
-    }
-    if (count == 0 || count > kMaxCorsOrigins) invalid_value("AllowedOrigins", origin_list);
+    const std::string origin_list = required(node, "AllowedOrigins").text().get();
+    const size_t origins = text::split_list(origin_list).size();
+    if (origins == 0 || origins > kMaxCorsOrigins) invalid_value("AllowedOrigins", origin_list);
     rule["AllowedOrigins"] = origin_list;
 
-    pugi::xml_node methods = required(node, "AllowedMethods");
-    std::string method_list = methods.text().get();
-    count = 0;
+    // Each item one of the methods; an empty item (",GET") is no method either.
+    const std::string method_list = required(node, "AllowedMethods").text().get();
     for (size_t start = 0; start <= method_list.size();) {
         size_t end = method_list.find(',', start);
         if (end == std::string::npos) end = method_list.size();
-        std::string method(text::trim(std::string_view(method_list).substr(start, end - start)));
-        if (!kMethods.contains(method)) invalid_value("AllowedMethods", method_list);
-        ++count;
+        if (!kMethods.contains(std::string(text::trim(std::string_view(method_list).substr(start, end - start))))) {
+            invalid_value("AllowedMethods", method_list);
+        }
         start = end + 1;
     }
     rule["AllowedMethods"] = method_list;
