@@ -193,7 +193,10 @@ void OperationTracker::run_worker() {
             continue;
         }
         if (pending_.top().first > std::chrono::steady_clock::now()) {
-            wake_.wait_until(lock, pending_.top().first);
+            // A copy: wait_until reads its deadline again while the lock is released, when a
+            // begin() may grow the queue and move (free) what top() referred to.
+            const auto due = pending_.top().first;
+            wake_.wait_until(lock, due);
             continue;
         }
         std::vector<std::string> due;
