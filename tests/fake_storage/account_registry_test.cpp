@@ -40,6 +40,22 @@ TEST(AccountFlag, RefusesBadNamesAndKeys) {
     }
 }
 
+TEST(AzuriteAccounts, ReadsAccountsAndKeysAsAzuriteDoes) {
+    auto accounts = parse_azurite_accounts(std::string("devstoreaccount1:") + std::string(kDevAccountKey) +
+                                           ":testing_key;acct2:YWJj;");
+    ASSERT_EQ(accounts.size(), 2u);
+    EXPECT_EQ(accounts[0].key1, kDevAccountKey);
+    // Node's lenient base64: '_' is the URL-safe 63, the trailing bits dropped.
+    EXPECT_EQ(accounts[0].key2, "testing/kew=");
+    EXPECT_EQ(accounts[1].name, "acct2");
+    EXPECT_EQ(accounts[1].key1, "YWJj");
+    EXPECT_EQ(accounts[1].key2, "YWJj");  // one key: both
+    EXPECT_TRUE(parse_azurite_accounts("").empty());
+    for (const char* bad : {"acct2", "Acct2:YWJj", "acct2:YWJj:YWJj:YWJj", "acct2:!!!", "ab:YWJj"}) {
+        EXPECT_THROW(parse_azurite_accounts(bad), std::invalid_argument) << bad;
+    }
+}
+
 TEST(ConnectionString, NamesBothEndpointsPathStyle) {
     Account a{"acct1", "a2V5", "a2V5"};
     EXPECT_EQ(connection_string(a, "http://127.0.0.1:1", "http://127.0.0.1:2"),
