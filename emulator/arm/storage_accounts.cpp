@@ -274,22 +274,25 @@ void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& sc
 
 }  // namespace
 
-// An account deleted takes its containers and shares with it, as in the cloud: a new account of
-// that name starts empty.
+// An account deleted takes its containers (leased ones too), shares and service properties with
+// it, as in the cloud: a new account of that name starts empty.
 void forget_storage_account(ArmContext& ctx, const std::string& account) {
     ctx.accounts.remove(account);
+    ctx.blobs.service_settings().forget(account);
     storage::ListOptions everything;
     for (;;) {
         storage::ContainerListPage page = ctx.blobs.list_containers(account, everything);
         for (const storage::ContainerInfo& container : page.containers) {
             try {
-                ctx.blobs.delete_container(account, container.name, {});
+                ctx.blobs.delete_container(account, container.name, {}, /*ignore_lease=*/true);
             } catch (const std::exception& e) {
                 log::error("storage account " + account + " deleted: its container " + container.name + " stays: " + e.what());
             }
         }
         if (page.next_marker.empty() || page.containers.empty()) break;
+        everything.marker = page.next_marker;  // past one that could not go
     }
+    everything.marker.clear();
     for (;;) {
         storage::SharePage page = ctx.files.list_shares(account, everything);
         for (const storage::ShareInfo& share : page.shares) {
@@ -300,6 +303,7 @@ void forget_storage_account(ArmContext& ctx, const std::string& account) {
             }
         }
         if (page.next_marker.empty() || page.shares.empty()) break;
+        everything.marker = page.next_marker;
     }
 }
 

@@ -79,7 +79,6 @@ struct RunningEmulator::Parts {
     storage::AccountRegistry accounts;
     std::unique_ptr<storage::BlobStore> blob_store;
     std::unique_ptr<storage::FileStore> file_store;
-    std::unique_ptr<storage::ServiceSettings> service_settings;
     std::unique_ptr<storage::BlobService> blob_service;
     std::unique_ptr<storage::FileService> file_service;
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
@@ -159,8 +158,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     } catch (const std::exception& e) {
         throw StartError(std::string("storage: ") + e.what());
     }
-    p->service_settings = std::make_unique<storage::ServiceSettings>(*p->state);
-    p->blob_service = std::make_unique<storage::BlobService>(p->accounts, *p->blob_store, *p->content, *p->service_settings);
+    p->blob_service = std::make_unique<storage::BlobService>(p->accounts, *p->blob_store, *p->content,
+                                                             p->blob_store->service_settings());
     p->file_service = std::make_unique<storage::FileService>(p->accounts, *p->file_store, *p->content);
     p->blob_service->set_faults(hooks.blob_faults);
     p->file_service->set_faults(hooks.file_faults);

@@ -98,8 +98,9 @@ LeaseRequest lease_request(const StorageRequest& r) {
         if (value.empty() || ec != std::errc() || end != value.data() + value.size()) invalid_header(name, value);
         return n;
     };
-    request.duration = integer("x-ms-lease-duration");
-    request.break_period = integer("x-ms-lease-break-period");
+    // Each action reads only its own headers (a stray one on another action is ignored).
+    if (request.action == LeaseAction::acquire) request.duration = integer("x-ms-lease-duration");
+    if (request.action == LeaseAction::break_) request.break_period = integer("x-ms-lease-break-period");
     if (request.action == LeaseAction::acquire && !request.duration) missing_header("x-ms-lease-duration");
     return request;
 }
@@ -308,8 +309,8 @@ void BlobService::get_service_properties(StorageCall& call) {
 
 void BlobService::set_service_properties(StorageCall& call) {
     nlohmann::json update = parse_blob_service_properties(call.body);
-    nlohmann::json stored = settings_.get(call.account.name, "blob", default_blob_service_properties());
-    settings_.put(call.account.name, "blob", merge_service_properties(std::move(stored), update));
+    settings_.update(call.account.name, "blob", default_blob_service_properties(),
+                     [&](nlohmann::json stored) { return merge_service_properties(std::move(stored), update); });
     call.response.status = 202;
 }
 
@@ -540,6 +541,7 @@ void BlobService::get_block_list(StorageCall& call) {
     std::string type = r.param("blocklisttype").value_or("committed");
     if (type != "committed" && type != "uncommitted" && type != "all") invalid_query("blocklisttype", type);
     BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name);
+    if (lists.blob) check_lease_if_named(lists.blob->lease, read_conditions(r).lease_id, store_.clock_now(), LeaseTarget::blob);
     if (lists.blob) set_version_headers(call.response, lists.blob->etag, lists.blob->last_modified);
     call.response.set_header("x-ms-blob-content-length",
                              std::to_string(lists.blob ? lists.blob->size : 0));

@@ -39,6 +39,11 @@ CopySource parse_copy_source(const std::string& url) {
     }
     parts.push_back(path.substr(start));
     if (limit == 2) parts.insert(parts.begin(), host.substr(0, host.size() - cloud_suffix.size()));
+    // ACCOUNT-secondary names the account's secondary endpoint (an account name has no '-').
+    const std::string secondary = "-secondary";
+    if (parts[0].size() > secondary.size() && parts[0].ends_with(secondary)) {
+        parts[0].resize(parts[0].size() - secondary.size());
+    }
     auto account = percent_decode(parts[0], false);
     auto container = percent_decode(parts[1], false);
     auto name = percent_decode(parts[2], false);

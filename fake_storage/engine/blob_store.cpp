@@ -255,13 +255,13 @@ ContainerInfo BlobStore::get_container(const std::string& account, const std::st
 }
 
 void BlobStore::delete_container(const std::string& account, const std::string& name,
-                                 const Conditions& conditions) {
+                                 const Conditions& conditions, bool ignore_lease) {
     std::vector<std::pair<ContentKind, std::string>> garbage;
     write([&](db::Database& db) {
         auto c = find_container(db, account, name);
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
-        check_lease_for_write(c->lease, conditions.lease_id, clock_now(), LeaseTarget::container);
+        if (!ignore_lease) check_lease_for_write(c->lease, conditions.lease_id, clock_now(), LeaseTarget::container);
         auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
         blobs.bind(1, account).bind(2, name);
         while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));

@@ -20,6 +20,7 @@
 #include "fake_storage/engine/conditions.h"
 #include "fake_storage/engine/content_files.h"
 #include "fake_storage/engine/lease.h"
+#include "fake_storage/engine/service_settings.h"
 #include "fake_storage/engine/properties.h"
 
 namespace bai::storage {
@@ -151,6 +152,9 @@ class BlobStore {
 public:
     BlobStore(db::Database& db, ContentFiles& files);
 
+    // The accounts' service properties (Blob and File), kept in the same database.
+    ServiceSettings& service_settings() { return settings_; }
+
     // The service drops a blob's uncommitted blocks a week after its last Put Block, as it drops
     // them when the blob is committed or deleted.
     static constexpr std::chrono::hours kStagedBlockLifetime{24 * 7};
@@ -167,8 +171,9 @@ public:
     ContainerInfo create_container(const std::string& account, const std::string& name,
                                    const Metadata& metadata, const std::string& public_access);
     ContainerInfo get_container(const std::string& account, const std::string& name);
+    // `ignore_lease`: the account itself is going (a deletion through ARM), whatever holds it.
     void delete_container(const std::string& account, const std::string& name,
-                          const Conditions& conditions);
+                          const Conditions& conditions, bool ignore_lease = false);
     ContainerInfo set_container_metadata(const std::string& account, const std::string& name,
                                          const Metadata& metadata, const Conditions& conditions);
     ContainerInfo set_container_access(const std::string& account, const std::string& name,
@@ -274,6 +279,7 @@ private:
 
     db::Database& db_;
     ContentFiles& files_;
+    ServiceSettings settings_{db_};
     std::array<std::mutex, 64> blob_locks_;
     std::function<time::TimePoint()> clock_ = [] { return time::now(); };
 };

@@ -19,6 +19,7 @@ struct Conditions {
     // x-ms-lease-id: a leased resource is changed only by its lease's holder (lease.h).
     std::optional<std::string> lease_id;
 
+    // No conditional header (the lease id is not one).
     bool empty() const {
         return !if_match && !if_none_match && !if_modified_since && !if_unmodified_since;
     }

@@ -1,7 +1,7 @@
 // Leases on blobs and containers: the service's state machine (Lease Blob, Lease Container) and
 // the checks every other operation makes of a lease. No storage and no HTTP here: the stores
-// keep a Lease beside each blob and container (lease_to_json) and call these under their
-// transaction, with the time of their clock.
+// keep a Lease beside each blob and container (lease_to_json) and call these, with the time of
+// their clock, inside the transaction of every write (reads check what they read).
 #pragma once
 
 #include <optional>
@@ -48,8 +48,9 @@ struct LeaseOutcome {
 // Applies a lease operation to `current`; throws StorageError with the service's 409 codes
 // (LeaseAlreadyPresent, LeaseIdMismatchWithLeaseOperation, LeaseNotPresentWithLeaseOperation,
 // LeaseIsBreakingAndCannotBeAcquired, LeaseIsBreakingAndCannotBeChanged,
-// LeaseIsBrokenAndCannotBeRenewed) or 400 InvalidHeaderValue for a duration or break period out
-// of range. `new_id` names a lease acquired without a proposed id.
+// LeaseIsBrokenAndCannotBeRenewed), 400 InvalidHeaderValue for a duration or break period out
+// of range, or 400 MissingRequiredHeader for an action without the lease id (or proposed id) it
+// needs. `new_id` names a lease acquired without a proposed id.
 LeaseOutcome apply_lease(const Lease& current, const LeaseRequest& request, time::TimePoint now,
                          const std::string& new_id);
 

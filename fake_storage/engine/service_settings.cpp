@@ -14,6 +14,11 @@ std::vector<std::string> comma_list(const nlohmann::json& rule, const char* key)
 nlohmann::json ServiceSettings::get(const std::string& account, const std::string& service,
                                     const nlohmann::json& defaults) {
     std::lock_guard<std::mutex> lock(mutex_);
+    return get_locked(account, service, defaults);
+}
+
+nlohmann::json ServiceSettings::get_locked(const std::string& account, const std::string& service,
+                                           const nlohmann::json& defaults) {
     auto key = std::make_pair(account, service);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -29,8 +34,10 @@ nlohmann::json ServiceSettings::get(const std::string& account, const std::strin
     return it->second.is_null() ? defaults : it->second;
 }
 
-void ServiceSettings::put(const std::string& account, const std::string& service, const nlohmann::json& properties) {
+void ServiceSettings::update(const std::string& account, const std::string& service, const nlohmann::json& defaults,
+                             const std::function<nlohmann::json(nlohmann::json)>& change) {
     std::lock_guard<std::mutex> lock(mutex_);
+    nlohmann::json properties = change(get_locked(account, service, defaults));
     db_.transaction([&](db::Database& db) {
         db.prepare("INSERT INTO service_settings (account, service, properties) VALUES (?1, ?2, ?3) "
                    "ON CONFLICT (account, service) DO UPDATE SET properties = excluded.properties")
@@ -39,7 +46,15 @@ void ServiceSettings::put(const std::string& account, const std::string& service
             .bind(3, properties.dump())
             .run();
     });
-    cache_[{account, service}] = properties;
+    cache_[{account, service}] = std::move(properties);
+}
+
+void ServiceSettings::forget(const std::string& account) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    db_.transaction([&](db::Database& db) {
+        db.prepare("DELETE FROM service_settings WHERE account = ?1").bind(1, account).run();
+    });
+    std::erase_if(cache_, [&](const auto& entry) { return entry.first.first == account; });
 }
 
 std::vector<CorsRule> ServiceSettings::cors_rules(const std::string& account, const std::string& service) {

@@ -4,6 +4,7 @@
 // CORS rules are read for every request that carries an Origin.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -30,12 +31,18 @@ public:
     // The stored properties of `service` ("blob" or "file") of an account; `defaults` when none
     // were ever set.
     nlohmann::json get(const std::string& account, const std::string& service, const nlohmann::json& defaults);
-    // Stores `properties` whole (the caller merged them with what was stored).
-    void put(const std::string& account, const std::string& service, const nlohmann::json& properties);
+    // Stores `change(current)`, where current is what get() answers, in one step: two Sets at
+    // once each keep what the other set.
+    void update(const std::string& account, const std::string& service, const nlohmann::json& defaults,
+                const std::function<nlohmann::json(nlohmann::json)>& change);
+    // An account deleted: its settings go with it (a new account of the name starts afresh).
+    void forget(const std::string& account);
     // The CORS rules in force, in order (none when never set).
     std::vector<CorsRule> cors_rules(const std::string& account, const std::string& service);
 
 private:
+    nlohmann::json get_locked(const std::string& account, const std::string& service, const nlohmann::json& defaults);
+
     db::Database& db_;
     std::mutex mutex_;
     // (account, service) -> stored properties (null: none stored); filled as read.

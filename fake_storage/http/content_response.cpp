@@ -79,6 +79,13 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
         return;
     }
     std::optional<ResolvedRange> range = resolve_range(r, res, c.size);
+    const bool range_md5 = range && text::iequals(r.header("x-ms-range-get-content-md5"), "true");
+    if (range_md5 && range->length > kMaxRangeMd5) {
+        res.status = 200;
+        res.headers.erase("Content-Range");
+        fail(400, "OutOfRangeInput",
+             "One of the request inputs is out of range.\nReason:x-ms-range-get-content-md5 takes ranges of 4 MiB at most.");
+    }
     // The whole content's MD5: Content-MD5 for the whole, and always in range_md5_header for a
     // blob (x-ms-blob-content-md5); a range's own MD5 only when x-ms-range-get-content-md5 asks.
     if (!md5.empty() && (range || std::string_view(range_md5_header) == "x-ms-blob-content-md5")) {
@@ -86,12 +93,7 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
     }
     if (!md5.empty() && !range) res.set_header("Content-MD5", md5);
     ResolvedRange part = range.value_or(ResolvedRange{0, c.size});
-    if (range && text::iequals(r.header("x-ms-range-get-content-md5"), "true")) {
-        if (part.length > kMaxRangeMd5) {
-            fail(400, "OutOfRangeInput",
-                 "One of the request inputs is out of range.\nReason:x-ms-range-get-content-md5 takes ranges of 4 MiB "
-                 "at most.");
-        }
+    if (range_md5) {
         std::string bytes(static_cast<size_t>(part.length), '\0');
         size_t have = 0;
         while (have < bytes.size()) {

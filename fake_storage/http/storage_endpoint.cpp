@@ -155,7 +155,8 @@ void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res
         write_error(http, res, StorageError(500, "InternalError",
                                             std::string("The server encountered an internal error: ") + e.what()));
     }
-    // The answer's CORS headers, errors included; not those of a preflight, which has its own.
+    // The answer's CORS headers, errors included (once the account is known: a request refused
+    // before that, for its target or version, has none); not a preflight's, which has its own.
     if (settings_ && parsed && account && parsed->method != "OPTIONS" && parsed->has_header("Origin")) {
         try {
             add_cors_headers(*parsed, res, settings_->cors_rules(account->name, service_));

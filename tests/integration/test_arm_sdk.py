@@ -9,7 +9,7 @@ from azure.mgmt.batchai import models as m
 from azure.mgmt.network import NetworkManagementClient
 from azure.mgmt.resource import ResourceManagementClient
 from azure.mgmt.storage import StorageManagementClient
-from azure.storage.blob import BlobServiceClient
+from azure.storage.blob import BlobServiceClient, CorsRule
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -436,9 +436,13 @@ class ArmAroundBatchAiTest(unittest.TestCase):
                 "location": "eastus", "kind": "StorageV2", "sku": {"name": "Standard_LRS"}}).result()
             key = self.storage.storage_accounts.list_keys("rg-st", "mldata01").keys[0].value
             conn = harness.connection_string(self.emu.endpoints, "mldata01", key)
-            self.assertEqual([c.name for c in BlobServiceClient.from_connection_string(conn).list_containers()], [])
+            blobs = BlobServiceClient.from_connection_string(conn)
+            self.assertEqual([c.name for c in blobs.list_containers()], [])
             self.assertEqual([s.name for s in ShareServiceClient.from_connection_string(conn).list_shares()], [])
-            BlobServiceClient.from_connection_string(conn).create_container("models")
+            self.assertEqual(blobs.get_service_properties()["cors"], [])  # no settings of the old account
+            # A leased container and service properties go with the account too.
+            blobs.create_container("models").acquire_lease(lease_duration=-1)
+            blobs.set_service_properties(cors=[CorsRule(["https://app.example"], ["GET"])])
             ShareServiceClient.from_connection_string(conn).create_share("scripts")
             delete()
 
