@@ -97,17 +97,18 @@ class SshTests:
 
     def test_the_gateway_serves_the_jobs_processes_only(self):
         b = sorted(self.by_address)[1]
-        self.two_node_job("ssh4", f"echo $BAI_NODE_GATEWAY_TOKEN; ssh {b} sleep 6006", wait=False)
+        self.two_node_job("ssh4", f"echo $BAI_NODE_GATEWAY_TOKEN $BAI_NODE_GATEWAY; ssh {b} sleep 6006", wait=False)
         harness.wait_for(lambda: harness.processes_named("sleep 6006"), what="the job's ssh")
-        def token_written():
+        def written():
             try:
-                return self.read("ssh4", "stdout.txt").strip()
+                return self.read("ssh4", "stdout.txt").split() or None
             except KeyError:  # not listed yet
                 return None
-        token = harness.wait_for(token_written, what="the job's token")
+        # This job's own gateway (other tests' jobs may have theirs listening at the same time).
+        token, gateway = harness.wait_for(written, what="the job's token and gateway")
         with open("/proc/net/unix") as table:
-            names = [line.split()[-1] for line in table if "@bai-node-gateway-" in line]
-        self.assertTrue(names, "no gateway listening")
+            names = [line.split()[-1] for line in table if line.split()[-1] == "@" + gateway.lstrip("@")]
+        self.assertTrue(names, f"the job's gateway {gateway} is not listening")
         # The command writes to the caller's own stdout (the descriptors it hands over), so the
         # probe sees whether it ran wherever the node's /tmp is (a sandbox has its own).
         def call(token, as_nobody):
