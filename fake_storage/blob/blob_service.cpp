@@ -62,10 +62,10 @@ ContentSettings content_settings(const StorageRequest& r, bool standard_headers_
 }
 
 void write_lease_headers(httplib::Response& res, const Lease& lease, time::TimePoint now) {
-    const LeaseState state = lease.state(now);
-    res.set_header("x-ms-lease-status", lease.locked(now) ? "locked" : "unlocked");
-    res.set_header("x-ms-lease-state", lease_state_name(state));
-    if (state == LeaseState::leased) res.set_header("x-ms-lease-duration", lease.duration == -1 ? "infinite" : "fixed");
+    const LeaseReport report = report_lease(lease, now);
+    res.set_header("x-ms-lease-status", report.status);
+    res.set_header("x-ms-lease-state", report.state);
+    if (report.duration != nullptr) res.set_header("x-ms-lease-duration", report.duration);
 }
 
 void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoint now) {

@@ -20,10 +20,9 @@ std::string paging(const ListOptions& o, bool with_delimiter) {
 }
 
 std::string lease_xml(const Lease& lease, time::TimePoint now) {
-    const LeaseState state = lease.state(now);
-    std::string xml = std::string("<LeaseStatus>") + (lease.locked(now) ? "locked" : "unlocked") + "</LeaseStatus><LeaseState>" +
-                      lease_state_name(state) + "</LeaseState>";
-    if (state == LeaseState::leased) xml += std::string("<LeaseDuration>") + (lease.duration == -1 ? "infinite" : "fixed") + "</LeaseDuration>";
+    const LeaseReport report = report_lease(lease, now);
+    std::string xml = element("LeaseStatus", report.status) + element("LeaseState", report.state);
+    if (report.duration != nullptr) xml += element("LeaseDuration", report.duration);
     return xml;
 }
 

@@ -474,8 +474,8 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
     std::optional<std::string> replaced;
     try {
         write([&](db::Database& db) {
-            require_container(db, account, container);
-            // A leased blob takes blocks from its lease's holder only.
+            // The container must exist (find_blob says so), and a leased blob takes blocks from
+            // its lease's holder only.
             auto existing = find_blob(db, account, container, blob);
             check_lease_for_write(existing ? existing->lease : Lease{}, lease_id, clock_now(), LeaseTarget::blob);
             auto q = db.prepare(

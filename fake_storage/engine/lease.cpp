@@ -51,6 +51,17 @@ int seconds_until(time::TimePoint when, time::TimePoint now) {
     return static_cast<int>((left + 500) / 1000);
 }
 
+const char* lease_state_name(LeaseState state) {
+    switch (state) {
+        case LeaseState::available: return "available";
+        case LeaseState::leased: return "leased";
+        case LeaseState::expired: return "expired";
+        case LeaseState::breaking: return "breaking";
+        case LeaseState::broken: return "broken";
+    }
+    return "available";
+}
+
 }  // namespace
 
 LeaseState Lease::state(time::TimePoint now) const {
@@ -65,15 +76,11 @@ bool Lease::locked(time::TimePoint now) const {
     return s == LeaseState::leased || s == LeaseState::breaking;
 }
 
-const char* lease_state_name(LeaseState state) {
-    switch (state) {
-        case LeaseState::available: return "available";
-        case LeaseState::leased: return "leased";
-        case LeaseState::expired: return "expired";
-        case LeaseState::breaking: return "breaking";
-        case LeaseState::broken: return "broken";
-    }
-    return "available";
+LeaseReport report_lease(const Lease& lease, time::TimePoint now) {
+    const LeaseState state = lease.state(now);
+    const char* duration = nullptr;
+    if (state == LeaseState::leased) duration = lease.duration == -1 ? "infinite" : "fixed";
+    return {lease.locked(now) ? "locked" : "unlocked", lease_state_name(state), duration};
 }
 
 std::string lease_to_json(const Lease& lease) {

@@ -24,7 +24,14 @@ struct Lease {
     bool locked(time::TimePoint now) const;
 };
 
-const char* lease_state_name(LeaseState state);
+// What the service reports of a lease (headers and listings alike): LeaseStatus (locked while
+// leased or breaking), LeaseState, and LeaseDuration (infinite or fixed; null unless leased).
+struct LeaseReport {
+    const char* status;
+    const char* state;
+    const char* duration;
+};
+LeaseReport report_lease(const Lease& lease, time::TimePoint now);
 
 std::string lease_to_json(const Lease& lease);  // "" for a lease never taken
 Lease lease_from_json(const std::string& text);

@@ -103,6 +103,15 @@ TEST(Lease, OperationsOnALeasedResourceNeedItsId) {
     EXPECT_EQ(code_of([&] { check_lease_if_named(held, std::nullopt, t0, LeaseTarget::container); }), "no error");
     EXPECT_EQ(code_of([&] { check_lease_if_named(held, "b", t0, LeaseTarget::container); }),
               "412 LeaseIdMismatchWithContainerOperation");
+    // Reported as the service reports it.
+    LeaseReport report = report_lease(held, t0);
+    EXPECT_EQ(std::string(report.status) + " " + report.state + " " + report.duration, "locked leased infinite");
+    LeaseRequest brk{LeaseAction::break_};
+    brk.break_period = 5;
+    LeaseReport breaking = report_lease(apply_lease(held, brk, t0, "").lease, t0);
+    EXPECT_EQ(std::string(breaking.status) + " " + breaking.state, "locked breaking");
+    EXPECT_EQ(breaking.duration, nullptr);
+    EXPECT_EQ(std::string(report_lease(Lease{}, t0).status) + " " + report_lease(Lease{}, t0).state, "unlocked available");
     // Stored and read back.
     EXPECT_EQ(lease_from_json(lease_to_json(held)).id, "a");
     EXPECT_EQ(lease_from_json(lease_to_json(held)).duration, -1);
