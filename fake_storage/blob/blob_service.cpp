@@ -71,10 +71,39 @@ void write_lease_headers(httplib::Response& res, const Lease& lease, time::TimeP
 void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoint now) {
     set_version_headers(res, b.etag, b.last_modified);
     res.set_header("x-ms-creation-time", time::format_rfc1123(b.created));
-    res.set_header("x-ms-blob-type", "BlockBlob");
-    write_lease_headers(res, b.lease, now);
+    res.set_header("x-ms-blob-type", blob_type_name(b.type));
+    if (b.type == BlobType::append) {
+        res.set_header("x-ms-blob-committed-block-count", std::to_string(b.committed_block_count));
+        res.set_header("x-ms-blob-sealed", b.sealed ? "true" : "false");
+    }
+    if (b.type == BlobType::page) res.set_header("x-ms-blob-sequence-number", std::to_string(b.sequence_number));
+    // A snapshot has no lease of its own.
+    if (b.snapshot.empty()) write_lease_headers(res, b.lease, now);
     res.set_header("x-ms-server-encrypted", "true");
+    if (!b.tags.empty()) res.set_header("x-ms-tag-count", std::to_string(b.tags.size()));
+    if (!b.copy.empty()) {
+        res.set_header("x-ms-copy-id", b.copy.id);
+        res.set_header("x-ms-copy-source", b.copy.source);
+        res.set_header("x-ms-copy-status", b.copy.status);
+        res.set_header("x-ms-copy-progress", b.copy.progress);
+        res.set_header("x-ms-copy-completion-time", time::format_rfc1123(b.copy.completed));
+    }
     write_metadata(res, b.metadata);
+}
+
+// Blob index tags from x-ms-tags (none when absent).
+Tags request_tags(const StorageRequest& r) {
+    return r.has_header("x-ms-tags") ? parse_tags_header(r.header("x-ms-tags")) : Tags{};
+}
+
+// x-ms-access-tier of a write: one of the block blob tiers, as the service spells it.
+std::string request_tier(const StorageRequest& r) {
+    if (!r.has_header("x-ms-access-tier")) return "";
+    const std::string tier = r.header("x-ms-access-tier");
+    for (const char* known : {"Hot", "Cool", "Cold", "Archive"}) {
+        if (text::iequals(tier, known)) return known;
+    }
+    invalid_header("x-ms-access-tier", tier);
 }
 
 // Lease Blob and Lease Container: x-ms-lease-action and the headers it takes.
@@ -172,6 +201,11 @@ Operation BlobService::service_operation(const StorageRequest& r) {
         return {"ListContainers", need, false, false, nullptr,
                 std::bind(&BlobService::list_containers, this, _1)};
     }
+    if (r.method == "GET" && comp == "blobs") {
+        need.rule = account_only(ResourceLevel::service, "f");
+        return {"FindBlobsByTags", need, false, false, nullptr,
+                std::bind(&BlobService::find_blobs_by_tags, this, _1)};
+    }
     if (restype == "service" && comp == "properties" && (r.method == "GET" || r.method == "PUT")) {
         const bool get = r.method == "GET";
         need.rule = account_only(ResourceLevel::service, get ? "r" : "w");
@@ -229,6 +263,10 @@ Operation BlobService::container_operation(const StorageRequest& r) {
             return op("LeaseContainer", {ResourceLevel::container, "w", "w", ServiceSasScope::container},
                       &BlobService::lease_container);
         }
+        if (m == "GET" && comp == "blobs") {
+            return op("FindBlobsByTags", {ResourceLevel::container, "f", "f", ServiceSasScope::container},
+                      &BlobService::find_blobs_by_tags);
+        }
         if (m == "GET" && comp == "list") {
             Operation o = op("ListBlobs", {ResourceLevel::container, "l", "l", ServiceSasScope::container},
                              &BlobService::list_blobs);
@@ -263,9 +301,23 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
+        o.crc64_body = r.has_header("x-ms-content-crc64");
         o.max_body = kMaxPutBlobSize;
         return o;
     }
+    if (m == "PUT" && comp == "appendblock" && !r.has_header("x-ms-copy-source")) {
+        Operation o = op("AppendBlock", "aw", &BlobService::append_block);
+        o.streams_body = true;
+        o.digest_body = r.has_header("Content-MD5");
+        o.crc64_body = true;
+        o.max_body = kMaxAppendBlockSize;
+        return o;
+    }
+    if (m == "PUT" && comp == "seal") return op("SealBlob", "w", &BlobService::seal_blob);
+    if (m == "PUT" && comp == "snapshot") return op("SnapshotBlob", "cw", &BlobService::snapshot_blob);
+    if (m == "GET" && comp == "tags") return op("GetBlobTags", "t", &BlobService::get_blob_tags);
+    if (m == "PUT" && comp == "tags") return op("SetBlobTags", "t", &BlobService::set_blob_tags);
+    if (m == "PUT" && comp == "tier") return op("SetBlobTier", "w", &BlobService::set_blob_tier);
     // Blocks and block lists are writes ('w'), whether or not the blob exists yet.
     if (m == "PUT" && comp == "block" && r.has_header("x-ms-copy-source")) {
         return op("PutBlockFromURL", "w", &BlobService::put_block_from_url);
@@ -275,6 +327,7 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         o.streams_body = true;
         o.max_body = kMaxBlockSize;
         o.digest_body = r.has_header("Content-MD5");
+        o.crc64_body = true;
         return o;
     }
     if (m == "PUT" && comp == "blocklist") return op("PutBlockList", "w", &BlobService::put_block_list);
@@ -392,37 +445,56 @@ void BlobService::lease_blob(StorageCall& call) {
 
 void BlobService::list_blobs(StorageCall& call) {
     ListOptions o = list_options(call.request);
+    o.snapshots = includes(call.request, "snapshots");
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
-    call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page,
-                                             includes(call.request, "metadata"), store_.clock_now()),
+    BlobListIncludes what;
+    what.metadata = includes(call.request, "metadata");
+    what.tags = includes(call.request, "tags");
+    what.copy = includes(call.request, "copy");
+    call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page, what,
+                                             store_.clock_now()),
                               "application/xml");
 }
 
 void BlobService::put_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
     if (!r.has_header("x-ms-blob-type")) missing_header("x-ms-blob-type");
-    std::string type = r.header("x-ms-blob-type");
-    if (type != "BlockBlob") {
+    const std::string type_name = r.header("x-ms-blob-type");
+    std::optional<BlobType> type = blob_type_from_name(type_name);
+    if (!type || *type == BlobType::page) {
         fail(400, "InvalidHeaderValue",
              "The value for one of the HTTP headers is not in the correct format.\n"
-             "HeaderName:x-ms-blob-type\nHeaderValue:" + type +
-                 "\n(the emulator stores block blobs only)");
+             "HeaderName:x-ms-blob-type\nHeaderValue:" + type_name +
+                 (type ? "\n(page blobs are not served by the emulator)" : ""));
     }
+    BlobTraits traits;
+    traits.type = *type;
+    traits.tags = request_tags(r);
+    traits.tier = request_tier(r);
+    if (*type != BlobType::block && call.content->size() != 0) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\nHeaderName:Content-Length\n"
+             "HeaderValue:" + std::to_string(call.content->size()));
+    }
+    if (*type != BlobType::block && !traits.tier.empty()) invalid_header("x-ms-access-tier", traits.tier);
     std::string digest = call.content->md5();
     // x-ms-blob-content-md5, when sent, is what the body is checked against (it takes precedence
     // over the transactional Content-MD5, as the service does).
-    if (r.has_header("x-ms-blob-content-md5")) {
+    if (r.has_header("x-ms-content-crc64")) {
+        check_transactional_checksums(r, *call.content, call.response);
+    } else if (r.has_header("x-ms-blob-content-md5")) {
         check_content_md5(r, digest, "x-ms-blob-content-md5");
     } else {
         check_content_md5(r, digest);
     }
     ContentSettings content = content_settings(r, true);
-    if (content.content_md5.empty()) content.content_md5 = crypto::base64_encode(digest);
+    // Append blobs are created empty: the MD5 is only what the request names.
+    if (content.content_md5.empty() && *type == BlobType::block) content.content_md5 = crypto::base64_encode(digest);
     BlobInfo b = store_.put_blob(call.account.name, r.container, r.name, *call.content, content,
-                                 read_metadata(r), write_conditions(call));
+                                 read_metadata(r), write_conditions(call), traits);
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
-    call.response.set_header("Content-MD5", content.content_md5);
+    if (*type == BlobType::block) call.response.set_header("Content-MD5", content.content_md5);
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
@@ -446,10 +518,22 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     Metadata metadata = read_metadata(r);
     // Put Blob From URL takes its metadata from the request, as Put Blob; a copy the source's
     // unless the request names some.
+    BlobStore::CopyRequest copy;
+    if (!metadata.empty() || put_from_url) copy.metadata = metadata;
+    copy.tags = request_tags(r);
+    // The From URL operations may keep the source's tags (x-ms-copy-source-tag-option: COPY).
+    const std::string tag_option = r.header("x-ms-copy-source-tag-option");
+    if (from_url && text::iequals(tag_option, "COPY")) {
+        if (r.has_header("x-ms-tags")) invalid_header("x-ms-tags", r.header("x-ms-tags"));
+        copy.source_tags = true;
+    } else if (!tag_option.empty() && !text::iequals(tag_option, "REPLACE")) {
+        invalid_header("x-ms-copy-source-tag-option", tag_option);
+    }
+    copy.tier = request_tier(r);
+    copy.source_url = r.header("x-ms-copy-source");
+    copy.source_snapshot = source.snapshot;
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
-                                  source.container, source.name,
-                                  metadata.empty() && !put_from_url ? std::nullopt : std::optional(metadata),
-                                  write_conditions(call));
+                                  source.container, source.name, copy, write_conditions(call));
     set_version_headers(call.response, b.etag, b.last_modified);
     if (put_from_url) {
         call.response.status = 201;
@@ -457,18 +541,14 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
         return;
     }
     call.response.status = 202;
-    call.response.set_header("x-ms-copy-id", crypto::uuid4());
+    call.response.set_header("x-ms-copy-id", b.copy.id);
     call.response.set_header("x-ms-copy-status", "success");
 }
 
 void BlobService::put_block(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string block_id = block_id_of(r);
-    if (r.has_header("Content-MD5")) {
-        std::string digest = call.content->md5();
-        check_content_md5(r, digest);
-        call.response.set_header("Content-MD5", r.header("Content-MD5"));
-    }
+    check_transactional_checksums(r, *call.content, call.response);
     store_.put_block(call.account.name, r.container, r.name, block_id, *call.content, read_conditions(r).lease_id);
     call.response.status = 201;
     call.response.set_header("x-ms-request-server-encrypted", "true");
@@ -551,15 +631,24 @@ void BlobService::get_block_list(StorageCall& call) {
 
 void BlobService::get_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name));
+    const std::string snapshot = r.param("snapshot").value_or("");
+    auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name, snapshot));
     const BlobInfo& b = blob->info;
     const Conditions conditions = read_conditions(r);
-    check_read_conditions(conditions, Version{b.etag, b.last_modified});
-    check_lease_if_named(b.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
+    check_read_conditions(conditions, Version{b.etag, b.last_modified, &b.tags});
+    if (snapshot.empty()) check_lease_if_named(b.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
+    if (r.method == "GET" && b.tier == "Archive") {
+        fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
+    }
     write_blob_headers(call.response, b, store_.clock_now());
-    if (r.method == "HEAD") {
-        call.response.set_header("x-ms-access-tier", "Hot");
-        call.response.set_header("x-ms-access-tier-inferred", "true");
+    if (r.method == "HEAD" && b.type == BlobType::block) {
+        call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
+        // Properties say whether the tier is inferred either way; listings only when it is.
+        call.response.set_header("x-ms-access-tier-inferred", b.tier.empty() ? "true" : "false");
+        if (!b.tier.empty()) {
+            call.response.set_header("x-ms-access-tier-change-time", time::format_rfc1123(b.tier_changed));
+        }
+        if (!b.archive_status.empty()) call.response.set_header("x-ms-archive-status", b.archive_status);
     }
     answer_with_content(r, call.response,
                         {b.content, b.size,
@@ -589,15 +678,32 @@ void BlobService::set_blob_metadata(StorageCall& call) {
 
 void BlobService::get_blob_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
-    BlobInfo b = store_.get_blob(call.account.name, r.container, r.name);
-    check_lease_if_named(b.lease, read_conditions(r).lease_id, store_.clock_now(), LeaseTarget::blob);
+    const std::string snapshot = r.param("snapshot").value_or("");
+    BlobInfo b = store_.get_blob(call.account.name, r.container, r.name, snapshot);
+    const Conditions conditions = read_conditions(r);
+    check_read_conditions(conditions, Version{b.etag, b.last_modified, &b.tags});
+    if (snapshot.empty()) check_lease_if_named(b.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
     set_version_headers(call.response, b.etag, b.last_modified);
     write_metadata(call.response, b.metadata);
 }
 
 void BlobService::delete_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    store_.delete_blob(call.account.name, r.container, r.name, read_conditions(r));
+    const std::string snapshot = r.param("snapshot").value_or("");
+    DeleteSnapshots snapshots = DeleteSnapshots::none;
+    if (r.has_header("x-ms-delete-snapshots")) {
+        const std::string option = r.header("x-ms-delete-snapshots");
+        if (option == "include") {
+            snapshots = DeleteSnapshots::include;
+        } else if (option == "only") {
+            snapshots = DeleteSnapshots::only;
+        } else {
+            invalid_header("x-ms-delete-snapshots", option);
+        }
+        // A snapshot is deleted alone: the header is for the base blob only.
+        if (!snapshot.empty()) invalid_header("x-ms-delete-snapshots", option);
+    }
+    store_.delete_blob(call.account.name, r.container, r.name, read_conditions(r), snapshots, snapshot);
     call.response.status = 202;
     // No soft delete: every deletion is permanent (the header of service versions 2020-02-10 on).
     if (read_version(r) >= "2020-02-10") call.response.set_header("x-ms-delete-type-permanent", "true");

@@ -52,6 +52,14 @@ private:
     void set_blob_metadata(StorageCall& call);
     void get_blob_metadata(StorageCall& call);
     void delete_blob(StorageCall& call);
+    // blob_kinds.cpp: append blobs, snapshots, tags, tiers.
+    void append_block(StorageCall& call);
+    void seal_blob(StorageCall& call);
+    void snapshot_blob(StorageCall& call);
+    void get_blob_tags(StorageCall& call);
+    void set_blob_tags(StorageCall& call);
+    void set_blob_tier(StorageCall& call);
+    void find_blobs_by_tags(StorageCall& call);
 
     bool container_is_public(const StorageRequest& request, bool listing);
     bool container_is_public(const std::string& account, const std::string& container);

@@ -26,7 +26,7 @@ std::string lease_xml(const Lease& lease, time::TimePoint now) {
     return xml;
 }
 
-std::string blob_properties(const BlobInfo& b, time::TimePoint now) {
+std::string blob_properties(const BlobInfo& b, const BlobListIncludes& include, time::TimePoint now) {
     const ContentSettings& c = b.content;
     std::string xml = "<Properties>";
     xml += element("Creation-Time", time::format_rfc1123(b.created));
@@ -43,9 +43,33 @@ std::string blob_properties(const BlobInfo& b, time::TimePoint now) {
     xml += element("Content-MD5", c.content_md5);
     xml += element("Cache-Control", c.cache_control);
     xml += element("Content-Disposition", c.content_disposition);
-    xml += "<BlobType>BlockBlob</BlobType><AccessTier>Hot</AccessTier><AccessTierInferred>true</AccessTierInferred>";
-    xml += lease_xml(b.lease, now) + "<ServerEncrypted>true</ServerEncrypted>";
+    if (b.type == BlobType::page) xml += "<x-ms-blob-sequence-number>" + std::to_string(b.sequence_number) + "</x-ms-blob-sequence-number>";
+    xml += std::string("<BlobType>") + blob_type_name(b.type) + "</BlobType>";
+    if (b.type == BlobType::block) {
+        xml += element("AccessTier", b.tier.empty() ? "Hot" : b.tier);
+        if (b.tier.empty()) {
+            xml += "<AccessTierInferred>true</AccessTierInferred>";
+        } else {
+            xml += element("AccessTierChangeTime", time::format_rfc1123(b.tier_changed));
+        }
+        if (!b.archive_status.empty()) xml += element("ArchiveStatus", b.archive_status);
+    }
+    if (b.snapshot.empty()) xml += lease_xml(b.lease, now);
+    xml += "<ServerEncrypted>true</ServerEncrypted>";
+    if (b.type == BlobType::append) xml += std::string("<Sealed>") + (b.sealed ? "true" : "false") + "</Sealed>";
+    if (!b.tags.empty()) xml += "<TagCount>" + std::to_string(b.tags.size()) + "</TagCount>";
+    if (include.copy && !b.copy.empty()) {
+        xml += element("CopyId", b.copy.id) + element("CopySource", b.copy.source) + element("CopyStatus", b.copy.status) +
+               element("CopyProgress", b.copy.progress) +
+               element("CopyCompletionTime", time::format_rfc1123(b.copy.completed));
+    }
     return xml + "</Properties>";
+}
+
+std::string tags_element(const Tags& tags) {
+    std::string xml = "<Tags><TagSet>";
+    for (const auto& [key, value] : tags) xml += "<Tag>" + element("Key", key) + element("Value", value) + "</Tag>";
+    return xml + "</TagSet></Tags>";
 }
 
 }  // namespace
@@ -70,7 +94,7 @@ std::string list_containers_xml(const std::string& endpoint, const ListOptions& 
 }
 
 std::string list_blobs_xml(const std::string& endpoint, const std::string& container,
-                           const ListOptions& o, const BlobListPage& page, bool include_metadata,
+                           const ListOptions& o, const BlobListPage& page, const BlobListIncludes& include,
                            time::TimePoint now) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       xml_escape(endpoint) + "/\" ContainerName=\"" + xml_escape(container) + "\">" +
@@ -80,8 +104,11 @@ std::string list_blobs_xml(const std::string& endpoint, const std::string& conta
             xml += "<BlobPrefix>" + element("Name", e.prefix) + "</BlobPrefix>";
             continue;
         }
-        xml += "<Blob>" + element("Name", e.blob.name) + blob_properties(e.blob, now);
-        if (include_metadata) xml += metadata_xml(e.blob.metadata);
+        xml += "<Blob>" + element("Name", e.blob.name);
+        if (!e.blob.snapshot.empty()) xml += element("Snapshot", e.blob.snapshot);
+        xml += blob_properties(e.blob, include, now);
+        if (include.metadata) xml += metadata_xml(e.blob.metadata);
+        if (include.tags && !e.blob.tags.empty()) xml += tags_element(e.blob.tags);
         xml += "</Blob>";
     }
     xml += "</Blobs>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";

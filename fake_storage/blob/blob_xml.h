@@ -10,9 +10,15 @@ namespace bai::storage {
 
 std::string list_containers_xml(const std::string& service_endpoint, const ListOptions& options,
                                 const ContainerListPage& page, bool include_metadata, time::TimePoint now);
+// What List Blobs' include= asks for besides the properties.
+struct BlobListIncludes {
+    bool metadata = false;
+    bool tags = false;
+    bool copy = false;
+};
 std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
-                           const ListOptions& options, const BlobListPage& page,
-                           bool include_metadata, time::TimePoint now);
+                           const ListOptions& options, const BlobListPage& page, const BlobListIncludes& include,
+                           time::TimePoint now);
 std::string block_list_xml(const BlockLists& lists, bool committed, bool uncommitted);
 
 }  // namespace bai::storage

@@ -1,5 +1,6 @@
 #include "fake_storage/blob/copy_source.h"
 
+#include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/engine/storage_error.h"
@@ -51,6 +52,13 @@ CopySource parse_copy_source(const std::string& url) {
     s.account = *account;
     s.container = *container;
     s.name = *name;
+    for (const std::string& pair : text::split_list(s.query, '&')) {
+        if (pair.starts_with("snapshot=")) {
+            auto snapshot = percent_decode(std::string_view(pair).substr(9), true);
+            if (!snapshot) bad();
+            s.snapshot = *snapshot;
+        }
+    }
     return s;
 }
 

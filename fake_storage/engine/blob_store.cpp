@@ -12,155 +12,11 @@
 
 #include "common/crypto/base64.h"
 #include "common/crypto/random_id.h"
+#include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage {
-namespace {
-
 using std::int64_t;
-
-constexpr const char* kBlobColumns =
-    "container, name, content_id, size, etag, created, last_modified, content, metadata, composed, lease";
-// The same columns of `blobs b` in a join.
-constexpr const char* kBlobColumnsOfB =
-    "b.container, b.name, b.content_id, b.size, b.etag, b.created, b.last_modified, b.content,"
-    " b.metadata, b.composed, b.lease";
-
-BlobInfo read_blob(db::Statement& q) {
-    BlobInfo b;
-    b.container = q.column_text(0);
-    b.name = q.column_text(1);
-    b.content_id = q.column_text(2);
-    b.size = static_cast<std::uint64_t>(q.column_int(3));
-    b.etag = q.column_text(4);
-    b.created = time::from_ticks(q.column_int(5));
-    b.last_modified = time::from_ticks(q.column_int(6));
-    b.content = decode_content_settings(q.column_text(7));
-    b.metadata = metadata_from_json(q.column_text(8));
-    b.composed = q.column_int(9) != 0;
-    b.lease = lease_from_json(q.column_text(10));
-    return b;
-}
-
-// A blob written without a content type gets the service's default; Set Blob Properties
-// without one clears it (the stored type is then empty).
-ContentSettings with_default_type(ContentSettings content) {
-    if (content.content_type.empty()) content.content_type = "application/octet-stream";
-    return content;
-}
-
-[[noreturn]] void container_not_found() {
-    fail(404, "ContainerNotFound", "The specified container does not exist.");
-}
-
-// The blob, or nullopt; ContainerNotFound when its container does not exist (one statement: it
-// is the whole read of a GET). With `inline_body`, also reads the bytes of a blob stored inline.
-std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
-                                  const std::string& container, const std::string& name,
-                                  std::string* inline_body = nullptr) {
-    auto q = db.prepare(std::string("SELECT ") + kBlobColumnsOfB +
-                        (inline_body != nullptr ? ", b.inline_body" : "") +
-                        " FROM containers c LEFT JOIN blobs b ON b.account = c.account"
-                        " AND b.container = c.name AND b.name = ?3"
-                        " WHERE c.account = ?1 AND c.name = ?2");
-    q.bind(1, account).bind(2, container).bind(3, name);
-    if (!q.step()) container_not_found();
-    if (q.is_null(1)) return std::nullopt;
-    if (inline_body != nullptr) *inline_body = q.column_text(11);
-    return read_blob(q);
-}
-
-ContainerInfo read_container(db::Statement& q) {
-    ContainerInfo c;
-    c.name = q.column_text(0);
-    c.etag = q.column_text(1);
-    c.created = time::from_ticks(q.column_int(2));
-    c.last_modified = time::from_ticks(q.column_int(3));
-    c.metadata = metadata_from_json(q.column_text(4));
-    c.public_access = q.column_text(5);
-    c.lease = lease_from_json(q.column_text(6));
-    return c;
-}
-
-std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account,
-                                            const std::string& name) {
-    auto q = db.prepare(
-        "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
-        " WHERE account = ?1 AND name = ?2");
-    q.bind(1, account).bind(2, name);
-    if (!q.step()) return std::nullopt;
-    return read_container(q);
-}
-
-[[noreturn]] void blob_not_found() { fail(404, "BlobNotFound", "The specified blob does not exist."); }
-
-BlobInfo require_blob(db::Database& db, const std::string& account, const std::string& container,
-                      const std::string& name) {
-    auto blob = find_blob(db, account, container, name);
-    if (!blob) blob_not_found();
-    return *blob;
-}
-
-std::vector<CommittedBlock> committed_blocks_of(db::Database& db, const std::string& account,
-                                                const std::string& container,
-                                                const std::string& name) {
-    auto q = db.prepare(
-        "SELECT c.block_id, c.size, c.offset, c.content_id FROM committed_blocks c JOIN blobs b"
-        " ON b.id = c.blob_id WHERE b.account = ?1 AND b.container = ?2 AND b.name = ?3"
-        " ORDER BY c.seq");
-    q.bind(1, account).bind(2, container).bind(3, name);
-    std::vector<CommittedBlock> blocks;
-    while (q.step()) {
-        blocks.push_back({{q.column_text(0), static_cast<std::uint64_t>(q.column_int(1))},
-                          static_cast<std::uint64_t>(q.column_int(2)),
-                          q.column_text(3)});
-    }
-    return blocks;
-}
-
-// The block files a composed blob is made of (with repeats when a block is used twice).
-std::vector<std::string> part_files(db::Database& db, const std::string& account,
-                                    const std::string& container, const std::string& name) {
-    std::vector<std::string> ids;
-    for (CommittedBlock& b : committed_blocks_of(db, account, container, name)) {
-        if (!b.content_id.empty()) ids.push_back(std::move(b.content_id));
-    }
-    return ids;
-}
-
-std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {
-    if (!blob) return std::nullopt;
-    return Version{blob->etag, blob->last_modified};
-}
-
-void check_block_id(const std::string& id) {
-    auto decoded = crypto::base64_decode(id);
-    if (id.empty() || !decoded || decoded->size() > 64) {
-        fail(400, "InvalidQueryParameterValue",
-             "Value for one of the query parameters specified in the request URI is invalid.\n"
-             "QueryParameterName:blockid");
-    }
-}
-
-// Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.
-std::string prefix_end(const std::string& prefix) { return prefix + "\xFF"; }
-
-// Runs a file removal list after the metadata that referenced the files is gone.
-void remove_contents(ContentFiles& files, const std::string& account,
-                     const std::vector<std::pair<ContentKind, std::string>>& ids) {
-    for (const auto& [kind, id] : ids) {
-        if (!id.empty()) files.remove(account, kind, id);
-    }
-}
-
-struct FdCloser {
-    std::vector<int> fds;
-    ~FdCloser() {
-        for (int fd : fds) ::close(fd);
-    }
-};
-
-}  // namespace
 
 BlobPart::~BlobPart() {
     if (fd >= 0) ::close(fd);
@@ -204,6 +60,16 @@ ssize_t OpenBlob::read(char* into, size_t size, std::uint64_t offset) const {
             done += static_cast<size_t>(n);
             within += static_cast<std::uint64_t>(n);
             want -= static_cast<size_t>(n);
+        }
+    }
+    // An append blob's tail, kept in memory after its parts.
+    const std::uint64_t tail_start = info.size - bytes.size();
+    if (done < size && !bytes.empty() && offset + done >= tail_start) {
+        std::uint64_t within = offset + done - tail_start;
+        if (within < bytes.size()) {
+            size_t n = std::min<std::uint64_t>(size - done, bytes.size() - within);
+            std::memcpy(into + done, bytes.data() + within, n);
+            done += n;
         }
     }
     return static_cast<ssize_t>(done);
@@ -349,10 +215,31 @@ BlobInfo BlobStore::commit_body(
     const std::string& account, const std::string& container, const std::string& name,
     const std::string& content_id, std::uint64_t size, const ContentSettings& content,
     const Metadata& metadata, const Conditions& conditions,
-    const std::vector<CommittedBlock>* committed_blocks, const std::string* inline_body) {
-    BlobInfo blob{container, name, content_id, size, new_etag(), time::now(), {}, content, metadata};
+    const std::vector<CommittedBlock>* committed_blocks, const std::string* inline_body,
+    const BlobTraits& traits) {
+    BlobInfo blob;
+    blob.container = container;
+    blob.name = name;
+    blob.content_id = content_id;
+    blob.size = size;
+    blob.etag = new_etag();
+    blob.created = time::now();
     blob.last_modified = blob.created;
+    blob.content = content;
+    blob.metadata = metadata;
+    // Composed: made of block files (an append blob's parts, with its tail inline after them).
     blob.composed = content_id.empty() && inline_body == nullptr;
+    if (committed_blocks != nullptr) {
+        for (const CommittedBlock& b : *committed_blocks) blob.composed = blob.composed || !b.content_id.empty();
+    }
+    blob.type = traits.type;
+    blob.committed_block_count = traits.committed_block_count;
+    blob.sealed = traits.sealed;
+    blob.sequence_number = traits.sequence_number;
+    blob.tier = traits.tier;
+    blob.tier_changed = traits.tier.empty() ? time::TimePoint{} : blob.created;
+    blob.tags = traits.tags;
+    blob.copy = traits.copy;
     std::set<std::string> kept;  // block files the new blob is made of
     if (committed_blocks != nullptr) {
         for (const CommittedBlock& b : *committed_blocks) {
@@ -374,16 +261,22 @@ BlobInfo BlobStore::commit_body(
                 blob.created = existing->created;
                 blob.lease = lease_after_write(existing->lease, clock_now());  // a new body keeps a held lease
                 garbage.emplace_back(ContentKind::blob, existing->content_id);
-                for (std::string& id : part_files(db, account, container, name)) discard_block(std::move(id));
+                for (std::string& id : part_files(db, existing->row)) discard_block(std::move(id));
             }
             auto upsert = db.prepare(
                   "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
-                  " last_modified, content, metadata, inline_body, composed, lease)"
-                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"
-                  " ON CONFLICT(account, container, name) DO UPDATE SET content_id = excluded.content_id,"
+                  " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count,"
+                  " sealed, sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
+                  " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
+                  " '', ?20, ?21)"
+                  " ON CONFLICT(account, container, name, snapshot) DO UPDATE SET content_id = excluded.content_id,"
                   " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
                   " content = excluded.content, metadata = excluded.metadata,"
-                  " inline_body = excluded.inline_body, composed = excluded.composed, lease = excluded.lease");
+                  " inline_body = excluded.inline_body, composed = excluded.composed, lease = excluded.lease,"
+                  " blob_type = excluded.blob_type, block_count = excluded.block_count, sealed = excluded.sealed,"
+                  " sequence_number = excluded.sequence_number, tier = excluded.tier,"
+                  " tier_changed = excluded.tier_changed, archive_status = '', tags = excluded.tags,"
+                  " copy_state = excluded.copy_state RETURNING id");
             upsert.bind(1, account)
                 .bind(2, container)
                 .bind(3, name)
@@ -396,14 +289,19 @@ BlobInfo BlobStore::commit_body(
                 .bind(10, metadata_to_json(metadata))
                 .bind_null(11)
                 .bind(12, int64_t{blob.composed ? 1 : 0})
-                .bind(13, lease_to_json(blob.lease));
+                .bind(13, lease_to_json(blob.lease))
+                .bind(14, blob_type_name(blob.type))
+                .bind(15, static_cast<int64_t>(blob.committed_block_count))
+                .bind(16, int64_t{blob.sealed ? 1 : 0})
+                .bind(17, blob.sequence_number)
+                .bind(18, blob.tier)
+                .bind(19, blob.tier.empty() ? int64_t{0} : time::to_ticks(blob.tier_changed))
+                .bind(20, tags_to_json(blob.tags))
+                .bind(21, copy_state_to_json(blob.copy));
             if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
-            upsert.run();
-            auto id_query = db.prepare(
-                "SELECT id FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3");
-            id_query.bind(1, account).bind(2, container).bind(3, name);
-            id_query.step();
-            int64_t blob_id = id_query.column_int(0);
+            upsert.step();
+            int64_t blob_id = upsert.column_int(0);
+            blob.row = blob_id;
             db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob_id).run();
             if (committed_blocks != nullptr) {
                 auto insert = db.prepare(
@@ -443,23 +341,24 @@ BlobInfo BlobStore::commit_body(
 BlobInfo BlobStore::commit_writer(
     const std::string& account, const std::string& container, const std::string& name,
     ContentWriter& writer, const ContentSettings& content, const Metadata& metadata,
-    const Conditions& conditions, const std::vector<CommittedBlock>* committed_blocks) {
+    const Conditions& conditions, const std::vector<CommittedBlock>* committed_blocks, const BlobTraits& traits) {
     if (writer.in_memory()) {
         std::lock_guard lock(lock_for(account, container, name));
         return commit_body(account, container, name, "", writer.size(), content, metadata,
-                           conditions, committed_blocks, &writer.bytes());
+                           conditions, committed_blocks, &writer.bytes(), traits);
     }
     std::string content_id = files_.commit(writer, account, ContentKind::blob);
     std::lock_guard lock(lock_for(account, container, name));
     return commit_body(account, container, name, content_id, writer.size(), content, metadata,
-                       conditions, committed_blocks, nullptr);
+                       conditions, committed_blocks, nullptr, traits);
 }
 
 BlobInfo BlobStore::put_blob(const std::string& account, const std::string& container,
                              const std::string& name, ContentWriter& writer,
                              const ContentSettings& content, const Metadata& metadata,
-                             const Conditions& conditions) {
-    return commit_writer(account, container, name, writer, with_default_type(content), metadata, conditions, nullptr);
+                             const Conditions& conditions, const BlobTraits& traits) {
+    return commit_writer(account, container, name, writer, with_default_type(content), metadata, conditions, nullptr,
+                         traits);
 }
 
 void BlobStore::put_block(const std::string& account, const std::string& container,
@@ -522,8 +421,10 @@ BlockLists BlobStore::get_block_lists(const std::string& account, const std::str
     BlockLists lists;
     db_.read([&](db::Database& db) {
         lists.blob = find_blob(db, account, container, blob);
-        for (CommittedBlock& c : committed_blocks_of(db, account, container, blob)) {
-            lists.committed.push_back(std::move(c.block));
+        if (lists.blob && lists.blob->type == BlobType::block) {
+            for (CommittedBlock& c : committed_blocks_of(db, lists.blob->row)) {
+                lists.committed.push_back(std::move(c.block));
+            }
         }
         auto uncommitted = db.prepare(
             "SELECT block_id, size FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
@@ -568,7 +469,8 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
                                              static_cast<std::uint64_t>(u.column_int(2))};
         }
         if (current) {
-            for (CommittedBlock& c : committed_blocks_of(db, account, container, blob)) {
+            for (CommittedBlock& c : committed_blocks_of(db, current->row)) {
+                if (current->type != BlobType::block) break;  // an append blob's parts are not blocks
                 // A composed blob's block is its own file; others are a run of the blob's content.
                 Source source = c.content_id.empty()
                                     ? Source{ContentKind::blob, current->content_id, c.offset, c.block.size}
@@ -644,10 +546,10 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
 }
 
 BlobInfo BlobStore::get_blob(const std::string& account, const std::string& container,
-                             const std::string& name) {
+                             const std::string& name, const std::string& snapshot) {
     std::optional<BlobInfo> blob;
     db_.read([&](db::Database& db) {
-        blob = find_blob(db, account, container, name);
+        blob = find_blob(db, account, container, name, nullptr, snapshot);
     });
     if (!blob) blob_not_found();
     return *blob;
@@ -662,14 +564,15 @@ void BlobStore::write(const std::function<void(db::Database&)>& change) {
 }
 
 OpenBlob BlobStore::open(const std::string& account, const std::string& container,
-                         const std::string& name, std::vector<CommittedBlock>* blocks) {
+                         const std::string& name, std::vector<CommittedBlock>* blocks,
+                         const std::string& snapshot) {
     // The content files of what we read may be replaced and removed before we open them: retry.
     for (int attempt = 0; attempt < 8; ++attempt) {
         OpenBlob open;
         std::vector<CommittedBlock> committed;
         bool found = false;
         db_.read([&](db::Database& db) {
-            std::string key = account + '/' + container + '\n' + name;
+            std::string key = account + '/' + container + '\n' + name + '\n' + snapshot;
             if (auto hit = read_cache_.find(key); hit != read_cache_.end() && blocks == nullptr) {
                 found = true;
                 open.info = hit->second.info;
@@ -677,13 +580,11 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
                 committed = hit->second.committed;
                 return;
             }
-            auto blob = find_blob(db, account, container, name, &open.bytes);
+            auto blob = find_blob(db, account, container, name, &open.bytes, snapshot);
             if (!blob) return;
             found = true;
             open.info = std::move(*blob);
-            if (open.info.composed || blocks != nullptr) {
-                committed = committed_blocks_of(db, account, container, name);
-            }
+            if (open.info.composed || blocks != nullptr) committed = committed_blocks_of(db, open.info.row);
             if (read_cache_.size() >= kReadCacheEntries || read_cache_bytes_ + open.bytes.size() > kReadCacheBytes) {
                 read_cache_.clear();
                 read_cache_bytes_ = 0;
@@ -720,26 +621,34 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
 
 BlobInfo BlobStore::update_blob(const std::string& account, const std::string& container,
                                 const std::string& name, const Conditions& conditions,
-                                const std::function<void(BlobInfo&)>& change) {
+                                const std::function<void(BlobInfo&)>& change, const std::string& snapshot,
+                                bool same_version) {
     BlobInfo blob;
     write([&](db::Database& db) {
-        blob = require_blob(db, account, container, name);
+        blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
-        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+        if (snapshot.empty()) check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
         change(blob);
-        blob.etag = new_etag();
-        blob.last_modified = time::now();
-        blob.lease = lease_after_write(blob.lease, clock_now());
-        db.prepare("UPDATE blobs SET content = ?4, metadata = ?5, etag = ?6, last_modified = ?7, lease = ?8"
-                   " WHERE account = ?1 AND container = ?2 AND name = ?3")
-            .bind(1, account)
-            .bind(2, container)
-            .bind(3, name)
-            .bind(4, encode_content_settings(blob.content))
-            .bind(5, metadata_to_json(blob.metadata))
-            .bind(6, blob.etag)
-            .bind(7, time::to_ticks(blob.last_modified))
-            .bind(8, lease_to_json(blob.lease))
+        if (!same_version) {
+            blob.etag = new_etag();
+            blob.last_modified = time::now();
+            blob.lease = lease_after_write(blob.lease, clock_now());
+        }
+        db.prepare("UPDATE blobs SET content = ?2, metadata = ?3, etag = ?4, last_modified = ?5, lease = ?6,"
+                   " tags = ?7, tier = ?8, tier_changed = ?9, archive_status = ?10, sealed = ?11,"
+                   " sequence_number = ?12 WHERE id = ?1")
+            .bind(1, blob.row)
+            .bind(2, encode_content_settings(blob.content))
+            .bind(3, metadata_to_json(blob.metadata))
+            .bind(4, blob.etag)
+            .bind(5, time::to_ticks(blob.last_modified))
+            .bind(6, lease_to_json(blob.lease))
+            .bind(7, tags_to_json(blob.tags))
+            .bind(8, blob.tier)
+            .bind(9, blob.tier.empty() ? int64_t{0} : time::to_ticks(blob.tier_changed))
+            .bind(10, blob.archive_status)
+            .bind(11, int64_t{blob.sealed ? 1 : 0})
+            .bind(12, blob.sequence_number)
             .run();
     });
     return blob;
@@ -760,26 +669,46 @@ BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::str
 }
 
 void BlobStore::delete_blob(const std::string& account, const std::string& container,
-                            const std::string& name, const Conditions& conditions) {
+                            const std::string& name, const Conditions& conditions,
+                            DeleteSnapshots snapshots, const std::string& snapshot) {
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
     write([&](db::Database& db) {
-        BlobInfo blob = require_blob(db, account, container, name);
+        BlobInfo blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
-        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
-        garbage.emplace_back(ContentKind::blob, blob.content_id);
-        for (std::string& id : part_files(db, account, container, name)) {
-            garbage.emplace_back(ContentKind::block, std::move(id));
+        if (snapshot.empty()) check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+        // The rows to delete: the snapshot named, or the blob and (include) its snapshots, or
+        // (only) its snapshots alone.
+        std::vector<BlobInfo> going;
+        if (!snapshot.empty()) {
+            going.push_back(blob);
+        } else {
+            auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+                                " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3 AND snapshot <> ''");
+            q.bind(1, account).bind(2, container).bind(3, name);
+            while (q.step()) going.push_back(read_blob(q));
+            if (!going.empty() && snapshots == DeleteSnapshots::none) {
+                fail(409, "SnapshotsPresent", "This operation is not permitted because the blob has snapshots.");
+            }
+            if (snapshots != DeleteSnapshots::only) going.push_back(blob);
         }
-        auto blocks = db.prepare(
-            "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
-            " AND blob = ?3");
-        blocks.bind(1, account).bind(2, container).bind(3, name);
-        while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
-        for (const char* sql :
-             {"DELETE FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3",
-              "DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3"}) {
-            db.prepare(sql).bind(1, account).bind(2, container).bind(3, name).run();
+        auto remove = db.prepare("DELETE FROM blobs WHERE id = ?1");
+        for (const BlobInfo& row : going) {
+            garbage.emplace_back(ContentKind::blob, row.content_id);
+            for (std::string& id : part_files(db, row.row)) garbage.emplace_back(ContentKind::block, std::move(id));
+            remove.bind(1, row.row).run();
+        }
+        if (snapshot.empty() && snapshots != DeleteSnapshots::only) {
+            auto blocks = db.prepare(
+                "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
+                " AND blob = ?3");
+            blocks.bind(1, account).bind(2, container).bind(3, name);
+            while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+            db.prepare("DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3")
+                .bind(1, account)
+                .bind(2, container)
+                .bind(3, name)
+                .run();
         }
     });
     remove_contents(files_, account, garbage);
@@ -788,12 +717,11 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
 BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& container,
                               const std::string& name, const std::string& source_account,
                               const std::string& source_container, const std::string& source_name,
-                              const std::optional<Metadata>& metadata,
-                              const Conditions& conditions) {
+                              const CopyRequest& request, const Conditions& conditions) {
     OpenBlob source;
     std::vector<CommittedBlock> blocks;  // the copy keeps the source's committed block list
     try {
-        source = open(source_account, source_container, source_name, &blocks);
+        source = open(source_account, source_container, source_name, &blocks, request.source_snapshot);
     } catch (const StorageError& e) {
         if (e.status() == 404) {
             fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
@@ -801,17 +729,35 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
         throw;
     }
     const BlobInfo& from = source.info;
-    const Metadata& copied_metadata = metadata.value_or(from.metadata);
+    // An archived source is copied only into an online tier (a rehydrating copy).
+    if (from.tier == "Archive" && (request.tier.empty() || request.tier == "Archive")) {
+        fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
+    }
+    const Metadata& copied_metadata = request.metadata.value_or(from.metadata);
+    BlobTraits traits;
+    traits.type = from.type;
+    traits.tags = request.source_tags ? from.tags : request.tags;
+    traits.tier = request.tier;
+    traits.sequence_number = from.sequence_number;
+    traits.committed_block_count = from.committed_block_count;
+    traits.sealed = from.sealed;
+    traits.copy = {crypto::uuid4(), request.source_url, "success",
+                   std::to_string(from.size) + "/" + std::to_string(from.size), time::now()};
     if (source.in_memory()) {
+        // All the bytes are in memory: the copy keeps them inline, and no part file.
+        for (CommittedBlock& b : blocks) b.content_id.clear();
+        if (from.type != BlobType::block) blocks.clear();
         std::lock_guard lock(lock_for(account, container, name));
         return commit_body(account, container, name, "", from.size, from.content, copied_metadata,
-                           conditions, &blocks, &source.bytes);
+                           conditions, &blocks, &source.bytes, traits);
     }
     // The bytes of the descriptors opened, in one new file (then no block has a file of its own).
     auto copy_into_one_file = [&] {
         auto writer = files_.begin(false);
         for (const BlobPart& part : source.parts) writer->append_from(part.fd, 0, part.size);
+        writer->append(source.bytes);
         for (CommittedBlock& b : blocks) b.content_id.clear();
+        if (from.type != BlobType::block) blocks.clear();
         return files_.commit(*writer, account, ContentKind::blob);
     };
     // Content is immutable once committed: within an account the copy shares the files.
@@ -844,30 +790,57 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     }
     std::lock_guard lock(lock_for(account, container, name));
     try {
+        // A composed append blob's tail stays inline after its linked parts.
+        const bool with_tail = from.composed && content_id.empty() && !linked.empty();
         return commit_body(account, container, name, content_id, from.size, from.content,
-                           copied_metadata, conditions, &blocks, nullptr);
+                           copied_metadata, conditions, &blocks, with_tail ? &source.bytes : nullptr, traits);
     } catch (...) {
         remove_contents(files_, account, linked);
         throw;
     }
 }
 
+// The marker is the last entry a page listed (Azurite's choice, as for containers): the next page
+// starts after it. With snapshots, a blob's snapshots come before it, oldest first, and a marker
+// names an entry as NAME?snapshot=KEY, KEY being the snapshot's time or "~" for the blob itself.
 BlobListPage BlobStore::list_blobs(const std::string& account, const std::string& container,
                                    const ListOptions& o) {
+    static constexpr std::string_view kSnapshotMarker = "?snapshot=";
     BlobListPage page;
     db_.read([&](db::Database& db) {
         require_container(db, account, container);
-        std::string start = std::max(o.marker, o.prefix);
+        std::string marker_name = o.marker;
+        std::string marker_key = "~";
+        if (size_t at = o.marker.rfind(kSnapshotMarker); o.snapshots && at != std::string::npos) {
+            marker_name = o.marker.substr(0, at);
+            marker_key = o.marker.substr(at + kSnapshotMarker.size());
+        }
+        // Where to start: after the marker's entry (or after its whole group of names, for a
+        // prefix the delimiter made), or at the prefix.
+        std::string start = o.prefix;
+        std::string after_key;  // entries of the start name whose key is greater
+        if (!o.marker.empty() && marker_name >= o.prefix) {
+            start = marker_name;
+            after_key = marker_key;
+            if (!o.delimiter.empty() && marker_name.ends_with(o.delimiter) && marker_key == "~") {
+                start = prefix_end(marker_name);
+                after_key.clear();
+            }
+        }
         const std::string end = prefix_end(o.prefix);
         auto entries = [&] { return static_cast<int>(page.entries.size()); };
+        std::string last;  // the key of the last entry listed
         bool more = true;
         while (more) {
             more = false;
             auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+                                ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
                                 " FROM blobs WHERE account = ?1 AND container = ?2 AND name >= ?3"
-                                " AND name < ?4 ORDER BY name LIMIT ?5");
+                                " AND name < ?4 AND (?6 OR snapshot = '') AND (name > ?3 OR skey > ?7)"
+                                " ORDER BY name, skey LIMIT ?5");
             q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
-                5, o.max_results - entries() + 1);
+                5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key);
+            after_key.clear();
             while (q.step()) {
                 std::string name = q.column_text(1);
                 std::string group;
@@ -875,14 +848,16 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                     size_t d = name.find(o.delimiter, o.prefix.size());
                     if (d != std::string::npos) group = name.substr(0, d + o.delimiter.size());
                 }
-                const std::string& key = group.empty() ? name : group;
                 if (entries() == o.max_results) {
-                    page.next_marker = key;
+                    page.next_marker = last;
                     return;
                 }
                 if (group.empty()) {
+                    last = name;
+                    if (o.snapshots) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
                     page.entries.push_back({false, "", read_blob(q)});
                 } else {
+                    last = group;
                     page.entries.push_back({true, group, {}});
                     start = prefix_end(group);  // skip the rest of this group
                     more = true;
@@ -925,12 +900,7 @@ std::pair<LeaseOutcome, BlobInfo> BlobStore::lease_blob(const std::string& accou
         check_write_conditions(conditions, version_of(blob), "", "");
         out.first = apply_lease(blob.lease, request, clock_now(), new_id);
         blob.lease = out.first.lease;
-        db.prepare("UPDATE blobs SET lease = ?4 WHERE account = ?1 AND container = ?2 AND name = ?3")
-            .bind(1, account)
-            .bind(2, container)
-            .bind(3, name)
-            .bind(4, lease_to_json(blob.lease))
-            .run();
+        db.prepare("UPDATE blobs SET lease = ?2 WHERE id = ?1").bind(1, blob.row).bind(2, lease_to_json(blob.lease)).run();
         out.second = blob;
     });
     return out;

@@ -14,9 +14,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/db/database.h"
+#include "fake_storage/engine/blob_tags.h"
 #include "fake_storage/engine/conditions.h"
 #include "fake_storage/engine/content_files.h"
 #include "fake_storage/engine/lease.h"
@@ -35,9 +37,26 @@ struct ContainerInfo {
     Lease lease;
 };
 
+enum class BlobType { block, page, append };
+// "BlockBlob", "PageBlob", "AppendBlob"; and back (nullopt for another name).
+const char* blob_type_name(BlobType type);
+std::optional<BlobType> blob_type_from_name(std::string_view name);
+
+// The x-ms-copy-* properties of a blob that was the destination of a copy (every copy in the
+// emulator completes at once).
+struct CopyState {
+    std::string id;
+    std::string source;  // the URL as the request gave it
+    std::string status;  // "success"
+    std::string progress;  // "BYTES/BYTES"
+    time::TimePoint completed;
+    bool empty() const { return id.empty(); }
+};
+
 struct BlobInfo {
     std::string container;
     std::string name;
+    std::string snapshot;    // "" for the base blob; else the snapshot's time, as in its URL
     std::string content_id;  // "" when the bytes are stored inline or composed
 
     std::uint64_t size = 0;
@@ -50,6 +69,47 @@ struct BlobInfo {
     // (Put Block List of large blocks copies nothing); see committed_blocks.content_id.
     bool composed = false;
     Lease lease;
+    BlobType type = BlobType::block;
+    std::uint64_t committed_block_count = 0;  // append blobs: the Append Blocks since creation
+    bool sealed = false;                      // append blobs
+    std::int64_t sequence_number = 0;         // page blobs
+    std::string tier;                         // "" while inferred (Hot, for block blobs)
+    time::TimePoint tier_changed{};
+    std::string archive_status;  // "rehydrate-pending-to-hot", ... while rehydrating
+    Tags tags;
+    CopyState copy;
+    std::int64_t row = 0;  // the row in state.db (internal)
+};
+
+// What a write of a whole blob sets besides its bytes, content settings and metadata.
+struct BlobTraits {
+    BlobType type = BlobType::block;
+    Tags tags;         // x-ms-tags (a new body replaces the tags)
+    std::string tier;  // x-ms-access-tier; "" inferred
+    CopyState copy;
+    std::int64_t sequence_number = 0;
+    std::uint64_t committed_block_count = 0;
+    bool sealed = false;
+};
+
+// Append Block's own conditions: x-ms-blob-condition-maxsize and -appendpos.
+struct AppendConditions {
+    std::optional<std::uint64_t> max_size;
+    std::optional<std::uint64_t> append_position;
+};
+
+// What Delete Blob does with a blob's snapshots (x-ms-delete-snapshots).
+enum class DeleteSnapshots { none, include, only };
+
+// A blob that Find Blobs by Tags found: its name and the tags the query named.
+struct TaggedBlob {
+    std::string container;
+    std::string name;
+    Tags tags;
+};
+struct TaggedBlobPage {
+    std::vector<TaggedBlob> blobs;
+    std::string next_marker;
 };
 
 struct BlockInfo {
@@ -75,6 +135,7 @@ struct ListOptions {
     std::string delimiter;
     std::string marker;
     int max_results = 5000;
+    bool snapshots = false;  // List Blobs: include=snapshots
 };
 
 struct BlobListEntry {
@@ -112,8 +173,9 @@ struct BlobPart {
 // blobs) or behind descriptors that stay valid even if the blob is replaced or deleted.
 struct OpenBlob {
     BlobInfo info;
-    std::string bytes;            // when in_memory()
-    std::vector<BlobPart> parts;  // otherwise, in order: one content file, or the blob's blocks
+    // All the bytes when in_memory(); else those after the parts (an append blob's tail).
+    std::string bytes;
+    std::vector<BlobPart> parts;  // in order: one content file, or the blob's blocks
 
     bool in_memory() const { return parts.empty(); }
     // The descriptor holding all the bytes, when one does (a content file); else -1.
@@ -133,6 +195,8 @@ struct CommittedBlock {
 inline constexpr std::uint64_t kMaxBlockSize = 4000ull * 1024 * 1024;
 // The largest body of one Put Blob (service versions 2019-12-12 and later).
 inline constexpr std::uint64_t kMaxPutBlobSize = 5000ull * 1024 * 1024;
+// The largest Append Block body (service versions 2022-11-02 and later).
+inline constexpr std::uint64_t kMaxAppendBlockSize = 100ull * 1024 * 1024;
 inline constexpr size_t kMaxUncommittedBlocks = 100000;
 inline constexpr size_t kMaxCommittedBlocks = 50000;
 // Put Block List keeps the staged blocks as the blob's parts (instead of copying them into one
@@ -189,10 +253,38 @@ public:
                                                  const Conditions& conditions);
 
     // Commits `writer`'s bytes as the whole blob (Put Blob), replacing any blob of that name.
+    // Append and page blobs are created empty (their size is traits' for a page blob).
     BlobInfo put_blob(const std::string& account, const std::string& container,
                       const std::string& name, ContentWriter& writer,
                       const ContentSettings& content, const Metadata& metadata,
-                      const Conditions& conditions);
+                      const Conditions& conditions, const BlobTraits& traits = {});
+    // Append Block: the blob after it and the offset the block was written at. 409
+    // InvalidBlobType for a blob of another type, BlobIsSealed once sealed; 412
+    // MaxBlobSizeConditionNotMet, AppendPositionConditionNotMet.
+    std::pair<BlobInfo, std::uint64_t> append_block(const std::string& account, const std::string& container,
+                                                    const std::string& name, ContentWriter& writer,
+                                                    const Conditions& conditions,
+                                                    const AppendConditions& append);
+    // Seal (append blobs): no more Append Blocks. 409 BlobAlreadySealed.
+    BlobInfo seal_blob(const std::string& account, const std::string& container, const std::string& name,
+                       const Conditions& conditions);
+    // Snapshot Blob: a read-only copy of the blob as it is, named by the time it was taken (the
+    // copy shares the content files). Metadata: the blob's unless given.
+    BlobInfo snapshot_blob(const std::string& account, const std::string& container, const std::string& name,
+                           const std::optional<Metadata>& metadata, const Conditions& conditions);
+    // Set Blob Tags (of the blob or of one of its snapshots); changes neither ETag nor
+    // Last-Modified, as the service does.
+    BlobInfo set_blob_tags(const std::string& account, const std::string& container, const std::string& name,
+                           const std::string& snapshot, const Tags& tags, const Conditions& conditions);
+    // Set Blob Tier (Hot, Cool, Cold, Archive; block blobs). "Archive" makes the blob unreadable
+    // until another tier is set (rehydration, done at once: a documented simplification). The
+    // bool: the blob was archived (the service answers 202, rehydration pending).
+    std::pair<BlobInfo, bool> set_blob_tier(const std::string& account, const std::string& container, const std::string& name,
+                           const std::string& snapshot, const std::string& tier, const Conditions& conditions);
+    // Find Blobs by Tags: the account's blobs (of one container, when named) whose tags satisfy
+    // `where`, by container and name after `marker` ("CONTAINER\nNAME" of the last one given).
+    TaggedBlobPage find_blobs_by_tags(const std::string& account, const std::optional<std::string>& container,
+                                      const TagExpression& where, const std::string& marker, int max_results);
     // `lease_id`: the request's x-ms-lease-id, checked against a leased blob's lease.
     void put_block(const std::string& account, const std::string& container,
                    const std::string& blob, const std::string& block_id, ContentWriter& writer,
@@ -205,10 +297,10 @@ public:
                                const std::string& blob);
 
     BlobInfo get_blob(const std::string& account, const std::string& container,
-                      const std::string& name);
+                      const std::string& name, const std::string& snapshot = "");
     OpenBlob open_blob(const std::string& account, const std::string& container,
-                       const std::string& name) {
-        return open(account, container, name, nullptr);
+                       const std::string& name, const std::string& snapshot = "") {
+        return open(account, container, name, nullptr, snapshot);
     }
     BlobInfo set_blob_content(const std::string& account, const std::string& container,
                               const std::string& name, const ContentSettings& content,
@@ -216,14 +308,25 @@ public:
     BlobInfo set_blob_metadata(const std::string& account, const std::string& container,
                                const std::string& name, const Metadata& metadata,
                                const Conditions& conditions);
+    // Deletes the blob, or one snapshot of it (`snapshot`), or (DeleteSnapshots::only) its
+    // snapshots alone; a blob with snapshots goes only with include (409 SnapshotsPresent).
     void delete_blob(const std::string& account, const std::string& container,
-                     const std::string& name, const Conditions& conditions);
-    // Copies a committed blob (within the emulator; synchronous). Metadata: the source's
-    // unless `metadata` is given.
+                     const std::string& name, const Conditions& conditions,
+                     DeleteSnapshots snapshots = DeleteSnapshots::none, const std::string& snapshot = "");
+    // What a copy's destination gets besides the source's bytes and properties.
+    struct CopyRequest {
+        std::optional<Metadata> metadata;  // the source's unless given
+        Tags tags;                         // x-ms-tags
+        bool source_tags = false;          // the source's tags instead (x-ms-copy-source-tag-option: COPY)
+        std::string tier;                  // x-ms-access-tier
+        std::string source_url;            // for x-ms-copy-source on the destination
+        std::string source_snapshot;
+    };
+    // Copies a committed blob (within the emulator; synchronous), keeping its type.
     BlobInfo copy_blob(const std::string& account, const std::string& container,
                        const std::string& name, const std::string& source_account,
                        const std::string& source_container, const std::string& source_name,
-                       const std::optional<Metadata>& metadata, const Conditions& conditions);
+                       const CopyRequest& request, const Conditions& conditions);
     BlobListPage list_blobs(const std::string& account, const std::string& container,
                             const ListOptions& options);
 
@@ -233,13 +336,16 @@ public:
 private:
     // open_blob, and the committed blocks of what it opened when `blocks` is given.
     OpenBlob open(const std::string& account, const std::string& container,
-                  const std::string& name, std::vector<CommittedBlock>* blocks);
+                  const std::string& name, std::vector<CommittedBlock>* blocks,
+                  const std::string& snapshot = "");
     std::mutex& lock_for(const std::string& account, const std::string& container,
                          const std::string& blob);
-    // Reads, checks `conditions`, applies `change`, gives a new ETag and saves.
+    // Reads, checks `conditions`, applies `change`, gives a new ETag (unless `same_version`) and
+    // saves the properties a change may touch.
     BlobInfo update_blob(const std::string& account, const std::string& container,
                          const std::string& name, const Conditions& conditions,
-                         const std::function<void(BlobInfo&)>& change);
+                         const std::function<void(BlobInfo&)>& change, const std::string& snapshot = "",
+                         bool same_version = false);
     ContainerInfo update_container(const std::string& account, const std::string& name,
                                    const Conditions& conditions,
                                    const std::function<void(ContainerInfo&)>& change);
@@ -252,13 +358,14 @@ private:
                          std::uint64_t size, const ContentSettings& content,
                          const Metadata& metadata, const Conditions& conditions,
                          const std::vector<CommittedBlock>* committed_blocks,
-                         const std::string* inline_body);
+                         const std::string* inline_body, const BlobTraits& traits = {});
     // Stores what `writer` holds: inline when it is in memory, else as a content file.
     BlobInfo commit_writer(const std::string& account, const std::string& container,
                            const std::string& name, ContentWriter& writer,
                            const ContentSettings& content, const Metadata& metadata,
                            const Conditions& conditions,
-                           const std::vector<CommittedBlock>* committed_blocks);
+                           const std::vector<CommittedBlock>* committed_blocks,
+                           const BlobTraits& traits = {});
 
     // Every change to containers and blobs goes through here: a transaction that also empties
     // the read cache.

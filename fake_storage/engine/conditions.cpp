@@ -41,9 +41,15 @@ time::TimePoint whole_seconds(time::TimePoint t) { return std::chrono::floor<std
     fail(status, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
 }
 
+void check_tags(const Conditions& c, const Version& current) {
+    static const Tags kNone;
+    if (c.if_tags && !c.if_tags->matches(current.tags != nullptr ? *current.tags : kNone)) not_met(412);
+}
+
 }  // namespace
 
 void check_read_conditions(const Conditions& c, const Version& current) {
+    check_tags(c, current);
     // "If it does not exist" on a read of something that does: the service refuses the request.
     if (c.if_none_match && trim(*c.if_none_match) == "*") {
         fail(400, "UnsatisfiableCondition", "The request includes an unsatisfiable condition for this operation.");
@@ -61,9 +67,10 @@ void check_read_conditions(const Conditions& c, const Version& current) {
 void check_write_conditions(const Conditions& c, const std::optional<Version>& current,
                             const std::string& exists_code, const std::string& exists_message) {
     if (!current) {
-        if (c.if_match || c.if_unmodified_since) not_met(412);
+        if (c.if_match || c.if_unmodified_since || c.if_tags) not_met(412);
         return;
     }
+    check_tags(c, *current);
     if (c.create_new_only) {
         fail(403, "UnauthorizedBlobOverwrite", "This request is not authorized to perform blob overwrites.");
     }

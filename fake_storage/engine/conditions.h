@@ -1,10 +1,12 @@
 // Conditional headers (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "common/time/timestamps.h"
+#include "fake_storage/engine/blob_tags.h"
 
 namespace bai::storage {
 
@@ -18,6 +20,8 @@ struct Conditions {
     bool create_new_only = false;
     // x-ms-lease-id: a leased resource is changed only by its lease's holder (lease.h).
     std::optional<std::string> lease_id;
+    // x-ms-if-tags: the blob's tags must satisfy it (412 ConditionNotMet otherwise).
+    std::shared_ptr<const TagExpression> if_tags;
 
     // No conditional header (the lease id is not one).
     bool empty() const {
@@ -28,6 +32,7 @@ struct Conditions {
 struct Version {
     std::string etag;
     time::TimePoint last_modified;
+    const Tags* tags = nullptr;  // a blob's, checked against if_tags (none: no tags)
 };
 
 // For reads of an existing resource: throws StorageError 400 UnsatisfiableCondition for

@@ -34,8 +34,9 @@ void write_all(int fd, const char* data, size_t size, const fs::path& path) {
 
 }  // namespace
 
-ContentWriter::ContentWriter(fs::path spill_dir, bool with_md5) : spill_dir_(std::move(spill_dir)) {
+ContentWriter::ContentWriter(fs::path spill_dir, bool with_md5, bool with_crc64) : spill_dir_(std::move(spill_dir)) {
     if (with_md5) md5_ = std::make_unique<crypto::Md5>();
+    if (with_crc64) crc64_ = std::make_unique<crypto::Crc64>();
 }
 
 namespace {
@@ -64,6 +65,7 @@ void ContentWriter::spill() {
 
 void ContentWriter::append(std::string_view bytes) {
     if (md5_) md5_->update(bytes);
+    if (crc64_) crc64_->update(bytes);
     if (fd_ < 0 && size_ + bytes.size() > kInlineLimit) spill();
     if (fd_ < 0) {
         buffer_.append(bytes);
@@ -83,7 +85,7 @@ void ContentWriter::append_from(int fd, std::uint64_t offset, std::uint64_t leng
     if (fd_ < 0 && size_ + length > kInlineLimit) spill();
     flush_pending();
     // In-kernel copy unless the bytes must pass through the digest or stay in memory.
-    while (left > 0 && !md5_ && fd_ >= 0) {
+    while (left > 0 && !md5_ && !crc64_ && fd_ >= 0) {
         ssize_t n = ::copy_file_range(fd, &in_offset, fd_, nullptr, left, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;  // not supported here, or a short source: read below
@@ -103,15 +105,21 @@ void ContentWriter::append_from(int fd, std::uint64_t offset, std::uint64_t leng
     }
 }
 
-std::string ContentWriter::md5() { return md5_ ? md5_->finish() : std::string(); }
+std::string ContentWriter::md5() {
+    if (md5_) {
+        md5_digest_ = md5_->finish();
+        md5_.reset();
+    }
+    return md5_digest_;
+}
 
 ContentFiles::ContentFiles(fs::path root, bool durable)
     : root_(std::move(root)), tmp_(root_ / "tmp"), durable_(durable) {
     fs::create_directories(tmp_);
 }
 
-std::unique_ptr<ContentWriter> ContentFiles::begin(bool with_md5) {
-    return std::unique_ptr<ContentWriter>(new ContentWriter(tmp_, with_md5));
+std::unique_ptr<ContentWriter> ContentFiles::begin(bool with_md5, bool with_crc64) {
+    return std::unique_ptr<ContentWriter>(new ContentWriter(tmp_, with_md5, with_crc64));
 }
 
 fs::path ContentFiles::path(const std::string& account, ContentKind kind, const std::string& id) const {

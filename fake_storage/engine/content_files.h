@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/crypto/crc64.h"
 #include "common/crypto/digest.h"
 
 namespace bai::storage {
@@ -36,14 +37,17 @@ public:
     // Appends `length` bytes of `fd` from `offset` (copy_file_range where the kernel can).
     void append_from(int fd, std::uint64_t offset, std::uint64_t length);
     std::uint64_t size() const { return size_; }
-    // The MD5 of what was appended (only when asked for at creation); ends the digest.
+    // The MD5 of what was appended (only when asked for at creation): once asked for, nothing
+    // more may be appended.
     std::string md5();
+    // The CRC64 of what was appended (only when asked for at creation), 8 bytes.
+    std::string crc64() const { return crc64_ ? crc64_->bytes() : std::string(); }
     bool in_memory() const { return fd_ < 0; }
     const std::string& bytes() const { return buffer_; }  // while in_memory()
 
 private:
     friend class ContentFiles;
-    ContentWriter(std::filesystem::path spill_dir, bool with_md5);
+    ContentWriter(std::filesystem::path spill_dir, bool with_md5, bool with_crc64);
     void spill();
 
     // Bytes arrive in pieces (what one read of the connection brought, up to 256 KiB, or one
@@ -57,6 +61,8 @@ private:
     std::string buffer_;
     std::uint64_t size_ = 0;
     std::unique_ptr<crypto::Md5> md5_;
+    std::string md5_digest_;
+    std::unique_ptr<crypto::Crc64> crc64_;
     bool committed_ = false;
 };
 
@@ -65,7 +71,7 @@ public:
     // `durable`: fsync content before it is committed (power-loss safety; slower).
     ContentFiles(std::filesystem::path root, bool durable);
 
-    std::unique_ptr<ContentWriter> begin(bool with_md5);
+    std::unique_ptr<ContentWriter> begin(bool with_md5, bool with_crc64 = false);
     // The directory where content being received is spilled (on the same file system as the
     // content files; emptied at start). Others may stage their own temporary files there.
     const std::filesystem::path& temporary_dir() const { return tmp_; }

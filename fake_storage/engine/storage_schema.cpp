@@ -75,6 +75,42 @@ CREATE TABLE service_settings (
 ALTER TABLE containers ADD COLUMN lease TEXT NOT NULL DEFAULT '';
 ALTER TABLE blobs ADD COLUMN lease TEXT NOT NULL DEFAULT '';
 )sql"},
+        // Blob types, snapshots and what blobs carry besides content: the blobs table is rebuilt
+        // (a blob is now unique by name and snapshot, '' for the base blob), and so is
+        // committed_blocks, which refers to it. Append blobs: block_count Append Blocks, sealed;
+        // page blobs: sequence_number. tier: '' while inferred (Hot). tags: JSON; copy_state:
+        // the x-ms-copy-* properties of a copy's destination (JSON).
+        db::Migration{7, R"sql(
+CREATE TABLE blobs_v7 (
+  id INTEGER PRIMARY KEY,
+  account TEXT NOT NULL, container TEXT NOT NULL, name TEXT NOT NULL,
+  snapshot TEXT NOT NULL DEFAULT '',
+  content_id TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
+  created INTEGER NOT NULL, last_modified INTEGER NOT NULL,
+  content TEXT NOT NULL DEFAULT '', metadata TEXT NOT NULL DEFAULT '',
+  inline_body BLOB, composed INTEGER NOT NULL DEFAULT 0, lease TEXT NOT NULL DEFAULT '',
+  blob_type TEXT NOT NULL DEFAULT 'BlockBlob', block_count INTEGER NOT NULL DEFAULT 0,
+  sealed INTEGER NOT NULL DEFAULT 0, sequence_number INTEGER NOT NULL DEFAULT 0,
+  tier TEXT NOT NULL DEFAULT '', tier_changed INTEGER NOT NULL DEFAULT 0,
+  archive_status TEXT NOT NULL DEFAULT '', tags TEXT NOT NULL DEFAULT '',
+  copy_state TEXT NOT NULL DEFAULT '',
+  UNIQUE (account, container, name, snapshot));
+INSERT INTO blobs_v7(id, account, container, name, content_id, size, etag, created, last_modified,
+                     content, metadata, inline_body, composed, lease)
+  SELECT id, account, container, name, content_id, size, etag, created, last_modified, content,
+         metadata, inline_body, composed, lease FROM blobs;
+CREATE TABLE committed_blocks_v7 (
+  blob_id INTEGER NOT NULL REFERENCES blobs_v7(id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL, block_id TEXT NOT NULL, offset INTEGER NOT NULL, size INTEGER NOT NULL,
+  content_id TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (blob_id, seq)) WITHOUT ROWID;
+INSERT INTO committed_blocks_v7 SELECT blob_id, seq, block_id, offset, size, content_id FROM committed_blocks;
+DROP TABLE committed_blocks;
+DROP TABLE blobs;
+ALTER TABLE blobs_v7 RENAME TO blobs;
+ALTER TABLE committed_blocks_v7 RENAME TO committed_blocks;
+CREATE INDEX blobs_tagged ON blobs(account) WHERE tags <> '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

@@ -50,7 +50,7 @@ void StorageEndpoint::take_body(const Operation& op, StorageCall& call,
     // but a streamed (chunked) one stops at the limit.
     std::exception_ptr failure;
     if (op.streams_body) {
-        call.content = files_.begin(op.digest_body);
+        call.content = files_.begin(op.digest_body, op.crc64_body);
         ContentWriter* writer = call.content.get();
         bool over = false;
         bool whole = read([&](const char* data, size_t size) {

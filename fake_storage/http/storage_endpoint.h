@@ -46,6 +46,7 @@ struct Operation {
     // The largest streamed body the operation takes (0: any): a larger one is refused with 413
     // RequestBodyTooLarge before it is read (by its Content-Length) or as soon as it passes it.
     std::uint64_t max_body = 0;
+    bool crc64_body = false;  // compute the CRC64 of a streamed body
 };
 
 class StorageEndpoint {

@@ -72,6 +72,10 @@ Conditions read_conditions(const StorageRequest& r) {
     if (r.has_header("If-Match")) c.if_match = r.header("If-Match");
     if (r.has_header("If-None-Match")) c.if_none_match = r.header("If-None-Match");
     if (r.has_header("x-ms-lease-id")) c.lease_id = r.header("x-ms-lease-id");
+    if (r.has_header("x-ms-if-tags")) {
+        c.if_tags = std::make_shared<TagExpression>(
+            TagExpression::parse(r.header("x-ms-if-tags"), TagExpression::Use::condition));
+    }
     for (auto [name, slot] : {std::pair{"If-Modified-Since", &c.if_modified_since},
                               std::pair{"If-Unmodified-Since", &c.if_unmodified_since}}) {
         if (!r.has_header(name)) continue;

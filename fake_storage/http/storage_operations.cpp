@@ -71,4 +71,27 @@ void check_content_md5(const StorageRequest& r, const std::string& digest, const
     }
 }
 
+void check_transactional_checksums(const StorageRequest& r, ContentWriter& body, httplib::Response& response) {
+    const std::string crc64 = body.crc64();
+    if (r.has_header("Content-MD5") && r.has_header("x-ms-content-crc64")) {
+        fail(400, "BothCrc64AndMd5HeaderPresent",
+             "Both x-ms-content-crc64 header and Content-MD5 header are present.");
+    }
+    if (r.has_header("x-ms-content-crc64")) {
+        const std::string sent = r.header("x-ms-content-crc64");
+        auto decoded = crypto::base64_decode(sent);
+        if (!decoded || decoded->size() != 8) invalid_header("x-ms-content-crc64", sent);
+        if (*decoded != crc64) {
+            fail(400, "Crc64Mismatch",
+                 "The CRC64 value specified in the request did not match with the CRC64 value calculated by the "
+                 "server.\nUserSpecifiedCrc64:" + sent + "\nServerCalculatedCrc64:" + crypto::base64_encode(crc64));
+        }
+    }
+    if (r.has_header("Content-MD5")) {
+        check_content_md5(r, body.md5());
+        response.set_header("Content-MD5", r.header("Content-MD5"));
+    }
+    if (!crc64.empty()) response.set_header("x-ms-content-crc64", crypto::base64_encode(crc64));
+}
+
 }  // namespace bai::storage

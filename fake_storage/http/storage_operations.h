@@ -25,5 +25,11 @@ void set_version_headers(httplib::Response& response, const std::string& etag,
 // InvalidMd5) and equal the digest of what arrived (400 Md5Mismatch).
 void check_content_md5(const StorageRequest& request, const std::string& digest,
                        const std::string& header = "Content-MD5");
+// The transactional checksums of a streamed body (Put Blob, Put Block, Append Block, Put Page):
+// Content-MD5 or x-ms-content-crc64, not both (400 BothCrc64AndMd5HeaderPresent); a CRC64 must
+// be 8 bytes in base64 (400 InvalidHeaderValue) and match (400 Crc64Mismatch). Answers with
+// x-ms-content-crc64 (the body's, as the service computes it whether or not one was sent), and
+// Content-MD5 when one was. The writer must have been begun with both digests.
+void check_transactional_checksums(const StorageRequest& request, ContentWriter& body, httplib::Response& response);
 
 }  // namespace bai::storage

@@ -9,39 +9,11 @@
 namespace bai::storage {
 namespace {
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 [[noreturn]] void invalid_uri() {
     fail(400, "InvalidUri", "The requested URI does not represent any resource on the server.");
 }
 
 }  // namespace
-
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space) {
-    std::string out;
-    out.reserve(text.size());
-    for (size_t i = 0; i < text.size(); ++i) {
-        char c = text[i];
-        if (c == '%') {
-            if (i + 2 >= text.size()) return std::nullopt;
-            int hi = hex_value(text[i + 1]);
-            int lo = hex_value(text[i + 2]);
-            if (hi < 0 || lo < 0) return std::nullopt;
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else if (c == '+' && plus_is_space) {
-            out += ' ';
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
 
 std::optional<std::string> StorageRequest::param(const std::string& lower_name) const {
     auto it = query.find(lower_name);

@@ -2,6 +2,8 @@
 // container (or share) and the rest, query parameters decoded, headers.
 #pragma once
 
+#include "common/text/percent_encoding.h"
+
 #include <httplib.h>
 
 #include <map>
@@ -33,7 +35,6 @@ struct StorageRequest {
 // not decode (bad percent escapes, NUL, invalid UTF-8).
 StorageRequest parse_storage_request(const httplib::Request& http);
 
-// Percent-decoding: nullopt for a malformed escape. '+' stays '+' unless `plus_is_space`.
-std::optional<std::string> percent_decode(std::string_view text, bool plus_is_space);
+using text::percent_decode;
 
 }  // namespace bai::storage

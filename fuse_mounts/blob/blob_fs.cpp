@@ -750,7 +750,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
         Entry entry = find(s, path);
         if (entry.kind == Entry::none) return (void)fuse_reply_err(req, ENOENT);
         if (entry.kind == Entry::directory) return (void)fuse_reply_err(req, EISDIR);
-        s.blobs.delete_blob(s.account, s.container, path, {});
+        s.blobs.delete_blob(s.account, s.container, path, {}, storage::DeleteSnapshots::include);
         mark_removed(s, path);
         fuse_reply_err(req, 0);
     });
@@ -766,7 +766,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
         if (entry.kind != Entry::directory) return (void)fuse_reply_err(req, ENOTDIR);
         if (has_children(s, path)) return (void)fuse_reply_err(req, ENOTEMPTY);
         try {
-            s.blobs.delete_blob(s.account, s.container, path, {});
+            s.blobs.delete_blob(s.account, s.container, path, {}, storage::DeleteSnapshots::include);
         } catch (const storage::StorageError& e) {
             if (e.status() != 404) throw;
         }
@@ -828,8 +828,10 @@ void move_nodes(State& s, const std::string& from, const std::string& to) {
 }
 
 void move_blob(State& s, const std::string& from, const std::string& to) {
-    s.blobs.copy_blob(s.account, s.container, to, s.account, s.container, from, std::nullopt, {});
-    s.blobs.delete_blob(s.account, s.container, from, {});
+    storage::BlobStore::CopyRequest keep;  // a rename keeps the tags as well as the metadata
+    keep.source_tags = true;
+    s.blobs.copy_blob(s.account, s.container, to, s.account, s.container, from, keep, {});
+    s.blobs.delete_blob(s.account, s.container, from, {}, storage::DeleteSnapshots::include);
 }
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
@@ -859,7 +861,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
         if (target.kind == Entry::directory) {
             if (has_children(s, to)) return (void)fuse_reply_err(req, ENOTEMPTY);
             try {
-                s.blobs.delete_blob(s.account, s.container, to, {});
+                s.blobs.delete_blob(s.account, s.container, to, {}, storage::DeleteSnapshots::include);
             } catch (const storage::StorageError& e) {
                 if (e.status() != 404) throw;
             }

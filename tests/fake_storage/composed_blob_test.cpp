@@ -115,7 +115,7 @@ TEST_F(ComposedBlobTest, SmallOrManyBlocksAreCopiedIntoOneFile) {
 TEST_F(ComposedBlobTest, BlocksOfACopiedBlobMixWithNewOnesByCopying) {
     std::string first = commit_blocks("mixed", 2, kBlock);
     // A committed block of a blob that is one content file is a run of that file.
-    store->copy_blob(kAcct, "data", "mixed", kAcct, "data", "mixed", std::nullopt, {});
+    store->copy_blob(kAcct, "data", "mixed", kAcct, "data", "mixed", {}, {});
     std::string tail = pattern('q', kBlock);
     stage("mixed", "t0000", tail);
     auto lists = store->get_block_lists(kAcct, "data", "mixed");
@@ -139,11 +139,11 @@ TEST_F(ComposedBlobTest, DeletingTheBlobOrItsContainerRemovesItsParts) {
 
 TEST_F(ComposedBlobTest, CopiesShareThePartsWithinAnAccountAndCopyThemAcross) {
     std::string bytes = commit_blocks("src", 3, kBlock);
-    store->copy_blob(kAcct, "data", "dst", kAcct, "data", "src", std::nullopt, {});
+    store->copy_blob(kAcct, "data", "dst", kAcct, "data", "src", {}, {});
     EXPECT_TRUE(store->get_blob(kAcct, "data", "dst").composed);
     EXPECT_EQ(store->get_block_lists(kAcct, "data", "dst").committed.size(), 3u);
     store->create_container("other", "box", {}, "");
-    store->copy_blob("other", "box", "far", kAcct, "data", "src", std::nullopt, {});
+    store->copy_blob("other", "box", "far", kAcct, "data", "src", {}, {});
     store->delete_blob(kAcct, "data", "src", {});
     EXPECT_EQ(read("dst"), bytes);
     BlobInfo far = store->get_blob("other", "box", "far");

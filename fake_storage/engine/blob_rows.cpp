@@ -1,0 +1,188 @@
+// The rows of containers and blobs in state.db, read and written by the BlobStore's files.
+#include "fake_storage/engine/blob_rows.h"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/crypto/base64.h"
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+
+using std::int64_t;
+
+BlobInfo read_blob(db::Statement& q) {
+    BlobInfo b;
+    b.container = q.column_text(0);
+    b.name = q.column_text(1);
+    b.content_id = q.column_text(2);
+    b.size = static_cast<std::uint64_t>(q.column_int(3));
+    b.etag = q.column_text(4);
+    b.created = time::from_ticks(q.column_int(5));
+    b.last_modified = time::from_ticks(q.column_int(6));
+    b.content = decode_content_settings(q.column_text(7));
+    b.metadata = metadata_from_json(q.column_text(8));
+    b.composed = q.column_int(9) != 0;
+    b.lease = lease_from_json(q.column_text(10));
+    b.snapshot = q.column_text(11);
+    b.type = blob_type_from_name(q.column_text(12)).value_or(BlobType::block);
+    b.committed_block_count = static_cast<std::uint64_t>(q.column_int(13));
+    b.sealed = q.column_int(14) != 0;
+    b.sequence_number = q.column_int(15);
+    b.tier = q.column_text(16);
+    b.tier_changed = time::from_ticks(q.column_int(17));
+    b.archive_status = q.column_text(18);
+    b.tags = tags_from_json(q.column_text(19));
+    b.copy = copy_state_from_json(q.column_text(20));
+    b.row = q.column_int(21);
+    return b;
+}
+
+// A blob written without a content type gets the service's default; Set Blob Properties
+// without one clears it (the stored type is then empty).
+ContentSettings with_default_type(ContentSettings content) {
+    if (content.content_type.empty()) content.content_type = "application/octet-stream";
+    return content;
+}
+
+[[noreturn]] void container_not_found() {
+    fail(404, "ContainerNotFound", "The specified container does not exist.");
+}
+
+// The blob (or one of its snapshots), or nullopt; ContainerNotFound when its container does not
+// exist (one statement: it is the whole read of a GET). With `inline_body`, also reads the bytes
+// of a blob stored inline.
+std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
+                                  const std::string& container, const std::string& name,
+                                  std::string* inline_body, const std::string& snapshot) {
+    auto q = db.prepare(std::string("SELECT ") + kBlobColumnsOfB +
+                        (inline_body != nullptr ? ", b.inline_body" : "") +
+                        " FROM containers c LEFT JOIN blobs b ON b.account = c.account"
+                        " AND b.container = c.name AND b.name = ?3 AND b.snapshot = ?4"
+                        " WHERE c.account = ?1 AND c.name = ?2");
+    q.bind(1, account).bind(2, container).bind(3, name).bind(4, snapshot);
+    if (!q.step()) container_not_found();
+    if (q.is_null(1)) return std::nullopt;
+    if (inline_body != nullptr) *inline_body = q.column_text(kBlobColumnCount);
+    return read_blob(q);
+}
+
+ContainerInfo read_container(db::Statement& q) {
+    ContainerInfo c;
+    c.name = q.column_text(0);
+    c.etag = q.column_text(1);
+    c.created = time::from_ticks(q.column_int(2));
+    c.last_modified = time::from_ticks(q.column_int(3));
+    c.metadata = metadata_from_json(q.column_text(4));
+    c.public_access = q.column_text(5);
+    c.lease = lease_from_json(q.column_text(6));
+    return c;
+}
+
+std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account,
+                                            const std::string& name) {
+    auto q = db.prepare(
+        "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
+        " WHERE account = ?1 AND name = ?2");
+    q.bind(1, account).bind(2, name);
+    if (!q.step()) return std::nullopt;
+    return read_container(q);
+}
+
+[[noreturn]] void blob_not_found() { fail(404, "BlobNotFound", "The specified blob does not exist."); }
+
+BlobInfo require_blob(db::Database& db, const std::string& account, const std::string& container,
+                      const std::string& name, const std::string& snapshot) {
+    auto blob = find_blob(db, account, container, name, nullptr, snapshot);
+    if (!blob) blob_not_found();
+    return *blob;
+}
+
+std::vector<CommittedBlock> committed_blocks_of(db::Database& db, std::int64_t row) {
+    auto q = db.prepare("SELECT block_id, size, offset, content_id FROM committed_blocks WHERE blob_id = ?1 ORDER BY seq");
+    q.bind(1, row);
+    std::vector<CommittedBlock> blocks;
+    while (q.step()) {
+        blocks.push_back({{q.column_text(0), static_cast<std::uint64_t>(q.column_int(1))},
+                          static_cast<std::uint64_t>(q.column_int(2)),
+                          q.column_text(3)});
+    }
+    return blocks;
+}
+
+// The block files a composed blob is made of (with repeats when a block is used twice).
+std::vector<std::string> part_files(db::Database& db, std::int64_t row) {
+    std::vector<std::string> ids;
+    for (CommittedBlock& b : committed_blocks_of(db, row)) {
+        if (!b.content_id.empty()) ids.push_back(std::move(b.content_id));
+    }
+    return ids;
+}
+
+std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {
+    if (!blob) return std::nullopt;
+    return Version{blob->etag, blob->last_modified, &blob->tags};
+}
+
+void check_block_id(const std::string& id) {
+    auto decoded = crypto::base64_decode(id);
+    if (id.empty() || !decoded || decoded->size() > 64) {
+        fail(400, "InvalidQueryParameterValue",
+             "Value for one of the query parameters specified in the request URI is invalid.\n"
+             "QueryParameterName:blockid");
+    }
+}
+
+// Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.
+std::string prefix_end(const std::string& prefix) { return prefix + "\xFF"; }
+
+// Runs a file removal list after the metadata that referenced the files is gone.
+void remove_contents(ContentFiles& files, const std::string& account,
+                     const std::vector<std::pair<ContentKind, std::string>>& ids) {
+    for (const auto& [kind, id] : ids) {
+        if (!id.empty()) files.remove(account, kind, id);
+    }
+}
+
+
+
+const char* blob_type_name(BlobType type) {
+    switch (type) {
+        case BlobType::page: return "PageBlob";
+        case BlobType::append: return "AppendBlob";
+        case BlobType::block: break;
+    }
+    return "BlockBlob";
+}
+
+std::optional<BlobType> blob_type_from_name(std::string_view name) {
+    if (name == "BlockBlob") return BlobType::block;
+    if (name == "PageBlob") return BlobType::page;
+    if (name == "AppendBlob") return BlobType::append;
+    return std::nullopt;
+}
+
+std::string copy_state_to_json(const CopyState& copy) {
+    if (copy.empty()) return "";
+    return nlohmann::json{{"id", copy.id},
+                          {"source", copy.source},
+                          {"status", copy.status},
+                          {"progress", copy.progress},
+                          {"completed", time::to_ticks(copy.completed)}}
+        .dump();
+}
+
+CopyState copy_state_from_json(const std::string& json) {
+    CopyState copy;
+    if (json.empty()) return copy;
+    auto j = nlohmann::json::parse(json);
+    copy.id = j.value("id", "");
+    copy.source = j.value("source", "");
+    copy.status = j.value("status", "");
+    copy.progress = j.value("progress", "");
+    copy.completed = time::from_ticks(j.value("completed", int64_t{0}));
+    return copy;
+}
+
+}  // namespace bai::storage

@@ -1,0 +1,70 @@
+// The rows of containers and blobs in state.db: how they are read, found and keyed, shared by
+// the files that implement the BlobStore. Internal to the engine.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/db/database.h"
+#include "fake_storage/engine/blob_store.h"
+
+namespace bai::storage {
+
+inline constexpr const char* kBlobColumns =
+    "container, name, content_id, size, etag, created, last_modified, content, metadata, composed, lease,"
+    " snapshot, blob_type, block_count, sealed, sequence_number, tier, tier_changed, archive_status, tags,"
+    " copy_state, id";
+// The same columns of `blobs b` in a join.
+inline constexpr const char* kBlobColumnsOfB =
+    "b.container, b.name, b.content_id, b.size, b.etag, b.created, b.last_modified, b.content,"
+    " b.metadata, b.composed, b.lease, b.snapshot, b.blob_type, b.block_count, b.sealed, b.sequence_number,"
+    " b.tier, b.tier_changed, b.archive_status, b.tags, b.copy_state, b.id";
+inline constexpr int kBlobColumnCount = 22;
+
+BlobInfo read_blob(db::Statement& q);
+ContainerInfo read_container(db::Statement& q);
+
+// A blob written without a content type gets the service's default; Set Blob Properties
+// without one clears it (the stored type is then empty).
+ContentSettings with_default_type(ContentSettings content);
+
+[[noreturn]] void container_not_found();
+[[noreturn]] void blob_not_found();
+
+// The blob (or one of its snapshots), or nullopt; ContainerNotFound when its container does not
+// exist (one statement: it is the whole read of a GET). With `inline_body`, also reads the bytes
+// of a blob stored inline (an append blob's tail after its parts).
+std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account, const std::string& container,
+                                  const std::string& name, std::string* inline_body = nullptr,
+                                  const std::string& snapshot = "");
+std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account, const std::string& name);
+BlobInfo require_blob(db::Database& db, const std::string& account, const std::string& container,
+                      const std::string& name, const std::string& snapshot = "");
+// The committed blocks of the blob in row `row`, in order.
+std::vector<CommittedBlock> committed_blocks_of(db::Database& db, std::int64_t row);
+// The block files a composed blob is made of (with repeats when a block is used twice).
+std::vector<std::string> part_files(db::Database& db, std::int64_t row);
+std::optional<Version> version_of(const std::optional<BlobInfo>& blob);
+void check_block_id(const std::string& id);
+// Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.
+std::string prefix_end(const std::string& prefix);
+// Runs a file removal list after the metadata that referenced the files is gone.
+void remove_contents(ContentFiles& files, const std::string& account,
+                     const std::vector<std::pair<ContentKind, std::string>>& ids);
+
+std::string copy_state_to_json(const CopyState& copy);
+CopyState copy_state_from_json(const std::string& json);
+
+struct FdCloser {
+    std::vector<int> fds;
+    ~FdCloser() {
+        for (int fd : fds) ::close(fd);
+    }
+};
+
+}  // namespace bai::storage

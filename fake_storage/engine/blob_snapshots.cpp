@@ -1,0 +1,92 @@
+// Snapshot Blob: a read-only copy of a blob as it is, a row of its own (the blob's name and the
+// snapshot's time) sharing the blob's content files through hard links, as copies do.
+#include <map>
+
+#include "common/crypto/random_id.h"
+#include "fake_storage/engine/blob_rows.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/storage_error.h"
+
+namespace bai::storage {
+
+using std::int64_t;
+
+BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string& container, const std::string& name,
+                                  const std::optional<Metadata>& metadata, const Conditions& conditions) {
+    std::lock_guard lock(lock_for(account, container, name));
+    // Under the lock the blob's bytes stay as read: link its files before the row is written.
+    std::optional<BlobInfo> base;
+    std::vector<CommittedBlock> blocks;
+    db_.read([&](db::Database& db) {
+        base = find_blob(db, account, container, name);
+        if (base) blocks = committed_blocks_of(db, base->row);
+    });
+    if (!base) blob_not_found();
+    std::vector<std::pair<ContentKind, std::string>> linked;
+    std::string content_id;
+    try {
+        if (!base->content_id.empty()) {
+            content_id = files_.link(account, ContentKind::blob, base->content_id);
+            linked.emplace_back(ContentKind::blob, content_id);
+        }
+        std::map<std::string, std::string> renamed;
+        for (CommittedBlock& b : blocks) {
+            if (b.content_id.empty()) continue;
+            auto [it, fresh] = renamed.emplace(b.content_id, "");
+            if (fresh) {
+                it->second = files_.link(account, ContentKind::block, b.content_id);
+                linked.emplace_back(ContentKind::block, it->second);
+            }
+            b.content_id = it->second;
+        }
+    } catch (...) {
+        remove_contents(files_, account, linked);
+        throw;
+    }
+    BlobInfo snapshot;
+    try {
+        write([&](db::Database& db) {
+            BlobInfo blob = require_blob(db, account, container, name);
+            check_write_conditions(conditions, version_of(blob), "", "");
+            check_lease_if_named(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+            // Snapshots are named by their time, to the tick; two in one tick are one tick apart.
+            auto at = time::now();
+            std::string id;
+            for (;; at += std::chrono::nanoseconds(100)) {
+                id = time::format_iso8601(at, 7);
+                if (!find_blob(db, account, container, name, nullptr, id)) break;
+            }
+            auto q = db.prepare(
+                "INSERT INTO blobs(account, container, name, snapshot, content_id, size, etag, created,"
+                " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count, sealed,"
+                " sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
+                " SELECT account, container, name, ?2, ?3, size, etag, created, last_modified, content, ?4,"
+                " inline_body, composed, '', blob_type, block_count, sealed, sequence_number, tier, tier_changed,"
+                " archive_status, tags, copy_state FROM blobs WHERE id = ?1 RETURNING id");
+            q.bind(1, blob.row).bind(2, id).bind(3, content_id).bind(4, metadata_to_json(metadata.value_or(blob.metadata)));
+            q.step();
+            const int64_t row = q.column_int(0);
+            q.reset();
+            auto insert = db.prepare(
+                "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
+                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+            int64_t seq = 0;
+            for (const CommittedBlock& b : blocks) {
+                insert.bind(1, row)
+                    .bind(2, seq++)
+                    .bind(3, b.block.id)
+                    .bind(4, static_cast<int64_t>(b.offset))
+                    .bind(5, static_cast<int64_t>(b.block.size))
+                    .bind(6, b.content_id)
+                    .run();
+            }
+            snapshot = require_blob(db, account, container, name, id);
+        });
+    } catch (...) {
+        remove_contents(files_, account, linked);
+        throw;
+    }
+    return snapshot;
+}
+
+}  // namespace bai::storage
