@@ -26,8 +26,6 @@
 
 namespace bai::http {
 
-namespace {
-
 const char* reason_phrase(int status) {
     switch (status) {
         case 100: return "Continue";
@@ -56,6 +54,8 @@ const char* reason_phrase(int status) {
         default: return status < 300 ? "OK" : status < 500 ? "Bad Request" : "Internal Server Error";
     }
 }
+
+namespace {
 
 // The listener binds IPv4 addresses only (bind()), so its connections' ends are IPv4 too.
 std::string address_of(const sockaddr_in& address, int& port) {

@@ -25,6 +25,9 @@
 
 namespace bai::http {
 
+// The reason phrase of an HTTP status ("Accepted" for 202), as status lines carry it.
+const char* reason_phrase(int status);
+
 class Connection;
 
 class LeanListener : public Endpoint {

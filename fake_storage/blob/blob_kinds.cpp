@@ -105,4 +105,138 @@ void BlobService::find_blobs_by_tags(StorageCall& call) {
     call.response.set_content(xml + "</EnumerationResults>", "application/xml");
 }
 
+namespace {
+
+SequenceConditions sequence_conditions(const StorageRequest& r) {
+    SequenceConditions c;
+    auto read = [&](const char* name) -> std::optional<std::int64_t> {
+        auto value = read_uint_header(r, name);
+        if (value && *value > static_cast<std::uint64_t>(INT64_MAX)) invalid_header(name, r.header(name));
+        if (!value) return std::nullopt;
+        return static_cast<std::int64_t>(*value);
+    };
+    c.le = read("x-ms-if-sequence-number-le");
+    c.lt = read("x-ms-if-sequence-number-lt");
+    c.eq = read("x-ms-if-sequence-number-eq");
+    return c;
+}
+
+// Put Page's range: x-ms-range or Range, both ends given.
+std::pair<std::uint64_t, std::uint64_t> page_range(const StorageRequest& r) {
+    std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
+                                                                : read_range_header(r, "Range");
+    if (!range) missing_header("x-ms-range");
+    if (!range->last || *range->last < range->first) {
+        fail(416, "InvalidPageRange", "The page range specified is invalid.");
+    }
+    return {range->first, *range->last + 1};
+}
+
+}  // namespace
+
+void BlobService::put_page(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-page-write")) missing_header("x-ms-page-write");
+    const std::string write = text::lower(r.header("x-ms-page-write"));
+    auto [start, end] = page_range(r);
+    BlobInfo blob;
+    if (write == "update") {
+        check_transactional_checksums(r, *call.content, call.response);
+        if (call.content->size() != end - start) {
+            fail(400, "InvalidHeaderValue",
+                 "The value for one of the HTTP headers is not in the correct format.\nHeaderName:Content-Length\n"
+                 "HeaderValue:" + std::to_string(call.content->size()));
+        }
+        blob = store_.put_pages(call.account.name, r.container, r.name, start, *call.content, read_conditions(r),
+                                sequence_conditions(r));
+    } else if (write == "clear") {
+        if (call.content->size() != 0) {
+            fail(400, "InvalidHeaderValue",
+                 "The value for one of the HTTP headers is not in the correct format.\nHeaderName:Content-Length\n"
+                 "HeaderValue:" + std::to_string(call.content->size()));
+        }
+        call.response.headers.erase("x-ms-content-crc64");
+        blob = store_.clear_pages(call.account.name, r.container, r.name, start, end, read_conditions(r),
+                                  sequence_conditions(r));
+    } else {
+        invalid_header("x-ms-page-write", r.header("x-ms-page-write"));
+    }
+    call.response.status = 201;
+    set_version_headers(call.response, blob.etag, blob.last_modified);
+    call.response.set_header("x-ms-blob-sequence-number", std::to_string(blob.sequence_number));
+    if (write == "update") call.response.set_header("x-ms-request-server-encrypted", "true");
+}
+
+void BlobService::get_page_ranges(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> range;
+    if (auto given = read_range(r)) {
+        if (!given->last) missing_header("x-ms-range");
+        range = std::pair{given->first, *given->last};
+    }
+    PageRangeList list = store_.get_page_ranges(call.account.name, r.container, r.name, r.param("snapshot").value_or(""),
+                                                range, r.param("prevsnapshot").value_or(""), read_conditions(r));
+    set_version_headers(call.response, list.blob.etag, list.blob.last_modified);
+    call.response.set_header("x-ms-blob-content-length", std::to_string(list.blob.size));
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><PageList>";
+    // Written and cleared ranges in the order of their start, as the service lists them.
+    size_t p = 0;
+    size_t c = 0;
+    auto element = [](const char* tag, const std::pair<std::uint64_t, std::uint64_t>& range) {
+        return std::string("<") + tag + "><Start>" + std::to_string(range.first) + "</Start><End>" +
+               std::to_string(range.second) + "</End></" + tag + ">";
+    };
+    while (p < list.pages.size() || c < list.cleared.size()) {
+        if (c >= list.cleared.size() || (p < list.pages.size() && list.pages[p].first < list.cleared[c].first)) {
+            xml += element("PageRange", list.pages[p++]);
+        } else {
+            xml += element("ClearRange", list.cleared[c++]);
+        }
+    }
+    call.response.set_content(xml + "</PageList>", "application/xml");
+}
+
+void BlobService::set_page_blob_properties(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    // Only a request that names content headers changes them (a resize or a new sequence number
+    // alone keeps them, as the service does).
+    std::optional<ContentSettings> content;
+    for (const char* name : {"x-ms-blob-cache-control", "x-ms-blob-content-type", "x-ms-blob-content-md5",
+                             "x-ms-blob-content-encoding", "x-ms-blob-content-language",
+                             "x-ms-blob-content-disposition"}) {
+        if (r.has_header(name)) content = ContentSettings{};
+    }
+    if (content) {
+        content->content_type = r.header("x-ms-blob-content-type");
+        content->content_encoding = r.header("x-ms-blob-content-encoding");
+        content->content_language = r.header("x-ms-blob-content-language");
+        content->cache_control = r.header("x-ms-blob-cache-control");
+        content->content_disposition = r.header("x-ms-blob-content-disposition");
+        content->content_md5 = r.header("x-ms-blob-content-md5");
+    }
+    std::optional<SequenceAction> action;
+    std::optional<std::int64_t> number;
+    if (r.has_header("x-ms-sequence-number-action")) {
+        const std::string a = text::lower(r.header("x-ms-sequence-number-action"));
+        if (a == "max") action = SequenceAction::max;
+        else if (a == "update") action = SequenceAction::update;
+        else if (a == "increment") action = SequenceAction::increment;
+        else invalid_header("x-ms-sequence-number-action", r.header("x-ms-sequence-number-action"));
+        auto n = read_uint_header(r, "x-ms-blob-sequence-number");
+        if (n && *n > static_cast<std::uint64_t>(INT64_MAX)) {
+            invalid_header("x-ms-blob-sequence-number", r.header("x-ms-blob-sequence-number"));
+        }
+        if (*action != SequenceAction::increment && !n) missing_header("x-ms-blob-sequence-number");
+        if (*action == SequenceAction::increment && n) {
+            invalid_header("x-ms-blob-sequence-number", r.header("x-ms-blob-sequence-number"));
+        }
+        if (n) number = static_cast<std::int64_t>(*n);
+    }
+    BlobInfo blob = store_.set_page_blob_properties(call.account.name, r.container, r.name, content,
+                                                    read_uint_header(r, "x-ms-blob-content-length"), action, number,
+                                                    read_conditions(r));
+    set_version_headers(call.response, blob.etag, blob.last_modified);
+    call.response.set_header("x-ms-blob-sequence-number", std::to_string(blob.sequence_number));
+}
+
 }  // namespace bai::storage

@@ -7,6 +7,7 @@
 #include "common/crypto/base64.h"
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
+#include "fake_storage/blob/blob_batch.h"
 #include "fake_storage/blob/blob_xml.h"
 #include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/names.h"
@@ -77,8 +78,7 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoi
         res.set_header("x-ms-blob-sealed", b.sealed ? "true" : "false");
     }
     if (b.type == BlobType::page) res.set_header("x-ms-blob-sequence-number", std::to_string(b.sequence_number));
-    // A snapshot has no lease of its own.
-    if (b.snapshot.empty()) write_lease_headers(res, b.lease, now);
+    write_lease_headers(res, b.lease, now);  // a snapshot's: never leased
     res.set_header("x-ms-server-encrypted", "true");
     if (!b.tags.empty()) res.set_header("x-ms-tag-count", std::to_string(b.tags.size()));
     if (!b.copy.empty()) {
@@ -201,6 +201,11 @@ Operation BlobService::service_operation(const StorageRequest& r) {
         return {"ListContainers", need, false, false, nullptr,
                 std::bind(&BlobService::list_containers, this, _1)};
     }
+    if (r.method == "POST" && comp == "batch") {
+        // The batch only carries its requests: each is authorized on its own.
+        need.rule = {std::nullopt, kAnyPermission, "", ServiceSasScope::none};
+        return {"SubmitBatch", need, false, false, nullptr, std::bind(&BlobService::submit_batch, this, _1)};
+    }
     if (r.method == "GET" && comp == "blobs") {
         need.rule = account_only(ResourceLevel::service, "f");
         return {"FindBlobsByTags", need, false, false, nullptr,
@@ -263,6 +268,10 @@ Operation BlobService::container_operation(const StorageRequest& r) {
             return op("LeaseContainer", {ResourceLevel::container, "w", "w", ServiceSasScope::container},
                       &BlobService::lease_container);
         }
+        if (m == "POST" && comp == "batch") {
+            return op("SubmitBatch", {std::nullopt, kAnyPermission, kAnyPermission, ServiceSasScope::container},
+                      &BlobService::submit_batch);
+        }
         if (m == "GET" && comp == "blobs") {
             return op("FindBlobsByTags", {ResourceLevel::container, "f", "f", ServiceSasScope::container},
                       &BlobService::find_blobs_by_tags);
@@ -314,6 +323,15 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         return o;
     }
     if (m == "PUT" && comp == "seal") return op("SealBlob", "w", &BlobService::seal_blob);
+    if (m == "PUT" && comp == "page" && !r.has_header("x-ms-copy-source")) {
+        Operation o = op("PutPage", "w", &BlobService::put_page);
+        o.streams_body = true;
+        o.digest_body = r.has_header("Content-MD5");
+        o.crc64_body = true;
+        o.max_body = kMaxPutPage;
+        return o;
+    }
+    if (m == "GET" && comp == "pagelist") return op("GetPageRanges", "r", &BlobService::get_page_ranges);
     if (m == "PUT" && comp == "snapshot") return op("SnapshotBlob", "cw", &BlobService::snapshot_blob);
     if (m == "GET" && comp == "tags") return op("GetBlobTags", "t", &BlobService::get_blob_tags);
     if (m == "PUT" && comp == "tags") return op("SetBlobTags", "t", &BlobService::set_blob_tags);
@@ -337,6 +355,10 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         o.is_public = [this](const StorageRequest& req) { return container_is_public(req, false); };
         return o;
     }
+    if (m == "PUT" && comp == "properties" &&
+        (r.has_header("x-ms-blob-content-length") || r.has_header("x-ms-sequence-number-action"))) {
+        return op("SetBlobProperties", "w", &BlobService::set_page_blob_properties);
+    }
     if (m == "PUT" && comp == "properties") return op("SetBlobProperties", "w", &BlobService::set_blob_properties);
     if (m == "PUT" && comp == "metadata") return op("SetBlobMetadata", "w", &BlobService::set_blob_metadata);
     if ((m == "GET" || m == "HEAD") && comp == "metadata") {
@@ -353,6 +375,11 @@ void BlobService::list_containers(StorageCall& call) {
     call.response.set_content(
         list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata"), store_.clock_now()),
         "application/xml");
+}
+
+void BlobService::submit_batch(StorageCall& call) {
+    answer_batch(call, call.request.container,
+                 [this](const httplib::Request& part, httplib::Response& res) { endpoint_.serve_part(part, res); });
 }
 
 void BlobService::get_service_properties(StorageCall& call) {
@@ -461,14 +488,22 @@ void BlobService::put_blob(StorageCall& call) {
     if (!r.has_header("x-ms-blob-type")) missing_header("x-ms-blob-type");
     const std::string type_name = r.header("x-ms-blob-type");
     std::optional<BlobType> type = blob_type_from_name(type_name);
-    if (!type || *type == BlobType::page) {
-        fail(400, "InvalidHeaderValue",
-             "The value for one of the HTTP headers is not in the correct format.\n"
-             "HeaderName:x-ms-blob-type\nHeaderValue:" + type_name +
-                 (type ? "\n(page blobs are not served by the emulator)" : ""));
-    }
+    if (!type) invalid_header("x-ms-blob-type", type_name);
     BlobTraits traits;
     traits.type = *type;
+    if (*type == BlobType::page) {
+        auto size = read_uint_header(r, "x-ms-blob-content-length");
+        if (!size) missing_header("x-ms-blob-content-length");
+        if (*size % kPageSize != 0 || *size > kMaxPageBlobSize) {
+            invalid_header("x-ms-blob-content-length", r.header("x-ms-blob-content-length"));
+        }
+        traits.page_blob_size = *size;
+        auto sequence = read_uint_header(r, "x-ms-blob-sequence-number");
+        if (sequence && *sequence > static_cast<std::uint64_t>(INT64_MAX)) {
+            invalid_header("x-ms-blob-sequence-number", r.header("x-ms-blob-sequence-number"));
+        }
+        traits.sequence_number = static_cast<std::int64_t>(sequence.value_or(0));
+    }
     traits.tags = request_tags(r);
     traits.tier = request_tier(r);
     if (*type != BlobType::block && call.content->size() != 0) {
@@ -480,9 +515,10 @@ void BlobService::put_blob(StorageCall& call) {
     std::string digest = call.content->md5();
     // x-ms-blob-content-md5, when sent, is what the body is checked against (it takes precedence
     // over the transactional Content-MD5, as the service does).
+    // An append or page blob is created empty: its x-ms-blob-content-md5 is a property to keep.
     if (r.has_header("x-ms-content-crc64")) {
         check_transactional_checksums(r, *call.content, call.response);
-    } else if (r.has_header("x-ms-blob-content-md5")) {
+    } else if (r.has_header("x-ms-blob-content-md5") && *type == BlobType::block) {
         check_content_md5(r, digest, "x-ms-blob-content-md5");
     } else {
         check_content_md5(r, digest);
@@ -513,8 +549,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
         source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
-        /*key_covers_own_account=*/!from_url);
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); });
     Metadata metadata = read_metadata(r);
     // Put Blob From URL takes its metadata from the request, as Put Blob; a copy the source's
     // unless the request names some.
@@ -561,8 +596,7 @@ void BlobService::put_block_from_url(StorageCall& call) {
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
         source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
-        /*key_covers_own_account=*/false);
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); });
     OpenBlob blob;
     try {
         blob = store_.open_blob(source.account, source.container, source.name);

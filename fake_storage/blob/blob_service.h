@@ -25,6 +25,7 @@ private:
     Operation blob_operation(const StorageRequest& request);
 
     void list_containers(StorageCall& call);
+    void submit_batch(StorageCall& call);
     void get_service_properties(StorageCall& call);
     void set_service_properties(StorageCall& call);
     void get_service_stats(StorageCall& call);
@@ -60,6 +61,10 @@ private:
     void set_blob_tags(StorageCall& call);
     void set_blob_tier(StorageCall& call);
     void find_blobs_by_tags(StorageCall& call);
+    void put_page(StorageCall& call);
+    void get_page_ranges(StorageCall& call);
+    // Set Blob Properties of a page blob that resizes it or sets its sequence number.
+    void set_page_blob_properties(StorageCall& call);
 
     bool container_is_public(const StorageRequest& request, bool listing);
     bool container_is_public(const std::string& account, const std::string& container);

@@ -54,7 +54,7 @@ std::string blob_properties(const BlobInfo& b, const BlobListIncludes& include, 
         }
         if (!b.archive_status.empty()) xml += element("ArchiveStatus", b.archive_status);
     }
-    if (b.snapshot.empty()) xml += lease_xml(b.lease, now);
+    xml += lease_xml(b.lease, now);  // a snapshot's: never leased
     xml += "<ServerEncrypted>true</ServerEncrypted>";
     if (b.type == BlobType::append) xml += std::string("<Sealed>") + (b.sealed ? "true" : "false") + "</Sealed>";
     if (!b.tags.empty()) xml += "<TagCount>" + std::to_string(b.tags.size()) + "</TagCount>";

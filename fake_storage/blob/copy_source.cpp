@@ -63,10 +63,10 @@ CopySource parse_copy_source(const std::string& url) {
 }
 
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public, bool key_covers_own_account) {
+                           const PublicContainer& is_public) {
     std::optional<Account> owner = accounts.find(source.account);
     if (!owner) cannot_verify(404, "The specified resource does not exist.");
-    if (key_covers_own_account && call.authorization == Authorization::shared_key &&
+    if (call.authorization == Authorization::shared_key &&
         source.account == call.account.name) {
         return;
     }

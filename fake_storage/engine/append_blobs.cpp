@@ -20,10 +20,6 @@ using std::int64_t;
 
 constexpr std::uint64_t kMaxAppendBlocks = 50000;
 
-[[noreturn]] void invalid_blob_type() {
-    fail(409, "InvalidBlobType", "The blob type is invalid for this operation.");
-}
-
 struct Part {
     std::string content_id;
     std::uint64_t size = 0;

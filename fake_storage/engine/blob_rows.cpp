@@ -90,6 +90,10 @@ std::optional<ContainerInfo> find_container(db::Database& db, const std::string&
     return read_container(q);
 }
 
+[[noreturn]] void invalid_blob_type() {
+    fail(409, "InvalidBlobType", "The blob type is invalid for this operation.");
+}
+
 [[noreturn]] void blob_not_found() { fail(404, "BlobNotFound", "The specified blob does not exist."); }
 
 BlobInfo require_blob(db::Database& db, const std::string& account, const std::string& container,
@@ -117,7 +121,36 @@ std::vector<std::string> part_files(db::Database& db, std::int64_t row) {
     for (CommittedBlock& b : committed_blocks_of(db, row)) {
         if (!b.content_id.empty()) ids.push_back(std::move(b.content_id));
     }
+    auto pages = db.prepare("SELECT DISTINCT content_id FROM page_ranges WHERE blob_id = ?1 AND content_id <> ''");
+    pages.bind(1, row);
+    while (pages.step()) ids.push_back(pages.column_text(0));
     return ids;
+}
+
+std::vector<PageRow> page_rows_of(db::Database& db, std::int64_t row) {
+    auto q = db.prepare("SELECT start, end, content_id, content_offset, data FROM page_ranges WHERE blob_id = ?1"
+                        " ORDER BY start");
+    q.bind(1, row);
+    std::vector<PageRow> rows;
+    while (q.step()) {
+        rows.push_back({static_cast<std::uint64_t>(q.column_int(0)), static_cast<std::uint64_t>(q.column_int(1)),
+                        q.column_text(2), static_cast<std::uint64_t>(q.column_int(3)), q.column_text(4)});
+    }
+    return rows;
+}
+
+void insert_page_rows(db::Database& db, std::int64_t row, const std::vector<PageRow>& rows) {
+    auto insert = db.prepare(
+        "INSERT INTO page_ranges(blob_id, start, end, content_id, content_offset, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    for (const PageRow& p : rows) {
+        insert.bind(1, row)
+            .bind(2, static_cast<int64_t>(p.start))
+            .bind(3, static_cast<int64_t>(p.end))
+            .bind(4, p.content_id)
+            .bind(5, static_cast<int64_t>(p.content_offset));
+        if (p.content_id.empty()) insert.bind_blob(6, p.data); else insert.bind_null(6);
+        insert.run();
+    }
 }
 
 std::optional<Version> version_of(const std::optional<BlobInfo>& blob) {

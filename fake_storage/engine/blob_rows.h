@@ -35,6 +35,7 @@ ContentSettings with_default_type(ContentSettings content);
 
 [[noreturn]] void container_not_found();
 [[noreturn]] void blob_not_found();
+[[noreturn]] void invalid_blob_type();  // 409 InvalidBlobType: an operation of another blob type
 
 // The blob (or one of its snapshots), or nullopt; ContainerNotFound when its container does not
 // exist (one statement: it is the whole read of a GET). With `inline_body`, also reads the bytes
@@ -47,8 +48,11 @@ BlobInfo require_blob(db::Database& db, const std::string& account, const std::s
                       const std::string& name, const std::string& snapshot = "");
 // The committed blocks of the blob in row `row`, in order.
 std::vector<CommittedBlock> committed_blocks_of(db::Database& db, std::int64_t row);
-// The block files a composed blob is made of (with repeats when a block is used twice).
+// The block files a composed blob (or a page blob) is made of (with repeats when a block is used twice).
 std::vector<std::string> part_files(db::Database& db, std::int64_t row);
+// A page blob's written pages, in order; and writing them for a blob's row.
+std::vector<PageRow> page_rows_of(db::Database& db, std::int64_t row);
+void insert_page_rows(db::Database& db, std::int64_t row, const std::vector<PageRow>& rows);
 std::optional<Version> version_of(const std::optional<BlobInfo>& blob);
 void check_block_id(const std::string& id);
 // Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.

@@ -17,9 +17,11 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
     // Under the lock the blob's bytes stay as read: link its files before the row is written.
     std::optional<BlobInfo> base;
     std::vector<CommittedBlock> blocks;
+    std::vector<PageRow> pages;
     db_.read([&](db::Database& db) {
         base = find_blob(db, account, container, name);
         if (base) blocks = committed_blocks_of(db, base->row);
+        if (base) pages = page_rows_of(db, base->row);
     });
     if (!base) blob_not_found();
     std::vector<std::pair<ContentKind, std::string>> linked;
@@ -38,6 +40,15 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
                 linked.emplace_back(ContentKind::block, it->second);
             }
             b.content_id = it->second;
+        }
+        for (PageRow& p : pages) {
+            if (p.content_id.empty()) continue;
+            auto [it, fresh] = renamed.emplace(p.content_id, "");
+            if (fresh) {
+                it->second = files_.link(account, ContentKind::block, p.content_id);
+                linked.emplace_back(ContentKind::block, it->second);
+            }
+            p.content_id = it->second;
         }
     } catch (...) {
         remove_contents(files_, account, linked);
@@ -80,6 +91,7 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
                     .bind(6, b.content_id)
                     .run();
             }
+            insert_page_rows(db, row, pages);
             snapshot = require_blob(db, account, container, name, id);
         });
     } catch (...) {

@@ -19,15 +19,18 @@ namespace bai::storage {
 using std::int64_t;
 
 BlobPart::~BlobPart() {
-    if (fd >= 0) ::close(fd);
+    if (fd >= 0 && owns) ::close(fd);
 }
 
 BlobPart& BlobPart::operator=(BlobPart&& other) noexcept {
     if (this != &other) {
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0 && owns) ::close(fd);
         fd = std::exchange(other.fd, -1);
         start = other.start;
         size = other.size;
+        file_offset = other.file_offset;
+        bytes = std::move(other.bytes);
+        owns = other.owns;
     }
     return *this;
 }
@@ -49,6 +52,16 @@ ssize_t OpenBlob::read(char* into, size_t size, std::uint64_t offset) const {
         std::uint64_t within = offset + done - part->start;
         if (within >= part->size) continue;
         size_t want = std::min<std::uint64_t>(size - done, part->size - within);
+        if (part->fd < 0) {  // in memory, or zeros
+            if (part->bytes) {
+                std::memcpy(into + done, part->bytes->data() + part->file_offset + within, want);
+            } else {
+                std::memset(into + done, 0, want);
+            }
+            done += want;
+            continue;
+        }
+        within += part->file_offset;
         while (want > 0) {
             ssize_t n = ::pread(part->fd, into + done, want, static_cast<off_t>(within));
             if (n < 0 && errno == EINTR) continue;
@@ -136,6 +149,11 @@ void BlobStore::delete_container(const std::string& account, const std::string& 
             " WHERE b.account = ?1 AND b.container = ?2 AND c.content_id <> ''");
         parts.bind(1, account).bind(2, name);
         while (parts.step()) garbage.emplace_back(ContentKind::block, parts.column_text(0));
+        auto pages = db.prepare(
+            "SELECT DISTINCT p.content_id FROM page_ranges p JOIN blobs b ON b.id = p.blob_id"
+            " WHERE b.account = ?1 AND b.container = ?2 AND p.content_id <> ''");
+        pages.bind(1, account).bind(2, name);
+        while (pages.step()) garbage.emplace_back(ContentKind::block, pages.column_text(0));
         auto blocks = db.prepare(
             "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2");
         blocks.bind(1, account).bind(2, name);
@@ -246,6 +264,12 @@ BlobInfo BlobStore::commit_body(
             if (!b.content_id.empty()) kept.insert(b.content_id);
         }
     }
+    if (traits.pages != nullptr) {
+        for (const PageRow& p : *traits.pages) {
+            if (!p.content_id.empty()) kept.insert(p.content_id);
+        }
+    }
+    if (traits.type == BlobType::page) blob.size = traits.page_blob_size;
     std::vector<std::pair<ContentKind, std::string>> garbage;
     auto discard_block = [&](std::string id) {
         if (!kept.contains(id)) garbage.emplace_back(ContentKind::block, std::move(id));
@@ -281,7 +305,7 @@ BlobInfo BlobStore::commit_body(
                 .bind(2, container)
                 .bind(3, name)
                 .bind(4, content_id)
-                .bind(5, static_cast<int64_t>(size))
+                .bind(5, static_cast<int64_t>(blob.size))
                 .bind(6, blob.etag)
                 .bind(7, time::to_ticks(blob.created))
                 .bind(8, time::to_ticks(blob.last_modified))
@@ -303,6 +327,8 @@ BlobInfo BlobStore::commit_body(
             int64_t blob_id = upsert.column_int(0);
             blob.row = blob_id;
             db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob_id).run();
+            db.prepare("DELETE FROM page_ranges WHERE blob_id = ?1").bind(1, blob_id).run();
+            if (traits.pages != nullptr) insert_page_rows(db, blob_id, *traits.pages);
             if (committed_blocks != nullptr) {
                 auto insert = db.prepare(
                     "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
@@ -570,6 +596,7 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
     for (int attempt = 0; attempt < 8; ++attempt) {
         OpenBlob open;
         std::vector<CommittedBlock> committed;
+        std::vector<PageRow> pages;
         bool found = false;
         db_.read([&](db::Database& db) {
             std::string key = account + '/' + container + '\n' + name + '\n' + snapshot;
@@ -578,6 +605,7 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
                 open.info = hit->second.info;
                 open.bytes = hit->second.bytes;
                 committed = hit->second.committed;
+                pages = hit->second.pages;
                 return;
             }
             auto blob = find_blob(db, account, container, name, &open.bytes, snapshot);
@@ -585,16 +613,21 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
             found = true;
             open.info = std::move(*blob);
             if (open.info.composed || blocks != nullptr) committed = committed_blocks_of(db, open.info.row);
-            if (read_cache_.size() >= kReadCacheEntries || read_cache_bytes_ + open.bytes.size() > kReadCacheBytes) {
+            if (open.info.type == BlobType::page) pages = page_rows_of(db, open.info.row);
+            size_t cached = open.bytes.size();  // the bytes the entry holds
+            for (const PageRow& p : pages) cached += p.data.size();
+            if (read_cache_.size() >= kReadCacheEntries || read_cache_bytes_ + cached > kReadCacheBytes) {
                 read_cache_.clear();
                 read_cache_bytes_ = 0;
             }
-            read_cache_bytes_ += open.bytes.size();
-            read_cache_.insert_or_assign(std::move(key), CachedRead{open.info, open.bytes, committed});
+            read_cache_bytes_ += cached;
+            read_cache_.insert_or_assign(std::move(key), CachedRead{open.info, open.bytes, committed, pages});
         });
         if (!found) blob_not_found();
         bool complete = true;
-        if (open.info.composed) {
+        if (open.info.type == BlobType::page) {
+            complete = open_pages(account, open, pages);
+        } else if (open.info.composed) {
             for (const CommittedBlock& b : committed) {
                 if (b.block.size == 0) continue;
                 int fd = files_.open(account, ContentKind::block, b.content_id);
@@ -743,6 +776,8 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     traits.sealed = from.sealed;
     traits.copy = {crypto::uuid4(), request.source_url, "success",
                    std::to_string(from.size) + "/" + std::to_string(from.size), time::now()};
+    if (from.type == BlobType::page) return copy_page_blob(account, container, name, source, copied_metadata, traits,
+                                                           conditions, source_account == account);
     if (source.in_memory()) {
         // All the bytes are in memory: the copy keeps them inline, and no part file.
         for (CommittedBlock& b : blocks) b.content_id.clear();
@@ -754,7 +789,15 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     // The bytes of the descriptors opened, in one new file (then no block has a file of its own).
     auto copy_into_one_file = [&] {
         auto writer = files_.begin(false);
-        for (const BlobPart& part : source.parts) writer->append_from(part.fd, 0, part.size);
+        for (const BlobPart& part : source.parts) {
+            if (part.fd >= 0) {
+                writer->append_from(part.fd, part.file_offset, part.size);
+            } else if (part.bytes) {
+                writer->append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
+            } else {
+                writer->append(std::string(part.size, '\0'));
+            }
+        }
         writer->append(source.bytes);
         for (CommittedBlock& b : blocks) b.content_id.clear();
         if (from.type != BlobType::block) blocks.clear();
@@ -911,10 +954,68 @@ std::vector<std::string> BlobStore::live_content_ids() {
     db_.read([&](db::Database& db) {
         auto q = db.prepare("SELECT content_id FROM blobs WHERE content_id <> ''"
                             " UNION ALL SELECT content_id FROM uncommitted_blocks"
-                            " UNION ALL SELECT content_id FROM committed_blocks WHERE content_id <> ''");
+                            " UNION ALL SELECT content_id FROM committed_blocks WHERE content_id <> ''"
+                            " UNION ALL SELECT content_id FROM page_ranges WHERE content_id <> ''");
         while (q.step()) ids.push_back(q.column_text(0));
     });
     return ids;
+}
+
+// A page blob's copy: its runs, sharing their files within the account (hard links); into
+// another account, its written runs in one new file.
+BlobInfo BlobStore::copy_page_blob(const std::string& account, const std::string& container, const std::string& name,
+                                   const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
+                                   const Conditions& conditions, bool same_account) {
+    std::vector<PageRow> rows;
+    std::vector<std::pair<ContentKind, std::string>> created;
+    try {
+        if (same_account) {
+            db_.read([&](db::Database& db) { rows = page_rows_of(db, source.info.row); });
+        }
+        std::map<std::string, std::string> renamed;
+        bool linked_all = same_account;
+        for (PageRow& p : rows) {
+            if (p.content_id.empty()) continue;
+            auto [it, fresh] = renamed.emplace(p.content_id, "");
+            if (fresh) {
+                try {
+                    it->second = files_.link(account, ContentKind::block, p.content_id);
+                } catch (const std::exception&) {
+                    linked_all = false;  // replaced since it was opened: copy from the descriptors
+                    break;
+                }
+                created.emplace_back(ContentKind::block, it->second);
+            }
+            p.content_id = it->second;
+        }
+        if (!linked_all) {
+            remove_contents(files_, account, created);
+            created.clear();
+            rows.clear();
+            auto writer = files_.begin(false);
+            for (const BlobPart& part : source.parts) {
+                if (part.fd < 0 && !part.bytes) continue;
+                rows.push_back({part.start, part.start + part.size, "", writer->size(), ""});
+                if (part.fd >= 0) {
+                    writer->append_from(part.fd, part.file_offset, part.size);
+                } else {
+                    writer->append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
+                }
+            }
+            const std::string id = files_.commit(*writer, account, ContentKind::block);
+            created.emplace_back(ContentKind::block, id);
+            for (PageRow& r : rows) r.content_id = id;
+        }
+        traits.pages = &rows;
+        traits.page_blob_size = source.info.size;
+        const std::string none;
+        std::lock_guard lock(lock_for(account, container, name));
+        return commit_body(account, container, name, "", source.info.size, source.info.content, metadata, conditions,
+                           nullptr, &none, traits);
+    } catch (...) {
+        remove_contents(files_, account, created);
+        throw;
+    }
 }
 
 }  // namespace bai::storage

@@ -81,6 +81,34 @@ struct BlobInfo {
     std::int64_t row = 0;  // the row in state.db (internal)
 };
 
+// A run of a page blob's written pages, [start, end): a run of a block file, or inline bytes.
+struct PageRow {
+    std::uint64_t start = 0;
+    std::uint64_t end = 0;
+    std::string content_id;  // "" when inline
+    std::uint64_t content_offset = 0;
+    std::string data;  // inline
+};
+
+// Page blobs: pages of 512 bytes, Put Page of 4 MiB at most, up to 8 TiB.
+inline constexpr std::uint64_t kPageSize = 512;
+inline constexpr std::uint64_t kMaxPutPage = 4ull * 1024 * 1024;
+inline constexpr std::uint64_t kMaxPageBlobSize = 8ull * 1024 * 1024 * 1024 * 1024;
+
+// x-ms-if-sequence-number-le, -lt, -eq (Put Page, Clear Pages).
+struct SequenceConditions {
+    std::optional<std::int64_t> le, lt, eq;
+};
+
+enum class SequenceAction { max, update, increment };
+
+// Get Page Ranges: the written runs (and, against an earlier snapshot, the cleared ones).
+struct PageRangeList {
+    BlobInfo blob;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> pages;    // [first, last] inclusive
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> cleared;  // with prevsnapshot
+};
+
 // What a write of a whole blob sets besides its bytes, content settings and metadata.
 struct BlobTraits {
     BlobType type = BlobType::block;
@@ -90,6 +118,8 @@ struct BlobTraits {
     std::int64_t sequence_number = 0;
     std::uint64_t committed_block_count = 0;
     bool sealed = false;
+    std::uint64_t page_blob_size = 0;                 // page blobs: their size
+    const std::vector<PageRow>* pages = nullptr;       // page blobs: their written pages (copies)
 };
 
 // Append Block's own conditions: x-ms-blob-condition-maxsize and -appendpos.
@@ -154,14 +184,20 @@ struct ContainerListPage {
     std::string next_marker;
 };
 
-// A run of a committed blob's bytes behind a descriptor: its content file, or one of the
-// blocks it was composed of. Owns the descriptor.
+// A run of a committed blob's bytes: behind a descriptor (its content file, one of the blocks it
+// was composed of, or a page blob's block file from `file_offset`), or held in memory, or zeros
+// (a page blob's unwritten pages). Owns its descriptor unless another part of the same blob does.
 struct BlobPart {
     int fd = -1;
     std::uint64_t start = 0;  // where the run begins within the blob
     std::uint64_t size = 0;
+    std::uint64_t file_offset = 0;
+    std::shared_ptr<const std::string> bytes;  // when fd < 0; neither: zeros
+    bool owns = true;
     BlobPart(int fd, std::uint64_t start, std::uint64_t size) : fd(fd), start(start), size(size) {}
-    BlobPart(BlobPart&& other) noexcept : fd(other.fd), start(other.start), size(other.size) {
+    BlobPart(BlobPart&& other) noexcept
+        : fd(other.fd), start(other.start), size(other.size), file_offset(other.file_offset),
+          bytes(std::move(other.bytes)), owns(other.owns) {
         other.fd = -1;
     }
     BlobPart& operator=(BlobPart&& other) noexcept;
@@ -179,7 +215,11 @@ struct OpenBlob {
 
     bool in_memory() const { return parts.empty(); }
     // The descriptor holding all the bytes, when one does (a content file); else -1.
-    int single_fd() const { return parts.size() == 1 ? parts.front().fd : -1; }
+    int single_fd() const {
+        const bool whole = parts.size() == 1 && bytes.empty() && parts.front().file_offset == 0 &&
+                           parts.front().size == info.size;
+        return whole ? parts.front().fd : -1;
+    }
     // Reads up to `size` bytes from `offset` (fewer only at the end); -1 with errno set when the
     // system fails.
     ssize_t read(char* into, size_t size, std::uint64_t offset) const;
@@ -265,6 +305,27 @@ public:
                                                     const std::string& name, ContentWriter& writer,
                                                     const Conditions& conditions,
                                                     const AppendConditions& append);
+    // Put Page (update) at `start`, page-aligned, within the blob. 409 InvalidBlobType for a blob
+    // of another type; 412 SequenceNumberConditionNotMet; 416 InvalidPageRange.
+    BlobInfo put_pages(const std::string& account, const std::string& container, const std::string& name,
+                       std::uint64_t start, ContentWriter& writer, const Conditions& conditions,
+                       const SequenceConditions& sequence);
+    // Put Page (clear): the pages [start, end) read as zeros again and are no longer listed.
+    BlobInfo clear_pages(const std::string& account, const std::string& container, const std::string& name,
+                         std::uint64_t start, std::uint64_t end, const Conditions& conditions,
+                         const SequenceConditions& sequence);
+    // Get Page Ranges within [first, last] (the whole blob when not given); with
+    // `previous_snapshot`, what changed since that snapshot of the blob.
+    PageRangeList get_page_ranges(const std::string& account, const std::string& container, const std::string& name,
+                                  const std::string& snapshot,
+                                  const std::optional<std::pair<std::uint64_t, std::uint64_t>>& range,
+                                  const std::string& previous_snapshot, const Conditions& conditions);
+    // Set Blob Properties of a page blob: a new size (pages past it are dropped) and/or sequence
+    // number, with the blob's content settings unless `content` is nullopt.
+    BlobInfo set_page_blob_properties(const std::string& account, const std::string& container,
+                                      const std::string& name, const std::optional<ContentSettings>& content,
+                                      std::optional<std::uint64_t> size, std::optional<SequenceAction> action,
+                                      std::optional<std::int64_t> sequence_number, const Conditions& conditions);
     // Seal (append blobs): no more Append Blocks. 409 BlobAlreadySealed.
     BlobInfo seal_blob(const std::string& account, const std::string& container, const std::string& name,
                        const Conditions& conditions);
@@ -334,6 +395,11 @@ public:
     std::vector<std::string> live_content_ids();
 
 private:
+    BlobInfo copy_page_blob(const std::string& account, const std::string& container, const std::string& name,
+                            const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
+                            const Conditions& conditions, bool same_account);
+    // The parts of an opened page blob (page_blobs.cpp): false when a file went missing.
+    bool open_pages(const std::string& account, OpenBlob& open, const std::vector<PageRow>& rows);
     // open_blob, and the committed blocks of what it opened when `blocks` is given.
     OpenBlob open(const std::string& account, const std::string& container,
                   const std::string& name, std::vector<CommittedBlock>* blocks,
@@ -378,6 +444,7 @@ private:
         BlobInfo info;
         std::string bytes;
         std::vector<CommittedBlock> committed;
+        std::vector<PageRow> pages;
     };
     std::map<std::string, CachedRead, std::less<>> read_cache_;
     size_t read_cache_bytes_ = 0;

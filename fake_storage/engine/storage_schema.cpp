@@ -111,6 +111,16 @@ ALTER TABLE blobs_v7 RENAME TO blobs;
 ALTER TABLE committed_blocks_v7 RENAME TO committed_blocks;
 CREATE INDEX blobs_tagged ON blobs(account) WHERE tags <> '';
 )sql"},
+        // A page blob's written pages: non-overlapping runs [start, end) whose bytes are a run
+        // of a block file (content_id from content_offset) or, for small writes, inline (data).
+        db::Migration{8, R"sql(
+CREATE TABLE page_ranges (
+  blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+  start INTEGER NOT NULL, end INTEGER NOT NULL,
+  content_id TEXT NOT NULL DEFAULT '', content_offset INTEGER NOT NULL DEFAULT 0, data BLOB,
+  PRIMARY KEY (blob_id, start)) WITHOUT ROWID;
+CREATE INDEX page_ranges_by_content ON page_ranges(content_id) WHERE content_id <> '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

@@ -105,14 +105,14 @@ void StorageEndpoint::authenticate(StorageCall& call, const Operation& op) {
     }
 }
 
-void StorageEndpoint::serve(const httplib::Request& http, httplib::Response& res,
-                            const httplib::ContentReader* reader) {
+void StorageEndpoint::serve_request(const httplib::Request& http, httplib::Response& res,
+                                    const httplib::ContentReader* reader, bool with_faults) {
     // A body left unread (the request was refused before its operation read it) is read and
     // dropped by the listener, which keeps the connection in step.
     std::optional<StorageRequest> parsed;
     std::optional<Account> account;
     try {
-        if (faults_) {
+        if (faults_ && with_faults) {
             if (auto fault = faults_->next()) {
                 if (fault->stall.count() > 0) std::this_thread::sleep_for(fault->stall);
                 if (fault->status != 0) fail_as_injected(fault->status);

@@ -56,7 +56,14 @@ public:
     StorageEndpoint(std::string server_name, AccountRegistry& accounts, ContentFiles& files,
                     Resolver resolve);
     // Answers a request, as http::LeanListener's handler.
-    void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body);
+    void serve(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body) {
+        serve_request(http, response, body, true);
+    }
+    // One request of a batch (Blob Batch): served as any other, authenticated on its own, without
+    // the scenario's injected faults (the batch request had its turn).
+    void serve_part(const httplib::Request& http, httplib::Response& response) {
+        serve_request(http, response, nullptr, false);
+    }
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
     // The accounts' settings of this service ("blob" or "file"): CORS rules answer preflight
@@ -69,6 +76,8 @@ public:
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
 private:
+    void serve_request(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body,
+                       bool with_faults);
     void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader* reader);
     void authenticate(StorageCall& call, const Operation& op);
 

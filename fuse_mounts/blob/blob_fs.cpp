@@ -327,16 +327,35 @@ void stage_blob(State& s, const std::string& path, Staging& staging) {
         }
         return;
     }
-    loff_t out = 0;
+    auto fail_staging = [](ssize_t n) {
+        throw std::system_error(n < 0 && errno ? errno : EIO, std::generic_category(), "cannot stage a file");
+    };
+    // Runs of files are copied in the kernel; bytes in memory written; zeros (a page blob's
+    // unwritten pages) left as holes of the sparse staging file.
     for (const storage::BlobPart& part : blob.parts) {
-        loff_t in = 0;
+        loff_t in = static_cast<loff_t>(part.file_offset);
+        loff_t out = static_cast<loff_t>(part.start);
         std::uint64_t left = part.size;
+        if (part.fd < 0) {
+            if (part.bytes && ::pwrite(staging.fd, part.bytes->data() + part.file_offset, part.size, out) !=
+                                  static_cast<ssize_t>(part.size)) {
+                fail_staging(-1);
+            }
+            continue;
+        }
         while (left > 0) {
             ssize_t n = ::copy_file_range(part.fd, &in, staging.fd, &out, left, 0);
-            if (n <= 0) throw std::system_error(n < 0 ? errno : EIO, std::generic_category(), "cannot stage a file");
+            if (n <= 0) fail_staging(n);
             left -= static_cast<std::uint64_t>(n);
         }
     }
+    // An append blob's tail follows its parts.
+    const auto tail_at = static_cast<off_t>(blob.info.size - blob.bytes.size());
+    if (!blob.bytes.empty() && ::pwrite(staging.fd, blob.bytes.data(), blob.bytes.size(), tail_at) !=
+                                   static_cast<ssize_t>(blob.bytes.size())) {
+        fail_staging(-1);
+    }
+    if (::ftruncate(staging.fd, static_cast<off_t>(blob.info.size)) != 0) fail_staging(-1);
 }
 
 // Commits a staging file as the whole blob at the node's path, keeping the old blob's content

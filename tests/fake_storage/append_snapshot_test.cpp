@@ -1,12 +1,24 @@
 // Append blobs, snapshots, tags and tiers in the BlobStore.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <set>
+
 #include "tests/fake_storage/blob_store_fixture.h"
 
 namespace bai::storage {
 namespace {
 
 using bai::testing::kAcct;
+
+// The content files on disk (not those being received): what metadata does not refer to must go.
+size_t files_on_disk(const std::filesystem::path& storage) {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(storage)) {
+        if (entry.is_regular_file() && entry.path().parent_path().filename() != "tmp") ++n;
+    }
+    return n;
+}
 
 class AppendBlobTest : public BlobStoreTest {
 protected:
@@ -72,6 +84,7 @@ TEST_F(AppendBlobTest, PartsMergeAndTheWholeReadsBack) {
     // Only the live part files remain on disk once the blob is gone.
     store->delete_blob(kAcct, "data", "big", {});
     EXPECT_TRUE(store->live_content_ids().empty());
+    EXPECT_EQ(files_on_disk(dir / "storage"), 0u);
 }
 
 TEST_F(AppendBlobTest, RefusalsAreTheServices) {
@@ -134,6 +147,7 @@ TEST_F(AppendBlobTest, SnapshotsKeepTheBytesOfTheirTime) {
     store->delete_blob(kAcct, "data", "copy", {});
     EXPECT_TRUE(store->list_blobs(kAcct, "data", all).entries.empty());
     EXPECT_TRUE(store->live_content_ids().empty());
+    EXPECT_EQ(files_on_disk(dir / "storage"), 0u);
 }
 
 // Listing with snapshots pages through a blob's snapshots without repeating or losing one.
@@ -233,6 +247,158 @@ INSERT INTO committed_blocks VALUES (7, 0, 'YQ==', 0, 5, '');
         q.step();
         EXPECT_EQ(q.column_int(0), 0);
     });
+}
+
+}  // namespace
+}  // namespace bai::storage
+
+namespace bai::storage {
+namespace {
+
+using bai::testing::kAcct;
+
+// Equal bytes; else where they first differ (the bytes are too long to print).
+::testing::AssertionResult same(const std::string& a, const std::string& b) {
+    if (a == b) return ::testing::AssertionSuccess();
+    size_t at = 0;
+    while (at < a.size() && at < b.size() && a[at] == b[at]) ++at;
+    return ::testing::AssertionFailure() << "sizes " << a.size() << " and " << b.size() << ", first difference at " << at;
+}
+
+class PageBlobTest : public BlobStoreTest {
+protected:
+    BlobInfo create_page(const std::string& name, std::uint64_t size) {
+        auto empty = bytes("");
+        BlobTraits traits;
+        traits.type = BlobType::page;
+        traits.page_blob_size = size;
+        return store->put_blob(bai::testing::kAcct, "data", name, *empty, {}, {}, {}, traits);
+    }
+    BlobInfo write(const std::string& name, std::uint64_t at, const std::string& body, const SequenceConditions& s = {}) {
+        auto w = files->begin(false);
+        w->append(body);
+        return store->put_pages(bai::testing::kAcct, "data", name, at, *w, {}, s);
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges(const std::string& name, const std::string& prev = "") {
+        auto list = store->get_page_ranges(bai::testing::kAcct, "data", name, "", std::nullopt, prev, {});
+        return prev.empty() ? list.pages : list.cleared;
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> changed(const std::string& name, const std::string& prev) {
+        return store->get_page_ranges(bai::testing::kAcct, "data", name, "", std::nullopt, prev, {}).pages;
+    }
+};
+
+using Ranges = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+TEST_F(PageBlobTest, UnwrittenPagesReadAsZerosAndWritesOverlay) {
+    create_page("disk", 4096);
+    EXPECT_TRUE(same(read("disk"), std::string(4096, '\0')));
+    write("disk", 512, std::string(1024, 'a'));
+    write("disk", 1024, std::string(512, 'b'));  // inside the first run
+    std::string expected(4096, '\0');
+    expected.replace(512, 1024, std::string(1024, 'a'));
+    expected.replace(1024, 512, std::string(512, 'b'));
+    EXPECT_TRUE(same(read("disk"), expected));
+    EXPECT_EQ(ranges("disk"), (Ranges{{512, 1535}}));
+    store->clear_pages(bai::testing::kAcct, "data", "disk", 512, 1024, {}, {});
+    expected.replace(512, 512, std::string(512, '\0'));
+    EXPECT_TRUE(same(read("disk"), expected));
+    EXPECT_EQ(ranges("disk"), (Ranges{{1024, 1535}}));
+    // A large write (a file of its own) across the end of a small one.
+    std::string big(kInlineLimit * 2, 'c');
+    write("disk", 0, big.substr(0, 2048));
+    create_page("large", 1 << 20);
+    write("large", 4096, big);
+    EXPECT_TRUE(same(read("large").substr(4096, big.size()), big));
+    write("large", 8192, std::string(512, 'd'));
+    std::string piece(1024, '\0');
+    store->open_blob(bai::testing::kAcct, "data", "large").read(piece.data(), piece.size(), 7680);
+    EXPECT_TRUE(same(piece, std::string(512, 'c') + std::string(512, 'd')));
+}
+
+TEST_F(PageBlobTest, RefusalsAreTheServices) {
+    create_page("disk", 1024);
+    EXPECT_EQ(expect_error([&] { write("disk", 100, std::string(512, 'a')); }, "InvalidPageRange"), 416);
+    EXPECT_EQ(expect_error([&] { write("disk", 0, std::string(100, 'a')); }, "InvalidPageRange"), 416);
+    EXPECT_EQ(expect_error([&] { write("disk", 1024, std::string(512, 'a')); }, "InvalidPageRange"), 416);
+    EXPECT_EQ(expect_error([&] { write("disk", 0, std::string(512, 'a'), {std::nullopt, std::nullopt, 3}); },
+                           "SequenceNumberConditionNotMet"),
+              412);
+    put("block", "x");
+    EXPECT_EQ(expect_error([&] { write("block", 0, std::string(512, 'a')); }, "InvalidBlobType"), 409);
+    EXPECT_EQ(expect_error([&] {
+                  store->set_page_blob_properties(bai::testing::kAcct, "data", "disk", std::nullopt, 1000, std::nullopt,
+                                                  std::nullopt, {});
+              },
+                           "InvalidHeaderValue"),
+              400);
+}
+
+TEST_F(PageBlobTest, ResizeDropsPagesAndSequenceNumbersMove) {
+    create_page("disk", 2048);
+    write("disk", 1024, std::string(1024, 'z'));
+    auto resize = [&](std::uint64_t size) {
+        return store->set_page_blob_properties(bai::testing::kAcct, "data", "disk", std::nullopt, size, std::nullopt,
+                                               std::nullopt, {});
+    };
+    resize(1536);
+    resize(4096);
+    std::string expected(4096, '\0');
+    expected.replace(1024, 512, std::string(512, 'z'));
+    EXPECT_TRUE(same(read("disk"), expected));  // what was cut is not back
+    auto seq = [&](SequenceAction a, std::optional<std::int64_t> n) {
+        return store->set_page_blob_properties(bai::testing::kAcct, "data", "disk", std::nullopt, std::nullopt, a, n, {})
+            .sequence_number;
+    };
+    EXPECT_EQ(seq(SequenceAction::increment, std::nullopt), 1);
+    EXPECT_EQ(seq(SequenceAction::update, 10), 10);
+    EXPECT_EQ(seq(SequenceAction::max, 5), 10);
+    EXPECT_EQ(seq(SequenceAction::max, 100), 100);
+}
+
+// Many small writes are compacted into one file; snapshots and copies keep their pages; a diff
+// against a snapshot names what changed and what was cleared.
+TEST_F(PageBlobTest, CompactionSnapshotsCopiesAndDiffs) {
+    const std::uint64_t size = 16 << 20;
+    create_page("disk", size);
+    std::string expected(size, '\0');
+    for (int i = 0; i < 150; ++i) {
+        // Writes past the inline limit become files; there are more than the compaction bound.
+        const std::uint64_t at = (static_cast<std::uint64_t>(i) * 97 % 150) * 65536;
+        std::string body(i % 2 == 0 ? 65536 + 512 : 4096, static_cast<char>('a' + i % 26));
+        if (at + body.size() > size) continue;
+        write("disk", at, body);
+        expected.replace(at, body.size(), body);
+    }
+    OpenBlob open = store->open_blob(bai::testing::kAcct, "data", "disk");
+    std::set<int> fds;
+    for (const BlobPart& p : open.parts) if (p.fd >= 0) fds.insert(p.fd);
+    EXPECT_LE(fds.size(), 70u);
+    EXPECT_TRUE(same(contents(open), expected));
+
+    BlobInfo snap = store->snapshot_blob(bai::testing::kAcct, "data", "disk", std::nullopt, {});
+    write("disk", 0, std::string(512, '!'));
+    store->clear_pages(bai::testing::kAcct, "data", "disk", 65536, 65536 + 512, {}, {});
+    EXPECT_TRUE(same(contents(store->open_blob(bai::testing::kAcct, "data", "disk", snap.snapshot)), expected));
+    EXPECT_EQ(changed("disk", snap.snapshot), (Ranges{{0, 511}}));
+    EXPECT_EQ(ranges("disk", snap.snapshot), (Ranges{{65536, 65536 + 511}}));
+
+    BlobStore::CopyRequest copy;
+    copy.source_snapshot = snap.snapshot;
+    store->copy_blob(bai::testing::kAcct, "data", "copy", bai::testing::kAcct, "data", "disk", copy, {});
+    EXPECT_TRUE(same(read("copy"), expected));
+    store->create_container("other", "box", {}, "");
+    store->copy_blob("other", "box", "far", bai::testing::kAcct, "data", "disk", {}, {});
+    std::string now = expected;
+    now.replace(0, 512, std::string(512, '!'));
+    now.replace(65536, 512, std::string(512, '\0'));
+    EXPECT_TRUE(same(contents(store->open_blob("other", "box", "far")), now));
+
+    store->delete_blob(bai::testing::kAcct, "data", "disk", {}, DeleteSnapshots::include);
+    store->delete_blob(bai::testing::kAcct, "data", "copy", {});
+    store->delete_container("other", "box", {});
+    EXPECT_TRUE(store->live_content_ids().empty());
+    EXPECT_EQ(files_on_disk(dir / "storage"), 0u);
 }
 
 }  // namespace

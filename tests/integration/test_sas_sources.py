@@ -103,9 +103,13 @@ class SasTokenRulesTest(unittest.TestCase):
     def test_put_block_from_url_reads_a_source_authorized_on_its_own(self):
         from azure.storage.blob import BlobClient
         dest = BlobClient.from_connection_string(harness.connection_string(self.emu.endpoints), "dst", "staged")
-        # Signed with the account's key, but the source of a From URL operation needs its own SAS.
-        r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YQ=="},
+        # Signed with the account's key: the key covers a source of its own account.
+        r = self.blob.send("PUT", "/dst/staged-by-key", {"comp": "block", "blockid": "YQ=="},
                            {"x-ms-copy-source": self.source_url("src", "secret")})
+        self.assertEqual(r.status, 201, r.body)
+        # Through a SAS of the destination, the private source needs its own.
+        r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YQ=="},
+                           {"x-ms-copy-source": self.source_url("src", "secret")}, sas=self.dest_sas("staged"))
         self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
         read = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="r", expiry=EXPIRY)
         source = self.source_url("src", "secret", read)
@@ -122,15 +126,21 @@ class SasTokenRulesTest(unittest.TestCase):
         self.assertEqual(r.status, 403, r.body)  # the SAS names another blob
         self.assertEqual(r.code, "CannotVerifyCopySource")
 
-    def test_put_blob_from_url_and_a_synchronous_copy_need_the_sources_own_authorization(self):
+    def test_put_blob_from_url_and_a_synchronous_copy_through_a_sas_need_the_sources_own_authorization(self):
         from azure.storage.blob import BlobClient
         conn = harness.connection_string(self.emu.endpoints)
         dest = BlobClient.from_connection_string(conn, "dst", "from-url")
-        # The account key signed the request, the source is in the same account: not enough here.
+        # Through a SAS of the destination, a private source of the same account needs its own.
         for extra in ({"x-ms-blob-type": "BlockBlob"}, {"x-ms-requires-sync": "true"}):
-            r = self.blob.send("PUT", "/dst/from-url", {}, {"x-ms-copy-source": self.source_url("src", "secret"), **extra})
+            r = self.blob.send("PUT", "/dst/from-url", {}, {"x-ms-copy-source": self.source_url("src", "secret"), **extra},
+                               sas=self.dest_sas("from-url"))
             self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), (extra, r.body))
             self.assert_absent("from-url")
+        # The account key that signed the request covers a source of its own account (as Azurite).
+        for extra in ({"x-ms-blob-type": "BlockBlob"}, {"x-ms-requires-sync": "true"}):
+            r = self.blob.send("PUT", "/dst/by-key", {}, {"x-ms-copy-source": self.source_url("src", "secret"), **extra})
+            self.assertIn(r.status, (201, 202), (extra, r.body))
+            self.assertEqual(self.blob.ok("GET", "/dst/by-key").body, b"private bytes")
         read = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="r", expiry=EXPIRY)
         dest.upload_blob_from_url(self.source_url("src", "secret", read))
         self.assertEqual(dest.download_blob().readall(), b"private bytes")

@@ -1,0 +1,167 @@
+#include "fake_storage/blob/blob_batch.h"
+
+#include <optional>
+#include <vector>
+
+#include "common/crypto/random_id.h"
+#include "common/http/lean_listener.h"
+#include "common/text/ascii.h"
+#include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/storage_headers.h"
+
+namespace bai::storage {
+namespace {
+
+constexpr size_t kMaxParts = 256;
+constexpr std::string_view kCrlf = "\r\n";
+
+struct Part {
+    std::string content_id;
+    httplib::Request request;
+};
+
+[[noreturn]] void invalid_input() { fail(400, "InvalidInput", "One of the request inputs is not valid."); }
+
+// The boundary of Content-Type: multipart/mixed; boundary=B (the parameter's name in any case,
+// spaces around its value allowed; one boundary only).
+std::string boundary_of(const std::string& content_type) {
+    std::optional<std::string> boundary;
+    for (const std::string& item : text::split_list(content_type, ';')) {
+        if (item.size() < 9 || !text::iequals(std::string_view(item).substr(0, 9), "boundary=")) continue;
+        if (boundary) invalid_input();
+        boundary = std::string(text::trim(std::string_view(item).substr(9)));
+        if (boundary->size() >= 2 && boundary->front() == '"' && boundary->back() == '"') {
+            boundary = boundary->substr(1, boundary->size() - 2);
+        }
+    }
+    if (!boundary || boundary->empty()) invalid_header("Content-Type", content_type);
+    return *boundary;
+}
+
+// Header lines up to an empty line, from `at`; false when the text ends first.
+bool read_headers(std::string_view text, size_t& at, const std::function<void(std::string, std::string)>& take) {
+    while (true) {
+        size_t end = text.find(kCrlf, at);
+        if (end == std::string_view::npos) return false;
+        std::string_view line = text.substr(at, end - at);
+        at = end + kCrlf.size();
+        if (line.empty()) return true;
+        size_t colon = line.find(':');
+        if (colon == std::string_view::npos || colon == 0) invalid_input();
+        take(std::string(text::trim(line.substr(0, colon))), std::string(text::trim(line.substr(colon + 1))));
+    }
+}
+
+// The parts of the body: each "Content-Type: application/http" with a Content-ID, then the
+// request line and headers of a request without a body.
+std::vector<Part> parse_parts(std::string_view body, const std::string& boundary, const std::string& account) {
+    const std::string delimiter = "--" + boundary;
+    std::vector<Part> parts;
+    size_t at = body.find(delimiter);
+    if (at == std::string_view::npos) invalid_input();
+    while (true) {
+        at += delimiter.size();
+        if (body.substr(at, 2) == "--") break;  // the closing delimiter
+        if (body.substr(at, 2) != kCrlf) invalid_input();
+        at += 2;
+        size_t next = body.find("\r\n" + delimiter, at);
+        if (next == std::string_view::npos) invalid_input();
+        std::string_view text = body.substr(0, next + kCrlf.size());
+        Part part;
+        bool has_id = false;
+        if (!read_headers(text, at, [&](std::string name, std::string value) {
+                if (text::iequals(name, "Content-ID")) {
+                    part.content_id = value;
+                    has_id = true;
+                }
+            })) {
+            invalid_input();
+        }
+        if (!has_id) invalid_input();
+        size_t line_end = text.find(kCrlf, at);
+        if (line_end == std::string_view::npos) invalid_input();
+        std::vector<std::string> request_line;
+        for (const std::string& word : text::split_list(text.substr(at, line_end - at), ' ')) request_line.push_back(word);
+        if (request_line.size() != 3 || !request_line[2].starts_with("HTTP/1.")) invalid_input();
+        at = line_end + kCrlf.size();
+        part.request.method = request_line[0];
+        // The path names the container and blob; the account is the batch's own.
+        std::string target = request_line[1];
+        if (target.empty() || target[0] != '/') target = "/" + target;
+        if (target.ends_with("?")) target.pop_back();
+        part.request.target = "/" + account + target;
+        if (!read_headers(text, at, [&](std::string name, std::string value) {
+                part.request.headers.emplace(std::move(name), std::move(value));
+            })) {
+            invalid_input();
+        }
+        parts.push_back(std::move(part));
+        if (parts.size() > kMaxParts) {
+            fail(400, "ExceedsMaxBatchRequestCount", "The batch operation exceeds maximum number of allowed subrequests.");
+        }
+        at = next + kCrlf.size();
+    }
+    if (parts.empty()) invalid_input();
+    return parts;
+}
+
+// What a part asks for: Delete Blob or Set Blob Tier, the same in every part.
+std::string operation_of(const httplib::Request& r) {
+    const bool tier = r.target.find("comp=tier") != std::string::npos;
+    if (r.method == "DELETE" && !tier) return "DeleteBlob";
+    if (r.method == "PUT" && tier) return "SetBlobTier";
+    invalid_input();
+}
+
+void write_part(std::string& out, const std::string& delimiter, const std::optional<std::string>& content_id,
+                const httplib::Response& res) {
+    out += delimiter;
+    out += kCrlf;
+    out += "Content-Type: application/http\r\n";
+    if (content_id) out += "Content-ID: " + *content_id + "\r\n";
+    out += kCrlf;
+    out += "HTTP/1.1 " + std::to_string(res.status) + " " + http::reason_phrase(res.status) + "\r\n";
+    for (const auto& [name, value] : res.headers) out += name + ": " + value + "\r\n";
+    if (!res.body.empty()) {
+        out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n\r\n" + res.body;
+    }
+    out += kCrlf;
+}
+
+}  // namespace
+
+void answer_batch(StorageCall& call, const std::string& container, const ServePart& serve_part) {
+    const std::string response_boundary = "batchresponse_" + crypto::uuid4();
+    const std::string delimiter = "--" + response_boundary;
+    std::string out;
+    if (!call.request.has_header("Content-Type")) missing_header("Content-Type");
+    try {
+        std::vector<Part> parts = parse_parts(call.body, boundary_of(call.request.header("Content-Type")),
+                                              call.request.account);
+        const std::string first = operation_of(parts.front().request);
+        for (const Part& p : parts) {
+            if (operation_of(p.request) != first) {
+                fail(400, "AllBatchSubRequestsShouldBeSameApi", "All batch subrequests should be the same api.");
+            }
+            // A batch sent to a container names blobs of that container only.
+            const std::string prefix = "/" + call.request.account + "/" + container + "/";
+            if (!container.empty() && !p.request.target.starts_with(prefix)) invalid_input();
+        }
+        for (Part& p : parts) {
+            httplib::Response res;
+            serve_part(p.request, res);
+            write_part(out, delimiter, p.content_id, res);
+        }
+    } catch (const StorageError& e) {
+        // The batch itself is malformed: its one answer says why.
+        out.clear();
+        httplib::Response res;
+        write_error(*call.request.http, res, e);
+        write_part(out, delimiter, std::nullopt, res);
+    }
+    out += delimiter + "--\r\n";
+    call.response.status = 202;
+    call.response.set_content(out, "multipart/mixed; boundary=" + response_boundary);
+}
+
+}  // namespace bai::storage
