@@ -40,7 +40,8 @@ bool ipv4_in_range(const std::string& ip, const std::string& range) {
 constexpr const char* kSasParameters[] = {"sv",   "ss",   "srt",  "sp",    "st",    "se",    "sip",
                                           "spr",  "sig",  "sr",   "si",    "ses",   "sdd",   "sst",
                                           "skoid", "sktid", "skt", "ske",  "sks",   "skv",   "saoid",
-                                          "suoid", "scid", "rscc", "rscd", "rsce",  "rscl",  "rsct"};
+                                          "suoid", "scid", "rscc", "rscd", "rsce",  "rscl",  "rsct",
+                                          "skdutid", "sduoid", "srh", "srq"};
 
 [[noreturn]] void resource_type_mismatch() {
     fail(403, "AuthorizationResourceTypeMismatch",
@@ -72,6 +73,38 @@ std::string canonical_resource(const std::string& account, const SasNeed& need,
 
 bool has_sas(const StorageRequest& r) { return r.has_param("sig"); }
 
+std::string user_delegation_key_value(const Account& account, const UserDelegationKey& k) {
+    auto secret = crypto::base64_decode(account.key1);
+    const std::string fields = k.object_id + "\n" + k.tenant_id + "\n" + k.start + "\n" + k.expiry + "\n" + k.service +
+                               "\n" + k.version;
+    return crypto::base64_encode(crypto::hmac_sha256(secret.value_or(account.key1), fields));
+}
+
+namespace {
+
+bool is_user_delegation(const StorageRequest& r) { return r.has_param("skoid"); }
+
+// A user delegation SAS's string-to-sign, by its version (as the SDKs write it).
+std::string user_delegation_string_to_sign(const StorageRequest& r, const std::string& account, const SasNeed& need) {
+    const std::string sv = p(r, "sv");
+    std::string s = p(r, "sp") + "\n" + p(r, "st") + "\n" + p(r, "se") + "\n" +
+                    canonical_resource(account, need, p(r, "sr")) + "\n" + p(r, "skoid") + "\n" + p(r, "sktid") + "\n" +
+                    p(r, "skt") + "\n" + p(r, "ske") + "\n" + p(r, "sks") + "\n" + p(r, "skv") + "\n";
+    if (sv >= "2025-07-05") {
+        s += p(r, "saoid") + "\n" + p(r, "suoid") + "\n" + p(r, "scid") + "\n" + p(r, "skdutid") + "\n" +
+             p(r, "sduoid") + "\n";
+    } else if (sv >= "2020-02-10") {
+        s += p(r, "saoid") + "\n" + p(r, "suoid") + "\n" + p(r, "scid") + "\n";
+    }
+    s += p(r, "sip") + "\n" + p(r, "spr") + "\n" + sv + "\n" + p(r, "sr") + "\n" + p(r, "sst") + "\n";
+    if (sv >= "2020-12-06") s += p(r, "ses") + "\n";
+    if (sv >= "2026-04-06") s += p(r, "srh") + "\n" + p(r, "srq") + "\n";
+    s += p(r, "rscc") + "\n" + p(r, "rscd") + "\n" + p(r, "rsce") + "\n" + p(r, "rscl") + "\n" + p(r, "rsct");
+    return s;
+}
+
+}  // namespace
+
 std::string sas_string_to_sign(const StorageRequest& r, const std::string& account,
                                const SasNeed& need) {
     const std::string sv = p(r, "sv");
@@ -96,7 +129,7 @@ std::string sas_string_to_sign(const StorageRequest& r, const std::string& accou
 }
 
 SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNeed& need,
-                    time::TimePoint now, bool https) {
+                    time::TimePoint now, bool https, const PolicyLookup& policies) {
     // A parameter given twice leaves the service two tokens to choose from: refused whole.
     for (const char* name : kSasParameters) {
         auto it = r.query.find(name);
@@ -104,26 +137,53 @@ SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNe
             auth_failed(std::string("The SAS parameter '") + name + "' appears more than once.");
         }
     }
-    if (!r.has_param("sv") || !r.has_param("sp") || !r.has_param("se")) {
+    // A stored access policy gives what the SAS leaves out (a field in both is refused).
+    std::optional<StoredPolicy> policy;
+    if (r.has_param("si")) {
+        if (is_account_sas(r) || is_user_delegation(r)) auth_failed("Only a service SAS names a stored access policy.");
+        if (policies) policy = policies(account.name, need.container, p(r, "si"));
+        if (!policy) auth_failed("The stored access policy '" + p(r, "si") + "' does not exist.");
+        if ((r.has_param("sp") && !policy->permission.empty()) || (r.has_param("se") && policy->expiry) ||
+            (r.has_param("st") && policy->start)) {
+            auth_failed("A SAS and its stored access policy both give st, se or sp.");
+        }
+    }
+    const std::string permission_text = r.has_param("sp") || !policy ? p(r, "sp") : policy->permission;
+    if (!r.has_param("sv") || permission_text.empty() || (!r.has_param("se") && !(policy && policy->expiry))) {
         auth_failed("A SAS needs sv, sp, se and sig.");
     }
-    if (r.has_param("si")) auth_failed("Stored access policies (si) are not supported by the emulator.");
 
     // Signature first: nothing else in the token is trusted before it is verified.
-    std::string string_to_sign = sas_string_to_sign(r, account.name, need);
+    std::string string_to_sign;
     std::string signature = p(r, "sig");
     bool matched = false;
-    for (const std::string* key : {&account.key1, &account.key2}) {
-        auto secret = crypto::base64_decode(*key);
-        if (secret && crypto::base64_encode(crypto::hmac_sha256(*secret, string_to_sign)) == signature) {
-            matched = true;
+    if (is_user_delegation(r)) {
+        if (is_account_sas(r) || need.service != SasService::blob) auth_failed("A user delegation SAS is a Blob service SAS.");
+        string_to_sign = user_delegation_string_to_sign(r, account.name, need);
+        const std::string key = user_delegation_key_value(
+            account, {p(r, "skoid"), p(r, "sktid"), p(r, "skt"), p(r, "ske"), p(r, "sks"), p(r, "skv")});
+        matched = crypto::base64_encode(crypto::hmac_sha256(*crypto::base64_decode(key), string_to_sign)) == signature;
+    } else {
+        string_to_sign = sas_string_to_sign(r, account.name, need);
+        for (const std::string* key : {&account.key1, &account.key2}) {
+            auto secret = crypto::base64_decode(*key);
+            if (secret && crypto::base64_encode(crypto::hmac_sha256(*secret, string_to_sign)) == signature) {
+                matched = true;
+            }
         }
     }
     if (!matched) auth_failed("Signature did not match. String to sign used was " + string_to_sign);
+    if (is_user_delegation(r)) {
+        auto key_start = parse_sas_time(p(r, "skt"));
+        auto key_expiry = parse_sas_time(p(r, "ske"));
+        if (!key_start || !key_expiry || now < *key_start || now > *key_expiry) {
+            auth_failed("The user delegation key is not valid at this time.");
+        }
+    }
 
-    auto expiry = parse_sas_time(p(r, "se"));
+    std::optional<time::TimePoint> expiry = policy && policy->expiry ? policy->expiry : parse_sas_time(p(r, "se"));
     if (!expiry) auth_failed("se is not a valid ISO 8601 time.");
-    std::optional<time::TimePoint> start;
+    std::optional<time::TimePoint> start = policy ? policy->start : std::nullopt;
     if (r.has_param("st")) {
         start = parse_sas_time(p(r, "st"));
         if (!start) auth_failed("st is not a valid ISO 8601 time.");
@@ -170,7 +230,7 @@ SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNe
         if (object_scope && rule.scope != ServiceSasScope::container_or_object) resource_type_mismatch();
         letters = &rule.service_letters;
     }
-    std::string permissions = p(r, "sp");
+    const std::string& permissions = permission_text;
     std::string granted;
     for (char letter : *letters) {
         if (permissions.find(letter) != std::string::npos) granted += letter;

@@ -2,6 +2,7 @@
 // and file), signed with the account key, and what each operation asks of them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -57,12 +58,32 @@ struct SasGrant {
 
 bool has_sas(const StorageRequest& request);
 
+// A stored access policy that a service SAS names (si): what the SAS does not say itself.
+struct StoredPolicy {
+    std::optional<time::TimePoint> start;
+    std::optional<time::TimePoint> expiry;
+    std::string permission;
+};
+// The policy `id` of `container` in `account` (nullopt when there is none).
+using PolicyLookup = std::function<std::optional<StoredPolicy>(const std::string& account, const std::string& container,
+                                                               const std::string& id)>;
+
+// A user delegation key (Get User Delegation Key): the fields a user delegation SAS carries as
+// skoid, sktid, skt, ske, sks and skv, and the key's value, derived from them and the account's
+// first key (so a SAS is verified without keeping the keys handed out).
+struct UserDelegationKey {
+    std::string object_id, tenant_id, start, expiry, service, version;
+};
+std::string user_delegation_key_value(const Account& account, const UserDelegationKey& key);
+
 // Throws StorageError 403 (AuthenticationFailed, AuthorizationFailure,
 // AuthorizationPermissionMismatch, AuthorizationResourceTypeMismatch,
 // AuthorizationServiceMismatch, AuthorizationSourceIPMismatch, AuthorizationProtocolMismatch)
 // as the service does. `https`: whether the request came over TLS.
+// A SAS naming a stored access policy (si) takes it from `policies` (refused without one). A user
+// delegation SAS (skoid, ...) is signed with its key's value.
 SasGrant verify_sas(const StorageRequest& request, const Account& account, const SasNeed& need,
-                    time::TimePoint now, bool https = false);
+                    time::TimePoint now, bool https = false, const PolicyLookup& policies = {});
 
 // The string-to-sign of the SAS in `request` (for tests and error messages).
 std::string sas_string_to_sign(const StorageRequest& request, const std::string& account,

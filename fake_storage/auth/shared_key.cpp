@@ -99,6 +99,13 @@ void verify_shared_key(const StorageRequest& r, const Account& account) {
     if (auto decoded = percent_decode(r.raw_path, false); decoded && *decoded != r.raw_path) {
         paths.push_back(*decoded);
     }
+    // A batch's part is signed for the path its request line gave, which has no account.
+    if (r.batch_part) {
+        const size_t after_account = r.raw_path.find('/', 1);
+        const std::string without = after_account == std::string::npos ? "/" : r.raw_path.substr(after_account);
+        paths.push_back(without);
+        if (auto decoded = percent_decode(without, false); decoded && *decoded != without) paths.push_back(*decoded);
+    }
     std::string first_string_to_sign;
     for (const std::string& path : paths) {
         std::string string_to_sign = shared_key_string_to_sign(r, path);

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
 #include "fake_storage/blob/blob_batch.h"
@@ -13,6 +15,7 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/block_list_xml.h"
+#include "fake_storage/http/container_acl_xml.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/service_properties_xml.h"
 #include "fake_storage/http/storage_headers.h"
@@ -164,8 +167,16 @@ BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFil
       files_(files),
       settings_(settings),
       endpoint_("batchai-emulator-blob", accounts, files,
-                [this](const StorageRequest& r) { return resolve(r); }) {
+                [this](StorageRequest& r) {
+                    // The service stores a blob name's backslashes as slashes.
+                    std::replace(r.name.begin(), r.name.end(), '\\', '/');
+                    return resolve(r);
+                }) {
     endpoint_.set_settings(&settings_, "blob");
+    endpoint_.set_policy_lookup(
+        [this](const std::string& account, const std::string& container, const std::string& id) {
+            return stored_policy(account, container, id);
+        });
 }
 
 bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
@@ -175,6 +186,17 @@ bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
     } catch (const StorageError&) {
         return false;
     }
+}
+
+std::optional<StoredPolicy> BlobService::stored_policy(const std::string& account, const std::string& container,
+                                                      const std::string& id) {
+    try {
+        for (const SignedIdentifier& i : store_.get_container(account, container).identifiers) {
+            if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
+        }
+    } catch (const StorageError&) {
+    }
+    return std::nullopt;
 }
 
 bool BlobService::container_is_public(const std::string& account, const std::string& container) {
@@ -216,6 +238,12 @@ Operation BlobService::service_operation(const StorageRequest& r) {
         need.rule = account_only(ResourceLevel::service, get ? "r" : "w");
         return {get ? "GetBlobServiceProperties" : "SetBlobServiceProperties", need, false, false, nullptr,
                 std::bind(get ? &BlobService::get_service_properties : &BlobService::set_service_properties, this, _1)};
+    }
+    if (r.method == "POST" && restype == "service" && comp == "userdelegationkey") {
+        Operation o{"GetUserDelegationKey", need, false, false, nullptr,
+                    std::bind(&BlobService::get_user_delegation_key, this, _1)};
+        o.bearer_only = true;
+        return o;
     }
     if (r.method == "GET" && restype == "service" && comp == "stats") {
         need.rule = account_only(ResourceLevel::service, "r");
@@ -446,15 +474,13 @@ void BlobService::get_container_acl(StorageCall& call) {
     check_lease_if_named(c.lease, read_conditions(call.request).lease_id, store_.clock_now(), LeaseTarget::container);
     set_version_headers(call.response, c.etag, c.last_modified);
     if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
-    call.response.set_content(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers />", "application/xml");
+    call.response.set_content(signed_identifiers_xml(c.identifiers), "application/xml");
 }
 
 void BlobService::set_container_acl(StorageCall& call) {
-    // Stored access policies in the body are accepted and not kept (documented limitation).
     ContainerInfo c = store_.set_container_access(call.account.name, call.request.container,
                                                   public_access_header(call.request),
-                                                  read_conditions(call.request));
+                                                  parse_signed_identifiers(call.body), read_conditions(call.request));
     set_version_headers(call.response, c.etag, c.last_modified);
 }
 
@@ -473,6 +499,7 @@ void BlobService::lease_blob(StorageCall& call) {
 void BlobService::list_blobs(StorageCall& call) {
     ListOptions o = list_options(call.request);
     o.snapshots = includes(call.request, "snapshots");
+    o.uncommitted = includes(call.request, "uncommittedblobs");
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
     BlobListIncludes what;
     what.metadata = includes(call.request, "metadata");
@@ -549,7 +576,10 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
         source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); });
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        [this](const std::string& account, const std::string& container, const std::string& id) {
+            return stored_policy(account, container, id);
+        });
     Metadata metadata = read_metadata(r);
     // Put Blob From URL takes its metadata from the request, as Put Blob; a copy the source's
     // unless the request names some.
@@ -567,6 +597,17 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     copy.tier = request_tier(r);
     copy.source_url = r.header("x-ms-copy-source");
     copy.source_snapshot = source.snapshot;
+    // The From URL operations check the source's bytes against x-ms-source-content-md5 and echo it.
+    std::optional<std::string> source_md5;
+    if (from_url && r.has_header("x-ms-source-content-md5")) {
+        source_md5 = r.header("x-ms-source-content-md5");
+        auto sent = crypto::base64_decode(*source_md5);
+        if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", *source_md5);
+        if (*sent != md5_of_blob(source.account, source.container, source.name, source.snapshot)) {
+            fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
+                                     "calculated by the server.");
+        }
+    }
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name, copy, write_conditions(call));
     set_version_headers(call.response, b.etag, b.last_modified);
@@ -575,9 +616,30 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
         call.response.set_header("x-ms-request-server-encrypted", "true");
         return;
     }
+    if (source_md5) call.response.set_header("Content-MD5", *source_md5);
     call.response.status = 202;
     call.response.set_header("x-ms-copy-id", b.copy.id);
     call.response.set_header("x-ms-copy-status", "success");
+}
+
+std::string BlobService::md5_of_blob(const std::string& account, const std::string& container,
+                                     const std::string& name, const std::string& snapshot) {
+    OpenBlob blob;
+    try {
+        blob = store_.open_blob(account, container, name, snapshot);
+    } catch (const StorageError& e) {
+        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        throw;
+    }
+    crypto::Md5 md5;
+    std::vector<char> buffer(1 << 20);
+    for (std::uint64_t at = 0; at < blob.info.size;) {
+        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), blob.info.size - at)), at);
+        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
+        md5.update(std::string_view(buffer.data(), static_cast<size_t>(n)));
+        at += static_cast<std::uint64_t>(n);
+    }
+    return md5.finish();
 }
 
 void BlobService::put_block(StorageCall& call) {
@@ -596,7 +658,10 @@ void BlobService::put_block_from_url(StorageCall& call) {
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
     authorize_copy_source(
         source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); });
+        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        [this](const std::string& account, const std::string& container, const std::string& id) {
+            return stored_policy(account, container, id);
+        });
     OpenBlob blob;
     try {
         blob = store_.open_blob(source.account, source.container, source.name);
@@ -654,8 +719,15 @@ void BlobService::get_block_list(StorageCall& call) {
     const StorageRequest& r = call.request;
     std::string type = r.param("blocklisttype").value_or("committed");
     if (type != "committed" && type != "uncommitted" && type != "all") invalid_query("blocklisttype", type);
-    BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name);
-    if (lists.blob) check_lease_if_named(lists.blob->lease, read_conditions(r).lease_id, store_.clock_now(), LeaseTarget::blob);
+    const std::string snapshot = r.param("snapshot").value_or("");
+    BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name, snapshot);
+    const Conditions conditions = read_conditions(r);
+    if (conditions.if_tags && !conditions.if_tags->matches(lists.blob ? lists.blob->tags : Tags{})) {
+        fail(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
+    }
+    if (lists.blob && snapshot.empty()) {
+        check_lease_if_named(lists.blob->lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
+    }
     if (lists.blob) set_version_headers(call.response, lists.blob->etag, lists.blob->last_modified);
     call.response.set_header("x-ms-blob-content-length",
                              std::to_string(lists.blob ? lists.blob->size : 0));
@@ -693,6 +765,17 @@ void BlobService::get_blob(StorageCall& call) {
                         "x-ms-blob-content-md5");
     // A blob whose content type was cleared (Set Blob Properties without one) has none to report.
     if (r.method == "HEAD" && b.content.content_type.empty()) call.response.headers.erase("Content-Type");
+    // A service SAS may name the answer's content headers (rscc, rscd, rsce, rscl, rsct).
+    if (call.authorization == Authorization::sas) {
+        for (auto [param, header] : {std::pair{"rscc", "Cache-Control"}, std::pair{"rscd", "Content-Disposition"},
+                                     std::pair{"rsce", "Content-Encoding"}, std::pair{"rscl", "Content-Language"},
+                                     std::pair{"rsct", "Content-Type"}}) {
+            if (auto value = r.param(param)) {
+                call.response.headers.erase(header);
+                call.response.set_header(header, *value);
+            }
+        }
+    }
 }
 
 void BlobService::set_blob_properties(StorageCall& call) {

@@ -26,6 +26,7 @@ private:
 
     void list_containers(StorageCall& call);
     void submit_batch(StorageCall& call);
+    void get_user_delegation_key(StorageCall& call);
     void get_service_properties(StorageCall& call);
     void set_service_properties(StorageCall& call);
     void get_service_stats(StorageCall& call);
@@ -66,6 +67,11 @@ private:
     // Set Blob Properties of a page blob that resizes it or sets its sequence number.
     void set_page_blob_properties(StorageCall& call);
 
+    // The MD5 of a blob's bytes (404 CannotVerifyCopySource when it is gone): a copy source's.
+    std::string md5_of_blob(const std::string& account, const std::string& container, const std::string& name,
+                            const std::string& snapshot);
+    std::optional<StoredPolicy> stored_policy(const std::string& account, const std::string& container,
+                                              const std::string& id);
     bool container_is_public(const StorageRequest& request, bool listing);
     bool container_is_public(const std::string& account, const std::string& container);
 

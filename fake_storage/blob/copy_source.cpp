@@ -63,14 +63,9 @@ CopySource parse_copy_source(const std::string& url) {
 }
 
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public) {
+                           const PublicContainer& is_public, const PolicyLookup& policies) {
     std::optional<Account> owner = accounts.find(source.account);
     if (!owner) cannot_verify(404, "The specified resource does not exist.");
-    if (call.authorization == Authorization::shared_key &&
-        source.account == call.account.name) {
-        return;
-    }
-
     // The source URL read as a request of its own: its query carries the source's SAS, if any.
     httplib::Request http;
     http.method = "GET";
@@ -87,12 +82,15 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
     if (has_sas(source_request)) {
         SasRule read{ResourceLevel::object, "r", "r", ServiceSasScope::container_or_object, false};
         try {
-            verify_sas(source_request, *owner, {SasService::blob, source.container, source.name, read}, time::now());
+            verify_sas(source_request, *owner, {SasService::blob, source.container, source.name, read}, time::now(),
+                       false, policies);
         } catch (const StorageError& e) {
             cannot_verify(e.status(), e.what());
         }
         return;
     }
+    // Without a SAS of its own: the key of its account, or a public container.
+    if (call.authorization == Authorization::shared_key && source.account == call.account.name) return;
     if (!is_public(source.account, source.container)) cannot_verify(404, "The specified resource does not exist.");
 }
 

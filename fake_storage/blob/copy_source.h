@@ -24,17 +24,17 @@ CopySource parse_copy_source(const std::string& url);
 // Whether a container of an account lets anonymous clients read its blobs.
 using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;
 
-// The request's own authorization covers the destination only. The source is read with the
-// account key when the request was signed with the key of the source's account (for every kind of
-// copy: Azurite's rule, which code written against it relies on; the documentation asks the From
-// URL operations for the source's own SAS even then, but the key's holder may read the source
-// anyway, so nothing is exposed). Otherwise it must be authorized on its own: a SAS in its URL
-// that allows reading it, or a public container; a SAS that authorized the destination never
-// covers the source (it would read what its own letters do not allow). A source that cannot be
+// The request's own authorization covers the destination only. A source URL with a SAS is read
+// with that SAS, which must allow reading it. Without one, the source is read with the account key
+// when the request was signed with the key of the source's account (for every kind of copy:
+// Azurite's rule, which code written against it relies on; the documentation asks the From URL
+// operations for the source's own SAS even then, but the key's holder may read the source anyway,
+// so nothing is exposed), or else it must be in a public container; a SAS that authorized the
+// destination never covers the source (it would read what its own letters do not allow). A source that cannot be
 // read this way is refused as the service refuses it: CannotVerifyCopySource with the status its
 // own read would have had (403 for a SAS that does not allow it, 404 when an anonymous read would
 // not find it).
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public);
+                           const PublicContainer& is_public, const PolicyLookup& policies = {});
 
 }  // namespace bai::storage

@@ -77,13 +77,14 @@ ContainerInfo read_container(db::Statement& q) {
     c.metadata = metadata_from_json(q.column_text(4));
     c.public_access = q.column_text(5);
     c.lease = lease_from_json(q.column_text(6));
+    c.identifiers = signed_identifiers_from_json(q.column_text(7));
     return c;
 }
 
 std::optional<ContainerInfo> find_container(db::Database& db, const std::string& account,
                                             const std::string& name) {
     auto q = db.prepare(
-        "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
+        "SELECT name, etag, created, last_modified, metadata, public_access, lease, signed_identifiers FROM containers"
         " WHERE account = ?1 AND name = ?2");
     q.bind(1, account).bind(2, name);
     if (!q.step()) return std::nullopt;
@@ -216,6 +217,32 @@ CopyState copy_state_from_json(const std::string& json) {
     copy.progress = j.value("progress", "");
     copy.completed = time::from_ticks(j.value("completed", int64_t{0}));
     return copy;
+}
+
+std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& identifiers) {
+    if (identifiers.empty()) return "";
+    nlohmann::json list = nlohmann::json::array();
+    for (const SignedIdentifier& i : identifiers) {
+        nlohmann::json one{{"id", i.id}, {"permission", i.permission}};
+        if (i.start) one["start"] = time::to_ticks(*i.start);
+        if (i.expiry) one["expiry"] = time::to_ticks(*i.expiry);
+        list.push_back(std::move(one));
+    }
+    return list.dump();
+}
+
+std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json) {
+    std::vector<SignedIdentifier> out;
+    if (json.empty()) return out;
+    for (const nlohmann::json& one : nlohmann::json::parse(json)) {
+        SignedIdentifier i;
+        i.id = one.value("id", "");
+        i.permission = one.value("permission", "");
+        if (one.contains("start")) i.start = time::from_ticks(one["start"].get<int64_t>());
+        if (one.contains("expiry")) i.expiry = time::from_ticks(one["expiry"].get<int64_t>());
+        out.push_back(std::move(i));
+    }
+    return out;
 }
 
 }  // namespace bai::storage

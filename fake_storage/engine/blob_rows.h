@@ -61,6 +61,8 @@ std::string prefix_end(const std::string& prefix);
 void remove_contents(ContentFiles& files, const std::string& account,
                      const std::vector<std::pair<ContentKind, std::string>>& ids);
 
+std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& identifiers);
+std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json);
 std::string copy_state_to_json(const CopyState& copy);
 CopyState copy_state_from_json(const std::string& json);
 

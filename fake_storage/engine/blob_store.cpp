@@ -18,6 +18,10 @@
 namespace bai::storage {
 using std::int64_t;
 
+// SQL: the number of bytes a stored block id (base64) stands for.
+constexpr std::string_view kBlockIdBytes =
+    "(length(block_id) / 4 * 3 - (length(block_id) - length(rtrim(block_id, '='))))";
+
 BlobPart::~BlobPart() {
     if (fd >= 0 && owns) ::close(fd);
 }
@@ -181,13 +185,14 @@ ContainerInfo BlobStore::update_container(const std::string& account, const std:
         c->etag = new_etag();
         c->last_modified = time::now();
         db.prepare("UPDATE containers SET metadata = ?3, public_access = ?4, etag = ?5,"
-                   " last_modified = ?6 WHERE account = ?1 AND name = ?2")
+                   " last_modified = ?6, signed_identifiers = ?7 WHERE account = ?1 AND name = ?2")
             .bind(1, account)
             .bind(2, name)
             .bind(3, metadata_to_json(c->metadata))
             .bind(4, c->public_access)
             .bind(5, c->etag)
             .bind(6, time::to_ticks(c->last_modified))
+            .bind(7, signed_identifiers_to_json(c->identifiers))
             .run();
         result = *c;
     });
@@ -203,9 +208,12 @@ ContainerInfo BlobStore::set_container_metadata(const std::string& account,
 
 ContainerInfo BlobStore::set_container_access(const std::string& account, const std::string& name,
                                               const std::string& public_access,
+                                              const std::vector<SignedIdentifier>& identifiers,
                                               const Conditions& conditions) {
-    return update_container(account, name, conditions,
-                            [&](ContainerInfo& c) { c.public_access = public_access; });
+    return update_container(account, name, conditions, [&](ContainerInfo& c) {
+        c.public_access = public_access;
+        c.identifiers = identifiers;
+    });
 }
 
 // The marker is the last container a page listed (opaque to clients; Azurite's choice, which
@@ -214,7 +222,7 @@ ContainerListPage BlobStore::list_containers(const std::string& account, const L
     ContainerListPage page;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
-            "SELECT name, etag, created, last_modified, metadata, public_access, lease FROM containers"
+            "SELECT name, etag, created, last_modified, metadata, public_access, lease, signed_identifiers FROM containers"
             " WHERE account = ?1 AND name >= ?2 AND name > ?5 AND name < ?3 ORDER BY name LIMIT ?4");
         q.bind(1, account).bind(2, o.prefix).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1).bind(5, o.marker);
         while (q.step()) {
@@ -403,15 +411,17 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
             // its lease's holder only.
             auto existing = find_blob(db, account, container, blob);
             check_lease_for_write(existing ? existing->lease : Lease{}, lease_id, clock_now(), LeaseTarget::blob);
+            // Block ids compare by their decoded length (the length of the base64 text, less a
+            // quarter, less its padding).
             auto q = db.prepare(
-                "SELECT count(*), max(length(block_id)), min(length(block_id)),"
+                "SELECT count(*), max(" + std::string(kBlockIdBytes) + "), min(" + std::string(kBlockIdBytes) + "),"
                 " max(CASE WHEN block_id = ?4 THEN content_id END)"
                 " FROM uncommitted_blocks WHERE account = ?1 AND container = ?2 AND blob = ?3");
             q.bind(1, account).bind(2, container).bind(3, blob).bind(4, block_id);
             q.step();
             int64_t count = q.column_int(0);
-            if (count > 0 && (q.column_int(1) != static_cast<int64_t>(block_id.size()) ||
-                              q.column_int(2) != static_cast<int64_t>(block_id.size()))) {
+            const auto id_bytes = static_cast<int64_t>(crypto::base64_decode(block_id)->size());
+            if (count > 0 && (q.column_int(1) != id_bytes || q.column_int(2) != id_bytes)) {
                 fail(400, "InvalidBlobOrBlock",
                      "The specified blob or block content is invalid: all block ids of a blob "
                      "must have the same length.");
@@ -443,15 +453,17 @@ void BlobStore::put_block(const std::string& account, const std::string& contain
 }
 
 BlockLists BlobStore::get_block_lists(const std::string& account, const std::string& container,
-                                      const std::string& blob) {
+                                      const std::string& blob, const std::string& snapshot) {
     BlockLists lists;
     db_.read([&](db::Database& db) {
-        lists.blob = find_blob(db, account, container, blob);
+        lists.blob = find_blob(db, account, container, blob, nullptr, snapshot);
+        if (!snapshot.empty() && !lists.blob) blob_not_found();
         if (lists.blob && lists.blob->type == BlobType::block) {
             for (CommittedBlock& c : committed_blocks_of(db, lists.blob->row)) {
                 lists.committed.push_back(std::move(c.block));
             }
         }
+        if (!snapshot.empty()) return;
         auto uncommitted = db.prepare(
             "SELECT block_id, size FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
             " AND blob = ?3 ORDER BY created, block_id");
@@ -874,11 +886,22 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
         auto entries = [&] { return static_cast<int>(page.entries.size()); };
         std::string last;  // the key of the last entry listed
         bool more = true;
+        // With uncommitted blobs: a name with staged blocks and no blob is an empty block blob.
+        const std::string rows =
+            o.uncommitted
+                ? std::string("(SELECT account, ") + kBlobColumns +
+                      " FROM blobs WHERE account = ?1 AND container = ?2 UNION ALL"
+                      " SELECT u.account, u.container, u.blob, '', 0, '', min(u.created), max(u.created), '', '', 0, '',"
+                      " '', 'BlockBlob', 0, 0, 0, '', 0, '', '', '', 0 FROM uncommitted_blocks u"
+                      " WHERE u.account = ?1 AND u.container = ?2 AND NOT EXISTS (SELECT 1 FROM blobs b"
+                      " WHERE b.account = u.account AND b.container = u.container AND b.name = u.blob)"
+                      " GROUP BY u.blob)"
+                : std::string("blobs");
         while (more) {
             more = false;
             auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
                                 ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
-                                " FROM blobs WHERE account = ?1 AND container = ?2 AND name >= ?3"
+                                " FROM " + rows + " WHERE account = ?1 AND container = ?2 AND name >= ?3"
                                 " AND name < ?4 AND (?6 OR snapshot = '') AND (name > ?3 OR skey > ?7)"
                                 " ORDER BY name, skey LIMIT ?5");
             q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(

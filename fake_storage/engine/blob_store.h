@@ -27,6 +27,17 @@
 
 namespace bai::storage {
 
+// A stored access policy of a container (Set Container ACL): what a SAS naming it (si) takes
+// from it instead of its own st, se and sp.
+struct SignedIdentifier {
+    std::string id;
+    std::optional<time::TimePoint> start;
+    std::optional<time::TimePoint> expiry;
+    std::string permission;
+    bool operator==(const SignedIdentifier&) const = default;
+};
+inline constexpr size_t kMaxSignedIdentifiers = 5;
+
 struct ContainerInfo {
     std::string name;
     std::string etag;
@@ -35,6 +46,7 @@ struct ContainerInfo {
     Metadata metadata;
     std::string public_access;  // "", "blob" or "container"
     Lease lease;
+    std::vector<SignedIdentifier> identifiers;
 };
 
 enum class BlobType { block, page, append };
@@ -165,7 +177,8 @@ struct ListOptions {
     std::string delimiter;
     std::string marker;
     int max_results = 5000;
-    bool snapshots = false;  // List Blobs: include=snapshots
+    bool snapshots = false;    // List Blobs: include=snapshots
+    bool uncommitted = false;  // include=uncommittedblobs: names with staged blocks only, too
 };
 
 struct BlobListEntry {
@@ -280,8 +293,10 @@ public:
                           const Conditions& conditions, bool ignore_lease = false);
     ContainerInfo set_container_metadata(const std::string& account, const std::string& name,
                                          const Metadata& metadata, const Conditions& conditions);
+    // Set Container ACL: the public access level and the stored access policies, both replaced.
     ContainerInfo set_container_access(const std::string& account, const std::string& name,
                                        const std::string& public_access,
+                                       const std::vector<SignedIdentifier>& identifiers,
                                        const Conditions& conditions);
     ContainerListPage list_containers(const std::string& account, const ListOptions& options);
     // Lease Container and Lease Blob (on the store's clock): the lease after the operation, with
@@ -354,8 +369,9 @@ public:
                             const std::string& blob, const std::vector<BlockRef>& blocks,
                             const ContentSettings& content, const Metadata& metadata,
                             const Conditions& conditions);
+    // The blob's committed and staged blocks (a snapshot's committed blocks alone).
     BlockLists get_block_lists(const std::string& account, const std::string& container,
-                               const std::string& blob);
+                               const std::string& blob, const std::string& snapshot = "");
 
     BlobInfo get_blob(const std::string& account, const std::string& container,
                       const std::string& name, const std::string& snapshot = "");

@@ -265,19 +265,15 @@ PageRangeList BlobStore::get_page_ranges(const std::string& account, const std::
         end = std::min(list.blob.size, range->second + 1);
         if (first >= list.blob.size && list.blob.size > 0) invalid_page_range();
     }
-    // Adjacent runs are one range; what lies outside [first, end) is cut off.
+    // Each run as it was written (adjacent runs stay apart, as Azurite lists them); what lies
+    // outside [first, end) is cut off.
     auto ranges_of = [&](const std::vector<PageRow>& runs, auto keep) {
         std::vector<std::pair<std::uint64_t, std::uint64_t>> out;  // [start, end)
         for (const PageRow& p : runs) {
             if (!keep(p)) continue;
             std::uint64_t s = std::max(p.start, first);
             std::uint64_t e = std::min(p.end, end);
-            if (s >= e) continue;
-            if (!out.empty() && out.back().second == s) {
-                out.back().second = e;
-            } else {
-                out.emplace_back(s, e);
-            }
+            if (s < e) out.emplace_back(s, e);
         }
         return out;
     };

@@ -121,6 +121,10 @@ CREATE TABLE page_ranges (
   PRIMARY KEY (blob_id, start)) WITHOUT ROWID;
 CREATE INDEX page_ranges_by_content ON page_ranges(content_id) WHERE content_id <> '';
 )sql"},
+        // A container's stored access policies (Set Container ACL), as JSON ('' for none).
+        db::Migration{9, R"sql(
+ALTER TABLE containers ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

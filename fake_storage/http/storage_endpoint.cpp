@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/log/logger.h"
+#include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/shared_key.h"
 #include "fake_storage/engine/storage_error.h"
@@ -89,11 +90,19 @@ Conditions write_conditions(const StorageCall& call) {
 
 void StorageEndpoint::authenticate(StorageCall& call, const Operation& op) {
     const StorageRequest& request = call.request;
-    if (request.has_header("Authorization")) {
+    if (op.bearer_only) {
+        if (!text::lower(request.header("Authorization")).starts_with("bearer ")) {
+            throw StorageError(403, "AuthenticationFailed",
+                               "Server failed to authenticate the request. Make sure the value of Authorization "
+                               "header is formed correctly including the signature.",
+                               "Only authentication scheme Bearer is supported");
+        }
+        call.authorization = Authorization::bearer;
+    } else if (request.has_header("Authorization")) {
         verify_shared_key(request, call.account);
         call.authorization = Authorization::shared_key;
     } else if (has_sas(request)) {
-        call.sas = verify_sas(request, call.account, op.need, time::now());
+        call.sas = verify_sas(request, call.account, op.need, time::now(), false, policies_);
         call.authorization = Authorization::sas;
     } else if (!(op.is_public && op.is_public(request))) {
         if (request.method == "GET" || request.method == "HEAD") {
@@ -120,6 +129,7 @@ void StorageEndpoint::serve_request(const httplib::Request& http, httplib::Respo
         }
         parsed = parse_storage_request(http);
         StorageRequest& request = *parsed;
+        request.batch_part = !with_faults;
         std::string version = read_version(request);
         set_common_headers(request, res, server_name_, version);
         account = accounts_.find(request.account);

@@ -20,7 +20,7 @@
 namespace bai::storage {
 
 // How a request proved who sent it.
-enum class Authorization { shared_key, sas, anonymous };
+enum class Authorization { shared_key, sas, bearer, anonymous };
 
 struct StorageCall {
     StorageRequest& request;
@@ -47,11 +47,15 @@ struct Operation {
     // RequestBodyTooLarge before it is read (by its Content-Length) or as soon as it passes it.
     std::uint64_t max_body = 0;
     bool crc64_body = false;  // compute the CRC64 of a streamed body
+    // Served to a bearer token only (Get User Delegation Key): a key or a SAS is refused, 403
+    // AuthenticationFailed. The emulator accepts any bearer token, as its ARM endpoint does.
+    bool bearer_only = false;
 };
 
 class StorageEndpoint {
 public:
-    using Resolver = std::function<Operation(const StorageRequest&)>;
+    // Finds the request's operation; may normalize the request first (the Blob service's names).
+    using Resolver = std::function<Operation(StorageRequest&)>;
 
     StorageEndpoint(std::string server_name, AccountRegistry& accounts, ContentFiles& files,
                     Resolver resolve);
@@ -68,6 +72,8 @@ public:
     void set_faults(RequestFaults* faults) { faults_ = faults; }
     // The accounts' settings of this service ("blob" or "file"): CORS rules answer preflight
     // OPTIONS requests and add their headers to answers (none when never set).
+    // The stored access policies that a SAS may name (si); none when not set.
+    void set_policy_lookup(PolicyLookup lookup) { policies_ = std::move(lookup); }
     void set_settings(ServiceSettings* settings, std::string service) {
         settings_ = settings;
         service_ = std::move(service);
@@ -76,6 +82,7 @@ public:
     static constexpr size_t kMaxXmlBody = 4 * 1024 * 1024;
 
 private:
+    // `with_faults`: a request of its own (false: a batch's part).
     void serve_request(const httplib::Request& http, httplib::Response& response, const httplib::ContentReader* body,
                        bool with_faults);
     void take_body(const Operation& op, StorageCall& call, const httplib::ContentReader* reader);
@@ -85,6 +92,7 @@ private:
     AccountRegistry& accounts_;
     ContentFiles& files_;
     Resolver resolve_;
+    PolicyLookup policies_;
     RequestFaults* faults_ = nullptr;
     ServiceSettings* settings_ = nullptr;
     std::string service_;

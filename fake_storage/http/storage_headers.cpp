@@ -160,9 +160,13 @@ void write_error(const httplib::Request& http, httplib::Response& res, const Sto
     std::string message = error.what();
     message += "\nRequestId:" + res.get_header_value("x-ms-request-id") +
                "\nTime:" + time::format_iso8601(time::now());
+    std::string detail;
+    if (!error.authentication_detail().empty()) {
+        detail = "<AuthenticationErrorDetail>" + xml_escape(error.authentication_detail()) + "</AuthenticationErrorDetail>";
+    }
     res.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>" +
                         xml_escape(error.code()) + "</Code><Message>" + xml_escape(message) +
-                        "</Message></Error>",
+                        "</Message>" + detail + "</Error>",
                     "application/xml");
 }
 

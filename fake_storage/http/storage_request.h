@@ -24,6 +24,8 @@ struct StorageRequest {
     std::map<std::string, std::vector<std::string>> query;
     const httplib::Request* http = nullptr;
     bool secondary = false;  // addressed to ACCOUNT-secondary (account is the account's own name)
+    // One request of a Blob batch: its path was sent without the account, and its client signed it so.
+    bool batch_part = false;
 
     std::optional<std::string> param(const std::string& lower_name) const;
     bool has_param(const std::string& lower_name) const { return query.contains(lower_name); }

@@ -122,7 +122,7 @@ class SasTokenRulesTest(unittest.TestCase):
                            {"x-ms-copy-source": source, "x-ms-source-range": "bytes=100-200"})
         self.assertEqual((r.status, r.code), (416, "InvalidRange"), r.body)
         r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YmxvY2s0"},
-                           {"x-ms-copy-source": self.source_url("src", "missing", read)})
+                           {"x-ms-copy-source": self.source_url("src", "missing", read)}, sas=self.dest_sas("staged"))
         self.assertEqual(r.status, 403, r.body)  # the SAS names another blob
         self.assertEqual(r.code, "CannotVerifyCopySource")
 
