@@ -60,6 +60,13 @@ char level_letter(ResourceLevel level) {
 
 bool is_account_sas(const StorageRequest& r) { return r.has_param("ss") || r.has_param("srt"); }
 
+// The signed snapshot time: sst, or for a SAS of a snapshot (sr=bs) the snapshot the URL names
+// (the SDKs sign it without sending sst).
+std::string signed_snapshot_time(const StorageRequest& r) {
+    if (r.has_param("sst") || r.param("sr").value_or("") != "bs") return r.param("sst").value_or("");
+    return r.param("snapshot").value_or("");
+}
+
 std::string canonical_resource(const std::string& account, const SasNeed& need,
                                const std::string& signed_resource) {
     std::string s = std::string(need.service == SasService::blob ? "/blob/" : "/file/") + account +
@@ -96,7 +103,7 @@ std::string user_delegation_string_to_sign(const StorageRequest& r, const std::s
     } else if (sv >= "2020-02-10") {
         s += p(r, "saoid") + "\n" + p(r, "suoid") + "\n" + p(r, "scid") + "\n";
     }
-    s += p(r, "sip") + "\n" + p(r, "spr") + "\n" + sv + "\n" + p(r, "sr") + "\n" + p(r, "sst") + "\n";
+    s += p(r, "sip") + "\n" + p(r, "spr") + "\n" + sv + "\n" + p(r, "sr") + "\n" + signed_snapshot_time(r) + "\n";
     if (sv >= "2020-12-06") s += p(r, "ses") + "\n";
     if (sv >= "2026-04-06") s += p(r, "srh") + "\n" + p(r, "srq") + "\n";
     s += p(r, "rscc") + "\n" + p(r, "rscd") + "\n" + p(r, "rsce") + "\n" + p(r, "rscl") + "\n" + p(r, "rsct");
@@ -120,7 +127,7 @@ std::string sas_string_to_sign(const StorageRequest& r, const std::string& accou
                     canonical_resource(account, need, sr) + "\n" + p(r, "si") + "\n" + p(r, "sip") +
                     "\n" + p(r, "spr") + "\n" + sv + "\n";
     if (need.service == SasService::blob && sv >= "2018-11-09") {
-        s += sr + "\n" + p(r, "sst") + "\n";
+        s += sr + "\n" + signed_snapshot_time(r) + "\n";
         if (sv >= "2020-12-06") s += p(r, "ses") + "\n";
     }
     s += p(r, "rscc") + "\n" + p(r, "rscd") + "\n" + p(r, "rsce") + "\n" + p(r, "rscl") + "\n" +

@@ -85,11 +85,14 @@ std::vector<Part> parse_parts(std::string_view body, const std::string& boundary
         if (request_line.size() != 3 || !request_line[2].starts_with("HTTP/1.")) invalid_input();
         at = line_end + kCrlf.size();
         part.request.method = request_line[0];
-        // The path names the container and blob; the account is the batch's own.
+        // The path names the container and blob, after the account (as the JavaScript SDK writes
+        // it) or not (as the Python SDK does): the account is the batch's own either way.
         std::string target = request_line[1];
         if (target.empty() || target[0] != '/') target = "/" + target;
         if (target.ends_with("?")) target.pop_back();
-        part.request.target = "/" + account + target;
+        const std::string own = "/" + account;
+        const bool has_account = target.starts_with(own + "/") || target == own || target.starts_with(own + "?");
+        part.request.target = has_account ? target : own + target;
         if (!read_headers(text, at, [&](std::string name, std::string value) {
                 part.request.headers.emplace(std::move(name), std::move(value));
             })) {

@@ -776,7 +776,7 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     const BlobInfo& from = source.info;
     // An archived source is copied only into an online tier (a rehydrating copy).
     if (from.tier == "Archive" && (request.tier.empty() || request.tier == "Archive")) {
-        fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
+        fail(409, "CannotVerifyCopySource", "This operation is not permitted on an archived blob.");
     }
     const Metadata& copied_metadata = request.metadata.value_or(from.metadata);
     BlobTraits traits;

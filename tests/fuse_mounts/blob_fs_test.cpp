@@ -233,6 +233,43 @@ TEST_F(BlobFsTest, ABlobComposedOfBlocksReadsAndAppendsWhole) {
     EXPECT_EQ(body("blocks.bin"), expected + "!");
 }
 
+// Append blobs (parts and an inline tail) and page blobs (runs and zeros) read as files; a write
+// through the mount stages their bytes and commits a block blob.
+TEST_F(BlobFsTest, AppendAndPageBlobsReadWholeAndAWriteMakesABlockBlob) {
+    auto empty = content->begin(false);
+    storage::BlobTraits append;
+    append.type = storage::BlobType::append;
+    blobs->put_blob(kAcct, "data", "log", *empty, {}, {}, {}, append);
+    std::string expected;
+    for (size_t size : {70000u, 300u, 90000u, 12u}) {
+        auto writer = content->begin(false);
+        std::string bytes(size, static_cast<char>('a' + expected.size() % 26));
+        writer->append(bytes);
+        blobs->append_block(kAcct, "data", "log", *writer, {}, {});
+        expected += bytes;
+    }
+    EXPECT_EQ(read_all(mnt / "log"), expected);
+
+    auto none = content->begin(false);
+    storage::BlobTraits page;
+    page.type = storage::BlobType::page;
+    page.page_blob_size = 8192;
+    blobs->put_blob(kAcct, "data", "disk", *none, {}, {}, {}, page);
+    auto pages = content->begin(false);
+    pages->append(std::string(1024, 'p'));
+    blobs->put_pages(kAcct, "data", "disk", 2048, *pages, {}, {});
+    std::string disk(8192, '\0');
+    disk.replace(2048, 1024, std::string(1024, 'p'));
+    EXPECT_EQ(read_all(mnt / "disk"), disk);
+
+    int fd = ::open((mnt / "disk").c_str(), O_WRONLY | O_APPEND);  // stages the page blob's bytes
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "!", 1), 1);
+    ::close(fd);
+    EXPECT_EQ(body("disk"), disk + "!");
+    EXPECT_EQ(blobs->get_blob(kAcct, "data", "disk").type, storage::BlobType::block);
+}
+
 TEST_F(BlobFsTest, SparseWritesTruncateAndAppend) {
     int fd = ::open((mnt / "sparse.bin").c_str(), O_CREAT | O_RDWR, 0644);
     ASSERT_GE(fd, 0);
