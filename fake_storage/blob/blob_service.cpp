@@ -574,6 +574,19 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     const bool from_url = kind != CopyKind::copy;
     if (put_from_url && r.header("x-ms-blob-type") != "BlockBlob") invalid_header("x-ms-blob-type", r.header("x-ms-blob-type"));
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
+    // The destination's own authorization comes first: a SAS that may create but not replace
+    // (its 'c' alone) is refused an existing blob before the source is looked at. (The commit
+    // checks again, in its transaction.)
+    if (write_conditions(call).create_new_only) {
+        bool exists = true;
+        try {
+            store_.get_blob(call.account.name, r.container, r.name);
+        } catch (const StorageError& e) {
+            if (e.status() != 404) throw;
+            exists = false;
+        }
+        if (exists) fail(403, "UnauthorizedBlobOverwrite", "This request is not authorized to perform blob overwrites.");
+    }
     authorize_copy_source(
         source, call, accounts_,
         [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },

@@ -91,7 +91,11 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
     }
     // Without a SAS of its own: the key of its account, or a public container.
     if (call.authorization == Authorization::shared_key && source.account == call.account.name) return;
-    if (!is_public(source.account, source.container)) cannot_verify(404, "The specified resource does not exist.");
+    // A private source read without authorization: the service's refusal of such copies (it says
+    // nothing of whether the blob exists).
+    if (!is_public(source.account, source.container)) {
+        cannot_verify(403, "This request is not authorized to perform this operation.");
+    }
 }
 
 }  // namespace bai::storage

@@ -30,10 +30,10 @@ using PublicContainer = std::function<bool(const std::string& account, const std
 // Azurite's rule, which code written against it relies on; the documentation asks the From URL
 // operations for the source's own SAS even then, but the key's holder may read the source anyway,
 // so nothing is exposed), or else it must be in a public container; a SAS that authorized the
-// destination never covers the source (it would read what its own letters do not allow). A source that cannot be
-// read this way is refused as the service refuses it: CannotVerifyCopySource with the status its
-// own read would have had (403 for a SAS that does not allow it, 404 when an anonymous read would
-// not find it).
+// destination never covers the source (it would read what its own letters do not allow). A
+// source that cannot be read this way is refused as the service refuses it: CannotVerifyCopySource,
+// 403 for a SAS that does not allow it or a private source without one (whether it exists or
+// not), 404 for an account that does not exist.
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
                            const PublicContainer& is_public, const PolicyLookup& policies = {});
 

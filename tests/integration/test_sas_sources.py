@@ -55,12 +55,12 @@ class SasTokenRulesTest(unittest.TestCase):
 
     def test_a_destination_sas_does_not_read_a_private_source_of_the_same_account(self):
         r = self.copy("stolen", self.source_url("src", "secret"), sas=self.dest_sas("stolen"))
-        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"), r.body)
         self.assert_absent("stolen")
         # An account SAS that can write the destination cannot read the source through it either.
         account_sas = blob_account_sas(ACCOUNT, harness.DEV_KEY, "sco", "racwdl", EXPIRY)
         r = self.copy("stolen", self.source_url("src", "secret"), sas=account_sas)
-        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"), r.body)
         self.assert_absent("stolen")
 
     def test_a_source_sas_must_allow_reading_the_source(self):
@@ -92,7 +92,7 @@ class SasTokenRulesTest(unittest.TestCase):
                                        headers={"x-ms-blob-type": "BlockBlob"}).status, 201)
         # The account key of this account is not a key of the other one.
         r = self.blob.send("PUT", "/dst/cross", {}, {"x-ms-copy-source": self.source_url("theirs", "b", account=OTHER_ACCOUNT)})
-        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"), r.body)
         self.assert_absent("cross")
         sas = generate_blob_sas(OTHER_ACCOUNT, "theirs", "b", account_key=OTHER_KEY, permission="r", expiry=EXPIRY)
         r = self.blob.send("PUT", "/dst/cross", {},
@@ -110,7 +110,7 @@ class SasTokenRulesTest(unittest.TestCase):
         # Through a SAS of the destination, the private source needs its own.
         r = self.blob.send("PUT", "/dst/staged", {"comp": "block", "blockid": "YQ=="},
                            {"x-ms-copy-source": self.source_url("src", "secret")}, sas=self.dest_sas("staged"))
-        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"), r.body)
         read = generate_blob_sas(ACCOUNT, "src", "secret", account_key=harness.DEV_KEY, permission="r", expiry=EXPIRY)
         source = self.source_url("src", "secret", read)
         dest.stage_block_from_url("YmxvY2sx", source, source_offset=0, source_length=7)     # "private"
@@ -134,7 +134,7 @@ class SasTokenRulesTest(unittest.TestCase):
         for extra in ({"x-ms-blob-type": "BlockBlob"}, {"x-ms-requires-sync": "true"}):
             r = self.blob.send("PUT", "/dst/from-url", {}, {"x-ms-copy-source": self.source_url("src", "secret"), **extra},
                                sas=self.dest_sas("from-url"))
-            self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), (extra, r.body))
+            self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"), (extra, r.body))
             self.assert_absent("from-url")
         # The account key that signed the request covers a source of its own account (as Azurite).
         for extra in ({"x-ms-blob-type": "BlockBlob"}, {"x-ms-requires-sync": "true"}):
