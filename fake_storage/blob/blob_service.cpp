@@ -573,7 +573,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     const bool put_from_url = kind == CopyKind::put_from_url;
     const bool from_url = kind != CopyKind::copy;
     if (put_from_url && r.header("x-ms-blob-type") != "BlockBlob") invalid_header("x-ms-blob-type", r.header("x-ms-blob-type"));
-    CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
+    CopySource source = parse_copy_source(r.header("x-ms-copy-source"), r.header("Host"));
     // The destination's own authorization comes first: a SAS that may create but not replace
     // (its 'c' alone) is refused an existing blob before the source is looked at. (The commit
     // checks again, in its transaction.)
@@ -668,7 +668,7 @@ void BlobService::put_block(StorageCall& call) {
 void BlobService::put_block_from_url(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string block_id = block_id_of(r);
-    CopySource source = parse_copy_source(r.header("x-ms-copy-source"));
+    CopySource source = parse_copy_source(r.header("x-ms-copy-source"), r.header("Host"));
     authorize_copy_source(
         source, call, accounts_,
         [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },

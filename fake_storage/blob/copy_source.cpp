@@ -13,9 +13,29 @@ namespace {
     fail(status, "CannotVerifyCopySource", message);
 }
 
+// host[:port] split; the port "" when not given.
+std::pair<std::string, std::string> host_and_port(std::string_view host) {
+    size_t colon = host.rfind(':');
+    if (colon == std::string_view::npos || host.find(']', colon) != std::string_view::npos) return {std::string(host), ""};
+    return {std::string(host.substr(0, colon)), std::string(host.substr(colon + 1))};
+}
+
+bool is_loopback_name(const std::string& host) {
+    return host == "localhost" || host.starts_with("127.") || host == "[::1]";
+}
+
+// Whether a URL's host names this emulator as the request reached it (its Host header), a loopback
+// name for the same port included.
+bool names_this_server(const std::string& host, const std::string& own_host) {
+    if (own_host.empty() || text::iequals(host, own_host)) return true;
+    auto [name, port] = host_and_port(text::lower(host));
+    auto [own_name, own_port] = host_and_port(text::lower(own_host));
+    return port == own_port && is_loopback_name(name) && is_loopback_name(own_name);
+}
+
 }  // namespace
 
-CopySource parse_copy_source(const std::string& url) {
+CopySource parse_copy_source(const std::string& url, const std::string& own_host) {
     auto bad = [&] { invalid_header("x-ms-copy-source", url); };
     size_t scheme = url.find("://");
     if (scheme == std::string::npos) bad();
@@ -31,7 +51,12 @@ CopySource parse_copy_source(const std::string& url) {
     const std::string cloud_suffix = ".blob.core.windows.net";
     std::vector<std::string> parts;
     size_t start = 1;
-    size_t limit = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix) ? 2 : 3;
+    const bool cloud_host = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix);
+    // Another server's URL: the emulator reaches none (loopback only), so the source is not found.
+    if (!cloud_host && !names_this_server(host, own_host)) {
+        cannot_verify(404, "The specified resource does not exist.");
+    }
+    size_t limit = cloud_host ? 2 : 3;
     while (parts.size() + 1 < limit) {
         size_t next = path.find('/', start);
         if (next == std::string::npos) bad();

@@ -19,7 +19,9 @@ struct CopySource {
 
 // This emulator's path-style URL, or the cloud's https://ACCOUNT.blob.core.windows.net/C/B mapped
 // to the local account. 400 InvalidHeaderValue naming x-ms-copy-source when it is neither.
-CopySource parse_copy_source(const std::string& url);
+// `own_host`: the request's Host header; a URL of another host (not a loopback name of the same
+// port) is 404 CannotVerifyCopySource: the emulator reaches no other server.
+CopySource parse_copy_source(const std::string& url, const std::string& own_host);
 
 // Whether a container of an account lets anonymous clients read its blobs.
 using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;

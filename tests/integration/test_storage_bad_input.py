@@ -48,8 +48,26 @@ class BlobBadInput(StorageTestCase, unittest.TestCase):
 
     def test_missing_and_invalid_headers(self):
         self.expect(self.blob.request("PUT", f"{A}/bad/nt", body=b"x"), 400, "MissingRequiredHeader")
+        # A page blob needs its size; an append or page blob is created empty; no other type exists.
         self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"x", headers={"x-ms-blob-type": "PageBlob"}),
+                    400, "MissingRequiredHeader")
+        self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"x", headers={"x-ms-blob-type": "AppendBlob"}),
                     400, "InvalidHeaderValue")
+        self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"", headers={"x-ms-blob-type": "TapeBlob"}),
+                    400, "InvalidHeaderValue")
+        self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"",
+                                      headers={"x-ms-blob-type": "PageBlob", "x-ms-blob-content-length": "-512"}),
+                    400, "InvalidHeaderValue")
+        self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"",
+                                      headers={"x-ms-blob-type": "BlockBlob", "x-ms-tags": "a=1&a=2"}),
+                    400, "DuplicateTagNames")
+        self.expect(self.blob.request("PUT", f"{A}/bad/pg", body=b"",
+                                      headers={"x-ms-blob-type": "BlockBlob", "x-ms-access-tier": "Lukewarm"}),
+                    400, "InvalidHeaderValue")
+        # A copy source on another server: the emulator reaches none.
+        self.expect(self.blob.request("PUT", f"{A}/bad/cp",
+                                      headers={"x-ms-copy-source": f"http://example.invalid:1/{A[1:]}/bad/x"}),
+                    404, "CannotVerifyCopySource")
         self.expect(self.blob.request("PUT", f"{A}/bad/v", body=b"x",
                                       headers={"x-ms-blob-type": "BlockBlob", "x-ms-version": "banana"}),
                     400, "InvalidHeaderValue")
