@@ -15,11 +15,6 @@ namespace {
 constexpr size_t kMaxParts = 256;
 constexpr std::string_view kCrlf = "\r\n";
 
-struct Part {
-    std::string content_id;
-    httplib::Request request;
-};
-
 [[noreturn]] void invalid_input() { fail(400, "InvalidInput", "One of the request inputs is not valid."); }
 
 // The boundary of Content-Type: multipart/mixed; boundary=B (the parameter's name in any case,
@@ -54,9 +49,9 @@ bool read_headers(std::string_view text, size_t& at, const std::function<void(st
 
 // The parts of the body: each "Content-Type: application/http" with a Content-ID, then the
 // request line and headers of a request without a body.
-std::vector<Part> parse_parts(std::string_view body, const std::string& boundary, const std::string& account) {
+std::vector<BatchPart> parse_parts(std::string_view body, const std::string& boundary, const std::string& account) {
     const std::string delimiter = "--" + boundary;
-    std::vector<Part> parts;
+    std::vector<BatchPart> parts;
     size_t at = body.find(delimiter);
     if (at == std::string_view::npos) invalid_input();
     while (true) {
@@ -67,7 +62,7 @@ std::vector<Part> parse_parts(std::string_view body, const std::string& boundary
         size_t next = body.find("\r\n" + delimiter, at);
         if (next == std::string_view::npos) invalid_input();
         std::string_view text = body.substr(0, next + kCrlf.size());
-        Part part;
+        BatchPart part;
         bool has_id = false;
         if (!read_headers(text, at, [&](std::string name, std::string value) {
                 if (text::iequals(name, "Content-ID")) {
@@ -133,24 +128,30 @@ void write_part(std::string& out, const std::string& delimiter, const std::optio
 
 }  // namespace
 
+std::vector<BatchPart> parse_batch(std::string_view body, const std::string& content_type, const std::string& account,
+                                   const std::string& container) {
+    std::vector<BatchPart> parts = parse_parts(body, boundary_of(content_type), account);
+    const std::string first = operation_of(parts.front().request);
+    const std::string prefix = "/" + account + "/" + container + "/";
+    for (const BatchPart& p : parts) {
+        if (operation_of(p.request) != first) {
+            fail(400, "AllBatchSubRequestsShouldBeSameApi", "All batch subrequests should be the same api.");
+        }
+        // A batch sent to a container names blobs of that container only.
+        if (!container.empty() && !p.request.target.starts_with(prefix)) invalid_input();
+    }
+    return parts;
+}
+
 void answer_batch(StorageCall& call, const std::string& container, const ServePart& serve_part) {
     const std::string response_boundary = "batchresponse_" + crypto::uuid4();
     const std::string delimiter = "--" + response_boundary;
     std::string out;
     if (!call.request.has_header("Content-Type")) missing_header("Content-Type");
     try {
-        std::vector<Part> parts = parse_parts(call.body, boundary_of(call.request.header("Content-Type")),
-                                              call.request.account);
-        const std::string first = operation_of(parts.front().request);
-        for (const Part& p : parts) {
-            if (operation_of(p.request) != first) {
-                fail(400, "AllBatchSubRequestsShouldBeSameApi", "All batch subrequests should be the same api.");
-            }
-            // A batch sent to a container names blobs of that container only.
-            const std::string prefix = "/" + call.request.account + "/" + container + "/";
-            if (!container.empty() && !p.request.target.starts_with(prefix)) invalid_input();
-        }
-        for (Part& p : parts) {
+        std::vector<BatchPart> parts =
+            parse_batch(call.body, call.request.header("Content-Type"), call.request.account, container);
+        for (BatchPart& p : parts) {
             httplib::Response res;
             serve_part(p.request, res);
             write_part(out, delimiter, p.content_id, res);

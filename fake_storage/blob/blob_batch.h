@@ -5,12 +5,27 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <httplib.h>
 
 #include "fake_storage/http/storage_endpoint.h"
 
 namespace bai::storage {
+
+// One request of a batch: its Content-ID and the request (target "/ACCOUNT/CONTAINER/BLOB?...").
+struct BatchPart {
+    std::string content_id;
+    httplib::Request request;
+};
+
+// The requests of a batch body sent with `content_type` to `account` (and `container`, "" for the
+// account): all Delete Blob or all Set Blob Tier, at most 256, of that container when one is named.
+// 400 MissingRequiredHeader, InvalidHeaderValue (no boundary), InvalidInput,
+// AllBatchSubRequestsShouldBeSameApi, ExceedsMaxBatchRequestCount.
+std::vector<BatchPart> parse_batch(std::string_view body, const std::string& content_type, const std::string& account,
+                                   const std::string& container);
 
 // Serves one request of the batch (StorageEndpoint::serve_part).
 using ServePart = std::function<void(const httplib::Request&, httplib::Response&)>;

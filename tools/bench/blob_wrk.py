@@ -66,22 +66,26 @@ function request()
                      ["x-ms-range"] = "bytes=" .. first .. "-" .. (first + 4095), ["Content-Length"] = "4096"}, body)
 end
 """,
+    # The next action follows the last answer (wrk calls request() once more at start, unsent).
     "lease": COMMON + """
+local held = false
+function response(status, headers, body)
+  if status == 201 then held = true elseif status == 200 then held = false end
+end
 function request()
-  counter = counter + 1
   local path = wrk.path:gsub("/lease%?", "/lease" .. id .. "?") .. "&comp=lease"
   local headers = {["x-ms-version"] = "2021-06-08", ["Content-Length"] = "0"}
-  if counter % 2 == 1 then
+  if not held then
     headers["x-ms-lease-action"] = "acquire"
     headers["x-ms-lease-duration"] = "15"
-    headers["x-ms-proposed-lease-id"] = "%s"
+    headers["x-ms-proposed-lease-id"] = "LEASE_ID"
   else
     headers["x-ms-lease-action"] = "release"
-    headers["x-ms-lease-id"] = "%s"
+    headers["x-ms-lease-id"] = "LEASE_ID"
   end
   return wrk.format("PUT", path, headers, "")
 end
-""" % (LEASE_ID, LEASE_ID),
+""".replace("LEASE_ID", LEASE_ID),
 }
 CALLS = ["get", "put", "append", "page", "lease"]
 
