@@ -590,6 +590,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     authorize_copy_source(
         source, call, accounts_,
         [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        /*key_covers_own_account=*/!from_url,
         [this](const std::string& account, const std::string& container, const std::string& id) {
             return stored_policy(account, container, id);
         });
@@ -672,6 +673,7 @@ void BlobService::put_block_from_url(StorageCall& call) {
     authorize_copy_source(
         source, call, accounts_,
         [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
+        /*key_covers_own_account=*/false,
         [this](const std::string& account, const std::string& container, const std::string& id) {
             return stored_policy(account, container, id);
         });

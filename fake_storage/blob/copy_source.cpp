@@ -88,7 +88,8 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
 }
 
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public, const PolicyLookup& policies) {
+                           const PublicContainer& is_public, bool key_covers_own_account,
+                           const PolicyLookup& policies) {
     std::optional<Account> owner = accounts.find(source.account);
     if (!owner) cannot_verify(404, "The specified resource does not exist.");
     // The source URL read as a request of its own: its query carries the source's SAS, if any.
@@ -114,13 +115,13 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
         }
         return;
     }
-    // Without a SAS of its own: the key of its account, or a public container.
-    if (call.authorization == Authorization::shared_key && source.account == call.account.name) return;
-    // A private source read without authorization: the service's refusal of such copies (it says
-    // nothing of whether the blob exists).
-    if (!is_public(source.account, source.container)) {
-        cannot_verify(403, "This request is not authorized to perform this operation.");
+    // Without a SAS of its own: the key of its account (Copy Blob only), or a public container; a
+    // private source is then not found, as an anonymous read of it is not.
+    if (key_covers_own_account && call.authorization == Authorization::shared_key &&
+        source.account == call.account.name) {
+        return;
     }
+    if (!is_public(source.account, source.container)) cannot_verify(404, "The specified resource does not exist.");
 }
 
 }  // namespace bai::storage

@@ -27,16 +27,18 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
 using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;
 
 // The request's own authorization covers the destination only. A source URL with a SAS is read
-// with that SAS, which must allow reading it. Without one, the source is read with the account key
-// when the request was signed with the key of the source's account (for every kind of copy:
-// Azurite's rule, which code written against it relies on; the documentation asks the From URL
-// operations for the source's own SAS even then, but the key's holder may read the source anyway,
-// so nothing is exposed), or else it must be in a public container; a SAS that authorized the
-// destination never covers the source (it would read what its own letters do not allow). A
-// source that cannot be read this way is refused as the service refuses it: CannotVerifyCopySource,
-// 403 for a SAS that does not allow it or a private source without one (whether it exists or
-// not), 404 for an account that does not exist.
+// with that SAS, which must allow reading it. Without one, Copy Blob reads a source of the account
+// whose key signed the request with that key (`key_covers_own_account`); the From URL operations
+// (Put Block From URL, Put Blob From URL, Copy Blob From URL) never do: the service asks them for
+// the source's own SAS even within one account (confirmed by the SDK teams: azure-sdk-for-python
+// issue 36176, azure-storage-python issue 604). Otherwise the source must be in a public
+// container; a SAS that authorized the destination never covers the source (it would read what
+// its own letters do not allow). A source that cannot be read this way is refused as the service
+// refuses it: CannotVerifyCopySource, 403 for a SAS that does not allow it, 404 for a private
+// source without one (as the cloud answers a synchronous copy of one) or an account that does
+// not exist.
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
-                           const PublicContainer& is_public, const PolicyLookup& policies = {});
+                           const PublicContainer& is_public, bool key_covers_own_account,
+                           const PolicyLookup& policies = {});
 
 }  // namespace bai::storage
