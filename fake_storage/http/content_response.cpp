@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/crc64.h"
 #include "common/crypto/digest.h"
 #include "common/text/ascii.h"
 #include "fake_storage/engine/storage_error.h"
@@ -80,11 +81,22 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
     }
     std::optional<ResolvedRange> range = resolve_range(r, res, c.size);
     const bool range_md5 = range && text::iequals(r.header("x-ms-range-get-content-md5"), "true");
-    if (range_md5 && range->length > kMaxRangeMd5) {
+    const bool range_crc64 = range && text::iequals(r.header("x-ms-range-get-content-crc64"), "true");
+    if ((range_md5 || range_crc64) && range->length > kMaxRangeMd5) {
         res.status = 200;
         res.headers.erase("Content-Range");
         fail(400, "OutOfRangeInput",
-             "One of the request inputs is out of range.\nReason:x-ms-range-get-content-md5 takes ranges of 4 MiB at most.");
+             std::string("One of the request inputs is out of range.\nReason:") +
+                 (range_md5 ? "x-ms-range-get-content-md5" : "x-ms-range-get-content-crc64") +
+                 " takes ranges of 4 MiB at most.");
+    }
+    if (range_md5 && range_crc64) {
+        res.status = 200;
+        res.headers.erase("Content-Range");
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\n"
+             "HeaderName:x-ms-range-get-content-crc64\nHeaderValue:true\n"
+             "Reason:x-ms-range-get-content-md5 and x-ms-range-get-content-crc64 are not asked together.");
     }
     // The whole content's MD5: Content-MD5 for the whole, and always in range_md5_header for a
     // blob (x-ms-blob-content-md5); a range's own MD5 only when x-ms-range-get-content-md5 asks.
@@ -93,7 +105,8 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
     }
     if (!md5.empty() && !range) res.set_header("Content-MD5", md5);
     ResolvedRange part = range.value_or(ResolvedRange{0, c.size});
-    if (range_md5) {
+    // A range's own checksum, when asked for (4 MiB at most: read into memory).
+    if (range_md5 || range_crc64) {
         std::string bytes(static_cast<size_t>(part.length), '\0');
         size_t have = 0;
         while (have < bytes.size()) {
@@ -103,7 +116,8 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
             if (n <= 0) fail(500, "InternalError", "The content could not be read.");
             have += static_cast<size_t>(n);
         }
-        res.set_header("Content-MD5", crypto::base64_encode(crypto::md5(bytes)));
+        if (range_md5) res.set_header("Content-MD5", crypto::base64_encode(crypto::md5(bytes)));
+        if (range_crc64) res.set_header("x-ms-content-crc64", crypto::base64_encode(crypto::crc64(bytes)));
     }
     if (c.bytes != nullptr) {
         res.set_content(c.bytes->substr(part.first, part.length), content_type);

@@ -90,6 +90,14 @@ class BlobKinds(StorageTestCase, unittest.TestCase):
                              {"x-ms-blob-type": "BlockBlob", "x-ms-content-crc64": crc64(body)})
         self.assertEqual((r.status, r.headers.get("x-ms-content-crc64")), (201, crc64(body)))
         self.assertEqual(log.download_blob().readall(), body)
+        # A range's own CRC64 on request (4 MiB at most; not with the range's MD5).
+        r = self.raw.request("GET", self.path("crc.log"), headers={"x-ms-range": "bytes=0-4",
+                                                                   "x-ms-range-get-content-crc64": "true"})
+        self.assertEqual((r.status, r.body, r.headers.get("x-ms-content-crc64")), (206, b"Hello", crc64(b"Hello")))
+        r = self.raw.request("GET", self.path("crc.log"), headers={"x-ms-range": "bytes=0-4",
+                                                                   "x-ms-range-get-content-crc64": "true",
+                                                                   "x-ms-range-get-content-md5": "true"})
+        self.assertEqual((r.status, r.code), (400, "InvalidHeaderValue"))
 
     def test_page_blobs_write_clear_resize_and_diff(self):
         disk = self.container.get_blob_client("disk.vhd")
