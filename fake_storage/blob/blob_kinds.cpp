@@ -126,7 +126,7 @@ std::pair<std::uint64_t, std::uint64_t> page_range(const StorageRequest& r) {
     std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
                                                                 : read_range_header(r, "Range");
     if (!range) missing_header("x-ms-range");
-    if (!range->last || *range->last < range->first) {
+    if (!range->last || *range->last < range->first || *range->last == UINT64_MAX) {
         fail(416, "InvalidPageRange", "The page range specified is invalid.");
     }
     return {range->first, *range->last + 1};

@@ -123,7 +123,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
                               std::uint64_t start, ContentWriter& writer, const Conditions& conditions,
                               const SequenceConditions& sequence) {
     const std::uint64_t size = writer.size();
-    if (size == 0 || start % kPageSize != 0 || size % kPageSize != 0) invalid_page_range();
+    if (size == 0 || start % kPageSize != 0 || size % kPageSize != 0 || start > kMaxPageBlobSize) invalid_page_range();
     if (size > kMaxPutPage) {
         fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
     }
@@ -147,7 +147,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
             check_write_conditions(conditions, version_of(blob), "", "");
             check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
             check_sequence(sequence, blob.sequence_number);
-            if (page.end > blob.size) invalid_page_range();
+            if (start > blob.size || size > blob.size - start) invalid_page_range();  // no overflow
             cut_pages(db, blob.row, page.start, page.end, garbage);
             insert_page_rows(db, blob.row, {page});
             blob.etag = new_etag();
@@ -211,7 +211,7 @@ BlobInfo BlobStore::clear_pages(const std::string& account, const std::string& c
                                 std::uint64_t start, std::uint64_t end, const Conditions& conditions,
                                 const SequenceConditions& sequence) {
     if (end <= start || start % kPageSize != 0 || end % kPageSize != 0) invalid_page_range();
-    std::lock_guard lock(lock_for(account, container, name));
+    std::lock_guard lock(lock_for(account, container, name));  // (end > start: no overflow below)
     std::vector<std::pair<ContentKind, std::string>> garbage;
     BlobInfo blob;
     write([&](db::Database& db) {

@@ -135,6 +135,12 @@ class BlobKinds(StorageTestCase, unittest.TestCase):
         r = self.raw.request("PUT", self.path("disk.vhd"), [("comp", "page")], b"x" * 512,
                              {"x-ms-page-write": "update", "x-ms-range": "bytes=2048-2559"})
         self.assertEqual((r.status, r.code), (416, "InvalidPageRange"))
+        r = self.raw.request("PUT", self.path("disk.vhd"), [("comp", "page")], b"x" * 512,
+                             {"x-ms-page-write": "update", "x-ms-range": "bytes=18446744073709551104-18446744073709551615"})
+        self.assertEqual((r.status, r.code), (416, "InvalidPageRange"))
+        r = self.raw.request("PUT", self.path("disk.vhd"), [("comp", "page")], b"",
+                             {"x-ms-page-write": "clear", "x-ms-range": "bytes=9223372036854775808-9223372036854776319"})
+        self.assertEqual((r.status, r.code), (416, "InvalidPageRange"))
         r = self.raw.request("PUT", self.path("odd"), [], b"",
                              {"x-ms-blob-type": "PageBlob", "x-ms-blob-content-length": "1000"})
         self.assertEqual((r.status, r.code), (400, "InvalidHeaderValue"))
