@@ -12,11 +12,23 @@ constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"
 constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
+// Whole seconds since the epoch (rounded down) and the nanoseconds after them, in integer
+// arithmetic: std::chrono::floor would convert the seconds back to nanoseconds, which overflows
+// for the earliest time a TimePoint holds (a date before 1678, clamped).
+std::int64_t whole_seconds(TimePoint t, long& nanos) {
+    const std::int64_t count = t.time_since_epoch().count();
+    std::int64_t secs = count / 1'000'000'000;
+    std::int64_t rest = count % 1'000'000'000;
+    if (rest < 0) {
+        rest += 1'000'000'000;
+        secs -= 1;
+    }
+    nanos = static_cast<long>(rest);
+    return secs;
+}
+
 std::tm utc_fields(TimePoint t, long& nanos) {
-    auto since = t.time_since_epoch();
-    auto secs = std::chrono::floor<std::chrono::seconds>(since);
-    nanos = static_cast<long>((since - secs).count());
-    std::time_t tt = static_cast<std::time_t>(secs.count());
+    std::time_t tt = static_cast<std::time_t>(whole_seconds(t, nanos));
     std::tm fields{};
     gmtime_r(&tt, &fields);
     return fields;
@@ -59,9 +71,9 @@ std::string format_rfc1123(TimePoint t) {
     // Most calls format the current second again (Date, Last-Modified of fresh writes).
     thread_local std::int64_t cached_second = -1;
     thread_local std::string cached;
-    std::int64_t second = std::chrono::floor<std::chrono::seconds>(t.time_since_epoch()).count();
-    if (second == cached_second) return cached;
     long nanos = 0;
+    std::int64_t second = whole_seconds(t, nanos);
+    if (second == cached_second) return cached;
     std::tm f = utc_fields(t, nanos);
     // Written by hand: snprintf cost more than the rest of a small Get Blob's headers together.
     auto two = [](char* at, int value) {

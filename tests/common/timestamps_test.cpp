@@ -24,6 +24,12 @@ TEST(Timestamps, DatesPastWhatATimePointHoldsAreItsEnds) {
     EXPECT_EQ(parse_iso8601("9999-12-31T23:59:59Z"), TimePoint::max());
     EXPECT_EQ(parse_iso8601("1601-01-01T00:00:00Z"), TimePoint::min());
     EXPECT_GT(*parse_iso8601("2261-12-31T23:59:59Z"), now());
+    // And they format without overflowing on the way (UBSan watches this).
+    EXPECT_EQ(format_iso8601(TimePoint::min(), 7).substr(0, 10), "1677-09-21");
+    EXPECT_EQ(format_iso8601(TimePoint::max(), 7).substr(0, 10), "2262-04-11");
+    EXPECT_EQ(format_rfc1123(TimePoint::min()).substr(5, 11), "21 Sep 1677");
+    EXPECT_EQ(parse_iso8601(format_iso8601(*parse_iso8601("2026-11-26T01:02:03.1234567Z"), 7)),
+              parse_iso8601("2026-11-26T01:02:03.1234567Z"));
 }
 
 }  // namespace
