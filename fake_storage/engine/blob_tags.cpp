@@ -90,7 +90,9 @@ Tags parse_tags_header(std::string_view header) {
 
 Tags parse_tags_xml(std::string_view body) {
     pugi::xml_document doc;
-    pugi::xml_parse_result parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
+    // Whitespace is data here: a tag's value may be a space.
+    pugi::xml_parse_result parsed =
+        doc.load_buffer(body.data(), body.size(), pugi::parse_default | pugi::parse_ws_pcdata, pugi::encoding_utf8);
     if (!parsed) invalid_xml(std::string("Reason:") + parsed.description());
     pugi::xml_node root = doc.document_element();
     if (std::strcmp(root.name(), "Tags") != 0) invalid_xml("The root element must be Tags.");

@@ -35,8 +35,10 @@ TEST(BlobTags, LimitsAreTheServices) {
 }
 
 TEST(BlobTags, XmlRoundTrips) {
-    Tags tags{{"a", "1"}, {"b c", "x/y"}};
-    EXPECT_EQ(parse_tags_xml(tags_xml(tags)), tags);
+    Tags tags{{"a", "1"}, {"b c", "x/y"}, {"space", " "}};
+    EXPECT_EQ(parse_tags_xml(tags_xml(tags)), tags);  // a value of spaces is kept
+    EXPECT_EQ(parse_tags_xml("<Tags>\n  <TagSet>\n    <Tag><Key>k</Key><Value>v</Value></Tag>\n  </TagSet>\n</Tags>"),
+              (Tags{{"k", "v"}}));
     EXPECT_EQ(code_of([] { parse_tags_xml("<Tags><TagSet><Tag><Key>a</Key><Value>1</Value></Tag>"
                                           "<Tag><Key>a</Key><Value>2</Value></Tag></TagSet></Tags>"); }),
               "400 DuplicateTagNames");
