@@ -188,14 +188,24 @@ SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNe
         }
     }
 
-    std::optional<time::TimePoint> expiry = policy && policy->expiry ? policy->expiry : parse_sas_time(p(r, "se"));
-    if (!expiry) auth_failed("se is not a valid ISO 8601 time.");
-    std::optional<time::TimePoint> start = policy ? policy->start : std::nullopt;
-    if (r.has_param("st")) {
-        start = parse_sas_time(p(r, "st"));
-        if (!start) auth_failed("st is not a valid ISO 8601 time.");
+    // The window, from the SAS or its policy (no start: valid from the earliest time).
+    time::TimePoint expiry_at;
+    if (policy && policy->expiry) {
+        expiry_at = *policy->expiry;
+    } else if (auto se = parse_sas_time(p(r, "se"))) {
+        expiry_at = *se;
+    } else {
+        auth_failed("se is not a valid ISO 8601 time.");
     }
-    if (now > *expiry || (start && now < *start)) {
+    time::TimePoint start_at = time::TimePoint::min();
+    if (r.has_param("st")) {
+        auto st = parse_sas_time(p(r, "st"));
+        if (!st) auth_failed("st is not a valid ISO 8601 time.");
+        start_at = *st;
+    } else if (policy && policy->start) {
+        start_at = *policy->start;
+    }
+    if (now > expiry_at || now < start_at) {
         auth_failed("Signature not valid in the specified time frame: Start [" + p(r, "st") +
                     "] - Expiry [" + p(r, "se") + "] - Current [" + time::format_rfc1123(now) + "]");
     }
