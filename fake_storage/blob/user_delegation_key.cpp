@@ -36,33 +36,23 @@ std::pair<std::string, std::string> token_identity(const std::string& authorizat
     return identity;
 }
 
-[[noreturn]] void invalid_xml(const std::string& detail) {
-    fail(400, "InvalidXmlDocument", "XML specified is not syntactically valid.\n" + detail);
-}
-
-[[noreturn]] void invalid_value(const std::string& element, const std::string& value) {
-    fail(400, "InvalidXmlNodeValue",
-         "The value for one of the XML nodes is not in the correct format.\nXmlNodeName:" + element +
-             "\nXmlNodeValue:" + value);
-}
-
 }  // namespace
 
 void BlobService::get_user_delegation_key(StorageCall& call) {
     pugi::xml_document doc;
     pugi::xml_parse_result parsed =
         doc.load_buffer(call.body.data(), call.body.size(), pugi::parse_default, pugi::encoding_utf8);
-    if (!parsed) invalid_xml(std::string("Reason:") + parsed.description());
+    if (!parsed) invalid_xml_document(std::string("Reason:") + parsed.description());
     pugi::xml_node root = doc.document_element();
-    if (std::strcmp(root.name(), "KeyInfo") != 0) invalid_xml("The root element must be KeyInfo.");
+    if (std::strcmp(root.name(), "KeyInfo") != 0) invalid_xml_document("The root element must be KeyInfo.");
     const std::string expiry_text = root.child("Expiry").text().get();
     auto expiry = time::parse_iso8601(expiry_text);
-    if (!expiry) invalid_value("Expiry", expiry_text);
+    if (!expiry) invalid_xml_node_value("Expiry", expiry_text);
     const auto now = time::now();
     std::string start_text = root.child("Start").text().get();
     auto start = start_text.empty() ? std::optional(now) : time::parse_iso8601(start_text);
-    if (!start) invalid_value("Start", start_text);
-    if (*expiry <= *start || *expiry > now + std::chrono::hours(24 * 7)) invalid_value("Expiry", expiry_text);
+    if (!start) invalid_xml_node_value("Start", start_text);
+    if (*expiry <= *start || *expiry > now + std::chrono::hours(24 * 7)) invalid_xml_node_value("Expiry", expiry_text);
     auto [oid, tid] = token_identity(call.request.header("Authorization"));
     // The times as the SDKs write them back into a SAS (whole seconds).
     UserDelegationKey key{oid, tid, time::format_iso8601(*start, 0), time::format_iso8601(*expiry, 0), "b",

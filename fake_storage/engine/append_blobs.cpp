@@ -154,19 +154,13 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
                 .run();
             if (created.empty()) return;  // the parts are as they were
             db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob.row).run();
-            auto insert = db.prepare(
-                "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
-                " VALUES (?1, ?2, '', ?3, ?4, ?5)");
+            std::vector<CommittedBlock> rows;  // the parts, as committed blocks without ids
             std::uint64_t at = 0;
-            for (size_t i = 0; i < parts.size(); ++i) {
-                insert.bind(1, blob.row)
-                    .bind(2, static_cast<int64_t>(i))
-                    .bind(3, static_cast<int64_t>(at))
-                    .bind(4, static_cast<int64_t>(parts[i].size))
-                    .bind(5, parts[i].content_id)
-                    .run();
-                at += parts[i].size;
+            for (const Part& part : parts) {
+                rows.push_back({{"", part.size}, at, part.content_id});
+                at += part.size;
             }
+            insert_committed_blocks(db, blob.row, rows);
         });
     } catch (...) {
         remove_contents(files_, account, created);

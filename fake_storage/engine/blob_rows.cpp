@@ -128,6 +128,21 @@ std::vector<std::string> part_files(db::Database& db, std::int64_t row) {
     return ids;
 }
 
+void insert_committed_blocks(db::Database& db, std::int64_t row, const std::vector<CommittedBlock>& blocks) {
+    auto insert = db.prepare(
+        "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    int64_t seq = 0;
+    for (const CommittedBlock& b : blocks) {
+        insert.bind(1, row)
+            .bind(2, seq++)
+            .bind(3, b.block.id)
+            .bind(4, static_cast<int64_t>(b.offset))
+            .bind(5, static_cast<int64_t>(b.block.size))
+            .bind(6, b.content_id)
+            .run();
+    }
+}
+
 std::vector<PageRow> page_rows_of(db::Database& db, std::int64_t row) {
     auto q = db.prepare("SELECT start, end, content_id, content_offset, data FROM page_ranges WHERE blob_id = ?1"
                         " ORDER BY start");

@@ -50,6 +50,8 @@ BlobInfo require_blob(db::Database& db, const std::string& account, const std::s
 std::vector<CommittedBlock> committed_blocks_of(db::Database& db, std::int64_t row);
 // The block files a composed blob (or a page blob) is made of (with repeats when a block is used twice).
 std::vector<std::string> part_files(db::Database& db, std::int64_t row);
+// Writes a blob row's committed blocks (or an append blob's parts), in order.
+void insert_committed_blocks(db::Database& db, std::int64_t row, const std::vector<CommittedBlock>& blocks);
 // A page blob's written pages, in order; and writing them for a blob's row.
 std::vector<PageRow> page_rows_of(db::Database& db, std::int64_t row);
 void insert_page_rows(db::Database& db, std::int64_t row, const std::vector<PageRow>& rows);

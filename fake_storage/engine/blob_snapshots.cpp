@@ -78,19 +78,7 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
             q.step();
             const int64_t row = q.column_int(0);
             q.reset();
-            auto insert = db.prepare(
-                "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
-                " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-            int64_t seq = 0;
-            for (const CommittedBlock& b : blocks) {
-                insert.bind(1, row)
-                    .bind(2, seq++)
-                    .bind(3, b.block.id)
-                    .bind(4, static_cast<int64_t>(b.offset))
-                    .bind(5, static_cast<int64_t>(b.block.size))
-                    .bind(6, b.content_id)
-                    .run();
-            }
+            insert_committed_blocks(db, row, blocks);
             insert_page_rows(db, row, pages);
             snapshot = require_blob(db, account, container, name, id);
         });

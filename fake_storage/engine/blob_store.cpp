@@ -337,21 +337,7 @@ BlobInfo BlobStore::commit_body(
             db.prepare("DELETE FROM committed_blocks WHERE blob_id = ?1").bind(1, blob_id).run();
             db.prepare("DELETE FROM page_ranges WHERE blob_id = ?1").bind(1, blob_id).run();
             if (traits.pages != nullptr) insert_page_rows(db, blob_id, *traits.pages);
-            if (committed_blocks != nullptr) {
-                auto insert = db.prepare(
-                    "INSERT INTO committed_blocks(blob_id, seq, block_id, offset, size, content_id)"
-                    " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-                int64_t seq = 0;
-                for (const CommittedBlock& b : *committed_blocks) {
-                    insert.bind(1, blob_id)
-                        .bind(2, seq++)
-                        .bind(3, b.block.id)
-                        .bind(4, static_cast<int64_t>(b.offset))
-                        .bind(5, static_cast<int64_t>(b.block.size))
-                        .bind(6, b.content_id)
-                        .run();
-                }
-            }
+            if (committed_blocks != nullptr) insert_committed_blocks(db, blob_id, *committed_blocks);
             auto blocks = db.prepare(
                 "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2"
                 " AND blob = ?3");

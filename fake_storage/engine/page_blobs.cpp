@@ -86,6 +86,19 @@ void cut_pages(db::Database& db, int64_t row, std::uint64_t start, std::uint64_t
     }
 }
 
+// A write of pages gives the blob a new ETag and Last-Modified (and ends an expired lease).
+void new_page_version(db::Database& db, BlobInfo& blob, time::TimePoint now) {
+    blob.etag = new_etag();
+    blob.last_modified = time::now();
+    blob.lease = lease_after_write(blob.lease, now);
+    db.prepare("UPDATE blobs SET etag = ?2, last_modified = ?3, lease = ?4 WHERE id = ?1")
+        .bind(1, blob.row)
+        .bind(2, blob.etag)
+        .bind(3, time::to_ticks(blob.last_modified))
+        .bind(4, lease_to_json(blob.lease))
+        .run();
+}
+
 // Inline rows hold their bytes from offset 0: a trimmed inline run keeps its own slice.
 std::string_view inline_bytes(const PageRow& p) { return std::string_view(p.data).substr(0, p.end - p.start); }
 
@@ -150,15 +163,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
             if (start > blob.size || size > blob.size - start) invalid_page_range();  // no overflow
             cut_pages(db, blob.row, page.start, page.end, garbage);
             insert_page_rows(db, blob.row, {page});
-            blob.etag = new_etag();
-            blob.last_modified = time::now();
-            blob.lease = lease_after_write(blob.lease, clock_now());
-            db.prepare("UPDATE blobs SET etag = ?2, last_modified = ?3, lease = ?4 WHERE id = ?1")
-                .bind(1, blob.row)
-                .bind(2, blob.etag)
-                .bind(3, time::to_ticks(blob.last_modified))
-                .bind(4, lease_to_json(blob.lease))
-                .run();
+            new_page_version(db, blob, clock_now());
             auto load = db.prepare(
                 "SELECT count(DISTINCT NULLIF(content_id, '')), coalesce(sum(length(data)), 0) FROM page_ranges"
                 " WHERE blob_id = ?1");
@@ -223,15 +228,7 @@ BlobInfo BlobStore::clear_pages(const std::string& account, const std::string& c
         check_sequence(sequence, blob.sequence_number);
         if (end > blob.size) invalid_page_range();
         cut_pages(db, blob.row, start, end, garbage);
-        blob.etag = new_etag();
-        blob.last_modified = time::now();
-        blob.lease = lease_after_write(blob.lease, clock_now());
-        db.prepare("UPDATE blobs SET etag = ?2, last_modified = ?3, lease = ?4 WHERE id = ?1")
-            .bind(1, blob.row)
-            .bind(2, blob.etag)
-            .bind(3, time::to_ticks(blob.last_modified))
-            .bind(4, lease_to_json(blob.lease))
-            .run();
+        new_page_version(db, blob, clock_now());
     });
     remove_contents(files_, account, garbage);
     return blob;

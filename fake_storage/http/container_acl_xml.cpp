@@ -10,16 +10,6 @@
 namespace bai::storage {
 namespace {
 
-[[noreturn]] void invalid_document(const std::string& detail) {
-    fail(400, "InvalidXmlDocument", "XML specified is not syntactically valid.\n" + detail);
-}
-
-[[noreturn]] void invalid_value(const std::string& element, const std::string& value) {
-    fail(400, "InvalidXmlNodeValue",
-         "The value for one of the XML nodes is not in the correct format.\nXmlNodeName:" + element +
-             "\nXmlNodeValue:" + value);
-}
-
 // The permission letters of a container's policy, in the order the service writes them.
 constexpr std::string_view kPolicyLetters = "racwdxyltmeopi";
 
@@ -30,37 +20,37 @@ std::vector<SignedIdentifier> parse_signed_identifiers(std::string_view body) {
     if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return out;
     pugi::xml_document doc;
     pugi::xml_parse_result parsed = doc.load_buffer(body.data(), body.size(), pugi::parse_default, pugi::encoding_utf8);
-    if (!parsed) invalid_document(std::string("Reason:") + parsed.description());
+    if (!parsed) invalid_xml_document(std::string("Reason:") + parsed.description());
     pugi::xml_node root = doc.document_element();
-    if (std::strcmp(root.name(), "SignedIdentifiers") != 0) invalid_document("The root element must be SignedIdentifiers.");
+    if (std::strcmp(root.name(), "SignedIdentifiers") != 0) invalid_xml_document("The root element must be SignedIdentifiers.");
     for (pugi::xml_node node : root.children()) {
         if (node.type() != pugi::node_element) continue;
         if (std::strcmp(node.name(), "SignedIdentifier") != 0) {
-            invalid_document("Unexpected element " + std::string(node.name()) + ".");
+            invalid_xml_document("Unexpected element " + std::string(node.name()) + ".");
         }
         SignedIdentifier identifier;
         identifier.id = node.child("Id").text().get();
-        if (identifier.id.empty()) invalid_document("A SignedIdentifier must have an Id.");
-        if (identifier.id.size() > 64) invalid_value("Id", identifier.id);
+        if (identifier.id.empty()) invalid_xml_document("A SignedIdentifier must have an Id.");
+        if (identifier.id.size() > 64) invalid_xml_node_value("Id", identifier.id);
         for (const SignedIdentifier& seen : out) {
-            if (seen.id == identifier.id) invalid_document("The Id " + identifier.id + " is given twice.");
+            if (seen.id == identifier.id) invalid_xml_document("The Id " + identifier.id + " is given twice.");
         }
         pugi::xml_node policy = node.child("AccessPolicy");
         auto time_of = [&](const char* name) -> std::optional<time::TimePoint> {
             pugi::xml_node element = policy.child(name);
             if (!element || std::string_view(element.text().get()).empty()) return std::nullopt;
             auto t = time::parse_iso8601(element.text().get());
-            if (!t) invalid_value(name, element.text().get());
+            if (!t) invalid_xml_node_value(name, element.text().get());
             return t;
         };
         identifier.start = time_of("Start");
         identifier.expiry = time_of("Expiry");
         identifier.permission = policy.child("Permission").text().get();
         for (char c : identifier.permission) {
-            if (kPolicyLetters.find(c) == std::string_view::npos) invalid_value("Permission", identifier.permission);
+            if (kPolicyLetters.find(c) == std::string_view::npos) invalid_xml_node_value("Permission", identifier.permission);
         }
         out.push_back(std::move(identifier));
-        if (out.size() > kMaxSignedIdentifiers) invalid_document("A container has at most 5 stored access policies.");
+        if (out.size() > kMaxSignedIdentifiers) invalid_xml_document("A container has at most 5 stored access policies.");
     }
     return out;
 }

@@ -22,19 +22,9 @@ constexpr size_t kMaxCorsHeaders = 64;  // defined headers, per list
 constexpr size_t kMaxCorsPrefixes = 2;  // prefixed headers ("x-ms-meta-*"), per list
 constexpr size_t kMaxCorsHeaderLength = 256;
 
-[[noreturn]] void invalid_document(const std::string& detail) {
-    fail(400, "InvalidXmlDocument", "XML specified is not syntactically valid.\n" + detail);
-}
-
-[[noreturn]] void invalid_value(const std::string& element, const std::string& value) {
-    fail(400, "InvalidXmlNodeValue",
-         "The value for one of the XML nodes is not in the correct format.\nXmlNodeName:" + element +
-             "\nXmlNodeValue:" + value);
-}
-
 pugi::xml_node required(pugi::xml_node parent, const char* name) {
     pugi::xml_node node = parent.child(name);
-    if (!node) invalid_document(std::string("Element ") + parent.name() + " lacks its " + name + ".");
+    if (!node) invalid_xml_document(std::string("Element ") + parent.name() + " lacks its " + name + ".");
     return node;
 }
 
@@ -42,7 +32,7 @@ bool boolean(pugi::xml_node node) {
     std::string value = text::lower(text::trim(node.text().get()));
     if (value == "true") return true;
     if (value == "false") return false;
-    invalid_value(node.name(), node.text().get());
+    invalid_xml_node_value(node.name(), node.text().get());
 }
 
 long long integer(pugi::xml_node node, long long low, long long high) {
@@ -50,7 +40,7 @@ long long integer(pugi::xml_node node, long long low, long long high) {
     long long n = 0;
     auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < low || n > high) {
-        invalid_value(node.name(), value);
+        invalid_xml_node_value(node.name(), value);
     }
     return n;
 }
@@ -65,7 +55,7 @@ json retention_policy(pugi::xml_node node) {
 std::string version_of(pugi::xml_node parent) {
     pugi::xml_node node = required(parent, "Version");
     std::string value(text::trim(node.text().get()));
-    if (value != "1.0" && value != "2.0") invalid_value("Version", value);
+    if (value != "1.0" && value != "2.0") invalid_xml_node_value("Version", value);
     return value;
 }
 
@@ -90,10 +80,10 @@ std::string header_list(pugi::xml_node node) {
     std::string value(node.text().get());
     size_t defined = 0, prefixed = 0;
     for (const std::string& item : text::split_list(value)) {
-        if (item.size() > kMaxCorsHeaderLength) invalid_value(node.name(), value);
+        if (item.size() > kMaxCorsHeaderLength) invalid_xml_node_value(node.name(), value);
         (item.back() == '*' ? prefixed : defined) += 1;
     }
-    if (defined > kMaxCorsHeaders || prefixed > kMaxCorsPrefixes) invalid_value(node.name(), value);
+    if (defined > kMaxCorsHeaders || prefixed > kMaxCorsPrefixes) invalid_xml_node_value(node.name(), value);
     return value;
 }
 
@@ -102,7 +92,7 @@ json cors_rule(pugi::xml_node node) {
     json rule;
     const std::string origin_list = required(node, "AllowedOrigins").text().get();
     const size_t origins = text::split_list(origin_list).size();
-    if (origins == 0 || origins > kMaxCorsOrigins) invalid_value("AllowedOrigins", origin_list);
+    if (origins == 0 || origins > kMaxCorsOrigins) invalid_xml_node_value("AllowedOrigins", origin_list);
     rule["AllowedOrigins"] = origin_list;
 
     // Each item one of the methods; an empty item (",GET") is no method either.
@@ -111,7 +101,7 @@ json cors_rule(pugi::xml_node node) {
         size_t end = method_list.find(',', start);
         if (end == std::string::npos) end = method_list.size();
         if (!kMethods.contains(std::string(text::trim(std::string_view(method_list).substr(start, end - start))))) {
-            invalid_value("AllowedMethods", method_list);
+            invalid_xml_node_value("AllowedMethods", method_list);
         }
         start = end + 1;
     }
@@ -175,10 +165,10 @@ json default_blob_service_properties() {
 json parse_blob_service_properties(std::string_view xml) {
     pugi::xml_document doc;
     pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-    if (!parsed) invalid_document(std::string("Reason:") + parsed.description());
+    if (!parsed) invalid_xml_document(std::string("Reason:") + parsed.description());
     pugi::xml_node root = doc.document_element();
     if (std::strcmp(root.name(), "StorageServiceProperties") != 0) {
-        invalid_document("The root element must be StorageServiceProperties.");
+        invalid_xml_document("The root element must be StorageServiceProperties.");
     }
     json out = json::object();
     if (pugi::xml_node n = root.child("Logging")) out["Logging"] = logging(n);
@@ -188,10 +178,10 @@ json parse_blob_service_properties(std::string_view xml) {
         json rules = json::array();
         for (pugi::xml_node rule : n.children()) {
             if (rule.type() != pugi::node_element) continue;
-            if (std::strcmp(rule.name(), "CorsRule") != 0) invalid_document(std::string("Unexpected element ") + rule.name() + " in Cors.");
+            if (std::strcmp(rule.name(), "CorsRule") != 0) invalid_xml_document(std::string("Unexpected element ") + rule.name() + " in Cors.");
             rules.push_back(cors_rule(rule));
         }
-        if (rules.size() > kMaxCorsRules) invalid_value("Cors", std::to_string(rules.size()) + " rules (at most 5)");
+        if (rules.size() > kMaxCorsRules) invalid_xml_node_value("Cors", std::to_string(rules.size()) + " rules (at most 5)");
         out["Cors"] = rules;
     }
     if (pugi::xml_node n = root.child("DefaultServiceVersion")) {
@@ -201,7 +191,7 @@ json parse_blob_service_properties(std::string_view xml) {
         for (size_t i = 0; shaped && i < version.size(); ++i) {
             if (i != 4 && i != 7 && !std::isdigit(static_cast<unsigned char>(version[i]))) shaped = false;
         }
-        if (!shaped || version < "2009-09-19") invalid_value("DefaultServiceVersion", version);
+        if (!shaped || version < "2009-09-19") invalid_xml_node_value("DefaultServiceVersion", version);
         out["DefaultServiceVersion"] = version;
     }
     if (pugi::xml_node n = root.child("DeleteRetentionPolicy")) out["DeleteRetentionPolicy"] = delete_retention(n);

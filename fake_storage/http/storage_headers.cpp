@@ -170,4 +170,14 @@ void write_error(const httplib::Request& http, httplib::Response& res, const Sto
                     "application/xml");
 }
 
+void invalid_xml_document(const std::string& detail) {
+    fail(400, "InvalidXmlDocument", "XML specified is not syntactically valid.\n" + detail);
+}
+
+void invalid_xml_node_value(const std::string& element, const std::string& value) {
+    fail(400, "InvalidXmlNodeValue",
+         "The value for one of the XML nodes is not in the correct format.\nXmlNodeName:" + element +
+             "\nXmlNodeValue:" + value);
+}
+
 }  // namespace bai::storage

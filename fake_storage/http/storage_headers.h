@@ -51,6 +51,10 @@ void write_error(const httplib::Request& http, httplib::Response& response,
 std::optional<std::uint64_t> read_uint_header(const StorageRequest& request, const std::string& name);
 
 [[noreturn]] void invalid_header(const std::string& name, const std::string& value);
+// A request body that is not the XML document the operation takes: 400 InvalidXmlDocument; one
+// whose element `element` holds a value out of its range: 400 InvalidXmlNodeValue naming it.
+[[noreturn]] void invalid_xml_document(const std::string& detail);
+[[noreturn]] void invalid_xml_node_value(const std::string& element, const std::string& value);
 [[noreturn]] void missing_header(const std::string& name);
 [[noreturn]] void invalid_query(const std::string& name, const std::string& value);
 
