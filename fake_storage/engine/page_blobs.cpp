@@ -86,6 +86,16 @@ void cut_pages(db::Database& db, int64_t row, std::uint64_t start, std::uint64_t
     }
 }
 
+// The page blob a write changes, once its conditions and lease allow the write.
+BlobInfo writable_page_blob(db::Database& db, const std::string& account, const std::string& container,
+                            const std::string& name, const Conditions& conditions, time::TimePoint now) {
+    BlobInfo blob = require_blob(db, account, container, name);
+    if (blob.type != BlobType::page) invalid_blob_type();
+    check_write_conditions(conditions, version_of(blob), "", "");
+    check_lease_for_write(blob.lease, conditions.lease_id, now, LeaseTarget::blob);
+    return blob;
+}
+
 // A write of pages gives the blob a new ETag and Last-Modified (and ends an expired lease).
 void new_page_version(db::Database& db, BlobInfo& blob, time::TimePoint now) {
     blob.etag = new_etag();
@@ -155,10 +165,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
     try {
         write([&](db::Database& db) {
             garbage.clear();
-            blob = require_blob(db, account, container, name);
-            if (blob.type != BlobType::page) invalid_blob_type();
-            check_write_conditions(conditions, version_of(blob), "", "");
-            check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+            blob = writable_page_blob(db, account, container, name, conditions, clock_now());
             check_sequence(sequence, blob.sequence_number);
             if (start > blob.size || size > blob.size - start) invalid_page_range();  // no overflow
             cut_pages(db, blob.row, page.start, page.end, garbage);
@@ -221,10 +228,7 @@ BlobInfo BlobStore::clear_pages(const std::string& account, const std::string& c
     BlobInfo blob;
     write([&](db::Database& db) {
         garbage.clear();
-        blob = require_blob(db, account, container, name);
-        if (blob.type != BlobType::page) invalid_blob_type();
-        check_write_conditions(conditions, version_of(blob), "", "");
-        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+        blob = writable_page_blob(db, account, container, name, conditions, clock_now());
         check_sequence(sequence, blob.sequence_number);
         if (end > blob.size) invalid_page_range();
         cut_pages(db, blob.row, start, end, garbage);
@@ -347,10 +351,7 @@ BlobInfo BlobStore::set_page_blob_properties(const std::string& account, const s
     BlobInfo blob;
     write([&](db::Database& db) {
         garbage.clear();
-        blob = require_blob(db, account, container, name);
-        if (blob.type != BlobType::page) invalid_blob_type();
-        check_write_conditions(conditions, version_of(blob), "", "");
-        check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+        blob = writable_page_blob(db, account, container, name, conditions, clock_now());
         if (content) blob.content = *content;
         if (size) {
             if (*size < blob.size) cut_pages(db, blob.row, *size, blob.size, garbage);
