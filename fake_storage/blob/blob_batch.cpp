@@ -103,11 +103,27 @@ std::vector<BatchPart> parse_parts(std::string_view body, const std::string& bou
     return parts;
 }
 
-// What a part asks for: Delete Blob or Set Blob Tier, the same in every part.
+// What a part asks for: Delete Blob (no comp, no restype) or Set Blob Tier (comp=tier), of a
+// blob (the path names a container and a blob). Anything else is refused before it is served.
 std::string operation_of(const httplib::Request& r) {
-    const bool tier = r.target.find("comp=tier") != std::string::npos;
-    if (r.method == "DELETE" && !tier) return "DeleteBlob";
-    if (r.method == "PUT" && tier) return "SetBlobTier";
+    const size_t question = r.target.find('?');
+    const std::string_view path = std::string_view(r.target).substr(0, question);
+    // /ACCOUNT/CONTAINER/BLOB...: two slashes after the first, and something after the second.
+    const size_t container = path.find('/', 1);
+    const size_t blob = container == std::string_view::npos ? container : path.find('/', container + 1);
+    if (blob == std::string_view::npos || blob + 1 >= path.size() || blob == container + 1) invalid_input();
+    std::vector<std::string> comps;
+    bool restype = false;
+    if (question != std::string::npos) {
+        for (const std::string& pair : text::split_list(std::string_view(r.target).substr(question + 1), '&')) {
+            const std::string key = text::lower(pair.substr(0, pair.find('=')));
+            if (key == "comp") comps.push_back(pair.substr(pair.find('=') + 1));
+            if (key == "restype") restype = true;
+        }
+    }
+    if (restype || comps.size() > 1) invalid_input();
+    if (r.method == "DELETE" && comps.empty()) return "DeleteBlob";
+    if (r.method == "PUT" && comps.size() == 1 && comps.front() == "tier") return "SetBlobTier";
     invalid_input();
 }
 

@@ -153,6 +153,10 @@ void StorageEndpoint::serve_request(const httplib::Request& http, httplib::Respo
             return;
         }
         Operation op = resolve_(request);
+        // A batch's part carries no body: an operation that takes one is no part of a batch.
+        if (request.batch_part && op.streams_body) {
+            fail(400, "InvalidInput", "One of the request inputs is not valid.");
+        }
         StorageCall call{request, res, *account, {}, nullptr};
         // Who sent it is settled before its body is read: nothing of a refused request is stored.
         authenticate(call, op);

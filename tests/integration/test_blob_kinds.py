@@ -227,6 +227,22 @@ class BlobKinds(StorageTestCase, unittest.TestCase):
         self.assertEqual(sorted(b.name for b in self.container.list_blobs()), names[3:])
         results = list(self.container.delete_blobs("b3", "missing", raise_on_any_failure=False))
         self.assertEqual([r.status_code for r in results], [202, 404])
+        # Parts that are not Delete Blob or Set Blob Tier of a blob are refused before they are served
+        # (a Put Blob in disguise, a container's deletion), and the service stays up.
+        for line in (b"PUT /%s/b3?x=comp=tier HTTP/1.1" % self.name.encode(),
+                     b"DELETE /%s?restype=container HTTP/1.1" % self.name.encode(),
+                     b"PUT /%s/b3?comp=tier&comp=block HTTP/1.1" % self.name.encode()):
+            body = (b"--x\r\nContent-Type: application/http\r\nContent-ID: 0\r\n\r\n" + line +
+                    b"\r\nx-ms-access-tier: Cool\r\nContent-Length: 0\r\n\r\n--x--\r\n")
+            r = self.raw.request("POST", self.path(), [("restype", "container"), ("comp", "batch")], body,
+                                 {"Content-Type": "multipart/mixed; boundary=x"})
+            self.assertEqual(r.status, 202)
+            self.assertIn(b"x-ms-error-code: InvalidInput", r.body, line)
+        r = self.raw.request("POST", f"/{DEV_ACCOUNT}", [("comp", "batch")],
+                             b"--x\r\nContent-ID: 0\r\n\r\nPUT /%s/b3?x=comp=tier HTTP/1.1\r\n\r\n--x--\r\n" % self.name.encode(),
+                             {"Content-Type": "multipart/mixed; boundary=x"})
+        self.assertIn(b"x-ms-error-code: InvalidInput", r.body)
+        self.assertEqual(sorted(b.name for b in self.container.list_blobs()), ["b4"])
         # A malformed batch: one answer that says why.
         r = self.raw.request("POST", self.path(), [("restype", "container"), ("comp", "batch")], b"--x\r\n",
                              {"Content-Type": "multipart/mixed"})
