@@ -47,9 +47,7 @@ void BlobService::get_blob_tags(StorageCall& call) {
     const std::string snapshot = r.param("snapshot").value_or("");
     BlobInfo blob = store_.get_blob(call.account.name, r.container, r.name, snapshot);
     const Conditions conditions = read_conditions(r);
-    if (conditions.if_tags && !conditions.if_tags->matches(blob.tags)) {
-        fail(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
-    }
+    check_tag_condition(conditions, blob.tags);
     if (snapshot.empty()) check_lease_if_named(blob.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
     call.response.set_content(tags_xml(blob.tags), "application/xml");
 }

@@ -737,9 +737,7 @@ void BlobService::get_block_list(StorageCall& call) {
     const std::string snapshot = r.param("snapshot").value_or("");
     BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name, snapshot);
     const Conditions conditions = read_conditions(r);
-    if (conditions.if_tags && !conditions.if_tags->matches(lists.blob ? lists.blob->tags : Tags{})) {
-        fail(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
-    }
+    check_tag_condition(conditions, lists.blob ? lists.blob->tags : Tags{});
     if (lists.blob && snapshot.empty()) {
         check_lease_if_named(lists.blob->lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
     }

@@ -72,7 +72,7 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
 
     // The new layout: the tail grows, or tail and block become a part and parts merge.
     std::vector<std::pair<ContentKind, std::string>> created;  // removed if the commit fails
-    std::vector<std::pair<ContentKind, std::string>> garbage;  // removed once it succeeds
+    const std::vector<Part> before = parts;
     std::string new_tail;
     try {
         if (tail.size() + writer.size() <= kInlineLimit && writer.in_memory()) {
@@ -109,7 +109,6 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
                 }
                 Part joined{files_.commit(*merged, account, ContentKind::block), parts[parts.size() - 2].size + parts.back().size};
                 created.emplace_back(ContentKind::block, joined.content_id);
-                for (size_t i = parts.size() - 2; i < parts.size(); ++i) garbage.emplace_back(ContentKind::block, parts[i].content_id);
                 parts.resize(parts.size() - 2);
                 parts.push_back(std::move(joined));
             }
@@ -118,15 +117,18 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
         remove_contents(files_, account, created);
         throw;
     }
-    // Files written along the way and merged away again are garbage too (not live after the commit).
-    std::vector<std::pair<ContentKind, std::string>> transient;
-    for (const auto& file : created) {
-        bool live = std::any_of(parts.begin(), parts.end(), [&](const Part& p) { return p.content_id == file.second; });
-        if (!live) transient.push_back(file);
+    // Once the commit succeeds, the files no part names are garbage: old parts merged away, and
+    // files written along the way and merged again.
+    auto live = [&](const std::string& id) {
+        return std::any_of(parts.begin(), parts.end(), [&](const Part& p) { return p.content_id == id; });
+    };
+    std::vector<std::pair<ContentKind, std::string>> garbage;
+    for (const Part& p : before) {
+        if (!live(p.content_id)) garbage.emplace_back(ContentKind::block, p.content_id);
     }
-    std::erase_if(garbage, [&](const auto& file) {
-        return std::any_of(transient.begin(), transient.end(), [&](const auto& t) { return t.second == file.second; });
-    });
+    for (const auto& file : created) {
+        if (!live(file.second)) garbage.push_back(file);
+    }
 
     BlobInfo blob;
     const std::uint64_t offset = current->size;
@@ -166,7 +168,6 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
         remove_contents(files_, account, created);
         throw;
     }
-    remove_contents(files_, account, transient);
     remove_contents(files_, account, garbage);
     return {blob, offset};
 }

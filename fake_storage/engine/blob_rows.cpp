@@ -143,6 +143,44 @@ void insert_committed_blocks(db::Database& db, std::int64_t row, const std::vect
     }
 }
 
+const std::string& BlockLinks::of(const std::string& id) {
+    auto [it, fresh] = links_.emplace(id, "");
+    if (fresh) {
+        try {
+            it->second = files_.link(account_, ContentKind::block, id);
+        } catch (...) {
+            links_.erase(it);
+            throw;
+        }
+        made_.emplace_back(ContentKind::block, it->second);
+    }
+    return it->second;
+}
+
+void append_part(ContentWriter& writer, const BlobPart& part) {
+    if (part.fd >= 0) {
+        writer.append_from(part.fd, part.file_offset, part.size);
+    } else if (part.bytes) {
+        writer.append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
+    } else {
+        writer.append(std::string(part.size, '\0'));
+    }
+}
+
+std::vector<PageRow> write_runs_into_one_file(ContentFiles& files, const std::string& account, const OpenBlob& blob) {
+    std::vector<PageRow> rows;
+    auto writer = files.begin(false);
+    for (const BlobPart& part : blob.parts) {
+        if (part.fd < 0 && !part.bytes) continue;  // zeros: not written
+        rows.push_back({part.start, part.start + part.size, "", writer->size(), ""});
+        append_part(*writer, part);
+    }
+    if (rows.empty()) return rows;  // nothing written: no file
+    const std::string id = files.commit(*writer, account, ContentKind::block);
+    for (PageRow& r : rows) r.content_id = id;
+    return rows;
+}
+
 std::vector<PageRow> page_rows_of(db::Database& db, std::int64_t row) {
     auto q = db.prepare("SELECT start, end, content_id, content_offset, data FROM page_ranges WHERE blob_id = ?1"
                         " ORDER BY start");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -67,6 +68,29 @@ std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& iden
 std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json);
 std::string copy_state_to_json(const CopyState& copy);
 CopyState copy_state_from_json(const std::string& json);
+
+// Hard links of block files for a copy of a blob within its account: one new file per file,
+// however many committed blocks or page runs name it. The links made are the caller's to remove
+// if the copy fails.
+class BlockLinks {
+public:
+    BlockLinks(ContentFiles& files, const std::string& account) : files_(files), account_(account) {}
+    // The id of the link of block file `id` (made on first use; throws when `id` is gone).
+    const std::string& of(const std::string& id);
+    std::vector<std::pair<ContentKind, std::string>>& made() { return made_; }
+
+private:
+    ContentFiles& files_;
+    const std::string& account_;
+    std::map<std::string, std::string> links_;
+    std::vector<std::pair<ContentKind, std::string>> made_;
+};
+
+// Appends a blob part's bytes to `writer`: from its file, its memory, or zeros.
+void append_part(ContentWriter& writer, const BlobPart& part);
+// An opened page blob's written runs (its parts that are not zeros) in one new block file of
+// `account`, in order: the rows that name them there (none, and no file, when nothing is written).
+std::vector<PageRow> write_runs_into_one_file(ContentFiles& files, const std::string& account, const OpenBlob& blob);
 
 struct FdCloser {
     std::vector<int> fds;

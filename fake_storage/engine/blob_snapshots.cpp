@@ -1,7 +1,5 @@
 // Snapshot Blob: a read-only copy of a blob as it is, a row of its own (the blob's name and the
 // snapshot's time) sharing the blob's content files through hard links, as copies do.
-#include <map>
-
 #include "common/crypto/random_id.h"
 #include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/blob_store.h"
@@ -24,31 +22,19 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
         if (base) pages = page_rows_of(db, base->row);
     });
     if (!base) blob_not_found();
-    std::vector<std::pair<ContentKind, std::string>> linked;
+    BlockLinks links(files_, account);
+    std::vector<std::pair<ContentKind, std::string>>& linked = links.made();
     std::string content_id;
     try {
         if (!base->content_id.empty()) {
             content_id = files_.link(account, ContentKind::blob, base->content_id);
             linked.emplace_back(ContentKind::blob, content_id);
         }
-        std::map<std::string, std::string> renamed;
         for (CommittedBlock& b : blocks) {
-            if (b.content_id.empty()) continue;
-            auto [it, fresh] = renamed.emplace(b.content_id, "");
-            if (fresh) {
-                it->second = files_.link(account, ContentKind::block, b.content_id);
-                linked.emplace_back(ContentKind::block, it->second);
-            }
-            b.content_id = it->second;
+            if (!b.content_id.empty()) b.content_id = links.of(b.content_id);
         }
         for (PageRow& p : pages) {
-            if (p.content_id.empty()) continue;
-            auto [it, fresh] = renamed.emplace(p.content_id, "");
-            if (fresh) {
-                it->second = files_.link(account, ContentKind::block, p.content_id);
-                linked.emplace_back(ContentKind::block, it->second);
-            }
-            p.content_id = it->second;
+            if (!p.content_id.empty()) p.content_id = links.of(p.content_id);
         }
     } catch (...) {
         remove_contents(files_, account, linked);

@@ -787,37 +787,22 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     // The bytes of the descriptors opened, in one new file (then no block has a file of its own).
     auto copy_into_one_file = [&] {
         auto writer = files_.begin(false);
-        for (const BlobPart& part : source.parts) {
-            if (part.fd >= 0) {
-                writer->append_from(part.fd, part.file_offset, part.size);
-            } else if (part.bytes) {
-                writer->append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
-            } else {
-                writer->append(std::string(part.size, '\0'));
-            }
-        }
+        for (const BlobPart& part : source.parts) append_part(*writer, part);
         writer->append(source.bytes);
         for (CommittedBlock& b : blocks) b.content_id.clear();
         if (from.type != BlobType::block) blocks.clear();
         return files_.commit(*writer, account, ContentKind::blob);
     };
     // Content is immutable once committed: within an account the copy shares the files.
-    std::vector<std::pair<ContentKind, std::string>> linked;
+    BlockLinks links(files_, account);
+    std::vector<std::pair<ContentKind, std::string>>& linked = links.made();
     std::string content_id;
     if (source_account != account) {
         content_id = copy_into_one_file();
     } else {
         try {
             if (from.composed) {
-                std::map<std::string, std::string> renamed;
-                for (CommittedBlock& b : blocks) {
-                    auto [it, fresh] = renamed.emplace(b.content_id, "");
-                    if (fresh) {
-                        it->second = files_.link(account, ContentKind::block, b.content_id);
-                        linked.emplace_back(ContentKind::block, it->second);
-                    }
-                    b.content_id = it->second;
-                }
+                for (CommittedBlock& b : blocks) b.content_id = links.of(b.content_id);
             } else {
                 content_id = files_.link(account, ContentKind::blob, from.content_id);
             }
@@ -976,44 +961,25 @@ BlobInfo BlobStore::copy_page_blob(const std::string& account, const std::string
                                    const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
                                    const Conditions& conditions, bool same_account) {
     std::vector<PageRow> rows;
-    std::vector<std::pair<ContentKind, std::string>> created;
+    BlockLinks links(files_, account);
+    std::vector<std::pair<ContentKind, std::string>>& created = links.made();
     try {
+        bool linked_all = same_account;
         if (same_account) {
             db_.read([&](db::Database& db) { rows = page_rows_of(db, source.info.row); });
-        }
-        std::map<std::string, std::string> renamed;
-        bool linked_all = same_account;
-        for (PageRow& p : rows) {
-            if (p.content_id.empty()) continue;
-            auto [it, fresh] = renamed.emplace(p.content_id, "");
-            if (fresh) {
-                try {
-                    it->second = files_.link(account, ContentKind::block, p.content_id);
-                } catch (const std::exception&) {
-                    linked_all = false;  // replaced since it was opened: copy from the descriptors
-                    break;
+            try {
+                for (PageRow& p : rows) {
+                    if (!p.content_id.empty()) p.content_id = links.of(p.content_id);
                 }
-                created.emplace_back(ContentKind::block, it->second);
+            } catch (const std::exception&) {
+                linked_all = false;  // replaced since it was opened: copy from the descriptors
             }
-            p.content_id = it->second;
         }
         if (!linked_all) {
             remove_contents(files_, account, created);
             created.clear();
-            rows.clear();
-            auto writer = files_.begin(false);
-            for (const BlobPart& part : source.parts) {
-                if (part.fd < 0 && !part.bytes) continue;
-                rows.push_back({part.start, part.start + part.size, "", writer->size(), ""});
-                if (part.fd >= 0) {
-                    writer->append_from(part.fd, part.file_offset, part.size);
-                } else {
-                    writer->append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
-                }
-            }
-            const std::string id = files_.commit(*writer, account, ContentKind::block);
-            created.emplace_back(ContentKind::block, id);
-            for (PageRow& r : rows) r.content_id = id;
+            rows = write_runs_into_one_file(files_, account, source);
+            if (!rows.empty()) created.emplace_back(ContentKind::block, rows.front().content_id);
         }
         traits.pages = &rows;
         traits.page_blob_size = source.info.size;

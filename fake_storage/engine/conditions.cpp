@@ -43,10 +43,14 @@ time::TimePoint whole_seconds(time::TimePoint t) { return std::chrono::floor<std
 
 void check_tags(const Conditions& c, const Version& current) {
     static const Tags kNone;
-    if (c.if_tags && !c.if_tags->matches(current.tags != nullptr ? *current.tags : kNone)) not_met(412);
+    check_tag_condition(c, current.tags != nullptr ? *current.tags : kNone);
 }
 
 }  // namespace
+
+void check_tag_condition(const Conditions& c, const Tags& tags) {
+    if (c.if_tags && !c.if_tags->matches(tags)) not_met(412);
+}
 
 void check_read_conditions(const Conditions& c, const Version& current) {
     check_tags(c, current);

@@ -35,6 +35,10 @@ struct Version {
     const Tags* tags = nullptr;  // a blob's, checked against if_tags (none: no tags)
 };
 
+// x-ms-if-tags alone, against a blob's tags (operations that take no other condition: Get Blob
+// Tags, Get Block List): 412 ConditionNotMet when they do not satisfy it.
+void check_tag_condition(const Conditions& conditions, const Tags& tags);
+
 // For reads of an existing resource: throws StorageError 400 UnsatisfiableCondition for
 // If-None-Match: *, 304 (ConditionNotMet) when
 // If-None-Match or If-Modified-Since fail, 412 ConditionNotMet when If-Match or

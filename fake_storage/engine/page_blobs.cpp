@@ -187,20 +187,8 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
     if (!compact) return blob;
 
     // Rewrite every run into one file, in order (still under the blob's lock: no write between).
-    OpenBlob current = open(account, container, name, nullptr);
-    std::vector<PageRow> rows;
-    auto merged = files_.begin(false);
-    for (const BlobPart& part : current.parts) {
-        if (part.fd < 0 && !part.bytes) continue;  // zeros: not written
-        rows.push_back({part.start, part.start + part.size, "", merged->size(), ""});
-        if (part.fd >= 0) {
-            merged->append_from(part.fd, part.file_offset, part.size);
-        } else {
-            merged->append(std::string_view(*part.bytes).substr(part.file_offset, part.size));
-        }
-    }
-    const std::string merged_id = files_.commit(*merged, account, ContentKind::block);
-    for (PageRow& r : rows) r.content_id = merged_id;
+    const std::vector<PageRow> rows = write_runs_into_one_file(files_, account, open(account, container, name, nullptr));
+    const std::string merged_id = rows.empty() ? std::string() : rows.front().content_id;
     std::vector<std::pair<ContentKind, std::string>> replaced;
     try {
         write([&](db::Database& db) {
@@ -212,7 +200,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
             insert_page_rows(db, blob.row, rows);
         });
     } catch (...) {
-        files_.remove(account, ContentKind::block, merged_id);
+        if (!merged_id.empty()) files_.remove(account, ContentKind::block, merged_id);
         throw;
     }
     remove_contents(files_, account, replaced);
