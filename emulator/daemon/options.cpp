@@ -1,7 +1,5 @@
 #include "emulator/daemon/options.h"
 
-#include <arpa/inet.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -20,13 +18,6 @@ int parse_port(const std::string& flag, const std::string& value) {
 }
 
 }  // namespace
-
-bool is_loopback_host(const std::string& host) {
-    if (host == "localhost" || host == "::1") return true;
-    in_addr addr{};
-    if (inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
-    return (ntohl(addr.s_addr) >> 24) == 127;
-}
 
 static int parse_milliseconds(const std::string& flag, const std::string& text) {
     size_t used = 0;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/http/loopback.h"
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/gpu_inventory.h"
 #include "emulator/batch/batch_account.h"
@@ -44,8 +45,8 @@ struct Options {
 // Throws std::invalid_argument with a one-line message naming the offending flag.
 Options parse_options(const std::vector<std::string>& args);
 
-// Loopback only: 127.0.0.0/8, ::1 or localhost.
-bool is_loopback_host(const std::string& host);
+// Loopback only (--host): 127.0.0.0/8, ::1 or localhost.
+using http::is_loopback_host;
 
 std::string usage();
 

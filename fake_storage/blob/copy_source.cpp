@@ -1,5 +1,6 @@
 #include "fake_storage/blob/copy_source.h"
 
+#include "common/http/loopback.h"
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/sas.h"
@@ -13,15 +14,17 @@ namespace {
     fail(status, "CannotVerifyCopySource", message);
 }
 
-// host[:port] split; the port "" when not given.
+// host[:port] split (an IPv6 address without its brackets); the port "" when not given.
 std::pair<std::string, std::string> host_and_port(std::string_view host) {
     size_t colon = host.rfind(':');
-    if (colon == std::string_view::npos || host.find(']', colon) != std::string_view::npos) return {std::string(host), ""};
-    return {std::string(host.substr(0, colon)), std::string(host.substr(colon + 1))};
-}
-
-bool is_loopback_name(const std::string& host) {
-    return host == "localhost" || host.starts_with("127.") || host == "[::1]";
+    std::string name(host);
+    std::string port;
+    if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos) {
+        name = host.substr(0, colon);
+        port = host.substr(colon + 1);
+    }
+    if (name.size() >= 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+    return {name, port};
 }
 
 // Whether a URL's host names this emulator as the request reached it (its Host header), a loopback
@@ -30,7 +33,7 @@ bool names_this_server(const std::string& host, const std::string& own_host) {
     if (own_host.empty() || text::iequals(host, own_host)) return true;
     auto [name, port] = host_and_port(text::lower(host));
     auto [own_name, own_port] = host_and_port(text::lower(own_host));
-    return port == own_port && is_loopback_name(name) && is_loopback_name(own_name);
+    return port == own_port && http::is_loopback_host(name) && http::is_loopback_host(own_name);
 }
 
 }  // namespace

@@ -94,6 +94,12 @@ class SasTokenRulesTest(unittest.TestCase):
         # A source on another host: the emulator reaches no other server.
         r = self.blob.send("PUT", "/dst/elsewhere", {}, {"x-ms-copy-source": "http://somewhere.invalid/devstoreaccount1/src/secret"})
         self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        # A loopback name of the same port is this emulator; a name that only starts like one is not.
+        port = self.emu.endpoints["blob"].rsplit(":", 1)[1]
+        r = self.blob.send("PUT", "/dst/elsewhere", {}, {"x-ms-copy-source": f"http://127.evil.invalid:{port}/devstoreaccount1/src/secret"})
+        self.assertEqual((r.status, r.code), (404, "CannotVerifyCopySource"), r.body)
+        r = self.blob.send("PUT", "/dst/here", {}, {"x-ms-copy-source": f"http://localhost:{port}/devstoreaccount1/src/secret"})
+        self.assertEqual(r.status, 202, r.body)
 
     def test_another_accounts_private_source_needs_its_own_sas(self):
         other = RawClient(self.emu.endpoints["blob"], account=OTHER_ACCOUNT, key=OTHER_KEY)
