@@ -304,7 +304,8 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
     if (!keep_alive && !has_connection) out += "Connection: close\r\n";
     // How long an idle connection stays open: clients that read it (Node's agent, as Node's own
     // server sends it) stop reusing a connection before it is closed under them.
-    if (keep_alive && !has_connection) out += "Keep-Alive: timeout=" + std::to_string(LeanListener::kIdleSeconds) + "\r\n";
+    static const std::string kKeepAlive = "Keep-Alive: timeout=" + std::to_string(LeanListener::kIdleSeconds) + "\r\n";
+    if (keep_alive && !has_connection) out += kKeepAlive;
     out += "\r\n";
     if (!has_body || length == 0) return connection.send_all(out);
     if (!response.content_provider_) {
