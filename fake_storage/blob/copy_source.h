@@ -30,8 +30,8 @@ using PublicContainer = std::function<bool(const std::string& account, const std
 // with that SAS, which must allow reading it. Without one, Copy Blob reads a source of the account
 // whose key signed the request with that key (`key_covers_own_account`); the From URL operations
 // (Put Block From URL, Put Blob From URL, Copy Blob From URL) never do: the service asks them for
-// the source's own SAS even within one account (confirmed by the SDK teams: azure-sdk-for-python
-// issue 36176, azure-storage-python issue 604). Otherwise the source must be in a public
+// the source's own SAS even within one account (the Azure SDK maintainers confirmed it when users
+// reported it, for Put Blob From URL and for a synchronous copy). Otherwise the source must be in a public
 // container; a SAS that authorized the destination never covers the source (it would read what
 // its own letters do not allow). A source that cannot be read this way is refused as the service
 // refuses it: CannotVerifyCopySource, 403 for a SAS that does not allow it, 404 for a private
