@@ -28,6 +28,38 @@ def range_bytes(index, round_):
     return bytes([(index * 7 + round_ * 13) % 251 + 1]) * RANGE
 
 
+def write_ranges_until_stopped(put, stop, acknowledged, in_flight):
+    """Writes the 16 ranges of RANGE bytes in rounds, put(index, body, "bytes=A-B") returning the
+    status, until `stop` is set or the emulator stops answering; records the last acknowledged
+    round of each range and the round in flight when it died."""
+    round_ = 0
+    while not stop.is_set():
+        for index in range(16):
+            in_flight[index] = round_
+            try:
+                status = put(index, range_bytes(index, round_), f"bytes={index * RANGE}-{(index + 1) * RANGE - 1}")
+            except OSError:
+                return
+            if status != 201:
+                return
+            acknowledged[index] = round_
+            del in_flight[index]
+        round_ += 1
+
+
+def run_until_killed(emu, workers, seconds, stop):
+    """Runs the writers, kills the emulator with SIGKILL after `seconds`, then stops them."""
+    threads = [threading.Thread(target=w) for w in workers]
+    for t in threads:
+        t.start()
+    time.sleep(seconds)
+    emu.send(signal.SIGKILL)
+    emu.process.wait()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+
+
 class CrashDuringUploads(unittest.TestCase):
     def setUp(self):
         self.location = tempfile.mkdtemp(prefix="bai-crash-")
@@ -65,33 +97,24 @@ class CrashDuringUploads(unittest.TestCase):
                 i += 1
 
         def file_ranges():
-            round_ = 0
-            while not stop.is_set():
-                for index in range(16):
-                    ranges_in_flight[index] = round_
-                    try:
-                        r = files.request("PUT", f"{A}/{where}/ranges.bin", [("comp", "range")],
-                                          body=range_bytes(index, round_),
-                                          headers={"x-ms-write": "update",
-                                                   "x-ms-range": f"bytes={index * RANGE}-{(index + 1) * RANGE - 1}"})
-                    except OSError:
-                        return
-                    if r.status != 201:
-                        return
-                    ranges[index] = round_
-                    del ranges_in_flight[index]
-                round_ += 1
+            write_ranges_until_stopped(
+                lambda index, data, span: files.request("PUT", f"{A}/{where}/ranges.bin", [("comp", "range")],
+                                                        body=data,
+                                                        headers={"x-ms-write": "update", "x-ms-range": span}).status,
+                stop, ranges, ranges_in_flight)
 
-        workers = [threading.Thread(target=blobs), threading.Thread(target=file_ranges)]
-        for w in workers:
-            w.start()
-        time.sleep(kill_after)
-        emu.send(signal.SIGKILL)
-        emu.process.wait()
-        stop.set()
-        for w in workers:
-            w.join(timeout=30)
+        run_until_killed(emu, [blobs, file_ranges], kill_after, stop)
         return acknowledged, in_flight, ranges, ranges_in_flight
+
+    def check_ranges(self, content, acknowledged, in_flight, what):
+        """Each of the 16 ranges holds its last acknowledged round, or the one in flight, or zeros
+        if it was never written: never a half-written one."""
+        for index in range(16):
+            piece = content[index * RANGE:(index + 1) * RANGE]
+            allowed = {range_bytes(index, acknowledged[index])} if index in acknowledged else {b"\0" * RANGE}
+            if index in in_flight:
+                allowed.add(range_bytes(index, in_flight[index]))
+            self.assertIn(piece, allowed, f"{what} {index} is half written or lost")
 
     def check(self, emu, where, acknowledged, in_flight, ranges, ranges_in_flight):
         client = RawClient(emu.endpoints["blob"])
@@ -109,16 +132,7 @@ class CrashDuringUploads(unittest.TestCase):
                 if r.status == 200:
                     self.assertEqual(r.body, body(name, version), f"{name} is half written")
         content = RawClient(emu.endpoints["file"]).request("GET", f"{A}/{where}/ranges.bin").body
-        for index in range(16):
-            piece = content[index * RANGE:(index + 1) * RANGE]
-            allowed = set()
-            if index in ranges:
-                allowed.add(range_bytes(index, ranges[index]))
-            else:
-                allowed.add(b"\0" * RANGE)
-            if index in ranges_in_flight:
-                allowed.add(range_bytes(index, ranges_in_flight[index]))
-            self.assertIn(piece, allowed, f"range {index} is half written or lost")
+        self.check_ranges(content, ranges, ranges_in_flight, "range")
 
     def test_kill_9_during_uploads_loses_nothing_acknowledged(self):
         states = []
@@ -171,32 +185,12 @@ class CrashDuringUploads(unittest.TestCase):
 
         def pager():
             client = RawClient(emu.endpoints["blob"])
-            round_ = 0
-            while not stop.is_set():
-                for index in range(16):
-                    pages_in_flight[index] = round_
-                    try:
-                        r = client.request("PUT", f"{A}/kinds/disk", [("comp", "page")],
-                                           body=range_bytes(index, round_),
-                                           headers={"x-ms-page-write": "update",
-                                                    "x-ms-range": f"bytes={index * RANGE}-{(index + 1) * RANGE - 1}"})
-                    except OSError:
-                        return
-                    if r.status != 201:
-                        return
-                    pages[index] = round_
-                    del pages_in_flight[index]
-                round_ += 1
+            write_ranges_until_stopped(
+                lambda index, data, span: client.request("PUT", f"{A}/kinds/disk", [("comp", "page")], body=data,
+                                                         headers={"x-ms-page-write": "update", "x-ms-range": span}).status,
+                stop, pages, pages_in_flight)
 
-        workers = [threading.Thread(target=appender), threading.Thread(target=pager)]
-        for w in workers:
-            w.start()
-        time.sleep(1.0)
-        emu.send(signal.SIGKILL)
-        emu.process.wait()
-        stop.set()
-        for w in workers:
-            w.join(timeout=30)
+        run_until_killed(emu, [appender, pager], 1.0, stop)
         self.assertGreater(len(appended), 0, "nothing was appended before the kill")
 
         checker = self.start()
@@ -206,12 +200,7 @@ class CrashDuringUploads(unittest.TestCase):
         self.assertIn(log, {whole, whole + b"".join(in_flight)}, "an append was lost or is half there")
         disk = client.request("GET", f"{A}/kinds/disk").body
         self.assertEqual(len(disk), 16 * RANGE)
-        for index in range(16):
-            piece = disk[index * RANGE:(index + 1) * RANGE]
-            allowed = {range_bytes(index, pages[index])} if index in pages else {b"\0" * RANGE}
-            if index in pages_in_flight:
-                allowed.add(range_bytes(index, pages_in_flight[index]))
-            self.assertIn(piece, allowed, f"page range {index} is half written or lost")
+        self.check_ranges(disk, pages, pages_in_flight, "page range")
         # Appends go on where they stopped.
         r = client.request("PUT", f"{A}/kinds/log", [("comp", "appendblock")], body=b"after")
         self.assertEqual((r.status, r.headers.get("x-ms-blob-append-offset")), (201, str(len(log))))
