@@ -11,11 +11,8 @@ namespace bai::storage {
 void BlobService::append_block(StorageCall& call) {
     const StorageRequest& r = call.request;
     check_transactional_checksums(r, *call.content, call.response);
-    AppendConditions append;
-    append.max_size = read_uint_header(r, "x-ms-blob-condition-maxsize");
-    append.append_position = read_uint_header(r, "x-ms-blob-condition-appendpos");
     auto [blob, offset] = store_.append_block(call.account.name, r.container, r.name, *call.content,
-                                              read_conditions(r), append);
+                                              read_conditions(r), read_append_conditions(r));
     call.response.status = 201;
     set_version_headers(call.response, blob.etag, blob.last_modified);
     call.response.set_header("x-ms-blob-append-offset", std::to_string(offset));
@@ -105,20 +102,6 @@ void BlobService::find_blobs_by_tags(StorageCall& call) {
 
 namespace {
 
-SequenceConditions sequence_conditions(const StorageRequest& r) {
-    SequenceConditions c;
-    auto read = [&](const char* name) -> std::optional<std::int64_t> {
-        auto value = read_uint_header(r, name);
-        if (value && *value > static_cast<std::uint64_t>(INT64_MAX)) invalid_header(name, r.header(name));
-        if (!value) return std::nullopt;
-        return static_cast<std::int64_t>(*value);
-    };
-    c.le = read("x-ms-if-sequence-number-le");
-    c.lt = read("x-ms-if-sequence-number-lt");
-    c.eq = read("x-ms-if-sequence-number-eq");
-    return c;
-}
-
 // Put Page's range: x-ms-range or Range, both ends given.
 std::pair<std::uint64_t, std::uint64_t> page_range(const StorageRequest& r) {
     std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
@@ -146,7 +129,7 @@ void BlobService::put_page(StorageCall& call) {
                  "HeaderValue:" + std::to_string(call.content->size()));
         }
         blob = store_.put_pages(call.account.name, r.container, r.name, start, *call.content, read_conditions(r),
-                                sequence_conditions(r));
+                                read_sequence_conditions(r));
     } else if (write == "clear") {
         if (call.content->size() != 0) {
             fail(400, "InvalidHeaderValue",
@@ -155,7 +138,7 @@ void BlobService::put_page(StorageCall& call) {
         }
         call.response.headers.erase("x-ms-content-crc64");
         blob = store_.clear_pages(call.account.name, r.container, r.name, start, end, read_conditions(r),
-                                  sequence_conditions(r));
+                                  read_sequence_conditions(r));
     } else {
         invalid_header("x-ms-page-write", r.header("x-ms-page-write"));
     }

@@ -90,6 +90,10 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoi
         res.set_header("x-ms-copy-status", b.copy.status);
         res.set_header("x-ms-copy-progress", b.copy.progress);
         res.set_header("x-ms-copy-completion-time", time::format_rfc1123(b.copy.completed));
+        if (b.copy.incremental) {
+            res.set_header("x-ms-incremental-copy", "true");
+            res.set_header("x-ms-copy-destination-snapshot", b.copy.destination_snapshot);
+        }
     }
     write_metadata(res, b.metadata);
 }
@@ -146,17 +150,6 @@ void write_lease_outcome(httplib::Response& res, const LeaseOutcome& outcome, co
     } else if (!outcome.lease.id.empty()) {
         res.set_header("x-ms-lease-id", outcome.lease.id);
     }
-}
-
-// Put Block's and Put Block From URL's blockid (400 MissingRequiredQueryParameter without one).
-std::string block_id_of(const StorageRequest& r) {
-    auto block_id = r.param("blockid");
-    if (!block_id) {
-        fail(400, "MissingRequiredQueryParameter",
-             "A query parameter that's mandatory for this request is not specified.\n"
-             "QueryParameterName:blockid");
-    }
-    return *block_id;
 }
 
 }  // namespace
@@ -342,7 +335,16 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         o.max_body = kMaxPutBlobSize;
         return o;
     }
-    if (m == "PUT" && comp == "appendblock" && !r.has_header("x-ms-copy-source")) {
+    if (m == "PUT" && comp == "appendblock" && r.has_header("x-ms-copy-source")) {
+        return op("AppendBlockFromURL", "aw", &BlobService::append_block_from_url);
+    }
+    if (m == "PUT" && comp == "page" && r.has_header("x-ms-copy-source")) {
+        return op("PutPageFromURL", "w", &BlobService::put_page_from_url);
+    }
+    if (m == "PUT" && comp == "incrementalcopy") {
+        return op("IncrementalCopyBlob", "cw", &BlobService::incremental_copy_blob, true);
+    }
+    if (m == "PUT" && comp == "appendblock") {
         Operation o = op("AppendBlock", "aw", &BlobService::append_block);
         o.streams_body = true;
         o.digest_body = r.has_header("Content-MD5");
@@ -351,7 +353,7 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         return o;
     }
     if (m == "PUT" && comp == "seal") return op("SealBlob", "w", &BlobService::seal_blob);
-    if (m == "PUT" && comp == "page" && !r.has_header("x-ms-copy-source")) {
+    if (m == "PUT" && comp == "page") {
         Operation o = op("PutPage", "w", &BlobService::put_page);
         o.streams_body = true;
         o.digest_body = r.has_header("Content-MD5");
@@ -587,17 +589,12 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
         }
         if (exists) fail(403, "UnauthorizedBlobOverwrite", "This request is not authorized to perform blob overwrites.");
     }
-    authorize_copy_source(
-        source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
-        /*key_covers_own_account=*/!from_url,
-        [this](const std::string& account, const std::string& container, const std::string& id) {
-            return stored_policy(account, container, id);
-        });
+    authorize_source(source, call, /*key_covers_own_account=*/!from_url);
     Metadata metadata = read_metadata(r);
     // Put Blob From URL takes its metadata from the request, as Put Blob; a copy the source's
     // unless the request names some.
     BlobStore::CopyRequest copy;
+    copy.source_conditions = read_source_conditions(r);
     if (!metadata.empty() || put_from_url) copy.metadata = metadata;
     copy.tags = request_tags(r);
     // The From URL operations may keep the source's tags (x-ms-copy-source-tag-option: COPY).
@@ -658,66 +655,13 @@ std::string BlobService::md5_of_blob(const std::string& account, const std::stri
 
 void BlobService::put_block(StorageCall& call) {
     const StorageRequest& r = call.request;
-    const std::string block_id = block_id_of(r);
+    const std::string block_id = block_id_param(r);
     check_transactional_checksums(r, *call.content, call.response);
     store_.put_block(call.account.name, r.container, r.name, block_id, *call.content, read_conditions(r).lease_id);
     call.response.status = 201;
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
-// Stages a block read from another blob (x-ms-copy-source, x-ms-source-range), authorized on its own.
-void BlobService::put_block_from_url(StorageCall& call) {
-    const StorageRequest& r = call.request;
-    const std::string block_id = block_id_of(r);
-    CopySource source = parse_copy_source(r.header("x-ms-copy-source"), r.header("Host"));
-    authorize_copy_source(
-        source, call, accounts_,
-        [this](const std::string& account, const std::string& container) { return container_is_public(account, container); },
-        /*key_covers_own_account=*/false,
-        [this](const std::string& account, const std::string& container, const std::string& id) {
-            return stored_policy(account, container, id);
-        });
-    OpenBlob blob;
-    try {
-        blob = store_.open_blob(source.account, source.container, source.name);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        throw;
-    }
-    std::uint64_t first = 0;
-    std::uint64_t end = blob.info.size;
-    if (auto range = read_range_header(r, "x-ms-source-range")) {
-        first = range->first;
-        end = range->last ? *range->last + 1 : blob.info.size;
-        if (first >= blob.info.size || end > blob.info.size) {
-            fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
-        }
-    }
-    if (end - first > kMaxBlockSize) {
-        fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
-    }
-    std::unique_ptr<ContentWriter> writer = files_.begin(true);
-    std::vector<char> buffer(1 << 20);
-    for (std::uint64_t at = first; at < end;) {
-        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), end - at)), at);
-        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
-        writer->append(std::string_view(buffer.data(), static_cast<size_t>(n)));
-        at += static_cast<std::uint64_t>(n);
-    }
-    std::string digest = writer->md5();
-    if (r.has_header("x-ms-source-content-md5")) {
-        auto sent = crypto::base64_decode(r.header("x-ms-source-content-md5"));
-        if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", r.header("x-ms-source-content-md5"));
-        if (*sent != digest) {
-            fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
-                                     "calculated by the server.");
-        }
-    }
-    store_.put_block(call.account.name, r.container, r.name, block_id, *writer, read_conditions(r).lease_id);
-    call.response.status = 201;
-    call.response.set_header("Content-MD5", crypto::base64_encode(digest));
-    call.response.set_header("x-ms-request-server-encrypted", "true");
-}
 
 void BlobService::put_block_list(StorageCall& call) {
     const StorageRequest& r = call.request;
@@ -759,6 +703,7 @@ void BlobService::get_blob(StorageCall& call) {
     if (r.method == "GET" && b.tier == "Archive") {
         fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
     }
+    if (r.method == "GET") refuse_on_incremental_copy(b);  // its snapshots are what is read
     write_blob_headers(call.response, b, store_.clock_now());
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);

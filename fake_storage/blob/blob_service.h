@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/service_settings.h"
 #include "fake_storage/http/storage_endpoint.h"
@@ -46,7 +47,15 @@ private:
     enum class CopyKind { copy, copy_from_url, put_from_url };
     void copy_into(StorageCall& call, CopyKind kind);
     void put_block(StorageCall& call);
+    // blob_from_url.cpp: writes whose bytes come from another blob, and Incremental Copy Blob.
     void put_block_from_url(StorageCall& call);
+    void append_block_from_url(StorageCall& call);
+    void put_page_from_url(StorageCall& call);
+    void incremental_copy_blob(StorageCall& call);
+    // The bytes of x-ms-copy-source (within x-ms-source-range, which `range_required` asks for),
+    // authorized and checked against x-ms-source-if-* and the source checksums, which the answer
+    // names: at most `max_size` of them (413 RequestBodyTooLarge).
+    std::unique_ptr<ContentWriter> read_source_range(StorageCall& call, std::uint64_t max_size, bool range_required);
     void put_block_list(StorageCall& call);
     void get_block_list(StorageCall& call);
     void get_blob(StorageCall& call);
@@ -67,6 +76,8 @@ private:
     // Set Blob Properties of a page blob that resizes it or sets its sequence number.
     void set_page_blob_properties(StorageCall& call);
 
+    // authorize_copy_source with this service's public containers and stored policies.
+    void authorize_source(const CopySource& source, const StorageCall& call, bool key_covers_own_account);
     // The MD5 of a blob's bytes (404 CannotVerifyCopySource when it is gone): a copy source's.
     std::string md5_of_blob(const std::string& account, const std::string& container, const std::string& name,
                             const std::string& snapshot);

@@ -58,10 +58,12 @@ std::string blob_properties(const BlobInfo& b, const BlobListIncludes& include, 
     xml += "<ServerEncrypted>true</ServerEncrypted>";
     if (b.type == BlobType::append) xml += std::string("<Sealed>") + (b.sealed ? "true" : "false") + "</Sealed>";
     if (!b.tags.empty()) xml += "<TagCount>" + std::to_string(b.tags.size()) + "</TagCount>";
+    if (b.copy.incremental) xml += "<IncrementalCopy>true</IncrementalCopy>";
     if (include.copy && !b.copy.empty()) {
         xml += element("CopyId", b.copy.id) + element("CopySource", b.copy.source) + element("CopyStatus", b.copy.status) +
                element("CopyProgress", b.copy.progress) +
                element("CopyCompletionTime", time::format_rfc1123(b.copy.completed));
+        if (b.copy.incremental) xml += element("DestinationSnapshot", b.copy.destination_snapshot);
     }
     return xml + "</Properties>";
 }

@@ -252,12 +252,18 @@ std::optional<BlobType> blob_type_from_name(std::string_view name) {
 
 std::string copy_state_to_json(const CopyState& copy) {
     if (copy.empty()) return "";
-    return nlohmann::json{{"id", copy.id},
-                          {"source", copy.source},
-                          {"status", copy.status},
-                          {"progress", copy.progress},
-                          {"completed", time::to_ticks(copy.completed)}}
-        .dump();
+    nlohmann::json j{{"id", copy.id},
+                     {"source", copy.source},
+                     {"status", copy.status},
+                     {"progress", copy.progress},
+                     {"completed", time::to_ticks(copy.completed)}};
+    if (copy.incremental) {
+        j["incremental"] = true;
+        j["incremental_source"] = copy.incremental_source;
+        j["source_snapshot"] = copy.source_snapshot;
+        j["destination_snapshot"] = copy.destination_snapshot;
+    }
+    return j.dump();
 }
 
 CopyState copy_state_from_json(const std::string& json) {
@@ -269,6 +275,10 @@ CopyState copy_state_from_json(const std::string& json) {
     copy.status = j.value("status", "");
     copy.progress = j.value("progress", "");
     copy.completed = time::from_ticks(j.value("completed", int64_t{0}));
+    copy.incremental = j.value("incremental", false);
+    copy.incremental_source = j.value("incremental_source", "");
+    copy.source_snapshot = j.value("source_snapshot", "");
+    copy.destination_snapshot = j.value("destination_snapshot", "");
     return copy;
 }
 

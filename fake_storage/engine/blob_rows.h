@@ -64,6 +64,13 @@ std::string prefix_end(const std::string& prefix);
 void remove_contents(ContentFiles& files, const std::string& account,
                      const std::vector<std::pair<ContentKind, std::string>>& ids);
 
+// Inserts a snapshot of the base blob in row `base_row`, named by the time now (or the next free
+// tick after it), with `content_id` (a link of the base's file, or ""), `metadata` and `pages`
+// (its page rows, links of the base's): the snapshot's name. Inside a write.
+std::string insert_snapshot_row(db::Database& db, const std::string& account, const BlobInfo& base, const std::string& content_id,
+                                const Metadata& metadata, const std::vector<CommittedBlock>& blocks,
+                                const std::vector<PageRow>& pages);
+
 std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& identifiers);
 std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json);
 std::string copy_state_to_json(const CopyState& copy);

@@ -46,26 +46,9 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
             BlobInfo blob = require_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(blob), "", "");
             check_lease_if_named(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
-            // Snapshots are named by their time, to the tick; two in one tick are one tick apart.
-            auto at = time::now();
-            std::string id;
-            for (;; at += std::chrono::nanoseconds(100)) {
-                id = time::format_iso8601(at, 7);
-                if (!find_blob(db, account, container, name, nullptr, id)) break;
-            }
-            auto q = db.prepare(
-                "INSERT INTO blobs(account, container, name, snapshot, content_id, size, etag, created,"
-                " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count, sealed,"
-                " sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
-                " SELECT account, container, name, ?2, ?3, size, etag, created, last_modified, content, ?4,"
-                " inline_body, composed, '', blob_type, block_count, sealed, sequence_number, tier, tier_changed,"
-                " archive_status, tags, copy_state FROM blobs WHERE id = ?1 RETURNING id");
-            q.bind(1, blob.row).bind(2, id).bind(3, content_id).bind(4, metadata_to_json(metadata.value_or(blob.metadata)));
-            q.step();
-            const int64_t row = q.column_int(0);
-            q.reset();
-            insert_committed_blocks(db, row, blocks);
-            insert_page_rows(db, row, pages);
+            refuse_on_incremental_copy(blob);
+            const std::string id = insert_snapshot_row(db, account, blob, content_id, metadata.value_or(blob.metadata), blocks,
+                                                       pages);
             snapshot = require_blob(db, account, container, name, id);
         });
     } catch (...) {
@@ -73,6 +56,39 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
         throw;
     }
     return snapshot;
+}
+
+std::string insert_snapshot_row(db::Database& db, const std::string& account, const BlobInfo& base, const std::string& content_id,
+                                const Metadata& metadata, const std::vector<CommittedBlock>& blocks,
+                                const std::vector<PageRow>& pages) {
+    // Snapshots are named by their time, to the tick; two in one tick are one tick apart.
+    auto at = time::now();
+    std::string id;
+    for (;; at += std::chrono::nanoseconds(100)) {
+        id = time::format_iso8601(at, 7);
+        if (!find_blob(db, account, base.container, base.name, nullptr, id)) break;
+    }
+    auto q = db.prepare(
+        "INSERT INTO blobs(account, container, name, snapshot, content_id, size, etag, created,"
+        " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count, sealed,"
+        " sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
+        " SELECT account, container, name, ?2, ?3, size, etag, created, last_modified, content, ?4,"
+        " inline_body, composed, '', blob_type, block_count, sealed, sequence_number, tier, tier_changed,"
+        " archive_status, tags, copy_state FROM blobs WHERE id = ?1 RETURNING id");
+    q.bind(1, base.row).bind(2, id).bind(3, content_id).bind(4, metadata_to_json(metadata));
+    q.step();
+    const int64_t row = q.column_int(0);
+    q.reset();
+    insert_committed_blocks(db, row, blocks);
+    insert_page_rows(db, row, pages);
+    return id;
+}
+
+void refuse_on_incremental_copy(const BlobInfo& blob) {
+    if (blob.copy.incremental && blob.snapshot.empty()) {
+        fail(409, "OperationNotAllowedOnIncrementalCopyBlob",
+             "The specified operation is not allowed on an incremental copy blob.");
+    }
 }
 
 }  // namespace bai::storage

@@ -216,27 +216,6 @@ ContainerInfo BlobStore::set_container_access(const std::string& account, const 
     });
 }
 
-// The marker is the last container a page listed (opaque to clients; Azurite's choice, which
-// code written against it passes as a container name): the next page starts after it.
-ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
-    ContainerListPage page;
-    db_.read([&](db::Database& db) {
-        auto q = db.prepare(
-            "SELECT name, etag, created, last_modified, metadata, public_access, lease, signed_identifiers FROM containers"
-            " WHERE account = ?1 AND name >= ?2 AND name > ?5 AND name < ?3 ORDER BY name LIMIT ?4");
-        q.bind(1, account).bind(2, o.prefix).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1).bind(5, o.marker);
-        while (q.step()) {
-            ContainerInfo c = read_container(q);
-            if (static_cast<int>(page.containers.size()) == o.max_results) {
-                page.next_marker = page.containers.back().name;
-                break;
-            }
-            page.containers.push_back(std::move(c));
-        }
-    });
-    return page;
-}
-
 BlobInfo BlobStore::commit_body(
     const std::string& account, const std::string& container, const std::string& name,
     const std::string& content_id, std::uint64_t size, const ContentSettings& content,
@@ -289,6 +268,11 @@ BlobInfo BlobStore::commit_body(
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
                                    "The specified blob already exists.");
             check_lease_for_write(existing ? existing->lease : Lease{}, conditions.lease_id, clock_now(), LeaseTarget::blob);
+            if (traits.check) {
+                traits.check(db, existing);
+            } else if (existing) {
+                refuse_on_incremental_copy(*existing);
+            }
             if (existing) {
                 blob.created = existing->created;
                 blob.lease = lease_after_write(existing->lease, clock_now());  // a new body keeps a held lease
@@ -349,6 +333,7 @@ BlobInfo BlobStore::commit_body(
                 .bind(2, container)
                 .bind(3, name)
                 .run();
+            if (traits.then) traits.then(db, blob);
         });
     } catch (...) {
         if (!content_id.empty()) files_.remove(account, ContentKind::blob, content_id);
@@ -659,6 +644,7 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
         blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
         if (snapshot.empty()) check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
+        if (!same_version) refuse_on_incremental_copy(blob);
         change(blob);
         if (!same_version) {
             blob.etag = new_etag();
@@ -745,167 +731,6 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
     remove_contents(files_, account, garbage);
 }
 
-BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& container,
-                              const std::string& name, const std::string& source_account,
-                              const std::string& source_container, const std::string& source_name,
-                              const CopyRequest& request, const Conditions& conditions) {
-    OpenBlob source;
-    std::vector<CommittedBlock> blocks;  // the copy keeps the source's committed block list
-    try {
-        source = open(source_account, source_container, source_name, &blocks, request.source_snapshot);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) {
-            fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        }
-        throw;
-    }
-    const BlobInfo& from = source.info;
-    // An archived source is copied only into an online tier (a rehydrating copy).
-    if (from.tier == "Archive" && (request.tier.empty() || request.tier == "Archive")) {
-        fail(409, "CannotVerifyCopySource", "This operation is not permitted on an archived blob.");
-    }
-    const Metadata& copied_metadata = request.metadata.value_or(from.metadata);
-    BlobTraits traits;
-    traits.type = from.type;
-    traits.tags = request.source_tags ? from.tags : request.tags;
-    traits.tier = request.tier;
-    traits.sequence_number = from.sequence_number;
-    traits.committed_block_count = from.committed_block_count;
-    traits.sealed = from.sealed;
-    traits.copy = {crypto::uuid4(), request.source_url, "success",
-                   std::to_string(from.size) + "/" + std::to_string(from.size), time::now()};
-    if (from.type == BlobType::page) return copy_page_blob(account, container, name, source, copied_metadata, traits,
-                                                           conditions, source_account == account);
-    if (source.in_memory()) {
-        // All the bytes are in memory: the copy keeps them inline, and no part file.
-        for (CommittedBlock& b : blocks) b.content_id.clear();
-        if (from.type != BlobType::block) blocks.clear();
-        std::lock_guard lock(lock_for(account, container, name));
-        return commit_body(account, container, name, "", from.size, from.content, copied_metadata,
-                           conditions, &blocks, &source.bytes, traits);
-    }
-    // The bytes of the descriptors opened, in one new file (then no block has a file of its own).
-    auto copy_into_one_file = [&] {
-        auto writer = files_.begin(false);
-        for (const BlobPart& part : source.parts) append_part(*writer, part);
-        writer->append(source.bytes);
-        for (CommittedBlock& b : blocks) b.content_id.clear();
-        if (from.type != BlobType::block) blocks.clear();
-        return files_.commit(*writer, account, ContentKind::blob);
-    };
-    // Content is immutable once committed: within an account the copy shares the files.
-    BlockLinks links(files_, account);
-    std::vector<std::pair<ContentKind, std::string>>& linked = links.made();
-    std::string content_id;
-    if (source_account != account) {
-        content_id = copy_into_one_file();
-    } else {
-        try {
-            if (from.composed) {
-                for (CommittedBlock& b : blocks) b.content_id = links.of(b.content_id);
-            } else {
-                content_id = files_.link(account, ContentKind::blob, from.content_id);
-            }
-        } catch (const std::exception&) {
-            // The source was replaced since it was opened and its files are gone: the
-            // descriptors still read the version opened.
-            remove_contents(files_, account, linked);
-            linked.clear();
-            content_id = copy_into_one_file();
-        }
-    }
-    std::lock_guard lock(lock_for(account, container, name));
-    try {
-        // A composed append blob's tail stays inline after its linked parts.
-        const bool with_tail = from.composed && content_id.empty() && !linked.empty();
-        return commit_body(account, container, name, content_id, from.size, from.content,
-                           copied_metadata, conditions, &blocks, with_tail ? &source.bytes : nullptr, traits);
-    } catch (...) {
-        remove_contents(files_, account, linked);
-        throw;
-    }
-}
-
-// The marker is the last entry a page listed (Azurite's choice, as for containers): the next page
-// starts after it. With snapshots, a blob's snapshots come before it, oldest first, and a marker
-// names an entry as NAME?snapshot=KEY, KEY being the snapshot's time or "~" for the blob itself.
-BlobListPage BlobStore::list_blobs(const std::string& account, const std::string& container,
-                                   const ListOptions& o) {
-    static constexpr std::string_view kSnapshotMarker = "?snapshot=";
-    BlobListPage page;
-    db_.read([&](db::Database& db) {
-        require_container(db, account, container);
-        std::string marker_name = o.marker;
-        std::string marker_key = "~";
-        if (size_t at = o.marker.rfind(kSnapshotMarker); o.snapshots && at != std::string::npos) {
-            marker_name = o.marker.substr(0, at);
-            marker_key = o.marker.substr(at + kSnapshotMarker.size());
-        }
-        // Where to start: after the marker's entry (or after its whole group of names, for a
-        // prefix the delimiter made), or at the prefix.
-        std::string start = o.prefix;
-        std::string after_key;  // entries of the start name whose key is greater
-        if (!o.marker.empty() && marker_name >= o.prefix) {
-            start = marker_name;
-            after_key = marker_key;
-            if (!o.delimiter.empty() && marker_name.ends_with(o.delimiter) && marker_key == "~") {
-                start = prefix_end(marker_name);
-                after_key.clear();
-            }
-        }
-        const std::string end = prefix_end(o.prefix);
-        auto entries = [&] { return static_cast<int>(page.entries.size()); };
-        std::string last;  // the key of the last entry listed
-        bool more = true;
-        // With uncommitted blobs: a name with staged blocks and no blob is an empty block blob.
-        const std::string rows =
-            o.uncommitted
-                ? std::string("(SELECT account, ") + kBlobColumns +
-                      " FROM blobs WHERE account = ?1 AND container = ?2 UNION ALL"
-                      " SELECT u.account, u.container, u.blob, '', 0, '', min(u.created), max(u.created), '', '', 0, '',"
-                      " '', 'BlockBlob', 0, 0, 0, '', 0, '', '', '', 0 FROM uncommitted_blocks u"
-                      " WHERE u.account = ?1 AND u.container = ?2 AND NOT EXISTS (SELECT 1 FROM blobs b"
-                      " WHERE b.account = u.account AND b.container = u.container AND b.name = u.blob)"
-                      " GROUP BY u.blob)"
-                : std::string("blobs");
-        while (more) {
-            more = false;
-            auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
-                                ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
-                                " FROM " + rows + " WHERE account = ?1 AND container = ?2 AND name >= ?3"
-                                " AND name < ?4 AND (?6 OR snapshot = '') AND (name > ?3 OR skey > ?7)"
-                                " ORDER BY name, skey LIMIT ?5");
-            q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
-                5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key);
-            after_key.clear();
-            while (q.step()) {
-                std::string name = q.column_text(1);
-                std::string group;
-                if (!o.delimiter.empty()) {
-                    size_t d = name.find(o.delimiter, o.prefix.size());
-                    if (d != std::string::npos) group = name.substr(0, d + o.delimiter.size());
-                }
-                if (entries() == o.max_results) {
-                    page.next_marker = last;
-                    return;
-                }
-                if (group.empty()) {
-                    last = name;
-                    if (o.snapshots) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
-                    page.entries.push_back({false, "", read_blob(q)});
-                } else {
-                    last = group;
-                    page.entries.push_back({true, group, {}});
-                    start = prefix_end(group);  // skip the rest of this group
-                    more = true;
-                    break;
-                }
-            }
-        }
-    });
-    return page;
-}
-
 std::pair<LeaseOutcome, ContainerInfo> BlobStore::lease_container(const std::string& account, const std::string& name,
                                                                   const LeaseRequest& request,
                                                                   const Conditions& conditions) {
@@ -953,44 +778,6 @@ std::vector<std::string> BlobStore::live_content_ids() {
         while (q.step()) ids.push_back(q.column_text(0));
     });
     return ids;
-}
-
-// A page blob's copy: its runs, sharing their files within the account (hard links); into
-// another account, its written runs in one new file.
-BlobInfo BlobStore::copy_page_blob(const std::string& account, const std::string& container, const std::string& name,
-                                   const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
-                                   const Conditions& conditions, bool same_account) {
-    std::vector<PageRow> rows;
-    BlockLinks links(files_, account);
-    std::vector<std::pair<ContentKind, std::string>>& created = links.made();
-    try {
-        bool linked_all = same_account;
-        if (same_account) {
-            db_.read([&](db::Database& db) { rows = page_rows_of(db, source.info.row); });
-            try {
-                for (PageRow& p : rows) {
-                    if (!p.content_id.empty()) p.content_id = links.of(p.content_id);
-                }
-            } catch (const std::exception&) {
-                linked_all = false;  // replaced since it was opened: copy from the descriptors
-            }
-        }
-        if (!linked_all) {
-            remove_contents(files_, account, created);
-            created.clear();
-            rows = write_runs_into_one_file(files_, account, source);
-            if (!rows.empty()) created.emplace_back(ContentKind::block, rows.front().content_id);
-        }
-        traits.pages = &rows;
-        traits.page_blob_size = source.info.size;
-        const std::string none;
-        std::lock_guard lock(lock_for(account, container, name));
-        return commit_body(account, container, name, "", source.info.size, source.info.content, metadata, conditions,
-                           nullptr, &none, traits);
-    } catch (...) {
-        remove_contents(files_, account, created);
-        throw;
-    }
 }
 
 }  // namespace bai::storage

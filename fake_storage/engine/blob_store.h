@@ -29,6 +29,8 @@ namespace bai::storage {
 
 // A stored access policy of a container (Set Container ACL): what a SAS naming it (si) takes
 // from it instead of its own st, se and sp.
+class BlockLinks;
+
 struct SignedIdentifier {
     std::string id;
     std::optional<time::TimePoint> start;
@@ -62,6 +64,12 @@ struct CopyState {
     std::string status;  // "success"
     std::string progress;  // "BYTES/BYTES"
     time::TimePoint completed;
+    // Incremental Copy Blob's destination and its snapshots: the blob copied from (ACCOUNT/CONTAINER/
+    // NAME), the source snapshot last copied, and the destination's snapshot that copy made.
+    bool incremental = false;
+    std::string incremental_source;
+    std::string source_snapshot;
+    std::string destination_snapshot;
     bool empty() const { return id.empty(); }
 };
 
@@ -92,6 +100,10 @@ struct BlobInfo {
     CopyState copy;
     std::int64_t row = 0;  // the row in state.db (internal)
 };
+
+// 409 OperationNotAllowedOnIncrementalCopyBlob: what the destination of an incremental copy
+// refuses (writes; reads of the base blob's bytes: its snapshots are what is read).
+void refuse_on_incremental_copy(const BlobInfo& blob);
 
 // A run of a page blob's written pages, [start, end): a run of a block file, or inline bytes.
 struct PageRow {
@@ -132,6 +144,11 @@ struct BlobTraits {
     bool sealed = false;
     std::uint64_t page_blob_size = 0;                 // page blobs: their size
     const std::vector<PageRow>* pages = nullptr;       // page blobs: their written pages (copies)
+    // Run in the write's transaction: `check` before the row is written (with the blob it
+    // replaces, if any), `then` after it (with the row written). Incremental copies check their
+    // destination and snapshot it in the same transaction.
+    std::function<void(db::Database&, const std::optional<BlobInfo>&)> check;
+    std::function<void(db::Database&, BlobInfo&)> then;
 };
 
 // Append Block's own conditions: x-ms-blob-condition-maxsize and -appendpos.
@@ -398,12 +415,22 @@ public:
         std::string tier;                  // x-ms-access-tier
         std::string source_url;            // for x-ms-copy-source on the destination
         std::string source_snapshot;
+        Conditions source_conditions;      // x-ms-source-if-*
     };
     // Copies a committed blob (within the emulator; synchronous), keeping its type.
     BlobInfo copy_blob(const std::string& account, const std::string& container,
                        const std::string& name, const std::string& source_account,
                        const std::string& source_container, const std::string& source_name,
                        const CopyRequest& request, const Conditions& conditions);
+    // Incremental Copy Blob: the page blob snapshot `source_snapshot` becomes the destination's
+    // content and a new snapshot of the destination (CopyState::destination_snapshot). The
+    // destination must not exist or be an incremental copy of the same blob, of an earlier
+    // snapshot (409 InvalidBlobType, IncrementalCopyBlobMismatch,
+    // IncrementalCopyOfEarlierVersionSnapshotNotAllowed).
+    BlobInfo incremental_copy(const std::string& account, const std::string& container, const std::string& name,
+                              const std::string& source_account, const std::string& source_container,
+                              const std::string& source_name, const CopyRequest& request,
+                              const Conditions& conditions);
     BlobListPage list_blobs(const std::string& account, const std::string& container,
                             const ListOptions& options);
 
@@ -414,6 +441,11 @@ private:
     BlobInfo copy_page_blob(const std::string& account, const std::string& container, const std::string& name,
                             const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
                             const Conditions& conditions, bool same_account);
+    // The runs of an opened page blob for a copy into `account`: its files linked when
+    // `same_account`, else (or when the source was replaced since it was opened) its written runs
+    // in one new file. The files made are in links.made().
+    std::vector<PageRow> copied_page_rows(const std::string& account, const OpenBlob& source, bool same_account,
+                                          BlockLinks& links);
     // The parts of an opened page blob (page_blobs.cpp): false when a file went missing.
     bool open_pages(const std::string& account, OpenBlob& open, const std::vector<PageRow>& rows);
     // open_blob, and the committed blocks of what it opened when `blocks` is given.

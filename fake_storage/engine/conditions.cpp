@@ -94,4 +94,16 @@ void check_write_conditions(const Conditions& c, const std::optional<Version>& c
     }
 }
 
+void check_source_conditions(const Conditions& c, const Version& source) {
+    auto unmet = [] {
+        fail(412, "SourceConditionNotMet", "The source condition specified using HTTP conditional header(s) is not met.");
+    };
+    static const Tags kNone;
+    if (c.if_tags && !c.if_tags->matches(source.tags != nullptr ? *source.tags : kNone)) unmet();
+    if (c.if_match && !matches(*c.if_match, source.etag)) unmet();
+    if (c.if_none_match && matches(*c.if_none_match, source.etag)) unmet();
+    if (c.if_modified_since && whole_seconds(source.last_modified) <= *c.if_modified_since) unmet();
+    if (c.if_unmodified_since && whole_seconds(source.last_modified) > *c.if_unmodified_since) unmet();
+}
+
 }  // namespace bai::storage

@@ -51,4 +51,8 @@ void check_read_conditions(const Conditions& conditions, const Version& current)
 void check_write_conditions(const Conditions& conditions, const std::optional<Version>& current,
                             const std::string& exists_code, const std::string& exists_message);
 
+// The conditions on a copy's source (x-ms-source-if-match, -none-match, -modified-since,
+// -unmodified-since, -tags), against the source read: each failure 412 SourceConditionNotMet.
+void check_source_conditions(const Conditions& conditions, const Version& source);
+
 }  // namespace bai::storage

@@ -93,6 +93,7 @@ BlobInfo writable_page_blob(db::Database& db, const std::string& account, const 
     if (blob.type != BlobType::page) invalid_blob_type();
     check_write_conditions(conditions, version_of(blob), "", "");
     check_lease_for_write(blob.lease, conditions.lease_id, now, LeaseTarget::blob);
+    refuse_on_incremental_copy(blob);
     return blob;
 }
 
@@ -236,6 +237,7 @@ PageRangeList BlobStore::get_page_ranges(const std::string& account, const std::
     db_.read([&](db::Database& db) {
         list.blob = require_blob(db, account, container, name, snapshot);
         if (list.blob.type != BlobType::page) invalid_blob_type();
+        refuse_on_incremental_copy(list.blob);
         rows = page_rows_of(db, list.blob.row);
         if (!previous_snapshot.empty()) {
             auto previous = find_blob(db, account, container, name, nullptr, previous_snapshot);

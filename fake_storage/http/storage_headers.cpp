@@ -1,5 +1,6 @@
 #include "fake_storage/http/storage_headers.h"
 
+#include <array>
 #include <charconv>
 
 #include "common/crypto/random_id.h"
@@ -67,23 +68,42 @@ std::string metadata_xml(const Metadata& metadata) {
     return xml + "</Metadata>";
 }
 
-Conditions read_conditions(const StorageRequest& r) {
+namespace {
+
+// The four conditional headers, as named (If-Match, If-None-Match, If-Modified-Since,
+// If-Unmodified-Since, or a copy's source's), and the tag condition.
+Conditions read_conditions_named(const StorageRequest& r, const std::array<const char*, 4>& names,
+                                 const char* tags_header) {
     Conditions c;
-    if (r.has_header("If-Match")) c.if_match = r.header("If-Match");
-    if (r.has_header("If-None-Match")) c.if_none_match = r.header("If-None-Match");
-    if (r.has_header("x-ms-lease-id")) c.lease_id = r.header("x-ms-lease-id");
-    if (r.has_header("x-ms-if-tags")) {
+    if (r.has_header(names[0])) c.if_match = r.header(names[0]);
+    if (r.has_header(names[1])) c.if_none_match = r.header(names[1]);
+    if (r.has_header(tags_header)) {
         c.if_tags = std::make_shared<TagExpression>(
-            TagExpression::parse(r.header("x-ms-if-tags"), TagExpression::Use::condition));
+            TagExpression::parse(r.header(tags_header), TagExpression::Use::condition));
     }
-    for (auto [name, slot] : {std::pair{"If-Modified-Since", &c.if_modified_since},
-                              std::pair{"If-Unmodified-Since", &c.if_unmodified_since}}) {
+    for (auto [name, slot] : {std::pair{names[2], &c.if_modified_since}, std::pair{names[3], &c.if_unmodified_since}}) {
         if (!r.has_header(name)) continue;
         auto t = time::parse_rfc1123(r.header(name));
         if (!t) invalid_header(name, r.header(name));
         *slot = *t;
     }
     return c;
+}
+
+}  // namespace
+
+Conditions read_conditions(const StorageRequest& r) {
+    Conditions c = read_conditions_named(r, {"If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"},
+                                         "x-ms-if-tags");
+    if (r.has_header("x-ms-lease-id")) c.lease_id = r.header("x-ms-lease-id");
+    return c;
+}
+
+Conditions read_source_conditions(const StorageRequest& r) {
+    return read_conditions_named(r,
+                                 {"x-ms-source-if-match", "x-ms-source-if-none-match", "x-ms-source-if-modified-since",
+                                  "x-ms-source-if-unmodified-since"},
+                                 "x-ms-source-if-tags");
 }
 
 std::optional<std::uint64_t> read_uint_header(const StorageRequest& r, const std::string& name) {

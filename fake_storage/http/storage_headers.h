@@ -26,6 +26,9 @@ std::string metadata_xml(const Metadata& metadata);
 // If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since (400 InvalidHeaderValue for a
 // date that does not parse).
 Conditions read_conditions(const StorageRequest& request);
+// A copy's conditions on its source: x-ms-source-if-match, -if-none-match, -if-modified-since,
+// -if-unmodified-since and -if-tags, in Conditions' fields.
+Conditions read_source_conditions(const StorageRequest& request);
 
 struct ByteRange {
     std::uint64_t first = 0;

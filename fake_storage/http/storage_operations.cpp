@@ -94,4 +94,35 @@ void check_transactional_checksums(const StorageRequest& r, ContentWriter& body,
     if (!crc64.empty()) response.set_header("x-ms-content-crc64", crypto::base64_encode(crc64));
 }
 
+std::string block_id_param(const StorageRequest& r) {
+    auto block_id = r.param("blockid");
+    if (!block_id) {
+        fail(400, "MissingRequiredQueryParameter",
+             "A query parameter that's mandatory for this request is not specified.\n"
+             "QueryParameterName:blockid");
+    }
+    return *block_id;
+}
+
+AppendConditions read_append_conditions(const StorageRequest& r) {
+    AppendConditions append;
+    append.max_size = read_uint_header(r, "x-ms-blob-condition-maxsize");
+    append.append_position = read_uint_header(r, "x-ms-blob-condition-appendpos");
+    return append;
+}
+
+SequenceConditions read_sequence_conditions(const StorageRequest& r) {
+    SequenceConditions c;
+    auto read = [&](const char* name) -> std::optional<std::int64_t> {
+        auto value = read_uint_header(r, name);
+        if (value && *value > static_cast<std::uint64_t>(INT64_MAX)) invalid_header(name, r.header(name));
+        if (!value) return std::nullopt;
+        return static_cast<std::int64_t>(*value);
+    };
+    c.le = read("x-ms-if-sequence-number-le");
+    c.lt = read("x-ms-if-sequence-number-lt");
+    c.eq = read("x-ms-if-sequence-number-eq");
+    return c;
+}
+
 }  // namespace bai::storage

@@ -32,4 +32,11 @@ void check_content_md5(const StorageRequest& request, const std::string& digest,
 // Content-MD5 when one was. The writer must have been begun with both digests.
 void check_transactional_checksums(const StorageRequest& request, ContentWriter& body, httplib::Response& response);
 
+// Put Block's and Put Block From URL's blockid (400 MissingRequiredQueryParameter without one).
+std::string block_id_param(const StorageRequest& request);
+// Append Block's x-ms-blob-condition-maxsize and -appendpos.
+AppendConditions read_append_conditions(const StorageRequest& request);
+// Put Page's x-ms-if-sequence-number-le, -lt and -eq (each at most INT64_MAX).
+SequenceConditions read_sequence_conditions(const StorageRequest& request);
+
 }  // namespace bai::storage

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <set>
+#include <tuple>
 
 #include "tests/fake_storage/blob_store_fixture.h"
 
@@ -396,6 +397,61 @@ TEST_F(PageBlobTest, CompactionSnapshotsCopiesAndDiffs) {
 
     store->delete_blob(bai::testing::kAcct, "data", "disk", {}, DeleteSnapshots::include);
     store->delete_blob(bai::testing::kAcct, "data", "copy", {});
+    store->delete_container("other", "box", {});
+    EXPECT_TRUE(store->live_content_ids().empty());
+    EXPECT_EQ(files_on_disk(dir / "storage"), 0u);
+}
+
+// Incremental copies: each makes a snapshot of the destination holding the source snapshot's
+// pages; the destination refuses writes; across accounts the pages are copied, within one they
+// are linked; nothing stays on disk once the blobs are gone.
+TEST_F(PageBlobTest, IncrementalCopiesSnapshotTheirDestination) {
+    const std::string big(kInlineLimit * 2, 'b');
+    create_page("disk", 1 << 20);
+    write("disk", 0, std::string(512, 'a'));
+    write("disk", 4096, big);
+    BlobInfo first = store->snapshot_blob(kAcct, "data", "disk", std::nullopt, {});
+    const std::string at_first = read("disk");
+    BlobStore::CopyRequest copy;
+    copy.source_url = "http://127.0.0.1/devstoreaccount1/data/disk?snapshot=" + first.snapshot;
+    copy.source_snapshot = first.snapshot;
+    store->create_container("other", "box", {}, "");
+    BlobInfo near = store->incremental_copy(kAcct, "data", "backup", kAcct, "data", "disk", copy, {});
+    BlobInfo far = store->incremental_copy("other", "box", "backup", kAcct, "data", "disk", copy, {});
+    for (const auto& [account, container, blob] : {std::tuple{std::string(kAcct), "data", near},
+                                                   std::tuple{std::string("other"), "box", far}}) {
+        EXPECT_TRUE(blob.copy.incremental);
+        EXPECT_EQ(blob.copy.source_snapshot, first.snapshot);
+        ASSERT_FALSE(blob.copy.destination_snapshot.empty());
+        EXPECT_TRUE(same(contents(store->open_blob(account, container, "backup", blob.copy.destination_snapshot)),
+                         at_first));
+        EXPECT_TRUE(store->get_blob(account, container, "backup", blob.copy.destination_snapshot).copy.incremental);
+    }
+    EXPECT_EQ(expect_error([&] { write("backup", 0, std::string(512, 'x')); }, "OperationNotAllowedOnIncrementalCopyBlob"),
+              409);
+    EXPECT_EQ(expect_error([&] { store->snapshot_blob(kAcct, "data", "backup", std::nullopt, {}); },
+                           "OperationNotAllowedOnIncrementalCopyBlob"),
+              409);
+
+    write("disk", 0, std::string(512, 'c'));
+    BlobInfo second = store->snapshot_blob(kAcct, "data", "disk", std::nullopt, {});
+    copy.source_snapshot = second.snapshot;
+    store = std::make_unique<BlobStore>(*db, *files);  // the copy state is kept across restarts
+    BlobInfo again = store->incremental_copy(kAcct, "data", "backup", kAcct, "data", "disk", copy, {});
+    EXPECT_GT(again.copy.destination_snapshot, near.copy.destination_snapshot);
+    EXPECT_TRUE(same(contents(store->open_blob(kAcct, "data", "backup", again.copy.destination_snapshot)), read("disk")));
+    EXPECT_TRUE(same(contents(store->open_blob(kAcct, "data", "backup", near.copy.destination_snapshot)), at_first));
+    copy.source_snapshot = first.snapshot;
+    EXPECT_EQ(expect_error([&] { store->incremental_copy(kAcct, "data", "backup", kAcct, "data", "disk", copy, {}); },
+                           "IncrementalCopyOfEarlierVersionSnapshotNotAllowed"),
+              409);
+    copy.source_snapshot.clear();
+    EXPECT_EQ(expect_error([&] { store->incremental_copy(kAcct, "data", "fresh", kAcct, "data", "disk", copy, {}); },
+                           "IncrementalCopySourceMustBeSnapshot"),
+              409);
+
+    store->delete_blob(kAcct, "data", "disk", {}, DeleteSnapshots::include);
+    store->delete_blob(kAcct, "data", "backup", {}, DeleteSnapshots::include);
     store->delete_container("other", "box", {});
     EXPECT_TRUE(store->live_content_ids().empty());
     EXPECT_EQ(files_on_disk(dir / "storage"), 0u);

@@ -185,6 +185,30 @@ class StorageTestCase:
         assert code == 0, f"emulator exited with {code}"
 
 
+class ContainerPerTest(StorageTestCase):
+    """Mixin: StorageTestCase with a container of its own for each test (named after the test),
+    a BlobServiceClient, a raw client and the SDK's error of a call."""
+
+    def setUp(self):
+        from azure.storage.blob import BlobServiceClient
+        from raw_storage import RawClient
+        self.svc = BlobServiceClient.from_connection_string(self.conn)
+        self.name = self.id().rsplit(".", 1)[1].replace("_", "-")[:60].strip("-").lower()
+        self.container = self.svc.create_container(self.name)
+        self.addCleanup(self.container.delete_container)
+        self.raw = RawClient(self.endpoints["blob"])
+
+    def error_of(self, call):
+        """(status, error code) of the HttpResponseError that `call` raises."""
+        from azure.core.exceptions import HttpResponseError
+        with self.assertRaises(HttpResponseError) as caught:
+            call()
+        return caught.exception.status_code, caught.exception.error_code
+
+    def path(self, blob=""):
+        return f"/{DEV_ACCOUNT}/{self.name}" + (f"/{blob}" if blob else "")
+
+
 class StaticToken:
     """A TokenCredential whose token never expires; the emulator accepts any bearer token."""
 

@@ -7,12 +7,11 @@ import struct
 import unittest
 import xml.etree.ElementTree as ET
 
-from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
-from azure.storage.blob import (AccessPolicy, BlobServiceClient, BlobSasPermissions, ContainerSasPermissions,
-                                StandardBlobTier, UserDelegationKey, generate_blob_sas, generate_container_sas)
+from azure.core.exceptions import ResourceNotFoundError
+from azure.storage.blob import (AccessPolicy, BlobSasPermissions, ContainerSasPermissions, StandardBlobTier,
+                                UserDelegationKey, generate_blob_sas)
 
-from harness import DEV_ACCOUNT, DEV_KEY, StorageTestCase
-from raw_storage import RawClient
+from harness import DEV_ACCOUNT, DEV_KEY, ContainerPerTest
 
 EXPIRY = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=2)
 
@@ -27,22 +26,7 @@ def crc64(data):
     return base64.b64encode(struct.pack("<Q", crc ^ 0xFFFFFFFFFFFFFFFF)).decode()
 
 
-class BlobKinds(StorageTestCase, unittest.TestCase):
-    def setUp(self):
-        self.svc = BlobServiceClient.from_connection_string(self.conn)
-        self.name = self.id().rsplit(".", 1)[1].replace("_", "-")[:60].strip("-").lower()
-        self.container = self.svc.create_container(self.name)
-        self.addCleanup(self.container.delete_container)
-        self.raw = RawClient(self.endpoints["blob"])
-
-    def error_of(self, call):
-        with self.assertRaises(HttpResponseError) as caught:
-            call()
-        return caught.exception.status_code, caught.exception.error_code
-
-    def path(self, blob=""):
-        return f"/{DEV_ACCOUNT}/{self.name}" + (f"/{blob}" if blob else "")
-
+class BlobKinds(ContainerPerTest, unittest.TestCase):
     def test_append_blobs_grow_block_by_block_until_sealed(self):
         log = self.container.get_blob_client("app.log")
         log.create_append_blob(metadata={"kind": "log"})
