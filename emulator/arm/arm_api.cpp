@@ -8,6 +8,7 @@
 #include "emulator/arm/queue_only_engine.h"
 #include "emulator/arm/resource_groups.h"
 #include "emulator/arm/storage_accounts.h"
+#include "emulator/arm/subscriptions.h"
 #include "emulator/arm/virtual_networks.h"
 #include "emulator/arm/workspaces.h"
 
@@ -36,6 +37,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     remember_subscriptions(*context_);
     router_ = std::make_unique<Router>(endpoints.arm);
     add_provider_routes(*router_, *context_);
+    add_subscription_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
     add_virtual_network_routes(*router_, *context_);

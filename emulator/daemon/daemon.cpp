@@ -1,3 +1,4 @@
+#include "emulator/identity/service_principals.h"
 #include "emulator/daemon/daemon.h"
 
 #include <signal.h>
@@ -40,6 +41,10 @@ void print_banner(const fs::path& location, const endpoints::Endpoints& e, const
     std::printf("  Blob            %s/%s\n", e.blob.c_str(), std::string(storage::kDevAccountName).c_str());
     std::printf("  File            %s/%s\n", e.file.c_str(), std::string(storage::kDevAccountName).c_str());
     std::printf("  Batch           %s   (account %s)\n", e.batch.c_str(), std::string(batch::kDevBatchAccountName).c_str());
+    std::printf("  sign-in         %s/adfs   (tenant %s)\n", e.arm.c_str(), identity::kTenantId);
+    std::printf("                  service principal %s, secret %s\n", identity::kWellKnownClientId,
+                identity::kWellKnownClientSecret);
+    std::printf("  subscription    %s\n", identity::kDefaultSubscriptionId);
     std::printf("  endpoints       %s\n", (location / endpoints::kFileName).c_str());
     std::printf("\nexport REQUESTS_CA_BUNDLE=%s\n", e.ca_cert.c_str());
     std::printf("export AZURE_STORAGE_CONNECTION_STRING='%s'\n", connection.c_str());

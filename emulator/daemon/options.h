@@ -10,6 +10,7 @@
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/gpu_inventory.h"
 #include "emulator/batch/batch_account.h"
+#include "emulator/identity/service_principals.h"
 #include "fake_storage/accounts/account_registry.h"
 
 namespace bai::daemon {
@@ -20,9 +21,10 @@ struct Options {
     int arm_port = 10443;
     int blob_port = 10000;
     int file_port = 10004;
-    int batch_port = 10447;  // the Batch service (issue 9)
+    int batch_port = 10447;  // the Azure Batch service
     std::vector<storage::Account> accounts;
     std::vector<batch::BatchAccount> batch_accounts;  // besides devbatchaccount1
+    std::vector<identity::ServicePrincipal> service_principals;  // besides the well-known one
     std::optional<std::filesystem::path> debug_log;
     // fsync content and the SQLite WAL at every commit (power-loss safety); without it every
     // acknowledged write survives a crash of the emulator (kill -9) but not of the machine.

@@ -17,6 +17,7 @@
 #include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
+#include "emulator/identity/token_service.h"
 #include "emulator/engine/local_engine.h"
 #include "emulator/tls/self_signed_cert.h"
 #include "fake_storage/accounts/account_registry.h"
@@ -84,6 +85,7 @@ struct RunningEmulator::Parts {
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
     std::unique_ptr<arm::ArmApi> arm_api;
     std::unique_ptr<batch::BatchApi> batch_api;
+    std::unique_ptr<identity::TokenService> tokens;
     // ARM's routes (the emulator's own first, the Batch AI router last) and Batch's: the
     // listeners below serve them, so they are declared first and outlive them.
     http::Routes arm_routes;
@@ -247,6 +249,14 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     url("http", options.host, file.port()), certificate.certificate.string(),
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(p->arm_routes, p->published);
+    try {
+        p->tokens = std::make_unique<identity::TokenService>(
+            identity::load_or_create_signing_key(p->location / "identity"),
+            identity::ServicePrincipals(options.service_principals));
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
+    identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
     batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),

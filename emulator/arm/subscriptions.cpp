@@ -1,0 +1,140 @@
+#include "emulator/arm/subscriptions.h"
+
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/resource_groups.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/arm/text.h"
+#include "emulator/identity/service_principals.h"
+
+namespace bai::arm {
+namespace {
+
+struct Region {
+    const char* name;
+    const char* display;
+    const char* geography;
+    const char* paired;
+};
+
+// The regions a subscription lists (the public cloud's physical regions most used; Batch AI ran
+// in a subset of them), with their pairs.
+constexpr Region kRegions[] = {
+    {"eastus", "East US", "US", "westus"},
+    {"eastus2", "East US 2", "US", "centralus"},
+    {"southcentralus", "South Central US", "US", "northcentralus"},
+    {"westus2", "West US 2", "US", "westcentralus"},
+    {"westus3", "West US 3", "US", "eastus"},
+    {"australiaeast", "Australia East", "Asia Pacific", "australiasoutheast"},
+    {"southeastasia", "Southeast Asia", "Asia Pacific", "eastasia"},
+    {"northeurope", "North Europe", "Europe", "westeurope"},
+    {"swedencentral", "Sweden Central", "Europe", "swedensouth"},
+    {"uksouth", "UK South", "Europe", "ukwest"},
+    {"westeurope", "West Europe", "Europe", "northeurope"},
+    {"centralus", "Central US", "US", "eastus2"},
+    {"southafricanorth", "South Africa North", "Africa", "southafricawest"},
+    {"centralindia", "Central India", "Asia Pacific", "southindia"},
+    {"eastasia", "East Asia", "Asia Pacific", "southeastasia"},
+    {"japaneast", "Japan East", "Asia Pacific", "japanwest"},
+    {"koreacentral", "Korea Central", "Asia Pacific", "koreasouth"},
+    {"canadacentral", "Canada Central", "Canada", "canadaeast"},
+    {"francecentral", "France Central", "Europe", "francesouth"},
+    {"germanywestcentral", "Germany West Central", "Europe", "germanynorth"},
+    {"norwayeast", "Norway East", "Europe", "norwaywest"},
+    {"switzerlandnorth", "Switzerland North", "Europe", "switzerlandwest"},
+    {"brazilsouth", "Brazil South", "South America", "southcentralus"},
+    {"northcentralus", "North Central US", "US", "southcentralus"},
+    {"westus", "West US", "US", "eastus"},
+    {"westcentralus", "West Central US", "US", "westus2"},
+    {"canadaeast", "Canada East", "Canada", "canadacentral"},
+    {"japanwest", "Japan West", "Asia Pacific", "japaneast"},
+    {"ukwest", "UK West", "Europe", "uksouth"},
+    {"australiasoutheast", "Australia Southeast", "Asia Pacific", "australiaeast"},
+};
+
+std::string subscription_path(const std::string& id) { return "/subscriptions/" + id; }
+
+nlohmann::json subscription_view(const std::string& id) {
+    return {{"id", subscription_path(id)},
+            {"authorizationSource", "RoleBased"},
+            {"managedByTenants", nlohmann::json::array()},
+            {"subscriptionId", id},
+            {"tenantId", identity::kTenantId},
+            {"displayName", iequals(id, identity::kDefaultSubscriptionId) ? "Batch AI Emulator"
+                                                                           : "Batch AI Emulator " + id},
+            {"state", "Enabled"},
+            {"subscriptionPolicies",
+             {{"locationPlacementId", "Public_2014-09-01"}, {"quotaId", "PayAsYouGo_2014-09-01"}, {"spendingLimit", "Off"}}}};
+}
+
+// The subscriptions ARM knows, the default one first.
+std::vector<std::string> known_subscriptions(ArmContext& ctx) {
+    std::vector<std::string> ids{identity::kDefaultSubscriptionId};
+    for (const StoredResource& s : ctx.store.all_of_type(kind::kSubscription)) {
+        std::string id = s.body.value("subscriptionId", "");
+        if (!id.empty() && !iequals(id, identity::kDefaultSubscriptionId)) ids.push_back(id);
+    }
+    return ids;
+}
+
+std::string require_known(ArmContext& ctx, const std::string& id) {
+    for (const std::string& known : known_subscriptions(ctx)) {
+        if (iequals(known, id)) return known;
+    }
+    throw CloudError(404, "SubscriptionNotFound", "The subscription '" + id + "' could not be found.");
+}
+
+nlohmann::json location_view(const std::string& subscription, const Region& r) {
+    const std::string base = subscription_path(subscription) + "/locations/";
+    return {{"id", base + r.name},
+            {"name", r.name},
+            {"displayName", r.display},
+            {"regionalDisplayName", std::string("(") + r.geography + ") " + r.display},
+            {"metadata",
+             {{"regionType", "Physical"},
+              {"regionCategory", "Recommended"},
+              {"geographyGroup", r.geography},
+              {"pairedRegion", {{{"name", r.paired}, {"id", base + r.paired}}}}}}};
+}
+
+}  // namespace
+
+void add_subscription_routes(Router& router, ArmContext& ctx) {
+    const std::string default_id = subscription_path(identity::kDefaultSubscriptionId);
+    if (!ctx.store.type_of(default_id)) {
+        ctx.store.create(default_id, "", kind::kSubscription,
+                         {{"id", default_id}, {"subscriptionId", identity::kDefaultSubscriptionId}});
+    }
+    router.add("GET", "/subscriptions", Versions::any_dated, "Microsoft.Resources/subscriptions/read",
+               [&ctx](const ArmRequest&, const Params&, httplib::Response& res) {
+                   nlohmann::json list = nlohmann::json::array();
+                   for (const std::string& id : known_subscriptions(ctx)) list.push_back(subscription_view(id));
+                   send_json(res, 200, {{"value", list}, {"count", {{"type", "Total"}, {"value", list.size()}}}});
+               });
+    router.add("GET", "/subscriptions/{subscriptionId}", Versions::any_dated, "Microsoft.Resources/subscriptions/read",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   send_json(res, 200, subscription_view(require_known(ctx, p["subscriptionId"])));
+               });
+    router.add("GET", "/subscriptions/{subscriptionId}/locations", Versions::any_dated,
+               "Microsoft.Resources/subscriptions/locations/read",
+               [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
+                   const std::string id = require_known(ctx, p["subscriptionId"]);
+                   nlohmann::json list = nlohmann::json::array();
+                   for (const Region& r : kRegions) list.push_back(location_view(id, r));
+                   send_json(res, 200, {{"value", list}});
+               });
+    router.add("GET", "/tenants", Versions::any_dated, "Microsoft.Resources/tenants/read",
+               [](const ArmRequest&, const Params&, httplib::Response& res) {
+                   nlohmann::json tenant{{"id", std::string("/tenants/") + identity::kTenantId},
+                                         {"tenantId", identity::kTenantId},
+                                         {"tenantCategory", "Home"},
+                                         {"countryCode", "US"},
+                                         {"displayName", identity::kTenantName},
+                                         {"domains", {"batchai-emulator.local"}},
+                                         {"defaultDomain", "batchai-emulator.local"},
+                                         {"tenantType", "AAD"}};
+                   send_json(res, 200, {{"value", {tenant}}, {"count", {{"type", "Total"}, {"value", 1}}}});
+               });
+}
+
+}  // namespace bai::arm

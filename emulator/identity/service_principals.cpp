@@ -1,0 +1,62 @@
+#include "emulator/identity/service_principals.h"
+
+#include <openssl/evp.h>
+
+#include <cctype>
+#include <cstdio>
+#include <stdexcept>
+
+#include "common/text/ascii.h"
+
+namespace bai::identity {
+
+bool is_guid(const std::string& text) {
+    if (text.size() != 36) return false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? text[i] != '-' : !std::isxdigit(static_cast<unsigned char>(text[i]))) return false;
+    }
+    return true;
+}
+
+ServicePrincipal parse_service_principal(const std::string& text) {
+    const size_t colon = text.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("--service-principal wants ID:SECRET, got '" + text + "'");
+    ServicePrincipal p{text.substr(0, colon), text.substr(colon + 1)};
+    if (!is_guid(p.client_id)) {
+        throw std::invalid_argument("--service-principal: the client id must be a GUID, got '" + p.client_id + "'");
+    }
+    if (p.secret.empty()) throw std::invalid_argument("--service-principal: the secret of " + p.client_id + " is empty");
+    return p;
+}
+
+ServicePrincipals::ServicePrincipals(const std::vector<ServicePrincipal>& more) {
+    all_.push_back({kWellKnownClientId, kWellKnownClientSecret});
+    for (const ServicePrincipal& p : more) {
+        std::erase_if(all_, [&](const ServicePrincipal& q) { return text::iequals(q.client_id, p.client_id); });
+        all_.push_back(p);
+    }
+}
+
+std::optional<ServicePrincipal> ServicePrincipals::find(const std::string& client_id) const {
+    for (const ServicePrincipal& p : all_) {
+        if (text::iequals(p.client_id, client_id)) return p;
+    }
+    return std::nullopt;
+}
+
+std::string object_id_of(const std::string& client_id) {
+    const std::string input = "service-principal-object-id:" + text::lower(client_id);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    EVP_Digest(input.data(), input.size(), digest, &size, EVP_sha256(), nullptr);
+    digest[6] = static_cast<unsigned char>((digest[6] & 0x0f) | 0x80);  // version 8: name-based, custom
+    digest[8] = static_cast<unsigned char>((digest[8] & 0x3f) | 0x80);  // RFC 4122 variant
+    char out[37];
+    std::snprintf(out, sizeof out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", digest[0],
+                  digest[1], digest[2], digest[3], digest[4], digest[5], digest[6], digest[7], digest[8], digest[9],
+                  digest[10], digest[11], digest[12], digest[13], digest[14], digest[15]);
+    return out;
+}
+
+}  // namespace bai::identity

@@ -1,0 +1,206 @@
+#include "emulator/identity/token_service.h"
+
+#include <jwt/jwt.hpp>
+
+#include "common/crypto/random_id.h"
+#include "common/text/ascii.h"
+#include "common/text/percent_encoding.h"
+#include "common/time/timestamps.h"
+
+namespace bai::identity {
+namespace {
+
+bool known_tenant(const std::string& tenant) {
+    return text::iequals(tenant, "adfs") || text::iequals(tenant, kTenantId) || text::iequals(tenant, "organizations") ||
+           text::iequals(tenant, "common");
+}
+
+std::string issuer(const std::string& base, const std::string& tenant) {
+    return text::iequals(tenant, "adfs") ? base + "/adfs" : base + "/" + std::string(kTenantId) + "/";
+}
+
+[[noreturn]] void refuse(int status, std::string error, int code, std::string description) {
+    throw SignInError{status, std::move(error), code, std::move(description)};
+}
+
+void require_tenant(const std::string& tenant) {
+    if (!known_tenant(tenant)) {
+        refuse(400, "invalid_tenant", 90002,
+               "Tenant '" + tenant + "' not found. Check to make sure you have the correct tenant ID and are signing into "
+               "the correct cloud.");
+    }
+}
+
+std::map<std::string, std::string> parse_form(const std::string& body) {
+    std::map<std::string, std::string> fields;
+    size_t at = 0;
+    while (at <= body.size()) {
+        size_t amp = body.find('&', at);
+        if (amp == std::string::npos) amp = body.size();
+        std::string_view pair(body.data() + at, amp - at);
+        if (!pair.empty()) {
+            size_t eq = pair.find('=');
+            auto name = text::percent_decode(pair.substr(0, eq), true);
+            auto value = text::percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
+            if (!name || !value) refuse(400, "invalid_request", 900144, "The request body is not a valid form.");
+            fields.emplace(*name, *value);  // the first of a repeated field counts
+        }
+        at = amp + 1;
+    }
+    return fields;
+}
+
+nlohmann::json error_body(const SignInError& e) {
+    const std::string trace = crypto::uuid4();
+    const std::string correlation = crypto::uuid4();
+    const std::string now = time::format_iso8601(time::now(), 0);
+    return {{"error", e.error},
+            {"error_description", "AADSTS" + std::to_string(e.code) + ": " + e.description + "\r\nTrace ID: " + trace +
+                                      "\r\nCorrelation ID: " + correlation + "\r\nTimestamp: " + now},
+            {"error_codes", {e.code}},
+            {"timestamp", now},
+            {"trace_id", trace},
+            {"correlation_id", correlation},
+            {"error_uri", "https://login.microsoftonline.com/error?code=" + std::to_string(e.code)}};
+}
+
+}  // namespace
+
+TokenService::TokenService(SigningKey key, ServicePrincipals principals)
+    : key_(std::move(key)), principals_(std::move(principals)) {}
+
+nlohmann::json TokenService::openid_configuration(const std::string& base, const std::string& tenant) const {
+    require_tenant(tenant);
+    const std::string root = base + "/" + tenant;
+    return {{"issuer", issuer(base, tenant)},
+            {"token_endpoint", root + "/oauth2/token"},
+            {"authorization_endpoint", root + "/oauth2/authorize"},
+            {"device_authorization_endpoint", root + "/oauth2/devicecode"},
+            {"jwks_uri", root + "/discovery/keys"},
+            {"token_endpoint_auth_methods_supported", {"client_secret_post", "client_secret_basic"}},
+            {"response_types_supported", {"code", "id_token", "code id_token", "token id_token", "token"}},
+            {"grant_types_supported", {"client_credentials"}},
+            {"subject_types_supported", {"pairwise"}},
+            {"id_token_signing_alg_values_supported", {"RS256"}},
+            {"access_token_issuer", issuer(base, tenant)},
+            {"tenant_region_scope", "WW"}};
+}
+
+nlohmann::json TokenService::keys() const { return {{"keys", {key_.jwk}}}; }
+
+std::string TokenService::issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
+                                const std::string& audience, std::chrono::system_clock::time_point now) const {
+    using namespace jwt::params;
+    const std::string oid = object_id_of(principal.client_id);
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    jwt::jwt_object token{algorithm("RS256"), secret(key_.private_pem),
+                          payload({{"aud", audience},
+                                   {"iss", issuer(base, tenant)},
+                                   {"appid", principal.client_id},
+                                   {"appidacr", "1"},
+                                   {"idp", issuer(base, tenant)},
+                                   {"idtyp", "app"},
+                                   {"oid", oid},
+                                   {"sub", oid},
+                                   {"tid", kTenantId},
+                                   {"ver", "1.0"}})};
+    token.header().add_header("kid", key_.key_id);
+    token.add_claim("iat", seconds).add_claim("nbf", seconds).add_claim("exp", seconds + kLifetime.count());
+    return token.signature();
+}
+
+nlohmann::json TokenService::grant(const std::string& base, const std::string& tenant,
+                                   const std::map<std::string, std::string>& form) const {
+    require_tenant(tenant);
+    auto field = [&](const char* name) -> std::string {
+        auto it = form.find(name);
+        if (it == form.end() || it->second.empty()) {
+            refuse(400, "invalid_request", 900144,
+                   std::string("The request body must contain the following parameter: '") + name + "'.");
+        }
+        return it->second;
+    };
+    const std::string grant_type = field("grant_type");
+    if (grant_type != "client_credentials") {
+        refuse(400, "unsupported_grant_type", 70003,
+               "The app requested an unsupported grant type '" + grant_type + "'. This emulator signs in service "
+               "principals with a client secret (client_credentials) only.");
+    }
+    const std::string client_id = field("client_id");
+    // v2 clients ask for RESOURCE/.default; v1 clients name the resource.
+    std::string audience;
+    if (auto scope = form.find("scope"); scope != form.end() && !scope->second.empty()) {
+        const std::string& s = scope->second;
+        static constexpr std::string_view kDefault = "/.default";
+        if (s.size() <= kDefault.size() || !s.ends_with(kDefault) || s.find(' ') != std::string::npos) {
+            refuse(400, "invalid_scope", 1002012,
+                   "The provided value for scope " + s + " is not valid. Client credential flows must have a scope "
+                   "value with /.default suffixed to the resource identifier (application ID URI).");
+        }
+        audience = s.substr(0, s.size() - kDefault.size());
+    } else {
+        audience = field("resource");
+    }
+    std::optional<ServicePrincipal> principal = principals_.find(client_id);
+    if (!principal) {
+        refuse(400, "unauthorized_client", 700016,
+               "Application with identifier '" + client_id + "' was not found in the directory '" + kTenantName +
+                   "'. This can happen if the application has not been installed by the administrator of the tenant "
+                   "or consented to by any user in the tenant. You may have sent your authentication request to the "
+                   "wrong tenant.");
+    }
+    auto secret = form.find("client_secret");
+    if (secret == form.end() || secret->second.empty()) {
+        refuse(401, "invalid_client", 7000218,
+               "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+    }
+    if (secret->second != principal->secret) {
+        refuse(401, "invalid_client", 7000215,
+               "Invalid client secret provided. Ensure the secret being sent in the request is the client secret "
+               "value, not the client secret ID, for a secret added to app '" + client_id + "'.");
+    }
+    const auto now = std::chrono::system_clock::now();
+    const auto expires = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch() + kLifetime).count();
+    return {{"token_type", "Bearer"},
+            {"expires_in", kLifetime.count()},
+            {"ext_expires_in", kLifetime.count()},
+            {"expires_on", std::to_string(expires)},
+            {"resource", audience},
+            {"access_token", issue(base, tenant, *principal, audience, now)}};
+}
+
+void add_identity_routes(http::Routes& routes, const TokenService& service, const std::string& base) {
+    auto answer = [](httplib::Response& res, int status, const nlohmann::json& body) {
+        res.status = status;
+        res.set_header("Cache-Control", "no-store, no-cache");
+        res.set_content(body.dump(), "application/json; charset=utf-8");
+    };
+    auto guarded = [answer](const std::function<void(httplib::Response&)>& run, httplib::Response& res) {
+        try {
+            run(res);
+        } catch (const SignInError& e) {
+            answer(res, e.status, error_body(e));
+        }
+    };
+    // Tenants are GUIDs or names of letters: no slash, no dot.
+    const std::string tenant = "/([A-Za-z0-9-]+)";
+    for (const char* path : {"/.well-known/openid-configuration", "/v2.0/.well-known/openid-configuration"}) {
+        routes.Get(tenant + path, [&service, base, answer, guarded](const httplib::Request& req, httplib::Response& res) {
+            guarded([&](httplib::Response& r) { answer(r, 200, service.openid_configuration(base, req.matches[1])); },
+                    res);
+        });
+    }
+    for (const char* path : {"/discovery/keys", "/discovery/v2.0/keys"}) {
+        routes.Get(tenant + path, [&service, answer](const httplib::Request&, httplib::Response& res) {
+            answer(res, 200, service.keys());
+        });
+    }
+    for (const char* path : {"/oauth2/token", "/oauth2/v2.0/token"}) {
+        routes.Post(tenant + path, [&service, base, answer, guarded](const httplib::Request& req, httplib::Response& res) {
+            guarded([&](httplib::Response& r) { answer(r, 200, service.grant(base, req.matches[1], parse_form(req.body))); },
+                    res);
+        });
+    }
+}
+
+}  // namespace bai::identity

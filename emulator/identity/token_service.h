@@ -1,0 +1,55 @@
+// The emulator's sign-in service (an ADFS-style authority on the ARM endpoint, which is what the az
+// CLI's and the SDKs' sign-in library can reach without the public cloud): OpenID configuration,
+// the token endpoint's client credentials grant, and the signing keys. Tokens are JWTs signed with
+// the emulator's key, with the claims the cloud's carry (aud, iss, iat, nbf, exp, appid, oid, sub,
+// tid, idtyp, ver).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/http/routes.h"
+#include "emulator/identity/service_principals.h"
+#include "emulator/identity/signing_key.h"
+
+namespace bai::identity {
+
+// A refusal as the sign-in service words it: {"error", "error_description" starting with the
+// AADSTS code, "error_codes", "timestamp", "trace_id", "correlation_id"}.
+struct SignInError {
+    int status;
+    std::string error;
+    int code;
+    std::string description;
+};
+
+class TokenService {
+public:
+    static constexpr std::chrono::seconds kLifetime{3599};
+
+    TokenService(SigningKey key, ServicePrincipals principals);
+
+    // The OpenID configuration of `tenant` ("adfs", the tenant id, "organizations" or "common") at
+    // `base` (the ARM endpoint's URL). Throws SignInError for another tenant.
+    nlohmann::json openid_configuration(const std::string& base, const std::string& tenant) const;
+    nlohmann::json keys() const;
+    // The token endpoint: `form` is the request's form fields. Throws SignInError.
+    nlohmann::json grant(const std::string& base, const std::string& tenant,
+                         const std::map<std::string, std::string>& form) const;
+    // A token for `principal` and `audience`, as grant() issues it (for tests and tools).
+    std::string issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
+                      const std::string& audience, std::chrono::system_clock::time_point now) const;
+
+private:
+    SigningKey key_;
+    ServicePrincipals principals_;
+};
+
+// GET /{tenant}/.well-known/openid-configuration (and /{tenant}/v2.0/...), POST
+// /{tenant}/oauth2/token and /{tenant}/oauth2/v2.0/token, GET /{tenant}/discovery/keys (and
+// /discovery/v2.0/keys): no bearer token needed. `base` is the ARM endpoint's URL.
+void add_identity_routes(http::Routes& routes, const TokenService& service, const std::string& base);
+
+}  // namespace bai::identity
