@@ -5,6 +5,7 @@
 #include "emulator/arm/jobs.h"
 #include "emulator/arm/preview_api.h"
 #include "emulator/arm/provider_routes.h"
+#include "emulator/arm/providers.h"
 #include "emulator/arm/queue_only_engine.h"
 #include "emulator/arm/resource_groups.h"
 #include "emulator/arm/storage_accounts.h"
@@ -38,6 +39,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     router_ = std::make_unique<Router>(endpoints.arm);
     add_provider_routes(*router_, *context_);
     add_subscription_routes(*router_, *context_);
+    add_provider_registration_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
     add_virtual_network_routes(*router_, *context_);

@@ -1,5 +1,6 @@
 #include "emulator/arm/batchai_common.h"
 
+#include "emulator/arm/providers.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
@@ -70,6 +71,7 @@ void send_list(const ArmRequest& req, httplib::Response& res, const Page& page, 
 }
 
 void complete_operation(ArmContext& ctx, const Operation& op) {
+    if (op.kind == "register" || op.kind == "unregister") return complete_provider_registration(ctx, op);
     if (op.provider == "Microsoft.Network") return complete_network_operation(ctx, op);
     if (op.kind == "create") return complete_create(ctx, op);
     if (op.kind == "delete") return complete_delete(ctx, op);

@@ -4,53 +4,12 @@
 #include "emulator/arm/resource_groups.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/regions.h"
 #include "emulator/arm/text.h"
 #include "emulator/identity/service_principals.h"
 
 namespace bai::arm {
 namespace {
-
-struct Region {
-    const char* name;
-    const char* display;
-    const char* geography;
-    const char* paired;
-};
-
-// The regions a subscription lists (the public cloud's physical regions most used; Batch AI ran
-// in a subset of them), with their pairs.
-constexpr Region kRegions[] = {
-    {"eastus", "East US", "US", "westus"},
-    {"eastus2", "East US 2", "US", "centralus"},
-    {"southcentralus", "South Central US", "US", "northcentralus"},
-    {"westus2", "West US 2", "US", "westcentralus"},
-    {"westus3", "West US 3", "US", "eastus"},
-    {"australiaeast", "Australia East", "Asia Pacific", "australiasoutheast"},
-    {"southeastasia", "Southeast Asia", "Asia Pacific", "eastasia"},
-    {"northeurope", "North Europe", "Europe", "westeurope"},
-    {"swedencentral", "Sweden Central", "Europe", "swedensouth"},
-    {"uksouth", "UK South", "Europe", "ukwest"},
-    {"westeurope", "West Europe", "Europe", "northeurope"},
-    {"centralus", "Central US", "US", "eastus2"},
-    {"southafricanorth", "South Africa North", "Africa", "southafricawest"},
-    {"centralindia", "Central India", "Asia Pacific", "southindia"},
-    {"eastasia", "East Asia", "Asia Pacific", "southeastasia"},
-    {"japaneast", "Japan East", "Asia Pacific", "japanwest"},
-    {"koreacentral", "Korea Central", "Asia Pacific", "koreasouth"},
-    {"canadacentral", "Canada Central", "Canada", "canadaeast"},
-    {"francecentral", "France Central", "Europe", "francesouth"},
-    {"germanywestcentral", "Germany West Central", "Europe", "germanynorth"},
-    {"norwayeast", "Norway East", "Europe", "norwaywest"},
-    {"switzerlandnorth", "Switzerland North", "Europe", "switzerlandwest"},
-    {"brazilsouth", "Brazil South", "South America", "southcentralus"},
-    {"northcentralus", "North Central US", "US", "southcentralus"},
-    {"westus", "West US", "US", "eastus"},
-    {"westcentralus", "West Central US", "US", "westus2"},
-    {"canadaeast", "Canada East", "Canada", "canadacentral"},
-    {"japanwest", "Japan West", "Asia Pacific", "japaneast"},
-    {"ukwest", "UK West", "Europe", "uksouth"},
-    {"australiasoutheast", "Australia Southeast", "Asia Pacific", "australiaeast"},
-};
 
 std::string subscription_path(const std::string& id) { return "/subscriptions/" + id; }
 
