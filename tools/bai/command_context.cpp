@@ -1,5 +1,7 @@
 #include "tools/bai/command_context.h"
 
+#include "emulator/identity/service_principals.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,14 +19,25 @@ ArmClient& CommandContext::arm() {
     std::string subscription = options_.subscription;
     if (subscription.empty()) {
         const char* env = std::getenv("AZURE_SUBSCRIPTION_ID");
-        subscription = env != nullptr && *env != '\0' ? env : defaults().get("subscription").value_or(kDefaultSubscription);
+        subscription = env != nullptr && *env != '\0' ? env : defaults().get("subscription").value_or(identity::kDefaultSubscriptionId);
     }
     arm_ = std::make_unique<ArmClient>(target->endpoints, subscription);
     return *arm_;
 }
 
 const UserDefaults& CommandContext::defaults() {
-    if (!defaults_) defaults_ = UserDefaults::load(UserDefaults::default_file());
+    if (!defaults_) {
+        defaults_ = UserDefaults::load(UserDefaults::default_file());
+        // `az configure --defaults group=... location=...` (the tutorials' step) counts where
+        // bai's own file names nothing; an az file bai cannot read is left to az.
+        try {
+            const UserDefaults az = UserDefaults::load(UserDefaults::az_file());
+            for (const char* key : {"group", "location", "workspace", "experiment"}) {
+                if (!defaults_->get(key) && az.get(key)) defaults_->set(key, *az.get(key));
+            }
+        } catch (const CliError&) {
+        }
+    }
     return *defaults_;
 }
 

@@ -19,7 +19,6 @@ namespace bai::cli {
 inline constexpr const char* kApi = "2018-05-01";
 inline constexpr const char* kPreviewApi = "2017-09-01-preview";
 inline constexpr const char* kStorageApi = "2018-02-01";
-inline constexpr const char* kDefaultSubscription = "00000000-0000-0000-0000-000000000000";
 
 struct GlobalOptions {
     TargetFlags target;

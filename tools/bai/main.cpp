@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/version.h"
+#include "tools/bai/az_login_command.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_context.h"
 #include "tools/bai/commands.h"
@@ -26,12 +27,13 @@ int main(int argc, char** argv) {
     app.add_option("-o,--output", options.output, "json (default), jsonc, table, tsv or none");
     app.add_option("--query", options.query, "A JMESPath query applied to the result, e.g. jobOutputDirectoryPathSegment");
     app.add_option("--subscription", options.subscription, "Subscription id (default: $AZURE_SUBSCRIPTION_ID, then "
-                                                           "the configured default, then all zeros)");
+                                                           "the configured default, then the emulator's default subscription)");
 
     CLI::App* status = app.add_subcommand("status", "Whether each endpoint of the emulator answers.");
     int status_code = 0;
     status->callback([&] { status_code = run_status(options.target); });
     add_configure_command(app, ctx);
+    add_az_login_commands(app, options);
     add_workspace_commands(app, ctx);
     add_cluster_commands(app, ctx);
     add_job_commands(app, ctx);

@@ -15,6 +15,14 @@ std::filesystem::path UserDefaults::default_file() {
     return std::filesystem::path(home != nullptr && *home != '\0' ? home : ".") / ".bai" / "config";
 }
 
+std::filesystem::path UserDefaults::az_file() {
+    if (const char* dir = std::getenv("AZURE_CONFIG_DIR"); dir != nullptr && *dir != '\0') {
+        return std::filesystem::path(dir) / "config";
+    }
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home != nullptr && *home != '\0' ? home : ".") / ".azure" / "config";
+}
+
 bool UserDefaults::known_key(const std::string& key) {
     return key == "group" || key == "workspace" || key == "location" || key == "experiment" ||
            key == "subscription";

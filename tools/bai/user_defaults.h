@@ -13,6 +13,8 @@ namespace bai::cli {
 class UserDefaults {
 public:
     static std::filesystem::path default_file();
+    // The az CLI's configuration: $AZURE_CONFIG_DIR/config, else ~/.azure/config.
+    static std::filesystem::path az_file();
     // A missing file is no defaults; a malformed line throws CliError naming the file and line.
     static UserDefaults load(const std::filesystem::path& file);
 
