@@ -135,7 +135,7 @@ void change_registration(ArmContext& ctx, const ArmRequest& req, const Params& p
     if (std::string_view(p.name) != "Microsoft.Resources") {
         const std::string id = registration_id(subscription, p);
         const std::string state = state_of(ctx, subscription, p);
-        const bool done = registering ? state == "Registered" : state == "NotRegistered";
+        const bool done = registering ? state == "Registered" : state == "NotRegistered" || state == "Unregistered";
         if (!done) {
             nlohmann::json body{{"registrationState", registering ? "Registering" : "Unregistering"}};
             if (!ctx.store.replace(id, body)) ctx.store.create(id, "/subscriptions/" + subscription, kProviderRegistration, body);
@@ -154,7 +154,8 @@ void change_registration(ArmContext& ctx, const ArmRequest& req, const Params& p
 }  // namespace
 
 void complete_provider_registration(ArmContext& ctx, const Operation& op) {
-    const std::string final_state = op.kind == "register" ? "Registered" : "NotRegistered";
+    // A namespace never registered is NotRegistered; one unregistered, Unregistered (az waits for it).
+    const std::string final_state = op.kind == "register" ? "Registered" : "Unregistered";
     ctx.store.update(op.resource_id, [&](nlohmann::json& body) {
         body["registrationState"] = final_state;
         return true;

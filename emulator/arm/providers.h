@@ -1,7 +1,7 @@
 // Microsoft.Resources providers: list, get, register and unregister the namespaces the emulator
 // serves (Microsoft.BatchAI, Microsoft.Batch, Microsoft.Storage, Microsoft.Network,
 // Microsoft.Resources), each with its resource types, locations and api-versions. Registering
-// goes Registering -> Registered (unregistering Unregistering -> NotRegistered) after the
+// goes Registering -> Registered (unregistering Unregistering -> Unregistered) after the
 // emulator's long-running-operation delay, as a subscription's registration does in the cloud.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
+#include "common/text/utf8.h"
 #include "common/time/timestamps.h"
 
 namespace bai::identity {
@@ -31,6 +32,8 @@ void require_tenant(const std::string& tenant) {
     }
 }
 
+}  // namespace
+
 std::map<std::string, std::string> parse_form(const std::string& body) {
     std::map<std::string, std::string> fields;
     size_t at = 0;
@@ -42,13 +45,17 @@ std::map<std::string, std::string> parse_form(const std::string& body) {
             size_t eq = pair.find('=');
             auto name = text::percent_decode(pair.substr(0, eq), true);
             auto value = text::percent_decode(eq == std::string_view::npos ? "" : pair.substr(eq + 1), true);
-            if (!name || !value) refuse(400, "invalid_request", 900144, "The request body is not a valid form.");
+            if (!name || !value || !text::is_valid_utf8(*name) || !text::is_valid_utf8(*value)) {
+                refuse(400, "invalid_request", 900144, "The request body is not a valid form of UTF-8 fields.");
+            }
             fields.emplace(*name, *value);  // the first of a repeated field counts
         }
         at = amp + 1;
     }
     return fields;
 }
+
+namespace {
 
 nlohmann::json error_body(const SignInError& e) {
     const std::string trace = crypto::uuid4();
@@ -180,6 +187,8 @@ void add_identity_routes(http::Routes& routes, const TokenService& service, cons
             run(res);
         } catch (const SignInError& e) {
             answer(res, e.status, error_body(e));
+        } catch (const std::exception& e) {
+            answer(res, 500, error_body({500, "server_error", 90033, std::string("The emulator failed: ") + e.what()}));
         }
     };
     // Tenants are GUIDs or names of letters: no slash, no dot.

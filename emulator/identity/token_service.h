@@ -25,6 +25,10 @@ struct SignInError {
     std::string description;
 };
 
+// The fields of an application/x-www-form-urlencoded body (the first of a repeated name counts).
+// Throws SignInError 400 invalid_request for a malformed escape or a field that is not UTF-8.
+std::map<std::string, std::string> parse_form(const std::string& body);
+
 class TokenService {
 public:
     static constexpr std::chrono::seconds kLifetime{3599};

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text/utf8.h"
+
 namespace bai::storage {
 
 // 3-63 characters: lower-case letters, digits and single dashes, starting and ending with a
@@ -21,6 +23,6 @@ bool is_valid_blob_name(std::string_view name);
 // components. Throws StorageError 400 with the code the service uses.
 std::vector<std::string> split_share_path(std::string_view path);
 
-bool is_valid_utf8(std::string_view text);
+using text::is_valid_utf8;
 
 }  // namespace bai::storage

@@ -1,0 +1,260 @@
+"""The real az CLI against the emulator after `bai az-login`: sign-in, subscriptions, locations,
+providers, groups, storage accounts and their connection strings, as the Batch AI tutorials run
+them; the sign-in service's refusals; azure-identity's ClientSecretCredential against the
+emulator's authority, and the tokens' signatures checked with the published keys."""
+import base64
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+import ssl
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+import harness
+
+DEFAULT_SUBSCRIPTION = "ba1e5ab5-0000-4000-8000-000000000001"
+TENANT = "ba1e7e4a-0000-4000-8000-000000000001"
+WELL_KNOWN_ID = "ba1eca11-0000-4000-8000-000000000001"
+WELL_KNOWN_SECRET = "batchai-emulator-well-known-secret"
+OTHER_ID = "0f0f0f0f-1111-4222-8333-444444444444"
+OTHER_SECRET = "another~secret.for-the-tests"
+MANAGEMENT = "https://management.core.windows.net/"
+
+
+def b64url_decode(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def jwt_parts(token):
+    header, payload, signature = token.split(".")
+    return json.loads(b64url_decode(header)), json.loads(b64url_decode(payload)), header, payload, signature
+
+
+class AzCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator(args=["--service-principal", f"{OTHER_ID}:{OTHER_SECRET}"]).start()
+        cls.arm = cls.emu.endpoints["arm"]
+        cls.ca = cls.emu.endpoints["ca_cert"]
+        cls.home = tempfile.mkdtemp(prefix="bai-az-home-")
+        cls.env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(cls.home, "az"), AZURE_CORE_COLLECT_TELEMETRY="no",
+                       AZURE_CORE_NO_COLOR="true", BAI_CONFIG_DIR=os.path.join(cls.home, "bai"), HOME=cls.home)
+        cls.env.pop("REQUESTS_CA_BUNDLE", None)
+        login = cls.bai("az-login")
+        assert login.returncode == 0, login.stderr
+        cls.login_stdout = login.stdout
+        cls.env["REQUESTS_CA_BUNDLE"] = cls.ca
+
+    @classmethod
+    def tearDownClass(cls):
+        code, _ = cls.emu.stop()
+        cls.emu.close()
+        shutil.rmtree(cls.home, ignore_errors=True)
+        assert code == 0, f"emulator exited with {code}"
+
+    @classmethod
+    def bai(cls, *args, env=None):
+        return subprocess.run([harness.CLI, "--data-dir", cls.emu.location, *args], capture_output=True, text=True,
+                              env=env or cls.env, timeout=300)
+
+    def az(self, *args, ok=True, env=None):
+        result = subprocess.run(["az", *args], capture_output=True, text=True, env=env or self.env, timeout=300,
+                                cwd=self.home)
+        if ok:
+            self.assertEqual(result.returncode, 0, f"az {' '.join(args)}\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def az_json(self, *args):
+        return json.loads(self.az(*args, "-o", "json").stdout)
+
+    def separate_config(self):
+        """An environment with a config directory of its own (a sign-in there leaves the class's alone)."""
+        env = dict(self.env, AZURE_CONFIG_DIR=tempfile.mkdtemp(prefix="bai-az-other-", dir=self.home))
+        return env
+
+    def test_az_login_prints_the_trust_line_and_signs_in(self):
+        self.assertEqual(self.login_stdout.strip(), f"export REQUESTS_CA_BUNDLE={self.ca}")
+        account = self.az_json("account", "show")
+        self.assertEqual((account["id"], account["environmentName"], account["user"]),
+                         (DEFAULT_SUBSCRIPTION, "BatchAIEmulator", {"name": WELL_KNOWN_ID, "type": "servicePrincipal"}))
+        self.assertEqual(account["homeTenantId"], TENANT)
+        listed = self.az_json("account", "list")
+        self.assertEqual([s["id"] for s in listed], [DEFAULT_SUBSCRIPTION])
+        self.az("account", "set", "-s", DEFAULT_SUBSCRIPTION)
+        locations = {l["name"]: l for l in self.az_json("account", "list-locations")}
+        self.assertEqual(locations["eastus"]["displayName"], "East US")
+        self.assertIn("westeurope", locations)
+        # Run again it updates the cloud instead of failing on it.
+        self.assertEqual(self.bai("az-login").returncode, 0)
+
+    def test_tutorial_prelude(self):
+        """The first Batch AI tutorial's az steps, verbatim but for names."""
+        self.az("provider", "register", "-n", "Microsoft.BatchAI")
+        state = None
+        for _ in range(50):
+            state = self.az("provider", "show", "-n", "Microsoft.BatchAI", "--query", "registrationState", "-o",
+                            "tsv").stdout.strip()
+            if state == "Registered":
+                break
+            self.assertEqual(state, "Registering")
+            time.sleep(0.1)
+        self.assertEqual(state, "Registered")
+        table = self.az("provider", "show", "-n", "Microsoft.BatchAI", "-o", "table").stdout
+        self.assertIn("Microsoft.BatchAI", table)
+        types = {t["resourceType"]: t for t in self.az_json("provider", "show", "-n", "Microsoft.BatchAI")["resourceTypes"]}
+        self.assertIn("2018-05-01", types["workspaces"]["apiVersions"])
+        self.assertEqual(self.az_json("group", "create", "-n", "batchai.recipes", "-l", "eastus")["properties"],
+                         {"provisioningState": "Succeeded"})
+        self.az("configure", "--defaults", "group=batchai.recipes", "location=eastus")
+        account = self.az_json("storage", "account", "create", "--name", "tutorialstore", "--sku", "Standard_LRS")
+        self.assertEqual((account["name"], account["resourceGroup"], account["location"]),
+                         ("tutorialstore", "batchai.recipes", "eastus"))
+        self.assertTrue(account["primaryEndpoints"]["file"].startswith(self.emu.endpoints["file"]))
+        key = self.az("storage", "account", "keys", "list", "--account-name", "tutorialstore", "-o", "tsv", "--query",
+                      "[0].value").stdout.strip()
+        self.assertEqual(len(base64.b64decode(key)), 64)
+        connection = self.az("storage", "account", "show-connection-string", "-n", "tutorialstore", "-o",
+                             "tsv").stdout.strip()
+        self.assertIn(f"AccountKey={key}", connection)
+        self.assertIn(f"FileEndpoint={self.emu.endpoints['file']}/tutorialstore", connection)
+        # az storage with that connection string reaches the emulator's File service.
+        local = os.path.join(self.home, "train.py")
+        with open(local, "w") as f:
+            f.write("print('training')\n")
+        self.az("storage", "share", "create", "-n", "logs", "--connection-string", connection)
+        self.az("storage", "directory", "create", "-s", "logs", "-n", "scripts", "--connection-string", connection)
+        self.az("storage", "file", "upload", "-s", "logs", "--source", local, "-p", "scripts/train.py",
+                "--connection-string", connection)
+        back = os.path.join(self.home, "back.py")
+        self.az("storage", "file", "download", "-s", "logs", "-p", "scripts/train.py", "--dest", back,
+                "--connection-string", connection)
+        with open(back) as f:
+            self.assertEqual(f.read(), "print('training')\n")
+        # bai (the az batchai commands) takes az's defaults and shares its subscription.
+        created = self.bai("workspace", "create", "-n", "ws")
+        self.assertEqual(created.returncode, 0, created.stderr)
+        self.assertEqual(json.loads(created.stdout)["id"],
+                         f"/subscriptions/{DEFAULT_SUBSCRIPTION}/resourceGroups/batchai.recipes/providers/"
+                         "Microsoft.BatchAI/workspaces/ws")
+        self.assertEqual(self.az("group", "exists", "-n", "batchai.recipes").stdout.strip(), "true")
+        self.az("group", "delete", "-n", "batchai.recipes", "-y")
+        self.assertEqual(self.az("group", "exists", "-n", "batchai.recipes").stdout.strip(), "false")
+        gone = self.az("storage", "account", "show", "-n", "tutorialstore", "-g", "batchai.recipes", ok=False)
+        self.assertNotEqual(gone.returncode, 0)
+
+    def test_providers_register_and_unregister(self):
+        listed = {p["namespace"]: p["registrationState"] for p in self.az_json("provider", "list")}
+        self.assertEqual(set(listed), {"Microsoft.BatchAI", "Microsoft.Batch", "Microsoft.Storage", "Microsoft.Network",
+                                       "Microsoft.Resources"})
+        self.assertEqual(listed["Microsoft.Resources"], "Registered")
+        self.az("provider", "register", "-n", "Microsoft.Batch", "--wait")
+        self.assertEqual(self.az_json("provider", "show", "-n", "Microsoft.Batch")["registrationState"], "Registered")
+        self.az("provider", "unregister", "-n", "Microsoft.Batch", "--wait")
+        self.assertEqual(self.az_json("provider", "show", "-n", "Microsoft.Batch")["registrationState"], "Unregistered")
+        unknown = self.az("provider", "show", "-n", "Microsoft.Nothing", ok=False)
+        self.assertNotEqual(unknown.returncode, 0)
+        self.assertIn("InvalidResourceNamespace", unknown.stderr)
+
+    def test_sign_in_refusals_are_the_sign_in_services(self):
+        env = self.separate_config()
+        self.az("cloud", "register", "-n", "Emu", "--endpoint-resource-manager", self.arm + "/",
+                "--endpoint-active-directory", self.arm, "--endpoint-active-directory-resource-id", MANAGEMENT,
+                "--endpoint-active-directory-graph-resource-id", "https://graph.windows.net/", env=env)
+        self.az("cloud", "set", "-n", "Emu", env=env)
+        wrong = self.az("login", "--service-principal", "-u", WELL_KNOWN_ID, "-p", "wrong", "--tenant", "adfs",
+                        ok=False, env=env)
+        self.assertNotEqual(wrong.returncode, 0)
+        self.assertIn("AADSTS7000215: Invalid client secret provided", wrong.stderr)
+        unknown = self.az("login", "--service-principal", "-u", "12345678-1234-4234-8234-123456789012", "-p", "x",
+                          "--tenant", "adfs", ok=False, env=env)
+        self.assertIn("AADSTS700016", unknown.stderr)
+        # A principal given with --service-principal signs in with its own secret.
+        self.az("login", "--service-principal", "-u", OTHER_ID, "-p", OTHER_SECRET, "--tenant", "adfs", env=env)
+        self.assertEqual(json.loads(self.az("account", "show", "-o", "json", env=env).stdout)["user"]["name"], OTHER_ID)
+
+    def post_token(self, tenant, fields):
+        context = ssl.create_default_context(cafile=self.ca)
+        request = urllib.request.Request(f"{self.arm}/{tenant}/oauth2/token",
+                                         data=urllib.parse.urlencode(fields).encode(), method="POST",
+                                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def get_json(self, path):
+        context = ssl.create_default_context(cafile=self.ca)
+        with urllib.request.urlopen(self.arm + path, context=context, timeout=10) as r:
+            return json.loads(r.read())
+
+    def test_token_endpoint_bad_requests(self):
+        good = {"grant_type": "client_credentials", "client_id": WELL_KNOWN_ID, "client_secret": WELL_KNOWN_SECRET,
+                "scope": MANAGEMENT + "/.default"}
+        for tenant, change, status, error, code in (
+                ("adfs", {"grant_type": "password"}, 400, "unsupported_grant_type", 70003),
+                ("adfs", {"client_id": ""}, 400, "invalid_request", 900144),
+                ("adfs", {"scope": MANAGEMENT}, 400, "invalid_scope", 1002012),
+                ("adfs", {"client_secret": ""}, 401, "invalid_client", 7000218),
+                ("no-such-tenant", {}, 400, "invalid_tenant", 90002)):
+            got_status, body = self.post_token(tenant, {**good, **change})
+            self.assertEqual((got_status, body["error"], body["error_codes"]), (status, error, [code]), (change, body))
+            self.assertTrue(body["error_description"].startswith(f"AADSTS{code}: "), body)
+        self.assertIn("'client_id'", self.post_token("adfs", {**good, "client_id": ""})[1]["error_description"])
+        # A v1 client names the resource instead of a scope.
+        v1 = dict(good)
+        del v1["scope"]
+        status, body = self.post_token(TENANT, {**v1, "resource": "https://batch.core.windows.net/"})
+        self.assertEqual(status, 200, body)
+        self.assertEqual(jwt_parts(body["access_token"])[1]["aud"], "https://batch.core.windows.net/")
+
+    def test_client_secret_credential_gets_a_signed_token(self):
+        from azure.core.exceptions import ClientAuthenticationError
+        from azure.identity import ClientSecretCredential
+        credential = ClientSecretCredential("adfs", WELL_KNOWN_ID, WELL_KNOWN_SECRET, authority=self.arm,
+                                            connection_verify=self.ca)
+        token = credential.get_token(MANAGEMENT + "/.default")
+        self.assertGreater(token.expires_on, time.time() + 3000)
+        header, claims, head64, body64, signature = jwt_parts(token.token)
+        self.assertEqual(header["alg"], "RS256")
+        self.assertEqual((claims["aud"], claims["appid"], claims["tid"], claims["idtyp"]),
+                         (MANAGEMENT, WELL_KNOWN_ID, TENANT, "app"))
+        self.assertEqual(claims["sub"], claims["oid"])
+        self.assertLessEqual(claims["nbf"], time.time() + 5)
+        # The signature checks out with the key the configuration's jwks_uri publishes (and with no other).
+        configuration = self.get_json("/adfs/.well-known/openid-configuration")
+        self.assertEqual(configuration["token_endpoint"], f"{self.arm}/adfs/oauth2/token")
+        keys = self.get_json(urllib.parse.urlparse(configuration["jwks_uri"]).path)["keys"]
+        key = next(k for k in keys if k["kid"] == header["kid"])
+        public = rsa.RSAPublicNumbers(int.from_bytes(b64url_decode(key["e"]), "big"),
+                                      int.from_bytes(b64url_decode(key["n"]), "big")).public_key()
+        public.verify(b64url_decode(signature), f"{head64}.{body64}".encode(), padding.PKCS1v15(), hashes.SHA256())
+        with self.assertRaises(Exception):
+            public.verify(b64url_decode(signature), f"{head64}.{body64}x".encode(), padding.PKCS1v15(), hashes.SHA256())
+        bad = ClientSecretCredential("adfs", WELL_KNOWN_ID, "wrong", authority=self.arm, connection_verify=self.ca)
+        with self.assertRaises(ClientAuthenticationError) as caught:
+            bad.get_token(MANAGEMENT + "/.default")
+        self.assertIn("AADSTS7000215", str(caught.exception))
+
+    def test_az_logout_makes_azure_cloud_active_again(self):
+        env = self.separate_config()
+        self.assertEqual(self.bai("az-login", env=env).returncode, 0)
+        self.assertEqual(self.az("cloud", "show", "--query", "name", "-o", "tsv", env=env).stdout.strip(),
+                         "BatchAIEmulator")
+        logout = self.bai("az-logout", env=env)
+        self.assertEqual(logout.returncode, 0, logout.stderr)
+        self.assertEqual(self.az("cloud", "show", "--query", "name", "-o", "tsv", env=env).stdout.strip(), "AzureCloud")
+        bad = self.bai("az-login", "--service-principal", "not-a-guid:x", env=env)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
