@@ -5,6 +5,7 @@
 #include "common/crypto/base64.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
+#include "emulator/arm/odata_filter.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/text.h"
@@ -160,6 +161,35 @@ void poll_deletion(ArmContext& ctx, const ArmRequest& req, const Params& p, http
 
 }  // namespace
 
+namespace {
+
+// $filter of a group list: `tagName eq 'N'`, with `and tagValue eq 'V'` (what `az group list
+// --tag` sends): a group matches when one of its tags does.
+DocumentFilter tag_filter(const ArmRequest& req) {
+    std::optional<std::string> text = req.query("$filter");
+    if (!text || text->empty()) return {};
+    try {
+        return parse_odata_filter(*text);
+    } catch (const FilterError& e) {
+        throw bad_request("InvalidFilterInQueryString", std::string("Invalid $filter '") + *text + "': " + e.what(),
+                          "$filter");
+    }
+}
+
+bool has_matching_tag(const nlohmann::json& group, const DocumentFilter& filter) {
+    if (!group.contains("tags") || !group["tags"].is_object() || group["tags"].empty()) return filter(group);
+    for (const auto& [name, value] : group["tags"].items()) {
+        // ARM reads the names without regard to case: az sends tagname and tagvalue.
+        nlohmann::json one = group;
+        one["tagName"] = one["tagname"] = name;
+        one["tagValue"] = one["tagvalue"] = value;
+        if (filter(one)) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
 void remember_subscriptions(ArmContext& ctx) {
     for (const StoredResource& group : ctx.store.all_of_type(kind::kResourceGroup)) {
         const std::string id = group.body.value("id", "");
@@ -191,9 +221,13 @@ void add_resource_group_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/resourcegroups", Versions::any_dated,
                "Microsoft.Resources/subscriptions/resourceGroups/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
+                   const DocumentFilter filter = tag_filter(req);
                    Page page = ctx.store.children(subscription_id(p), kind::kResourceGroup, skip_token(req), 1000);
                    nlohmann::json items = nlohmann::json::array();
-                   for (const StoredResource& g : page.items) items.push_back(group_view(g.body, req));
+                   for (const StoredResource& g : page.items) {
+                       nlohmann::json view = group_view(g.body, req);
+                       if (!filter || has_matching_tag(view, filter)) items.push_back(std::move(view));
+                   }
                    send_page(res, req, items, page.next_after);
                });
 }

@@ -250,6 +250,58 @@ StoredResource require_account(const ArmContext& ctx, const Params& p) {
     return *found;
 }
 
+// Update (PATCH, `az storage account update`): what the body names changes (tags replaced whole,
+// sku, kind, and the properties below), the rest stays; answered 200 with the account.
+void update_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+    require_account(ctx, p);
+    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
+    if (!body.is_object()) throw bad_request("InvalidRequestContent", "The request content must be an object", "");
+    std::optional<nlohmann::json> tags;
+    if (body.contains("tags")) {
+        if (!body["tags"].is_object()) throw bad_request("InvalidRequestContent", "tags must be an object", "tags");
+        tags = body["tags"];
+    }
+    std::optional<std::string> sku_name;
+    if (body.contains("sku") && body["sku"].is_object() && body["sku"].contains("name")) {
+        sku_name = one_of(require_string("sku.name", body["sku"]["name"]), "sku.name",
+                          {kSkus[0], kSkus[1], kSkus[2], kSkus[3], kSkus[4], kSkus[5], kSkus[6], kSkus[7]});
+    }
+    std::optional<std::string> kind_name;
+    if (body.contains("kind")) {
+        kind_name = one_of(require_string("kind", body["kind"]), "kind", {kKinds[0], kKinds[1], kKinds[2], kKinds[3], kKinds[4]});
+    }
+    nlohmann::json properties = nlohmann::json::object();
+    if (body.contains("properties")) {
+        const nlohmann::json& given = body["properties"];
+        if (!given.is_object()) throw bad_request("InvalidRequestContent", "properties must be an object", "properties");
+        for (const char* flag : {"supportsHttpsTrafficOnly", "allowBlobPublicAccess", "allowSharedKeyAccess"}) {
+            if (!given.contains(flag) || given[flag].is_null()) continue;
+            if (!given[flag].is_boolean()) {
+                throw bad_request("InvalidRequestContent", std::string("properties.") + flag + " must be a boolean",
+                                  std::string("properties.") + flag);
+            }
+            properties[flag] = given[flag];
+        }
+        if (given.contains("accessTier") && !given["accessTier"].is_null()) {
+            properties["accessTier"] = one_of(require_string("properties.accessTier", given["accessTier"]),
+                                              "properties.accessTier", {"Hot", "Cool"});
+        }
+        if (given.contains("minimumTlsVersion") && !given["minimumTlsVersion"].is_null()) {
+            properties["minimumTlsVersion"] = one_of(require_string("properties.minimumTlsVersion", given["minimumTlsVersion"]),
+                                                     "properties.minimumTlsVersion", {"TLS1_0", "TLS1_1", "TLS1_2"});
+        }
+    }
+    auto updated = ctx.store.update(account_id(p), [&](nlohmann::json& a) {
+        if (tags) a["tags"] = *tags;
+        if (sku_name) a["sku"] = {{"name", *sku_name}, {"tier", sku_name->rfind("Premium", 0) == 0 ? "Premium" : "Standard"}};
+        if (kind_name) a["kind"] = *kind_name;
+        for (const auto& [name, value] : properties.items()) a["properties"][name] = value;
+        return true;
+    });
+    send_resource(res, *updated, view(ctx, updated->body, req.api_version()));
+    storage_json(res);
+}
+
 void regenerate_key(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
     require_account(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
@@ -326,6 +378,8 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                    send_resource(res, a, view(ctx, a.body, req.api_version()));
                    storage_json(res);
                });
+    router.add("PATCH", kAccountPath, Versions::any_dated, ns + "write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { update_account(ctx, req, p, res); });
     router.add("DELETE", kAccountPath, Versions::any_dated, ns + "delete",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);

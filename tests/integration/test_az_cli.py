@@ -150,6 +150,42 @@ class AzCli(unittest.TestCase):
         gone = self.az("storage", "account", "show", "-n", "tutorialstore", "-g", "batchai.recipes", ok=False)
         self.assertNotEqual(gone.returncode, 0)
 
+    def test_groups_and_storage_accounts(self):
+        self.az("group", "create", "-n", "tagged", "-l", "westus2", "--tags", "env=dev", "-o", "none")
+        self.az("group", "create", "-n", "plain", "-l", "westus2", "-o", "none")
+        self.assertEqual([g["name"] for g in self.az_json("group", "list", "--tag", "env=dev")], ["tagged"])
+        self.assertEqual(self.az_json("group", "update", "-n", "tagged", "--set", "tags.owner=me")["tags"],
+                         {"env": "dev", "owner": "me"})
+        self.az("group", "wait", "--created", "-n", "plain")
+        account = self.az_json("storage", "account", "create", "-n", "lifecycle", "-g", "plain", "--sku",
+                               "Standard_LRS")
+        self.assertEqual(account["sku"]["name"], "Standard_LRS")
+        updated = self.az_json("storage", "account", "update", "-n", "lifecycle", "-g", "plain", "--tags", "a=1",
+                               "--sku", "Standard_GRS", "--min-tls-version", "TLS1_2")
+        self.assertEqual((updated["tags"], updated["sku"]["name"], updated["minimumTlsVersion"]),
+                         ({"a": "1"}, "Standard_GRS", "TLS1_2"))
+        self.assertEqual(self.az_json("storage", "account", "show", "-n", "lifecycle", "-g", "plain")["tags"], {"a": "1"})
+        bad = self.az("storage", "account", "update", "-n", "lifecycle", "-g", "plain", "--sku", "Nope_LRS", ok=False)
+        self.assertNotEqual(bad.returncode, 0)
+        # A renewed key works at once and the old one stops, on the File service.
+        old = self.az("storage", "account", "show-connection-string", "-n", "lifecycle", "-g", "plain", "-o",
+                      "tsv").stdout.strip()
+        self.az("storage", "share", "create", "-n", "before", "--connection-string", old)
+        self.az("storage", "account", "keys", "renew", "-n", "lifecycle", "-g", "plain", "--key", "key1", "-o", "none")
+        new = self.az("storage", "account", "show-connection-string", "-n", "lifecycle", "-g", "plain", "-o",
+                      "tsv").stdout.strip()
+        self.assertNotEqual(old, new)
+        refused = self.az("storage", "share", "list", "--connection-string", old, ok=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertEqual([s["name"] for s in json.loads(self.az("storage", "share", "list", "--connection-string", new,
+                                                                "-o", "json").stdout)], ["before"])
+        self.assertFalse(self.az_json("storage", "account", "check-name", "-n", "lifecycle")["nameAvailable"])
+        self.az("storage", "account", "delete", "-n", "lifecycle", "-g", "plain", "-y")
+        self.assertTrue(self.az_json("storage", "account", "check-name", "-n", "lifecycle")["nameAvailable"])
+        self.az("group", "delete", "-n", "tagged", "-y", "--no-wait")
+        self.az("group", "wait", "--deleted", "-n", "tagged")
+        self.assertEqual(self.az("group", "exists", "-n", "tagged").stdout.strip(), "false")
+
     def test_providers_register_and_unregister(self):
         listed = {p["namespace"]: p["registrationState"] for p in self.az_json("provider", "list")}
         self.assertEqual(set(listed), {"Microsoft.BatchAI", "Microsoft.Batch", "Microsoft.Storage", "Microsoft.Network",

@@ -18,7 +18,7 @@ class BaiStatus(unittest.TestCase):
         with Emulator() as emu:
             result = run_cli("--data-dir", emu.location, "status")
             self.assertEqual(result.returncode, 0, result.stderr)
-            for name in ("arm", "blob", "file"):
+            for name in ("arm", "blob", "file", "batch"):
                 self.assertRegex(result.stdout, rf"{name}\s+{emu.endpoints[name]}\s+up")
 
     def test_running_emulator_by_endpoint_finds_the_storage_endpoints(self):
@@ -31,6 +31,7 @@ class BaiStatus(unittest.TestCase):
                 self.assertEqual(result.returncode, 0, result.stderr)
                 self.assertRegex(result.stdout, rf"blob\s+{e['blob']}\s+up")
                 self.assertRegex(result.stdout, rf"file\s+{e['file']}\s+up")
+                self.assertRegex(result.stdout, rf"batch\s+{e['batch']}\s+up")
 
     def test_an_untrusted_certificate_is_reported(self):
         with Emulator() as emu, Emulator() as other:

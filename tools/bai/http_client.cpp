@@ -73,6 +73,7 @@ void discover_storage_endpoints(endpoints::Endpoints& e) {
         if (!body.is_object()) return;
         e.blob = body.value("blob", "");
         e.file = body.value("file", "");
+        e.batch = body.value("batch", "");
     } catch (const std::exception&) {
     }
 }

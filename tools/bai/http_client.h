@@ -22,7 +22,7 @@ std::unique_ptr<httplib::Client> make_client(const std::string& base_url, const 
 httplib::Result get_url(const std::string& url, const httplib::Headers& headers, const std::string& ca_cert,
                         std::chrono::milliseconds timeout);
 
-// With only the ARM endpoint known, asks the emulator where its Blob and File endpoints are.
+// With only the ARM endpoint known, asks the emulator where its Blob, File and Batch endpoints are.
 void discover_storage_endpoints(endpoints::Endpoints& e);
 
 }  // namespace bai::cli

@@ -67,6 +67,7 @@ int run_status(const TargetFlags& flags) {
     std::vector<Row> rows = {{"arm", e.arm, arm}};
     if (!e.blob.empty()) rows.push_back({"blob", e.blob, probe_health(e.blob, "")});
     if (!e.file.empty()) rows.push_back({"file", e.file, probe_health(e.file, "")});
+    if (!e.batch.empty()) rows.push_back({"batch", e.batch, probe_health(e.batch, "")});
 
     bool all_up = true;
     bool any_up = false;
