@@ -1,6 +1,7 @@
 #include "emulator/arm/arm_api.h"
 
 #include "emulator/arm/batchai_common.h"
+#include "emulator/arm/bearer_token.h"
 #include "emulator/arm/clusters.h"
 #include "emulator/arm/jobs.h"
 #include "emulator/arm/preview_api.h"
@@ -37,6 +38,10 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     register_stored_accounts(*context_);
     remember_subscriptions(*context_);
     router_ = std::make_unique<Router>(endpoints.arm);
+    if (strict_tokens_ != nullptr) {
+        const identity::TokenService* tokens = strict_tokens_;
+        router_->set_token_check([tokens](const std::string& token) { check_arm_token(*tokens, token); });
+    }
     add_provider_routes(*router_, *context_);
     add_subscription_routes(*router_, *context_);
     add_provider_registration_routes(*router_, *context_);

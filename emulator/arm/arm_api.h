@@ -14,6 +14,7 @@
 #include "common/db/database.h"
 #include "emulator/arm/arm_context.h"
 #include "emulator/arm/router.h"
+#include "emulator/identity/token_service.h"
 #include "fake_storage/accounts/account_registry.h"
 
 namespace bai::arm {
@@ -34,6 +35,8 @@ public:
     ~ArmApi();
     static void migrate(db::Database& db);
 
+    // --strict-auth: bearer tokens must be `tokens`' (bearer_token.h). Before serve().
+    void require_signed_tokens(const identity::TokenService& tokens) { strict_tokens_ = &tokens; }
     // Once the ports are known, before serving: registers the stored storage accounts and
     // routes every request the server has no other route for to the ARM router.
     void serve(http::Routes& server, const ArmEndpoints& endpoints);
@@ -54,6 +57,7 @@ private:
     storage::BlobStore& blobs_;
     std::unique_ptr<ArmContext> context_;
     std::unique_ptr<Router> router_;
+    const identity::TokenService* strict_tokens_ = nullptr;
 };
 
 }  // namespace bai::arm

@@ -140,7 +140,8 @@ void Router::add(std::string method, std::string_view pattern, Versions versions
 void Router::dispatch(const httplib::Request& http, httplib::Response& res) const {
     res.set_header("x-ms-request-id", crypto::uuid4());
     try {
-        require_bearer_token(http);
+        const std::string token = require_bearer_token(http);
+        if (token_check_) token_check_(token);
         run(make_request(http, fallback_base_url_), res);
     } catch (const CloudError& e) {
         for (const auto& [name, value] : e.headers) res.set_header(name, value);

@@ -57,11 +57,14 @@ public:
     // Answers every request, errors included; never throws.
     void dispatch(const httplib::Request& http, httplib::Response& res) const;
     const std::vector<Route>& routes() const { return routes_; }
+    // Run on every request's bearer token after the header's own check (--strict-auth).
+    void set_token_check(std::function<void(const std::string& token)> check) { token_check_ = std::move(check); }
 
 private:
     void run(const ArmRequest& request, httplib::Response& res) const;
     std::string fallback_base_url_;
     std::vector<Route> routes_;
+    std::function<void(const std::string& token)> token_check_;
 };
 
 bool version_matches(Versions versions, std::string_view api_version);

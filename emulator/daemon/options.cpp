@@ -65,6 +65,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.batch_port = parse_port(flag, value());
         } else if (flag == "--account") {
             o.accounts.push_back(storage::parse_account_flag(value()));
+        } else if (flag == "--strict-auth" && !inline_value) {
+            o.strict_auth = true;
         } else if (flag == "--service-principal") {
             o.service_principals.push_back(identity::parse_service_principal(value()));
         } else if (flag == "--batch-account") {
@@ -112,7 +114,7 @@ std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--service-principal ID:SECRET]...\n"
-           "                        [--debug FILE] [--durable]\n"
+           "                        [--strict-auth] [--debug FILE] [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
            "                        [--strict-gpus] [--no-passthrough]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
@@ -131,6 +133,8 @@ std::string usage() {
            "  --service-principal ID:SECRET a service principal that may sign in (az login\n"
            "                     --service-principal, azure-identity's ClientSecretCredential) besides the\n"
            "                     well-known one printed at start (repeatable)\n"
+           "  --strict-auth      ARM takes only unexpired tokens of the emulator's sign-in service for\n"
+           "                     ARM (default: any bearer token, as the SDKs' recorded tests send)\n"
            "  --debug FILE       log one line per request: service, method, path, status, ms\n"
            "  --durable          fsync every acknowledged write (survives power loss; slower)\n"
            "  --lro-delay MS     how long ARM create/delete/terminate operations stay InProgress\n"

@@ -25,6 +25,8 @@ struct Options {
     std::vector<storage::Account> accounts;
     std::vector<batch::BatchAccount> batch_accounts;  // besides devbatchaccount1
     std::vector<identity::ServicePrincipal> service_principals;  // besides the well-known one
+    // ARM takes only tokens the emulator's sign-in service issued (by default any bearer token).
+    bool strict_auth = false;
     std::optional<std::filesystem::path> debug_log;
     // fsync content and the SQLite WAL at every commit (power-loss safety); without it every
     // acknowledged write survives a crash of the emulator (kill -9) but not of the machine.

@@ -263,6 +263,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                                                      p->location / "batch-nodes", std::move(batch_nodes));
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {
+        if (options.strict_auth) p->arm_api->require_signed_tokens(*p->tokens);
         p->arm_api->serve(p->arm_routes, {p->published.arm, p->published.blob, p->published.file});
     } catch (const std::exception& e) {
         throw StartError(std::string("ARM: ") + e.what());

@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/http/routes.h"
 #include "emulator/identity/service_principals.h"
@@ -29,6 +30,13 @@ struct SignInError {
 // Throws SignInError 400 invalid_request for a malformed escape or a field that is not UTF-8.
 std::map<std::string, std::string> parse_form(const std::string& body);
 
+// What a check of a bearer token found.
+enum class TokenCheck { valid, invalid, expired, wrong_audience };
+struct TokenVerdict {
+    TokenCheck check = TokenCheck::invalid;
+    nlohmann::json claims;  // when the signature held: the token's claims
+};
+
 class TokenService {
 public:
     static constexpr std::chrono::seconds kLifetime{3599};
@@ -45,6 +53,11 @@ public:
     // A token for `principal` and `audience`, as grant() issues it (for tests and tools).
     std::string issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                       const std::string& audience, std::chrono::system_clock::time_point now) const;
+
+    // Whether `token` is one of this service's (RS256 with its key: no other algorithm), not
+    // expired (nor used before its nbf; five minutes' leeway, as the cloud allows), for one of
+    // `audiences`.
+    TokenVerdict verify(const std::string& token, const std::vector<std::string>& audiences) const;
 
 private:
     SigningKey key_;

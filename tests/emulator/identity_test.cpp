@@ -156,6 +156,39 @@ TEST_F(TokenServiceTest, RefusalsAreTheSignInServices) {
     EXPECT_EQ(service.keys()["keys"][0]["kid"], key.key_id);
 }
 
+TEST_F(TokenServiceTest, VerifiesItsOwnTokensOnly) {
+    const std::vector<std::string> arm{"https://management.core.windows.net/"};
+    const auto now = std::chrono::system_clock::now();
+    const ServicePrincipal principal{kWellKnownClientId, kWellKnownClientSecret};
+    const std::string token = service.issue(base, "adfs", principal, "https://management.core.windows.net/", now);
+    EXPECT_EQ(service.verify(token, arm).check, TokenCheck::valid);
+    EXPECT_EQ(service.verify(token, {"https://batch.core.windows.net/"}).check, TokenCheck::wrong_audience);
+    const std::string old = service.issue(base, "adfs", principal, "https://management.core.windows.net/",
+                                          now - std::chrono::hours(2));
+    TokenVerdict expired = service.verify(old, arm);
+    EXPECT_EQ(expired.check, TokenCheck::expired);
+    EXPECT_EQ(expired.claims["aud"], "https://management.core.windows.net/");
+    // Within the five minutes' leeway an expired token still serves.
+    const std::string just = service.issue(base, "adfs", principal, "https://management.core.windows.net/",
+                                           now - TokenService::kLifetime - std::chrono::seconds(60));
+    EXPECT_EQ(service.verify(just, arm).check, TokenCheck::valid);
+    // Another service's key, HMAC over the public key, no signature, garbage: invalid.
+    TempDir other_dir;
+    TokenService other{load_or_create_signing_key(other_dir.path()), ServicePrincipals()};
+    EXPECT_EQ(service.verify(other.issue(base, "adfs", principal, "https://management.core.windows.net/", now), arm).check,
+              TokenCheck::invalid);
+    using namespace jwt::params;
+    jwt::jwt_object forged{algorithm("HS256"), secret(key.public_pem),
+                           payload({{"aud", "https://management.core.windows.net/"}})};
+    forged.add_claim("exp", std::chrono::system_clock::now() + std::chrono::hours(1));
+    EXPECT_EQ(service.verify(forged.signature(), arm).check, TokenCheck::invalid);
+    const std::string unsigned_token = token.substr(0, token.rfind('.') + 1);
+    EXPECT_EQ(service.verify(unsigned_token, arm).check, TokenCheck::invalid);
+    for (const char* garbage : {"", "a.b.c", "...", "eyJhbGciOiJub25lIn0.e30."}) {
+        EXPECT_EQ(service.verify(garbage, arm).check, TokenCheck::invalid) << garbage;
+    }
+}
+
 TEST(TokenForm, DecodesFieldsAndRefusesBadEscapes) {
     auto fields = parse_form("a=1&b=x+y%2Fz&a=2&&empty=&flag");
     EXPECT_EQ(fields["a"], "1");

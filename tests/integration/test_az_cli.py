@@ -294,3 +294,92 @@ class AzCli(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def sign_rs256(private_pem_path, header, claims):
+    """A JWT signed with the PEM key at `private_pem_path` (the test owns the emulator's data directory)."""
+    from cryptography.hazmat.primitives import serialization
+    with open(private_pem_path, "rb") as f:
+        key = serialization.load_pem_private_key(f.read(), password=None)
+    encode = lambda part: base64.urlsafe_b64encode(json.dumps(part).encode()).rstrip(b"=").decode()
+    signing_input = f"{encode(header)}.{encode(claims)}"
+    signature = key.sign(signing_input.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return signing_input + "." + base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+
+
+class StrictAuth(unittest.TestCase):
+    """--strict-auth: ARM takes only the sign-in service's unexpired tokens for ARM."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.emu = harness.Emulator(args=["--strict-auth"]).start()
+        cls.arm = cls.emu.endpoints["arm"]
+        cls.context = ssl.create_default_context(cafile=cls.emu.endpoints["ca_cert"])
+
+    @classmethod
+    def tearDownClass(cls):
+        code, _ = cls.emu.stop()
+        cls.emu.close()
+        assert code == 0, f"emulator exited with {code}"
+
+    def token(self, audience):
+        from azure.identity import ClientSecretCredential
+        credential = ClientSecretCredential("adfs", WELL_KNOWN_ID, WELL_KNOWN_SECRET, authority=self.arm,
+                                            connection_verify=self.emu.endpoints["ca_cert"])
+        return credential.get_token(audience + "/.default").token
+
+    def get(self, token):
+        headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+        request = urllib.request.Request(f"{self.arm}/subscriptions?api-version=2020-01-01", headers=headers)
+        try:
+            with urllib.request.urlopen(request, context=self.context, timeout=10) as r:
+                return r.status, json.loads(r.read()), r.headers
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read()), e.headers
+
+    def assert_refused(self, token, code):
+        status, body, headers = self.get(token)
+        self.assertEqual((status, body["error"]["code"]), (401, code), body)
+        self.assertIn('error="invalid_token"', headers["WWW-Authenticate"])
+        return body["error"]["message"]
+
+    def test_only_the_emulators_unexpired_management_tokens_pass(self):
+        status, body, _ = self.get(self.token(MANAGEMENT))
+        self.assertEqual((status, [s["subscriptionId"] for s in body["value"]]), (200, [DEFAULT_SUBSCRIPTION]))
+        self.assertEqual(self.get("https://management.azure.com/")[0], 401)  # not a token68 string
+        self.assert_refused("anything-at-all", "InvalidAuthenticationToken")
+        message = self.assert_refused(self.token("https://batch.core.windows.net"), "InvalidAuthenticationTokenAudience")
+        self.assertIn("'https://batch.core.windows.net'", message)
+        key_path = os.path.join(self.emu.location, "identity", "signing-key.pem")
+        now = int(time.time())
+        claims = {"aud": MANAGEMENT, "iss": f"{self.arm}/adfs", "appid": WELL_KNOWN_ID, "tid": TENANT,
+                  "iat": now - 7200, "nbf": now - 7200, "exp": now - 3600}
+        message = self.assert_refused(sign_rs256(key_path, {"alg": "RS256", "typ": "JWT"}, claims),
+                                      "ExpiredAuthenticationToken")
+        self.assertRegex(message, r"^The access token expiry UTC time '\d+/\d+/\d{4} \d+:\d\d:\d\d [AP]M' is earlier")
+        # The same claims, unexpired, pass; signed by another key, or with no signature, they do not.
+        fresh = dict(claims, exp=now + 600)
+        self.assertEqual(self.get(sign_rs256(key_path, {"alg": "RS256", "typ": "JWT"}, fresh))[0], 200)
+        other_key = os.path.join(tempfile.mkdtemp(prefix="bai-other-key-"), "key.pem")
+        subprocess.run(["openssl", "genrsa", "-out", other_key, "2048"], check=True, capture_output=True)
+        self.assert_refused(sign_rs256(other_key, {"alg": "RS256", "typ": "JWT"}, fresh), "InvalidAuthenticationToken")
+        unsigned = ".".join(base64.urlsafe_b64encode(json.dumps(p).encode()).rstrip(b"=").decode()
+                            for p in ({"alg": "none", "typ": "JWT"}, fresh)) + ".x"
+        self.assert_refused(unsigned, "InvalidAuthenticationToken")
+        status, body, _ = self.get(None)
+        self.assertEqual((status, body["error"]["code"]), (401, "AuthenticationFailed"))
+
+    def test_az_works_under_strict_auth(self):
+        home = tempfile.mkdtemp(prefix="bai-az-strict-")
+        env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(home, "az"), AZURE_CORE_COLLECT_TELEMETRY="no",
+                   BAI_CONFIG_DIR=os.path.join(home, "bai"), HOME=home)
+        env.pop("REQUESTS_CA_BUNDLE", None)
+        login = subprocess.run([harness.CLI, "--data-dir", self.emu.location, "az-login"], capture_output=True,
+                               text=True, env=env, timeout=300)
+        self.assertEqual(login.returncode, 0, login.stderr)
+        env["REQUESTS_CA_BUNDLE"] = self.emu.endpoints["ca_cert"]
+        group = subprocess.run(["az", "group", "create", "-n", "strict", "-l", "eastus", "-o", "json"],
+                               capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(group.returncode, 0, group.stderr)
+        self.assertEqual(json.loads(group.stdout)["name"], "strict")
+        shutil.rmtree(home, ignore_errors=True)
