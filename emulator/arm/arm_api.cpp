@@ -1,5 +1,6 @@
 #include "emulator/arm/arm_api.h"
 
+#include "emulator/arm/batch_accounts.h"
 #include "emulator/arm/batchai_common.h"
 #include "emulator/arm/bearer_token.h"
 #include "emulator/arm/clusters.h"
@@ -17,13 +18,15 @@
 namespace bai::arm {
 
 ArmApi::ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files,
-               storage::BlobStore& blobs, std::chrono::milliseconds lro_delay, const EngineFactory& engine)
+               storage::BlobStore& blobs, batch::BatchAccountRegistry& batch_accounts, std::chrono::milliseconds lro_delay,
+               const EngineFactory& engine)
     : store_(std::make_unique<ResourceStore>(db)),
       operations_(std::make_unique<OperationTracker>(db, lro_delay)),
       engine_(engine ? engine(*store_) : std::make_unique<QueueOnlyEngine>(*store_)),
       accounts_(accounts),
       files_(files),
-      blobs_(blobs) {}
+      blobs_(blobs),
+      batch_accounts_(batch_accounts) {}
 
 ArmApi::~ArmApi() { stop(); }
 
@@ -34,8 +37,10 @@ void ArmApi::migrate(db::Database& db) {
 
 void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     context_ = std::unique_ptr<ArmContext>(
-        new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file, files_, blobs_});
+        new ArmContext{*store_, *operations_, *engine_, accounts_, endpoints.blob, endpoints.file, files_, blobs_,
+                       batch_accounts_, endpoints.batch});
     register_stored_accounts(*context_);
+    register_stored_batch_accounts(*context_);
     remember_subscriptions(*context_);
     router_ = std::make_unique<Router>(endpoints.arm);
     if (strict_tokens_ != nullptr) {
@@ -47,6 +52,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     add_provider_registration_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
+    add_batch_account_routes(*router_, *context_);
     add_virtual_network_routes(*router_, *context_);
     add_workspace_routes(*router_, *context_);
     add_cluster_routes(*router_, *context_);

@@ -23,6 +23,7 @@ struct ArmEndpoints {
     std::string arm;  // "https://127.0.0.1:10443"
     std::string blob;
     std::string file;
+    std::string batch;
 };
 
 class ArmApi {
@@ -31,7 +32,8 @@ public:
     // `lro_delay`: how long a long-running operation stays InProgress. `engine`: what runs the
     // clusters and jobs (by default none: jobs stay queued).
     ArmApi(db::Database& db, storage::AccountRegistry& accounts, storage::FileStore& files, storage::BlobStore& blobs,
-           std::chrono::milliseconds lro_delay, const EngineFactory& engine = {});
+           batch::BatchAccountRegistry& batch_accounts, std::chrono::milliseconds lro_delay,
+           const EngineFactory& engine = {});
     ~ArmApi();
     static void migrate(db::Database& db);
 
@@ -55,6 +57,7 @@ private:
     storage::AccountRegistry& accounts_;
     storage::FileStore& files_;
     storage::BlobStore& blobs_;
+    batch::BatchAccountRegistry& batch_accounts_;
     std::unique_ptr<ArmContext> context_;
     std::unique_ptr<Router> router_;
     const identity::TokenService* strict_tokens_ = nullptr;

@@ -1,5 +1,6 @@
 #include "emulator/arm/batchai_common.h"
 
+#include "emulator/arm/batch_accounts.h"
 #include "emulator/arm/providers.h"
 #include "emulator/arm/resource_defaults.h"
 #include "emulator/arm/resource_ids.h"
@@ -27,6 +28,7 @@ void complete_delete(ArmContext& ctx, const Operation& op) {
         if (removed.type == kind::kCluster) ctx.engine.cluster_deleted(removed);
         if (removed.type == kind::kFileServer) ctx.engine.file_server_deleted(removed);
         if (removed.type == kind::kStorageAccount) forget_storage_account(ctx, removed.body["name"].get<std::string>());
+        if (removed.type == kind::kBatchAccount) forget_batch_account(ctx, removed.body["name"].get<std::string>());
     }
 }
 

@@ -16,6 +16,7 @@ namespace kind {
 inline constexpr const char* kSubscription = "subscription";  // known once a group was made in it
 inline constexpr const char* kResourceGroup = "resourceGroup";
 inline constexpr const char* kStorageAccount = "storageAccount";
+inline constexpr const char* kBatchAccount = "batchAccount";
 inline constexpr const char* kVirtualNetwork = "virtualNetwork";
 inline constexpr const char* kWorkspace = "workspace";
 inline constexpr const char* kExperiment = "experiment";

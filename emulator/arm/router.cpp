@@ -110,6 +110,17 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
         }
         return;
     }
+    if (name == "batchAccountName") {
+        bool ok = value.size() >= 3 && value.size() <= 24;
+        for (char c : value) ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)));
+        if (!ok) {
+            throw bad_request("AccountNameInvalid",
+                              "Account name '" + value + "' is invalid. Account names must be 3 to 24 characters long "
+                              "and use lower-case letters and numbers only.",
+                              std::string(name));
+        }
+        return;
+    }
     if (name == "virtualNetworkName" || name == "subnetName") {
         if (value.empty() || value.size() > 80 || !name_chars_ok(value, true, false) || value.back() == '.') {
             throw bad_request("InvalidResourceName",

@@ -12,8 +12,9 @@ namespace bai::batch {
 
 using nlohmann::json;
 
-BatchApi::BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root, NodeOptions options)
-    : store_(db), nodes_(store_, std::move(nodes_root), std::move(options)), accounts_(std::move(accounts)) {}
+BatchApi::BatchApi(db::Database& db, const BatchAccountRegistry& accounts, std::filesystem::path nodes_root,
+                   NodeOptions options)
+    : store_(db), nodes_(store_, std::move(nodes_root), std::move(options)), accounts_(accounts) {}
 
 void BatchApi::start() { nodes_.start(); }
 void BatchApi::stop() { nodes_.stop(); }

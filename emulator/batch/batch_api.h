@@ -24,7 +24,7 @@ namespace bai::batch {
 class BatchApi {
 public:
     // The nodes' directories go under `nodes_root`.
-    BatchApi(db::Database& db, std::vector<BatchAccount> accounts, std::filesystem::path nodes_root, NodeOptions options = {});
+    BatchApi(db::Database& db, const BatchAccountRegistry& accounts, std::filesystem::path nodes_root, NodeOptions options = {});
     static void migrate(db::Database& db);
     // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
     void serve(http::Routes& server, const std::string& base_url);
@@ -93,7 +93,7 @@ private:
 
     EntityStore store_;
     PoolNodes nodes_;
-    std::vector<BatchAccount> accounts_;
+    const BatchAccountRegistry& accounts_;
     std::string base_url_;
 };
 

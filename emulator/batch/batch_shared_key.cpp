@@ -51,7 +51,7 @@ std::string batch_string_to_sign(const httplib::Request& request, const std::str
     return out;
 }
 
-BatchAccount authenticate(const httplib::Request& request, const std::vector<BatchAccount>& accounts) {
+BatchAccount authenticate(const httplib::Request& request, const BatchAccountRegistry& accounts) {
     std::string header = request.get_header_value("Authorization");
     if (header.empty()) {
         throw BatchError(401, "AuthenticationFailed", "The request is not authenticated: it has no Authorization header.",
@@ -63,11 +63,15 @@ BatchAccount authenticate(const httplib::Request& request, const std::vector<Bat
         throw authentication_failed("The Authorization header is not 'SharedKey ACCOUNT:SIGNATURE'");
     }
     std::string name = header.substr(scheme.size(), colon - scheme.size());
-    std::optional<BatchAccount> account = find_account(accounts, name);
+    std::optional<BatchAccount> account = accounts.find(name);
     if (!account) throw authentication_failed("The account '" + name + "' does not exist in the emulator");
     std::string to_sign = batch_string_to_sign(request, name);
-    std::string key = crypto::base64_decode(account->key).value_or("");
-    if (crypto::base64_encode(crypto::hmac_sha256(key, to_sign)) != header.substr(colon + 1)) {
+    const std::string signature = header.substr(colon + 1);
+    auto signed_with = [&](const std::string& key) {
+        return !key.empty() &&
+               crypto::base64_encode(crypto::hmac_sha256(crypto::base64_decode(key).value_or(""), to_sign)) == signature;
+    };
+    if (!signed_with(account->key) && !signed_with(account->secondary)) {
         throw authentication_failed("The MAC signature found in the HTTP request is not the same as any computed "
                                     "signature. The emulator signed '" + to_sign + "'");
     }

@@ -16,8 +16,8 @@ namespace bai::batch {
 std::string batch_string_to_sign(const httplib::Request& request, const std::string& account);
 
 // The account the request is signed for. Throws BatchError: 401 without an Authorization header,
-// 403 AuthenticationFailed for an unknown account or a wrong signature (the message shows the
+// 403 AuthenticationFailed for an unknown account or a signature by neither of its keys (the message shows the
 // string the emulator signed, to compare with the client's).
-BatchAccount authenticate(const httplib::Request& request, const std::vector<BatchAccount>& accounts);
+BatchAccount authenticate(const httplib::Request& request, const BatchAccountRegistry& accounts);
 
 }  // namespace bai::batch

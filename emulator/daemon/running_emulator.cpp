@@ -83,6 +83,7 @@ struct RunningEmulator::Parts {
     std::unique_ptr<storage::BlobService> blob_service;
     std::unique_ptr<storage::FileService> file_service;
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
+    std::unique_ptr<batch::BatchAccountRegistry> batch_accounts;
     std::unique_ptr<arm::ArmApi> arm_api;
     std::unique_ptr<batch::BatchApi> batch_api;
     std::unique_ptr<identity::TokenService> tokens;
@@ -166,8 +167,10 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     p->blob_service->set_faults(hooks.blob_faults);
     p->file_service->set_faults(hooks.file_faults);
     Parts& parts = *p;
+    p->batch_accounts = std::make_unique<batch::BatchAccountRegistry>(batch::batch_accounts(options.batch_accounts));
     p->arm_api = std::make_unique<arm::ArmApi>(
-        *p->state, p->accounts, *p->file_store, *p->blob_store, std::chrono::milliseconds(options.lro_delay_ms),
+        *p->state, p->accounts, *p->file_store, *p->blob_store, *p->batch_accounts,
+        std::chrono::milliseconds(options.lro_delay_ms),
         [&parts, &options, &gpus, gpu_pool, hooks](arm::ResourceStore& store) {
             engine::EngineOptions engine_options;
             engine_options.nodes_dir = parts.nodes_dir;
@@ -259,12 +262,12 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
     batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
-    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, batch::batch_accounts(options.batch_accounts),
+    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
                                                      p->location / "batch-nodes", std::move(batch_nodes));
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {
         if (options.strict_auth) p->arm_api->require_signed_tokens(*p->tokens);
-        p->arm_api->serve(p->arm_routes, {p->published.arm, p->published.blob, p->published.file});
+        p->arm_api->serve(p->arm_routes, {p->published.arm, p->published.blob, p->published.file, p->published.batch});
     } catch (const std::exception& e) {
         throw StartError(std::string("ARM: ") + e.what());
     }

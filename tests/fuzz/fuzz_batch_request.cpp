@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         }
     }
     http.body = std::string(input);
-    static const auto accounts = bai::batch::batch_accounts({});
+    static const bai::batch::BatchAccountRegistry accounts(bai::batch::batch_accounts({}));
     try {
         (void)bai::batch::batch_string_to_sign(http, "devbatchaccount1");
         bai::batch::authenticate(http, accounts);

@@ -186,6 +186,53 @@ class AzCli(unittest.TestCase):
         self.az("group", "wait", "--deleted", "-n", "tagged")
         self.assertEqual(self.az("group", "exists", "-n", "tagged").stdout.strip(), "false")
 
+    def test_batch_accounts(self):
+        batch = self.emu.endpoints["batch"]
+        self.az("group", "create", "-n", "batchgroup", "-l", "eastus", "-o", "none")
+        self.az("storage", "account", "create", "-n", "batchstore", "-g", "batchgroup", "--sku", "Standard_LRS", "-o",
+                "none")
+        account = self.az_json("batch", "account", "create", "-n", "mybatch", "-g", "batchgroup", "-l", "eastus",
+                               "--storage-account", "batchstore")
+        self.assertEqual(account["accountEndpoint"], batch.split("://", 1)[1])
+        self.assertTrue(account["autoStorage"]["storageAccountId"].endswith("/storageAccounts/batchstore"))
+        self.assertEqual(self.az_json("batch", "account", "show", "-n", "mybatch", "-g", "batchgroup")["provisioningState"],
+                         "Succeeded")
+        self.assertEqual([a["name"] for a in self.az_json("batch", "account", "list")], ["mybatch"])
+        # A PUT of the same account updates it; the name of another account is taken.
+        self.az("batch", "account", "create", "-n", "mybatch", "-g", "batchgroup", "-l", "eastus", "-o", "none")
+        taken = self.az("batch", "account", "create", "-n", "devbatchaccount1", "-g", "batchgroup", "-l", "eastus",
+                        ok=False)
+        self.assertIn("AccountNameAlreadyExists", taken.stderr)
+        self.assertEqual(self.az_json("batch", "location", "quotas", "show", "-l", "eastus"), {"accountQuota": 1000})
+        keys = self.az_json("batch", "account", "keys", "list", "-n", "mybatch", "-g", "batchgroup")
+        self.assertEqual(keys["accountName"], "mybatch")
+        # The Batch endpoint takes the new account at once: az finds its key through ARM by its endpoint.
+        endpoint = ["--account-name", "mybatch", "--account-endpoint", batch]
+        self.az("batch", "pool", "create", "--id", "p1", "--vm-size", "standard_d2s_v3", "--image",
+                "canonical:0001-com-ubuntu-server-focal:20_04-lts", "--node-agent-sku-id", "batch.node.ubuntu 20.04",
+                "--target-dedicated-nodes", "0", *endpoint)
+        self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list", *endpoint)], ["p1"])
+        # A renewed key works at once, the old one stops, the other one keeps working.
+        self.az("batch", "account", "keys", "renew", "-n", "mybatch", "-g", "batchgroup", "--key-name", "Primary",
+                "-o", "none")
+        refused = self.az("batch", "pool", "list", *endpoint, "--account-key", keys["primary"], ok=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("Server failed to authenticate the request", refused.stderr)
+        for key in (self.az_json("batch", "account", "keys", "list", "-n", "mybatch", "-g", "batchgroup")["primary"],
+                    keys["secondary"]):
+            self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list", *endpoint, "--account-key", key)],
+                             ["p1"])
+        self.az("batch", "account", "delete", "-n", "mybatch", "-g", "batchgroup", "-y")
+        gone = self.az("batch", "pool", "list", *endpoint, "--account-key", keys["secondary"], ok=False)
+        self.assertIn("Server failed to authenticate the request", gone.stderr)
+        # An account goes with its group too.
+        self.az("batch", "account", "create", "-n", "groupedbatch", "-g", "batchgroup", "-l", "eastus", "-o", "none")
+        grouped = self.az_json("batch", "account", "keys", "list", "-n", "groupedbatch", "-g", "batchgroup")["primary"]
+        self.az("group", "delete", "-n", "batchgroup", "-y")
+        gone = self.az("batch", "pool", "list", "--account-name", "groupedbatch", "--account-endpoint", batch,
+                       "--account-key", grouped, ok=False)
+        self.assertIn("Server failed to authenticate the request", gone.stderr)
+
     def test_providers_register_and_unregister(self):
         listed = {p["namespace"]: p["registrationState"] for p in self.az_json("provider", "list")}
         self.assertEqual(set(listed), {"Microsoft.BatchAI", "Microsoft.Batch", "Microsoft.Storage", "Microsoft.Network",
