@@ -1,4 +1,4 @@
-// The Azure Batch service's data-plane API (issue 9) on its own endpoint (--batch-port):
+// The Azure Batch service's data-plane API on its own endpoint (--batch-port):
 // SharedKey authentication per account, OData errors, pools and their compute nodes
 // (batch_api.cpp, batch_node_routes.cpp), jobs and tasks (batch_work_routes.cpp), and their files.
 // Routes are under the account's URL as the SDK builds them

@@ -1,4 +1,4 @@
-// The compute nodes of the Batch pools (issue 9): emulated VMs on this machine, one directory
+// The compute nodes of the Batch pools: emulated VMs on this machine, one directory
 // each (DIR/batch-nodes/ACCOUNT/POOL/NODE, with the service's startup/, shared/, tmp/ and
 // workitems/), that come and go with a pool's targets and formula, run its start task when they
 // join (not under a shell, as the service runs it), run the tasks of its jobs, and report into

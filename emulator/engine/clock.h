@@ -2,7 +2,7 @@
 // workload's duration) reads now() and sleeps through wait_until(), so that a virtual clock can
 // stand in for the real one in scenarios and tests.
 //
-// A VirtualClock also makes the engine's threads take turns (issue 7's determinism): the threads
+// A VirtualClock also makes the engine's threads take turns (the scenarios' determinism): the threads
 // that do the engine's work (its event loop, node setups, job runs) are participants, and only
 // one of them runs at a time. A participant runs until it sleeps on the clock or ends; then the
 // clock resumes the next one that is due, in (due time, order) order, where the order of

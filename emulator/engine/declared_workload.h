@@ -1,4 +1,4 @@
-// Jobs that run no process (scenarios, issue 7): a job whose command names a declared workload
+// Jobs that run no process (scenarios): a job whose command names a declared workload
 // is played by a DeclaredWorkloads instead: it takes virtual time on the engine's clock, prints
 // its lines, writes its files and exits with its code. The engine asks before it starts the
 // job's processes; without a DeclaredWorkloads (the daemon), every job runs its processes.

@@ -1,4 +1,4 @@
-// The job engine: clusters of emulated nodes on this machine that run jobs (issue 5). It
+// The job engine: clusters of emulated nodes on this machine that run jobs. It
 // implements what the ARM API asks of it (compute_engine.h): the hooks only post events, and
 // one engine thread owns every cluster, node and queue, writes their state into the documents,
 // and hands node setups and job runs to threads of their own. What HTTP threads read (nodes,

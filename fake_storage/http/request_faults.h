@@ -1,4 +1,4 @@
-// Faults a scenario injects into a storage service's endpoint (issue 7): the next K requests fail
+// Faults a scenario injects into a storage service's endpoint: the next K requests fail
 // with 500 InternalError or 503 ServerBusy, as the service answers when it is unwell, or are
 // stalled first. Requests are counted as they arrive, whatever their operation.
 #pragma once

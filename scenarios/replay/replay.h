@@ -1,4 +1,4 @@
-// Replays a scenario file (issue 7): starts the emulator in-process on a virtual clock with the
+// Replays a scenario file: starts the emulator in-process on a virtual clock with the
 // scenario's declared workloads, runs its steps in order, and records the trace. The rules of
 // time and determinism are in scenarios/README.md.
 #pragma once

@@ -1,4 +1,4 @@
-// Scenario files: a line-oriented script of a whole workflow and its faults (issue 7), parsed
+// Scenario files: a line-oriented script of a whole workflow and its faults, parsed
 // into steps with the file and line each came from. Variables (${name}) are kept as written:
 // they are substituted when the step runs, since captures happen at replay time. The format is
 // in scenarios/README.md.

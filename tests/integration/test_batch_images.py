@@ -1,4 +1,4 @@
-"""What a Batch node is made of (issue 9). Its image as a local root: with --image NAME=DIR naming
+"""What a Batch node is made of. Its image as a local root: with --image NAME=DIR naming
 the pool's custom image (its virtualMachineImageId's name), the start task and the tasks run in a
 bubblewrap sandbox of DIR, read-only, with the node's directory at /mnt/batch/tasks as on a Linux
 node of the service; a pool whose image has no root runs them on this machine. Its GPUs: a node of

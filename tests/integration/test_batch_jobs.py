@@ -1,4 +1,4 @@
-"""Batch jobs and tasks (issue 9) through the azure-batch SDK: a task that trains a tiny model on
+"""Batch jobs and tasks through the azure-batch SDK: a task that trains a tiny model on
 a low-priority node after the pool's start task, its files; retries up to maxTaskRetryCount; a
 task collection with a refused member; a running task requeued when its node leaves (a resize
 down, requeue: requeueCount 1, retryCount 0) that runs again and succeeds; a job deleted."""

@@ -1,4 +1,4 @@
-"""Batch jobs and tasks through their lives (issue 9), with the azure-batch SDK: a job terminated,
+"""Batch jobs and tasks through their lives, with the azure-batch SDK: a job terminated,
 disabled and enabled, patched to terminate once its tasks are complete, ended by a failing task's
 exit conditions and by its maxWallClockTime; a task terminated, deleted, stopped at its
 maxWallClockTime, its directory gone after its retentionTime; task counts; bad requests answered

@@ -1,4 +1,4 @@
-"""Batch compute nodes through their lives (issue 9), with the azure-batch SDK: a node booting, then
+"""Batch compute nodes through their lives, with the azure-batch SDK: a node booting, then
 running its start task after its resource files; rebooted under a running task; taken out of
 scheduling; removed while it finishes its task (leavingpool); pre-empted and replaced; task and
 node files listed, read, deleted."""

@@ -1,4 +1,4 @@
-"""The Azure Batch service's pools (issue 9) through the azure-batch SDK (python3-azure):
+"""The Azure Batch service's pools through the azure-batch SDK (python3-azure):
 add, get, exists, list with paging, patch, delete; SharedKey authentication; errors in the
 service's OData shape naming the property; accounts isolated from each other; az batch."""
 import base64

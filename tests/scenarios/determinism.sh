@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Replays each scenario RUNS times with the same seed and fails unless its traces are all the
-# same, byte for byte (issue 7's determinism).
+# same, byte for byte (the scenarios' determinism).
 # Usage: determinism.sh EMULATOR RUNS SEED SCENARIO...
 set -euo pipefail
 emulator=$1 runs=$2 seed=$3

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """A file share or a blob container through its FUSE mount on an emulated node, against the same
-disk without FUSE, side by side in one run (issue 6's benchmark):
+disk without FUSE, side by side in one run (the mounts' benchmark):
 
 1. sequential write of SIZE MiB in 1 MiB writes (then fsync), and sequential read of it back in
    1 MiB reads, the page cache dropped before each read (echo 3 > /proc/sys/vm/drop_caches; as
