@@ -13,18 +13,14 @@
 #include <stdexcept>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/owned.h"
 
 namespace bai::identity {
 namespace {
 
-template <auto Free>
-struct Deleter {
-    template <typename T>
-    void operator()(T* p) const { Free(p); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free>>;
-using BnPtr = std::unique_ptr<BIGNUM, Deleter<BN_free>>;
+using PkeyPtr = crypto::Owned<EVP_PKEY, EVP_PKEY_free>;
+using BioPtr = crypto::Owned<BIO, BIO_free>;
+using BnPtr = crypto::Owned<BIGNUM, BN_free>;
 
 [[noreturn]] void fail(const std::string& what) { throw std::runtime_error("token signing key: " + what); }
 

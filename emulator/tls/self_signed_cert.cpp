@@ -11,17 +11,14 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/crypto/owned.h"
+
 namespace bai::tls {
 namespace {
 
-template <auto Free>
-struct Deleter {
-    template <typename T>
-    void operator()(T* p) const { Free(p); }
-};
-using PkeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using X509Ptr = std::unique_ptr<X509, Deleter<X509_free>>;
-using FilePtr = std::unique_ptr<std::FILE, Deleter<std::fclose>>;
+using PkeyPtr = crypto::Owned<EVP_PKEY, EVP_PKEY_free>;
+using X509Ptr = crypto::Owned<X509, X509_free>;
+using FilePtr = crypto::Owned<std::FILE, std::fclose>;
 
 [[noreturn]] void fail(const std::string& what) {
     throw std::runtime_error("TLS certificate: " + what);
