@@ -33,6 +33,15 @@ std::string md5(std::string_view bytes) {
     return m.finish();
 }
 
+std::string sha256(std::string_view bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+        throw std::runtime_error("SHA-256 failed");
+    }
+    return std::string(reinterpret_cast<char*>(digest), size);
+}
+
 std::string hmac_sha256(std::string_view key, std::string_view message) {
     // Setting a MAC up (algorithm fetch, key schedule) costs more than hashing a request's
     // string-to-sign, so each thread keeps its contexts by key and re-initialises them with the

@@ -1,4 +1,4 @@
-// Incremental MD5 (Content-MD5) and HMAC-SHA256 (SharedKey, SAS).
+// Incremental MD5 (Content-MD5), SHA-256 and HMAC-SHA256 (SharedKey, SAS).
 #pragma once
 
 #include <memory>
@@ -24,6 +24,8 @@ private:
 };
 
 std::string md5(std::string_view bytes);
+// The 32-byte SHA-256 of `bytes`.
+std::string sha256(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);
 
 }  // namespace bai::crypto

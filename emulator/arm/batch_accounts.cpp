@@ -6,6 +6,7 @@
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/text.h"
+#include "fake_storage/accounts/account_registry.h"
 
 namespace bai::arm {
 namespace {
@@ -171,12 +172,6 @@ void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& sc
     send_page(res, req, items, page.next_after);
 }
 
-bool valid_name(const std::string& name) {
-    bool ok = name.size() >= 3 && name.size() <= 24;
-    for (char c : name) ok = ok && ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-    return ok;
-}
-
 }  // namespace
 
 void register_stored_batch_accounts(ArmContext& ctx) {
@@ -223,7 +218,7 @@ void add_batch_account_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params&, httplib::Response& res) {
                    nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
                    const std::string name = body.is_object() ? body.value("name", "") : "";
-                   if (!valid_name(name)) {
+                   if (!storage::is_valid_account_name(name)) {
                        return send_json(res, 200, {{"nameAvailable", false}, {"reason", "Invalid"},
                                                    {"message", "Account names must be 3 to 24 characters long and "
                                                                "use lower-case letters and numbers only."}});

@@ -4,6 +4,7 @@
 #include "emulator/arm/regions.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/subscriptions.h"
 #include "emulator/arm/text.h"
 
 namespace bai::arm {
@@ -119,18 +120,9 @@ nlohmann::json provider_view(ArmContext& ctx, const std::string& subscription, c
             {"resourceTypes", types}};
 }
 
-// The subscription must be one ARM knows (resource_groups.h).
-std::string known_subscription(ArmContext& ctx, const Params& p) {
-    const std::string id = "/subscriptions/" + p["subscriptionId"];
-    if (!ctx.store.type_of(id)) {
-        throw CloudError(404, "SubscriptionNotFound", "The subscription '" + p["subscriptionId"] + "' could not be found.");
-    }
-    return p["subscriptionId"];
-}
-
 void change_registration(ArmContext& ctx, const ArmRequest& req, const Params& params, httplib::Response& res,
                          bool registering) {
-    const std::string subscription = known_subscription(ctx, params);
+    const std::string subscription = require_known_subscription(ctx, params["subscriptionId"]);
     const Provider& p = require_provider(params["providerNamespace"]);
     if (std::string_view(p.name) != "Microsoft.Resources") {
         const std::string id = registration_id(subscription, p);
@@ -166,7 +158,7 @@ void add_provider_registration_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/providers", Versions::any_dated,
                "Microsoft.Resources/subscriptions/providers/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   const std::string subscription = known_subscription(ctx, p);
+                   const std::string subscription = require_known_subscription(ctx, p["subscriptionId"]);
                    nlohmann::json list = nlohmann::json::array();
                    for (const Provider& provider : providers()) list.push_back(provider_view(ctx, subscription, provider));
                    send_json(res, 200, {{"value", list}});
@@ -174,7 +166,7 @@ void add_provider_registration_routes(Router& router, ArmContext& ctx) {
     router.add("GET", "/subscriptions/{subscriptionId}/providers/{providerNamespace}", Versions::any_dated,
                "Microsoft.Resources/subscriptions/providers/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   const std::string subscription = known_subscription(ctx, p);
+                   const std::string subscription = require_known_subscription(ctx, p["subscriptionId"]);
                    send_json(res, 200, provider_view(ctx, subscription, require_provider(p["providerNamespace"])));
                });
     router.add("POST", "/subscriptions/{subscriptionId}/providers/{providerNamespace}/register",

@@ -23,13 +23,6 @@ nlohmann::json group_view(const nlohmann::json& stored, const ArmRequest& req) {
     return view;
 }
 
-// The subscription's own record (id "/subscriptions/S"), made with its first resource group:
-// from then on it is one ARM knows (SubscriptionNotFound before), even with no group left in it.
-void remember_subscription(ArmContext& ctx, const std::string& id) {
-    if (ctx.store.type_of(id)) return;
-    ctx.store.create(id, "", kind::kSubscription, {{"id", id}, {"subscriptionId", id.substr(id.rfind('/') + 1)}});
-}
-
 // null when the body has none: a group answers `tags` only where some were given, as ARM did.
 nlohmann::json tags_of(const nlohmann::json& body, const char* path) {
     if (!body.contains("tags")) return nlohmann::json();
@@ -189,6 +182,11 @@ bool has_matching_tag(const nlohmann::json& group, const DocumentFilter& filter)
 }
 
 }  // namespace
+
+void remember_subscription(ArmContext& ctx, const std::string& id) {
+    if (ctx.store.type_of(id)) return;
+    ctx.store.create(id, "", kind::kSubscription, {{"id", id}, {"subscriptionId", id.substr(id.rfind('/') + 1)}});
+}
 
 void remember_subscriptions(ArmContext& ctx) {
     for (const StoredResource& group : ctx.store.all_of_type(kind::kResourceGroup)) {

@@ -8,6 +8,7 @@
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/arm/text.h"
+#include "fake_storage/accounts/account_registry.h"
 
 namespace bai::arm {
 namespace {
@@ -99,9 +100,7 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
         return;
     }
     if (name == "accountName") {
-        bool ok = value.size() >= 3 && value.size() <= 24;
-        for (char c : value) ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)));
-        if (!ok) {
+        if (!storage::is_valid_account_name(value)) {
             throw bad_request("AccountNameInvalid",
                               value + " is not a valid storage account name. Storage account name must be "
                                       "between 3 and 24 characters in length and use numbers and lower-case "
@@ -111,9 +110,7 @@ void check_name(std::string_view name, const std::string& value, std::string_vie
         return;
     }
     if (name == "batchAccountName") {
-        bool ok = value.size() >= 3 && value.size() <= 24;
-        for (char c : value) ok = ok && (std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)));
-        if (!ok) {
+        if (!storage::is_valid_account_name(value)) {  // the same rule as storage accounts'
             throw bad_request("AccountNameInvalid",
                               "Account name '" + value + "' is invalid. Account names must be 3 to 24 characters long "
                               "and use lower-case letters and numbers only.",

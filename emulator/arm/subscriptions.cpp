@@ -36,13 +36,6 @@ std::vector<std::string> known_subscriptions(ArmContext& ctx) {
     return ids;
 }
 
-std::string require_known(ArmContext& ctx, const std::string& id) {
-    for (const std::string& known : known_subscriptions(ctx)) {
-        if (iequals(known, id)) return known;
-    }
-    throw CloudError(404, "SubscriptionNotFound", "The subscription '" + id + "' could not be found.");
-}
-
 nlohmann::json location_view(const std::string& subscription, const Region& r) {
     const std::string base = subscription_path(subscription) + "/locations/";
     return {{"id", base + r.name},
@@ -58,12 +51,16 @@ nlohmann::json location_view(const std::string& subscription, const Region& r) {
 
 }  // namespace
 
-void add_subscription_routes(Router& router, ArmContext& ctx) {
-    const std::string default_id = subscription_path(identity::kDefaultSubscriptionId);
-    if (!ctx.store.type_of(default_id)) {
-        ctx.store.create(default_id, "", kind::kSubscription,
-                         {{"id", default_id}, {"subscriptionId", identity::kDefaultSubscriptionId}});
+std::string require_known_subscription(ArmContext& ctx, const std::string& id) {
+    std::optional<StoredResource> known = ctx.store.get(subscription_path(id));
+    if (!known || known->type != kind::kSubscription) {
+        throw CloudError(404, "SubscriptionNotFound", "The subscription '" + id + "' could not be found.");
     }
+    return known->body.value("subscriptionId", id);
+}
+
+void add_subscription_routes(Router& router, ArmContext& ctx) {
+    remember_subscription(ctx, subscription_path(identity::kDefaultSubscriptionId));
     router.add("GET", "/subscriptions", Versions::any_dated, "Microsoft.Resources/subscriptions/read",
                [&ctx](const ArmRequest&, const Params&, httplib::Response& res) {
                    nlohmann::json list = nlohmann::json::array();
@@ -72,12 +69,12 @@ void add_subscription_routes(Router& router, ArmContext& ctx) {
                });
     router.add("GET", "/subscriptions/{subscriptionId}", Versions::any_dated, "Microsoft.Resources/subscriptions/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, subscription_view(require_known(ctx, p["subscriptionId"])));
+                   send_json(res, 200, subscription_view(require_known_subscription(ctx, p["subscriptionId"])));
                });
     router.add("GET", "/subscriptions/{subscriptionId}/locations", Versions::any_dated,
                "Microsoft.Resources/subscriptions/locations/read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   const std::string id = require_known(ctx, p["subscriptionId"]);
+                   const std::string id = require_known_subscription(ctx, p["subscriptionId"]);
                    nlohmann::json list = nlohmann::json::array();
                    for (const Region& r : kRegions) list.push_back(location_view(id, r));
                    send_json(res, 200, {{"value", list}});

@@ -1,11 +1,10 @@
 #include "emulator/identity/service_principals.h"
 
-#include <openssl/evp.h>
-
 #include <cctype>
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/crypto/digest.h"
 #include "common/text/ascii.h"
 
 namespace bai::identity {
@@ -46,10 +45,8 @@ std::optional<ServicePrincipal> ServicePrincipals::find(const std::string& clien
 }
 
 std::string object_id_of(const std::string& client_id) {
-    const std::string input = "service-principal-object-id:" + text::lower(client_id);
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    EVP_Digest(input.data(), input.size(), digest, &size, EVP_sha256(), nullptr);
+    std::string hash = crypto::sha256("service-principal-object-id:" + text::lower(client_id));
+    auto* digest = reinterpret_cast<unsigned char*>(hash.data());
     digest[6] = static_cast<unsigned char>((digest[6] & 0x0f) | 0x80);  // version 8: name-based, custom
     digest[8] = static_cast<unsigned char>((digest[8] & 0x3f) | 0x80);  // RFC 4122 variant
     char out[37];

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
 #include "common/crypto/owned.h"
 
 namespace bai::identity {
@@ -37,13 +38,6 @@ std::string big_endian(const EVP_PKEY* key, const char* param) {
     std::string bytes(static_cast<size_t>(BN_num_bytes(bn.get())), '\0');
     BN_bn2bin(bn.get(), reinterpret_cast<unsigned char*>(bytes.data()));
     return bytes;
-}
-
-std::string sha256(std::string_view text) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_Digest(text.data(), text.size(), digest, &size, EVP_sha256(), nullptr) != 1) fail("SHA-256");
-    return std::string(reinterpret_cast<char*>(digest), size);
 }
 
 }  // namespace
@@ -94,7 +88,7 @@ SigningKey load_or_create_signing_key(const std::filesystem::path& dir) {
     const std::string n = base64url(big_endian(key.get(), OSSL_PKEY_PARAM_RSA_N));
     const std::string e = base64url(big_endian(key.get(), OSSL_PKEY_PARAM_RSA_E));
     // RFC 7638: the SHA-256 of the required members, in lexicographic order, without spaces.
-    out.key_id = base64url(sha256("{\"e\":\"" + e + "\",\"kty\":\"RSA\",\"n\":\"" + n + "\"}"));
+    out.key_id = base64url(crypto::sha256("{\"e\":\"" + e + "\",\"kty\":\"RSA\",\"n\":\"" + n + "\"}"));
     out.jwk = {{"kty", "RSA"}, {"use", "sig"}, {"alg", "RS256"}, {"kid", out.key_id}, {"n", n}, {"e", e}};
     return out;
 }

@@ -1,8 +1,11 @@
 // The writes whose bytes come from another blob (x-ms-copy-source) rather than the request body:
-// Put Block From URL, Append Block From URL, Put Page From URL; and Incremental Copy Blob. Their
-// source is authorized on its own (its SAS or a public container, never the request's key:
-// copy_source.h) and checked against the x-ms-source-if-* conditions.
+// Put Block From URL, Append Block From URL, Put Page From URL; Incremental Copy Blob; and the MD5
+// of a copy's source. Their source is authorized on its own (its SAS or a public container, never
+// the request's key: copy_source.h) and checked against the x-ms-source-if-* conditions.
+#include <functional>
+
 #include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
 #include "common/text/ascii.h"
 #include "fake_storage/blob/blob_service.h"
 #include "fake_storage/blob/copy_source.h"
@@ -24,7 +27,17 @@ void BlobService::authorize_source(const CopySource& source, const StorageCall& 
 
 namespace {
 
-[[noreturn]] void source_not_found() { fail(404, "CannotVerifyCopySource", "The specified blob does not exist."); }
+// Hands the bytes [first, end) of an opened blob to `take`, a megabyte at a time.
+void read_bytes(const OpenBlob& blob, std::uint64_t first, std::uint64_t end,
+                const std::function<void(std::string_view)>& take) {
+    std::vector<char> buffer(1 << 20);
+    for (std::uint64_t at = first; at < end;) {
+        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), end - at)), at);
+        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
+        take(std::string_view(buffer.data(), static_cast<size_t>(n)));
+        at += static_cast<std::uint64_t>(n);
+    }
+}
 
 // x-ms-source-content-md5 / -crc64 against the bytes read; the answer's Content-MD5 (and
 // x-ms-content-crc64 when that was asked for) name them.
@@ -33,30 +46,23 @@ void check_source_checksums(const StorageRequest& r, ContentWriter& bytes, httpl
         fail(400, "BothCrc64AndMd5HeaderPresent", "Both x-ms-content-crc64 header and Content-MD5 header are present.");
     }
     const std::string md5 = bytes.md5();
-    if (r.has_header("x-ms-source-content-md5")) {
-        auto sent = crypto::base64_decode(r.header("x-ms-source-content-md5"));
-        if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", r.header("x-ms-source-content-md5"));
-        if (*sent != md5) {
-            fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
-                                     "calculated by the server.");
-        }
-    }
+    check_source_md5(r, [&] { return md5; });
+    check_crc64_header(r, "x-ms-source-content-crc64", bytes.crc64());
     if (r.has_header("x-ms-source-content-crc64")) {
-        const std::string sent_text = r.header("x-ms-source-content-crc64");
-        auto sent = crypto::base64_decode(sent_text);
-        if (!sent || sent->size() != 8) invalid_header("x-ms-source-content-crc64", sent_text);
-        if (*sent != bytes.crc64()) {
-            fail(400, "Crc64Mismatch",
-                 "The CRC64 value specified in the request did not match with the CRC64 value calculated by the "
-                 "server.\nUserSpecifiedCrc64:" + sent_text + "\nServerCalculatedCrc64:" +
-                     crypto::base64_encode(bytes.crc64()));
-        }
         response.set_header("x-ms-content-crc64", crypto::base64_encode(bytes.crc64()));
     }
     response.set_header("Content-MD5", crypto::base64_encode(md5));
 }
 
 }  // namespace
+
+std::string BlobService::md5_of_blob(const std::string& account, const std::string& container,
+                                     const std::string& name, const std::string& snapshot) {
+    OpenBlob blob = store_.open_copy_source(account, container, name, snapshot);
+    crypto::Md5 md5;
+    read_bytes(blob, 0, blob.info.size, [&](std::string_view bytes) { md5.update(bytes); });
+    return md5.finish();
+}
 
 std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call, std::uint64_t max_size,
                                                               bool range_required) {
@@ -66,13 +72,7 @@ std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call,
     const Conditions source_conditions = read_source_conditions(r);
     std::optional<ByteRange> range = read_range_header(r, "x-ms-source-range");
     if (range_required && !range) missing_header("x-ms-source-range");
-    OpenBlob blob;
-    try {
-        blob = store_.open_blob(source.account, source.container, source.name, source.snapshot);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) source_not_found();
-        throw;
-    }
+    OpenBlob blob = store_.open_copy_source(source.account, source.container, source.name, source.snapshot);
     check_source_conditions(source_conditions, Version{blob.info.etag, blob.info.last_modified, &blob.info.tags});
     if (blob.info.tier == "Archive") {
         fail(409, "CannotVerifyCopySource", "This operation is not permitted on an archived blob.");
@@ -90,13 +90,7 @@ std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call,
         fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
     }
     std::unique_ptr<ContentWriter> writer = files_.begin(true, true);
-    std::vector<char> buffer(1 << 20);
-    for (std::uint64_t at = first; at < end;) {
-        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), end - at)), at);
-        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
-        writer->append(std::string_view(buffer.data(), static_cast<size_t>(n)));
-        at += static_cast<std::uint64_t>(n);
-    }
+    read_bytes(blob, first, end, [&](std::string_view bytes) { writer->append(bytes); });
     check_source_checksums(r, *writer, call.response);
     return writer;
 }
@@ -130,22 +124,17 @@ void BlobService::put_page_from_url(StorageCall& call) {
     const StorageRequest& r = call.request;
     if (!r.has_header("x-ms-page-write")) missing_header("x-ms-page-write");
     if (!text::iequals(r.header("x-ms-page-write"), "update")) invalid_header("x-ms-page-write", r.header("x-ms-page-write"));
-    std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
-                                                                : read_range_header(r, "Range");
-    if (!range) missing_header("x-ms-range");
-    if (!range->last || *range->last < range->first || *range->last == UINT64_MAX) {
-        fail(416, "InvalidPageRange", "The page range specified is invalid.");
-    }
+    const auto [start, end] = read_page_range(r);
     std::optional<ByteRange> source_range = read_range_header(r, "x-ms-source-range");
     if (!source_range) missing_header("x-ms-source-range");
     if (!source_range->last || *source_range->last < source_range->first ||
-        *source_range->last - source_range->first != *range->last - range->first) {
+        *source_range->last - source_range->first != end - 1 - start) {
         invalid_header("x-ms-source-range", r.header("x-ms-source-range"));
     }
     const Conditions conditions = read_conditions(r);
     const SequenceConditions sequence = read_sequence_conditions(r);
     std::unique_ptr<ContentWriter> bytes = read_source_range(call, kMaxPutPage, true);
-    BlobInfo blob = store_.put_pages(call.account.name, r.container, r.name, range->first, *bytes, conditions, sequence);
+    BlobInfo blob = store_.put_pages(call.account.name, r.container, r.name, start, *bytes, conditions, sequence);
     call.response.status = 201;
     set_version_headers(call.response, blob.etag, blob.last_modified);
     call.response.set_header("x-ms-blob-sequence-number", std::to_string(blob.sequence_number));

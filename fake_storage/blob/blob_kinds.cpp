@@ -100,26 +100,12 @@ void BlobService::find_blobs_by_tags(StorageCall& call) {
     call.response.set_content(xml + "</EnumerationResults>", "application/xml");
 }
 
-namespace {
-
-// Put Page's range: x-ms-range or Range, both ends given.
-std::pair<std::uint64_t, std::uint64_t> page_range(const StorageRequest& r) {
-    std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
-                                                                : read_range_header(r, "Range");
-    if (!range) missing_header("x-ms-range");
-    if (!range->last || *range->last < range->first || *range->last == UINT64_MAX) {
-        fail(416, "InvalidPageRange", "The page range specified is invalid.");
-    }
-    return {range->first, *range->last + 1};
-}
-
-}  // namespace
 
 void BlobService::put_page(StorageCall& call) {
     const StorageRequest& r = call.request;
     if (!r.has_header("x-ms-page-write")) missing_header("x-ms-page-write");
     const std::string write = text::lower(r.header("x-ms-page-write"));
-    auto [start, end] = page_range(r);
+    auto [start, end] = read_page_range(r);
     BlobInfo blob;
     if (write == "update") {
         check_transactional_checksums(r, *call.content, call.response);

@@ -612,12 +612,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     std::optional<std::string> source_md5;
     if (from_url && r.has_header("x-ms-source-content-md5")) {
         source_md5 = r.header("x-ms-source-content-md5");
-        auto sent = crypto::base64_decode(*source_md5);
-        if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", *source_md5);
-        if (*sent != md5_of_blob(source.account, source.container, source.name, source.snapshot)) {
-            fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
-                                     "calculated by the server.");
-        }
+        check_source_md5(r, [&] { return md5_of_blob(source.account, source.container, source.name, source.snapshot); });
     }
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name, copy, write_conditions(call));
@@ -631,26 +626,6 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     call.response.status = 202;
     call.response.set_header("x-ms-copy-id", b.copy.id);
     call.response.set_header("x-ms-copy-status", "success");
-}
-
-std::string BlobService::md5_of_blob(const std::string& account, const std::string& container,
-                                     const std::string& name, const std::string& snapshot) {
-    OpenBlob blob;
-    try {
-        blob = store_.open_blob(account, container, name, snapshot);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        throw;
-    }
-    crypto::Md5 md5;
-    std::vector<char> buffer(1 << 20);
-    for (std::uint64_t at = 0; at < blob.info.size;) {
-        ssize_t n = blob.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), blob.info.size - at)), at);
-        if (n <= 0) fail(500, "InternalError", "The source blob could not be read.");
-        md5.update(std::string_view(buffer.data(), static_cast<size_t>(n)));
-        at += static_cast<std::uint64_t>(n);
-    }
-    return md5.finish();
 }
 
 void BlobService::put_block(StorageCall& call) {

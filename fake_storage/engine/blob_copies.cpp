@@ -8,20 +8,22 @@
 
 namespace bai::storage {
 
+OpenBlob BlobStore::open_copy_source(const std::string& account, const std::string& container, const std::string& name,
+                                     const std::string& snapshot, std::vector<CommittedBlock>* blocks) {
+    try {
+        return open(account, container, name, blocks, snapshot);
+    } catch (const StorageError& e) {
+        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
+        throw;
+    }
+}
+
 BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& container,
                               const std::string& name, const std::string& source_account,
                               const std::string& source_container, const std::string& source_name,
                               const CopyRequest& request, const Conditions& conditions) {
-    OpenBlob source;
     std::vector<CommittedBlock> blocks;  // the copy keeps the source's committed block list
-    try {
-        source = open(source_account, source_container, source_name, &blocks, request.source_snapshot);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) {
-            fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        }
-        throw;
-    }
+    OpenBlob source = open_copy_source(source_account, source_container, source_name, request.source_snapshot, &blocks);
     const BlobInfo& from = source.info;
     check_source_conditions(request.source_conditions, Version{from.etag, from.last_modified, &from.tags});
     // An archived source is copied only into an online tier (a rehydrating copy).

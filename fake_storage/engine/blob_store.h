@@ -396,6 +396,10 @@ public:
                        const std::string& name, const std::string& snapshot = "") {
         return open(account, container, name, nullptr, snapshot);
     }
+    // open_blob for the source of a copy: one that does not exist is 404 CannotVerifyCopySource,
+    // as the service answers a copy of it. With `blocks`, also its committed blocks.
+    OpenBlob open_copy_source(const std::string& account, const std::string& container, const std::string& name,
+                              const std::string& snapshot, std::vector<CommittedBlock>* blocks = nullptr);
     BlobInfo set_blob_content(const std::string& account, const std::string& container,
                               const std::string& name, const ContentSettings& content,
                               const Conditions& conditions);

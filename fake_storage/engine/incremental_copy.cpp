@@ -16,13 +16,7 @@ BlobInfo BlobStore::incremental_copy(const std::string& account, const std::stri
     if (request.source_snapshot.empty()) {
         fail(409, "IncrementalCopySourceMustBeSnapshot", "The source for incremental copy request must be a snapshot.");
     }
-    OpenBlob source;
-    try {
-        source = open(source_account, source_container, source_name, nullptr, request.source_snapshot);
-    } catch (const StorageError& e) {
-        if (e.status() == 404) fail(404, "CannotVerifyCopySource", "The specified blob does not exist.");
-        throw;
-    }
+    OpenBlob source = open_copy_source(source_account, source_container, source_name, request.source_snapshot);
     const BlobInfo& from = source.info;
     if (from.type != BlobType::page) invalid_blob_type();
     check_source_conditions(request.source_conditions, Version{from.etag, from.last_modified, &from.tags});

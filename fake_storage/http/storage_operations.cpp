@@ -77,21 +77,34 @@ void check_transactional_checksums(const StorageRequest& r, ContentWriter& body,
         fail(400, "BothCrc64AndMd5HeaderPresent",
              "Both x-ms-content-crc64 header and Content-MD5 header are present.");
     }
-    if (r.has_header("x-ms-content-crc64")) {
-        const std::string sent = r.header("x-ms-content-crc64");
-        auto decoded = crypto::base64_decode(sent);
-        if (!decoded || decoded->size() != 8) invalid_header("x-ms-content-crc64", sent);
-        if (*decoded != crc64) {
-            fail(400, "Crc64Mismatch",
-                 "The CRC64 value specified in the request did not match with the CRC64 value calculated by the "
-                 "server.\nUserSpecifiedCrc64:" + sent + "\nServerCalculatedCrc64:" + crypto::base64_encode(crc64));
-        }
-    }
+    check_crc64_header(r, "x-ms-content-crc64", crc64);
     if (r.has_header("Content-MD5")) {
         check_content_md5(r, body.md5());
         response.set_header("Content-MD5", r.header("Content-MD5"));
     }
     if (!crc64.empty()) response.set_header("x-ms-content-crc64", crypto::base64_encode(crc64));
+}
+
+void check_crc64_header(const StorageRequest& r, const std::string& header, const std::string& crc64) {
+    if (!r.has_header(header)) return;
+    const std::string sent = r.header(header);
+    auto decoded = crypto::base64_decode(sent);
+    if (!decoded || decoded->size() != 8) invalid_header(header, sent);
+    if (*decoded != crc64) {
+        fail(400, "Crc64Mismatch",
+             "The CRC64 value specified in the request did not match with the CRC64 value calculated by the "
+             "server.\nUserSpecifiedCrc64:" + sent + "\nServerCalculatedCrc64:" + crypto::base64_encode(crc64));
+    }
+}
+
+void check_source_md5(const StorageRequest& r, const std::function<std::string()>& digest) {
+    if (!r.has_header("x-ms-source-content-md5")) return;
+    auto sent = crypto::base64_decode(r.header("x-ms-source-content-md5"));
+    if (!sent || sent->size() != 16) invalid_header("x-ms-source-content-md5", r.header("x-ms-source-content-md5"));
+    if (*sent != digest()) {
+        fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value "
+                                 "calculated by the server.");
+    }
 }
 
 std::string block_id_param(const StorageRequest& r) {
@@ -102,6 +115,16 @@ std::string block_id_param(const StorageRequest& r) {
              "QueryParameterName:blockid");
     }
     return *block_id;
+}
+
+std::pair<std::uint64_t, std::uint64_t> read_page_range(const StorageRequest& r) {
+    std::optional<ByteRange> range = r.has_header("x-ms-range") ? read_range_header(r, "x-ms-range")
+                                                                : read_range_header(r, "Range");
+    if (!range) missing_header("x-ms-range");
+    if (!range->last || *range->last < range->first || *range->last == UINT64_MAX) {
+        fail(416, "InvalidPageRange", "The page range specified is invalid.");
+    }
+    return {range->first, *range->last + 1};
 }
 
 AppendConditions read_append_conditions(const StorageRequest& r) {

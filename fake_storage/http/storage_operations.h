@@ -4,7 +4,10 @@
 
 #include <httplib.h>
 
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "common/time/timestamps.h"
 #include "fake_storage/engine/blob_store.h"
@@ -31,9 +34,18 @@ void check_content_md5(const StorageRequest& request, const std::string& digest,
 // x-ms-content-crc64 (the body's, as the service computes it whether or not one was sent), and
 // Content-MD5 when one was. The writer must have been begun with both digests.
 void check_transactional_checksums(const StorageRequest& request, ContentWriter& body, httplib::Response& response);
+// A CRC64 header (x-ms-content-crc64, x-ms-source-content-crc64), when sent, must be 8 bytes in
+// base64 (400 InvalidHeaderValue) and equal `crc64` (400 Crc64Mismatch, both values named).
+void check_crc64_header(const StorageRequest& request, const std::string& header, const std::string& crc64);
+// x-ms-source-content-md5, when sent, must be 16 bytes in base64 (400 InvalidHeaderValue) and
+// equal the source's MD5, which `digest` computes only then (400 Md5Mismatch).
+void check_source_md5(const StorageRequest& request, const std::function<std::string()>& digest);
 
 // Put Block's and Put Block From URL's blockid (400 MissingRequiredQueryParameter without one).
 std::string block_id_param(const StorageRequest& request);
+// Put Page's range, [first, end): x-ms-range, else Range, with both ends (400
+// MissingRequiredHeader without one; 416 InvalidPageRange when an end is missing or they cross).
+std::pair<std::uint64_t, std::uint64_t> read_page_range(const StorageRequest& request);
 // Append Block's x-ms-blob-condition-maxsize and -appendpos.
 AppendConditions read_append_conditions(const StorageRequest& request);
 // Put Page's x-ms-if-sequence-number-le, -lt and -eq (each at most INT64_MAX).
