@@ -65,7 +65,23 @@ std::string address_of(const sockaddr_in& address, int& port) {
     return text;
 }
 
+// A connection's first byte, waited for up to `seconds`: 0x16 opens a TLS handshake record
+// (no HTTP method starts with it).
+bool offers_tls(int fd, int seconds) {
+    pollfd p{fd, POLLIN, 0};
+    int ready;
+    do {
+        ready = ::poll(&p, 1, seconds * 1000);
+    } while (ready < 0 && errno == EINTR);
+    unsigned char first = 0;
+    return ready > 0 && ::recv(fd, &first, 1, MSG_PEEK) == 1 && first == 0x16;
+}
+
+thread_local bool tls_connection = false;
+
 }  // namespace
+
+bool LeanListener::serving_tls() { return tls_connection; }
 
 // One accepted connection: what has been read of it and not yet consumed, and the writes.
 class Connection {
@@ -445,13 +461,15 @@ void LeanListener::serve(int fd) {
     timeval timeout{kTransferSeconds, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     SSL* ssl = nullptr;
-    if (tls_) {
+    const bool use_tls = tls_ && (!tls_optional_ || offers_tls(fd, kHandshakeSeconds));
+    tls_connection = use_tls;
+    if (use_tls) {
         // A TLS read waits in poll() first too, but a record that arrives in pieces is read
         // inside SSL_read: this bounds that wait.
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
         ssl = accept_tls(tls_.get(), fd, std::chrono::steady_clock::now() + std::chrono::seconds(kHandshakeSeconds));
     }
-    if (!tls_ || ssl != nullptr) {
+    if (!use_tls || ssl != nullptr) {
         Connection connection(fd, ssl);
         while (!stopping_ && serve_one(connection)) connection.release_if_empty();
         if (connection.linger) connection.linger_close();

@@ -42,8 +42,15 @@ public:
     LeanListener(const LeanListener&) = delete;
     LeanListener& operator=(const LeanListener&) = delete;
 
-    // Serves HTTPS with `context` (before start()).
-    void use_tls(TlsContext context) { tls_ = std::move(context); }
+    // Serves HTTPS with `context` (before start()). `optional`: plain HTTP too, on the same port:
+    // a connection whose first byte opens a TLS handshake gets one, any other is served as is
+    // (the Batch endpoint: its SDK clients are given http:// URLs, az prefixes https://).
+    void use_tls(TlsContext context, bool optional = false) {
+        tls_ = std::move(context);
+        tls_optional_ = optional;
+    }
+    // Whether the connection the calling thread serves is TLS (for a handler that writes URLs).
+    static bool serving_tls();
 
     bool bind(const std::string& host, int port) override;
     void start() override;
@@ -70,6 +77,7 @@ private:
     std::shared_ptr<RequestLog> request_log_;
     std::string health_body_;
     TlsContext tls_;
+    bool tls_optional_ = false;
     int listen_fd_ = -1;
     int port_ = -1;
     std::string error_;

@@ -20,8 +20,9 @@ void Routes::dispatch(httplib::Request& request, httplib::Response& response) co
     response.status = 404;
 }
 
-LeanListener::Handler serve_routes(const Routes& routes, size_t max_body) {
-    return [&routes, max_body](const httplib::Request& sent, httplib::Response& response,
+LeanListener::Handler serve_routes(const Routes& routes, size_t max_body,
+                                   std::function<void(httplib::Request&)> rewrite) {
+    return [&routes, max_body, rewrite](const httplib::Request& sent, httplib::Response& response,
                                const httplib::ContentReader* body) {
         auto refuse = [&] {
             response.status = 413;
@@ -53,6 +54,7 @@ LeanListener::Handler serve_routes(const Routes& routes, size_t max_body) {
         size_t question = target.find('?');
         request.path = httplib::detail::decode_url(target.substr(0, question), false);
         if (question != std::string::npos) httplib::detail::parse_query_text(target.substr(question + 1), request.params);
+        if (rewrite) rewrite(request);
         routes.dispatch(request, response);
     };
 }

@@ -41,7 +41,9 @@ private:
 // A LeanListener handler over `routes`: the body, when there is one, is read into request.body
 // (one over `max_body` bytes is refused with 413 before the rest of it is read, and the connection
 // is closed), the path is percent-decoded and the query split into request.params, as httplib's
-// server does. `routes` must outlive the listener.
-LeanListener::Handler serve_routes(const Routes& routes, size_t max_body);
+// server does. `rewrite`, when given, runs next, before the request is routed (it may change the
+// path). `routes` must outlive the listener.
+LeanListener::Handler serve_routes(const Routes& routes, size_t max_body,
+                                   std::function<void(httplib::Request&)> rewrite = {});
 
 }  // namespace bai::http

@@ -25,15 +25,15 @@ batch::BatchAccount account_of(const nlohmann::json& stored) {
             stored["_keys"]["secondary"].get<std::string>()};
 }
 
-// The account as the service shows it. accountEndpoint has the cloud's shape, a host without a
-// scheme: the emulator's Batch endpoint's HOST:PORT (az finds an account's key by it). The
-// endpoint speaks plain HTTP, so clients are given http://HOST:PORT (az batch
-// --account-endpoint): `az batch account login`, which prefixes https://, does not reach it.
+// The account as the service shows it. accountEndpoint has the cloud's shape, no scheme, but the
+// cloud's host name is the account's own (ACCOUNT.REGION.batch.azure.com) where the emulator's
+// Batch endpoint serves every account: HOST:PORT/ACCOUNT, which `az batch account login` turns
+// into https://HOST:PORT/ACCOUNT/ and the endpoint (plain HTTP and HTTPS on one port) takes apart.
 nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored) {
     nlohmann::json v = redacted(stored);
     std::string endpoint = ctx.batch_endpoint;
     if (size_t scheme = endpoint.find("://"); scheme != std::string::npos) endpoint.erase(0, scheme + 3);
-    v["properties"]["accountEndpoint"] = endpoint;
+    v["properties"]["accountEndpoint"] = endpoint + "/" + stored["name"].get<std::string>();
     return v;
 }
 

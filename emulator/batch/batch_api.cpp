@@ -1,11 +1,12 @@
 #include "emulator/batch/batch_api.h"
 
+#include "common/http/lean_listener.h"
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
-#include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/batch_auth.h"
 #include "emulator/batch/pool_rules.h"
 
 namespace bai::batch {
@@ -29,18 +30,18 @@ void BatchApi::route(http::Routes& server, const std::string& method, const std:
                 throw BatchError(400, "MissingRequiredQueryParameter", "A query parameter that's mandatory for this request is not specified.",
                                  {{"QueryParameterName", "api-version"}});
             }
-            BatchAccount account = authenticate(req, accounts_);
+            BatchAccount account = authenticate(req, accounts_, tokens_);
             if (req.has_header("client-request-id") && req.get_header_value("return-client-request-id") == "true") {
                 res.set_header("client-request-id", req.get_header_value("client-request-id"));
             }
             res.set_header("DataServiceVersion", "3.0");
             handler(account, req, res);
         } catch (const BatchError& e) {
-            write_error(res, e, base_url_);
+            write_error(res, e, base_url(req));
         } catch (const std::exception& e) {
             log::error(std::string("batch ") + req.method + " " + req.path + ": " + e.what());
             write_error(res, BatchError(500, "InternalServerError", std::string("The server encountered an internal error: ") + e.what()),
-                        base_url_);
+                        base_url(req));
         }
     };
     if (method == "GET") server.Get(pattern, wrapped);
@@ -50,8 +51,20 @@ void BatchApi::route(http::Routes& server, const std::string& method, const std:
     if (method == "PUT") server.Put(pattern, wrapped);
 }
 
+std::function<void(httplib::Request&)> BatchApi::path_rewrite() const {
+    return [this](httplib::Request& req) { take_account_from_path(req, accounts_); };
+}
+
+std::string BatchApi::base_url(const httplib::Request& req) const {
+    std::string out = http::LeanListener::serving_tls() ? "https://" : "http://";
+    out += host_port_;
+    if (std::string in_path = req.get_header_value(kPathAccountHeader); !in_path.empty()) out += "/" + in_path;
+    return out;
+}
+
 void BatchApi::serve(http::Routes& server, const std::string& base_url) {
-    base_url_ = base_url;
+    const size_t scheme_end = base_url.find("://");
+    host_port_ = scheme_end == std::string::npos ? base_url : base_url.substr(scheme_end + 3);
     route(server, "POST", "/pools", [this](auto& a, auto& q, auto& r) { add_pool(a, q, r); });
     route(server, "GET", "/pools", [this](auto& a, auto& q, auto& r) { list_pools(a, q, r); });
     // httplib hands HEAD (the SDK's exists) to the GET route.
@@ -80,7 +93,7 @@ json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
     return out;
 }
 
-json BatchApi::pool_view(const StoredEntity& pool) const { return view(pool, base_url_ + "/pools/" + pool.body.value("id", "")); }
+json BatchApi::pool_view(const httplib::Request& req, const StoredEntity& pool) const { return view(pool, base_url(req) + "/pools/" + pool.body.value("id", "")); }
 
 StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
     std::optional<StoredEntity> pool = store_.get(account.name, kPools, id);
@@ -94,13 +107,13 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
     if (!store_.add(account.name, kPools, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
     nodes_.pool_changed(account.name, body["id"]);
-    send_created(res, need_pool(account, body["id"]), base_url_ + "/pools/" + body["id"].get<std::string>());
+    send_created(res, need_pool(account, body["id"]), base_url(req) + "/pools/" + body["id"].get<std::string>());
 }
 
 void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity pool = need_pool(account, req.matches[1]);
-    json view = pool_view(pool);
-    view["odata.metadata"] = base_url_ + "/$metadata#pools/@Element";
+    json view = pool_view(req, pool);
+    view["odata.metadata"] = base_url(req) + "/$metadata#pools/@Element";
     set_entity_headers(res, pool);
     res.set_content(view.dump(), "application/json;odata=minimalmetadata");
 }
@@ -121,11 +134,11 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
     std::optional<std::int64_t> next;
     json value = json::array();
     for (const StoredEntity& entity : store_.list(account.name, scope, after, limit, next)) {
-        value.push_back(view(entity, base_url_ + path + "/" + entity.body.value("id", "")));
+        value.push_back(view(entity, base_url(req) + path + "/" + entity.body.value("id", "")));
     }
-    json body{{"odata.metadata", base_url_ + "/$metadata#" + metadata}, {"value", value}};
+    json body{{"odata.metadata", base_url(req) + "/$metadata#" + metadata}, {"value", value}};
     if (next) {
-        body["odata.nextLink"] = next_link(req, base_url_ + path, limit, *next);
+        body["odata.nextLink"] = next_link(req, base_url(req) + path, limit, *next);
     }
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
@@ -157,7 +170,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
     });
     if (!pool) throw BatchError(404, "PoolNotFound", "The specified pool does not exist.");
     set_entity_headers(res, *pool);
-    res.set_header("DataServiceId", base_url_ + "/pools/" + pool->body.value("id", ""));
+    res.set_header("DataServiceId", base_url(req) + "/pools/" + pool->body.value("id", ""));
     res.status = 200;
 }
 
@@ -256,7 +269,7 @@ void BatchApi::evaluate_autoscale_route(const BatchAccount& account, const httpl
     } else {
         run["results"] = r.results;
     }
-    run["odata.metadata"] = base_url_ + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.AutoScaleRun";
+    run["odata.metadata"] = base_url(req) + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.AutoScaleRun";
     res.set_content(run.dump(), "application/json;odata=minimalmetadata");
 }
 

@@ -1,9 +1,10 @@
-// The Azure Batch service's data-plane API on its own endpoint (--batch-port):
-// SharedKey authentication per account, OData errors, pools and their compute nodes
-// (batch_api.cpp, batch_node_routes.cpp), jobs and tasks (batch_work_routes.cpp), and their files.
-// Routes are under the account's URL as the SDK builds them
-// (https://ACCOUNT.REGION.batch.azure.com/pools?api-version=...): the account comes from the
-// Authorization header, as the endpoint serves every account.
+// The Azure Batch service's data-plane API on its own endpoint (--batch-port, plain HTTP and HTTPS
+// on the same port): SharedKey and bearer-token authentication per account (batch_auth.h), OData
+// errors, pools and their compute nodes (batch_api.cpp, batch_node_routes.cpp), jobs and tasks
+// (batch_work_routes.cpp), and their files. Routes are under the account's URL as the SDK builds
+// them (https://ACCOUNT.REGION.batch.azure.com/pools?api-version=...): here either the endpoint's
+// root, the account then coming from the SharedKey header, or HOST:PORT/ACCOUNT, the account's
+// accountEndpoint.
 #pragma once
 
 #include <httplib.h>
@@ -18,6 +19,7 @@
 #include "emulator/batch/batch_account.h"
 #include "emulator/batch/pool_nodes.h"
 #include "emulator/batch/entity_store.h"
+#include "emulator/identity/token_service.h"
 
 namespace bai::batch {
 
@@ -26,8 +28,13 @@ public:
     // The nodes' directories go under `nodes_root`.
     BatchApi(db::Database& db, const BatchAccountRegistry& accounts, std::filesystem::path nodes_root, NodeOptions options = {});
     static void migrate(db::Database& db);
-    // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls.
+    // `base_url`: where the endpoint listens (http://127.0.0.1:P), for the documents' urls (https
+    // for a request that came over TLS, with /ACCOUNT when its path had it).
     void serve(http::Routes& server, const std::string& base_url);
+    // What the endpoint's listener runs on each request before routing it (take_account_from_path).
+    std::function<void(httplib::Request&)> path_rewrite() const;
+    // --strict-auth: bearer tokens must be `tokens`' own, unexpired, for Batch (before serve()).
+    void require_signed_tokens(const identity::TokenService& tokens) { tokens_ = &tokens; }
     // The pools' nodes: start brings every pool's nodes up (they do not survive a restart).
     void start();
     void stop();
@@ -88,13 +95,16 @@ private:
                    const std::string& scope, const std::string& path, const std::string& metadata);
     nlohmann::json view(const StoredEntity& entity, const std::string& url) const;
 
-    nlohmann::json pool_view(const StoredEntity& pool) const;
+    nlohmann::json pool_view(const httplib::Request& req, const StoredEntity& pool) const;
+    // The account's URL as this request addressed it (see serve()).
+    std::string base_url(const httplib::Request& req) const;
     StoredEntity need_pool(const BatchAccount& account, const std::string& id) const;
 
     EntityStore store_;
     PoolNodes nodes_;
     const BatchAccountRegistry& accounts_;
-    std::string base_url_;
+    std::string host_port_;  // 127.0.0.1:P
+    const identity::TokenService* tokens_ = nullptr;
 };
 
 }  // namespace bai::batch

@@ -42,8 +42,8 @@ void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& r
     const std::string pool_id = req.matches[1];
     need_pool(account, pool_id);
     json nodes = nodes_.nodes(account.name, pool_id);
-    for (json& node : nodes) node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
-    json body{{"odata.metadata", base_url_ + "/$metadata#nodes"}, {"value", nodes}};
+    for (json& node : nodes) node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
+    json body{{"odata.metadata", base_url(req) + "/$metadata#nodes"}, {"value", nodes}};
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
 
@@ -52,8 +52,8 @@ void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req
     need_pool(account, pool_id);
     for (json node : nodes_.nodes(account.name, pool_id)) {
         if (node.value("id", "") != node_id) continue;
-        node["url"] = base_url_ + "/pools/" + pool_id + "/nodes/" + node_id;
-        node["odata.metadata"] = base_url_ + "/$metadata#nodes/@Element";
+        node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id;
+        node["odata.metadata"] = base_url(req) + "/$metadata#nodes/@Element";
         return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
     }
     throw node_not_found();
@@ -126,8 +126,8 @@ std::filesystem::path BatchApi::need_node_root(const BatchAccount& account, cons
 
 void BatchApi::list_node_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string pool_id = req.matches[1], node_id = req.matches[2];
-    send_file_list(req, res, need_node_root(account, pool_id, node_id), base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files",
-                   base_url_ + "/$metadata#files");
+    send_file_list(req, res, need_node_root(account, pool_id, node_id), base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id + "/files",
+                   base_url(req) + "/$metadata#files");
 }
 
 // A file of the node's directory (startup/stdout.txt, shared/...), as the SDK's
@@ -135,7 +135,7 @@ void BatchApi::list_node_files(const BatchAccount& account, const httplib::Reque
 void BatchApi::get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string pool_id = req.matches[1], node_id = req.matches[2], path = req.matches[3];
     send_file_under(req, res, need_node_root(account, pool_id, node_id), path,
-                    base_url_ + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
+                    base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id + "/files/" + path);
 }
 
 void BatchApi::delete_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {

@@ -15,14 +15,14 @@ constexpr const char* kSignedHeaders[] = {"content-encoding", "content-language"
                                           "content-type", "date", "if-modified-since", "if-match",
                                           "if-none-match", "if-unmodified-since", "range"};
 
+}  // namespace
+
 BatchError authentication_failed(const std::string& detail) {
     return BatchError(403, "AuthenticationFailed",
                       "Server failed to authenticate the request. Make sure the value of Authorization header is "
                       "formed correctly including the signature.",
                       {{"AuthenticationErrorDetail", detail}});
 }
-
-}  // namespace
 
 std::string batch_string_to_sign(const httplib::Request& request, const std::string& account) {
     std::string out = request.method + "\n";
@@ -51,12 +51,8 @@ std::string batch_string_to_sign(const httplib::Request& request, const std::str
     return out;
 }
 
-BatchAccount authenticate(const httplib::Request& request, const BatchAccountRegistry& accounts) {
+BatchAccount check_shared_key(const httplib::Request& request, const BatchAccountRegistry& accounts) {
     std::string header = request.get_header_value("Authorization");
-    if (header.empty()) {
-        throw BatchError(401, "AuthenticationFailed", "The request is not authenticated: it has no Authorization header.",
-                         {{"AuthenticationErrorDetail", "The Authorization header was not found"}});
-    }
     const std::string scheme = "SharedKey ";
     size_t colon = header.rfind(':');
     if (header.rfind(scheme, 0) != 0 || colon == std::string::npos || colon < scheme.size()) {

@@ -10,14 +10,18 @@
 #include <vector>
 
 #include "emulator/batch/batch_account.h"
+#include "emulator/batch/batch_error.h"
 
 namespace bai::batch {
 
+// 403 AuthenticationFailed with the service's message and `detail` as AuthenticationErrorDetail.
+BatchError authentication_failed(const std::string& detail);
+
 std::string batch_string_to_sign(const httplib::Request& request, const std::string& account);
 
-// The account the request is signed for. Throws BatchError: 401 without an Authorization header,
-// 403 AuthenticationFailed for an unknown account or a signature by neither of its keys (the message shows the
+// The account a "SharedKey ACCOUNT:SIGNATURE" request is signed for. Throws BatchError:
+// 403 AuthenticationFailed for a malformed header, an unknown account or a signature by neither of its keys (the message shows the
 // string the emulator signed, to compare with the client's).
-BatchAccount authenticate(const httplib::Request& request, const BatchAccountRegistry& accounts);
+BatchAccount check_shared_key(const httplib::Request& request, const BatchAccountRegistry& accounts);
 
 }  // namespace bai::batch

@@ -75,7 +75,7 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
         throw BatchError(409, "JobExists", "The specified job already exists.");
     }
     nodes_.job_added(account.name, body["id"]);
-    send_created(res, need_job(account, body["id"]), base_url_ + "/jobs/" + body["id"].get<std::string>());
+    send_created(res, need_job(account, body["id"]), base_url(req) + "/jobs/" + body["id"].get<std::string>());
 }
 
 // PATCH (`replace` false: what the body names) or PUT (true: the rest back to its defaults).
@@ -91,7 +91,7 @@ void BatchApi::change_job(const BatchAccount& account, const httplib::Request& r
     if (!job) throw job_not_found();
     nodes_.job_changed(account.name, id);
     set_entity_headers(res, *job);
-    res.set_header("DataServiceId", base_url_ + "/jobs/" + id);
+    res.set_header("DataServiceId", base_url(req) + "/jobs/" + id);
 }
 
 // disable (disableTasks: requeue, terminate, wait), enable, terminate (terminateReason).
@@ -129,7 +129,7 @@ void BatchApi::move_job_state(const BatchAccount& account, const httplib::Reques
     if (action == "disable") nodes_.job_disabled(account.name, id, option);
     if (action == "terminate") nodes_.job_terminating(account.name, id);
     set_entity_headers(res, *job);
-    res.set_header("DataServiceId", base_url_ + "/jobs/" + id);
+    res.set_header("DataServiceId", base_url(req) + "/jobs/" + id);
     res.status = 202;
 }
 
@@ -139,14 +139,14 @@ void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Reque
     std::vector<json> tasks;
     for (const StoredEntity& task : store_.in_scope(account.name, tasks_of(id))) tasks.push_back(task.body);
     json out = count_tasks(tasks);
-    out["odata.metadata"] = base_url_ + "/$metadata#taskcountsresult/@Element";
+    out["odata.metadata"] = base_url(req) + "/$metadata#taskcountsresult/@Element";
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
 
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
-    json out = view(job, base_url_ + "/jobs/" + job.body.value("id", ""));
-    out["odata.metadata"] = base_url_ + "/$metadata#jobs/@Element";
+    json out = view(job, base_url(req) + "/jobs/" + job.body.value("id", ""));
+    out["odata.metadata"] = base_url(req) + "/$metadata#jobs/@Element";
     set_entity_headers(res, job);
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
@@ -186,7 +186,7 @@ void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req
     check_task_to_add(body);
     std::optional<StoredEntity> task = put_task(account, job, body);
     if (!task) throw BatchError(409, "TaskExists", "The specified task already exists.");
-    send_created(res, *task, base_url_ + "/jobs/" + job.body.value("id", "") + "/tasks/" + body["id"].get<std::string>());
+    send_created(res, *task, base_url(req) + "/jobs/" + job.body.value("id", "") + "/tasks/" + body["id"].get<std::string>());
 }
 
 // Each task of the collection is added or refused on its own: the answer lists every one's
@@ -210,7 +210,7 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
             result["status"] = "success";
             result["eTag"] = added->etag;
             result["lastModified"] = time::format_iso8601(time::from_ticks(added->modified_ticks));
-            result["location"] = base_url_ + "/jobs/" + job.body.value("id", "") + "/tasks/" + task.value("id", "");
+            result["location"] = base_url(req) + "/jobs/" + job.body.value("id", "") + "/tasks/" + task.value("id", "");
         } catch (const BatchError& e) {
             json values = json::array();
             for (const auto& [key, value] : e.values) values.push_back({{"key", key}, {"value", value}});
@@ -219,7 +219,7 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
         }
         results.push_back(std::move(result));
     }
-    json out{{"odata.metadata", base_url_ + "/$metadata#taskaddresult"}, {"value", results}};
+    json out{{"odata.metadata", base_url(req) + "/$metadata#taskaddresult"}, {"value", results}};
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
 
@@ -228,8 +228,8 @@ void BatchApi::get_task(const BatchAccount& account, const httplib::Request& req
     need_job(account, job_id);
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
-    json out = view(*task, base_url_ + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
-    out["odata.metadata"] = base_url_ + "/$metadata#tasks/@Element";
+    json out = view(*task, base_url(req) + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
+    out["odata.metadata"] = base_url(req) + "/$metadata#tasks/@Element";
     set_entity_headers(res, *task);
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
@@ -262,7 +262,7 @@ void BatchApi::update_task(const BatchAccount& account, const httplib::Request& 
     if (!task) throw task_not_found();
     nodes_.task_changed(account.name, job_id, task_id);
     set_entity_headers(res, *task);
-    res.set_header("DataServiceId", base_url_ + "/jobs/" + job_id + "/tasks/" + task_id);
+    res.set_header("DataServiceId", base_url(req) + "/jobs/" + job_id + "/tasks/" + task_id);
 }
 
 void BatchApi::delete_task(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
@@ -281,8 +281,8 @@ void BatchApi::terminate_task(const BatchAccount& account, const httplib::Reques
 void BatchApi::list_task_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string job_id = req.matches[1], task_id = req.matches[2];
     StoredEntity task = need_task(account, job_id, task_id);
-    send_file_list(req, res, task.body.value("_root", ""), base_url_ + "/jobs/" + job_id + "/tasks/" + task_id + "/files",
-                   base_url_ + "/$metadata#files");
+    send_file_list(req, res, task.body.value("_root", ""), base_url(req) + "/jobs/" + job_id + "/tasks/" + task_id + "/files",
+                   base_url(req) + "/$metadata#files");
 }
 
 // A file of the task's directory on the node it last ran on (stdout.txt, stderr.txt, wd/...);
@@ -290,7 +290,7 @@ void BatchApi::list_task_files(const BatchAccount& account, const httplib::Reque
 void BatchApi::get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string job_id = req.matches[1], task_id = req.matches[2], path = req.matches[3];
     StoredEntity task = need_task(account, job_id, task_id);
-    send_file_under(req, res, task.body.value("_root", ""), path, base_url_ + "/jobs/" + job_id + "/tasks/" + task_id + "/files/" + path);
+    send_file_under(req, res, task.body.value("_root", ""), path, base_url(req) + "/jobs/" + job_id + "/tasks/" + task_id + "/files/" + path);
 }
 
 void BatchApi::delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {

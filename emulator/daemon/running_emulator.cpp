@@ -222,8 +222,22 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     auto arm_listener = std::make_unique<http::LeanListener>("arm", http::serve_routes(p->arm_routes, 64u << 20),
                                                              request_log);
     arm_listener->use_tls(tls);
-    auto batch_owned = std::make_unique<http::LeanListener>("batch", http::serve_routes(p->batch_routes, 4u << 20),
-                                                            request_log);
+    try {
+        p->tokens = std::make_unique<identity::TokenService>(
+            identity::load_or_create_signing_key(p->location / "identity"),
+            identity::ServicePrincipals(options.service_principals));
+    } catch (const std::exception& e) {
+        throw StartError(e.what());
+    }
+    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
+    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
+                                                     p->location / "batch-nodes", std::move(batch_nodes));
+    if (options.strict_auth) p->batch_api->require_signed_tokens(*p->tokens);
+    // Plain HTTP (the SDKs' clients are given http:// URLs) and HTTPS (az batch prefixes https://
+    // to the accountEndpoint) on one port.
+    auto batch_owned = std::make_unique<http::LeanListener>(
+        "batch", http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite()), request_log);
+    batch_owned->use_tls(tls, true);
     http::Endpoint& arm = *arm_listener;
     http::Endpoint& batch_listener = *batch_owned;
     auto storage_listener = [&](const char* name, auto& service) {
@@ -252,18 +266,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     url("http", options.host, file.port()), certificate.certificate.string(),
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
     add_endpoints_route(p->arm_routes, p->published);
-    try {
-        p->tokens = std::make_unique<identity::TokenService>(
-            identity::load_or_create_signing_key(p->location / "identity"),
-            identity::ServicePrincipals(options.service_principals));
-    } catch (const std::exception& e) {
-        throw StartError(e.what());
-    }
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
-    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
-    p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
-                                                     p->location / "batch-nodes", std::move(batch_nodes));
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {
         if (options.strict_auth) p->arm_api->require_signed_tokens(*p->tokens);

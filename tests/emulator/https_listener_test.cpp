@@ -1,5 +1,6 @@
 // The lean listener over TLS with the emulator's own certificate, as ARM serves: routes, bodies,
-// keep-alive, a client that does not trust the certificate, and a handshake that never finishes.
+// keep-alive, a client that does not trust the certificate, and a handshake that never finishes;
+// and, as the Batch endpoint serves, plain HTTP and TLS on one port.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -25,6 +26,9 @@ protected:
         files = tls::ensure_certificate(dir / "tls", "127.0.0.1");
         routes.Get("/things/([^/]+)", [](const httplib::Request& req, httplib::Response& res) {
             res.set_content("thing " + std::string(req.matches[1]), "text/plain");
+        });
+        routes.Get("/scheme", [](const httplib::Request&, httplib::Response& res) {
+            res.set_content(LeanListener::serving_tls() ? "https" : "http", "text/plain");
         });
         routes.Put("/things/([^/]+)", [](const httplib::Request& req, httplib::Response& res) {
             res.status = 201;
@@ -93,6 +97,41 @@ TEST_F(HttpsListenerTest, PlainHttpOnTheTlsPortIsDropped) {
     auto got = plain.Get("/health");
     EXPECT_FALSE(got && got->status == 200);
     ASSERT_TRUE(client()->Get("/health"));
+}
+
+TEST_F(HttpsListenerTest, AnOptionalTlsListenerServesBothOnOnePort) {
+    LeanListener both("batch", serve_routes(routes, 1 << 20, [](httplib::Request& req) {
+                          // The rewrite runs before routing: /prefix/scheme is routed as /scheme.
+                          if (req.path.rfind("/prefix/", 0) == 0) req.path.erase(0, 7);
+                      }));
+    both.use_tls(make_server_tls(files.certificate.string(), files.private_key.string()), true);
+    ASSERT_TRUE(both.bind("127.0.0.1", 0)) << both.error();
+    both.start();
+    httplib::Client plain("127.0.0.1", both.port());
+    plain.set_keep_alive(true);
+    httplib::SSLClient secure("127.0.0.1", both.port());
+    secure.set_ca_cert_path(files.certificate.c_str());
+    secure.enable_server_certificate_verification(true);
+    secure.set_keep_alive(true);
+    for (int i = 0; i < 2; ++i) {  // alternating, each on its own kept-alive connection
+        auto over_plain = plain.Get("/prefix/scheme");
+        ASSERT_TRUE(over_plain) << httplib::to_string(over_plain.error());
+        EXPECT_EQ(over_plain->body, "http");
+        auto over_tls = secure.Get("/scheme");
+        ASSERT_TRUE(over_tls) << httplib::to_string(over_tls.error());
+        EXPECT_EQ(over_tls->body, "https");
+        auto put = secure.Put("/things/t", std::string(300000, 'x'), "application/octet-stream");
+        ASSERT_TRUE(put);
+        EXPECT_EQ(put->body, "300000 bytes for t");
+    }
+    // A client that trusts nothing gets no answer over TLS, and the port still serves both.
+    httplib::SSLClient untrusting("127.0.0.1", both.port());
+    untrusting.enable_server_certificate_verification(true);
+    EXPECT_FALSE(untrusting.Get("/scheme"));
+    auto again = plain.Get("/scheme");
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->body, "http");
+    both.stop();
 }
 
 }  // namespace

@@ -1,17 +1,21 @@
 // libFuzzer: the Batch endpoint's parsers. The input's first line is the target, then "Name:
 // value" headers up to an empty line, then a body: the SharedKey canonicalization and check of
-// the request, the body as an auto-scale formula (with and without a metric history), and the
+// the request (the account taken off the path, SharedKey or a bearer token checked as
+// --strict-auth does), the body as an auto-scale formula (with and without a metric history), and the
 // pool, job and task rules of the body as JSON, with the task and job documents' changes as they
 // end. Only BatchError may come out.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_account.h"
+#include "emulator/batch/batch_auth.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
 #include "emulator/batch/pool_rules.h"
@@ -38,10 +42,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     http.body = std::string(input);
     static const bai::batch::BatchAccountRegistry accounts(bai::batch::batch_accounts({}));
-    try {
-        (void)bai::batch::batch_string_to_sign(http, "devbatchaccount1");
-        bai::batch::authenticate(http, accounts);
-    } catch (const bai::batch::BatchError&) {
+    static const bai::identity::TokenService tokens = [] {
+        char dir[] = "/tmp/fuzz-batch-key-XXXXXX";
+        if (::mkdtemp(dir) == nullptr) std::abort();
+        bai::identity::TokenService made(bai::identity::load_or_create_signing_key(dir), bai::identity::ServicePrincipals({}));
+        std::filesystem::remove_all(dir);
+        return made;
+    }();
+    http.path = http.target.substr(0, http.target.find('?'));
+    bai::batch::take_account_from_path(http, accounts);
+    for (const bai::identity::TokenService* strict : {static_cast<const bai::identity::TokenService*>(nullptr), &tokens}) {
+        try {
+            (void)bai::batch::batch_string_to_sign(http, "devbatchaccount1");
+            bai::batch::authenticate(http, accounts, strict);
+        } catch (const bai::batch::BatchError&) {
+        }
     }
     // The body as an auto-scale formula too.
     (void)bai::batch::evaluate_autoscale(http.body, bai::batch::metrics_at(1));

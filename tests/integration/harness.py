@@ -122,6 +122,9 @@ def run_cli(*args, env=None, timeout=30):
 DEV_ACCOUNT = "devstoreaccount1"
 DEV_KEY = ("Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/"
            "K1SZFPTOtr/KBHBeksoGMGw==")
+# The Batch endpoint's well-known account.
+DEV_BATCH_ACCOUNT = "devbatchaccount1"
+DEV_BATCH_KEY = "QmF0Y2hFbXVsYXRvckRldkFjY291bnRLZXktbm90LWEtc2VjcmV0LWxvb3BiYWNrLW9ubHktMDAwMDAwMDAwMA=="
 
 
 def processes_named(command_line):

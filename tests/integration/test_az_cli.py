@@ -193,7 +193,8 @@ class AzCli(unittest.TestCase):
                 "none")
         account = self.az_json("batch", "account", "create", "-n", "mybatch", "-g", "batchgroup", "-l", "eastus",
                                "--storage-account", "batchstore")
-        self.assertEqual(account["accountEndpoint"], batch.split("://", 1)[1])
+        # The cloud's accountEndpoint is the account's own host; here the shared endpoint and the account.
+        self.assertEqual(account["accountEndpoint"], batch.split("://", 1)[1] + "/mybatch")
         self.assertTrue(account["autoStorage"]["storageAccountId"].endswith("/storageAccounts/batchstore"))
         self.assertEqual(self.az_json("batch", "account", "show", "-n", "mybatch", "-g", "batchgroup")["provisioningState"],
                          "Succeeded")
@@ -206,23 +207,45 @@ class AzCli(unittest.TestCase):
         self.assertEqual(self.az_json("batch", "location", "quotas", "show", "-l", "eastus"), {"accountQuota": 1000})
         keys = self.az_json("batch", "account", "keys", "list", "-n", "mybatch", "-g", "batchgroup")
         self.assertEqual(keys["accountName"], "mybatch")
-        # The Batch endpoint takes the new account at once: az finds its key through ARM by its endpoint.
-        endpoint = ["--account-name", "mybatch", "--account-endpoint", batch]
+        # az batch account login with the key: later commands need no account flags, and go over
+        # HTTPS to https://HOST:PORT/mybatch/ (the endpoint takes the account off the path).
+        shown = self.az_json("batch", "account", "login", "-n", "mybatch", "-g", "batchgroup", "--shared-key-auth",
+                             "--show")
+        self.assertEqual((shown["endpoint"], shown["primaryKey"]),
+                         ("https://" + account["accountEndpoint"] + "/", keys["primary"]))
         self.az("batch", "pool", "create", "--id", "p1", "--vm-size", "standard_d2s_v3", "--image",
                 "canonical:0001-com-ubuntu-server-focal:20_04-lts", "--node-agent-sku-id", "batch.node.ubuntu 20.04",
-                "--target-dedicated-nodes", "0", *endpoint)
-        self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list", *endpoint)], ["p1"])
-        # A renewed key works at once, the old one stops, the other one keeps working.
+                "--target-dedicated-nodes", "0")
+        pools = self.az_json("batch", "pool", "list")
+        self.assertEqual([p["id"] for p in pools], ["p1"])
+        self.assertEqual(pools[0]["url"], "https://" + account["accountEndpoint"] + "/pools/p1")
+        # The pool is the account's: the plain endpoint signed with the account's key lists it too.
+        endpoint = ["--account-name", "mybatch", "--account-endpoint", batch]
+        self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list", *endpoint, "--account-key",
+                                                        keys["primary"])], ["p1"])
+        # A renewed key works at once, the old one (kept by the login) stops, the other one keeps working.
         self.az("batch", "account", "keys", "renew", "-n", "mybatch", "-g", "batchgroup", "--key-name", "Primary",
                 "-o", "none")
-        refused = self.az("batch", "pool", "list", *endpoint, "--account-key", keys["primary"], ok=False)
+        refused = self.az("batch", "pool", "list", ok=False)
         self.assertNotEqual(refused.returncode, 0)
         self.assertIn("Server failed to authenticate the request", refused.stderr)
         for key in (self.az_json("batch", "account", "keys", "list", "-n", "mybatch", "-g", "batchgroup")["primary"],
                     keys["secondary"]):
             self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list", *endpoint, "--account-key", key)],
                              ["p1"])
+        # az batch account login with the sign-in's token (Microsoft Entra ID mode): the token is for
+        # Batch, and the account comes from the endpoint's path.
+        token = self.az_json("batch", "account", "login", "-n", "mybatch", "-g", "batchgroup", "--show")
+        self.assertEqual((token["tokenType"], token["resource"]), ("Bearer", "https://batch.core.windows.net/"))
+        self.assertEqual(jwt_parts(token["accessToken"])[1]["aud"], "https://batch.core.windows.net/")
+        self.az("batch", "job", "create", "--id", "j1", "--pool-id", "p1")
+        self.assertEqual([j["id"] for j in self.az_json("batch", "job", "list")], ["j1"])
+        self.assertEqual([p["id"] for p in self.az_json("batch", "pool", "list")], ["p1"])
         self.az("batch", "account", "delete", "-n", "mybatch", "-g", "batchgroup", "-y")
+        self.assertNotEqual(self.az("batch", "pool", "list", ok=False).returncode, 0)
+        # devbatchaccount1 is the endpoint's own, not an ARM resource: there is nothing to log in to.
+        self.assertNotEqual(self.az("batch", "account", "login", "-n", "devbatchaccount1", "-g", "batchgroup",
+                                    ok=False).returncode, 0)
         gone = self.az("batch", "pool", "list", *endpoint, "--account-key", keys["secondary"], ok=False)
         self.assertIn("Server failed to authenticate the request", gone.stderr)
         # An account goes with its group too.
@@ -339,9 +362,6 @@ class AzCli(unittest.TestCase):
         self.assertEqual(bad.returncode, 2, bad.stderr)
 
 
-if __name__ == "__main__":
-    unittest.main()
-
 
 def sign_rs256(private_pem_path, header, claims):
     """A JWT signed with the PEM key at `private_pem_path` (the test owns the emulator's data directory)."""
@@ -355,7 +375,7 @@ def sign_rs256(private_pem_path, header, claims):
 
 
 class StrictAuth(unittest.TestCase):
-    """--strict-auth: ARM takes only the sign-in service's unexpired tokens for ARM."""
+    """--strict-auth: ARM and Batch take only the sign-in service's unexpired tokens for themselves."""
 
     @classmethod
     def setUpClass(cls):
@@ -416,6 +436,47 @@ class StrictAuth(unittest.TestCase):
         status, body, _ = self.get(None)
         self.assertEqual((status, body["error"]["code"]), (401, "AuthenticationFailed"))
 
+    def batch_get(self, token, account="devbatchaccount1"):
+        """GET /pools on the Batch endpoint over HTTPS, the account in the path, with a bearer token."""
+        base = self.emu.endpoints["batch"].replace("http://", "https://", 1)
+        path = f"/{account}/pools" if account else "/pools"
+        request = urllib.request.Request(f"{base}{path}?api-version=2022-10-01.16.0",
+                                         headers={"Authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(request, context=self.context, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def assert_batch_refused(self, token, detail, account="devbatchaccount1"):
+        status, body = self.batch_get(token, account)
+        self.assertEqual((status, body["code"]), (401, "AuthenticationFailed"), body)
+        values = {v["key"]: v["value"] for v in body["values"]}
+        self.assertIn(detail, values["AuthenticationErrorDetail"])
+
+    def test_batch_takes_only_the_emulators_unexpired_batch_tokens(self):
+        from azure.batch import BatchServiceClient
+        from azure.batch.batch_auth import SharedKeyCredentials
+        status, body = self.batch_get(self.token("https://batch.core.windows.net/"))
+        self.assertEqual((status, body["value"]), (200, []), body)
+        self.assert_batch_refused(self.token(MANAGEMENT), "obtained from wrong audience or resource "
+                                                          f"'{MANAGEMENT}'")
+        self.assert_batch_refused("anything-at-all", "Signature validation failed")
+        key_path = os.path.join(self.emu.location, "identity", "signing-key.pem")
+        now = int(time.time())
+        expired = {"aud": "https://batch.core.windows.net/", "iss": f"{self.arm}/adfs", "appid": WELL_KNOWN_ID,
+                   "tid": TENANT, "iat": now - 7200, "nbf": now - 7200, "exp": now - 3600}
+        self.assert_batch_refused(sign_rs256(key_path, {"alg": "RS256", "typ": "JWT"}, expired), "token is expired")
+        # A valid token still needs the account in the path: the endpoint serves every account.
+        self.assert_batch_refused(self.token("https://batch.core.windows.net/"), "does not name the Batch account",
+                                  account=None)
+        # SharedKey is unchanged by --strict-auth, over HTTPS with the account in the path too.
+        client = BatchServiceClient(SharedKeyCredentials("devbatchaccount1", harness.DEV_BATCH_KEY),
+                                    batch_url=self.emu.endpoints["batch"].replace("http://", "https://", 1) +
+                                    "/devbatchaccount1")
+        client.config.connection.verify = self.emu.endpoints["ca_cert"]
+        self.assertEqual(list(client.pool.list()), [])
+
     def test_az_works_under_strict_auth(self):
         home = tempfile.mkdtemp(prefix="bai-az-strict-")
         env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(home, "az"), AZURE_CORE_COLLECT_TELEMETRY="no",
@@ -430,3 +491,7 @@ class StrictAuth(unittest.TestCase):
         self.assertEqual(group.returncode, 0, group.stderr)
         self.assertEqual(json.loads(group.stdout)["name"], "strict")
         shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()

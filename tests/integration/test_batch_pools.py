@@ -14,8 +14,8 @@ from azure.batch.batch_auth import SharedKeyAuth, SharedKeyCredentials
 
 import harness
 
-DEV_BATCH = "devbatchaccount1"
-DEV_BATCH_KEY = "QmF0Y2hFbXVsYXRvckRldkFjY291bnRLZXktbm90LWEtc2VjcmV0LWxvb3BiYWNrLW9ubHktMDAwMDAwMDAwMA=="
+DEV_BATCH = harness.DEV_BATCH_ACCOUNT
+DEV_BATCH_KEY = harness.DEV_BATCH_KEY
 OTHER = "teambatch"
 OTHER_KEY = base64.b64encode(b"another account's key, 32 bytes!").decode()
 API = "2022-10-01.16.0"
@@ -192,8 +192,39 @@ class BatchPools(BatchTestCase):
         self.assertEqual(r.status_code, 403)
         r = self.raw("GET", "/pools", auth=False)
         self.assertEqual((r.status_code, r.json()["code"]), (401, "AuthenticationFailed"))
+        # A bearer token must come with the account in the path (the endpoint serves every account).
         r = requests.get(f"{self.url}/pools?api-version={API}", headers={"Authorization": "Bearer token"})
-        self.assertEqual(r.status_code, 403)
+        self.assertEqual((r.status_code, r.json()["code"]), (401, "AuthenticationFailed"))
+        self.assertIn("does not name the Batch account", r.json()["values"][0]["value"])
+        r = requests.get(f"{self.url}/pools?api-version={API}", headers={"Authorization": "Basic dTpw"})
+        self.assertEqual(r.status_code, 401)
+
+    def test_the_account_in_the_path_over_https_and_http(self):
+        """The accountEndpoint's form, HOST:PORT/ACCOUNT: TLS and plain HTTP on the same port, the
+        account taken off the path, the documents' urls under it."""
+        self.client.pool.add(bm.PoolAddParameter(id="in-path", vm_size="STANDARD_D1",
+                                                 virtual_machine_configuration=vm_configuration()))
+        https = self.url.replace("http://", "https://", 1)
+        for base in (https, self.url):
+            client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=f"{base}/{DEV_BATCH}")
+            client.config.connection.verify = self.emu.endpoints["ca_cert"]
+            pool = client.pool.get("in-path")
+            self.assertEqual(pool.url, f"{base}/{DEV_BATCH}/pools/in-path")
+            # The other account's pools stay its own, and its key does not sign for this account's path.
+            other = BatchServiceClient(SharedKeyCredentials(OTHER, OTHER_KEY), batch_url=f"{base}/{OTHER}")
+            other.config.connection.verify = self.emu.endpoints["ca_cert"]
+            self.assertNotIn("in-path", [p.id for p in other.pool.list()])
+        r = requests.get(f"{https}/{DEV_BATCH}/pools?api-version={API}", verify=self.emu.endpoints["ca_cert"],
+                         auth=SharedKeyAuth("authorization", OTHER, OTHER_KEY))
+        self.assertEqual((r.status_code, r.json()["code"]), (403, "AuthenticationFailed"))
+        self.assertIn("addressed to the account 'devbatchaccount1'", r.json()["values"][0]["value"])
+        # Without --strict-auth a bearer token is taken as it comes (as ARM takes it).
+        r = requests.get(f"{https}/{DEV_BATCH}/pools/in-path?api-version={API}", verify=self.emu.endpoints["ca_cert"],
+                         headers={"Authorization": "Bearer any.token.at-all"})
+        self.assertEqual((r.status_code, r.json()["id"]), (200, "in-path"))
+        # A first segment that names no account is not taken off: a pool named like an account path.
+        r = self.raw("GET", "/nosuchaccount/pools")
+        self.assertEqual(r.status_code, 404)
 
     def test_accounts_see_only_their_own_pools(self):
         other = BatchServiceClient(SharedKeyCredentials(OTHER, OTHER_KEY), batch_url=self.url)
