@@ -69,6 +69,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.strict_auth = true;
         } else if (flag == "--service-principal") {
             o.service_principals.push_back(identity::parse_service_principal(value()));
+        } else if (flag == "--service-principal-cert") {
+            o.service_principals.push_back(identity::parse_service_principal_certificate(value()));
         } else if (flag == "--batch-account") {
             o.batch_accounts.push_back(batch::parse_batch_account_flag(value()));
         } else if (flag == "--debug") {
@@ -114,7 +116,8 @@ std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--service-principal ID:SECRET]...\n"
-           "                        [--strict-auth] [--debug FILE] [--durable]\n"
+           "                        [--service-principal-cert ID:PEM]... [--strict-auth] [--debug FILE]\n"
+           "                        [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
            "                        [--strict-gpus] [--no-passthrough]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
@@ -133,6 +136,9 @@ std::string usage() {
            "  --service-principal ID:SECRET a service principal that may sign in (az login\n"
            "                     --service-principal, azure-identity's ClientSecretCredential) besides the\n"
            "                     well-known one printed at start (repeatable)\n"
+           "  --service-principal-cert ID:PEM a service principal that signs in with the certificate\n"
+           "                     in PEM (az login -p CERT.pem, azure-identity's CertificateCredential);\n"
+           "                     with --service-principal of the same ID it has both (repeatable)\n"
            "  --strict-auth      ARM and Batch take only unexpired tokens of the emulator's sign-in\n"
            "                     service for themselves (default: any bearer token, as the SDKs'\n"
            "                     recorded tests send)\n"

@@ -1,5 +1,6 @@
 #include "emulator/identity/service_principals.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <stdexcept>
@@ -18,22 +19,46 @@ bool is_guid(const std::string& text) {
     return true;
 }
 
-ServicePrincipal parse_service_principal(const std::string& text) {
+namespace {
+
+// ID:REST, the id a GUID and REST not empty (`what` names REST in the messages).
+std::pair<std::string, std::string> split_flag(const std::string& flag, const std::string& text, const std::string& what) {
     const size_t colon = text.find(':');
-    if (colon == std::string::npos) throw std::invalid_argument("--service-principal wants ID:SECRET, got '" + text + "'");
-    ServicePrincipal p{text.substr(0, colon), text.substr(colon + 1)};
-    if (!is_guid(p.client_id)) {
-        throw std::invalid_argument("--service-principal: the client id must be a GUID, got '" + p.client_id + "'");
+    if (colon == std::string::npos) throw std::invalid_argument(flag + " wants ID:" + what + ", got '" + text + "'");
+    std::string id = text.substr(0, colon);
+    std::string rest = text.substr(colon + 1);
+    if (!is_guid(id)) throw std::invalid_argument(flag + ": the client id must be a GUID, got '" + id + "'");
+    if (rest.empty()) throw std::invalid_argument(flag + ": the " + text::lower(what) + " of " + id + " is empty");
+    return {std::move(id), std::move(rest)};
+}
+
+}  // namespace
+
+ServicePrincipal parse_service_principal(const std::string& text) {
+    auto [id, secret] = split_flag("--service-principal", text, "SECRET");
+    return {std::move(id), std::move(secret), std::nullopt};
+}
+
+ServicePrincipal parse_service_principal_certificate(const std::string& text) {
+    auto [id, path] = split_flag("--service-principal-cert", text, "PEM_FILE");
+    try {
+        return {std::move(id), "", load_client_certificate(path)};
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(std::string("--service-principal-cert: ") + e.what());
     }
-    if (p.secret.empty()) throw std::invalid_argument("--service-principal: the secret of " + p.client_id + " is empty");
-    return p;
 }
 
 ServicePrincipals::ServicePrincipals(const std::vector<ServicePrincipal>& more) {
-    all_.push_back({kWellKnownClientId, kWellKnownClientSecret});
+    all_.push_back({kWellKnownClientId, kWellKnownClientSecret, std::nullopt});
     for (const ServicePrincipal& p : more) {
-        std::erase_if(all_, [&](const ServicePrincipal& q) { return text::iequals(q.client_id, p.client_id); });
-        all_.push_back(p);
+        auto same = std::find_if(all_.begin(), all_.end(),
+                                 [&](const ServicePrincipal& q) { return text::iequals(q.client_id, p.client_id); });
+        if (same == all_.end()) {
+            all_.push_back(p);
+            continue;
+        }
+        if (!p.secret.empty()) same->secret = p.secret;
+        if (p.certificate) same->certificate = p.certificate;
     }
 }
 

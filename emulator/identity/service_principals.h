@@ -1,11 +1,14 @@
-// Who may sign in: service principals with a client secret. A well-known one always exists (its
-// id and secret are printed at start, as the storage account's key is); --service-principal
-// ID:SECRET adds more. The emulator's one tenant and its default subscription are well-known too.
+// Who may sign in: service principals with a client secret, a certificate, or both. A well-known
+// one always exists (its id and secret are printed at start, as the storage account's key is);
+// --service-principal ID:SECRET and --service-principal-cert ID:PEM add more. The emulator's one
+// tenant and its default subscription are well-known too.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "emulator/identity/client_certificate.h"
 
 namespace bai::identity {
 
@@ -17,13 +20,17 @@ inline constexpr const char* kWellKnownClientSecret = "batchai-emulator-well-kno
 
 struct ServicePrincipal {
     std::string client_id;  // the application (client) id, a GUID
-    std::string secret;
+    std::string secret;     // empty: none (it signs in with its certificate)
+    std::optional<ClientCertificate> certificate;
 };
 
 // "ID:SECRET" (the id a GUID, the secret not empty). Throws std::invalid_argument naming what is wrong.
 ServicePrincipal parse_service_principal(const std::string& text);
+// "ID:PEM_FILE": a principal that signs in with the certificate in that file (read now).
+ServicePrincipal parse_service_principal_certificate(const std::string& text);
 
-// The well-known principal, then `more` (a later one with the same id replaces an earlier one).
+// The well-known principal, then `more`: one with the id of an earlier one adds its secret or
+// certificate to it (a later secret or certificate replaces an earlier one).
 class ServicePrincipals {
 public:
     explicit ServicePrincipals(const std::vector<ServicePrincipal>& more = {});

@@ -1,9 +1,12 @@
 #include "emulator/identity/token_service.h"
 
+#include <openssl/crypto.h>
+
 #include <algorithm>
 #include <jwt/jwt.hpp>
 
 #include "common/crypto/random_id.h"
+#include "emulator/identity/jwt_errors.h"
 #include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
 #include "common/text/utf8.h"
@@ -117,6 +120,52 @@ std::string TokenService::issue(const std::string& base, const std::string& tena
     return token.signature();
 }
 
+namespace {
+
+void check_secret(const std::map<std::string, std::string>& form, const ServicePrincipal& principal) {
+    const std::string& client_id = principal.client_id;
+    auto secret = form.find("client_secret");
+    if (secret == form.end() || secret->second.empty()) {
+        refuse(401, "invalid_client", 7000218,
+               "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+    }
+    // In constant time: how much of a guess matched does not show in the answer's timing.
+    const bool same = principal.secret.size() == secret->second.size() &&
+                      CRYPTO_memcmp(principal.secret.data(), secret->second.data(), principal.secret.size()) == 0;
+    if (principal.secret.empty() || !same) {
+        refuse(401, "invalid_client", 7000215,
+               "Invalid client secret provided. Ensure the secret being sent in the request is the client secret "
+               "value, not the client secret ID, for a secret added to app '" + client_id + "'.");
+    }
+}
+
+// A certificate credential: MSAL's client assertion, checked against the principal's certificate.
+void check_assertion(const std::string& base, const std::string& tenant, const std::map<std::string, std::string>& form,
+                     const ServicePrincipal& principal, const std::string& assertion) {
+    static constexpr const char* kJwtBearer = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+    auto type = form.find("client_assertion_type");
+    if (type == form.end() || type->second != kJwtBearer) {
+        refuse(400, "invalid_request", 900144,
+               std::string("The request body must contain the following parameter: 'client_assertion_type' with the "
+                           "value '") + kJwtBearer + "'.");
+    }
+    if (!principal.certificate) {
+        refuse(401, "invalid_client", 700027,
+               "Client assertion contains an invalid signature. [Reason - The key was not found., no certificate is "
+               "configured for app Id '" + principal.client_id + "': start the emulator with "
+               "--service-principal-cert " + principal.client_id + ":CERT.pem]");
+    }
+    // MSAL's audience is the token endpoint the OpenID configuration names, v1 or v2.
+    const std::vector<std::string> audiences{base + "/" + tenant + "/oauth2/token", base + "/" + tenant + "/oauth2/v2.0/token"};
+    if (auto refusal = check_client_assertion(assertion, principal.client_id, *principal.certificate, audiences,
+                                              std::chrono::system_clock::now())) {
+        refuse(refusal->code == 50027 ? 400 : 401, refusal->code == 50027 ? "invalid_request" : "invalid_client",
+               refusal->code, refusal->description);
+    }
+}
+
+}  // namespace
+
 nlohmann::json TokenService::grant(const std::string& base, const std::string& tenant,
                                    const std::map<std::string, std::string>& form) const {
     require_tenant(tenant);
@@ -132,7 +181,7 @@ nlohmann::json TokenService::grant(const std::string& base, const std::string& t
     if (grant_type != "client_credentials") {
         refuse(400, "unsupported_grant_type", 70003,
                "The app requested an unsupported grant type '" + grant_type + "'. This emulator signs in service "
-               "principals with a client secret (client_credentials) only.");
+               "principals with a client secret or a certificate (client_credentials) only.");
     }
     const std::string client_id = field("client_id");
     // v2 clients ask for RESOURCE/.default; v1 clients name the resource.
@@ -157,15 +206,10 @@ nlohmann::json TokenService::grant(const std::string& base, const std::string& t
                    "or consented to by any user in the tenant. You may have sent your authentication request to the "
                    "wrong tenant.");
     }
-    auto secret = form.find("client_secret");
-    if (secret == form.end() || secret->second.empty()) {
-        refuse(401, "invalid_client", 7000218,
-               "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
-    }
-    if (secret->second != principal->secret) {
-        refuse(401, "invalid_client", 7000215,
-               "Invalid client secret provided. Ensure the secret being sent in the request is the client secret "
-               "value, not the client secret ID, for a secret added to app '" + client_id + "'.");
+    if (auto assertion = form.find("client_assertion"); assertion != form.end() && !assertion->second.empty()) {
+        check_assertion(base, tenant, form, *principal, assertion->second);
+    } else {
+        check_secret(form, *principal);
     }
     const auto now = std::chrono::system_clock::now();
     const auto expires = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch() + kLifetime).count();
@@ -185,7 +229,7 @@ TokenVerdict TokenService::verify(const std::string& token, const std::vector<st
         // with the five minutes' leeway the cloud allows.
         std::error_code ec;
         auto decoded = jwt::decode(token, algorithms({"RS256"}), ec, secret(key_.public_pem), jwt::params::verify(true), leeway(300));
-        if (ec == jwt::VerificationErrc::TokenExpired) {
+        if (jwt_error_is(ec, jwt::VerificationErrc::TokenExpired)) {
             verdict.check = TokenCheck::expired;
             verdict.claims = nlohmann::json::parse(decoded.payload().create_json_obj().dump());
             return verdict;

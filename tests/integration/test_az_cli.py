@@ -26,6 +26,7 @@ WELL_KNOWN_ID = "ba1eca11-0000-4000-8000-000000000001"
 WELL_KNOWN_SECRET = "batchai-emulator-well-known-secret"
 OTHER_ID = "0f0f0f0f-1111-4222-8333-444444444444"
 OTHER_SECRET = "another~secret.for-the-tests"
+CERT_ID = "c1c1c1c1-2222-4333-8444-555555555555"
 MANAGEMENT = "https://management.core.windows.net/"
 
 
@@ -41,10 +42,20 @@ def jwt_parts(token):
 class AzCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.emu = harness.Emulator(args=["--service-principal", f"{OTHER_ID}:{OTHER_SECRET}"]).start()
+        cls.home = tempfile.mkdtemp(prefix="bai-az-home-")
+        # A principal that signs in with a certificate: az takes the key and the certificate in one file.
+        cls.cert_pem = os.path.join(cls.home, "principal.pem")
+        cls.stranger_pem = os.path.join(cls.home, "stranger.pem")
+        for path in (cls.cert_pem, cls.stranger_pem):
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=emulator-test",
+                            "-days", "2", "-keyout", path + ".key", "-out", path + ".crt"], check=True,
+                           capture_output=True)
+            with open(path, "w") as both, open(path + ".key") as key, open(path + ".crt") as certificate:
+                both.write(key.read() + certificate.read())
+        cls.emu = harness.Emulator(args=["--service-principal", f"{OTHER_ID}:{OTHER_SECRET}",
+                                         "--service-principal-cert", f"{CERT_ID}:{cls.cert_pem}.crt"]).start()
         cls.arm = cls.emu.endpoints["arm"]
         cls.ca = cls.emu.endpoints["ca_cert"]
-        cls.home = tempfile.mkdtemp(prefix="bai-az-home-")
         cls.env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(cls.home, "az"), AZURE_CORE_COLLECT_TELEMETRY="no",
                        AZURE_CORE_NO_COLOR="true", BAI_CONFIG_DIR=os.path.join(cls.home, "bai"), HOME=cls.home)
         cls.env.pop("REQUESTS_CA_BUNDLE", None)
@@ -285,6 +296,30 @@ class AzCli(unittest.TestCase):
         # A principal given with --service-principal signs in with its own secret.
         self.az("login", "--service-principal", "-u", OTHER_ID, "-p", OTHER_SECRET, "--tenant", "adfs", env=env)
         self.assertEqual(json.loads(self.az("account", "show", "-o", "json", env=env).stdout)["user"]["name"], OTHER_ID)
+
+    def test_a_certificate_signs_in(self):
+        """az login -p CERT.pem and azure-identity's CertificateCredential: MSAL's client assertion."""
+        from azure.core.exceptions import ClientAuthenticationError
+        from azure.identity import CertificateCredential
+        env = self.separate_config()
+        self.assertEqual(self.bai("az-login", env=env).returncode, 0)
+        self.az("login", "--service-principal", "-u", CERT_ID, "-p", self.cert_pem, "--tenant", "adfs", env=env)
+        self.assertEqual(json.loads(self.az("account", "show", "-o", "json", env=env).stdout)["user"]["name"], CERT_ID)
+        self.az("group", "create", "-n", "by-certificate", "-l", "eastus", "-o", "none", env=env)
+        # Another certificate's key does not sign for the principal.
+        wrong = self.az("login", "--service-principal", "-u", CERT_ID, "-p", self.stranger_pem, "--tenant", "adfs",
+                        ok=False, env=env)
+        self.assertNotEqual(wrong.returncode, 0)
+        self.assertIn("AADSTS700027", wrong.stderr)
+        credential = CertificateCredential("adfs", CERT_ID, certificate_path=self.cert_pem, authority=self.arm,
+                                           connection_verify=self.ca)
+        claims = jwt_parts(credential.get_token(MANAGEMENT + "/.default").token)[1]
+        self.assertEqual((claims["appid"], claims["aud"]), (CERT_ID, MANAGEMENT))
+        stranger = CertificateCredential("adfs", CERT_ID, certificate_path=self.stranger_pem, authority=self.arm,
+                                         connection_verify=self.ca)
+        with self.assertRaises(ClientAuthenticationError) as caught:
+            stranger.get_token(MANAGEMENT + "/.default")
+        self.assertIn("AADSTS700027", str(caught.exception))
 
     def post_token(self, tenant, fields):
         context = ssl.create_default_context(cafile=self.ca)
