@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "common/crypto/owned.h"
-#include "emulator/identity/jwt_errors.h"
+#include "emulator/identity/jwt_guard.h"
 
 namespace bai::identity {
 namespace {
@@ -28,6 +28,7 @@ std::string upper_hex(const unsigned char* bytes, unsigned size) {
 }
 
 // The thumbprint a client names in its assertion's header (x5t: base64url of the SHA-1), as hex.
+// `assertion` has passed is_compact_jwt().
 std::string named_thumbprint(const std::string& assertion) {
     try {
         const std::string header = assertion.substr(0, assertion.find('.'));
@@ -35,6 +36,7 @@ std::string named_thumbprint(const std::string& assertion) {
             nlohmann::json::parse(jwt::base64_uri_decode(header.data(), header.size()));
         if (!parsed.contains("x5t") || !parsed["x5t"].is_string()) return "";
         const std::string x5t = parsed["x5t"].get<std::string>();
+        if (!is_base64url(x5t)) return "";
         const std::string digest = jwt::base64_uri_decode(x5t.data(), x5t.size());
         return upper_hex(reinterpret_cast<const unsigned char*>(digest.data()),
                          static_cast<unsigned>(digest.size()));
@@ -91,6 +93,9 @@ std::optional<AssertionRefusal> check_client_assertion(const std::string& assert
                                                        const std::vector<std::string>& audiences,
                                                        std::chrono::system_clock::time_point now) {
     using namespace jwt::params;
+    if (!is_compact_jwt(assertion)) {
+        return AssertionRefusal{50027, "JWT token is invalid or malformed: it is not three base64url parts."};
+    }
     nlohmann::json claims;
     std::error_code ec;
     try {

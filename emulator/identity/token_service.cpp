@@ -6,7 +6,7 @@
 #include <jwt/jwt.hpp>
 
 #include "common/crypto/random_id.h"
-#include "emulator/identity/jwt_errors.h"
+#include "emulator/identity/jwt_guard.h"
 #include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
 #include "common/text/utf8.h"
@@ -224,6 +224,7 @@ nlohmann::json TokenService::grant(const std::string& base, const std::string& t
 TokenVerdict TokenService::verify(const std::string& token, const std::vector<std::string>& audiences) const {
     using namespace jwt::params;
     TokenVerdict verdict;
+    if (!is_compact_jwt(token)) return verdict;
     try {
         // RS256 with this service's key and no other algorithm; exp and nbf against the clock,
         // with the five minutes' leeway the cloud allows.

@@ -152,7 +152,8 @@ TEST_F(ClientCertificateTest, AssertionsAreCheckedAsTheSignInServiceDoes) {
     EXPECT_EQ(check(assertion(mine.private_pem, {{"aud", "https://elsewhere/token"}})), 700023);
     EXPECT_EQ(check(assertion(mine.private_pem, {{"iss", "someone-else"}})), 700021);
     EXPECT_EQ(check(assertion(mine.private_pem, {{"sub", "someone-else"}})), 700021);
-    for (const char* garbage : {"", "a.b.c", "...", "eyJhbGciOiJub25lIn0.e30."}) {
+    for (const char* garbage : {"", "a.b.c", "...", "eyJhbGciOiJub25lIn0.e30.", "\x80\x81.\x82.\x83",
+                                "eyJhbGciOiJSUzI1NiJ9.eyJhIjoxfQ.\xff"}) {
         EXPECT_EQ(check(garbage), 50027) << garbage;
     }
     // HMAC over the certificate's public key (the algorithm confusion attack) is not a signature by
