@@ -525,6 +525,15 @@ class StrictAuth(unittest.TestCase):
                                capture_output=True, text=True, env=env, timeout=300)
         self.assertEqual(group.returncode, 0, group.stderr)
         self.assertEqual(json.loads(group.stdout)["name"], "strict")
+        # The Batch endpoint checks az's token for Batch too.
+        for args in (["batch", "account", "create", "-n", "strictbatch", "-g", "strict", "-l", "eastus", "-o", "none"],
+                     ["batch", "account", "login", "-n", "strictbatch", "-g", "strict"],
+                     ["batch", "job", "create", "--id", "strict-job", "--pool-id", "nowhere"]):
+            done = subprocess.run(["az", *args], capture_output=True, text=True, env=env, timeout=300)
+            self.assertEqual(done.returncode, 0, f"az {' '.join(args)}: {done.stderr}")
+        jobs = subprocess.run(["az", "batch", "job", "list", "-o", "json"], capture_output=True, text=True, env=env,
+                              timeout=300)
+        self.assertEqual([j["id"] for j in json.loads(jobs.stdout)], ["strict-job"], jobs.stderr)
         shutil.rmtree(home, ignore_errors=True)
 
 
