@@ -139,6 +139,19 @@ def recordings(root):
     return out
 
 
+def steps(exchanges):
+    """(first, last, wait_loop) for each step of a replay: a run of identical GETs is a client's
+    wait loop, one step whose answer is the last one's."""
+    i, n = 0, len(exchanges)
+    while i < n:
+        x = exchanges[i]
+        j = i
+        while x.method == "GET" and j + 1 < n and exchanges[j + 1].method == "GET" and exchanges[j + 1].url == x.url:
+            j += 1
+        yield x, exchanges[j], j > i
+        i = j + 1
+
+
 def json_or_none(text):
     if not text:
         return None

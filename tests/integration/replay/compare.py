@@ -9,18 +9,22 @@ URLs of the machine that answered) are compared by presence and type only.
 import re
 from dataclasses import dataclass
 
+from .cassette import json_or_none
+
 GUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
 IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
 # A node's id, as the service named them (and the emulator does): tvm-<digits>_<n>-<time>[-p];
 # and a pool's, in the name of the diagnosis archive of a job's logs (tvmps_<64 hex>).
 NODE_ID = re.compile(r"tvm-\d+_\d+-\d{8}t\d{6}z(?:-p)?|tvmps_[0-9a-f]{64}")
-# The machine that answered: the cloud's hosts, the Java records' stand-in and the emulator's.
-ARM_BASE = re.compile(r"https?://(?:management\.azure\.com|localhost:1234|127\.\d+\.\d+\.\d+:\d+)")
+# The machine that answered: the cloud's hosts (ARM's, a Batch account's), the Java records'
+# stand-in and the emulator's.
+ARM_BASE = re.compile(r"https?://(?:management\.azure\.com|localhost:1234|[a-z0-9]+\.[a-z0-9]+\.batch\.azure\.com"
+                      r"|127\.\d+\.\d+\.\d+:\d+)")
 
 # Keys whose values differ by nature: compared by presence and type.
 VOLATILE_KEYS = {
-    "message", "etag", "ipAddress", "publicIPAddress", "privateIPAddress", "port", "nodeId",
+    "message", "etag", "eTag", "ipAddress", "publicIPAddress", "privateIPAddress", "port", "nodeId",
     "downloadUrl", "lastModified", "requestId", "contentLength", "value@keys", "primaryEndpoints",
     "secondaryEndpoints", "statusOfPrimary", "statusOfSecondary", "primaryLocation",
     "secondaryLocation", "lastGeoFailoverTime", "lastEnabledTime",
@@ -196,11 +200,12 @@ def _dedupe(differences):
     return out
 
 
-def compare_headers(cloud, emulator, kept=HEADERS):
+def compare_headers(cloud, emulator, kept=HEADERS, names=HEADERS):
     """kept: the headers the recording keeps at all (the Python SDK's recordings drop
-    x-ms-request-id and Retry-After from every answer: their absence says nothing)."""
+    x-ms-request-id and Retry-After from every answer: their absence says nothing); names: the
+    headers compared (ARM's by default)."""
     out = []
-    for name in HEADERS:
+    for name in names:
         if name not in kept:
             continue
         c, e = cloud.get(name), emulator.get(name)
@@ -210,8 +215,30 @@ def compare_headers(cloud, emulator, kept=HEADERS):
             out.append(Difference("header", name, None, e))
         elif e is None:
             out.append(Difference("header", name, c, None))
-        elif name in ("azure-asyncoperation", "location") and mask(c) != mask(e):
+        elif name in ("azure-asyncoperation", "location", "dataserviceid") and mask(c) != mask(e):
             out.append(Difference("header", name, c, e))
         elif name == "content-type" and c.replace(" ", "").lower() != e.replace(" ", "").lower():
             out.append(Difference("header", name, c, e))
     return out
+
+
+def compare_answer(recorded, answer, learned=None, kept=HEADERS, names=HEADERS):
+    """The differences between a recorded exchange's answer and the emulator's (a requests
+    response): the status alone when it differs (what follows from another status, an error body
+    or no operation headers, says nothing more; the emulator's error code, ARM's or Batch's, goes
+    with it), else the headers and the JSON body."""
+    if recorded.status != answer.status_code:
+        doc = json_or_none(answer.text)
+        code = (doc.get("code") or (doc.get("error") or {}).get("code")) if isinstance(doc, dict) else None
+        return [Difference("status", "status", recorded.status,
+                           f"{answer.status_code} {code}" if code else answer.status_code)]
+    out = compare_headers(recorded.response_headers, {k.lower(): v for k, v in answer.headers.items()}, kept, names)
+    cloud_doc = json_or_none(recorded.response_body)
+    emulator_doc = json_or_none(answer.text)
+    if cloud_doc is not None or emulator_doc is not None:
+        if cloud_doc is None and recorded.response_body.strip():
+            out.append(Difference("type", "(body)", "text", "json"))
+        else:
+            out += compare_json(cloud_doc, emulator_doc, learned)
+    return out
+

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import requests
 
 from . import cassette, java_bodies
-from .compare import Difference, Learned, compare_headers, compare_json
+from .compare import Difference, Learned, compare_answer
 from .prepare import Arm, PreparationFailed, prepare, rewrite_keys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,6 +53,29 @@ class Step:
 
     def where(self):
         return f"{self.recording}#{self.index}"
+
+
+def play_recording(name, exchanges, prepare, play, failures):
+    """Runs prepare(), then play(first, last, step, wait_loop) for each step of the recording
+    (cassette.steps), timed; a request that got no answer is a difference of status, and a
+    preparation that failed with one of `failures` the one step. The steps, in order."""
+    try:
+        prepare()
+    except failures as e:
+        step = Step(name, 0, 0, "-", "(preparation)")
+        step.differences.append(Difference("status", "preparation", "made", str(e)[:1500]))
+        return [step]
+    out = []
+    for x, last, wait_loop in cassette.steps(exchanges):
+        step = Step(name, last.index, x.index, x.method, x.path)
+        started = time.monotonic()
+        try:
+            play(x, last, step, wait_loop)
+        except requests.RequestException as e:
+            step.differences.append(Difference("status", "status", last.status, f"no answer: {e}"))
+        step.seconds = time.monotonic() - started
+        out.append(step)
+    return out
 
 
 def _state_differences(differences):
@@ -89,37 +112,20 @@ class Player:
 
     # -- the run ---------------------------------------------------------------------------------
     def run(self):
-        try:
+        def prepared():
             self.prepared = prepare(self.arm, self._file_client, self.exchanges, self.name)
-        except (PreparationFailed, requests.RequestException, KeyError, ValueError) as e:
-            step = Step(self.name, 0, 0, "-", "(preparation)")
-            step.differences.append(Difference("status", "preparation", "made", str(e)[:1500]))
-            self.steps.append(step)
-            return self.steps
-        i, n = 0, len(self.exchanges)
-        while i < n:
-            x = self.exchanges[i]
-            j = i
-            while (x.method == "GET" and j + 1 < n and self.exchanges[j + 1].method == "GET"
-                   and self.exchanges[j + 1].url == x.url):
-                j += 1
-            last = self.exchanges[j]
-            step = Step(self.name, last.index, x.index, x.method, x.path)
-            started = time.monotonic()
-            try:
-                if x.is_arm:
-                    self._arm_step(x, last, step, wait_loop=j > i)
-                elif x.storage_service:
-                    self._storage_step(x, step)
-                else:
-                    step.counted = False
-                    step.note = "not an Azure endpoint"
-            except requests.RequestException as e:
-                step.differences.append(Difference("status", "status", last.status, f"no answer: {e}"))
-            step.seconds = time.monotonic() - started
-            self.steps.append(step)
-            i = j + 1
+        self.steps = play_recording(self.name, self.exchanges, prepared, self._play,
+                                    (PreparationFailed, requests.RequestException, KeyError, ValueError))
         return self.steps
+
+    def _play(self, x, last, step, wait_loop):
+        if x.is_arm:
+            self._arm_step(x, last, step, wait_loop=wait_loop)
+        elif x.storage_service:
+            self._storage_step(x, step)
+        else:
+            step.counted = False
+            step.note = "not an Azure endpoint"
 
     # -- ARM -------------------------------------------------------------------------------------
     @staticmethod
@@ -212,23 +218,7 @@ class Player:
         self.next_links[self._normalized(cloud["nextLink"])] = link if isinstance(link, str) else None
 
     def _compare(self, recorded, answer, learn=True):
-        out = []
-        if recorded.status != answer.status_code:
-            # One difference: what follows from another status (an error body, no LRO headers)
-            # says nothing more. The emulator's error code goes with it.
-            code = ((cassette.json_or_none(answer.text) or {}).get("error") or {}).get("code")
-            return [Difference("status", "status", recorded.status,
-                               f"{answer.status_code} {code}" if code else answer.status_code)]
-        emulator_headers = {k.lower(): v for k, v in answer.headers.items()}
-        out += compare_headers(recorded.response_headers, emulator_headers, self.kept_headers)
-        cloud_doc = cassette.json_or_none(recorded.response_body)
-        emulator_doc = cassette.json_or_none(answer.text)
-        if cloud_doc is not None or emulator_doc is not None:
-            if cloud_doc is None and recorded.response_body.strip():
-                out.append(Difference("type", "(body)", "text", "json"))
-            else:
-                out += compare_json(cloud_doc, emulator_doc, self.learned if learn else None)
-        return out
+        return compare_answer(recorded, answer, self.learned if learn else None, self.kept_headers)
 
     def _learn_keys(self, recorded, answer):
         cloud = {k.get("keyName"): k.get("value") for k in (cassette.json_or_none(recorded.response_body) or {}).get("keys", [])}
