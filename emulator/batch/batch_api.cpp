@@ -1,6 +1,7 @@
 #include "emulator/batch/batch_api.h"
 
 #include "common/http/lean_listener.h"
+#include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
@@ -30,6 +31,8 @@ void BatchApi::route(http::Routes& server, const std::string& method, const std:
                 throw BatchError(400, "MissingRequiredQueryParameter", "A query parameter that's mandatory for this request is not specified.",
                                  {{"QueryParameterName", "api-version"}});
             }
+            // Every answer names its request, as the service's do (clients quote it to support).
+            res.set_header("request-id", crypto::uuid4());
             BatchAccount account = authenticate(req, accounts_, tokens_);
             if (req.has_header("client-request-id") && req.get_header_value("return-client-request-id") == "true") {
                 res.set_header("client-request-id", req.get_header_value("client-request-id"));
@@ -82,11 +85,33 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     serve_work(server);
 }
 
+namespace {
+
+// The service never shows a user account's password (a pool's, or an auto pool's in a job).
+void hide_passwords(json& doc) {
+    if (doc.is_object()) {
+        for (auto& [name, value] : doc.items()) {
+            if (name == "userAccounts" && value.is_array()) {
+                for (json& account : value) {
+                    if (account.is_object()) account.erase("password");
+                }
+            } else {
+                hide_passwords(value);
+            }
+        }
+    } else if (doc.is_array()) {
+        for (json& item : doc) hide_passwords(item);
+    }
+}
+
+}  // namespace
+
 json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
     json out = json::object();
     for (const auto& [name, value] : entity.body.items()) {
         if (name.empty() || name[0] != '_') out[name] = value;  // "_..." fields are the emulator's own
     }
+    hide_passwords(out);
     out["url"] = url;
     out["eTag"] = entity.etag;
     out["lastModified"] = time::format_iso8601(time::from_ticks(entity.modified_ticks));

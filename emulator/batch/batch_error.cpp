@@ -18,7 +18,12 @@ BatchError missing_property(const std::string& property) {
 }
 
 void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url) {
-    const std::string request_id = crypto::uuid4();
+    // The id the answer already carries (every answer of the endpoint has one), or a new one.
+    std::string request_id = res.get_header_value("request-id");
+    if (request_id.empty()) {
+        request_id = crypto::uuid4();
+        res.set_header("request-id", request_id);
+    }
     nlohmann::json values = nlohmann::json::array();
     for (const auto& [key, value] : error.values) values.push_back({{"key", key}, {"value", value}});
     nlohmann::json body{
@@ -29,7 +34,6 @@ void write_error(httplib::Response& res, const BatchError& error, const std::str
           {"value", std::string(error.what()) + "\nRequestId:" + request_id + "\nTime:" + time::format_iso8601(time::now())}}}};
     if (!values.empty()) body["values"] = values;
     res.status = error.status;
-    res.set_header("request-id", request_id);
     res.set_header("DataServiceVersion", "3.0");
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }

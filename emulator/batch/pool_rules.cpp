@@ -1,5 +1,7 @@
 #include "emulator/batch/pool_rules.h"
 
+#include "common/text/ascii.h"
+
 #include <cctype>
 
 #include "emulator/batch/autoscale_formula.h"
@@ -91,6 +93,16 @@ void check_pool_to_add(const json& body) {
     need_non_negative_int(body, "targetDedicatedNodes");
     need_non_negative_int(body, "targetLowPriorityNodes");
     need_non_negative_int(body, "taskSlotsPerNode");
+    if (body.contains("taskSchedulingPolicy")) {
+        const json& policy = body["taskSchedulingPolicy"];
+        if (!policy.is_object()) throw invalid_property("taskSchedulingPolicy", policy.dump(), "The value must be an object");
+        need_string(policy, "taskSchedulingPolicy.", "nodeFillType", true);
+        const std::string fill = text::lower(policy["nodeFillType"].get<std::string>());
+        if (fill != "pack" && fill != "spread") {
+            throw invalid_property("taskSchedulingPolicy.nodeFillType", policy["nodeFillType"].dump(),
+                                   "The value must be spread or pack");
+        }
+    }
     const bool auto_scale = body.value("enableAutoScale", false);
     if (body.contains("enableAutoScale") && !body["enableAutoScale"].is_boolean()) {
         throw invalid_property("enableAutoScale", body["enableAutoScale"].dump(), "The value must be true or false");
@@ -127,8 +139,36 @@ void check_pool_to_add(const json& body) {
     }
 }
 
+namespace {
+
+// What the service fills in or normalizes in a pool's virtualMachineConfiguration, as its answers
+// show: an image by publisher, offer and sku is version "latest"; a data disk is "none" cached
+// on "standard_lrs".
+void complete_vm_configuration(json& configuration) {
+    json& image = configuration["imageReference"];
+    if (!image.contains("virtualMachineImageId") && !image.contains("version")) image["version"] = "latest";
+    if (configuration.contains("dataDisks") && configuration["dataDisks"].is_array()) {
+        for (json& disk : configuration["dataDisks"]) {
+            if (!disk.is_object()) continue;
+            if (!disk.contains("caching")) disk["caching"] = "none";
+            if (!disk.contains("storageAccountType")) disk["storageAccountType"] = "standard_lrs";
+        }
+    }
+}
+
+// The service answers enum values in its own case ("pack" is shown "Pack"); the value was checked.
+std::string node_fill_type(const json& body) {
+    if (!body.contains("taskSchedulingPolicy")) return "Spread";
+    return text::lower(body["taskSchedulingPolicy"]["nodeFillType"].get<std::string>()) == "pack" ? "Pack" : "Spread";
+}
+
+}  // namespace
+
 json new_pool_document(const json& body, const std::string& now) {
     json pool = body;
+    // The service keeps a pool's vmSize lower-cased (standard_a1 for Standard_A1).
+    pool["vmSize"] = text::lower(body["vmSize"].get<std::string>());
+    if (pool.contains("virtualMachineConfiguration")) complete_vm_configuration(pool["virtualMachineConfiguration"]);
     const bool auto_scale = body.value("enableAutoScale", false);
     pool["enableAutoScale"] = auto_scale;
     if (!auto_scale) {
@@ -150,7 +190,7 @@ json new_pool_document(const json& body, const std::string& now) {
     pool["currentLowPriorityNodes"] = 0;
     if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
     if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
-    if (!pool.contains("taskSchedulingPolicy")) pool["taskSchedulingPolicy"] = {{"nodeFillType", "Spread"}};
+    pool["taskSchedulingPolicy"] = {{"nodeFillType", node_fill_type(body)}};
     return pool;
 }
 

@@ -107,7 +107,9 @@ class BatchPools(BatchTestCase):
         self.client.pool.add(pool)
         got = self.client.pool.get("mnist-pool")
         self.assertEqual(got.id, "mnist-pool")
-        self.assertEqual(got.vm_size, "STANDARD_NC6")
+        self.assertEqual(got.vm_size, "standard_nc6")  # the service lower-cases it (its recordings show)
+        self.assertEqual(got.virtual_machine_configuration.image_reference.version, "latest")
+        self.assertEqual(got.task_scheduling_policy.node_fill_type, bm.ComputeNodeFillType.spread)
         self.assertEqual(got.state, bm.PoolState.active)
         self.assertEqual(got.allocation_state, bm.AllocationState.steady)
         self.assertEqual((got.target_dedicated_nodes, got.target_low_priority_nodes), (0, 0))
@@ -144,6 +146,33 @@ class BatchPools(BatchTestCase):
         r = requests.get(f"{self.url}/pools?api-version={API}&maxresults=2", auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
         self.assertEqual(len(r.json()["value"]), 2)
         self.assertIn("$skiptoken=", r.json()["odata.nextLink"])
+
+    def test_the_pool_as_the_service_shows_it(self):
+        """What the recordings of the real service show it fills in, normalizes and hides."""
+        r = self.raw("POST", "/pools", {
+            "id": "shown", "vmSize": "Standard_A1", "taskSchedulingPolicy": {"nodeFillType": "pack"},
+            "virtualMachineConfiguration": {
+                "imageReference": {"publisher": "Canonical", "offer": "UbuntuServer", "sku": "16.04-LTS"},
+                "nodeAgentSKUId": "batch.node.ubuntu 16.04", "dataDisks": [{"lun": 1, "diskSizeGB": 50}]},
+            "userAccounts": [{"name": "u1", "password": "kt#_gahr!@aGERDXA", "elevationLevel": "admin"}]})
+        self.assertEqual(r.status_code, 201, r.text)
+        self.assertTrue(r.headers.get("request-id"))
+        r = self.raw("GET", "/pools/shown")
+        self.assertTrue(r.headers.get("request-id"))
+        pool = r.json()
+        self.assertEqual(pool["vmSize"], "standard_a1")
+        self.assertEqual(pool["taskSchedulingPolicy"], {"nodeFillType": "Pack"})
+        self.assertEqual(pool["virtualMachineConfiguration"]["imageReference"]["version"], "latest")
+        self.assertEqual(pool["virtualMachineConfiguration"]["dataDisks"],
+                         [{"lun": 1, "diskSizeGB": 50, "caching": "none", "storageAccountType": "standard_lrs"}])
+        self.assertEqual(pool["userAccounts"], [{"name": "u1", "elevationLevel": "admin"}])  # never the password
+        self.assertNotIn("kt#_gahr", self.raw("GET", "/pools").text)
+        r = self.raw("POST", "/pools", {"id": "badfill", "vmSize": "a", "taskSchedulingPolicy": {"nodeFillType": "tight"},
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"},
+                                                                        "nodeAgentSKUId": "a"}})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "taskSchedulingPolicy.nodeFillType"))
+        self.assertTrue(r.headers.get("request-id"))
+        self.assertEqual(self.raw("GET", "/pools/badfill").status_code, 404)
 
     def test_bad_pools_are_refused_naming_the_property(self):
         def values(error):
