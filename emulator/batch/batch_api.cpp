@@ -129,6 +129,7 @@ StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string&
 void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     check_pool_to_add(body);
+    check_pool_network(body, [this](const std::string& id) { return store_.arm_document(id); });
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
     if (!store_.add(account.name, kPools, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
     nodes_.pool_changed(account.name, body["id"]);

@@ -51,6 +51,11 @@ public:
     std::vector<StoredEntity> in_scope(const std::string& account, const std::string& scope) const;
     // Every entity of the scope in every account, in the order added.
     std::vector<StoredEntity> all(const std::string& scope) const;
+    // The stored document of an ARM resource (a virtual network a pool names), or nullopt.
+    std::optional<nlohmann::json> arm_document(const std::string& id) const {
+        std::optional<arm::StoredResource> r = resources_.get(id);
+        return r ? std::optional<nlohmann::json>(std::move(r->body)) : std::nullopt;
+    }
 
 private:
     arm::ResourceStore resources_;

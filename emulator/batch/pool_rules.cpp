@@ -2,7 +2,11 @@
 
 #include "common/text/ascii.h"
 
+#include <algorithm>
+#include <algorithm>
 #include <cctype>
+#include <regex>
+#include <regex>
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
@@ -57,6 +61,60 @@ bool is_valid_pool_id(const std::string& id) {
     return true;
 }
 
+namespace {
+
+// ARM ids are short; std::regex recurses per character, so nothing long reaches it.
+constexpr size_t kMaxResourceId = 1024;
+
+// The three forms of an image's resource id the service takes (names: no slash).
+bool is_image_id(const std::string& id) {
+    if (id.size() > kMaxResourceId) return false;
+    static const std::regex kForms(
+        R"(/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Compute/(images/[^/]+|galleries/[^/]+/images/[^/]+(/versions/[^/]+)?))",
+        std::regex::icase);
+    return std::regex_match(id, kForms);
+}
+
+const char* const kInvalidValue = "The value provided for one of the properties in the request body is invalid.";
+
+}  // namespace
+
+void check_pool_network(const json& body, const std::function<std::optional<json>(const std::string&)>& network) {
+    if (!body.contains("networkConfiguration")) return;
+    const json& configuration = body["networkConfiguration"];
+    if (!configuration.is_object()) {
+        throw invalid_property("networkConfiguration", configuration.dump(), "The value must be an object");
+    }
+    if (!configuration.contains("subnetId")) return;
+    need_string(configuration, "networkConfiguration.", "subnetId", true);
+    const std::string id = configuration["subnetId"];
+    auto refuse = [&](const std::string& reason) {
+        return BatchError(400, "InvalidPropertyValue", kInvalidValue,
+                          {{"PropertyName", "subnetId"}, {"PropertyValue", id}, {"Reason", reason}});
+    };
+    static const std::regex kSubnet(
+        R"((/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.Network/virtualNetworks/[^/]+)/subnets/([^/]+))",
+        std::regex::icase);
+    std::smatch m;
+    if (id.size() > kMaxResourceId || !std::regex_match(id, m, kSubnet)) {
+        throw refuse("The specified subnetId must be of the format /subscriptions/{subscriptionId}/resourceGroups/"
+                     "{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{vnetName}/subnets/{subnetName}");
+    }
+    const std::optional<json> found = network(m[1].str());
+    const json* subnets = found && found->contains("properties") && (*found)["properties"].contains("subnets")
+                              ? &(*found)["properties"]["subnets"]
+                              : nullptr;
+    const std::string subnet = text::lower(m[2].str());
+    const bool exists = subnets && subnets->is_array() &&
+                        std::any_of(subnets->begin(), subnets->end(), [&](const json& s) {
+                            return s.is_object() && text::lower(s.value("name", std::string())) == subnet;
+                        });
+    if (!exists) {
+        throw refuse("The specified subnetId does not name a subnet of a virtual network the emulator holds: make "
+                     "the network with Microsoft.Network (az network vnet create) first");
+    }
+}
+
 void check_pool_to_add(const json& body) {
     if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
     need_string(body, "", "id", true);
@@ -87,6 +145,21 @@ void check_pool_to_add(const json& body) {
         if (!image.contains("virtualMachineImageId")) {
             for (const char* part : {"publisher", "offer", "sku"}) {
                 need_string(image, "virtualMachineConfiguration.imageReference.", part, true);
+            }
+        } else {
+            need_string(image, "virtualMachineConfiguration.imageReference.", "virtualMachineImageId", true);
+            const std::string id = image["virtualMachineImageId"];
+            if (!is_image_id(id)) {
+                throw BatchError(400, "InvalidPropertyValue", kInvalidValue,
+                                 {{"PropertyName", "virtualMachineImageId"},
+                                  {"PropertyValue", id},
+                                  {"Reason", "The specified resource id must be of the format /subscriptions/{subscriptionId}/"
+                                             "resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/images/{imageName}, "
+                                             "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/"
+                                             "Microsoft.Compute/galleries/{galleryName}/images/{galleryImageName}/versions/"
+                                             "{galleryImageVersionName}, or /subscriptions/{subscriptionId}/resourceGroups/"
+                                             "{resourceGroupName}/providers/Microsoft.Compute/galleries/{galleryName}/images/"
+                                             "{galleryImageName}"}});
             }
         }
     }

@@ -3,13 +3,20 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace bai::batch {
 
 // Throws BatchError (MissingRequiredProperty, InvalidPropertyValue) naming the property.
 void check_pool_to_add(const nlohmann::json& body);
+// networkConfiguration.subnetId, when given, names a subnet of a virtual network the emulator's
+// ARM holds: `network` gives the stored document of a network's id, or nullopt. Throws BatchError
+// InvalidPropertyValue naming subnetId, as the service refuses a subnet it cannot use.
+void check_pool_network(const nlohmann::json& body,
+                        const std::function<std::optional<nlohmann::json>(const std::string&)>& network);
 // The stored document of a checked pool: the request's properties with the service's defaults
 // and state (active, allocation steady or resizing, no nodes yet), `now` for its times.
 nlohmann::json new_pool_document(const nlohmann::json& body, const std::string& now);

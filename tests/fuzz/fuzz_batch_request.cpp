@@ -78,6 +78,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const std::string now = "2018-05-01T00:00:00.000Z";
         try {
             bai::batch::check_pool_to_add(body);
+            // A network that exists with one subnet, "default".
+            bai::batch::check_pool_network(body, [](const std::string&) {
+                return std::optional<nlohmann::json>({{"properties", {{"subnets", {{{"name", "default"}}}}}}});
+            });
             (void)bai::batch::new_pool_document(body, now);
         } catch (const bai::batch::BatchError&) {
         }

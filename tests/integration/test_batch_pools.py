@@ -174,6 +174,43 @@ class BatchPools(BatchTestCase):
         self.assertTrue(r.headers.get("request-id"))
         self.assertEqual(self.raw("GET", "/pools/badfill").status_code, 404)
 
+    def test_a_pools_subnet_and_image_are_checked(self):
+        """The recordings: the service refused a subnet it could not use and an image id of
+        another form (400 InvalidPropertyValue naming subnetId / virtualMachineImageId)."""
+        def pool(pool_id, image=None, subnet=None):
+            body = {"id": pool_id, "vmSize": "Standard_A1", "virtualMachineConfiguration": {
+                "imageReference": image or {"publisher": "Canonical", "offer": "UbuntuServer", "sku": "16.04-LTS"},
+                "nodeAgentSKUId": "batch.node.ubuntu 16.04"}}
+            if subnet:
+                body["networkConfiguration"] = {"subnetId": subnet}
+            return self.raw("POST", "/pools", body)
+        group = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/batchnet"
+        subnet = group + "/providers/Microsoft.Network/virtualNetworks/vnet1/subnets/subnet1"
+        r = pool("unknown-subnet", subnet=subnet)
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidPropertyValue"))
+        self.assertEqual(r.json()["values"][0], {"key": "PropertyName", "value": "subnetId"})
+        self.assertEqual(pool("malformed-subnet", subnet="/not/a/subnet").status_code, 400)
+        self.assertEqual(pool("long-subnet", subnet=subnet + "x" * 100000).status_code, 400)
+        # Once the network exists in the emulator's ARM, its subnet serves.
+        arm = requests.Session()
+        arm.trust_env = False  # REQUESTS_CA_BUNDLE would override verify
+        arm.verify = self.emu.endpoints["ca_cert"]
+        arm.headers["Authorization"] = "Bearer any"
+        base = self.emu.endpoints["arm"]
+        self.assertIn(arm.put(f"{base}{group}?api-version=2020-06-01", json={"location": "eastus"}).status_code, (200, 201))
+        made = arm.put(f"{base}{group}/providers/Microsoft.Network/virtualNetworks/vnet1?api-version=2020-11-01", json={
+            "location": "eastus", "properties": {"addressSpace": {"addressPrefixes": ["10.0.0.0/16"]},
+                                                 "subnets": [{"name": "subnet1", "properties": {"addressPrefix": "10.0.0.0/24"}}]}})
+        self.assertIn(made.status_code, (200, 201), made.text)
+        self.assertEqual(pool("on-subnet", subnet=subnet.replace("subnet1", "SUBNET1")).status_code, 201)
+        gallery = group + "/providers/Microsoft.Compute/gallery/FakeGallery/images/FakeImage/versions/version"
+        r = pool("bad-image", image={"virtualMachineImageId": gallery})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "virtualMachineImageId"))
+        self.assertEqual(pool("good-image", image={"virtualMachineImageId": gallery.replace("/gallery/", "/galleries/")})
+                         .status_code, 201)
+        self.assertEqual([p.id for p in self.client.pool.list() if p.id.endswith(("subnet", "image"))],
+                         ["on-subnet", "good-image"])
+
     def test_bad_pools_are_refused_naming_the_property(self):
         def values(error):
             return {v.key: v.value for v in (error.error.values or [])}
