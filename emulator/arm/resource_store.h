@@ -29,6 +29,12 @@ struct Page {
     std::optional<std::int64_t> next_after;  // the seq to continue after when there is more
 };
 
+// A page in the order of the resources' keys (their lower-cased ids).
+struct KeyPage {
+    std::vector<StoredResource> items;
+    std::optional<std::string> next_after;  // the key to continue after when there is more
+};
+
 class ResourceStore {
 public:
     explicit ResourceStore(db::Database& db);
@@ -53,6 +59,10 @@ public:
 
     // Children of `parent_id` of one type, in creation order, after `after_seq`.
     Page children(std::string_view parent_id, std::string_view type, std::int64_t after_seq, int limit) const;
+    // Children of `parent_id` of one type in the order of their keys, after the key `after_key`
+    // ("" from the first).
+    KeyPage children_by_key(std::string_view parent_id, std::string_view type, std::string_view after_key,
+                            int limit) const;
     // Every resource of a type whose id is under `scope_id` (a subscription, a group).
     Page under(std::string_view scope_id, std::string_view type, std::int64_t after_seq, int limit) const;
     // Every resource of a type anywhere (start-up: storage accounts into the registry).

@@ -3,10 +3,12 @@
 #include "common/http/lean_listener.h"
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
+#include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
+#include "emulator/batch/odata_query.h"
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/pool_rules.h"
 
@@ -154,18 +156,53 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
     send_list(account, req, res, kPools, "/pools", "pools");
 }
 
+namespace {
+
+BatchError invalid_query(const httplib::Request& req, const char* name, const std::string& reason) {
+    return BatchError(400, "InvalidQueryParameterValue",
+                      "Value for one of the query parameters specified in the request URI is invalid.",
+                      {{"QueryParameterName", name}, {"QueryParameterValue", req.get_param_value(name)}, {"Reason", reason}});
+}
+
+}  // namespace
+
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
                          const std::string& scope, const std::string& path, const std::string& metadata) {
-    auto [limit, after] = page_of(req);
-    std::optional<std::int64_t> next;
+    const Page page = page_of(req);
+    std::optional<ODataFilter> filter;
+    std::optional<std::vector<std::string>> fields;
+    try {
+        if (req.has_param("$filter")) filter = ODataFilter::parse(req.get_param_value("$filter"));
+    } catch (const std::invalid_argument& e) {
+        throw invalid_query(req, "$filter", e.what());
+    }
+    try {
+        if (req.has_param("$select")) fields = parse_select(req.get_param_value("$select"));
+    } catch (const std::invalid_argument& e) {
+        throw invalid_query(req, "$select", e.what());
+    }
+    // The store's pages in id order until this page has `limit` entities that pass the filter.
     json value = json::array();
-    for (const StoredEntity& entity : store_.list(account.name, scope, after, limit, next)) {
-        value.push_back(view(entity, base_url(req) + path + "/" + entity.body.value("id", "")));
+    std::string cursor = page.after;
+    std::optional<std::string> next;
+    for (bool more = true; more && static_cast<int>(value.size()) < page.limit;) {
+        std::optional<std::string> store_next;
+        std::vector<StoredEntity> chunk = store_.list(account.name, scope, cursor, page.limit, store_next);
+        more = store_next.has_value();
+        for (size_t i = 0; i < chunk.size(); ++i) {
+            const StoredEntity& entity = chunk[i];
+            cursor = text::lower(entity.body.value("id", ""));
+            json shown = view(entity, base_url(req) + path + "/" + entity.body.value("id", ""));
+            if (filter && !filter->matches(shown)) continue;
+            value.push_back(fields ? select_fields(shown, *fields) : std::move(shown));
+            if (static_cast<int>(value.size()) == page.limit) {
+                if (i + 1 < chunk.size() || more) next = cursor;
+                break;
+            }
+        }
     }
     json body{{"odata.metadata", base_url(req) + "/$metadata#" + metadata}, {"value", value}};
-    if (next) {
-        body["odata.nextLink"] = next_link(req, base_url(req) + path, limit, *next);
-    }
+    if (next) body["odata.nextLink"] = next_link(req, base_url(req) + path, page.limit, *next);
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
 

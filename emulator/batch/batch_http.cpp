@@ -34,24 +34,31 @@ Page page_of(const httplib::Request& req) {
                               {"Reason", "The value must be between 1 and 1000"}});
         }
     }
-    if (req.has_param("$skiptoken")) {
-        try {
-            page.after = std::stoll(req.get_param_value("$skiptoken"));
-        } catch (const std::exception&) {
-            page.after = -1;
-        }
-        if (page.after < 0) {
-            throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
-                             {{"QueryParameterName", "$skiptoken"}, {"QueryParameterValue", req.get_param_value("$skiptoken")}});
-        }
-    }
+    page.after = req.get_param_value("$skiptoken");
     return page;
 }
 
-std::string next_link(const httplib::Request& req, const std::string& url, int limit, std::int64_t next) {
+std::int64_t skip_count(const httplib::Request& req, const Page& page) {
+    if (page.after.empty()) return 0;
+    std::int64_t count = -1;
+    try {
+        size_t used = 0;
+        count = std::stoll(page.after, &used);
+        if (used != page.after.size()) count = -1;
+    } catch (const std::exception&) {
+        count = -1;
+    }
+    if (count < 0) {
+        throw BatchError(400, "InvalidQueryParameterValue", "Value for one of the query parameters specified in the request URI is invalid.",
+                         {{"QueryParameterName", "$skiptoken"}, {"QueryParameterValue", req.get_param_value("$skiptoken")}});
+    }
+    return count;
+}
+
+std::string next_link(const httplib::Request& req, const std::string& url, int limit, const std::string& next) {
     std::string link = url + "?api-version=" + req.get_param_value("api-version") + "&maxresults=" + std::to_string(limit) +
-                       "&$skiptoken=" + std::to_string(next);
-    for (const char* kept : {"recursive", "$filter"}) {
+                       "&$skiptoken=" + httplib::detail::encode_query_param(next);
+    for (const char* kept : {"recursive", "$filter", "$select"}) {
         if (req.has_param(kept)) link += std::string("&") + kept + "=" + httplib::detail::encode_query_param(req.get_param_value(kept));
     }
     return link;

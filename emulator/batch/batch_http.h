@@ -21,14 +21,16 @@ nlohmann::json parse_body(const httplib::Request& req);
 std::string option_of(const nlohmann::json& body, const std::string& name, const std::vector<std::string>& allowed);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
 // A list's page as asked: maxresults (1 to 1000, 1000 without) and $skiptoken (where the last
-// page stopped, 0 without); BatchError 400 InvalidQueryParameterValue otherwise.
+// page stopped, opaque; empty without); BatchError 400 InvalidQueryParameterValue otherwise.
 struct Page {
     int limit = 1000;
-    std::int64_t after = 0;
+    std::string after;
 };
 Page page_of(const httplib::Request& req);
-// odata.nextLink: the list's `url` again from `next`.
-std::string next_link(const httplib::Request& req, const std::string& url, int limit, std::int64_t next);
+// A $skiptoken that counts entries (a file list's): 0 without; BatchError 400 otherwise.
+std::int64_t skip_count(const httplib::Request& req, const Page& page);
+// odata.nextLink: the list's `url` again from `next` (with the request's $filter and $select).
+std::string next_link(const httplib::Request& req, const std::string& url, int limit, const std::string& next);
 
 // 201 Created for an entity added at `url` (ETag, Last-Modified, Location, DataServiceId).
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url);

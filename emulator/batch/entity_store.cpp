@@ -65,18 +65,22 @@ void EntityStore::remove_scope(const std::string& account, const std::string& sc
     resources_.remove_tree(scope_id(account, scope));
 }
 
-std::vector<StoredEntity> EntityStore::list(const std::string& account, const std::string& scope, std::int64_t after_seq,
-                                            int limit, std::optional<std::int64_t>& next_after) const {
-    arm::Page page = resources_.children(scope_id(account, scope), type_of(scope), after_seq, limit);
-    next_after = page.next_after;
+std::vector<StoredEntity> EntityStore::list(const std::string& account, const std::string& scope, const std::string& after_id,
+                                            int limit, std::optional<std::string>& next_after) const {
+    const std::string after_key = after_id.empty() ? "" : arm::resource_key(entity_id(account, scope, after_id));
+    arm::KeyPage page = resources_.children_by_key(scope_id(account, scope), type_of(scope), after_key, limit);
+    next_after.reset();
+    if (page.next_after) next_after = page.next_after->substr(page.next_after->rfind('/') + 1);
     std::vector<StoredEntity> out;
     for (arm::StoredResource& r : page.items) out.push_back(entity_of(account, std::move(r)));
     return out;
 }
 
 std::vector<StoredEntity> EntityStore::in_scope(const std::string& account, const std::string& scope) const {
-    std::optional<std::int64_t> next;
-    return list(account, scope, 0, std::numeric_limits<int>::max(), next);
+    arm::Page page = resources_.children(scope_id(account, scope), type_of(scope), 0, std::numeric_limits<int>::max());
+    std::vector<StoredEntity> out;
+    for (arm::StoredResource& r : page.items) out.push_back(entity_of(account, std::move(r)));
+    return out;
 }
 
 std::vector<StoredEntity> EntityStore::all(const std::string& scope) const {

@@ -43,11 +43,13 @@ public:
     bool remove(const std::string& account, const std::string& scope, const std::string& id);
     // Removes every entity of the scope (a job's tasks).
     void remove_scope(const std::string& account, const std::string& scope);
-    // In the order they were added, after `after_seq`, at most `limit`; the seq to continue after
+    // In the order of their ids (without regard to case, as the service lists them), after the
+    // id `after_id` ("" from the first), at most `limit`; the (lower-cased) id to continue after
     // when there is more.
-    std::vector<StoredEntity> list(const std::string& account, const std::string& scope, std::int64_t after_seq, int limit,
-                                   std::optional<std::int64_t>& next_after) const;
-    // Every entity of the account's scope (a job's tasks), in the order added.
+    std::vector<StoredEntity> list(const std::string& account, const std::string& scope, const std::string& after_id,
+                                   int limit, std::optional<std::string>& next_after) const;
+    // Every entity of the account's scope (a job's tasks), in the order added (the order tasks
+    // are scheduled in).
     std::vector<StoredEntity> in_scope(const std::string& account, const std::string& scope) const;
     // Every entity of the scope in every account, in the order added.
     std::vector<StoredEntity> all(const std::string& scope) const;

@@ -164,7 +164,9 @@ void send_file_list(const httplib::Request& req, httplib::Response& res, const f
                                {"properties", properties_of(*facts)}});
         }
     }
-    auto [limit, after] = page_of(req);
+    const Page asked = page_of(req);
+    const int limit = asked.limit;
+    const std::int64_t after = skip_count(req, asked);
     json page = json::array();
     for (size_t i = static_cast<size_t>(std::min<std::int64_t>(after, static_cast<std::int64_t>(entries.size())));
          i < entries.size() && page.size() < static_cast<size_t>(limit); ++i) {
@@ -172,7 +174,7 @@ void send_file_list(const httplib::Request& req, httplib::Response& res, const f
     }
     json out{{"odata.metadata", metadata}, {"value", page}};
     const std::int64_t next = after + static_cast<std::int64_t>(page.size());
-    if (next < static_cast<std::int64_t>(entries.size())) out["odata.nextLink"] = next_link(req, files_url, limit, next);
+    if (next < static_cast<std::int64_t>(entries.size())) out["odata.nextLink"] = next_link(req, files_url, limit, std::to_string(next));
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
 

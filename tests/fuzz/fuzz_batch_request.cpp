@@ -3,7 +3,8 @@
 // the request (the account taken off the path, SharedKey or a bearer token checked as
 // --strict-auth does), the body as an auto-scale formula (with and without a metric history), and the
 // pool, job and task rules of the body as JSON, with the task and job documents' changes as they
-// end. Only BatchError may come out.
+// end; the body as a list's $filter and $select too. Only BatchError (and the filter's
+// std::invalid_argument) may come out.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/task_states.h"
 #include "emulator/batch/work_rules.h"
@@ -73,6 +75,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return in;
     }();
     (void)bai::batch::evaluate_autoscale(http.body, with_history);
+    // The body as a list's $filter and $select, matched against a task document.
+    try {
+        static const nlohmann::json task = nlohmann::json::parse(
+            R"({"id":"t","state":"completed","executionInfo":{"exitCode":1,"endTime":"2026-01-01T00:00:00Z"}})");
+        (void)bai::batch::ODataFilter::parse(http.body).matches(task);
+    } catch (const std::invalid_argument&) {
+    }
+    try {
+        (void)bai::batch::parse_select(http.body);
+    } catch (const std::invalid_argument&) {
+    }
     nlohmann::json body = nlohmann::json::parse(http.body, nullptr, false);
     if (!body.is_discarded()) {
         const std::string now = "2018-05-01T00:00:00.000Z";

@@ -19,6 +19,8 @@ DEV_BATCH_KEY = harness.DEV_BATCH_KEY
 OTHER = "teambatch"
 OTHER_KEY = base64.b64encode(b"another account's key, 32 bytes!").decode()
 API = "2022-10-01.16.0"
+# A managed image, one of the three forms of image id the service takes.
+IMAGE_ID = "/subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/images/ubuntu"
 
 
 def vm_configuration():
@@ -168,7 +170,7 @@ class BatchPools(BatchTestCase):
         self.assertEqual(pool["userAccounts"], [{"name": "u1", "elevationLevel": "admin"}])  # never the password
         self.assertNotIn("kt#_gahr", self.raw("GET", "/pools").text)
         r = self.raw("POST", "/pools", {"id": "badfill", "vmSize": "a", "taskSchedulingPolicy": {"nodeFillType": "tight"},
-                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"},
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": IMAGE_ID},
                                                                         "nodeAgentSKUId": "a"}})
         self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "taskSchedulingPolicy.nodeFillType"))
         self.assertTrue(r.headers.get("request-id"))
@@ -209,7 +211,31 @@ class BatchPools(BatchTestCase):
         self.assertEqual(pool("good-image", image={"virtualMachineImageId": gallery.replace("/gallery/", "/galleries/")})
                          .status_code, 201)
         self.assertEqual([p.id for p in self.client.pool.list() if p.id.endswith(("subnet", "image"))],
-                         ["on-subnet", "good-image"])
+                         ["good-image", "on-subnet"])  # listed by id, as the service lists them
+
+    def test_lists_go_by_id_with_filter_select_and_pages(self):
+        """The recordings: pools listed by id whatever the order they were added in, $filter
+        (startswith) and $select (id,state) as the SDK sends them, pages of maxresults."""
+        for pool_id in ("lst-c", "lst-a", "LST-b", "lst-d", "other"):
+            self.client.pool.add(bm.PoolAddParameter(id=pool_id, vm_size="STANDARD_D1",
+                                                     virtual_machine_configuration=vm_configuration()))
+        options = bm.PoolListOptions(filter="startswith(id,'lst-') or startswith(id,'LST-')", select="id,state",
+                                     max_results=2)
+        listed = list(self.client.pool.list(pool_list_options=options))  # the SDK follows the nextLinks
+        self.assertEqual([p.id for p in listed], ["lst-a", "LST-b", "lst-c", "lst-d"])
+        self.assertEqual({(p.state, p.vm_size) for p in listed}, {(bm.PoolState.active, None)})
+        first = self.raw("GET", "/pools?$filter=" + requests.utils.quote("startswith(id,'lst-')") + "&$select=id&maxresults=1")
+        page = first.json()
+        self.assertEqual(page["value"], [{"id": "lst-a"}])
+        self.assertIn("$filter=", page["odata.nextLink"])
+        self.assertIn("$select=id", page["odata.nextLink"])
+        r = self.raw("GET", "/pools?$filter=" + requests.utils.quote("state eq 'active' and"))
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidQueryParameterValue"))
+        self.assertEqual(r.json()["values"][0], {"key": "QueryParameterName", "value": "$filter"})
+        r = self.raw("GET", "/pools?$select=id,,state")
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "$select"))
+        self.assertEqual([p.id for p in self.client.pool.list(pool_list_options=bm.PoolListOptions(
+            filter="state eq 'deleting'"))], [])
 
     def test_bad_pools_are_refused_naming_the_property(self):
         def values(error):
@@ -231,10 +257,10 @@ class BatchPools(BatchTestCase):
         self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
         self.assertEqual(r.json()["values"][0], {"key": "PropertyName", "value": "virtualMachineConfiguration"})
         r = self.raw("POST", "/pools", {"id": "noagent", "vmSize": "STANDARD_D1",
-                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"}}})
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": IMAGE_ID}}})
         self.assertEqual(r.json()["values"][0]["value"], "virtualMachineConfiguration.nodeAgentSKUId")
         r = self.raw("POST", "/pools", {"id": "neg", "vmSize": "STANDARD_D1", "targetDedicatedNodes": -1,
-                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": "/x"},
+                                        "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": IMAGE_ID},
                                                                         "nodeAgentSKUId": "a"}})
         self.assertEqual(r.json()["values"][0]["value"], "targetDedicatedNodes")
         r = self.raw("POST", "/pools", "{not json")
