@@ -89,20 +89,20 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
 
 namespace {
 
-// The service never shows a user account's password (a pool's, or an auto pool's in a job).
-void hide_passwords(json& doc) {
+// The service never shows a secret it was given: a user account's password, a container
+// registry's, a mount's account key, SAS key or password (a pool's, or an auto pool's in a job).
+void hide_secrets(json& doc, bool secret_holder = false) {
     if (doc.is_object()) {
         for (auto& [name, value] : doc.items()) {
-            if (name == "userAccounts" && value.is_array()) {
-                for (json& account : value) {
-                    if (account.is_object()) account.erase("password");
-                }
-            } else {
-                hide_passwords(value);
-            }
+            const bool holder = name == "userAccounts" || name == "containerRegistries" || name == "registry" ||
+                                name == "mountConfiguration";
+            hide_secrets(value, secret_holder || holder);
+        }
+        if (secret_holder) {
+            for (const char* secret : {"password", "accountKey", "sasKey"}) doc.erase(secret);
         }
     } else if (doc.is_array()) {
-        for (json& item : doc) hide_passwords(item);
+        for (json& item : doc) hide_secrets(item, secret_holder);
     }
 }
 
@@ -113,7 +113,7 @@ json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
     for (const auto& [name, value] : entity.body.items()) {
         if (name.empty() || name[0] != '_') out[name] = value;  // "_..." fields are the emulator's own
     }
-    hide_passwords(out);
+    hide_secrets(out);
     out["url"] = url;
     out["eTag"] = entity.etag;
     out["lastModified"] = time::format_iso8601(time::from_ticks(entity.modified_ticks));

@@ -515,12 +515,16 @@ void PoolNodes::publish(const Key& key) {
     if (it != state_.end()) {
         std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
         const std::string vm_size = stored ? stored->body.value("vmSize", "") : "";
+        const json certificates = stored ? stored->body.value("certificateReferences", json::array()) : json::array();
         for (const auto& node : it->second.nodes) {
             json n{{"id", node->id},
                    {"state", node->state},
                    {"schedulingState", node->scheduling ? "enabled" : "disabled"},
                    {"stateTransitionTime", node->state_time},
                    {"allocationTime", node->allocation_time},
+                   // Booted when allocated (a reboot is quick enough here not to show).
+                   {"lastBootTime", node->allocation_time},
+                   {"certificateReferences", certificates},
                    {"ipAddress", node->address},
                    {"affinityId", "TVM:" + node->id},
                    {"vmSize", vm_size},

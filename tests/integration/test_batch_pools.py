@@ -137,7 +137,7 @@ class BatchPools(BatchTestCase):
         self.assertEqual(error.error.code, "PoolNotFound")
         self.assertEqual(error.response.status_code, 404)
 
-    def test_a_list_is_paged_in_the_order_pools_were_added(self):
+    def test_a_list_is_paged(self):
         ids = [f"page-{i}" for i in range(5)]
         for i in ids:
             self.client.pool.add(bm.PoolAddParameter(id=i, vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
@@ -156,7 +156,9 @@ class BatchPools(BatchTestCase):
             "virtualMachineConfiguration": {
                 "imageReference": {"publisher": "Canonical", "offer": "UbuntuServer", "sku": "16.04-LTS"},
                 "nodeAgentSKUId": "batch.node.ubuntu 16.04", "dataDisks": [{"lun": 1, "diskSizeGB": 50}]},
-            "userAccounts": [{"name": "u1", "password": "kt#_gahr!@aGERDXA", "elevationLevel": "admin"}]})
+            "userAccounts": [{"name": "u1", "password": "kt#_gahr!@aGERDXA", "elevationLevel": "admin"}],
+            "mountConfiguration": [{"azureBlobFileSystemConfiguration": {
+                "accountName": "devstoreaccount1", "containerName": "data", "accountKey": "a2V5", "relativeMountPath": "data"}}]})
         self.assertEqual(r.status_code, 201, r.text)
         self.assertTrue(r.headers.get("request-id"))
         r = self.raw("GET", "/pools/shown")
@@ -169,6 +171,8 @@ class BatchPools(BatchTestCase):
                          [{"lun": 1, "diskSizeGB": 50, "caching": "none", "storageAccountType": "standard_lrs"}])
         self.assertEqual(pool["userAccounts"], [{"name": "u1", "elevationLevel": "admin"}])  # never the password
         self.assertNotIn("kt#_gahr", self.raw("GET", "/pools").text)
+        self.assertEqual(pool["mountConfiguration"][0]["azureBlobFileSystemConfiguration"],
+                         {"accountName": "devstoreaccount1", "containerName": "data", "relativeMountPath": "data"})
         r = self.raw("POST", "/pools", {"id": "badfill", "vmSize": "a", "taskSchedulingPolicy": {"nodeFillType": "tight"},
                                         "virtualMachineConfiguration": {"imageReference": {"virtualMachineImageId": IMAGE_ID},
                                                                         "nodeAgentSKUId": "a"}})
@@ -361,11 +365,16 @@ class BatchNodes(BatchTestCase):
         self.assertEqual(sorted(n.is_dedicated for n in nodes), [False, True, True])
         for node in nodes:
             self.assertRegex(node.id, r"^tvmps_[0-9a-f]{64}_[dp]$")
+            self.assertEqual((node.certificate_references, node.last_boot_time), ([], node.allocation_time))
             self.assertEqual(node.start_task_info.state, bm.StartTaskState.completed)
             self.assertEqual((node.start_task_info.exit_code, node.start_task_info.result), (0, bm.TaskExecutionResult.success))
             out = b"".join(self.client.file.get_from_compute_node("workers", node.id, "startup/stdout.txt")).decode()
             self.assertEqual(out, f"hello from {node.id}\n")
         self.assertEqual(self.client.compute_node.get("workers", nodes[0].id).ip_address, nodes[0].ip_address)
+
+        r = self.raw("POST", f"/pools/workers/nodes/{nodes[0].id}/disablescheduling", {})
+        self.assertEqual(r.headers["DataServiceId"], f"{self.url}/pools/workers/nodes/{nodes[0].id}")
+        self.raw("POST", f"/pools/workers/nodes/{nodes[0].id}/enablescheduling")
 
         self.client.pool.resize("workers", bm.PoolResizeParameter(target_dedicated_nodes=1, target_low_priority_nodes=0))
         self.nodes_settled("workers", 1, bm.ComputeNodeState.idle)

@@ -98,10 +98,15 @@ class BatchPlayer:
         return 0
 
     def _recorded_pool(self, pool_id):
-        """The cloud's first answer to a GET of the pool, or {}."""
+        """The cloud's first answer to a GET of the pool; else what its nodes show of it (their
+        vmSize), or {}."""
         for x in self.exchanges:
             if x.method == "GET" and _decoded(x.path) == f"/pools/{pool_id}" and x.status == 200:
                 return _json(x.response_body)
+        for x in self.exchanges:
+            if x.method == "GET" and _decoded(x.path) == f"/pools/{pool_id}/nodes" and x.status == 200:
+                nodes = _json(x.response_body).get("value") or [{}]
+                return {"vmSize": nodes[0]["vmSize"]} if "vmSize" in nodes[0] else {}
         return {}
 
     def _prepare(self):
