@@ -41,6 +41,10 @@ void BatchApi::route(http::Routes& server, const std::string& method, const std:
             }
             res.set_header("DataServiceVersion", "3.0");
             handler(account, req, res);
+            // An action (POST .../resize, .../disablescheduling) names itself, as the service's do.
+            if (req.method == "POST" && res.status < 300 && !res.has_header("DataServiceId")) {
+                res.set_header("DataServiceId", base_url(req) + req.path);
+            }
         } catch (const BatchError& e) {
             write_error(res, e, base_url(req));
         } catch (const std::exception& e) {
@@ -83,6 +87,7 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     route(server, "POST", R"(/pools/([^/]+)/disableautoscale)", [this](auto& a, auto& q, auto& r) { disable_autoscale(a, q, r); });
     route(server, "POST", R"(/pools/([^/]+)/evaluateautoscale)",
           [this](auto& a, auto& q, auto& r) { evaluate_autoscale_route(a, q, r); });
+    serve_pool_actions(server);
     serve_nodes(server);
     serve_work(server);
 }
@@ -271,6 +276,8 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
             if (body.contains(field)) doc[field] = body[field];
         }
         doc["_deallocation"] = deallocation;
+        doc.erase("_resizeStopped");  // a new resize goes on where a stopped one ended
+        doc.erase("resizeErrors");
         doc["allocationState"] = "resizing";
         doc["allocationStateTransitionTime"] = time::format_iso8601(time::now());
         return true;

@@ -55,6 +55,11 @@ private:
     void enable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void disable_autoscale(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void evaluate_autoscale_route(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    // Stop resize, update properties, node counts, supported images (pool_actions.cpp).
+    void serve_pool_actions(http::Routes& server);
+    void stop_resize(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void update_pool_properties(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_node_counts(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     // Compute nodes (batch_node_routes.cpp).
     void serve_nodes(http::Routes& server);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

@@ -66,18 +66,16 @@ void BatchApi::reboot_node(const BatchAccount& account, const httplib::Request& 
     const std::string option = option_of(optional_body(req), reimage ? "nodeReimageOption" : "nodeRebootOption",
                                          {"requeue", "terminate", "taskcompletion", "retaineddata"});
     if (!nodes_.reboot(account.name, pool_id, node_id, option, reimage)) throw node_not_found();
-    res.set_header("DataServiceId", base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id);
     res.status = 202;
 }
 
-void BatchApi::set_node_scheduling(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+void BatchApi::set_node_scheduling(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
     const std::string pool_id = req.matches[1], node_id = req.matches[2];
     need_pool(account, pool_id);
     const bool enable = req.matches[3] == "enablescheduling";
     const std::string option =
         enable ? "" : option_of(optional_body(req), "nodeDisableSchedulingOption", {"requeue", "terminate", "taskcompletion"});
     if (!nodes_.set_scheduling(account.name, pool_id, node_id, enable, option)) throw node_not_found();
-    res.set_header("DataServiceId", base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id);
 }
 
 void BatchApi::remove_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
@@ -103,7 +101,6 @@ void BatchApi::remove_nodes(const BatchAccount& account, const httplib::Request&
                         option_of(body, "nodeDeallocationOption", {"requeue", "terminate", "taskcompletion", "retaineddata"}));
     // The pool's headers, as for a resize: removing nodes changes its targets.
     if (std::optional<StoredEntity> now = store_.get(account.name, kPools, pool_id)) set_entity_headers(res, *now);
-    res.set_header("DataServiceId", base_url(req) + "/pools/" + pool_id);
     res.status = 202;
 }
 

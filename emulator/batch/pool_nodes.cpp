@@ -179,7 +179,10 @@ void PoolNodes::reconcile(const Key& key) {
         return;
     }
     const bool deleting = pool.deleting || !stored || stored->body.value("state", "") == "deleting";
+    // A stopped resize: the nodes stay as they are until the next resize or formula.
+    const bool stopped = !deleting && stored->body.value("_resizeStopped", false);
     for (bool dedicated : {true, false}) {
+        if (stopped) break;
         int target = deleting ? 0 : stored->body.value(dedicated ? "targetDedicatedNodes" : "targetLowPriorityNodes", 0);
         int count = 0;  // those leaving count no more
         for (auto& node : pool.nodes) count += node->dedicated == dedicated && node->then != Node::Then::leave ? 1 : 0;
@@ -299,6 +302,8 @@ void PoolNodes::evaluate(Pool& pool, const StoredEntity& stored) {
         } else {
             run["results"] = r.results;
             doc["_deallocation"] = r.deallocation;
+            doc.erase("_resizeStopped");
+            doc.erase("resizeErrors");
             const int dedicated = r.target_dedicated.value_or(doc.value("targetDedicatedNodes", 0));
             const int low_priority = r.target_low_priority.value_or(doc.value("targetLowPriorityNodes", 0));
             if (dedicated != doc.value("targetDedicatedNodes", 0) || low_priority != doc.value("targetLowPriorityNodes", 0)) {
@@ -491,9 +496,22 @@ void PoolNodes::write_pool(const Pool& pool) {
     int dedicated = 0, low_priority = 0;
     for (const auto& node : pool.nodes) (node->dedicated ? dedicated : low_priority)++;
     store_.update(pool.account, kPools, pool.id, [&](json& doc) {
-        const bool steady = dedicated == doc.value("targetDedicatedNodes", 0) &&
-                            low_priority == doc.value("targetLowPriorityNodes", 0);
-        const std::string allocation = steady ? "steady" : "resizing";
+        const bool reached = dedicated == doc.value("targetDedicatedNodes", 0) &&
+                             low_priority == doc.value("targetLowPriorityNodes", 0);
+        const bool stopped = doc.value("_resizeStopped", false);
+        const std::string allocation = reached || stopped ? "steady" : "resizing";
+        if (stopped && !reached && !doc.contains("resizeErrors")) {
+            const bool short_of_dedicated = dedicated != doc.value("targetDedicatedNodes", 0);
+            doc["resizeErrors"] = json::array({{{"code", "ResizeStopped"},
+                                                {"message", std::string("Desired number of ") +
+                                                                (short_of_dedicated ? "dedicated" : "low priority") +
+                                                                " nodes could not be allocated due to a stop resize operation"}}});
+            doc["currentDedicatedNodes"] = dedicated;
+            doc["currentLowPriorityNodes"] = low_priority;
+            doc["allocationState"] = allocation;
+            doc["allocationStateTransitionTime"] = time::now_iso8601();
+            return true;
+        }
         if (doc.value("currentDedicatedNodes", -1) == dedicated && doc.value("currentLowPriorityNodes", -1) == low_priority &&
             doc.value("allocationState", "") == allocation) {
             return false;

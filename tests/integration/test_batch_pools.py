@@ -373,7 +373,7 @@ class BatchNodes(BatchTestCase):
         self.assertEqual(self.client.compute_node.get("workers", nodes[0].id).ip_address, nodes[0].ip_address)
 
         r = self.raw("POST", f"/pools/workers/nodes/{nodes[0].id}/disablescheduling", {})
-        self.assertEqual(r.headers["DataServiceId"], f"{self.url}/pools/workers/nodes/{nodes[0].id}")
+        self.assertEqual(r.headers["DataServiceId"], f"{self.url}/pools/workers/nodes/{nodes[0].id}/disablescheduling")
         self.raw("POST", f"/pools/workers/nodes/{nodes[0].id}/enablescheduling")
 
         self.client.pool.resize("workers", bm.PoolResizeParameter(target_dedicated_nodes=1, target_low_priority_nodes=0))
@@ -384,6 +384,60 @@ class BatchNodes(BatchTestCase):
 
         self.client.pool.delete("workers")
         harness.wait_for(lambda: not self.client.pool.exists("workers"), timeout=30, what="the pool to go")
+
+    def test_stop_resize_update_properties_and_node_counts(self):
+        """The recordings' stopresize (202; the targets stay, ResizeStopped while short of them),
+        updateproperties (204; replaces what it names, removes a start task it does not name),
+        nodecounts (per pool and state) and supportedimages."""
+        self.add("counted", "/bin/true", dedicated=2)
+        self.nodes_settled("counted", 2, bm.ComputeNodeState.idle)
+        counts = {c.pool_id: c for c in self.client.account.list_pool_node_counts()}
+        self.assertEqual((counts["counted"].dedicated.idle, counts["counted"].dedicated.total,
+                          counts["counted"].low_priority.total), (2, 2, 0))
+        filtered = self.raw("GET", "/nodecounts?$filter=" + requests.utils.quote("poolId eq 'nothing'")).json()
+        self.assertEqual(filtered["value"], [])
+        # Resizing while a node with a running task leaves at its task's end (taskcompletion):
+        # stopped there, the node stays, the target too, and ResizeStopped says why.
+        self.client.job.add(bm.JobAddParameter(id="held", pool_info=bm.PoolInformation(pool_id="counted")))
+        self.client.task.add("held", bm.TaskAddParameter(id="long", command_line="/bin/sleep 60"))
+        harness.wait_for(lambda: self.client.task.get("held", "long").state == bm.TaskState.running, timeout=30,
+                         what="the task to run")
+        self.client.pool.resize("counted", bm.PoolResizeParameter(target_dedicated_nodes=0,
+                                                                  node_deallocation_option="taskcompletion"))
+        self.assertEqual(self.client.pool.get("counted").allocation_state, bm.AllocationState.resizing)
+        r = self.raw("POST", "/pools/counted/stopresize")
+        self.assertEqual(r.status_code, 202, r.text)
+        self.assertEqual(r.headers["DataServiceId"], f"{self.url}/pools/counted/stopresize")
+        pool = harness.wait_for(lambda: (lambda p: p if p.allocation_state == bm.AllocationState.steady else None)(
+            self.client.pool.get("counted")), timeout=30, what="the stopped pool to be steady")
+        self.assertEqual((pool.target_dedicated_nodes, pool.current_dedicated_nodes), (0, 1))
+        self.assertEqual([e.code for e in pool.resize_errors], ["ResizeStopped"])
+        # A new resize goes on from there, without the error.
+        self.client.task.terminate("held", "long")
+        self.client.pool.resize("counted", bm.PoolResizeParameter(target_dedicated_nodes=1))
+        self.nodes_settled("counted", 1, bm.ComputeNodeState.idle)
+        self.assertIsNone(self.client.pool.get("counted").resize_errors)
+        self.assertEqual(self.raw("POST", "/pools/counted/stopresize").status_code, 202)  # steady: nothing to stop
+
+        r = self.raw("POST", "/pools/counted/updateproperties", {
+            "certificateReferences": [], "applicationPackageReferences": [], "metadata": [{"name": "foo", "value": "bar"}]})
+        self.assertEqual(r.status_code, 204, r.text)
+        self.assertTrue(r.headers.get("ETag"))
+        pool = self.client.pool.get("counted")
+        self.assertEqual(([(m.name, m.value) for m in pool.metadata], pool.start_task), ([("foo", "bar")], None))
+        r = self.raw("POST", "/pools/counted/updateproperties", {"certificateReferences": [], "metadata": []})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
+        self.assertEqual(r.json()["values"][0]["value"], "applicationPackageReferences")
+        r = self.raw("POST", "/pools/counted/updateproperties", {"certificateReferences": [], "metadata": [],
+                                                                  "applicationPackageReferences": [], "vmSize": "x"})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "vmSize"))
+        self.assertEqual(self.raw("POST", "/pools/none/updateproperties", {}).status_code, 404)
+
+        images = list(self.client.account.list_supported_images())
+        self.assertIn("batch.node.ubuntu 20.04", {i.node_agent_sku_id for i in images})
+        self.assertTrue(all(i.image_reference.version == "latest" for i in images))
+        windows = self.raw("GET", "/supportedimages?$filter=" + requests.utils.quote("osType eq 'windows'")).json()["value"]
+        self.assertTrue(windows and all(i["osType"] == "windows" for i in windows))
 
     def test_the_command_line_is_not_given_to_a_shell(self):
         # Under a shell this would fail (false); without one, true gets three arguments.
