@@ -88,6 +88,7 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     route(server, "POST", R"(/pools/([^/]+)/evaluateautoscale)",
           [this](auto& a, auto& q, auto& r) { evaluate_autoscale_route(a, q, r); });
     serve_pool_actions(server);
+    serve_certificates(server);
     serve_nodes(server);
     serve_work(server);
 }
@@ -172,7 +173,8 @@ BatchError invalid_query(const httplib::Request& req, const char* name, const st
 }  // namespace
 
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
-                         const std::string& scope, const std::string& path, const std::string& metadata) {
+                         const std::string& scope, const std::string& path, const std::string& metadata,
+                         const Shape& shape) {
     const Page page = page_of(req);
     std::optional<ODataFilter> filter;
     std::optional<std::vector<std::string>> fields;
@@ -197,7 +199,8 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
         for (size_t i = 0; i < chunk.size(); ++i) {
             const StoredEntity& entity = chunk[i];
             cursor = text::lower(entity.body.value("id", ""));
-            json shown = view(entity, base_url(req) + path + "/" + entity.body.value("id", ""));
+            const std::string url = base_url(req) + path + "/" + entity.body.value("id", "");
+            json shown = shape ? shape(entity, url) : view(entity, url);
             if (filter && !filter->matches(shown)) continue;
             value.push_back(fields ? select_fields(shown, *fields) : std::move(shown));
             if (static_cast<int>(value.size()) == page.limit) {

@@ -60,6 +60,13 @@ private:
     void stop_resize(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void update_pool_properties(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void list_node_counts(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    // Certificates (certificate_routes.cpp).
+    void serve_certificates(http::Routes& server);
+    void add_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void cancel_certificate_deletion(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    StoredEntity need_certificate(const BatchAccount& account, const httplib::Request& req) const;
     // Compute nodes (batch_node_routes.cpp).
     void serve_nodes(http::Routes& server);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -95,9 +102,12 @@ private:
     StoredEntity need_job(const BatchAccount& account, const std::string& id) const;
     // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.
     std::optional<StoredEntity> put_task(const BatchAccount& account, const StoredEntity& job, const nlohmann::json& body);
-    // A page of a scope's entities as the service lists them, the url of each under `path`.
+    // A page of a scope's entities as the service lists them, the url of each under `path`
+    // (`shape`: how one is shown at its url, view() when not given).
+    using Shape = std::function<nlohmann::json(const StoredEntity&, const std::string& url)>;
     void send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
-                   const std::string& scope, const std::string& path, const std::string& metadata);
+                   const std::string& scope, const std::string& path, const std::string& metadata,
+                   const Shape& shape = {});
     nlohmann::json view(const StoredEntity& entity, const std::string& url) const;
 
     nlohmann::json pool_view(const httplib::Request& req, const StoredEntity& pool) const;

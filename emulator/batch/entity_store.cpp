@@ -17,6 +17,7 @@ std::string entity_id(const std::string& account, const std::string& scope, cons
 std::string type_of(const std::string& scope) {
     if (scope == kPools) return "batch-pool";
     if (scope == kJobs) return "batch-job";
+    if (scope == kCertificates) return "batch-certificate";
     return "batch-task";
 }
 

@@ -26,6 +26,7 @@ struct StoredEntity {
 
 inline constexpr const char* kPools = "pools";
 inline constexpr const char* kJobs = "jobs";
+inline constexpr const char* kCertificates = "certificates";
 // The scope of a job's tasks.
 std::string tasks_of(const std::string& job_id);
 

@@ -2,7 +2,7 @@
 // value" headers up to an empty line, then a body: the SharedKey canonicalization and check of
 // the request (the account taken off the path, SharedKey or a bearer token checked as
 // --strict-auth does), the body as an auto-scale formula (with and without a metric history), and the
-// pool, job and task rules of the body as JSON, with the task and job documents' changes as they
+// pool, job, task and certificate rules of the body as JSON, with the task and job documents' changes as they
 // end; the body as a list's $filter and $select too. Only BatchError (and the filter's
 // std::invalid_argument) may come out.
 #include <cstddef>
@@ -19,6 +19,7 @@
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/certificate_rules.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/task_states.h"
@@ -96,6 +97,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 return std::optional<nlohmann::json>({{"properties", {{"subnets", {{{"name", "default"}}}}}}});
             });
             (void)bai::batch::new_pool_document(body, now);
+        } catch (const bai::batch::BatchError&) {
+        }
+        try {
+            (void)bai::batch::new_certificate_document(body, now);
         } catch (const bai::batch::BatchError&) {
         }
         try {
