@@ -75,16 +75,23 @@ std::pair<std::string, std::string> subtree_range(const std::string& key) {
     return {key + "/", key + "0"};
 }
 
-Page read_page(db::Statement& s, int limit) {
-    Page page;
+// The rows of a query asked for `limit` + 1: `limit` of them, and where to go on (the last one's
+// seq, or key) when there was one more.
+template <typename P, typename Cursor>
+P read_page_of(db::Statement& s, int limit, Cursor cursor) {
+    P page;
     while (s.step()) {
         if (static_cast<int>(page.items.size()) == limit) {
-            page.next_after = page.items.back().seq;
+            page.next_after = cursor(page.items.back());
             break;
         }
         page.items.push_back(read_row(s));
     }
     return page;
+}
+
+Page read_page(db::Statement& s, int limit) {
+    return read_page_of<Page>(s, limit, [](const StoredResource& r) { return r.seq; });
 }
 
 }  // namespace
@@ -210,13 +217,7 @@ KeyPage ResourceStore::children_by_key(std::string_view parent_id, std::string_v
         auto s = db.prepare(std::string("SELECT ") + kColumns +
                             " FROM arm_resources WHERE parent_key = ? AND type = ? AND key > ? ORDER BY key LIMIT ?");
         s.bind(1, resource_key(parent_id)).bind(2, type).bind(3, after_key).bind(4, std::int64_t{limit} + 1);
-        while (s.step()) {
-            if (static_cast<int>(page.items.size()) == limit) {
-                page.next_after = page.items.back().key;
-                break;
-            }
-            page.items.push_back(read_row(s));
-        }
+        page = read_page_of<KeyPage>(s, limit, [](const StoredResource& r) { return r.key; });
     });
     return page;
 }

@@ -8,6 +8,7 @@
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
+#include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/pool_rules.h"
@@ -176,10 +177,10 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
                          const std::string& scope, const std::string& path, const std::string& metadata,
                          const Shape& shape) {
     const Page page = page_of(req);
-    std::optional<ODataFilter> filter;
+    std::optional<odata::Filter> filter;
     std::optional<std::vector<std::string>> fields;
     try {
-        if (req.has_param("$filter")) filter = ODataFilter::parse(req.get_param_value("$filter"));
+        if (req.has_param("$filter")) filter = odata::Filter::parse(req.get_param_value("$filter"), odata::Case::sensitive);
     } catch (const std::invalid_argument& e) {
         throw invalid_query(req, "$filter", e.what());
     }

@@ -5,6 +5,7 @@
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
+#include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/work_rules.h"
 
@@ -63,9 +64,9 @@ BatchError invalid_filter(const httplib::Request& req, const std::string& reason
 // A list computed here (not stored): its $filter and maxresults applied; one page.
 void send_computed_list(const httplib::Request& req, httplib::Response& res, const json& items, const std::string& metadata) {
     const Page page = page_of(req);
-    std::optional<ODataFilter> filter;
+    std::optional<odata::Filter> filter;
     try {
-        if (req.has_param("$filter")) filter = ODataFilter::parse(req.get_param_value("$filter"));
+        if (req.has_param("$filter")) filter = odata::Filter::parse(req.get_param_value("$filter"), odata::Case::sensitive);
     } catch (const std::invalid_argument& e) {
         throw invalid_filter(req, e.what());
     }

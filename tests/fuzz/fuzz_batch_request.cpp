@@ -20,6 +20,7 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
 #include "emulator/batch/certificate_rules.h"
+#include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/task_states.h"
@@ -80,7 +81,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     try {
         static const nlohmann::json task = nlohmann::json::parse(
             R"({"id":"t","state":"completed","executionInfo":{"exitCode":1,"endTime":"2026-01-01T00:00:00Z"}})");
-        (void)bai::batch::ODataFilter::parse(http.body).matches(task);
+        (void)bai::odata::Filter::parse(http.body, bai::odata::Case::sensitive).matches(task);
+        (void)bai::odata::Filter::parse(http.body, bai::odata::Case::insensitive).matches(task);
     } catch (const std::invalid_argument&) {
     }
     try {
