@@ -3,6 +3,7 @@
 // delete a task, and its files (stdout.txt, stderr.txt, wd/...: list, get, properties, delete).
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
+#include "emulator/batch/pool_rules.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_files.h"
@@ -71,8 +72,20 @@ StoredEntity BatchApi::need_job(const BatchAccount& account, const std::string& 
 void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     check_job_to_add(body);
-    if (!store_.add(account.name, kJobs, new_job_document(body, time::format_iso8601(time::now())))) {
-        throw BatchError(409, "JobExists", "The specified job already exists.");
+    const std::string now = time::format_iso8601(time::now());
+    json job = new_job_document(body, now);
+    std::optional<json> auto_pool;
+    if (body["poolInfo"].contains("autoPoolSpecification")) {
+        json spec = body["poolInfo"]["autoPoolSpecification"]["pool"];
+        spec["id"] = job["executionInfo"]["poolId"];
+        check_pool_network(spec, [this](const std::string& id) { return store_.arm_document(id); });
+        auto_pool = new_pool_document(spec, now);
+    }
+    if (!store_.add(account.name, kJobs, job)) throw BatchError(409, "JobExists", "The specified job already exists.");
+    // The job's auto pool, made with it (and removed with it: job_owns_pool).
+    if (auto_pool) {
+        store_.add(account.name, kPools, *auto_pool);
+        nodes_.pool_changed(account.name, (*auto_pool)["id"]);
     }
     nodes_.job_added(account.name, body["id"]);
     send_created(res, need_job(account, body["id"]), base_url(req) + "/jobs/" + body["id"].get<std::string>());
@@ -175,7 +188,7 @@ std::optional<StoredEntity> BatchApi::put_task(const BatchAccount& account, cons
     if (!store_.add(account.name, tasks_of(job_id), new_task_document(body, job.body, time::format_iso8601(time::now())))) {
         return std::nullopt;
     }
-    nodes_.task_added(account.name, job.body["poolInfo"].value("poolId", ""), job_id, body["id"]);
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, body["id"]);
     return store_.get(account.name, tasks_of(job_id), body["id"]);
 }
 

@@ -228,6 +228,8 @@ private:
     void unqueue(const std::string& account, const std::string& job_id, const std::string& task_id);
     // The job's tasks out of the queues, its running ones cancelled with `reason` (none: they run on).
     void stop_job_tasks(const std::string& account, const std::string& job_id, const std::string& reason);
+    // Deletes the job's auto pool when it goes with the job (job_owns_pool).
+    void release_auto_pool(const std::string& account, const nlohmann::json& job);
     void finish_job_if_idle(const std::string& account, const std::string& job_id);
     void check_all_complete(const std::string& account, const std::string& job_id);
     bool job_has_running(const std::string& account, const std::string& job_id) const;

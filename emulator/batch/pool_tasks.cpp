@@ -8,6 +8,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/pool_nodes.h"
+#include "emulator/batch/work_rules.h"
 #include "emulator/batch/task_files.h"
 #include "emulator/batch/task_process.h"
 #include "emulator/batch/task_states.h"
@@ -43,7 +44,7 @@ std::vector<json> tasks_of_job(const EntityStore& store, const std::string& acco
 
 void PoolNodes::queue_job_tasks(const StoredEntity& job) {
     const std::string job_id = job.body.value("id", "");
-    const Key key{job.account, text::lower(job.body["poolInfo"].value("poolId", ""))};
+    const Key key{job.account, text::lower(pool_of_job(job.body))};
     for (const json& task : tasks_of_job(store_, job.account, job_id)) {
         if (task.value("state", "") != "active") continue;
         const std::string task_id = task.value("id", "");
@@ -304,7 +305,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     finish_job_if_idle(run.account, run.task.job_id);
     if (pool_key.first.empty()) {  // its node has left: the pool is the job's
         std::optional<StoredEntity> job = store_.get(run.account, kJobs, run.task.job_id);
-        if (job) pool_key = {run.account, text::lower(job->body["poolInfo"].value("poolId", ""))};
+        if (job) pool_key = {run.account, text::lower(pool_of_job(job->body))};
     }
     if (pool_key.first.empty()) return;  // its job is gone too
     // A retry waits in its pool's queue, also for a pool of that id to come again.
@@ -405,7 +406,23 @@ void PoolNodes::finish_job_if_idle(const std::string& account, const std::string
     });
     if (done && done->body.value("state", "") == "completed" && done->body.value("stateTransitionTime", "") == now) {
         trace("batch job " + job_id, "completes");
+        release_auto_pool(account, done->body);
     }
+}
+
+void PoolNodes::release_auto_pool(const std::string& account, const json& job) {
+    if (!job_owns_pool(job)) return;
+    const std::string pool_id = pool_of_job(job);
+    store_.update(account, kPools, pool_id, [](json& doc) {
+        if (doc.value("state", "") == "deleting") return false;
+        doc["state"] = "deleting";
+        doc["stateTransitionTime"] = time::now_iso8601();
+        return true;
+    });
+    const Key key{account, text::lower(pool_id)};
+    if (auto it = state_.find(key); it != state_.end()) it->second.deleting = true;
+    trace("batch pool " + pool_id, "goes with its job " + job.value("id", ""));
+    reconcile(key);
 }
 
 void PoolNodes::job_terminating(const std::string& account, const std::string& job_id) {
@@ -469,8 +486,10 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
             std::error_code ec;
             engine::remove_tree(task.value("_root", ""), ec);
         }
+        std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
         store_.remove_scope(account, tasks_of(job_id));
         store_.remove(account, kJobs, job_id);
+        if (job) release_auto_pool(account, job->body);
     });
 }
 

@@ -1,5 +1,6 @@
 #include "emulator/batch/work_rules.h"
 
+#include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/pool_rules.h"
@@ -55,19 +56,80 @@ void check_priority(const json& body) {
     }
 }
 
+// An auto pool: the pool to make for the job (as a pool to add is checked), how long it lives
+// (job or jobschedule), an id prefix of at most 20 letters, digits, '-' and '_', keepAlive.
+void check_auto_pool(const json& spec) {
+    const std::string at = "poolInfo.autoPoolSpecification.";
+    if (!spec.is_object()) throw invalid_property("poolInfo.autoPoolSpecification", spec.dump(), "The value must be an object");
+    if (!spec.contains("poolLifetimeOption")) throw missing_property(at + "poolLifetimeOption");
+    const json& lifetime = spec["poolLifetimeOption"];
+    if (!lifetime.is_string() || (!text::iequals(lifetime.get<std::string>(), "job") &&
+                                  !text::iequals(lifetime.get<std::string>(), "jobschedule"))) {
+        throw invalid_property(at + "poolLifetimeOption", lifetime.dump(), "The value must be job or jobschedule");
+    }
+    if (spec.contains("autoPoolIdPrefix")) {
+        const json& prefix = spec["autoPoolIdPrefix"];
+        if (!prefix.is_string() || prefix.get<std::string>().size() > 20 ||
+            (!prefix.get<std::string>().empty() && !is_valid_pool_id(prefix.get<std::string>()))) {
+            throw invalid_property(at + "autoPoolIdPrefix", prefix.dump(),
+                                   "A prefix has at most 20 letters, digits, hyphens and underscores");
+        }
+    }
+    if (spec.contains("keepAlive") && !spec["keepAlive"].is_boolean()) {
+        throw invalid_property(at + "keepAlive", spec["keepAlive"].dump(), "The value must be true or false");
+    }
+    if (!spec.contains("pool")) throw missing_property(at + "pool");
+    if (!spec["pool"].is_object()) throw invalid_property(at + "pool", spec["pool"].dump(), "The value must be an object");
+    json pool = spec["pool"];
+    pool["id"] = "auto";  // the checks of a pool to add want one; the pool's own is made
+    check_pool_to_add(pool);
+}
+
 void check_pool_info(const json& body) {
     const json& pool = body["poolInfo"];
     if (!pool.is_object()) throw invalid_property("poolInfo", pool.dump(), "The value must be an object");
-    if (pool.contains("autoPoolSpecification")) {
-        throw invalid_property("poolInfo.autoPoolSpecification", pool["autoPoolSpecification"].dump(),
-                               "Auto pools are not emulated: add a pool and name it in poolInfo.poolId");
+    const bool named = pool.contains("poolId") && !pool["poolId"].is_null();
+    if (pool.contains("autoPoolSpecification") && !pool["autoPoolSpecification"].is_null()) {
+        if (named) {
+            throw invalid_property("poolInfo.poolId", pool["poolId"].dump(),
+                                   "A job names a pool or specifies an auto pool, not both");
+        }
+        return check_auto_pool(pool["autoPoolSpecification"]);
     }
-    if (!pool.contains("poolId") || !pool["poolId"].is_string() || pool["poolId"].get<std::string>().empty()) {
+    if (!named || !pool["poolId"].is_string() || pool["poolId"].get<std::string>().empty()) {
         throw missing_property("poolInfo.poolId");
     }
 }
 
 }  // namespace
+
+namespace {
+
+// The pool a job to add runs on: the one it names, or its auto pool's new id (PREFIX_GUID).
+std::string pool_id_for_job(const json& body) {
+    const json& info = body["poolInfo"];
+    if (info.contains("poolId") && info["poolId"].is_string()) return info["poolId"];
+    const std::string prefix = info["autoPoolSpecification"].value("autoPoolIdPrefix", "");
+    return (prefix.empty() ? "" : prefix + "_") + crypto::uuid4();
+}
+
+}  // namespace
+
+std::string pool_of_job(const json& job) {
+    if (job.contains("executionInfo") && job["executionInfo"].is_object()) {
+        const std::string id = job["executionInfo"].value("poolId", "");
+        if (!id.empty()) return id;
+    }
+    return job.contains("poolInfo") && job["poolInfo"].is_object() ? job["poolInfo"].value("poolId", "") : "";
+}
+
+bool job_owns_pool(const json& job) {
+    if (!job.contains("poolInfo") || !job["poolInfo"].is_object() || !job["poolInfo"].contains("autoPoolSpecification")) {
+        return false;
+    }
+    const json& spec = job["poolInfo"]["autoPoolSpecification"];
+    return spec.is_object() && text::iequals(spec.value("poolLifetimeOption", ""), "job") && !spec.value("keepAlive", false);
+}
 
 void check_job_to_add(const json& body) {
     need_id(body, "job");
@@ -116,7 +178,8 @@ void apply_job_change(json& job, const json& body, bool replace) {
     json& constraints = job["constraints"];
     if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
     if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
-    job["executionInfo"]["poolId"] = job["poolInfo"].value("poolId", "");
+    // An auto pool keeps the id it was given.
+    if (job["poolInfo"].contains("poolId")) job["executionInfo"]["poolId"] = job["poolInfo"]["poolId"];
 }
 
 void check_task_lists(const json& task, const std::string& prefix) {
@@ -187,7 +250,7 @@ json new_job_document(const json& body, const std::string& now) {
     if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
     if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
     job["constraints"] = constraints;
-    job["executionInfo"] = {{"startTime", now}, {"poolId", body["poolInfo"]["poolId"]}};
+    job["executionInfo"] = {{"startTime", now}, {"poolId", pool_id_for_job(body)}};
     return job;
 }
 

@@ -9,6 +9,10 @@ namespace bai::batch {
 // Throws BatchError naming the property.
 void check_job_to_add(const nlohmann::json& body);
 nlohmann::json new_job_document(const nlohmann::json& body, const std::string& now);
+// The id of the pool a job runs on: executionInfo.poolId (an auto pool's), else poolInfo.poolId.
+std::string pool_of_job(const nlohmann::json& job);
+// Whether the job's auto pool goes with it (poolLifetimeOption job, keepAlive false).
+bool job_owns_pool(const nlohmann::json& job);
 
 // A job's patch (`replace` false) or update (true: what the body leaves out goes back to its
 // default) against the job as it is.

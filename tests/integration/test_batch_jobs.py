@@ -151,6 +151,49 @@ class BatchJobs(BatchTestCase):
         names = [f["name"] for f in self.az("task", "file", "list", "--job-id", "mnist", "--task-id", "for-az", "--recursive", "true")]
         self.assertIn("wd/out/m", names)
 
+    def test_an_auto_pool_is_made_with_its_job_and_goes_with_it(self):
+        """The recordings' jobs ran on auto pools (201): the pool is made with the job under a
+        new id (PREFIX_GUID, executionInfo.poolId), runs its tasks, and is deleted when the job
+        completes (poolLifetimeOption job), unless keepAlive."""
+        def auto_job(job_id, keep_alive=False):
+            self.client.job.add(bm.JobAddParameter(id=job_id, pool_info=bm.PoolInformation(auto_pool_specification=bm.AutoPoolSpecification(
+                    auto_pool_id_prefix="ap", pool_lifetime_option=bm.PoolLifetimeOption.job, keep_alive=keep_alive,
+                    pool=bm.PoolSpecification(vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
+                                              target_dedicated_nodes=1)))))
+            pool_id = self.client.job.get(job_id).execution_info.pool_id
+            self.assertRegex(pool_id, r"^ap_[0-9a-f-]{36}$")
+            self.assertEqual(self.client.pool.get(pool_id).target_dedicated_nodes, 1)
+            self.client.task.add(job_id, bm.TaskAddParameter(id="t", command_line="/bin/sh -c 'echo $AZ_BATCH_POOL_ID'"))
+            self.assertEqual(self.done(job_id, "t").execution_info.exit_code, 0)
+            self.assertEqual(self.read(job_id, "t", "stdout.txt").strip(), pool_id)
+            self.client.job.terminate(job_id)
+            harness.wait_for(lambda: self.client.job.get(job_id).state == bm.JobState.completed, timeout=30,
+                             what="the job to complete")
+            return pool_id
+        gone = auto_job("auto-once")
+        harness.wait_for(lambda: not self.client.pool.exists(gone), timeout=30, what="the auto pool to go")
+        kept = auto_job("auto-kept", keep_alive=True)
+        self.assertTrue(self.client.pool.exists(kept))
+        self.client.pool.delete(kept)
+        # The job's view keeps the specification it was given; a bad one is refused naming the property.
+        self.assertEqual(self.client.job.get("auto-kept").pool_info.auto_pool_specification.auto_pool_id_prefix, "ap")
+        r = self.raw("POST", "/jobs", {"id": "bad-auto", "poolInfo": {"autoPoolSpecification": {
+            "poolLifetimeOption": "forever", "pool": {"vmSize": "small", "cloudServiceConfiguration": {"osFamily": "5"}}}}})
+        self.assertEqual((r.status_code, r.json()["values"][0]["value"]), (400, "poolInfo.autoPoolSpecification.poolLifetimeOption"))
+        r = self.raw("POST", "/jobs", {"id": "bad-auto", "poolInfo": {"autoPoolSpecification": {
+            "poolLifetimeOption": "job", "pool": {"cloudServiceConfiguration": {"osFamily": "5"}}}}})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
+        self.assertEqual(self.raw("GET", "/jobs/bad-auto").status_code, 404)
+        # The recordings' own: an auto pool on cloudServiceConfiguration is made (201).
+        r = self.raw("POST", "/jobs", {"id": "paas-auto", "poolInfo": {"autoPoolSpecification": {
+            "poolLifetimeOption": "job", "pool": {"vmSize": "small", "cloudServiceConfiguration": {"osFamily": "5"}}}}})
+        self.assertEqual(r.status_code, 201, r.text)
+        paas_pool = r.headers["DataServiceId"] and self.client.job.get("paas-auto").execution_info.pool_id
+        self.assertEqual(self.client.pool.get(paas_pool).vm_size, "small")
+        self.client.job.delete("paas-auto")
+        harness.wait_for(lambda: self.raw("GET", "/jobs/paas-auto").status_code == 404, timeout=30, what="the job to go")
+        harness.wait_for(lambda: not self.client.pool.exists(paas_pool), timeout=30, what="its pool to go")
+
     def test_jobs_are_listed_refused_and_deleted(self):
         self.client.job.add(bm.JobAddParameter(id="doomed", pool_info=bm.PoolInformation(pool_id="lowpri")))
         self.assertIn("doomed", [j.id for j in self.client.job.list()])
