@@ -237,11 +237,15 @@ std::string node_fill_type(const json& body) {
 
 }  // namespace
 
-json new_pool_document(const json& body, const std::string& now) {
+json pool_specification(const json& body) {
     json pool = body;
     // The service keeps a pool's vmSize lower-cased (standard_a1 for Standard_A1).
     pool["vmSize"] = text::lower(body["vmSize"].get<std::string>());
     if (pool.contains("virtualMachineConfiguration")) complete_vm_configuration(pool["virtualMachineConfiguration"]);
+    if (pool.contains("cloudServiceConfiguration") && pool["cloudServiceConfiguration"].is_object() &&
+        !pool["cloudServiceConfiguration"].contains("osVersion")) {
+        pool["cloudServiceConfiguration"]["osVersion"] = "*";  // the latest of its family
+    }
     const bool auto_scale = body.value("enableAutoScale", false);
     pool["enableAutoScale"] = auto_scale;
     if (!auto_scale) {
@@ -250,6 +254,16 @@ json new_pool_document(const json& body, const std::string& now) {
         pool["resizeTimeout"] = body.value("resizeTimeout", "PT15M");
     } else {
         pool["autoScaleEvaluationInterval"] = body.value("autoScaleEvaluationInterval", "PT15M");
+    }
+    if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
+    if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
+    pool["taskSchedulingPolicy"] = {{"nodeFillType", node_fill_type(body)}};
+    return pool;
+}
+
+json new_pool_document(const json& body, const std::string& now) {
+    json pool = pool_specification(body);
+    if (pool["enableAutoScale"].get<bool>()) {
         pool["targetDedicatedNodes"] = 0;
         pool["targetLowPriorityNodes"] = 0;
     }
@@ -261,9 +275,6 @@ json new_pool_document(const json& body, const std::string& now) {
     pool["allocationStateTransitionTime"] = now;
     pool["currentDedicatedNodes"] = 0;
     pool["currentLowPriorityNodes"] = 0;
-    if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
-    if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
-    pool["taskSchedulingPolicy"] = {{"nodeFillType", node_fill_type(body)}};
     return pool;
 }
 

@@ -17,6 +17,9 @@ void check_pool_to_add(const nlohmann::json& body);
 // InvalidPropertyValue naming subnetId, as the service refuses a subnet it cannot use.
 void check_pool_network(const nlohmann::json& body,
                         const std::function<std::optional<nlohmann::json>(const std::string&)>& network);
+// A checked pool's settings with the service's defaults and forms (an auto pool's specification
+// as a job shows it; a pool's document without its state).
+nlohmann::json pool_specification(const nlohmann::json& body);
 // The stored document of a checked pool: the request's properties with the service's defaults
 // and state (active, allocation steady or resizing, no nodes yet), `now` for its times.
 nlohmann::json new_pool_document(const nlohmann::json& body, const std::string& now);

@@ -251,6 +251,33 @@ json new_job_document(const json& body, const std::string& now) {
     if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
     job["constraints"] = constraints;
     job["executionInfo"] = {{"startTime", now}, {"poolId", pool_id_for_job(body)}};
+    if (!job.contains("usesTaskDependencies")) job["usesTaskDependencies"] = false;
+    // The service's defaults, as its answers show them.
+    const json auto_user{{"autoUser", {{"scope", "pool"}, {"elevationLevel", "nonadmin"}}}};
+    if (job.contains("jobPreparationTask") && job["jobPreparationTask"].is_object()) {
+        json& task = job["jobPreparationTask"];
+        if (!task.contains("id")) task["id"] = "jobpreparation";
+        json constraints = task.value("constraints", json::object());
+        if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
+        if (!constraints.contains("retentionTime")) constraints["retentionTime"] = "P7D";
+        if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
+        task["constraints"] = constraints;
+        if (!task.contains("userIdentity")) task["userIdentity"] = auto_user;
+        if (!task.contains("waitForSuccess")) task["waitForSuccess"] = true;
+        if (!task.contains("rerunOnNodeRebootAfterSuccess")) task["rerunOnNodeRebootAfterSuccess"] = true;
+    }
+    if (job.contains("jobReleaseTask") && job["jobReleaseTask"].is_object()) {
+        json& task = job["jobReleaseTask"];
+        if (!task.contains("id")) task["id"] = "jobrelease";
+        if (!task.contains("maxWallClockTime")) task["maxWallClockTime"] = "PT15M";
+        if (!task.contains("retentionTime")) task["retentionTime"] = "P7D";
+        if (!task.contains("userIdentity")) task["userIdentity"] = auto_user;
+    }
+    if (job["poolInfo"].contains("autoPoolSpecification")) {
+        json& spec = job["poolInfo"]["autoPoolSpecification"];
+        if (!spec.contains("keepAlive")) spec["keepAlive"] = false;
+        spec["pool"] = pool_specification(spec["pool"]);
+    }
     return job;
 }
 

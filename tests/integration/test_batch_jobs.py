@@ -186,8 +186,18 @@ class BatchJobs(BatchTestCase):
         self.assertEqual(self.raw("GET", "/jobs/bad-auto").status_code, 404)
         # The recordings' own: an auto pool on cloudServiceConfiguration is made (201).
         r = self.raw("POST", "/jobs", {"id": "paas-auto", "poolInfo": {"autoPoolSpecification": {
-            "poolLifetimeOption": "job", "pool": {"vmSize": "small", "cloudServiceConfiguration": {"osFamily": "5"}}}}})
+            "poolLifetimeOption": "job", "pool": {"vmSize": "small", "cloudServiceConfiguration": {"osFamily": "5"}}}},
+            "jobPreparationTask": {"commandLine": "/bin/true"}, "jobReleaseTask": {"commandLine": "/bin/true"}})
         self.assertEqual(r.status_code, 201, r.text)
+        # As the recordings show such a job: the service's defaults filled in.
+        shown = self.raw("GET", "/jobs/paas-auto").json()
+        spec = shown["poolInfo"]["autoPoolSpecification"]
+        self.assertEqual((spec["keepAlive"], spec["pool"]["cloudServiceConfiguration"], spec["pool"]["taskSlotsPerNode"],
+                          spec["pool"]["targetDedicatedNodes"], shown["usesTaskDependencies"]),
+                         (False, {"osFamily": "5", "osVersion": "*"}, 1, 0, False))
+        self.assertEqual((shown["jobPreparationTask"]["id"], shown["jobPreparationTask"]["waitForSuccess"],
+                          shown["jobPreparationTask"]["constraints"]["retentionTime"], shown["jobReleaseTask"]["id"],
+                          shown["jobReleaseTask"]["maxWallClockTime"]), ("jobpreparation", True, "P7D", "jobrelease", "PT15M"))
         paas_pool = r.headers["DataServiceId"] and self.client.job.get("paas-auto").execution_info.pool_id
         self.assertEqual(self.client.pool.get(paas_pool).vm_size, "small")
         self.client.job.delete("paas-auto")
