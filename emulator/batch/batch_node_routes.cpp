@@ -61,8 +61,13 @@ void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req
 
 void BatchApi::reboot_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string pool_id = req.matches[1], node_id = req.matches[2], action = req.matches[3];
-    need_pool(account, pool_id);
+    const StoredEntity pool = need_pool(account, pool_id);
     const bool reimage = action == "reimage";
+    // As the service answers (its recordings): a node of a virtual machine pool is not reimaged.
+    if (reimage && !pool.body.contains("cloudServiceConfiguration")) {
+        throw BatchError(409, "OperationNotValidOnNode", "The specified operation is not valid on the node.",
+                         {{"Reason", "Operation reimage can be invoked only on pools created with cloudServiceConfiguration"}});
+    }
     const std::string option = option_of(optional_body(req), reimage ? "nodeReimageOption" : "nodeRebootOption",
                                          {"requeue", "terminate", "taskcompletion", "retaineddata"});
     if (!nodes_.reboot(account.name, pool_id, node_id, option, reimage)) throw node_not_found();

@@ -85,6 +85,24 @@ class BatchNodeActions(BatchTestCase):
         self.assertEqual(b"".join(self.client.file.get_from_task("j-boot", "t", "stdout.txt")), b"boot\nboot\n")
         self.assertEqual(self.error(self.client.compute_node.reboot, "p-boot", "tvmps_none_d").code, "NodeNotFound")
 
+    def test_only_a_cloud_service_node_is_reimaged(self):
+        """The recordings: reimage on a virtual machine pool's node is 409 OperationNotValidOnNode;
+        a cloudServiceConfiguration pool's node is reimaged and runs its start task again."""
+        start = bm.StartTask(command_line="/bin/sh -c 'echo boot >> $AZ_BATCH_NODE_SHARED_DIR/boots'", wait_for_success=True)
+        self.pool("p-vm", start_task=start)
+        vm_node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-vm")), None), what="a node").id
+        refused = self.error(self.client.compute_node.reimage, "p-vm", vm_node)
+        self.assertEqual((refused.code, refused.values[0].value), (
+            "OperationNotValidOnNode", "Operation reimage can be invoked only on pools created with cloudServiceConfiguration"))
+        self.client.pool.add(bm.PoolAddParameter(
+            id="p-paas", vm_size="small", cloud_service_configuration=bm.CloudServiceConfiguration(os_family="5"),
+            target_dedicated_nodes=1, start_task=start))
+        paas_node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-paas")), None), what="a node").id
+        self.client.compute_node.reimage("p-paas", paas_node)
+        harness.wait_for(lambda: self.client.compute_node.get("p-paas", paas_node).state == bm.ComputeNodeState.idle and
+                         self.client.compute_node.get("p-paas", paas_node).start_task_info.state ==
+                         bm.StartTaskState.completed, timeout=30, what="the reimaged node to be idle")
+
     def test_a_node_boots_then_runs_its_start_task_with_its_resource_files(self):
         blobs = BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
         blobs.create_container("setup")
