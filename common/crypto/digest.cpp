@@ -86,4 +86,15 @@ std::string hmac_sha256(std::string_view key, std::string_view message) {
     return std::string(reinterpret_cast<char*>(digest), length);
 }
 
+std::string hex_of(std::string_view bytes) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (unsigned char b : bytes) {
+        out += kDigits[b >> 4];
+        out += kDigits[b & 15];
+    }
+    return out;
+}
+
 }  // namespace bai::crypto

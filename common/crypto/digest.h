@@ -27,5 +27,7 @@ std::string md5(std::string_view bytes);
 // The 32-byte SHA-256 of `bytes`.
 std::string sha256(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);
+// `bytes` as lower-case hexadecimal (a digest, a thumbprint).
+std::string hex_of(std::string_view bytes);
 
 }  // namespace bai::crypto

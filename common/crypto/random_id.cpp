@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
 
 #include <cstdint>
 #include <random>
@@ -21,14 +22,7 @@ std::vector<unsigned char> random_bytes(size_t n) {
 }
 
 std::string to_hex(const std::vector<unsigned char>& bytes) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(bytes.size() * 2);
-    for (unsigned char b : bytes) {
-        out += kDigits[b >> 4];
-        out += kDigits[b & 15];
-    }
-    return out;
+    return hex_of(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 }  // namespace

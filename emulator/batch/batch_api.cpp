@@ -8,7 +8,6 @@
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
-#include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/pool_rules.h"
@@ -163,32 +162,12 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
     send_list(account, req, res, kPools, "/pools", "pools");
 }
 
-namespace {
-
-BatchError invalid_query(const httplib::Request& req, const char* name, const std::string& reason) {
-    return BatchError(400, "InvalidQueryParameterValue",
-                      "Value for one of the query parameters specified in the request URI is invalid.",
-                      {{"QueryParameterName", name}, {"QueryParameterValue", req.get_param_value(name)}, {"Reason", reason}});
-}
-
-}  // namespace
-
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
                          const std::string& scope, const std::string& path, const std::string& metadata,
                          const Shape& shape) {
     const Page page = page_of(req);
-    std::optional<odata::Filter> filter;
-    std::optional<std::vector<std::string>> fields;
-    try {
-        if (req.has_param("$filter")) filter = odata::Filter::parse(req.get_param_value("$filter"), odata::Case::sensitive);
-    } catch (const std::invalid_argument& e) {
-        throw invalid_query(req, "$filter", e.what());
-    }
-    try {
-        if (req.has_param("$select")) fields = parse_select(req.get_param_value("$select"));
-    } catch (const std::invalid_argument& e) {
-        throw invalid_query(req, "$select", e.what());
-    }
+    const std::optional<odata::Filter> filter = filter_of(req);
+    const std::optional<std::vector<std::string>> fields = select_of(req);
     // The store's pages in id order until this page has `limit` entities that pass the filter.
     json value = json::array();
     std::string cursor = page.after;

@@ -3,6 +3,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/odata_query.h"
 
 namespace bai::batch {
 
@@ -36,6 +37,34 @@ Page page_of(const httplib::Request& req) {
     }
     page.after = req.get_param_value("$skiptoken");
     return page;
+}
+
+namespace {
+
+BatchError invalid_query(const httplib::Request& req, const char* name, const std::string& reason) {
+    return BatchError(400, "InvalidQueryParameterValue",
+                      "Value for one of the query parameters specified in the request URI is invalid.",
+                      {{"QueryParameterName", name}, {"QueryParameterValue", req.get_param_value(name)}, {"Reason", reason}});
+}
+
+}  // namespace
+
+std::optional<odata::Filter> filter_of(const httplib::Request& req) {
+    if (!req.has_param("$filter")) return std::nullopt;
+    try {
+        return odata::Filter::parse(req.get_param_value("$filter"), odata::Case::sensitive);
+    } catch (const std::invalid_argument& e) {
+        throw invalid_query(req, "$filter", e.what());
+    }
+}
+
+std::optional<std::vector<std::string>> select_of(const httplib::Request& req) {
+    if (!req.has_param("$select")) return std::nullopt;
+    try {
+        return parse_select(req.get_param_value("$select"));
+    } catch (const std::invalid_argument& e) {
+        throw invalid_query(req, "$select", e.what());
+    }
 }
 
 std::int64_t skip_count(const httplib::Request& req, const Page& page) {

@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/odata/filter.h"
 #include "emulator/batch/entity_store.h"
 
 namespace bai::batch {
@@ -27,6 +29,10 @@ struct Page {
     std::string after;
 };
 Page page_of(const httplib::Request& req);
+// A list's $filter (strings compared as they are) and $select, when asked; BatchError 400
+// InvalidQueryParameterValue naming a malformed one, with the reason.
+std::optional<odata::Filter> filter_of(const httplib::Request& req);
+std::optional<std::vector<std::string>> select_of(const httplib::Request& req);
 // A $skiptoken that counts entries (a file list's): 0 without; BatchError 400 otherwise.
 std::int64_t skip_count(const httplib::Request& req, const Page& page);
 // odata.nextLink: the list's `url` again from `next` (with the request's $filter and $select).

@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/digest.h"
 #include "common/crypto/owned.h"
 #include "common/text/ascii.h"
 #include "emulator/batch/batch_error.h"
@@ -22,16 +23,6 @@ const std::string& need_text(const json& body, const char* name) {
         throw invalid_property(name, body[name].dump(), "The value must be a non-empty string");
     }
     return body[name].get_ref<const std::string&>();
-}
-
-std::string hex(const unsigned char* bytes, unsigned size) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < size; ++i) {
-        out.push_back(kDigits[bytes[i] >> 4]);
-        out.push_back(kDigits[bytes[i] & 0x0f]);
-    }
-    return out;
 }
 
 // The certificate in `data`: a PKCS #12 archive opened with `password`, or a DER certificate.
@@ -85,7 +76,7 @@ json new_certificate_document(const json& body, const std::string& now) {
     }
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned size = 0;
-    if (X509_digest(certificate.get(), EVP_sha1(), digest, &size) != 1 || hex(digest, size) != thumbprint) {
+    if (X509_digest(certificate.get(), EVP_sha1(), digest, &size) != 1 || crypto::hex_of(std::string_view(reinterpret_cast<const char*>(digest), size)) != thumbprint) {
         throw invalid_property("thumbprint", body["thumbprint"].dump(), "The thumbprint is not the certificate's SHA-1 thumbprint");
     }
     unsigned char* der = nullptr;

@@ -5,8 +5,6 @@
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
-#include "common/odata/filter.h"
-#include "emulator/batch/odata_query.h"
 #include "emulator/batch/work_rules.h"
 
 namespace bai::batch {
@@ -54,22 +52,10 @@ json supported_images() {
     });
 }
 
-BatchError invalid_filter(const httplib::Request& req, const std::string& reason) {
-    return BatchError(400, "InvalidQueryParameterValue",
-                      "Value for one of the query parameters specified in the request URI is invalid.",
-                      {{"QueryParameterName", "$filter"}, {"QueryParameterValue", req.get_param_value("$filter")},
-                       {"Reason", reason}});
-}
-
 // A list computed here (not stored): its $filter and maxresults applied; one page.
 void send_computed_list(const httplib::Request& req, httplib::Response& res, const json& items, const std::string& metadata) {
     const Page page = page_of(req);
-    std::optional<odata::Filter> filter;
-    try {
-        if (req.has_param("$filter")) filter = odata::Filter::parse(req.get_param_value("$filter"), odata::Case::sensitive);
-    } catch (const std::invalid_argument& e) {
-        throw invalid_filter(req, e.what());
-    }
+    const std::optional<odata::Filter> filter = filter_of(req);
     const std::int64_t skip = skip_count(req, page);
     json value = json::array();
     std::int64_t seen = 0;

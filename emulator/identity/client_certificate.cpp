@@ -11,20 +11,16 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/crypto/digest.h"
 #include "common/crypto/owned.h"
+#include "common/text/ascii.h"
 #include "emulator/identity/jwt_guard.h"
 
 namespace bai::identity {
 namespace {
 
 std::string upper_hex(const unsigned char* bytes, unsigned size) {
-    static constexpr char kDigits[] = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned i = 0; i < size; ++i) {
-        out.push_back(kDigits[bytes[i] >> 4]);
-        out.push_back(kDigits[bytes[i] & 0x0f]);
-    }
-    return out;
+    return text::upper(crypto::hex_of(std::string_view(reinterpret_cast<const char*>(bytes), size)));
 }
 
 // The thumbprint a client names in its assertion's header (x5t: base64url of the SHA-1), as hex.
