@@ -89,6 +89,7 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
           [this](auto& a, auto& q, auto& r) { evaluate_autoscale_route(a, q, r); });
     serve_pool_actions(server);
     serve_certificates(server);
+    serve_job_schedules(server);
     serve_nodes(server);
     serve_work(server);
 }
@@ -164,7 +165,7 @@ void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& r
 
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
                          const std::string& scope, const std::string& path, const std::string& metadata,
-                         const Shape& shape) {
+                         const Shape& shape, const Keep& keep) {
     const Page page = page_of(req);
     const std::optional<odata::Filter> filter = filter_of(req);
     const std::optional<std::vector<std::string>> fields = select_of(req);
@@ -179,6 +180,7 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
         for (size_t i = 0; i < chunk.size(); ++i) {
             const StoredEntity& entity = chunk[i];
             cursor = text::lower(entity.body.value("id", ""));
+            if (keep && !keep(entity)) continue;
             const std::string url = base_url(req) + path + "/" + entity.body.value("id", "");
             json shown = shape ? shape(entity, url) : view(entity, url);
             if (filter && !filter->matches(shown)) continue;

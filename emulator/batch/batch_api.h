@@ -67,6 +67,16 @@ private:
     void delete_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void cancel_certificate_deletion(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     StoredEntity need_certificate(const BatchAccount& account, const httplib::Request& req) const;
+    // Job schedules (job_schedule_routes.cpp).
+    void serve_job_schedules(http::Routes& server);
+    void add_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void get_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void change_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace);
+    void move_job_schedule_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_schedule_jobs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    StoredEntity need_job_schedule(const BatchAccount& account, const std::string& id) const;
+    nlohmann::json schedule_view(const httplib::Request& req, const StoredEntity& schedule, const std::string& url) const;
     // Compute nodes (batch_node_routes.cpp).
     void serve_nodes(http::Routes& server);
     void list_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -103,11 +113,13 @@ private:
     // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.
     std::optional<StoredEntity> put_task(const BatchAccount& account, const StoredEntity& job, const nlohmann::json& body);
     // A page of a scope's entities as the service lists them, the url of each under `path`
-    // (`shape`: how one is shown at its url, view() when not given).
+    // (`shape`: how one is shown at its url, view() when not given; `keep`: which of the scope's
+    // the list has, all when not given).
     using Shape = std::function<nlohmann::json(const StoredEntity&, const std::string& url)>;
+    using Keep = std::function<bool(const StoredEntity&)>;
     void send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,
                    const std::string& scope, const std::string& path, const std::string& metadata,
-                   const Shape& shape = {});
+                   const Shape& shape = {}, const Keep& keep = {});
     nlohmann::json view(const StoredEntity& entity, const std::string& url) const;
 
     nlohmann::json pool_view(const httplib::Request& req, const StoredEntity& pool) const;

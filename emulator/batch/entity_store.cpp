@@ -18,6 +18,7 @@ std::string type_of(const std::string& scope) {
     if (scope == kPools) return "batch-pool";
     if (scope == kJobs) return "batch-job";
     if (scope == kCertificates) return "batch-certificate";
+    if (scope == kJobSchedules) return "batch-jobschedule";
     return "batch-task";
 }
 

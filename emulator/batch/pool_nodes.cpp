@@ -76,6 +76,7 @@ void PoolNodes::start() {
     post([this, recovered] {
         try {
             recover_tasks();
+            recover_schedules();
         } catch (...) {
             recovered->set_value();
             throw;

@@ -118,6 +118,12 @@ public:
     bool set_scheduling(const std::string& account, const std::string& pool_id, const std::string& node_id, bool enabled,
                         const std::string& option);
 
+    // Job schedules (job_schedules.cpp): a schedule was added, changed or enabled (it makes its
+    // jobs on the nodes' clock); it terminates (its active job too); it is deleted (its jobs too).
+    void schedule_changed(const std::string& account, const std::string& schedule_id);
+    void schedule_terminating(const std::string& account, const std::string& schedule_id);
+    void schedule_deleting(const std::string& account, const std::string& schedule_id);
+
     // `formula` over the pool's present metrics (evaluateAutoScale): nothing changes.
     AutoScaleResult try_formula(const std::string& account, const std::string& pool_id, const std::string& formula);
 
@@ -230,6 +236,18 @@ private:
     void stop_job_tasks(const std::string& account, const std::string& job_id, const std::string& reason);
     // Deletes the job's auto pool when it goes with the job (job_owns_pool).
     void release_auto_pool(const std::string& account, const nlohmann::json& job);
+    void delete_auto_pool(const std::string& account, const std::string& pool_id, const std::string& why);
+    // A schedule at this instant: makes its job when due, completes it, sets its next timer.
+    void consider_schedule(const std::string& account, const std::string& schedule_id);
+    // Adds the schedule's next job (and its auto pool); the job's id.
+    std::string make_schedule_job(const std::string& account, const nlohmann::json& schedule);
+    void complete_schedule(const std::string& account, const std::string& schedule_id);
+    void delete_schedule(const std::string& account, const std::string& schedule_id);
+    // Deletes the auto pool of a schedule (poolLifetimeOption jobschedule) unless kept alive.
+    void release_schedule_pool(const std::string& account, const nlohmann::json& schedule);
+    // A job completed or was deleted: its schedule, if any, may make the next or complete.
+    void schedule_job_ended(const std::string& account, const nlohmann::json& job);
+    void recover_schedules();
     void finish_job_if_idle(const std::string& account, const std::string& job_id);
     void check_all_complete(const std::string& account, const std::string& job_id);
     bool job_has_running(const std::string& account, const std::string& job_id) const;
@@ -262,6 +280,7 @@ private:
     // ids (and directories), whatever its old nodes still report.
     std::map<Key, int> next_numbers_;
     std::multimap<time::TimePoint, std::function<void()>> timers_;
+    std::map<Key, time::TimePoint> schedule_wakes_;  // account, lower-cased schedule id
 
     mutable std::mutex snapshot_mutex_;
     std::map<Key, nlohmann::json> snapshot_;

@@ -407,12 +407,16 @@ void PoolNodes::finish_job_if_idle(const std::string& account, const std::string
     if (done && done->body.value("state", "") == "completed" && done->body.value("stateTransitionTime", "") == now) {
         trace("batch job " + job_id, "completes");
         release_auto_pool(account, done->body);
+        schedule_job_ended(account, done->body);
     }
 }
 
 void PoolNodes::release_auto_pool(const std::string& account, const json& job) {
     if (!job_owns_pool(job)) return;
-    const std::string pool_id = pool_of_job(job);
+    delete_auto_pool(account, pool_of_job(job), "goes with its job " + job.value("id", ""));
+}
+
+void PoolNodes::delete_auto_pool(const std::string& account, const std::string& pool_id, const std::string& why) {
     store_.update(account, kPools, pool_id, [](json& doc) {
         if (doc.value("state", "") == "deleting") return false;
         doc["state"] = "deleting";
@@ -421,7 +425,7 @@ void PoolNodes::release_auto_pool(const std::string& account, const json& job) {
     });
     const Key key{account, text::lower(pool_id)};
     if (auto it = state_.find(key); it != state_.end()) it->second.deleting = true;
-    trace("batch pool " + pool_id, "goes with its job " + job.value("id", ""));
+    trace("batch pool " + pool_id, why);
     reconcile(key);
 }
 
@@ -489,7 +493,10 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
         std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
         store_.remove_scope(account, tasks_of(job_id));
         store_.remove(account, kJobs, job_id);
-        if (job) release_auto_pool(account, job->body);
+        if (job) {
+            release_auto_pool(account, job->body);
+            schedule_job_ended(account, job->body);
+        }
     });
 }
 
