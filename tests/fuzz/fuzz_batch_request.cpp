@@ -23,6 +23,7 @@
 #include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
+#include "emulator/batch/schedule_rules.h"
 #include "emulator/batch/task_states.h"
 #include "emulator/batch/work_rules.h"
 
@@ -120,6 +121,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             task["executionInfo"]["exitCode"] = 3;
             (void)bai::batch::job_action_after(task, {{"onTaskFailure", "performexitoptionsjobaction"}});
             (void)bai::batch::count_tasks({task});
+        } catch (const bai::batch::BatchError&) {
+        }
+        // A job schedule: added, its plan over a week, changed by the body again.
+        try {
+            bai::batch::check_schedule_to_add(body);
+            nlohmann::json schedule = bai::batch::new_schedule_document(body, now);
+            bai::time::TimePoint at = *bai::time::parse_iso8601(now);
+            bai::batch::place_schedule(schedule, at);
+            for (int hour = 0; hour < 24 * 7; hour += 7) {
+                const bai::time::TimePoint t = at + std::chrono::hours(hour);
+                const bai::batch::SchedulePlan plan = bai::batch::plan_schedule(schedule, t, hour % 3 == 0);
+                bai::batch::advance_schedule(schedule, t, plan.make_job);
+                (void)bai::batch::schedule_job_body(schedule, hour);
+            }
+            bai::batch::check_schedule_change(body, false);
+            bai::batch::apply_schedule_change(schedule, body, false);
+            bai::batch::place_schedule(schedule, at);
         } catch (const bai::batch::BatchError&) {
         }
     }
