@@ -88,6 +88,10 @@ private:
     void get_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_node_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void preempt_node(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void add_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void update_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void delete_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void remote_login(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     std::filesystem::path need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const;
     // Jobs and tasks (batch_work_routes.cpp).
     void add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
@@ -108,6 +112,7 @@ private:
     void get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     StoredEntity need_task(const BatchAccount& account, const std::string& job_id, const std::string& task_id) const;
+    nlohmann::json task_view(const httplib::Request& req, const StoredEntity& task, const std::string& url) const;
     void serve_work(http::Routes& server);
     StoredEntity need_job(const BatchAccount& account, const std::string& id) const;
     // Adds a checked task to a job; the entity added, or nullopt when one of that id exists.

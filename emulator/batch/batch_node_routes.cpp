@@ -1,10 +1,15 @@
 // The Batch API's compute nodes: list, get, reboot, reimage, remove (the pool's removenodes),
-// scheduling disabled and enabled, their files (list, get, properties, delete), and the
+// scheduling disabled and enabled, their files (list, get, properties, delete), their user
+// accounts (add, update, delete), remote login settings and RDP file, and the
 // emulator's own pre-emption of a low-priority node.
+#include <algorithm>
+
 #include "common/text/ascii.h"
+#include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
+#include "emulator/batch/node_endpoints.h"
 #include "emulator/batch/node_files.h"
 #include "emulator/validation/duration.h"
 
@@ -33,6 +38,10 @@ void BatchApi::serve_nodes(http::Routes& server) {
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))", [this](auto& a, auto& q, auto& r) { get_node_file(a, q, r); });
     route(server, "DELETE", R"(/pools/([^/]+)/nodes/([^/]+)/files/(.+))",
           [this](auto& a, auto& q, auto& r) { delete_node_file(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/users)", [this](auto& a, auto& q, auto& r) { add_node_user(a, q, r); });
+    route(server, "PUT", R"(/pools/([^/]+)/nodes/([^/]+)/users/([^/]+))", [this](auto& a, auto& q, auto& r) { update_node_user(a, q, r); });
+    route(server, "DELETE", R"(/pools/([^/]+)/nodes/([^/]+)/users/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_node_user(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/(rdp|remoteloginsettings))", [this](auto& a, auto& q, auto& r) { remote_login(a, q, r); });
     // The emulator's own: what only the cloud does to a low-priority node.
     route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",
           [this](auto& a, auto& q, auto& r) { preempt_node(a, q, r); }, false);
@@ -42,6 +51,8 @@ void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& r
     const std::string pool_id = req.matches[1];
     need_pool(account, pool_id);
     json nodes = nodes_.nodes(account.name, pool_id);
+    // By id, as the service lists them (its recordings list a pool's nodes so, not as they joined).
+    std::sort(nodes.begin(), nodes.end(), [](const json& a, const json& b) { return a.value("id", "") < b.value("id", ""); });
     for (json& node : nodes) node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
     json body{{"odata.metadata", base_url(req) + "/$metadata#nodes"}, {"value", nodes}};
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
@@ -122,6 +133,87 @@ void BatchApi::preempt_node(const BatchAccount& account, const httplib::Request&
     std::optional<json> done = nodes_.preempt(account.name, req.matches[1], req.matches[2], recover_after);
     if (!done) throw node_not_found();
     res.set_content(done->dump(), "application/json");
+}
+
+namespace {
+
+// A user account's properties as the service checks them (`adding`: name too); a Windows node's
+// account has a password and no SSH key.
+void check_node_user(const json& body, bool adding, bool windows) {
+    if (!body.is_object()) throw BatchError(400, "InvalidRequestBody", "The specified Request Body is not syntactically valid.");
+    if (adding) {
+        if (!body.contains("name")) throw missing_property("name");
+        if (!body["name"].is_string() || body["name"].get<std::string>().empty() || body["name"].get<std::string>().size() > 32 ||
+            body["name"].get<std::string>().find_first_of("/\\:\"[]|<>+=;,?*@ \t\n") != std::string::npos ||
+            body["name"].get<std::string>().find("..") != std::string::npos) {
+            throw invalid_property("name", body["name"].dump(), "A user name has 1 to 32 characters, none of /\\:\"[]|<>+=;,?*@ or spaces");
+        }
+        if (body.contains("isAdmin") && !body["isAdmin"].is_boolean()) {
+            throw invalid_property("isAdmin", body["isAdmin"].dump(), "The value must be true or false");
+        }
+    }
+    for (const char* text : {"password", "sshPublicKey"}) {
+        if (body.contains(text) && !body[text].is_string()) throw invalid_property(text, body[text].dump(), "The value must be a string");
+    }
+    if (body.contains("expiryTime") && (!body["expiryTime"].is_string() || !time::parse_iso8601(body["expiryTime"].get<std::string>()))) {
+        throw invalid_property("expiryTime", body["expiryTime"].dump(), "The value is a date and time such as 2030-01-01T00:00:00Z");
+    }
+    if (windows && body.contains("sshPublicKey")) {
+        throw invalid_property("sshPublicKey", body["sshPublicKey"].dump(), "An SSH public key is for Linux nodes only");
+    }
+    if (windows && !body.contains("password")) throw missing_property("password");
+}
+
+}  // namespace
+
+void BatchApi::add_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    StoredEntity pool = need_pool(account, pool_id);
+    json body = parse_body(req);
+    check_node_user(body, true, is_windows_pool(pool.body));
+    json user = body;
+    if (!user.contains("isAdmin")) user["isAdmin"] = false;
+    if (!user.contains("expiryTime")) user["expiryTime"] = time::format_iso8601(time::now() + std::chrono::hours(24));
+    nodes_.add_user(account.name, pool_id, node_id, user);
+    const std::string url = base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id + "/users/" + body["name"].get<std::string>();
+    res.set_header("Location", url);
+    res.set_header("DataServiceId", url);
+    res.status = 201;
+}
+
+void BatchApi::update_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2], name = req.matches[3];
+    StoredEntity pool = need_pool(account, pool_id);
+    json body = parse_body(req);
+    check_node_user(body, false, is_windows_pool(pool.body));
+    nodes_.update_user(account.name, pool_id, node_id, name, body);
+    res.set_header("DataServiceId", base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id + "/users/" + name);
+}
+
+void BatchApi::delete_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    need_pool(account, pool_id);
+    nodes_.delete_user(account.name, pool_id, node_id, req.matches[3]);
+}
+
+// The RDP file of a Windows node, or the address and port of a node's SSH (or RDP); each is
+// refused (409 OperationNotValidOnNode, a choice) where the service offers the other.
+void BatchApi::remote_login(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2];
+    StoredEntity pool = need_pool(account, pool_id);
+    std::optional<int> number = nodes_.node_number(account.name, pool_id, node_id);
+    if (!number) throw node_not_found();
+    if (std::string(req.matches[3]) == "rdp") {
+        std::optional<std::string> file = rdp_file(pool.body, *number);
+        if (!file) throw BatchError(409, "OperationNotValidOnNode", "An RDP file is for Windows nodes: log in to a Linux node with its remote login settings.");
+        return res.set_content(*file, "application/octet-stream");
+    }
+    std::optional<json> settings = remote_login_settings(pool.body, *number);
+    if (!settings) {
+        throw BatchError(409, "OperationNotValidOnNode", "A node of a cloudServiceConfiguration pool is reached through its RDP file.");
+    }
+    (*settings)["odata.metadata"] = base_url(req) + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.ComputeNodeGetRemoteLoginSettingsResult";
+    res.set_content(settings->dump(), "application/json;odata=minimalmetadata");
 }
 
 std::filesystem::path BatchApi::need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const {

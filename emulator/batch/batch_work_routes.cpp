@@ -241,7 +241,7 @@ void BatchApi::get_task(const BatchAccount& account, const httplib::Request& req
     need_job(account, job_id);
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
-    json out = view(*task, base_url(req) + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
+    json out = task_view(req, *task, base_url(req) + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
     out["odata.metadata"] = base_url(req) + "/$metadata#tasks/@Element";
     set_entity_headers(res, *task);
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
@@ -250,7 +250,21 @@ void BatchApi::get_task(const BatchAccount& account, const httplib::Request& req
 void BatchApi::list_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string job_id = req.matches[1];
     need_job(account, job_id);
-    send_list(account, req, res, tasks_of(job_id), "/jobs/" + job_id + "/tasks", "tasks");
+    send_list(account, req, res, tasks_of(job_id), "/jobs/" + job_id + "/tasks", "tasks",
+              [this, &req](const StoredEntity& task, const std::string& url) { return task_view(req, task, url); });
+}
+
+// The node a task ran on, and its directory there, by URL under the account's URL as this
+// request addressed it.
+json BatchApi::task_view(const httplib::Request& req, const StoredEntity& task, const std::string& url) const {
+    json out = view(task, url);
+    if (out.contains("nodeInfo") && out["nodeInfo"].is_object()) {
+        json& node = out["nodeInfo"];
+        const std::string node_url = base_url(req) + "/" + node.value("nodeUrl", "");
+        node["nodeUrl"] = node_url;
+        if (node.contains("taskRootDirectory")) node["taskRootDirectoryUrl"] = node_url + "/files/" + node.value("taskRootDirectory", "");
+    }
+    return out;
 }
 
 StoredEntity BatchApi::need_task(const BatchAccount& account, const std::string& job_id, const std::string& task_id) const {

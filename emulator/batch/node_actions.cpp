@@ -66,7 +66,8 @@ void PoolNodes::finish_reboot(const Key& key, const std::string& node_id) {
     if (node->state == "reimaging") {  // a fresh disk: nothing of what ran stays
         std::error_code ec;
         engine::remove_tree(node->root, ec);
-        for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
+        make_node_directories(node->root);
+        node->users.clear();
     }
     node->control = std::make_shared<engine::RunControl>();
     node->start_task_info = nullptr;

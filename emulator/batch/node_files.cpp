@@ -41,7 +41,6 @@ std::optional<fs::path> resolve_under(const fs::path& root, const std::string& r
 struct FileFacts {
     bool directory = false;
     std::uintmax_t size = 0;
-    time::TimePoint created;
     time::TimePoint modified;
     std::string mode;  // "0o100644"
 };
@@ -57,18 +56,24 @@ std::optional<FileFacts> facts_of(const fs::path& path) {
         return time::TimePoint(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
     };
     facts.modified = at(st.st_mtim);
-    facts.created = at(st.st_ctim);  // Linux keeps no creation time that stat reports
     char mode[16];
     std::snprintf(mode, sizeof mode, "0o%o", static_cast<unsigned>(st.st_mode));
     facts.mode = mode;
     return facts;
 }
 
-json properties_of(const FileFacts& facts) {
-    return {{"creationTime", time::format_iso8601(facts.created)},
-            {"lastModified", time::format_iso8601(facts.modified)},
-            {"contentLength", facts.size},
-            {"contentType", "application/octet-stream"},
+// The service's content types: text for a task's logs and text files, bytes otherwise.
+std::string content_type_of(const fs::path& file) {
+    const std::string ext = file.extension().string();
+    return ext == ".txt" || ext == ".log" ? "text/plain" : "application/octet-stream";
+}
+
+// A file's properties in a list (the service shows none for a directory, and no creationTime on
+// Linux nodes); contentLength is an Int64, which OData's JSON writes as a string.
+json properties_of(const fs::path& file, const FileFacts& facts) {
+    return {{"lastModified", time::format_iso8601(facts.modified)},
+            {"contentLength", std::to_string(facts.size)},
+            {"contentType", content_type_of(file)},
             {"fileMode", facts.mode}};
 }
 
@@ -106,7 +111,6 @@ void send_file_under(const httplib::Request& req, httplib::Response& res, const 
     std::optional<fs::path> file = resolve_under(root, relative);
     std::optional<FileFacts> facts = file ? facts_of(*file) : std::nullopt;
     if (!facts || (facts->directory && req.method != "HEAD")) throw file_not_found();
-    res.set_header("ocp-creation-time", time::format_rfc1123(facts->created));
     res.set_header("ocp-batch-file-isdirectory", facts->directory ? "True" : "False");
     res.set_header("ocp-batch-file-url", url);
     res.set_header("ocp-batch-file-mode", facts->mode);
@@ -118,7 +122,7 @@ void send_file_under(const httplib::Request& req, httplib::Response& res, const 
     std::ifstream in(*file, std::ios::binary);
     std::stringstream content;
     content << in.rdbuf();
-    res.set_content(content.str(), "application/octet-stream");
+    res.set_content(content.str(), content_type_of(*file));
 }
 
 void delete_file_under(const httplib::Request& req, const fs::path& root, const std::string& relative) {
@@ -158,10 +162,9 @@ void send_file_list(const httplib::Request& req, httplib::Response& res, const f
         for (const std::string& name : names) {
             std::optional<FileFacts> facts = facts_of(root / name);
             if (!facts || !keep(name)) continue;
-            entries.push_back({{"name", name},
-                               {"url", files_url + "/" + name},
-                               {"isDirectory", facts->directory},
-                               {"properties", properties_of(*facts)}});
+            json entry{{"name", name}, {"url", files_url + "/" + name}, {"isDirectory", facts->directory}};
+            if (!facts->directory) entry["properties"] = properties_of(root / name, *facts);
+            entries.push_back(std::move(entry));
         }
     }
     const Page asked = page_of(req);

@@ -1,8 +1,9 @@
 // A node's or a task's directory as the Batch file APIs show it: a file's content (GET), its
-// properties (HEAD: ocp-creation-time, ocp-batch-file-isdirectory, ocp-batch-file-url,
-// ocp-batch-file-mode, Content-Length, Last-Modified), its removal (DELETE, `recursive` for a
-// directory), and the list of what is in it (`recursive`, `$filter` startswith(name,'...') or
-// name eq '...'). A path may not climb out of its root; what is not there is 404 FileNotFound.
+// properties (HEAD: ocp-batch-file-isdirectory, ocp-batch-file-url, ocp-batch-file-mode,
+// Content-Length, Last-Modified; no creation time, as the service shows none for the files of
+// Linux nodes), its removal (DELETE, `recursive` for a directory), and the list of what is in it
+// (`recursive`, `$filter` startswith(name,'...') or name eq '...'). A path may not climb out of
+// its root; what is not there is 404 FileNotFound.
 #pragma once
 
 #include <httplib.h>

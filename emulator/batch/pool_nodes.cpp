@@ -9,6 +9,8 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/node_certificates.h"
+#include "emulator/batch/node_endpoints.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/validation/vm_sizes.h"
 #include "emulator/batch/command_line.h"
@@ -26,8 +28,10 @@ using nlohmann::json;
 
 namespace {
 
-// How long a node is `starting` before its start task runs: long enough to be seen.
-constexpr std::chrono::seconds kBootTime{1};
+// How long a node is `creating` (its VM made), then `starting` (booting) before its start task
+// runs: long enough to be seen.
+constexpr std::chrono::milliseconds kCreateTime{500};
+constexpr std::chrono::milliseconds kBootTime{500};
 // How often the service samples a pool's metrics for its auto-scale formula.
 constexpr std::chrono::seconds kSamplePeriod{30};
 
@@ -365,7 +369,8 @@ Wrap PoolNodes::wrap_for(const Node& node) const {
 
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     auto node = std::make_unique<Node>();
-    node->id = node_id(pool.account, text::lower(pool.id), next_numbers_[{pool.account, text::lower(pool.id)}]++, dedicated);
+    node->number = next_numbers_[{pool.account, text::lower(pool.id)}]++;
+    node->id = node_id(pool.account, text::lower(pool.id), node->number, dedicated);
     node->dedicated = dedicated;
     node->allocation_time = time::now_iso8601();
     node->state_time = node->allocation_time;
@@ -383,14 +388,31 @@ void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
         }
     }
     std::error_code ec;
-    for (const char* dir : {"startup/wd", "shared", "tmp", "workitems"}) fs::create_directories(node->root / dir, ec);
-    // It boots first (`starting`), then runs its start task.
-    node->state = "starting";
-    at(clock_.now() + kBootTime, [this, key = Key{pool.account, text::lower(pool.id)}, id = node->id] { node_booted(key, id); });
+    make_node_directories(node->root);
+    // Its VM is made (`creating`), it boots (`starting`), then runs its start task.
+    node->state = "creating";
+    const Key key{pool.account, text::lower(pool.id)};
+    at(clock_.now() + kCreateTime, [this, key, id = node->id] {
+        Node* made = find_node(key, id);
+        if (!made || made->state != "creating") return;
+        made->state = "starting";
+        made->state_time = time::now_iso8601();
+        at(clock_.now() + kBootTime, [this, key, id] { node_booted(key, id); });
+        publish(key);
+    });
     log::info("batch pool " + pool.id + ": node " + node->id + ": " + note);
     trace("batch pool " + pool.id, "node " + node->id + " joins");
     log::info("batch pool " + pool.id + ": node " + node->id + " joins (" + node->state + ")");
     pool.nodes.push_back(std::move(node));
+}
+
+void PoolNodes::make_node_directories(const fs::path& root) {
+    std::error_code ec;
+    // The service's (applications, fsmounts, shared, startup, volatile, workitems) and the node's
+    // TMPDIR.
+    for (const char* dir : {"applications", "fsmounts", "shared", "startup", "volatile/startup", "workitems", "tmp"}) {
+        fs::create_directories(root / dir, ec);
+    }
 }
 
 // The start task runs on a thread of its own (and its retries), then posts its end to
@@ -402,7 +424,11 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
         node.state_time = time::now_iso8601();
         return;
     }
+    std::error_code ec;
+    fs::create_directories(node.root / "startup" / "wd", ec);
+    install_certificates(store_, pool.account, doc, node.root / "startup" / "certs", "starttask");
     engine::Environment env = node_environment(pool, node);
+    env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, node.root / "startup" / "certs");
     env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, node.root / "startup" / "wd");
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");
     const bool wait = task.value("waitForSuccess", true);
@@ -535,15 +561,13 @@ void PoolNodes::publish(const Key& key) {
         std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
         const std::string vm_size = stored ? stored->body.value("vmSize", "") : "";
         const json certificates = stored ? stored->body.value("certificateReferences", json::array()) : json::array();
+        const json pool_doc = stored ? stored->body : json::object();
         for (const auto& node : it->second.nodes) {
             json n{{"id", node->id},
                    {"state", node->state},
                    {"schedulingState", node->scheduling ? "enabled" : "disabled"},
                    {"stateTransitionTime", node->state_time},
                    {"allocationTime", node->allocation_time},
-                   // Booted when allocated (a reboot is quick enough here not to show).
-                   {"lastBootTime", node->allocation_time},
-                   {"certificateReferences", certificates},
                    {"ipAddress", node->address},
                    {"affinityId", "TVM:" + node->id},
                    {"vmSize", vm_size},
@@ -552,7 +576,13 @@ void PoolNodes::publish(const Key& key) {
                    {"runningTaskSlotsCount", node->running_tasks},
                    {"totalTasksSucceeded", node->total_tasks_succeeded},
                    {"isDedicated", node->dedicated},
-                   {"nodeAgentInfo", {{"version", "1.9.27"}, {"lastUpdateTime", node->allocation_time}}}};
+                   {"endpointConfiguration", node_endpoints(pool_doc, node->number)}};
+            // What a node shows once it has booted (the service's answers have none of it before).
+            if (node->state != "creating" && node->state != "starting") {
+                n["lastBootTime"] = node->allocation_time;  // a reboot is quick enough here not to show
+                n["certificateReferences"] = certificates;
+                n["nodeAgentInfo"] = {{"version", "1.9.27"}, {"lastUpdateTime", node->allocation_time}};
+            }
             if (!node->start_task_info.is_null()) n["startTaskInfo"] = node->start_task_info;
             nodes.push_back(std::move(n));
             roots[node->id] = node->root;

@@ -124,6 +124,15 @@ public:
     void schedule_terminating(const std::string& account, const std::string& schedule_id);
     void schedule_deleting(const std::string& account, const std::string& schedule_id);
 
+    // A node's user accounts (node_users.cpp): BatchError 404 NodeNotFound, NodeUserNotFound,
+    // 409 NodeUserExists, NodeNotReady (not idle or running). `user` is checked already.
+    void add_user(const std::string& account, const std::string& pool_id, const std::string& node_id, const nlohmann::json& user);
+    void update_user(const std::string& account, const std::string& pool_id, const std::string& node_id, const std::string& name,
+                     const nlohmann::json& change);
+    void delete_user(const std::string& account, const std::string& pool_id, const std::string& node_id, const std::string& name);
+    // The node's number in its pool (0 for the first that joined it): its public ports' offset.
+    std::optional<int> node_number(const std::string& account, const std::string& pool_id, const std::string& node_id);
+
     // `formula` over the pool's present metrics (evaluateAutoScale): nothing changes.
     AutoScaleResult try_formula(const std::string& account, const std::string& pool_id, const std::string& formula);
 
@@ -136,6 +145,7 @@ public:
 private:
     struct Node {
         std::string id;
+        int number = 0;  // in its pool, from 0 as they join
         bool dedicated = true;
         // starting, waitingforstarttask, idle, running, starttaskfailed, rebooting, reimaging,
         // preempted, leavingpool
@@ -155,6 +165,9 @@ private:
         int running_tasks = 0;
         int total_tasks_run = 0;
         int total_tasks_succeeded = 0;
+        // Its user accounts by lower-cased name: the account as added, less its password (whose
+        // hash is "_hash").
+        std::map<std::string, nlohmann::json> users;
     };
     struct TaskRef {
         std::string job_id;
@@ -192,6 +205,9 @@ private:
     T ask(std::function<T()> question);
     void loop();
     Node* find_node(const Key& key, const std::string& node_id);
+    Node& need_ready_node(const Key& key, const std::string& node_id);
+    // The node's accounts where its processes see them (node_users.cpp).
+    void write_users(const Node& node);
     // Cancels the node's running tasks with `reason` (requeue, terminate); how many.
     int stop_node_tasks(const Node& node, const std::string& reason);
     // Its start task again (after a reboot), or idle when the pool has none.
@@ -211,6 +227,8 @@ private:
     void take_sample(const Key& key);
     void evaluation_due(const Key& key);
     void add_node(Pool& pool, const nlohmann::json& doc, bool dedicated);
+    // A new (or reimaged) node's directories, as the service lays them out.
+    static void make_node_directories(const std::filesystem::path& root);
     engine::Environment node_environment(const Pool& pool, const Node& node) const;
     // How the node's processes are started (its image's sandbox, or the host).
     Wrap wrap_for(const Node& node) const;
@@ -221,7 +239,8 @@ private:
     void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
-    void run_task(Pool& pool, Node& node, const TaskRef& task);
+    // `pool_doc`: the pool's stored document (its certificates).
+    void run_task(Pool& pool, Node& node, const TaskRef& task, const nlohmann::json& pool_doc);
     void task_done(const std::string& run_key, int exit_code, nlohmann::json failure);
     // After a task completed: its retention timer, its job's exit action and onAllTasksComplete.
     void task_completed(const std::string& account, const std::string& job_id, const nlohmann::json& task);

@@ -258,6 +258,21 @@ json pool_specification(const json& body) {
     if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
     if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
     pool["taskSchedulingPolicy"] = {{"nodeFillType", node_fill_type(body)}};
+    if (pool.contains("networkConfiguration") && pool["networkConfiguration"].is_object()) {
+        json& network = pool["networkConfiguration"];
+        if (!network.contains("dynamicVNetAssignmentScope")) network["dynamicVNetAssignmentScope"] = "none";
+        const bool has_nat = network.contains("endpointConfiguration") && network["endpointConfiguration"].is_object() &&
+                             network["endpointConfiguration"].contains("inboundNATPools") &&
+                             network["endpointConfiguration"]["inboundNATPools"].is_array();
+        if (has_nat) {
+            for (json& rule : network["endpointConfiguration"]["inboundNATPools"]) {
+                if (!rule.is_object() || !rule.contains("networkSecurityGroupRules") || !rule["networkSecurityGroupRules"].is_array()) continue;
+                for (json& group_rule : rule["networkSecurityGroupRules"]) {
+                    if (group_rule.is_object() && !group_rule.contains("sourcePortRanges")) group_rule["sourcePortRanges"] = json::array({"*"});
+                }
+            }
+        }
+    }
     return pool;
 }
 

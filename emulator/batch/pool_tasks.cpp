@@ -8,6 +8,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/pool_nodes.h"
+#include "emulator/batch/node_certificates.h"
 #include "emulator/batch/work_rules.h"
 #include "emulator/batch/task_files.h"
 #include "emulator/batch/task_process.h"
@@ -117,12 +118,12 @@ void PoolNodes::schedule(const Key& key) {
             if (ready == pool.queue.end()) return;
             TaskRef task = *ready;
             pool.queue.erase(ready);
-            run_task(pool, *node, task);
+            run_task(pool, *node, task, stored->body);
         }
     }
 }
 
-void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
+void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json& pool_doc) {
     std::optional<StoredEntity> job = store_.get(pool.account, kJobs, ref.job_id);
     if (!job || job->body.value("state", "") != "active") return;  // it stays active, not run
     const std::string scope = tasks_of(ref.job_id);
@@ -144,6 +145,7 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
         doc["nodeInfo"] = {{"affinityId", "TVM:" + node.id},
                            {"poolId", pool.id},
                            {"nodeId", node.id},
+                           // Under the account's URL, which the API puts before it (as the request addressed it).
                            {"nodeUrl", "pools/" + pool.id + "/nodes/" + node.id},
                            {"taskRootDirectory", "workitems/" + ref.job_id + "/job-1/" + ref.task_id}};
         doc["_root"] = dir.string();
@@ -153,7 +155,9 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref) {
     if (!updated || task.is_null()) return;  // deleted, or no longer waiting
     std::error_code ec;
     fs::create_directories(dir / "wd", ec);
+    install_certificates(store_, pool.account, pool_doc, dir / "certs", "task");
     engine::Environment env = node_environment(pool, node);
+    env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, dir / "certs");
     env["AZ_BATCH_JOB_ID"] = ref.job_id;
     env["AZ_BATCH_TASK_ID"] = ref.task_id;
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);

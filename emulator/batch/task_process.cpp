@@ -1,5 +1,6 @@
 #include "emulator/batch/task_process.h"
 
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,13 +30,18 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
                                       engine::RunControl& control, const Wrap& wrap) {
     std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
     if (!argv) return {-1, failure_info("CommandLineParseError", "The command line has an unclosed quote or no word")};
+    // The service makes the task's stdout.txt and stderr.txt before it starts the program: they
+    // are there (empty) when the program is not found.
+    for (const char* log : {"stdout.txt", "stderr.txt"}) std::ofstream(dir / log, std::ios::app);
     try {
         std::shared_ptr<engine::Process> process =
             control.start({wrap(dir / "wd", *argv), env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
         if (!process) return {-1, nullptr};
         return {process->wait().code, nullptr};
     } catch (const std::exception& e) {
-        return {-1, failure_info("CommandProgramNotFound", e.what())};
+        json failure = failure_info("CommandProgramNotFound", "The specified command program is not found");
+        failure["details"] = json::array({{{"name", "Message"}, {"value", e.what()}}});
+        return {-1, failure};
     }
 }
 

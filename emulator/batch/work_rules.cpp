@@ -105,6 +105,14 @@ void check_pool_info(const json& body) {
 
 namespace {
 
+// A job's auto pool specification with the service's defaults, as the job shows it.
+void complete_auto_pool(json& job) {
+    if (!job["poolInfo"].contains("autoPoolSpecification")) return;
+    json& spec = job["poolInfo"]["autoPoolSpecification"];
+    if (!spec.contains("keepAlive")) spec["keepAlive"] = false;
+    spec["pool"] = pool_specification(spec["pool"]);
+}
+
 // The pool a job to add runs on: the one it names, or its auto pool's new id (PREFIX_GUID).
 std::string pool_id_for_job(const json& body) {
     const json& info = body["poolInfo"];
@@ -178,6 +186,7 @@ void apply_job_change(json& job, const json& body, bool replace) {
     json& constraints = job["constraints"];
     if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
     if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
+    complete_auto_pool(job);
     // An auto pool keeps the id it was given.
     if (job["poolInfo"].contains("poolId")) job["executionInfo"]["poolId"] = job["poolInfo"]["poolId"];
 }
@@ -273,11 +282,7 @@ json new_job_document(const json& body, const std::string& now) {
         if (!task.contains("retentionTime")) task["retentionTime"] = "P7D";
         if (!task.contains("userIdentity")) task["userIdentity"] = auto_user;
     }
-    if (job["poolInfo"].contains("autoPoolSpecification")) {
-        json& spec = job["poolInfo"]["autoPoolSpecification"];
-        if (!spec.contains("keepAlive")) spec["keepAlive"] = false;
-        spec["pool"] = pool_specification(spec["pool"]);
-    }
+    complete_auto_pool(job);
     return job;
 }
 
@@ -301,7 +306,11 @@ json new_task_document(const json& body, const json& job, const std::string& now
         constraints["maxTaskRetryCount"] = job["constraints"].value("maxTaskRetryCount", 0);
     }
     if (!constraints.contains("retentionTime")) constraints["retentionTime"] = "P7D";
+    if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
     task["constraints"] = constraints;
+    // The service's defaults, as its answers show them.
+    if (!task.contains("userIdentity")) task["userIdentity"] = {{"autoUser", {{"scope", "pool"}, {"elevationLevel", "nonadmin"}}}};
+    if (!task.contains("requiredSlots")) task["requiredSlots"] = 1;
     task["executionInfo"] = {{"retryCount", 0}, {"requeueCount", 0}};
     return task;
 }

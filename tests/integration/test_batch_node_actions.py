@@ -115,8 +115,13 @@ class BatchNodeActions(BatchTestCase):
             start_task=bm.StartTask(command_line="/bin/cat requirements.txt", wait_for_success=True,
                                     resource_files=[bm.ResourceFile(http_url=url, file_path="requirements.txt")])))
         node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-boot2")), None), what="a node")
-        self.assertEqual((node.state, node.start_task_info), (bm.ComputeNodeState.starting, None))
+        # Its VM is made, then it boots; until then it shows no boot time, agent or start task.
+        self.assertEqual((node.state, node.start_task_info, node.last_boot_time, node.node_agent_info),
+                         (bm.ComputeNodeState.creating, None, None, None))
+        node = self.node_state("p-boot2", node.id, bm.ComputeNodeState.starting)
+        self.assertEqual((node.start_task_info, node.last_boot_time), (None, None))
         node = self.node_state("p-boot2", node.id, bm.ComputeNodeState.idle)
+        self.assertIsNotNone(node.last_boot_time)
         self.assertEqual(node.start_task_info.exit_code, 0)
         self.assertEqual(b"".join(self.client.file.get_from_compute_node("p-boot2", node.id, "startup/stdout.txt")), b"numpy\n")
 

@@ -3,7 +3,8 @@ emulator's Batch endpoint and compares every answer with the cloud's.
 
 - What the tests' preparers made before recording is made first, as batch_preparers.py made it:
   the pools a recording uses but does not add (as the cloud's first answer about the pool shows
-  it, else standard_d2_v2 on Ubuntu 18.04 with a task-user account; as many dedicated nodes as the
+  it, else standard_d2_v2 on Ubuntu 18.04 (or cloudServiceConfiguration where the cloud's nodes had
+  its RDP forwarder) with a task-user account; as many dedicated nodes as the
   cloud's first node list of the pool showed) and the jobs it uses
   but does not add (on the recording's one pool, or an auto pool on cloudServiceConfiguration as
   the preparer's default). The cloud's node ids are paired with the emulated nodes' in order.
@@ -106,7 +107,12 @@ class BatchPlayer:
         for x in self.exchanges:
             if x.method == "GET" and _decoded(x.path) == f"/pools/{pool_id}/nodes" and x.status == 200:
                 nodes = _json(x.response_body).get("value") or [{}]
-                return {"vmSize": nodes[0]["vmSize"]} if "vmSize" in nodes[0] else {}
+                shown = {"vmSize": nodes[0]["vmSize"]} if "vmSize" in nodes[0] else {}
+                # A node reached through the cloud service's RDP forwarder is a cloudServiceConfiguration pool's.
+                endpoints = (nodes[0].get("endpointConfiguration") or {}).get("inboundEndpoints") or []
+                if any("RemoteForwarder" in e.get("name", "") for e in endpoints):
+                    shown["cloudServiceConfiguration"] = {"osFamily": "5"}
+                return shown
         return {}
 
     def _prepare(self):
@@ -125,6 +131,9 @@ class BatchPlayer:
                                      for u in recorded.get("userAccounts", [{"name": "task-user",
                                                                              "elevationLevel": "admin"}])],
                     "targetDedicatedNodes": size}
+            if "cloudServiceConfiguration" in recorded:
+                del body["virtualMachineConfiguration"]
+                body["cloudServiceConfiguration"] = recorded["cloudServiceConfiguration"]
             answer = self._send("POST", "/pools", body)
             if answer.status_code != 201:
                 raise PreparationFailed(f"pool {pool_id}: {answer.status_code} {answer.text[:500]}")

@@ -1,0 +1,62 @@
+#include "emulator/batch/node_endpoints.h"
+
+#include "common/text/ascii.h"
+
+namespace bai::batch {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kPublicAddress = "127.0.0.1";
+constexpr const char* kPublicName = "localhost";
+constexpr int kFirstLoginPort = 50000;
+
+json endpoint(const std::string& name, const std::string& protocol, int frontend, int backend) {
+    return {{"name", name}, {"protocol", protocol}, {"publicIPAddress", kPublicAddress}, {"publicFQDN", kPublicName},
+            {"frontendPort", frontend}, {"backendPort", backend}};
+}
+
+}  // namespace
+
+bool is_windows_pool(const json& pool) {
+    if (pool.contains("cloudServiceConfiguration")) return true;
+    const json vm = pool.value("virtualMachineConfiguration", json::object());
+    return vm.is_object() && text::lower(vm.value("nodeAgentSKUId", "")).rfind("batch.node.windows", 0) == 0;
+}
+
+json node_endpoints(const json& pool, int number) {
+    json endpoints = json::array();
+    if (pool.contains("cloudServiceConfiguration")) {
+        endpoints.push_back({{"name", "Microsoft.WindowsAzure.Plugins.RemoteForwarder.RdpInput"}, {"protocol", "tcp"},
+                             {"frontendPort", 3389}, {"backendPort", 20000}});
+        return {{"inboundEndpoints", endpoints}};
+    }
+    const json nat = pool.value("networkConfiguration", json::object()).value("endpointConfiguration", json::object())
+                         .value("inboundNATPools", json::array());
+    for (const json& rule : nat.is_array() ? nat : json::array()) {
+        if (!rule.is_object()) continue;
+        endpoints.push_back(endpoint(rule.value("name", "") + "." + std::to_string(number), text::lower(rule.value("protocol", "tcp")),
+                                     rule.value("frontendPortRangeStart", 0) + number, rule.value("backendPort", 0)));
+    }
+    if (is_windows_pool(pool)) {
+        endpoints.push_back(endpoint("RDPRule." + std::to_string(number), "tcp", kFirstLoginPort + number, 3389));
+    } else {
+        endpoints.push_back(endpoint("SSHRule." + std::to_string(number), "tcp", kFirstLoginPort + number, 22));
+    }
+    return {{"inboundEndpoints", endpoints}};
+}
+
+std::optional<json> remote_login_settings(const json& pool, int number) {
+    if (pool.contains("cloudServiceConfiguration")) return std::nullopt;
+    return json{{"remoteLoginIPAddress", kPublicAddress}, {"remoteLoginPort", kFirstLoginPort + number}};
+}
+
+std::optional<std::string> rdp_file(const json& pool, int number) {
+    if (!is_windows_pool(pool)) return std::nullopt;
+    std::string address = kPublicAddress;
+    if (!pool.contains("cloudServiceConfiguration")) address += ":" + std::to_string(kFirstLoginPort + number);
+    return "full address:s:" + address + "\r\nLoadBalanceInfo:s:Cookie: mstshash=TVM#TVM_IN_" + std::to_string(number);
+}
+
+}  // namespace bai::batch
