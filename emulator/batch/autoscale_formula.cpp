@@ -76,9 +76,12 @@ public:
             result.error = "position " + std::to_string(pos_ + 1) + ": expected a number";
             return result;
         }
+        std::string own;  // the formula's variables, in the order first assigned
         for (const std::string& name : order_) {
             const Value& v = vars_.at(name);
-            result.results += name + "=" + show(v) + ";";
+            if (name != "$TargetDedicatedNodes" && name != "$TargetLowPriorityNodes" && name != "$NodeDeallocationOption") {
+                own += ";" + name + "=" + show(v);
+            }
             auto as_target = [&](const char* what) -> std::optional<int> {
                 if (v.kind != Value::number || !std::isfinite(v.n)) {
                     result.error = std::string(what) + " must be a number, got " + show(v);
@@ -90,6 +93,16 @@ public:
             if (name == "$TargetLowPriorityNodes") result.target_low_priority = as_target("$TargetLowPriorityNodes");
             if (name == "$NodeDeallocationOption") result.deallocation = show(v);
         }
+        // As the service reports a run: the targets and the deallocation option first (the pool's
+        // present targets and requeue where the formula sets none), then the formula's own.
+        auto target = [&](const std::optional<int>& set, const char* metric) {
+            if (set) return std::to_string(*set);
+            auto it = inputs_.metrics.find(metric);
+            return std::to_string(it == inputs_.metrics.end() ? 0 : static_cast<int>(std::lround(it->second)));
+        };
+        result.results = "$TargetDedicatedNodes=" + target(result.target_dedicated, "$TargetDedicatedNodes") +
+                         ";$TargetLowPriorityNodes=" + target(result.target_low_priority, "$TargetLowPriorityNodes") +
+                         ";$NodeDeallocationOption=" + result.deallocation + own;
         return result;
     }
 

@@ -38,7 +38,8 @@ struct AutoScaleInputs {
 };
 
 struct AutoScaleResult {
-    // Each $ variable and formula variable as the service reports it ("$TargetDedicatedNodes=2;...").
+    // As the service reports a run: "$TargetDedicatedNodes=2;$TargetLowPriorityNodes=0;
+    // $NodeDeallocationOption=requeue", then each of the formula's own variables (";name=value").
     std::string results;
     std::optional<int> target_dedicated;
     std::optional<int> target_low_priority;

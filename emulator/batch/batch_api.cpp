@@ -90,6 +90,7 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     serve_pool_actions(server);
     serve_certificates(server);
     serve_job_schedules(server);
+    serve_usage(server);
     serve_nodes(server);
     serve_work(server);
 }
@@ -265,6 +266,7 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
         doc.erase("resizeErrors");
         doc["allocationState"] = "resizing";
         doc["allocationStateTransitionTime"] = time::format_iso8601(time::now());
+        doc["_allocating"] = true;
         return true;
     });
     nodes_.pool_changed(account.name, id);

@@ -67,6 +67,8 @@ private:
     void delete_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void cancel_certificate_deletion(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     StoredEntity need_certificate(const BatchAccount& account, const httplib::Request& req) const;
+    // Lifetime statistics and usage metrics (usage_routes.cpp).
+    void serve_usage(http::Routes& server);
     // Job schedules (job_schedule_routes.cpp).
     void serve_job_schedules(http::Routes& server);
     void add_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

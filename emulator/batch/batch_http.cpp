@@ -85,12 +85,36 @@ std::int64_t skip_count(const httplib::Request& req, const Page& page) {
 }
 
 std::string next_link(const httplib::Request& req, const std::string& url, int limit, const std::string& next) {
-    std::string link = url + "?api-version=" + req.get_param_value("api-version") + "&maxresults=" + std::to_string(limit) +
-                       "&$skiptoken=" + httplib::detail::encode_query_param(next);
-    for (const char* kept : {"recursive", "$filter", "$select"}) {
+    // The request's own parameters again, in the service's order.
+    std::string link = url + "?api-version=" + req.get_param_value("api-version") + "&maxresults=" + std::to_string(limit);
+    if (req.has_param("timeout")) link += "&timeout=" + httplib::detail::encode_query_param(req.get_param_value("timeout"));
+    link += "&$skiptoken=" + httplib::detail::encode_query_param(next);
+    for (const char* kept : {"recursive", "$filter", "$select", "$expand"}) {
         if (req.has_param(kept)) link += std::string("&") + kept + "=" + httplib::detail::encode_query_param(req.get_param_value(kept));
     }
     return link;
+}
+
+void send_computed_list(const httplib::Request& req, httplib::Response& res, const nlohmann::json& items, const std::string& metadata) {
+    const Page page = page_of(req);
+    const std::optional<odata::Filter> filter = filter_of(req);
+    const std::int64_t skip = skip_count(req, page);
+    nlohmann::json value = nlohmann::json::array();
+    std::int64_t seen = 0;
+    std::optional<std::int64_t> next;
+    for (const nlohmann::json& item : items) {
+        if (filter && !filter->matches(item)) continue;
+        if (seen++ < skip) continue;
+        if (static_cast<int>(value.size()) == page.limit) {
+            next = skip + page.limit;
+            break;
+        }
+        value.push_back(item);
+    }
+    nlohmann::json body{{"odata.metadata", metadata}, {"value", value}};
+    if (next) body["odata.nextLink"] = next_link(req, metadata.substr(0, metadata.find("/$metadata")) + req.path, page.limit,
+                                                  std::to_string(*next));
+    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
 
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url) {

@@ -38,6 +38,11 @@ std::int64_t skip_count(const httplib::Request& req, const Page& page);
 // odata.nextLink: the list's `url` again from `next` (with the request's $filter and $select).
 std::string next_link(const httplib::Request& req, const std::string& url, int limit, const std::string& next);
 
+// A list computed per request (not stored: node counts, supported images, usage metrics): its
+// $filter, maxresults and $skiptoken (a count) applied; `metadata` is its odata.metadata.
+void send_computed_list(const httplib::Request& req, httplib::Response& res, const nlohmann::json& items,
+                        const std::string& metadata);
+
 // 201 Created for an entity added at `url` (ETag, Last-Modified, Location, DataServiceId).
 void send_created(httplib::Response& res, const StoredEntity& entity, const std::string& url);
 

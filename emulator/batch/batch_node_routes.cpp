@@ -11,6 +11,7 @@
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_endpoints.h"
 #include "emulator/batch/node_files.h"
+#include "emulator/batch/pool_rules.h"
 #include "emulator/validation/duration.h"
 
 namespace bai::batch {

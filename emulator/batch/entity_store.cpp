@@ -19,6 +19,7 @@ std::string type_of(const std::string& scope) {
     if (scope == kJobs) return "batch-job";
     if (scope == kCertificates) return "batch-certificate";
     if (scope == kJobSchedules) return "batch-jobschedule";
+    if (scope == kUsage) return "batch-usage";
     return "batch-task";
 }
 

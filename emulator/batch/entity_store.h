@@ -1,8 +1,8 @@
 // The Batch service's entities of every account (pools, jobs, tasks), as the documents the
 // service returns, kept by the ARM resource store (arm_resources in state.db) under ids of their
 // own ("batch/ACCOUNT/SCOPE/ID", types batch-pool, batch-job, batch-task, batch-certificate,
-// batch-jobschedule). An entity lives in a scope: "pools", "jobs", "certificates",
-// "jobschedules", or "jobs/JOB/tasks" (JOB lower-cased); ids are unique in their scope
+// batch-jobschedule, batch-usage). An entity lives in a scope: "pools", "jobs", "certificates",
+// "jobschedules", "usage", or "jobs/JOB/tasks" (JOB lower-cased); ids are unique in their scope
 // without regard to case and keep the case they were added with.
 #pragma once
 
@@ -29,6 +29,8 @@ inline constexpr const char* kPools = "pools";
 inline constexpr const char* kJobs = "jobs";
 inline constexpr const char* kCertificates = "certificates";
 inline constexpr const char* kJobSchedules = "jobschedules";
+// The account's usage record (usage_stats.h): one entity of this id in the scope of this name.
+inline constexpr const char* kUsage = "usage";
 // The scope of a job's tasks.
 std::string tasks_of(const std::string& job_id);
 

@@ -1,6 +1,7 @@
 #include "emulator/batch/node_endpoints.h"
 
 #include "common/text/ascii.h"
+#include "emulator/batch/pool_rules.h"
 
 namespace bai::batch {
 
@@ -18,12 +19,6 @@ json endpoint(const std::string& name, const std::string& protocol, int frontend
 }
 
 }  // namespace
-
-bool is_windows_pool(const json& pool) {
-    if (pool.contains("cloudServiceConfiguration")) return true;
-    const json vm = pool.value("virtualMachineConfiguration", json::object());
-    return vm.is_object() && text::lower(vm.value("nodeAgentSKUId", "")).rfind("batch.node.windows", 0) == 0;
-}
 
 json node_endpoints(const json& pool, int number) {
     json endpoints = json::array();

@@ -19,6 +19,5 @@ nlohmann::json node_endpoints(const nlohmann::json& pool, int number);
 std::optional<nlohmann::json> remote_login_settings(const nlohmann::json& pool, int number);
 // The RDP file of a Windows node; nullopt on a Linux one.
 std::optional<std::string> rdp_file(const nlohmann::json& pool, int number);
-bool is_windows_pool(const nlohmann::json& pool);
 
 }  // namespace bai::batch

@@ -52,29 +52,6 @@ json supported_images() {
     });
 }
 
-// A list computed here (not stored): its $filter and maxresults applied; one page.
-void send_computed_list(const httplib::Request& req, httplib::Response& res, const json& items, const std::string& metadata) {
-    const Page page = page_of(req);
-    const std::optional<odata::Filter> filter = filter_of(req);
-    const std::int64_t skip = skip_count(req, page);
-    json value = json::array();
-    std::int64_t seen = 0;
-    std::optional<std::int64_t> next;
-    for (const json& item : items) {
-        if (filter && !filter->matches(item)) continue;
-        if (seen++ < skip) continue;
-        if (static_cast<int>(value.size()) == page.limit) {
-            next = skip + page.limit;
-            break;
-        }
-        value.push_back(item);
-    }
-    json body{{"odata.metadata", metadata}, {"value", value}};
-    if (next) body["odata.nextLink"] = next_link(req, metadata.substr(0, metadata.find("/$metadata")) + req.path, page.limit,
-                                                  std::to_string(*next));
-    res.set_content(body.dump(), "application/json;odata=minimalmetadata");
-}
-
 }  // namespace
 
 void BatchApi::serve_pool_actions(http::Routes& server) {

@@ -28,6 +28,8 @@ using nlohmann::json;
 
 namespace {
 
+// How long a pool is `resizing` before the nodes it wants join it.
+constexpr std::chrono::milliseconds kAllocateTime{500};
 // How long a node is `creating` (its VM made), then `starting` (booting) before its start task
 // runs: long enough to be seen.
 constexpr std::chrono::milliseconds kCreateTime{500};
@@ -116,6 +118,18 @@ void PoolNodes::stop() {
         if (node->start_task.joinable()) node->start_task.join();
     }
     leaving_.clear();
+    // The nodes go with the emulator: their time ends now.
+    std::map<std::string, std::vector<NodeSession>> ended;
+    for (auto& [key, pool] : state_) {
+        for (auto& node : pool.nodes) ended[key.first].push_back({pool.id, node->vm_size, node->dedicated, node->joined, clock_.now()});
+    }
+    for (const auto& [account, sessions] : ended) {
+        usage_record(account);
+        store_.update(account, kUsage, kUsage, [&](json& record) {
+            for (const NodeSession& session : sessions) record_session(record, session);
+            return true;
+        });
+    }
     state_.clear();
     std::error_code ec;
     engine::remove_tree(root_, ec);
@@ -169,6 +183,19 @@ void PoolNodes::pool_deleting(const std::string& account, const std::string& poo
 
 // Brings the pool's nodes to its targets (none when it is being deleted): new nodes join; surplus
 // ones leave, those not yet idle first, then idle ones, newest first.
+// Nodes wanted are allocated kAllocateTime after the pool first wanted them (meanwhile it is
+// `resizing`, and a stop resize leaves them unallocated, as the service's recordings show).
+bool PoolNodes::allocation_due(const Key& key, Pool& pool) {
+    const time::TimePoint now = clock_.now();
+    if (!pool.wanting_since) {
+        pool.wanting_since = now;
+        at(now + kAllocateTime, [this, key] { reconcile(key); });
+    }
+    if (now < *pool.wanting_since + kAllocateTime) return false;
+    pool.wanting_since.reset();
+    return true;
+}
+
 void PoolNodes::reconcile(const Key& key) {
     std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
     Pool& pool = state_[key];
@@ -186,12 +213,28 @@ void PoolNodes::reconcile(const Key& key) {
     const bool deleting = pool.deleting || !stored || stored->body.value("state", "") == "deleting";
     // A stopped resize: the nodes stay as they are until the next resize or formula.
     const bool stopped = !deleting && stored->body.value("_resizeStopped", false);
+    // Whether an allocation is under way (either kind short of its target, or a pool added or
+    // resized, "_allocating", that has not had its allocation time yet), and if so whether its new
+    // nodes join now.
+    bool short_of_nodes = !deleting && !stopped && stored->body.value("_allocating", false);
+    for (bool dedicated : {true, false}) {
+        if (stopped || deleting) break;
+        int count = 0;
+        for (auto& node : pool.nodes) count += node->dedicated == dedicated && node->then != Node::Then::leave ? 1 : 0;
+        short_of_nodes |= count < stored->body.value(dedicated ? "targetDedicatedNodes" : "targetLowPriorityNodes", 0);
+    }
+    const bool join_now = short_of_nodes && allocation_due(key, pool);
+    if (join_now && stored->body.value("_allocating", false)) {
+        store_.update(key.first, kPools, key.second, [](json& doc) { return doc.erase("_allocating") > 0; });
+    }
     for (bool dedicated : {true, false}) {
         if (stopped) break;
         int target = deleting ? 0 : stored->body.value(dedicated ? "targetDedicatedNodes" : "targetLowPriorityNodes", 0);
         int count = 0;  // those leaving count no more
         for (auto& node : pool.nodes) count += node->dedicated == dedicated && node->then != Node::Then::leave ? 1 : 0;
-        for (; count < target; ++count) add_node(pool, stored->body, dedicated);
+        if (join_now) {
+            for (; count < target; ++count) add_node(pool, stored->body, dedicated);
+        }
         // Nodes without tasks leave first (newest first); nodes running tasks only when the
         // deallocation option lets their tasks go (requeue, terminate); else they are
         // `leavingpool` until their tasks are done (taskcompletion, retaineddata).
@@ -212,6 +255,7 @@ void PoolNodes::reconcile(const Key& key) {
             }
         }
     }
+    if (!short_of_nodes) pool.wanting_since.reset();
     if (deleting) {
         if (stored) store_.remove(key.first, kPools, key.second);
         if (!pool.queue.empty()) {  // tasks that wait for a pool of this id to come again
@@ -370,6 +414,10 @@ Wrap PoolNodes::wrap_for(const Node& node) const {
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
     auto node = std::make_unique<Node>();
     node->number = next_numbers_[{pool.account, text::lower(pool.id)}]++;
+    node->account = pool.account;
+    node->pool_id = pool.id;
+    node->vm_size = doc.value("vmSize", "");
+    node->joined = clock_.now();
     node->id = node_id(pool.account, text::lower(pool.id), node->number, dedicated);
     node->dedicated = dedicated;
     node->allocation_time = time::now_iso8601();
@@ -486,6 +534,11 @@ void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_re
 }
 
 void PoolNodes::forget_node(Node& node) {
+    usage_record(node.account);
+    store_.update(node.account, kUsage, kUsage, [&](json& record) {
+        record_session(record, {node.pool_id, node.vm_size, node.dedicated, node.joined, clock_.now()});
+        return true;
+    });
     if (gpus_) gpus_->give_back(node.gpus);
     std::error_code ec;
     engine::remove_tree(node.root, ec);
@@ -523,8 +576,9 @@ void PoolNodes::write_pool(const Pool& pool) {
     int dedicated = 0, low_priority = 0;
     for (const auto& node : pool.nodes) (node->dedicated ? dedicated : low_priority)++;
     store_.update(pool.account, kPools, pool.id, [&](json& doc) {
+        // Reached once the nodes are there and the allocation's time is over (allocation_due).
         const bool reached = dedicated == doc.value("targetDedicatedNodes", 0) &&
-                             low_priority == doc.value("targetLowPriorityNodes", 0);
+                             low_priority == doc.value("targetLowPriorityNodes", 0) && !pool.wanting_since;
         const bool stopped = doc.value("_resizeStopped", false);
         const std::string allocation = reached || stopped ? "steady" : "resizing";
         if (stopped && !reached && !doc.contains("resizeErrors")) {
@@ -591,6 +645,26 @@ void PoolNodes::publish(const Key& key) {
     std::lock_guard guard(snapshot_mutex_);
     snapshot_[key] = std::move(nodes);
     roots_[key] = std::move(roots);
+}
+
+json PoolNodes::usage_record(const std::string& account) {
+    store_.add(account, kUsage, new_usage_record(clock_.now()));  // nothing when there is one
+    std::optional<StoredEntity> record = store_.get(account, kUsage, kUsage);
+    return record ? record->body : new_usage_record(clock_.now());
+}
+
+std::vector<NodeSession> PoolNodes::node_sessions(const std::string& account) {
+    std::vector<NodeSession> sessions = sessions_of(usage_record(account));
+    std::vector<NodeSession> live = ask<std::vector<NodeSession>>([this, account] {
+        std::vector<NodeSession> out;
+        for (const auto& [key, pool] : state_) {
+            if (key.first != account) continue;
+            for (const auto& node : pool.nodes) out.push_back({pool.id, node->vm_size, node->dedicated, node->joined, clock_.now()});
+        }
+        return out;
+    });
+    sessions.insert(sessions.end(), live.begin(), live.end());
+    return sessions;
 }
 
 AutoScaleResult PoolNodes::try_formula(const std::string& account, const std::string& pool_id, const std::string& formula) {

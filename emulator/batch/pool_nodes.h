@@ -29,6 +29,7 @@
 #include "emulator/batch/entity_store.h"
 #include "emulator/batch/node_image.h"
 #include "emulator/batch/task_process.h"
+#include "emulator/batch/usage_stats.h"
 #include "emulator/engine/clock.h"
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/event_queue.h"
@@ -130,6 +131,12 @@ public:
     void update_user(const std::string& account, const std::string& pool_id, const std::string& node_id, const std::string& name,
                      const nlohmann::json& change);
     void delete_user(const std::string& account, const std::string& pool_id, const std::string& node_id, const std::string& name);
+    // The account's node sessions: those that ended (its usage record) and its nodes' now; and
+    // now on the nodes' clock.
+    std::vector<NodeSession> node_sessions(const std::string& account);
+    time::TimePoint now() const { return clock_.now(); }
+    // The account's usage record (usage_stats.h), made when missing.
+    nlohmann::json usage_record(const std::string& account);
     // The node's number in its pool (0 for the first that joined it): its public ports' offset.
     std::optional<int> node_number(const std::string& account, const std::string& pool_id, const std::string& node_id);
 
@@ -146,6 +153,10 @@ private:
     struct Node {
         std::string id;
         int number = 0;  // in its pool, from 0 as they join
+        std::string account;
+        std::string pool_id;
+        std::string vm_size;
+        time::TimePoint joined;  // on the nodes' clock, for the account's usage
         bool dedicated = true;
         // starting, waitingforstarttask, idle, running, starttaskfailed, rebooting, reimaging,
         // preempted, leavingpool
@@ -193,6 +204,8 @@ private:
         std::deque<MetricSample> samples;
         bool sampling = false;    // its sample timer is set
         bool evaluating = false;  // its evaluation timer is set
+        // Since when it has wanted more nodes than it has (allocation_due).
+        std::optional<time::TimePoint> wanting_since;
     };
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
@@ -218,6 +231,9 @@ private:
     // Its boot is over: its start task runs.
     void node_booted(const Key& key, const std::string& node_id);
     void reconcile(const Key& key);
+    // Whether the nodes a pool wants are to join now (it has wanted them for kAllocateTime); arms
+    // the timer that reconciles it then.
+    bool allocation_due(const Key& key, Pool& pool);
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
     void evaluate(Pool& pool, const StoredEntity& stored);
     AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;
@@ -235,7 +251,8 @@ private:
     // Its running tasks are stopped with `task_reason` (requeue, terminate).
     void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
     void remove_node(Pool& pool, const Node& node, const std::string& task_reason = "requeue");
-    // A node gone: its GPUs back to the machine's, its directory removed.
+    // A node gone: its GPUs back to the machine's, its directory removed, its time in the pool
+    // in the account's usage.
     void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);

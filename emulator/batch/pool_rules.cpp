@@ -237,6 +237,12 @@ std::string node_fill_type(const json& body) {
 
 }  // namespace
 
+bool is_windows_pool(const json& pool) {
+    if (pool.contains("cloudServiceConfiguration")) return true;
+    const json vm = pool.value("virtualMachineConfiguration", json::object());
+    return vm.is_object() && text::lower(vm.value("nodeAgentSKUId", "")).rfind("batch.node.windows", 0) == 0;
+}
+
 json pool_specification(const json& body) {
     json pool = body;
     // The service keeps a pool's vmSize lower-cased (standard_a1 for Standard_A1).
@@ -258,6 +264,13 @@ json pool_specification(const json& body) {
     if (!pool.contains("enableInterNodeCommunication")) pool["enableInterNodeCommunication"] = false;
     if (!pool.contains("taskSlotsPerNode")) pool["taskSlotsPerNode"] = 1;
     pool["taskSchedulingPolicy"] = {{"nodeFillType", node_fill_type(body)}};
+    if (pool.contains("userAccounts") && pool["userAccounts"].is_array()) {
+        for (json& user : pool["userAccounts"]) {
+            if (!user.is_object()) continue;
+            if (!user.contains("elevationLevel")) user["elevationLevel"] = "nonadmin";
+            if (is_windows_pool(pool) && !user.contains("windowsUserConfiguration")) user["windowsUserConfiguration"] = {{"loginMode", "batch"}};
+        }
+    }
     if (pool.contains("networkConfiguration") && pool["networkConfiguration"].is_object()) {
         json& network = pool["networkConfiguration"];
         if (!network.contains("dynamicVNetAssignmentScope")) network["dynamicVNetAssignmentScope"] = "none";
@@ -285,8 +298,10 @@ json new_pool_document(const json& body, const std::string& now) {
     pool["creationTime"] = now;
     pool["state"] = "active";
     pool["stateTransitionTime"] = now;
-    const bool nodes_wanted = pool["targetDedicatedNodes"].get<int>() + pool["targetLowPriorityNodes"].get<int>() > 0;
-    pool["allocationState"] = nodes_wanted ? "resizing" : "steady";
+    // A new pool is resizing, with or without nodes to get, until its allocation has had its time
+    // (the nodes' allocation_due).
+    pool["allocationState"] = "resizing";
+    pool["_allocating"] = true;
     pool["allocationStateTransitionTime"] = now;
     pool["currentDedicatedNodes"] = 0;
     pool["currentLowPriorityNodes"] = 0;

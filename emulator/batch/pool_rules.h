@@ -21,12 +21,14 @@ void check_pool_network(const nlohmann::json& body,
 // as a job shows it; a pool's document without its state).
 nlohmann::json pool_specification(const nlohmann::json& body);
 // The stored document of a checked pool: the request's properties with the service's defaults
-// and state (active, allocation steady or resizing, no nodes yet), `now` for its times.
+// and state (active, allocation resizing until it settles, no nodes yet), `now` for its times.
 nlohmann::json new_pool_document(const nlohmann::json& body, const std::string& now);
 // autoScaleEvaluationInterval, when given: PT5M to PT168H, as the service allows.
 void check_evaluation_interval(const nlohmann::json& body);
 // A pool's autoScaleEvaluationInterval (PT15M when it has none).
 std::chrono::seconds evaluation_interval_of(const nlohmann::json& pool);
+// Whether the pool's nodes run Windows (cloudServiceConfiguration, or a Windows node agent).
+bool is_windows_pool(const nlohmann::json& pool);
 // A pool id: 1 to 64 letters, digits, hyphens and underscores.
 bool is_valid_pool_id(const std::string& id);
 

@@ -495,6 +495,12 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
             engine::remove_tree(task.value("_root", ""), ec);
         }
         std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
+        // Its tasks stay in the account's lifetime statistics.
+        usage_record(account);
+        store_.update(account, kUsage, kUsage, [&](json& record) {
+            retire_tasks(record, tasks_of_job(store_, account, job_id));
+            return true;
+        });
         store_.remove_scope(account, tasks_of(job_id));
         store_.remove(account, kJobs, job_id);
         if (job) {

@@ -29,7 +29,7 @@ TEST(AutoScaleFormula, FollowsPendingTasksWithSamplesAndFunctions) {
     EXPECT_EQ(r.target_dedicated, 3);
     EXPECT_EQ(r.target_low_priority, 0);
     EXPECT_EQ(r.deallocation, "taskcompletion");
-    EXPECT_EQ(r.results, "maxNodes=5;samples=3;$TargetDedicatedNodes=3;$TargetLowPriorityNodes=0;$NodeDeallocationOption=taskcompletion;");
+    EXPECT_EQ(r.results, "$TargetDedicatedNodes=3;$TargetLowPriorityNodes=0;$NodeDeallocationOption=taskcompletion;maxNodes=5;samples=3");
     EXPECT_EQ(run(formula, 12).target_dedicated, 5);
     EXPECT_EQ(run(formula, 12).target_low_priority, 7);
 }
@@ -55,7 +55,8 @@ TEST(AutoScaleFormula, SamplesComeFromTheHistoryByCountOrInterval) {
         "percent = $PendingTasks.GetSamplePercent(TimeInterval_Minute * 3);\n"
         "$TargetDedicatedNodes = percent < 70 ? 1 : avg($PendingTasks.GetSample(TimeInterval_Minute * 3));";
     EXPECT_EQ(run_with_history(warm_up, 9, {}).target_dedicated, 1);  // a new pool: 1 sample of 6
-    EXPECT_EQ(run_with_history(warm_up, 9, {}).results, "percent=16.6666666666667;$TargetDedicatedNodes=1;");
+    EXPECT_EQ(run_with_history(warm_up, 9, {}).results,
+              "$TargetDedicatedNodes=1;$TargetLowPriorityNodes=0;$NodeDeallocationOption=requeue;percent=16.6666666666667");
     EXPECT_EQ(run_with_history(warm_up, 6, {0, 0, 6, 6, 6, 6}).target_dedicated, 4);  // 30 s to 3 min ago, and now
     EXPECT_EQ(run_with_history(warm_up, 6, {0, 0, 6, 6, 6, 6, 100, 100}).target_dedicated, 4);  // older ones left out
     EXPECT_EQ(run_with_history("$TargetDedicatedNodes = sum($PendingTasks.GetSample(3));", 1, {2, 4, 8}).target_dedicated, 7);

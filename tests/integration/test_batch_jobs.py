@@ -248,7 +248,7 @@ class AutoScale(unittest.TestCase):
         harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 3, timeout=30, what="3 nodes")
         self.assertIn("$TargetDedicatedNodes=3;", client.pool.get("elastic").auto_scale_run.results)
         run = client.pool.evaluate_auto_scale("elastic", "$TargetDedicatedNodes = $PendingTasks * 10;")
-        self.assertRegex(run.results, r"^\$TargetDedicatedNodes=\d+;$")
+        self.assertRegex(run.results, r"^\$TargetDedicatedNodes=\d+;\$TargetLowPriorityNodes=0;\$NodeDeallocationOption=requeue$")
         harness.wait_for(lambda: all(t.state == bm.TaskState.completed for t in client.task.list("burst")), timeout=60,
                          what="the tasks to complete")
         harness.wait_for(lambda: client.pool.get("elastic").current_dedicated_nodes == 0, timeout=30, what="the pool to shrink")

@@ -113,7 +113,10 @@ class BatchPools(BatchTestCase):
         self.assertEqual(got.virtual_machine_configuration.image_reference.version, "latest")
         self.assertEqual(got.task_scheduling_policy.node_fill_type, bm.ComputeNodeFillType.spread)
         self.assertEqual(got.state, bm.PoolState.active)
-        self.assertEqual(got.allocation_state, bm.AllocationState.steady)
+        # Resizing at first, with no node to get, as the service's recordings show a pool just added.
+        self.assertEqual(got.allocation_state, bm.AllocationState.resizing)
+        got = harness.wait_for(lambda: (lambda p: p if p.allocation_state == bm.AllocationState.steady else None)(
+            self.client.pool.get("mnist-pool")), what="the pool to settle")
         self.assertEqual((got.target_dedicated_nodes, got.target_low_priority_nodes), (0, 0))
         self.assertEqual(got.current_dedicated_nodes, 0)
         self.assertEqual(got.virtual_machine_configuration.node_agent_sku_id, "batch.node.ubuntu 20.04")
@@ -378,9 +381,9 @@ class BatchNodes(BatchTestCase):
 
         self.client.pool.resize("workers", bm.PoolResizeParameter(target_dedicated_nodes=1, target_low_priority_nodes=0))
         self.nodes_settled("workers", 1, bm.ComputeNodeState.idle)
-        pool = self.client.pool.get("workers")
+        pool = harness.wait_for(lambda: (lambda p: p if p.allocation_state == bm.AllocationState.steady else None)(
+            self.client.pool.get("workers")), what="the resize to settle")
         self.assertEqual((pool.current_dedicated_nodes, pool.current_low_priority_nodes), (1, 0))
-        self.assertEqual(pool.allocation_state, bm.AllocationState.steady)
 
         self.client.pool.delete("workers")
         harness.wait_for(lambda: not self.client.pool.exists("workers"), timeout=30, what="the pool to go")

@@ -1,0 +1,169 @@
+#include "emulator/batch/usage_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "emulator/validation/vm_sizes.h"
+
+namespace bai::batch {
+
+using nlohmann::json;
+
+namespace {
+
+// A duration as the service writes one (.NET's TimeSpan in XML: P1DT2H3M4.5S, PT0S).
+std::string iso_duration(double seconds) {
+    if (!(seconds > 0)) return "PT0S";
+    const auto whole = static_cast<long long>(seconds);
+    const long long days = whole / 86400, hours = whole % 86400 / 3600, minutes = whole % 3600 / 60;
+    const double rest = seconds - static_cast<double>(whole - whole % 60);
+    std::string out = "P";
+    if (days) out += std::to_string(days) + "D";
+    out += "T";
+    if (hours) out += std::to_string(hours) + "H";
+    if (minutes) out += std::to_string(minutes) + "M";
+    if (rest > 0 || out == "PT") {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.7g", rest);
+        out += std::string(text) + "S";
+    }
+    if (out.back() == 'T') out.pop_back();
+    return out;
+}
+
+double seconds_between(const std::string& from, const std::string& to) {
+    std::optional<time::TimePoint> a = time::parse_iso8601(from), b = time::parse_iso8601(to);
+    if (!a || !b || *b < *a) return 0;
+    return std::chrono::duration<double>(*b - *a).count();
+}
+
+int cores_of(const std::string& vm_size) {
+    std::optional<validation::VmSize> size = validation::find_vm_size(vm_size);
+    return size ? std::max(1, size->cores) : 1;  // the cloud services' small and the like: one core
+}
+
+double overlap_seconds(const NodeSession& s, time::TimePoint from, time::TimePoint to) {
+    const time::TimePoint start = std::max(s.start, from), end = std::min(s.end, to);
+    return end > start ? std::chrono::duration<double>(end - start).count() : 0.0;
+}
+
+// The totals of completed tasks: counts, retries, and their run and wait times in seconds.
+json totals_of(const std::vector<json>& tasks) {
+    json totals{{"succeeded", 0}, {"failed", 0}, {"retries", 0}, {"wallSeconds", 0.0}, {"waitSeconds", 0.0}};
+    for (const json& task : tasks) {
+        const json info = task.value("executionInfo", json::object());
+        totals["retries"] = totals["retries"].get<long long>() + info.value("retryCount", 0);
+        if (task.value("state", "") != "completed") continue;
+        totals[info.value("result", "") == "success" ? "succeeded" : "failed"] =
+            totals[info.value("result", "") == "success" ? "succeeded" : "failed"].get<long long>() + 1;
+        totals["wallSeconds"] = totals["wallSeconds"].get<double>() + seconds_between(info.value("startTime", ""), info.value("endTime", ""));
+        totals["waitSeconds"] = totals["waitSeconds"].get<double>() + seconds_between(task.value("creationTime", ""), info.value("startTime", ""));
+    }
+    return totals;
+}
+
+}  // namespace
+
+json new_usage_record(time::TimePoint now) {
+    return {{"id", kUsage}, {"startTime", time::format_iso8601(now)}, {"sessions", json::array()},
+            {"retired", totals_of({})}};
+}
+
+void record_session(json& record, const NodeSession& s) {
+    json& sessions = record["sessions"];
+    if (!sessions.is_array()) sessions = json::array();
+    sessions.push_back({{"poolId", s.pool_id}, {"vmSize", s.vm_size}, {"dedicated", s.dedicated},
+                        {"start", time::to_ticks(s.start)}, {"end", time::to_ticks(s.end)}});
+    if (sessions.size() <= kMaxSessions) return;
+    const auto dropped = static_cast<long>(sessions.size() - kMaxSessions);
+    double core_seconds = record.value("droppedCoreSeconds", 0.0);
+    for (const NodeSession& old : sessions_of({{"sessions", json(sessions.begin(), sessions.begin() + dropped)}})) {
+        if (old.dedicated) core_seconds += std::chrono::duration<double>(old.end - old.start).count() * cores_of(old.vm_size);
+    }
+    record["droppedCoreSeconds"] = core_seconds;
+    sessions.erase(sessions.begin(), sessions.begin() + dropped);
+}
+
+std::vector<NodeSession> sessions_of(const json& record) {
+    std::vector<NodeSession> out;
+    for (const json& s : record.value("sessions", json::array())) {
+        out.push_back({s.value("poolId", ""), s.value("vmSize", ""), s.value("dedicated", true),
+                       time::from_ticks(s.value("start", std::int64_t{0})), time::from_ticks(s.value("end", std::int64_t{0}))});
+    }
+    return out;
+}
+
+void retire_tasks(json& record, const std::vector<json>& tasks) {
+    const json add = totals_of(tasks);
+    json& retired = record["retired"];
+    if (!retired.is_object()) retired = totals_of({});
+    for (const char* count : {"succeeded", "failed", "retries"}) retired[count] = retired.value(count, 0LL) + add[count].get<long long>();
+    for (const char* sum : {"wallSeconds", "waitSeconds"}) retired[sum] = retired.value(sum, 0.0) + add[sum].get<double>();
+}
+
+json job_statistics(const std::vector<json>& tasks, const json& record, const std::string& url, time::TimePoint now) {
+    json totals = totals_of(tasks);
+    const json retired = record.value("retired", json::object());
+    // Int64s are strings in OData's JSON, as the service writes them.
+    auto count = [&](const char* name) { return std::to_string(totals[name].get<long long>() + retired.value(name, 0LL)); };
+    auto sum = [&](const char* name) { return totals[name].get<double>() + retired.value(name, 0.0); };
+    return {{"url", url},
+            {"startTime", record.value("startTime", time::format_iso8601(now))},
+            {"lastUpdateTime", time::format_iso8601(now)},
+            {"userCPUTime", "PT0S"},
+            {"kernelCPUTime", "PT0S"},
+            {"wallClockTime", iso_duration(sum("wallSeconds"))},
+            {"readIOps", "0"},
+            {"writeIOps", "0"},
+            {"readIOGiB", 0.0},
+            {"writeIOGiB", 0.0},
+            {"numTaskRetries", count("retries")},
+            {"numSucceededTasks", count("succeeded")},
+            {"numFailedTasks", count("failed")},
+            {"waitTime", iso_duration(sum("waitSeconds"))}};
+}
+
+json pool_statistics(const std::vector<NodeSession>& sessions, const json& record, const std::string& url, time::TimePoint now) {
+    double core_seconds = record.value("droppedCoreSeconds", 0.0);
+    for (const NodeSession& s : sessions) {
+        if (s.dedicated) core_seconds += std::chrono::duration<double>(s.end - s.start).count() * cores_of(s.vm_size);
+    }
+    const std::string start = record.value("startTime", time::format_iso8601(now)), updated = time::format_iso8601(now);
+    return {{"url", url},
+            {"usageStats", {{"startTime", start}, {"lastUpdateTime", updated}, {"dedicatedCoreTime", iso_duration(core_seconds)}}},
+            {"resourceStats",
+             {{"startTime", start}, {"lastUpdateTime", updated}, {"diskReadIOps", "0"}, {"diskWriteIOps", "0"},
+              {"avgCPUPercentage", 0.0}, {"avgMemoryGiB", 0.0}, {"peakMemoryGiB", 0.0}, {"avgDiskGiB", 0.0}, {"peakDiskGiB", 0.0},
+              {"diskReadGiB", 0.0}, {"diskWriteGiB", 0.0}, {"networkReadGiB", 0.0}, {"networkWriteGiB", 0.0}}}};
+}
+
+std::pair<time::TimePoint, time::TimePoint> last_usage_interval(time::TimePoint now) {
+    const auto since_epoch = std::chrono::duration_cast<std::chrono::minutes>(now.time_since_epoch());
+    const time::TimePoint current(std::chrono::duration_cast<time::TimePoint::duration>(since_epoch - since_epoch % kUsageInterval));
+    return {current - kUsageInterval, current};
+}
+
+json pool_usage_metrics(const std::vector<NodeSession>& sessions, time::TimePoint from, time::TimePoint to) {
+    const time::TimePoint first = last_usage_interval(from + kUsageInterval).first;  // `from` rounded down
+    json out = json::array();
+    std::map<std::string, std::vector<const NodeSession*>> by_pool;
+    for (const NodeSession& s : sessions) by_pool[s.pool_id].push_back(&s);
+    for (const auto& [pool_id, pool_sessions] : by_pool) {
+        for (time::TimePoint start = first; start < to; start += kUsageInterval) {
+            const time::TimePoint end = start + kUsageInterval;
+            double core_hours = 0;
+            for (const NodeSession* s : pool_sessions) core_hours += overlap_seconds(*s, start, end) * cores_of(s->vm_size) / 3600.0;
+            if (core_hours <= 0) continue;
+            out.push_back({{"poolId", pool_id},
+                           {"startTime", time::format_iso8601(start)},
+                           {"endTime", time::format_iso8601(end)},
+                           {"vmSize", pool_sessions.back()->vm_size},
+                           {"totalCoreHours", std::round(core_hours * 1e6) / 1e6}});
+        }
+    }
+    return out;
+}
+
+}  // namespace bai::batch
