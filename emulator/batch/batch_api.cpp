@@ -149,6 +149,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
 void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity pool = need_pool(account, req.matches[1]);
     json view = pool_view(req, pool);
+    if (std::optional<std::vector<std::string>> fields = select_of(req)) view = select_fields(view, *fields);
     view["odata.metadata"] = base_url(req) + "/$metadata#pools/@Element";
     set_entity_headers(res, pool);
     res.set_content(view.dump(), "application/json;odata=minimalmetadata");

@@ -11,6 +11,7 @@
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_endpoints.h"
 #include "emulator/batch/node_files.h"
+#include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/validation/duration.h"
 
@@ -54,8 +55,15 @@ void BatchApi::list_nodes(const BatchAccount& account, const httplib::Request& r
     json nodes = nodes_.nodes(account.name, pool_id);
     // By id, as the service lists them (its recordings list a pool's nodes so, not as they joined).
     std::sort(nodes.begin(), nodes.end(), [](const json& a, const json& b) { return a.value("id", "") < b.value("id", ""); });
-    for (json& node : nodes) node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
-    json body{{"odata.metadata", base_url(req) + "/$metadata#nodes"}, {"value", nodes}};
+    const std::optional<odata::Filter> filter = filter_of(req);
+    const std::optional<std::vector<std::string>> fields = select_of(req);
+    json shown = json::array();
+    for (json& node : nodes) {
+        node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node.value("id", "");
+        if (filter && !filter->matches(node)) continue;
+        shown.push_back(fields ? select_fields(node, *fields) : std::move(node));
+    }
+    json body{{"odata.metadata", base_url(req) + "/$metadata#nodes"}, {"value", shown}};
     res.set_content(body.dump(), "application/json;odata=minimalmetadata");
 }
 
@@ -65,6 +73,7 @@ void BatchApi::get_node(const BatchAccount& account, const httplib::Request& req
     for (json node : nodes_.nodes(account.name, pool_id)) {
         if (node.value("id", "") != node_id) continue;
         node["url"] = base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id;
+        if (std::optional<std::vector<std::string>> fields = select_of(req)) node = select_fields(node, *fields);
         node["odata.metadata"] = base_url(req) + "/$metadata#nodes/@Element";
         return res.set_content(node.dump(), "application/json;odata=minimalmetadata");
     }

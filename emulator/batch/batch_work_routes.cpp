@@ -7,6 +7,7 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_files.h"
+#include "emulator/batch/odata_query.h"
 #include "emulator/batch/task_states.h"
 #include "emulator/batch/work_rules.h"
 
@@ -159,6 +160,7 @@ void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Reque
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
     json out = view(job, base_url(req) + "/jobs/" + job.body.value("id", ""));
+    if (std::optional<std::vector<std::string>> fields = select_of(req)) out = select_fields(out, *fields);
     out["odata.metadata"] = base_url(req) + "/$metadata#jobs/@Element";
     set_entity_headers(res, job);
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
@@ -242,6 +244,7 @@ void BatchApi::get_task(const BatchAccount& account, const httplib::Request& req
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
     json out = task_view(req, *task, base_url(req) + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
+    if (std::optional<std::vector<std::string>> fields = select_of(req)) out = select_fields(out, *fields);
     out["odata.metadata"] = base_url(req) + "/$metadata#tasks/@Element";
     set_entity_headers(res, *task);
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");

@@ -108,7 +108,10 @@ void BatchApi::update_pool_properties(const BatchAccount& account, const httplib
     }
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const char* replaced : {"startTask", "certificateReferences", "applicationPackageReferences", "metadata"}) {
-            if (body.contains(replaced)) {
+            // The service shows no applicationPackageReferences once they are cleared (its
+            // recordings show the cleared certificateReferences as []).
+            const bool cleared = std::string(replaced) == "applicationPackageReferences" && body.contains(replaced) && body[replaced].empty();
+            if (body.contains(replaced) && !cleared) {
                 doc[replaced] = body[replaced];
             } else {
                 doc.erase(replaced);
