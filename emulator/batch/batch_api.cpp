@@ -18,7 +18,7 @@ using nlohmann::json;
 
 BatchApi::BatchApi(db::Database& db, const BatchAccountRegistry& accounts, std::filesystem::path nodes_root,
                    NodeOptions options)
-    : store_(db), nodes_(store_, std::move(nodes_root), std::move(options)), accounts_(accounts) {}
+    : store_(db), packages_(options.packages), nodes_(store_, std::move(nodes_root), std::move(options)), accounts_(accounts) {}
 
 void BatchApi::start() { nodes_.start(); }
 void BatchApi::stop() { nodes_.stop(); }
@@ -91,6 +91,7 @@ void BatchApi::serve(http::Routes& server, const std::string& base_url) {
     serve_certificates(server);
     serve_job_schedules(server);
     serve_usage(server);
+    serve_applications(server);
     serve_nodes(server);
     serve_work(server);
 }
@@ -140,6 +141,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
     json body = parse_body(req);
     check_pool_to_add(body);
     check_pool_network(body, [this](const std::string& id) { return store_.arm_document(id); });
+    packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
     if (!store_.add(account.name, kPools, pool)) throw BatchError(409, "PoolExists", "The specified pool already exists.");
     nodes_.pool_changed(account.name, body["id"]);
@@ -202,6 +204,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
     json body = parse_body(req);
     const std::string id = req.matches[1];
     need_pool(account, id);
+    packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     if (body.contains("startTask") && !body["startTask"].is_null()) {
         if (!body["startTask"].is_object() || !body["startTask"].contains("commandLine")) {
             throw missing_property("startTask.commandLine");

@@ -67,6 +67,8 @@ private:
     void delete_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void cancel_certificate_deletion(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     StoredEntity need_certificate(const BatchAccount& account, const httplib::Request& req) const;
+    // Applications (application_routes.cpp).
+    void serve_applications(http::Routes& server);
     // Lifetime statistics and usage metrics (usage_routes.cpp).
     void serve_usage(http::Routes& server);
     // Job schedules (job_schedule_routes.cpp).
@@ -135,6 +137,7 @@ private:
     StoredEntity need_pool(const BatchAccount& account, const std::string& id) const;
 
     EntityStore store_;
+    AppPackages packages_;  // before nodes_, which is made from the same options
     PoolNodes nodes_;
     const BatchAccountRegistry& accounts_;
     std::string host_port_;  // 127.0.0.1:P

@@ -78,6 +78,8 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
     std::optional<json> auto_pool;
     if (body["poolInfo"].contains("autoPoolSpecification")) {
         json spec = body["poolInfo"]["autoPoolSpecification"]["pool"];
+        packages_.check_references(account.name, spec.value("applicationPackageReferences", json::array()),
+                                   "poolInfo.autoPoolSpecification.pool.applicationPackageReferences");
         spec["id"] = job["executionInfo"]["poolId"];
         check_pool_network(spec, [this](const std::string& id) { return store_.arm_document(id); });
         auto_pool = new_pool_document(spec, now);
@@ -199,6 +201,7 @@ void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req
     json body = parse_body(req);
     need_changeable(job.body);  // a disabled job takes tasks: they wait until it is enabled
     check_task_to_add(body);
+    packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     std::optional<StoredEntity> task = put_task(account, job, body);
     if (!task) throw BatchError(409, "TaskExists", "The specified task already exists.");
     send_created(res, *task, base_url(req) + "/jobs/" + job.body.value("id", "") + "/tasks/" + body["id"].get<std::string>());
@@ -220,6 +223,8 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
         json result{{"taskId", task.is_object() ? task.value("id", "") : ""}};
         try {
             check_task_to_add(task);
+            packages_.check_references(account.name, task.value("applicationPackageReferences", json::array()),
+                                       "applicationPackageReferences");
             std::optional<StoredEntity> added = put_task(account, job, task);
             if (!added) throw BatchError(409, "TaskExists", "The specified task already exists.");
             result["status"] = "success";

@@ -30,8 +30,13 @@ bool job_is_active(const std::optional<StoredEntity>& job) {
 
 }  // namespace
 
+// Answered once the schedule has been looked at: a schedule due now has its job when the request
+// that added or enabled it is answered, as the service's recordings show.
 void PoolNodes::schedule_changed(const std::string& account, const std::string& schedule_id) {
-    post([this, account, schedule_id] { consider_schedule(account, schedule_id); });
+    ask<bool>([this, account, schedule_id] {
+        consider_schedule(account, schedule_id);
+        return true;
+    });
 }
 
 void PoolNodes::schedule_terminating(const std::string& account, const std::string& schedule_id) {

@@ -93,6 +93,7 @@ void BatchApi::update_pool_properties(const BatchAccount& account, const httplib
         if (!body.contains(required)) throw missing_property(required);
         if (!body[required].is_array()) throw invalid_property(required, body[required].dump(), "The value must be a list");
     }
+    packages_.check_references(account.name, body["applicationPackageReferences"], "applicationPackageReferences");
     if (body.contains("startTask")) {
         const json& task = body["startTask"];
         if (!task.is_object() || !task.contains("commandLine") || !task["commandLine"].is_string()) {

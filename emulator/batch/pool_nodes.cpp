@@ -66,6 +66,7 @@ PoolNodes::PoolNodes(EntityStore& store, fs::path root, NodeOptions options)
       images_(std::move(options.images)),
       gpus_(std::move(options.gpus)),
       trace_(std::move(options.trace)),
+      packages_(std::move(options.packages)),
       bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
 
 PoolNodes::~PoolNodes() { stop(); }
@@ -476,6 +477,9 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     fs::create_directories(node.root / "startup" / "wd", ec);
     install_certificates(store_, pool.account, doc, node.root / "startup" / "certs", "starttask");
     engine::Environment env = node_environment(pool, node);
+    // The pool's application packages are on the node before its start task runs.
+    packages_.install(pool.account, doc.value("applicationPackageReferences", json::array()), node.root, env,
+                      [&node](const fs::path& p) { return node.image.view(node.root, p); });
     env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, node.root / "startup" / "certs");
     env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, node.root / "startup" / "wd");
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");

@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "emulator/batch/app_packages.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/entity_store.h"
@@ -54,6 +55,8 @@ struct NodeOptions {
     std::shared_ptr<engine::GpuPool> gpus;
     // Scenarios: what happens to nodes, tasks and jobs, as (actor, event) lines for the trace.
     std::function<void(const std::string& actor, const std::string& event)> trace;
+    // --batch-application: the accounts' application packages.
+    std::vector<AppPackage> packages;
 };
 
 class PoolNodes {
@@ -301,6 +304,7 @@ private:
     std::map<std::string, std::filesystem::path> images_;
     std::shared_ptr<engine::GpuPool> gpus_;
     std::function<void(const std::string& actor, const std::string& event)> trace_;
+    AppPackages packages_;
     std::string bwrap_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;

@@ -158,10 +158,14 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json&
     install_certificates(store_, pool.account, pool_doc, dir / "certs", "task");
     engine::Environment env = node_environment(pool, node);
     env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, dir / "certs");
+    // The pool's application packages and the task's own.
+    const auto view = [&node](const fs::path& p) { return node.image.view(node.root, p); };
+    packages_.install(pool.account, pool_doc.value("applicationPackageReferences", json::array()), node.root, env, view);
     env["AZ_BATCH_JOB_ID"] = ref.job_id;
     env["AZ_BATCH_TASK_ID"] = ref.task_id;
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);
     env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, dir / "wd");
+    packages_.install(pool.account, task.value("applicationPackageReferences", json::array()), node.root, env, view);
     add_settings(env, task);
     node.running_tasks++;
     node.total_tasks_run++;

@@ -73,6 +73,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.service_principals.push_back(identity::parse_service_principal_certificate(value()));
         } else if (flag == "--batch-account") {
             o.batch_accounts.push_back(batch::parse_batch_account_flag(value()));
+        } else if (flag == "--batch-application") {
+            o.batch_applications.push_back(batch::parse_app_package_flag(value()));
         } else if (flag == "--debug") {
             o.debug_log = value();
         } else if (flag == "--lro-delay") {
@@ -115,7 +117,8 @@ Options parse_options(const std::vector<std::string>& args) {
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
-           "                        [--batch-account NAME:KEY]... [--service-principal ID:SECRET]...\n"
+           "                        [--batch-account NAME:KEY]... [--batch-application [ACCOUNT/]APP:VERSION=DIR]...\n"
+           "                        [--service-principal ID:SECRET]...\n"
            "                        [--service-principal-cert ID:PEM]... [--strict-auth] [--debug FILE]\n"
            "                        [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
@@ -133,6 +136,9 @@ std::string usage() {
            "                     (AZURITE_ACCOUNTS=NAME:KEY1[:KEY2];... adds accounts as Azurite does)\n"
            "  --batch-account NAME:KEY an extra Batch account with a base64 key (repeatable;\n"
            "                     devbatchaccount1 always exists, with the key in the README)\n"
+           "  --batch-application [ACCOUNT/]APP:VERSION=DIR an application package of the Batch\n"
+           "                     accounts (or of ACCOUNT), its files in DIR (repeatable; the first\n"
+           "                     version of an application is its default)\n"
            "  --service-principal ID:SECRET a service principal that may sign in (az login\n"
            "                     --service-principal, azure-identity's ClientSecretCredential) besides the\n"
            "                     well-known one printed at start (repeatable)\n"

@@ -9,6 +9,7 @@
 #include "common/http/loopback.h"
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/gpu_inventory.h"
+#include "emulator/batch/app_packages.h"
 #include "emulator/batch/batch_account.h"
 #include "emulator/identity/service_principals.h"
 #include "fake_storage/accounts/account_registry.h"
@@ -24,6 +25,7 @@ struct Options {
     int batch_port = 10447;  // the Azure Batch service
     std::vector<storage::Account> accounts;
     std::vector<batch::BatchAccount> batch_accounts;  // besides devbatchaccount1
+    std::vector<batch::AppPackage> batch_applications;  // --batch-application
     std::vector<identity::ServicePrincipal> service_principals;  // besides the well-known one
     // ARM takes only tokens the emulator's sign-in service issued (by default any bearer token).
     bool strict_auth = false;

@@ -229,7 +229,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     } catch (const std::exception& e) {
         throw StartError(e.what());
     }
-    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace};
+    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace,
+                                   options.batch_applications};
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
                                                      p->location / "batch-nodes", std::move(batch_nodes));
     if (options.strict_auth) p->batch_api->require_signed_tokens(*p->tokens);

@@ -15,6 +15,7 @@ import concurrent.futures
 import fnmatch
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -37,12 +38,19 @@ PENDING = Pending({
     f"{FOLDER}/*": "the Batch API is not served whole yet",
 })
 EMULATOR_ARGS = ["--gpus", "none"]
+# The application package the SDK tests' preparer made through the management API (application_id,
+# version v1.0): here an emulator option.
+PREPARED_APPLICATION = "application_id:v1.0"
 
 
 def replay_one(path, name):
     timeout = 2.0 if PENDING.why(name) else 15.0
-    with Emulator(args=EMULATOR_ARGS) as emu:
-        return BatchPlayer(emu.endpoints, path, name, wait_loop_timeout=timeout).run()
+    with tempfile.TemporaryDirectory(prefix="bai-replay-app-") as package:
+        with open(os.path.join(package, "hello.py"), "w") as f:
+            f.write("print('hello from the package')\n")
+        args = EMULATOR_ARGS + ["--batch-application", f"{PREPARED_APPLICATION}={package}"]
+        with Emulator(args=args) as emu:
+            return BatchPlayer(emu.endpoints, path, name, wait_loop_timeout=timeout).run()
 
 
 def replay(selection="*"):
