@@ -96,6 +96,8 @@ private:
     void update_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void remote_login(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    // uploadbatchservicelogs (node_logs.cpp).
+    void upload_node_logs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     std::filesystem::path need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const;
     // Jobs and tasks (batch_work_routes.cpp).
     void add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

@@ -43,6 +43,8 @@ void BatchApi::serve_nodes(http::Routes& server) {
     route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/users)", [this](auto& a, auto& q, auto& r) { add_node_user(a, q, r); });
     route(server, "PUT", R"(/pools/([^/]+)/nodes/([^/]+)/users/([^/]+))", [this](auto& a, auto& q, auto& r) { update_node_user(a, q, r); });
     route(server, "DELETE", R"(/pools/([^/]+)/nodes/([^/]+)/users/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_node_user(a, q, r); });
+    route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/uploadbatchservicelogs)",
+          [this](auto& a, auto& q, auto& r) { upload_node_logs(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/(rdp|remoteloginsettings))", [this](auto& a, auto& q, auto& r) { remote_login(a, q, r); });
     // The emulator's own: what only the cloud does to a low-priority node.
     route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",

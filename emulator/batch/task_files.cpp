@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/http/loopback.h"
 #include "common/text/percent_encoding.h"
 #include "fake_storage/http/storage_request.h"
 
@@ -37,6 +38,21 @@ std::optional<Url> split_url(const std::string& url) {
 
 json failure(const std::string& code, const std::string& message) {
     return {{"category", "UserError"}, {"code", code}, {"message", message}};
+}
+
+// The URL's host: "127.0.0.1" of http://127.0.0.1:10000, "::1" of http://[::1]:10000.
+std::string host_of(const Url& u) {
+    std::string authority = u.base.substr(u.base.find("://") + 3);
+    if (const size_t at = authority.rfind('@'); at != std::string::npos) authority = authority.substr(at + 1);
+    if (!authority.empty() && authority[0] == '[') return authority.substr(1, authority.find(']') - 1);
+    return authority.substr(0, authority.find(':'));
+}
+
+// The emulator reaches loopback addresses only (its own Blob endpoint, or a server of the user's
+// on this machine): the failure `code` for any other host.
+std::optional<json> off_machine(const Url& u, const char* code) {
+    if (http::is_loopback_host(host_of(u))) return std::nullopt;
+    return failure(code, "The emulator reaches loopback addresses only (its own Blob endpoint among them), not " + u.base);
 }
 
 std::unique_ptr<httplib::Client> client_for(const Url& u) {
@@ -144,12 +160,14 @@ std::optional<json> download_resource_files(const json& task, const fs::path& wd
         if (r.contains("httpUrl")) {
             std::optional<Url> u = split_url(r.value("httpUrl", ""));
             if (!u) return failure("ResourceFileUrlInvalid", "The resource file URL is not a URL: " + r.value("httpUrl", ""));
+            if (auto f = off_machine(*u, "ResourceContainerAccessDenied")) return f;
             std::string name = file_path.empty() ? u->path.substr(u->path.rfind('/') + 1) : file_path;
             auto decoded = storage::percent_decode(name, false);
             if (auto f = download(*u, u->path, wd / decoded.value_or(name))) return f;
         } else if (r.contains("storageContainerUrl")) {
             std::optional<Url> u = split_url(r.value("storageContainerUrl", ""));
             if (!u) return failure("ResourceFileUrlInvalid", "The container URL is not a URL");
+            if (auto f = off_machine(*u, "ResourceContainerAccessDenied")) return f;
             json error;
             std::optional<std::vector<std::string>> blobs = list_blobs(*u, r.value("blobPrefix", ""), error);
             if (!blobs) return error;
@@ -163,6 +181,18 @@ std::optional<json> download_resource_files(const json& task, const fs::path& wd
     return std::nullopt;
 }
 
+std::optional<std::string> upload_blob(const std::string& container_url, const std::string& name, const std::string& content) {
+    std::optional<Url> u = split_url(container_url);
+    if (!u) return "the containerUrl is not a URL";
+    if (auto f = off_machine(*u, "FileUploadContainerUrlInvalid")) return (*f)["message"].get<std::string>();
+    httplib::Headers headers{{"x-ms-blob-type", "BlockBlob"}, {"x-ms-version", "2020-04-08"}};
+    httplib::Result r = client_for(*u)->Put(target(*u, u->path + "/" + text::percent_encode(name, true)), headers, content,
+                                            "application/octet-stream");
+    if (!r) return "cannot reach " + u->base + ": " + httplib::to_string(r.error());
+    if (r->status != 201) return u->base + u->path + " answered " + std::to_string(r->status);
+    return std::nullopt;
+}
+
 std::optional<json> upload_output_files(const json& task, const fs::path& task_dir, bool succeeded) {
     for (const json& o : task.value("outputFiles", json::array())) {
         if (!o.is_object()) continue;
@@ -171,6 +201,7 @@ std::optional<json> upload_output_files(const json& task, const fs::path& task_d
         const json container = o.value("destination", json::object()).value("container", json::object());
         std::optional<Url> u = split_url(container.value("containerUrl", ""));
         if (!u) return failure("FileUploadContainerUrlInvalid", "An output file's containerUrl is not a URL");
+        if (auto f = off_machine(*u, "FileUploadContainerUrlInvalid")) return f;
         const std::string pattern = o.value("filePattern", "");
         const std::string dest = container.value("path", "");
         auto client = client_for(*u);

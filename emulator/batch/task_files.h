@@ -1,7 +1,8 @@
 // A Batch task's files in and out: resourceFiles downloaded into its working directory before it
 // runs (httpUrl, or every blob of storageContainerUrl, optionally under blobPrefix), and
 // outputFiles uploaded after it, to the container SAS URL each names, when its uploadCondition
-// (taskSuccess, taskFailure, taskCompletion) holds. A failure is the task's failureInfo.
+// (taskSuccess, taskFailure, taskCompletion) holds. A failure is the task's failureInfo. Only
+// loopback hosts are reached (the emulator's own Blob endpoint, a server of the user's here).
 #pragma once
 
 #include <filesystem>
@@ -17,5 +18,9 @@ std::optional<nlohmann::json> download_resource_files(const nlohmann::json& task
 // "model/*.json", "**/*.log"). nullopt when every upload due has been made.
 std::optional<nlohmann::json> upload_output_files(const nlohmann::json& task, const std::filesystem::path& task_dir,
                                                   bool succeeded);
+
+// PUTs `content` as the block blob `name` of the container at `container_url` (a SAS URL on a
+// loopback host); why not, when it could not.
+std::optional<std::string> upload_blob(const std::string& container_url, const std::string& name, const std::string& content);
 
 }  // namespace bai::batch

@@ -4,11 +4,12 @@ settings and inbound endpoints, the RDP file of a Windows node, the certificates
 installed in each task's AZ_BATCH_CERTIFICATES_DIR, the node's directories, a task's defaults and
 the URLs of the node it ran on."""
 import base64
-import os
 import shutil
 import tempfile
+from datetime import datetime, timedelta
 
 from azure.batch import models as bm
+from azure.storage.blob import BlobServiceClient, ContainerSasPermissions, generate_container_sas
 
 import harness
 from test_batch_certificates import make_certificate
@@ -149,6 +150,40 @@ class BatchNodeAccess(BatchTestCase):
         files = {f.name: f for f in self.client.file.list_from_task("defaults", "missing")}
         self.assertEqual((files["stdout.txt"].properties.content_length, files["stdout.txt"].properties.content_type), (0, "text/plain"))
         self.assertIn("stderr.txt", files)
+
+    def test_service_logs_are_uploaded_to_a_container(self):
+        self.pool("logs", start_task=bm.StartTask(command_line="/bin/sh -c 'echo started'", wait_for_success=True))
+        node = self.only_node("logs")
+        blobs = BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
+        blobs.create_container("nodelogs")
+        sas = generate_container_sas(harness.DEV_ACCOUNT, "nodelogs", account_key=harness.DEV_KEY,
+                                     permission=ContainerSasPermissions(write=True, create=True),
+                                     expiry=datetime.utcnow() + timedelta(hours=1))
+        url = f"{self.emu.endpoints['blob']}/{harness.DEV_ACCOUNT}/nodelogs?{sas}"
+        result = self.client.compute_node.upload_batch_service_logs("logs", node.id, bm.UploadBatchServiceLogsConfiguration(
+            container_url=url, start_time=datetime.utcnow() - timedelta(hours=1)))
+        self.assertEqual(result.number_of_files_uploaded, 3)
+        self.assertRegex(result.virtual_directory_name, rf"^batch-[0-9A-F]{{16}}/logs/{node.id}/[0-9a-f-]{{36}}$")
+        names = sorted(b.name for b in blobs.get_container_client("nodelogs").list_blobs())
+        self.assertEqual(names, [f"{result.virtual_directory_name}/{n}" for n in ("agent.log", "startup/stderr.txt", "startup/stdout.txt")])
+        out = blobs.get_blob_client("nodelogs", f"{result.virtual_directory_name}/startup/stdout.txt").download_blob().readall()
+        self.assertEqual(out, b"started\n")
+        # Logs changed before startTime are not sent; a host off this machine is never reached (the
+        # service answers before it uploads: the answer is the same).
+        later = self.client.compute_node.upload_batch_service_logs("logs", node.id, bm.UploadBatchServiceLogsConfiguration(
+            container_url="https://test.blob.core.windows.net/c?sv=x", start_time=datetime.utcnow() + timedelta(hours=1)))
+        self.assertEqual(later.number_of_files_uploaded, 1)
+        r = self.raw("POST", f"/pools/logs/nodes/{node.id}/uploadbatchservicelogs", {"containerUrl": url})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
+        self.assertIn({"key": "PropertyName", "value": "startTime"}, r.json()["values"])
+
+    def test_files_come_from_and_go_to_this_machine_only(self):
+        self.pool("offsite")
+        self.job("offsite", "offsite")
+        self.task("offsite", "fetch", "/bin/true", resource_files=[bm.ResourceFile(http_url="https://example.com/data.bin")])
+        task = self.state_of("offsite", "fetch", bm.TaskState.completed)
+        self.assertEqual(task.execution_info.failure_info.code, "ResourceContainerAccessDenied")
+        self.assertIn("loopback", task.execution_info.failure_info.message)
 
 
 if __name__ == "__main__":
