@@ -42,7 +42,9 @@ void BatchApi::route(http::Routes& server, const std::string& method, const std:
             res.set_header("DataServiceVersion", "3.0");
             handler(account, req, res);
             // An action (POST .../resize, .../disablescheduling) names itself, as the service's do.
-            if (req.method == "POST" && res.status < 300 && !res.has_header("DataServiceId")) {
+            // (Not uploadbatchservicelogs, whose answer is a document and has none, as recorded.)
+            if (req.method == "POST" && res.status < 300 && !res.has_header("DataServiceId") &&
+                !req.path.ends_with("/uploadbatchservicelogs")) {
                 res.set_header("DataServiceId", base_url(req) + req.path);
             }
         } catch (const BatchError& e) {
