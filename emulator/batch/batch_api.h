@@ -107,6 +107,7 @@ private:
     void change_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace);
     void move_job_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void count_job_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void list_job_task_status(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void add_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void add_task_collection(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

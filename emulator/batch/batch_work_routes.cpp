@@ -51,6 +51,8 @@ void BatchApi::serve_work(http::Routes& server) {
     route(server, "PUT", R"(/jobs/([^/]+))", [this](auto& a, auto& q, auto& r) { change_job(a, q, r, true); });
     route(server, "POST", R"(/jobs/([^/]+)/(disable|enable|terminate))", [this](auto& a, auto& q, auto& r) { move_job_state(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+)/taskcounts)", [this](auto& a, auto& q, auto& r) { count_job_tasks(a, q, r); });
+    route(server, "GET", R"(/jobs/([^/]+)/jobpreparationandreleasetaskstatus)",
+          [this](auto& a, auto& q, auto& r) { list_job_task_status(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/tasks)", [this](auto& a, auto& q, auto& r) { add_task(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/addtaskcollection)", [this](auto& a, auto& q, auto& r) { add_task_collection(a, q, r); });
     route(server, "GET", R"(/jobs/([^/]+)/tasks)", [this](auto& a, auto& q, auto& r) { list_tasks(a, q, r); });
@@ -157,6 +159,24 @@ void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Reque
     json out = count_tasks(tasks);
     out["odata.metadata"] = base_url(req) + "/$metadata#taskcountsresult/@Element";
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
+}
+
+// Where the job's preparation and release tasks ran, with the URLs of the nodes and their
+// directories under the account's URL as this request addressed it.
+void BatchApi::list_job_task_status(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    need_job(account, id);
+    json statuses = nodes_.job_task_status(account.name, id);
+    for (json& status : statuses) {
+        const std::string node_url = base_url(req) + "/" + status.value("nodeUrl", "");
+        status["nodeUrl"] = node_url;
+        for (const char* kind : {"jobPreparationTaskExecutionInfo", "jobReleaseTaskExecutionInfo"}) {
+            if (status.contains(kind) && status[kind].contains("taskRootDirectory")) {
+                status[kind]["taskRootDirectoryUrl"] = node_url + "/files/" + status[kind].value("taskRootDirectory", "");
+            }
+        }
+    }
+    send_computed_list(req, res, statuses, base_url(req) + "/$metadata#jobpreparationandreleasetaskstatuslist");
 }
 
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {

@@ -68,6 +68,7 @@ void PoolNodes::finish_reboot(const Key& key, const std::string& node_id) {
         engine::remove_tree(node->root, ec);
         make_node_directories(node->root);
         node->users.clear();
+        node->job_tasks.clear();
     }
     node->control = std::make_shared<engine::RunControl>();
     node->start_task_info = nullptr;

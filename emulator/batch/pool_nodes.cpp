@@ -119,6 +119,8 @@ void PoolNodes::stop() {
         if (node->start_task.joinable()) node->start_task.join();
     }
     leaving_.clear();
+    for (auto& [serial, thread] : side_threads_) thread.join();  // cancelled with their nodes
+    side_threads_.clear();
     // The nodes go with the emulator: their time ends now.
     std::map<std::string, std::vector<NodeSession>> ended;
     for (auto& [key, pool] : state_) {
@@ -491,9 +493,9 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait,
                                    wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
-        StartTaskRun run;
+        NodeTaskRun run;
         try {
-            run = run_start_task(task, env, root, *control, wrap);
+            run = run_node_task(task, env, root / "startup", *control, wrap);
         } catch (const std::exception& e) {  // nothing of a start task may take the daemon down
             run.info = {{"state", "completed"}, {"retryCount", 0}, {"result", "failure"},
                         {"failureInfo", failure_info("StartTaskRunFailed", std::string("The emulator could not run the start task: ") + e.what(),

@@ -140,6 +140,9 @@ public:
     time::TimePoint now() const { return clock_.now(); }
     // The account's usage record (usage_stats.h), made when missing.
     nlohmann::json usage_record(const std::string& account);
+    // The job's preparation and release tasks on each node where they ran, as
+    // jobpreparationandreleasetaskstatus lists them (nodeUrl relative to the account's URL).
+    nlohmann::json job_task_status(const std::string& account, const std::string& job_id);
     // The node's number in its pool (0 for the first that joined it): its public ports' offset.
     std::optional<int> node_number(const std::string& account, const std::string& pool_id, const std::string& node_id);
 
@@ -153,6 +156,12 @@ public:
                                                    const std::string& node_id) const;
 
 private:
+    // A job's preparation (and, once the job has ended, release) task on a node.
+    struct JobTasks {
+        std::string state;        // of the preparation: running, succeeded, failed
+        nlohmann::json prep;      // jobPreparationTaskExecutionInfo
+        nlohmann::json release;   // jobReleaseTaskExecutionInfo, null until it runs
+    };
     struct Node {
         std::string id;
         int number = 0;  // in its pool, from 0 as they join
@@ -179,6 +188,8 @@ private:
         int running_tasks = 0;
         int total_tasks_run = 0;
         int total_tasks_succeeded = 0;
+        // The jobs whose preparation ran here, by lower-cased id (job_preparation.cpp).
+        std::map<std::string, JobTasks> job_tasks;
         // Its user accounts by lower-cased name: the account as added, less its password (whose
         // hash is "_hash").
         std::map<std::string, nlohmann::json> users;
@@ -259,6 +270,16 @@ private:
     void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
+    // Whether the node may run a task of the job now (job_preparation.cpp): its preparation has
+    // succeeded there (or the job has none, or does not wait for it); starts it there when it has
+    // not run. `jobs` caches the jobs' documents for one scheduling pass.
+    bool preparation_allows(Pool& pool, Node& node, const std::string& job_id, const nlohmann::json& pool_doc,
+                            std::map<std::string, std::optional<nlohmann::json>>& jobs);
+    void start_job_task(Pool& pool, Node& node, const nlohmann::json& job, const nlohmann::json& pool_doc, bool release);
+    void job_task_done(const Key& key, std::uint64_t serial, const std::string& node_id, const std::string& job_id, bool release,
+                       nlohmann::json info, bool succeeded);
+    // The job has ended (completed or deleted): its release task on every node it prepared.
+    void release_job(const std::string& account, const nlohmann::json& job);
     // `pool_doc`: the pool's stored document (its certificates).
     void run_task(Pool& pool, Node& node, const TaskRef& task, const nlohmann::json& pool_doc);
     void task_done(const std::string& run_key, int exit_code, nlohmann::json failure);
@@ -321,6 +342,8 @@ private:
     std::map<Key, int> next_numbers_;
     std::multimap<time::TimePoint, std::function<void()>> timers_;
     std::map<Key, time::TimePoint> schedule_wakes_;  // account, lower-cased schedule id
+    // Job preparation and release tasks running, by serial: joined when they report.
+    std::map<std::uint64_t, std::thread> side_threads_;
 
     mutable std::mutex snapshot_mutex_;
     std::map<Key, nlohmann::json> snapshot_;

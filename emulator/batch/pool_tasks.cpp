@@ -106,15 +106,18 @@ void PoolNodes::schedule(const Key& key) {
     const int slots = std::max(1, stored->body.value("taskSlotsPerNode", 1));
     // A task whose earlier run (of a task deleted and added again under its id) has not reported
     // yet stays queued: its task_done schedules again.
-    auto next_ready = [&] {
+    // (And a task whose job's preparation the node has not done waits for it: job_preparation.cpp.)
+    std::map<std::string, std::optional<json>> jobs;
+    auto next_ready = [&](Node& node) {
         return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const TaskRef& t) {
-            return !running_.count(run_key_of(pool.account, t.job_id, t.task_id));
+            return !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
+                   preparation_allows(pool, node, t.job_id, stored->body, jobs);
         });
     };
     for (auto& node : pool.nodes) {
         if (!node->scheduling || node->then != Node::Then::nothing) continue;
         while ((node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
-            auto ready = next_ready();
+            auto ready = next_ready(*node);
             if (ready == pool.queue.end()) return;
             TaskRef task = *ready;
             pool.queue.erase(ready);
@@ -163,6 +166,11 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json&
     packages_.install(pool.account, pool_doc.value("applicationPackageReferences", json::array()), node.root, env, view);
     env["AZ_BATCH_JOB_ID"] = ref.job_id;
     env["AZ_BATCH_TASK_ID"] = ref.task_id;
+    if (job->body.contains("jobPreparationTask")) {
+        const fs::path prep = node.root / "workitems" / ref.job_id / "job-1" / "jobpreparation";
+        env["AZ_BATCH_JOB_PREP_DIR"] = node.image.view(node.root, prep);
+        env["AZ_BATCH_JOB_PREP_WORKING_DIR"] = node.image.view(node.root, prep / "wd");
+    }
     env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);
     env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, dir / "wd");
     packages_.install(pool.account, task.value("applicationPackageReferences", json::array()), node.root, env, view);
@@ -414,6 +422,7 @@ void PoolNodes::finish_job_if_idle(const std::string& account, const std::string
     });
     if (done && done->body.value("state", "") == "completed" && done->body.value("stateTransitionTime", "") == now) {
         trace("batch job " + job_id, "completes");
+        release_job(account, done->body);
         release_auto_pool(account, done->body);
         schedule_job_ended(account, done->body);
     }
@@ -508,6 +517,7 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
         store_.remove_scope(account, tasks_of(job_id));
         store_.remove(account, kJobs, job_id);
         if (job) {
+            release_job(account, job->body);
             release_auto_pool(account, job->body);
             schedule_job_ended(account, job->body);
         }

@@ -45,19 +45,19 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
     }
 }
 
-StartTaskRun run_start_task(const json& task, const engine::Environment& base, const fs::path& root,
-                            engine::RunControl& control, const Wrap& wrap) {
-    StartTaskRun run;
+NodeTaskRun run_node_task(const json& task, const engine::Environment& base, const fs::path& task_dir,
+                          engine::RunControl& control, const Wrap& wrap) {
+    NodeTaskRun run;
     run.info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
     const int max_retries = task.value("maxTaskRetryCount", 0);
     engine::Environment env = base;
     add_settings(env, task);
-    std::optional<json> missing = download_resource_files(task, root / "startup" / "wd");
+    std::optional<json> missing = download_resource_files(task, task_dir / "wd");
     if (missing) run.info["failureInfo"] = *missing;
     for (int attempt = 0; !missing; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = time::now_iso8601();
-        auto [code, failure] = run_task_process(task, env, root / "startup", control, wrap);
+        auto [code, failure] = run_task_process(task, env, task_dir, control, wrap);
         if (code == -1 && failure.is_null()) return run;  // the node is leaving
         if (!failure.is_null()) {
             run.info["failureInfo"] = failure;

@@ -28,15 +28,16 @@ std::pair<int, nlohmann::json> run_task_process(const nlohmann::json& task, cons
                                                 const std::filesystem::path& dir, engine::RunControl& control,
                                                 const Wrap& wrap);
 
-struct StartTaskRun {
-    nlohmann::json info;  // startTaskInfo
+struct NodeTaskRun {
+    nlohmann::json info;  // startTaskInfo, or a job preparation or release task's execution info
     bool succeeded = false;
 };
 
-// The start task and its retries (maxTaskRetryCount) in `root`/startup, after its resourceFiles
-// (a download that fails fails it, not retried). A command line that cannot be parsed is not
-// retried; a program that cannot start reports 127, as a shell would.
-StartTaskRun run_start_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& root,
-                            engine::RunControl& control, const Wrap& wrap);
+// A task of the node's own (a start task, a job preparation or release task) and its retries
+// (`task`'s maxTaskRetryCount) in `task_dir` (stdout.txt, stderr.txt, wd/), after its
+// resourceFiles (a download that fails fails it, not retried). A command line that cannot be
+// parsed is not retried; a program that cannot start reports 127, as a shell would.
+NodeTaskRun run_node_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& task_dir,
+                          engine::RunControl& control, const Wrap& wrap);
 
 }  // namespace bai::batch
