@@ -186,6 +186,17 @@ void PoolNodes::pool_deleting(const std::string& account, const std::string& poo
 
 // Brings the pool's nodes to its targets (none when it is being deleted): new nodes join; surplus
 // ones leave, those not yet idle first, then idle ones, newest first.
+// A pool's formula is first evaluated kAllocateTime after auto-scaling is enabled (the service's
+// recordings show none yet right after the enable), then whenever reconciled.
+bool PoolNodes::formula_due(const Key& key, Pool& pool) {
+    const time::TimePoint now = clock_.now();
+    if (!pool.auto_scale_since) {
+        pool.auto_scale_since = now;
+        at(now + kAllocateTime, [this, key] { reconcile(key); });
+    }
+    return now >= *pool.auto_scale_since + kAllocateTime;
+}
+
 // Nodes wanted are allocated kAllocateTime after the pool first wanted them (meanwhile it is
 // `resizing`, and a stop resize leaves them unallocated, as the service's recordings show).
 bool PoolNodes::allocation_due(const Key& key, Pool& pool) {
@@ -204,7 +215,9 @@ void PoolNodes::reconcile(const Key& key) {
     Pool& pool = state_[key];
     pool.account = key.first;
     if (stored) pool.id = stored->body.value("id", key.second);
-    if (stored && stored->body.value("enableAutoScale", false) && stored->body.value("state", "") == "active") {
+    const bool auto_scale = stored && stored->body.value("enableAutoScale", false) && stored->body.value("state", "") == "active";
+    if (!auto_scale) pool.auto_scale_since.reset();
+    if (auto_scale && formula_due(key, pool)) {
         evaluate(pool, *stored);
         arm_autoscale(key);
         stored = store_.get(key.first, kPools, key.second);

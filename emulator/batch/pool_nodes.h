@@ -220,6 +220,8 @@ private:
         bool evaluating = false;  // its evaluation timer is set
         // Since when it has wanted more nodes than it has (allocation_due).
         std::optional<time::TimePoint> wanting_since;
+        // Since when it has auto-scaled (formula_due).
+        std::optional<time::TimePoint> auto_scale_since;
     };
     using Key = std::pair<std::string, std::string>;  // account, lower-cased pool id
 
@@ -248,6 +250,8 @@ private:
     // Whether the nodes a pool wants are to join now (it has wanted them for kAllocateTime); arms
     // the timer that reconciles it then.
     bool allocation_due(const Key& key, Pool& pool);
+    // Whether an auto-scale pool's formula is evaluated now: kAllocateTime after it was enabled.
+    bool formula_due(const Key& key, Pool& pool);
     // An auto-scale pool's formula over its present metrics: new targets and autoScaleRun.
     void evaluate(Pool& pool, const StoredEntity& stored);
     AutoScaleInputs metrics_of(const Pool& pool, const StoredEntity& stored) const;

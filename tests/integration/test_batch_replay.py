@@ -34,9 +34,7 @@ README = os.path.join(ROOT, "emulator", "batch", "README.md")
 THRESHOLD = 0.95
 # What the emulator's Batch endpoint does not serve yet, per recording (replay/report.py): an
 # entry goes when its work lands.
-PENDING = Pending({
-    f"{FOLDER}/*": "the Batch API is not served whole yet",
-})
+PENDING = Pending({})
 EMULATOR_ARGS = ["--gpus", "none"]
 # The application package the SDK tests' preparer made through the management API (application_id,
 # version v1.0): here an emulator option.
