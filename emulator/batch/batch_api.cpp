@@ -152,6 +152,7 @@ void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req
 
 void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity pool = need_pool(account, req.matches[1]);
+    if (answered_not_modified(req, res, pool)) return;
     json view = pool_view(req, pool);
     if (std::optional<std::vector<std::string>> fields = select_of(req)) view = select_fields(view, *fields);
     view["odata.metadata"] = base_url(req) + "/$metadata#pools/@Element";
@@ -161,6 +162,7 @@ void BatchApi::get_pool(const BatchAccount& account, const httplib::Request& req
 
 void BatchApi::pool_exists(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     std::optional<StoredEntity> pool = store_.get(account.name, kPools, req.matches[1]);
+    if (pool && answered_not_modified(req, res, *pool)) return;
     res.status = pool ? 200 : 404;
     if (pool) set_entity_headers(res, *pool);
 }
@@ -205,7 +207,7 @@ void BatchApi::send_list(const BatchAccount& account, const httplib::Request& re
 void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     const std::string id = req.matches[1];
-    need_pool(account, id);
+    check_conditions(req, need_pool(account, id));
     packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     if (body.contains("startTask") && !body["startTask"].is_null()) {
         if (!body["startTask"].is_object() || !body["startTask"].contains("commandLine")) {
@@ -237,6 +239,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
 // The pool is `deleting` until its nodes have left; then it is gone.
 void BatchApi::delete_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
+    if (has_conditions(req)) check_conditions(req, need_pool(account, id));
     std::optional<StoredEntity> pool = store_.update(account.name, kPools, id, [](json& doc) {
         if (doc.value("state", "") == "deleting") return false;
         doc["state"] = "deleting";
@@ -252,6 +255,7 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
     json body = parse_body(req);
     const std::string id = req.matches[1];
     StoredEntity pool = need_pool(account, id);
+    check_conditions(req, pool);
     if (pool.body.value("enableAutoScale", false)) {
         throw BatchError(409, "PoolIsAutoScaleEnabled", "The specified pool has automatic scaling enabled: it cannot be resized.");
     }
@@ -284,6 +288,7 @@ void BatchApi::enable_autoscale(const BatchAccount& account, const httplib::Requ
     json body = parse_body(req);
     const std::string id = req.matches[1];
     StoredEntity pool = need_pool(account, id);
+    check_conditions(req, pool);
     std::string formula = body.value("autoScaleFormula", pool.body.value("autoScaleFormula", ""));
     if (formula.empty()) throw missing_property("autoScaleFormula");
     check_evaluation_interval(body);

@@ -96,6 +96,7 @@ private:
     void update_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_node_user(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void remote_login(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void node_extensions(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     // uploadbatchservicelogs (node_logs.cpp).
     void upload_node_logs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     std::filesystem::path need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const;
@@ -115,6 +116,7 @@ private:
     void update_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void terminate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
+    void reactivate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void list_task_files(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void get_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);
     void delete_task_file(const BatchAccount& account, const httplib::Request& req, httplib::Response& res);

@@ -20,6 +20,69 @@ void set_entity_headers(httplib::Response& res, const StoredEntity& entity) {
     res.set_header("Last-Modified", time::format_rfc1123(time::from_ticks(entity.modified_ticks)));
 }
 
+namespace {
+
+std::string unquoted(std::string tag) {
+    tag = std::string(text::trim(tag));
+    if (tag.rfind("W/", 0) == 0) tag = tag.substr(2);
+    if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"') tag = tag.substr(1, tag.size() - 2);
+    return tag;
+}
+
+// Whether one of the header's comma-separated ETags is the entity's (or it is *).
+bool names_etag(const std::string& header, const std::string& etag) {
+    size_t start = 0;
+    while (start <= header.size()) {
+        const size_t comma = header.find(',', start);
+        const std::string one = unquoted(header.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (one == "*" || one == unquoted(etag)) return true;
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return false;
+}
+
+// The entity's last change, to the second (HTTP dates have no finer unit).
+time::TimePoint modified_second(const StoredEntity& entity) {
+    return std::chrono::floor<std::chrono::seconds>(time::from_ticks(entity.modified_ticks));
+}
+
+}  // namespace
+
+Conditions check_conditions(const httplib::Request& req, const StoredEntity& entity) {
+    const bool read = req.method == "GET" || req.method == "HEAD";
+    const BatchError not_met(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
+    if (req.has_header("If-Match") && !names_etag(req.get_header_value("If-Match"), entity.etag)) throw not_met;
+    if (req.has_header("If-Unmodified-Since")) {
+        std::optional<time::TimePoint> since = time::parse_rfc1123(req.get_header_value("If-Unmodified-Since"));
+        if (since && modified_second(entity) > *since) throw not_met;
+    }
+    if (req.has_header("If-None-Match") && names_etag(req.get_header_value("If-None-Match"), entity.etag)) {
+        if (read) return Conditions::not_modified;
+        throw not_met;
+    }
+    if (req.has_header("If-Modified-Since") && !req.has_header("If-None-Match")) {
+        std::optional<time::TimePoint> since = time::parse_rfc1123(req.get_header_value("If-Modified-Since"));
+        if (since && modified_second(entity) <= *since) {
+            if (read) return Conditions::not_modified;
+            throw not_met;
+        }
+    }
+    return Conditions::met;
+}
+
+bool has_conditions(const httplib::Request& req) {
+    return req.has_header("If-Match") || req.has_header("If-None-Match") || req.has_header("If-Modified-Since") ||
+           req.has_header("If-Unmodified-Since");
+}
+
+bool answered_not_modified(const httplib::Request& req, httplib::Response& res, const StoredEntity& entity) {
+    if (check_conditions(req, entity) != Conditions::not_modified) return false;
+    set_entity_headers(res, entity);
+    res.status = 304;
+    return true;
+}
+
 Page page_of(const httplib::Request& req) {
     Page page;
     if (req.has_param("maxresults")) {

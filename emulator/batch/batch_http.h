@@ -22,6 +22,15 @@ nlohmann::json parse_body(const httplib::Request& req);
 // InvalidPropertyValue otherwise.
 std::string option_of(const nlohmann::json& body, const std::string& name, const std::vector<std::string>& allowed);
 void set_entity_headers(httplib::Response& res, const StoredEntity& entity);
+// The request's conditional headers against the entity as it is: If-Match (its ETag, quoted or
+// not, or *), If-None-Match, If-Modified-Since, If-Unmodified-Since (HTTP dates, to the second).
+// A read (GET, HEAD) whose If-None-Match matches or that is not modified since answers
+// kNotModified (304, no body); any other unmet condition throws BatchError 412 ConditionNotMet.
+enum class Conditions { met, not_modified };
+Conditions check_conditions(const httplib::Request& req, const StoredEntity& entity);
+bool has_conditions(const httplib::Request& req);
+// check_conditions for a route: true when the request was answered 304 (nothing more to do).
+bool answered_not_modified(const httplib::Request& req, httplib::Response& res, const StoredEntity& entity);
 // A list's page as asked: maxresults (1 to 1000, 1000 without) and $skiptoken (where the last
 // page stopped, opaque; empty without); BatchError 400 InvalidQueryParameterValue otherwise.
 struct Page {

@@ -45,6 +45,8 @@ void BatchApi::serve_nodes(http::Routes& server) {
     route(server, "DELETE", R"(/pools/([^/]+)/nodes/([^/]+)/users/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_node_user(a, q, r); });
     route(server, "POST", R"(/pools/([^/]+)/nodes/([^/]+)/uploadbatchservicelogs)",
           [this](auto& a, auto& q, auto& r) { upload_node_logs(a, q, r); });
+    route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/extensions(?:/([^/]+))?)",
+          [this](auto& a, auto& q, auto& r) { node_extensions(a, q, r); });
     route(server, "GET", R"(/pools/([^/]+)/nodes/([^/]+)/(rdp|remoteloginsettings))", [this](auto& a, auto& q, auto& r) { remote_login(a, q, r); });
     // The emulator's own: what only the cloud does to a low-priority node.
     route(server, "POST", R"(/emulator/pools/([^/]+)/nodes/([^/]+)/preempt)",
@@ -109,6 +111,7 @@ void BatchApi::set_node_scheduling(const BatchAccount& account, const httplib::R
 void BatchApi::remove_nodes(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string pool_id = req.matches[1];
     StoredEntity pool = need_pool(account, pool_id);
+    check_conditions(req, pool);
     json body = parse_body(req);
     if (!body.contains("nodeList")) throw missing_property("nodeList");
     const json& list = body["nodeList"];
@@ -226,6 +229,31 @@ void BatchApi::remote_login(const BatchAccount& account, const httplib::Request&
     }
     (*settings)["odata.metadata"] = base_url(req) + "/$metadata#Microsoft.Azure.Batch.Protocol.Entities.ComputeNodeGetRemoteLoginSettingsResult";
     res.set_content(settings->dump(), "application/json;odata=minimalmetadata");
+}
+
+// The pool's virtual machine extensions on a node, as provisioned (the emulator runs none of them:
+// each shows Succeeded); one by name (404 NodeExtensionNotFound, a name chosen here).
+void BatchApi::node_extensions(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string pool_id = req.matches[1], node_id = req.matches[2], name = req.matches[3];
+    StoredEntity pool = need_pool(account, pool_id);
+    if (!nodes_.node_root(account.name, pool_id, node_id)) throw node_not_found();
+    const json extensions = pool.body.value("virtualMachineConfiguration", json::object()).value("extensions", json::array());
+    json items = json::array();
+    for (const json& extension : extensions.is_array() ? extensions : json::array()) {
+        if (!extension.is_object()) continue;
+        const std::string ext_name = extension.value("name", "");
+        json status{{"code", "ProvisioningState/succeeded"}, {"displayStatus", "Provisioning succeeded"}, {"level", "Info"},
+                     {"time", time::format_iso8601(time::now())}};
+        items.push_back({{"provisioningState", "Succeeded"}, {"vmExtension", extension},
+                         {"instanceView", {{"name", ext_name}, {"statuses", json::array({status})}}}});
+        if (!name.empty() && ext_name == name) {
+            json one = items.back();
+            one["odata.metadata"] = base_url(req) + "/$metadata#extensions/@Element";
+            return res.set_content(one.dump(), "application/json;odata=minimalmetadata");
+        }
+    }
+    if (!name.empty()) throw BatchError(404, "NodeExtensionNotFound", "The specified extension does not exist on the node.");
+    send_computed_list(req, res, items, base_url(req) + "/$metadata#extensions");
 }
 
 std::filesystem::path BatchApi::need_node_root(const BatchAccount& account, const std::string& pool_id, const std::string& node_id) const {

@@ -60,6 +60,13 @@ void BatchApi::serve_work(http::Routes& server) {
     route(server, "PUT", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { update_task(a, q, r); });
     route(server, "DELETE", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_task(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/tasks/([^/]+)/terminate)", [this](auto& a, auto& q, auto& r) { terminate_task(a, q, r); });
+    route(server, "POST", R"(/jobs/([^/]+)/tasks/([^/]+)/reactivate)", [this](auto& a, auto& q, auto& r) { reactivate_task(a, q, r); });
+    // A multi-instance task's subtasks: none here, where a task runs as one process.
+    route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/subtasksinfo)", [this](auto& a, auto& q, auto& r) {
+        need_task(a, q.matches[1], q.matches[2]);
+        json out{{"odata.metadata", base_url(q) + "/$metadata#subtaskinfos"}, {"value", json::array()}};
+        r.set_content(out.dump(), "application/json;odata=minimalmetadata");
+    });
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/files)", [this](auto& a, auto& q, auto& r) { list_task_files(a, q, r); });
     // httplib hands HEAD (the SDK's get_properties_from_task) to the GET route.
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/files/(.+))", [this](auto& a, auto& q, auto& r) { get_task_file(a, q, r); });
@@ -100,6 +107,7 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
 void BatchApi::change_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace) {
     const std::string id = req.matches[1];
     json body = parse_body(req);
+    if (has_conditions(req)) check_conditions(req, need_job(account, id));
     std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
         need_changeable(doc);
         check_job_change(body, doc, replace);
@@ -116,6 +124,7 @@ void BatchApi::change_job(const BatchAccount& account, const httplib::Request& r
 void BatchApi::move_job_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1], action = req.matches[2];
     json body = req.body.empty() ? json::object() : parse_body(req);
+    if (has_conditions(req)) check_conditions(req, need_job(account, id));
     std::string option;
     if (action == "disable") {
         if (!body.contains("disableTasks")) throw missing_property("disableTasks");
@@ -181,6 +190,7 @@ void BatchApi::list_job_task_status(const BatchAccount& account, const httplib::
 
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
+    if (answered_not_modified(req, res, job)) return;
     json out = view(job, base_url(req) + "/jobs/" + job.body.value("id", ""));
     if (std::optional<std::vector<std::string>> fields = select_of(req)) out = select_fields(out, *fields);
     out["odata.metadata"] = base_url(req) + "/$metadata#jobs/@Element";
@@ -195,6 +205,7 @@ void BatchApi::list_jobs(const BatchAccount& account, const httplib::Request& re
 // The job is `deleting` while its running tasks are stopped; then it and its tasks are gone.
 void BatchApi::delete_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
+    if (has_conditions(req)) check_conditions(req, need_job(account, id));
     std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [](json& doc) {
         if (doc.value("state", "") == "deleting") return false;
         doc["previousState"] = doc["state"];
@@ -268,6 +279,7 @@ void BatchApi::get_task(const BatchAccount& account, const httplib::Request& req
     need_job(account, job_id);
     std::optional<StoredEntity> task = store_.get(account.name, tasks_of(job_id), task_id);
     if (!task) throw task_not_found();
+    if (answered_not_modified(req, res, *task)) return;
     json out = task_view(req, *task, base_url(req) + "/jobs/" + job_id + "/tasks/" + task->body.value("id", ""));
     if (std::optional<std::vector<std::string>> fields = select_of(req)) out = select_fields(out, *fields);
     out["odata.metadata"] = base_url(req) + "/$metadata#tasks/@Element";
@@ -309,6 +321,7 @@ void BatchApi::update_task(const BatchAccount& account, const httplib::Request& 
     need_job(account, job_id);
     json body = parse_body(req);
     check_task_change(body);
+    if (has_conditions(req)) check_conditions(req, need_task(account, job_id, task_id));
     std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
         const json constraints = body.value("constraints", json::object());
         for (const auto& [name, value] : constraints.items()) doc["constraints"][name] = value;
@@ -322,14 +335,44 @@ void BatchApi::update_task(const BatchAccount& account, const httplib::Request& 
 
 void BatchApi::delete_task(const BatchAccount& account, const httplib::Request& req, httplib::Response&) {
     const std::string job_id = req.matches[1], task_id = req.matches[2];
-    need_task(account, job_id, task_id);
+    check_conditions(req, need_task(account, job_id, task_id));
     nodes_.delete_task(account.name, job_id, task_id);
 }
 
 void BatchApi::terminate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string job_id = req.matches[1], task_id = req.matches[2];
-    need_task(account, job_id, task_id);
+    check_conditions(req, need_task(account, job_id, task_id));
     nodes_.terminate_task(account.name, job_id, task_id);
+    res.status = 204;
+}
+
+// A task that failed goes back to active with its retry count at 0 (its exit code and failure
+// gone), to run again; one not completed or that succeeded is refused (409 TaskNotCompleted,
+// TaskCompletedSuccessfully: names chosen here), as is one of a job past changing.
+void BatchApi::reactivate_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
+    const std::string job_id = req.matches[1], task_id = req.matches[2];
+    StoredEntity job = need_job(account, job_id);
+    check_conditions(req, need_task(account, job_id, task_id));
+    need_changeable(job.body);
+    const std::string now = time::format_iso8601(time::now());
+    std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
+        if (doc.value("state", "") != "completed") throw BatchError(409, "TaskNotCompleted", "The specified task is not completed.");
+        json& info = doc["executionInfo"];
+        if (info.value("result", "") == "success") {
+            throw BatchError(409, "TaskCompletedSuccessfully", "The specified task completed successfully: it cannot be reactivated.");
+        }
+        doc["previousState"] = "completed";
+        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
+        doc["state"] = "active";
+        doc["stateTransitionTime"] = now;
+        for (const char* gone : {"exitCode", "failureInfo", "result", "startTime", "endTime"}) info.erase(gone);
+        info["retryCount"] = 0;
+        doc.erase("nodeInfo");
+        return true;
+    });
+    if (!task) throw task_not_found();
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, task_id);
+    set_entity_headers(res, *task);
     res.status = 204;
 }
 

@@ -85,6 +85,7 @@ void BatchApi::add_job_schedule(const BatchAccount& account, const httplib::Requ
 
 void BatchApi::get_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     std::optional<StoredEntity> schedule = store_.get(account.name, kJobSchedules, req.matches[1]);
+    if (schedule && answered_not_modified(req, res, *schedule)) return;
     if (req.method == "HEAD") {
         res.status = schedule ? 200 : 404;
         if (schedule) set_entity_headers(res, *schedule);
@@ -103,6 +104,7 @@ void BatchApi::change_job_schedule(const BatchAccount& account, const httplib::R
     const std::string id = req.matches[1];
     json body = parse_body(req);
     check_schedule_change(body, replace);
+    if (has_conditions(req)) check_conditions(req, need_job_schedule(account, id));
     const json spec = body.value("jobSpecification", json::object());
     if (spec.contains("poolInfo") && spec["poolInfo"].contains("autoPoolSpecification")) {
         check_pool_network(spec["poolInfo"]["autoPoolSpecification"]["pool"], [this](const std::string& arm_id) { return store_.arm_document(arm_id); });
@@ -121,6 +123,7 @@ void BatchApi::change_job_schedule(const BatchAccount& account, const httplib::R
 // disable (no new jobs; the active one runs on), enable, terminate (the active job too).
 void BatchApi::move_job_schedule_state(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1], action = req.matches[2];
+    if (has_conditions(req)) check_conditions(req, need_job_schedule(account, id));
     std::optional<StoredEntity> schedule = store_.update(account.name, kJobSchedules, id, [&](json& doc) {
         need_changeable(doc);
         const std::string state = doc.value("state", "");
@@ -144,6 +147,7 @@ void BatchApi::move_job_schedule_state(const BatchAccount& account, const httpli
 // The schedule is `deleting` while its jobs go; then it is gone.
 void BatchApi::delete_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
+    if (has_conditions(req)) check_conditions(req, need_job_schedule(account, id));
     std::optional<StoredEntity> schedule = store_.update(account.name, kJobSchedules, id, [](json& doc) {
         return doc.value("state", "") != "deleting" && move_schedule(doc, "deleting");
     });

@@ -70,6 +70,7 @@ void BatchApi::serve_pool_actions(http::Routes& server) {
 void BatchApi::stop_resize(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     StoredEntity pool = need_pool(account, id);
+    check_conditions(req, pool);
     if (pool.body.value("state", "") == "deleting") throw BatchError(409, "PoolBeingDeleted", "The specified pool is being deleted.");
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         if (doc.value("allocationState", "") != "resizing") return false;

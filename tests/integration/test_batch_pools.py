@@ -85,9 +85,9 @@ class BatchTestCase(unittest.TestCase):
         return requests.post(f"{self.emu.endpoints['batch']}/emulator/pools/{pool_id}/nodes/{node_id}/preempt", json=body,
                              auth=SharedKeyAuth("authorization", DEV_BATCH, DEV_BATCH_KEY))
 
-    def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True):
-        """A request as the SDK signs it, with a body of our own (malformed ones too)."""
-        headers = {"Content-Type": "application/json; odata=minimalmetadata"}
+    def raw(self, method, path, body=None, account=DEV_BATCH, key=DEV_BATCH_KEY, auth=True, headers=None):
+        """A request as the SDK signs it, with a body (malformed ones too) and headers of our own."""
+        headers = {"Content-Type": "application/json; odata=minimalmetadata", **(headers or {})}
         data = None if body is None else (body if isinstance(body, str) else json.dumps(body))
         separator = "&" if "?" in path else "?"
         return requests.request(method, f"{self.url}{path}{separator}api-version={API}", data=data, headers=headers,

@@ -1,0 +1,80 @@
+"""The Batch operations the other suites leave out, through the azure-batch SDK: conditional
+headers (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since) on pools, jobs, tasks
+and job schedules; task reactivation; a task's subtasks; a node's VM extensions."""
+from datetime import datetime, timedelta, timezone
+
+from azure.batch import models as bm
+
+import harness
+from test_batch_pools import BatchTestCase, vm_configuration
+
+
+class BatchOperations(BatchTestCase):
+    def test_conditional_headers(self):
+        self.client.pool.add(bm.PoolAddParameter(id="cond", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
+        got = self.raw("GET", "/pools/cond")
+        etag = got.headers["ETag"]
+        # A read: 304 when it has not changed, the pool when it has.
+        headers = {"If-None-Match": etag}
+        r = self.raw("GET", "/pools/cond", headers=headers)
+        self.assertEqual((r.status_code, r.text), (304, ""))
+        self.assertEqual(self.raw("GET", "/pools/cond", headers={"If-None-Match": '"0x1"'}).status_code, 200)
+        later = (datetime.now(timezone.utc) + timedelta(minutes=5)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+        self.assertEqual(self.raw("GET", "/pools/cond", headers={"If-Modified-Since": later}).status_code, 304)
+        # A write: 412 ConditionNotMet unless its ETag is the one named (quoted or not).
+        r = self.raw("PATCH", "/pools/cond", {"metadata": [{"name": "a", "value": "1"}]}, headers={"If-Match": '"0x8D0000"'})
+        self.assertEqual((r.status_code, r.json()["code"]), (412, "ConditionNotMet"))
+        r = self.raw("PATCH", "/pools/cond", {"metadata": [{"name": "a", "value": "1"}]}, headers={"If-Match": etag})
+        self.assertEqual(r.status_code, 200)
+        earlier = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+        r = self.raw("DELETE", "/pools/cond", headers={"If-Unmodified-Since": earlier})
+        self.assertEqual((r.status_code, r.json()["code"]), (412, "ConditionNotMet"))
+        # Through the SDK's options, on a job.
+        self.job("cond-job", "cond")
+        job_etag = self.raw("GET", "/jobs/cond-job").headers["ETag"]
+        with self.assertRaises(bm.BatchErrorException) as caught:
+            self.client.job.patch("cond-job", bm.JobPatchParameter(priority=5), bm.JobPatchOptions(if_match="0x1"))
+        self.assertEqual(caught.exception.error.code, "ConditionNotMet")
+        self.client.job.patch("cond-job", bm.JobPatchParameter(priority=5), bm.JobPatchOptions(if_match=job_etag))
+        self.assertEqual(self.client.job.get("cond-job").priority, 5)
+        self.assertTrue(self.client.pool.exists("cond", bm.PoolExistsOptions(if_match="*")))
+
+    def test_a_failed_task_is_reactivated(self):
+        self.pool("react")
+        self.job("react-job", "react")
+        self.task("react-job", "flaky", "/bin/sh -c 'test -f $AZ_BATCH_NODE_SHARED_DIR/ok'")
+        failed = self.state_of("react-job", "flaky", bm.TaskState.completed)
+        self.assertEqual(failed.execution_info.result, bm.TaskExecutionResult.failure)
+        self.assertEqual(self.error(self.client.task.reactivate, "react-job", "nope").code, "TaskNotFound")
+        node_id = failed.node_info.node_id
+        # Make it pass, then reactivate it: it runs again from a retry count of 0.
+        self.task("react-job", "fix", "/bin/sh -c 'touch $AZ_BATCH_NODE_SHARED_DIR/ok'")
+        self.state_of("react-job", "fix", bm.TaskState.completed)
+        self.client.task.reactivate("react-job", "flaky")
+        again = self.state_of("react-job", "flaky", bm.TaskState.completed)
+        self.assertEqual((again.execution_info.result, again.execution_info.retry_count), (bm.TaskExecutionResult.success, 0))
+        self.assertEqual(again.node_info.node_id, node_id)
+        self.assertEqual(self.error(self.client.task.reactivate, "react-job", "flaky").code, "TaskCompletedSuccessfully")
+        self.task("react-job", "slow", "/bin/sleep 30")
+        self.state_of("react-job", "slow", bm.TaskState.running)
+        self.assertEqual(self.error(self.client.task.reactivate, "react-job", "slow").code, "TaskNotCompleted")
+        self.client.task.terminate("react-job", "slow")
+        self.assertEqual(list(self.client.task.list_subtasks("react-job", "fix").value), [])
+
+    def test_node_extensions(self):
+        config = vm_configuration()
+        config.extensions = [bm.VMExtension(name="monitor", publisher="Microsoft.Azure.Monitor", type="AzureMonitorLinuxAgent",
+                                            type_handler_version="1.0")]
+        self.client.pool.add(bm.PoolAddParameter(id="ext", vm_size="STANDARD_D1", virtual_machine_configuration=config,
+                                                 target_dedicated_nodes=1))
+        node = harness.wait_for(lambda: next(iter(self.client.compute_node.list("ext")), None), what="a node")
+        extensions = list(self.client.compute_node_extension.list("ext", node.id))
+        self.assertEqual([(e.vm_extension.name, e.provisioning_state) for e in extensions], [("monitor", "Succeeded")])
+        one = self.client.compute_node_extension.get("ext", node.id, "monitor")
+        self.assertEqual(one.instance_view.statuses[0].code, "ProvisioningState/succeeded")
+        self.assertEqual(self.error(self.client.compute_node_extension.get, "ext", node.id, "nope").code, "NodeExtensionNotFound")
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
