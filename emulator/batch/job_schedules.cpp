@@ -68,10 +68,13 @@ void PoolNodes::delete_schedule(const std::string& account, const std::string& s
         });
         job_deleting(account, job_id);
     }
-    release_schedule_pool(account, schedule->body);
-    store_.remove(account, kJobSchedules, schedule_id);
-    schedule_wakes_.erase({account, text::lower(schedule_id)});
-    trace("batch job schedule " + schedule_id, "deleted");
+    // After its jobs' deletions (posted just before): the schedule goes once they have.
+    post([this, account, schedule_id, body = schedule->body] {
+        release_schedule_pool(account, body);
+        store_.remove(account, kJobSchedules, schedule_id);
+        schedule_wakes_.erase({account, text::lower(schedule_id)});
+        trace("batch job schedule " + schedule_id, "deleted");
+    });
 }
 
 void PoolNodes::release_schedule_pool(const std::string& account, const json& schedule) {

@@ -126,9 +126,10 @@ void PoolNodes::stop() {
     for (auto& [key, pool] : state_) {
         for (auto& node : pool.nodes) ended[key.first].push_back({pool.id, node->vm_size, node->dedicated, node->joined, clock_.now()});
     }
-    for (const auto& [account, sessions] : ended) {
-        usage_record(account);
-        store_.update(account, kUsage, kUsage, [&](json& record) {
+    for (const auto& account_sessions : ended) {  // (no structured binding: clang 14 cannot capture one)
+        const std::vector<NodeSession>& sessions = account_sessions.second;
+        usage_record(account_sessions.first);
+        store_.update(account_sessions.first, kUsage, kUsage, [&](json& record) {
             for (const NodeSession& session : sessions) record_session(record, session);
             return true;
         });
