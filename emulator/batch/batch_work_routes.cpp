@@ -220,10 +220,14 @@ void BatchApi::delete_job(const BatchAccount& account, const httplib::Request& r
 
 std::optional<StoredEntity> BatchApi::put_task(const BatchAccount& account, const StoredEntity& job, const json& body) {
     const std::string job_id = job.body.value("id", "");
+    if (body.contains("dependsOn") && !job.body.value("usesTaskDependencies", false)) {
+        throw BatchError(409, "TaskDependenciesNotSpecifiedOnJob",
+                         "The specified task has dependencies but the job does not use task dependencies (usesTaskDependencies).");
+    }
     if (!store_.add(account.name, tasks_of(job_id), new_task_document(body, job.body, time::format_iso8601(time::now())))) {
         return std::nullopt;
     }
-    nodes_.task_added(account.name, pool_of_job(job.body), job_id, body["id"]);
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, body["id"], body.contains("dependsOn"));
     return store_.get(account.name, tasks_of(job_id), body["id"]);
 }
 
@@ -371,7 +375,7 @@ void BatchApi::reactivate_task(const BatchAccount& account, const httplib::Reque
         return true;
     });
     if (!task) throw task_not_found();
-    nodes_.task_added(account.name, pool_of_job(job.body), job_id, task_id);
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, task_id, task->body.contains("dependsOn"));
     set_entity_headers(res, *task);
     res.status = 204;
 }

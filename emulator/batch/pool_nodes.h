@@ -73,9 +73,10 @@ public:
     // The pool (already marked deleting) loses its nodes, then its document.
     void pool_deleting(const std::string& account, const std::string& pool_id);
 
-    // A task was added to a job of the pool: it runs when a node of the pool has a free slot.
+    // A task was added to a job of the pool: it runs when a node of the pool has a free slot (and,
+    // `dependent`, once the tasks it depends on let it: satisfies_dependents).
     void task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
-                    const std::string& task_id);
+                    const std::string& task_id, bool dependent = false);
     // The job (already marked deleting) loses its tasks (running ones are killed), then its
     // document.
     void job_deleting(const std::string& account, const std::string& job_id);
@@ -197,6 +198,7 @@ private:
     struct TaskRef {
         std::string job_id;
         std::string task_id;
+        bool dependent = false;  // it has dependsOn: it runs once they let it
     };
     struct RunningTask {
         std::string account;
@@ -274,6 +276,8 @@ private:
     void forget_node(Node& node);
     void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
     void schedule(const Key& key);
+    // Whether the tasks a task depends on let it run; `known` caches answers for one pass.
+    bool dependencies_met(const std::string& account, const TaskRef& task, std::map<std::string, bool>& known);
     // Whether the node may run a task of the job now (job_preparation.cpp): its preparation has
     // succeeded there (or the job has none, or does not wait for it); starts it there when it has
     // not run. `jobs` caches the jobs' documents for one scheduling pass.

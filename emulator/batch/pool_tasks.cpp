@@ -54,7 +54,7 @@ void PoolNodes::queue_job_tasks(const StoredEntity& job) {
         const bool queued = std::any_of(queue.begin(), queue.end(), [&](const TaskRef& t) {
             return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id);
         });
-        if (!queued) queue.push_back({job_id, task_id});
+        if (!queued) queue.push_back({job_id, task_id, task.contains("dependsOn")});
     }
     schedule(key);
 }
@@ -87,10 +87,10 @@ void PoolNodes::recover_tasks() {
 }
 
 void PoolNodes::task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
-                           const std::string& task_id) {
+                           const std::string& task_id, bool dependent) {
     Key key{account, text::lower(pool_id)};
-    post([this, key, job_id, task_id] {
-        state_[key].queue.push_back({job_id, task_id});
+    post([this, key, job_id, task_id, dependent] {
+        state_[key].queue.push_back({job_id, task_id, dependent});
         reconcile(key);  // schedules it; an auto-scale pool evaluates its formula first
     });
 }
@@ -107,10 +107,13 @@ void PoolNodes::schedule(const Key& key) {
     // A task whose earlier run (of a task deleted and added again under its id) has not reported
     // yet stays queued: its task_done schedules again.
     // (And a task whose job's preparation the node has not done waits for it: job_preparation.cpp.)
+    // (And one that depends on others waits for them.)
     std::map<std::string, std::optional<json>> jobs;
+    std::map<std::string, bool> satisfied;
     auto next_ready = [&](Node& node) {
         return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const TaskRef& t) {
             return !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
+                   (!t.dependent || dependencies_met(pool.account, t, satisfied)) &&
                    preparation_allows(pool, node, t.job_id, stored->body, jobs);
         });
     };
@@ -124,6 +127,27 @@ void PoolNodes::schedule(const Key& key) {
             run_task(pool, *node, task, stored->body);
         }
     }
+}
+
+bool PoolNodes::dependencies_met(const std::string& account, const TaskRef& ref, std::map<std::string, bool>& known) {
+    const std::string own = text::lower(ref.job_id) + "/" + text::lower(ref.task_id) + "/waits";
+    if (auto cached = known.find(own); cached != known.end()) return cached->second;
+    std::optional<StoredEntity> task = store_.get(account, tasks_of(ref.job_id), ref.task_id);
+    bool met = task.has_value();
+    for (const std::string& id : task ? dependency_ids(task->body) : std::vector<std::string>{}) {
+        const std::string key = text::lower(ref.job_id) + "/" + text::lower(id);
+        auto cached = known.find(key);
+        if (cached == known.end()) {
+            std::optional<StoredEntity> other = store_.get(account, tasks_of(ref.job_id), id);
+            cached = known.emplace(key, other && satisfies_dependents(other->body)).first;
+        }
+        if (!cached->second) {
+            met = false;
+            break;
+        }
+    }
+    known[own] = met;
+    return met;
 }
 
 void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json& pool_doc) {

@@ -55,6 +55,29 @@ json exit_options_for(const json& task) {
 
 }  // namespace
 
+bool satisfies_dependents(const json& task) {
+    if (task.value("state", "") != "completed") return false;
+    const bool succeeded = task.value("executionInfo", json::object()).value("result", "") == "success";
+    const json options = exit_options_for(task);
+    const std::string action = options.is_object() ? options.value("dependencyAction", "") : "";
+    return succeeded ? action != "block" : action == "satisfy";
+}
+
+std::vector<std::string> dependency_ids(const json& task) {
+    std::vector<std::string> ids;
+    const json depends = task.value("dependsOn", json::object());
+    if (!depends.is_object()) return ids;
+    for (const json& id : depends.value("taskIds", json::array())) {
+        if (id.is_string()) ids.push_back(id.get<std::string>());
+    }
+    for (const json& range : depends.value("taskIdRanges", json::array())) {
+        if (!range.is_object()) continue;
+        const long long start = range.value("start", 0LL), end = range.value("end", -1LL);
+        for (long long id = start; id <= end; ++id) ids.push_back(std::to_string(id));
+    }
+    return ids;
+}
+
 void requeue_document(json& doc, const std::string& now) {
     transition(doc, "active", now);
     doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;

@@ -32,6 +32,12 @@ void end_without_retry(nlohmann::json& doc, const nlohmann::json& failure, const
 // "terminate") when the job's onTaskFailure is performexitoptionsjobaction; "none" otherwise.
 std::string job_action_after(const nlohmann::json& task, const nlohmann::json& job);
 
+// Whether a completed task lets the tasks that depend on it run: a success unless its
+// exitConditions say dependencyAction block, a failure only when they say satisfy.
+bool satisfies_dependents(const nlohmann::json& task);
+// The ids of the tasks a task depends on (dependsOn.taskIds, then each id of taskIdRanges).
+std::vector<std::string> dependency_ids(const nlohmann::json& task);
+
 // The job terminated (terminateReason: UserTerminate, AllTasksComplete, TaskFailed,
 // MaxWallClockTimeExpiry or the user's text): completed, with its executionInfo's endTime.
 void complete_job(nlohmann::json& doc, const std::string& reason, const std::string& now);

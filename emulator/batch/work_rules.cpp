@@ -286,8 +286,47 @@ json new_job_document(const json& body, const std::string& now) {
     return job;
 }
 
+namespace {
+
+// dependsOn: taskIds (strings) and taskIdRanges ({start, end}, 0 <= start <= end), at most 64000
+// characters of ids and 10000 ids in ranges all told (the emulator's bound on a task's wait list).
+void check_dependencies(const json& body) {
+    if (!body.contains("dependsOn")) return;
+    const json& depends = body["dependsOn"];
+    if (!depends.is_object()) throw invalid_property("dependsOn", depends.dump(), "The value must be an object");
+    size_t characters = 0;
+    if (depends.contains("taskIds")) {
+        const json& ids = depends["taskIds"];
+        if (!ids.is_array()) throw invalid_property("dependsOn.taskIds", ids.dump(), "The value must be a list of task ids");
+        for (const json& id : ids) {
+            if (!id.is_string() || !is_valid_pool_id(id.get<std::string>())) {
+                throw invalid_property("dependsOn.taskIds", id.dump(), "A task id has 1 to 64 letters, digits, hyphens and underscores");
+            }
+            characters += id.get<std::string>().size();
+        }
+        if (characters > 64000) throw invalid_property("dependsOn.taskIds", "", "The ids have more than 64000 characters");
+    }
+    long long ranged = 0;
+    if (depends.contains("taskIdRanges")) {
+        const json& ranges = depends["taskIdRanges"];
+        if (!ranges.is_array()) throw invalid_property("dependsOn.taskIdRanges", ranges.dump(), "The value must be a list of ranges");
+        for (const json& range : ranges) {
+            if (!range.is_object() || !range.contains("start") || !range.contains("end") || !range["start"].is_number_integer() ||
+                !range["end"].is_number_integer() || range["start"].get<long long>() < 0 ||
+                range["start"].get<long long>() > range["end"].get<long long>()) {
+                throw invalid_property("dependsOn.taskIdRanges", range.dump(), "A range is {start, end} with 0 <= start <= end");
+            }
+            ranged += range["end"].get<long long>() - range["start"].get<long long>() + 1;
+        }
+        if (ranged > 10000) throw invalid_property("dependsOn.taskIdRanges", ranges.dump(), "The ranges name more than 10000 tasks");
+    }
+}
+
+}  // namespace
+
 void check_task_to_add(const json& body) {
     need_id(body, "task");
+    check_dependencies(body);
     if (!body.contains("commandLine")) throw missing_property("commandLine");
     if (!body["commandLine"].is_string() || body["commandLine"].get<std::string>().empty()) {
         throw invalid_property("commandLine", body["commandLine"].dump(), "The command line is a non-empty string");

@@ -1,6 +1,10 @@
 """The Batch operations the other suites leave out, through the azure-batch SDK: conditional
 headers (If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since) on pools, jobs, tasks
-and job schedules; task reactivation; a task's subtasks; a node's VM extensions."""
+and job schedules; task dependencies; task reactivation; a task's subtasks; a node's VM
+extensions."""
+import os
+import shutil
+import tempfile
 from datetime import datetime, timedelta, timezone
 
 from azure.batch import models as bm
@@ -38,6 +42,39 @@ class BatchOperations(BatchTestCase):
         self.client.job.patch("cond-job", bm.JobPatchParameter(priority=5), bm.JobPatchOptions(if_match=job_etag))
         self.assertEqual(self.client.job.get("cond-job").priority, 5)
         self.assertTrue(self.client.pool.exists("cond", bm.PoolExistsOptions(if_match="*")))
+
+    def test_task_dependencies(self):
+        self.pool("deps", dedicated=2)
+        self.client.job.add(bm.JobAddParameter(id="graph", pool_info=bm.PoolInformation(pool_id="deps"),
+                                               uses_task_dependencies=True))
+        # Task 1 leaves a mark where every node sees it (this machine's disk).
+        mark = tempfile.mkdtemp(prefix="bai-deps-")
+        self.addCleanup(shutil.rmtree, mark, True)
+        seen = [bm.EnvironmentSetting(name="MARK", value=os.path.join(mark, "1"))]
+        self.task("graph", "1", "/bin/sh -c 'sleep 0.5; touch $MARK'", environment_settings=seen)
+        self.task("graph", "2", "/bin/sh -c 'exit 3'", exit_conditions=bm.ExitConditions(
+            default=bm.ExitOptions(dependency_action=bm.DependencyAction.satisfy)))
+        self.task("graph", "blocked-parent", "/bin/sh -c 'exit 4'")
+        self.task("graph", "after-1", "/bin/sh -c 'test -f $MARK'", environment_settings=seen,
+                  depends_on=bm.TaskDependencies(task_ids=["1"]))
+        self.task("graph", "after-range", "/bin/true", depends_on=bm.TaskDependencies(
+            task_id_ranges=[bm.TaskIdRange(start=1, end=2)]))
+        self.task("graph", "never", "/bin/true", depends_on=bm.TaskDependencies(task_ids=["1", "blocked-parent"]))
+        self.assertEqual(self.client.task.get("graph", "after-1").state, bm.TaskState.active)  # 1 still runs
+        after = self.state_of("graph", "after-1", bm.TaskState.completed)
+        self.assertEqual(after.execution_info.result, bm.TaskExecutionResult.success)  # 1's file was there
+        self.assertEqual(self.state_of("graph", "after-range", bm.TaskState.completed).execution_info.exit_code, 0)
+        self.state_of("graph", "blocked-parent", bm.TaskState.completed)
+        self.assertEqual(self.client.task.get("graph", "never").state, bm.TaskState.active)  # a failure blocks it
+        self.assertEqual(self.client.task.get("graph", "after-1").depends_on.task_ids, ["1"])
+        # A job that does not use dependencies refuses them; malformed ones name the property.
+        self.job("flat", "deps")
+        r = self.raw("POST", "/jobs/flat/tasks", {"id": "d", "commandLine": "/bin/true", "dependsOn": {"taskIds": ["x"]}})
+        self.assertEqual((r.status_code, r.json()["code"]), (409, "TaskDependenciesNotSpecifiedOnJob"))
+        r = self.raw("POST", "/jobs/graph/tasks", {"id": "d", "commandLine": "/bin/true",
+                                                    "dependsOn": {"taskIdRanges": [{"start": 5, "end": 2}]}})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidPropertyValue"))
+        self.assertIn({"key": "PropertyName", "value": "dependsOn.taskIdRanges"}, r.json()["values"])
 
     def test_a_failed_task_is_reactivated(self):
         self.pool("react")
