@@ -11,6 +11,7 @@
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/pool_rules.h"
+#include "emulator/batch/usage_stats.h"
 
 namespace bai::batch {
 
@@ -131,7 +132,19 @@ json BatchApi::view(const StoredEntity& entity, const std::string& url) const {
     return out;
 }
 
-json BatchApi::pool_view(const httplib::Request& req, const StoredEntity& pool) const { return view(pool, base_url(req) + "/pools/" + pool.body.value("id", "")); }
+json BatchApi::pool_view(const httplib::Request& req, const StoredEntity& pool) {
+    const std::string url = base_url(req) + "/pools/" + pool.body.value("id", "");
+    json out = view(pool, url);
+    if (expands_stats(req)) {
+        std::vector<NodeSession> sessions;
+        for (NodeSession& s : nodes_.node_sessions(pool.account)) {
+            if (text::iequals(s.pool_id, pool.body.value("id", ""))) sessions.push_back(std::move(s));
+        }
+        json record{{"startTime", pool.body.value("creationTime", "")}};
+        out["stats"] = pool_statistics(sessions, record, url + "/stats", nodes_.now());
+    }
+    return out;
+}
 
 StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string& id) const {
     std::optional<StoredEntity> pool = store_.get(account.name, kPools, id);
@@ -168,7 +181,9 @@ void BatchApi::pool_exists(const BatchAccount& account, const httplib::Request& 
 }
 
 void BatchApi::list_pools(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    send_list(account, req, res, kPools, "/pools", "pools");
+    send_list(account, req, res, kPools, "/pools", "pools", [this, &req](const StoredEntity& pool, const std::string&) {
+        return pool_view(req, pool);
+    });
 }
 
 void BatchApi::send_list(const BatchAccount& account, const httplib::Request& req, httplib::Response& res,

@@ -136,7 +136,9 @@ private:
                    const Shape& shape = {}, const Keep& keep = {});
     nlohmann::json view(const StoredEntity& entity, const std::string& url) const;
 
-    nlohmann::json pool_view(const httplib::Request& req, const StoredEntity& pool) const;
+    // (With its statistics, "stats", when the request asks $expand=stats.)
+    nlohmann::json pool_view(const httplib::Request& req, const StoredEntity& pool);
+    nlohmann::json job_view(const httplib::Request& req, const StoredEntity& job);
     // The account's URL as this request addressed it (see serve()).
     std::string base_url(const httplib::Request& req) const;
     StoredEntity need_pool(const BatchAccount& account, const std::string& id) const;

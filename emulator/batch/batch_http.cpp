@@ -83,6 +83,14 @@ bool answered_not_modified(const httplib::Request& req, httplib::Response& res, 
     return true;
 }
 
+bool expands_stats(const httplib::Request& req) {
+    if (!req.has_param("$expand")) return false;
+    const std::string value = req.get_param_value("$expand");
+    if (text::trim(value) == "stats") return true;
+    throw BatchError(400, "InvalidQueryParameterValue", "The value for one of the query parameters specified in the request URI is invalid.",
+                     {{"QueryParameterName", "$expand"}, {"QueryParameterValue", value}, {"Reason", "The only expansion is stats"}});
+}
+
 Page page_of(const httplib::Request& req) {
     Page page;
     if (req.has_param("maxresults")) {

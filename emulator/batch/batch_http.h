@@ -42,6 +42,9 @@ Page page_of(const httplib::Request& req);
 // InvalidQueryParameterValue naming a malformed one, with the reason.
 std::optional<odata::Filter> filter_of(const httplib::Request& req);
 std::optional<std::vector<std::string>> select_of(const httplib::Request& req);
+// Whether the request asks $expand=stats (the only expansion the service has for pools and jobs);
+// BatchError 400 InvalidQueryParameterValue naming $expand for anything else.
+bool expands_stats(const httplib::Request& req);
 // A $skiptoken that counts entries (a file list's): 0 without; BatchError 400 otherwise.
 std::int64_t skip_count(const httplib::Request& req, const Page& page);
 // odata.nextLink: the list's `url` again from `next` (with the request's $filter and $select).

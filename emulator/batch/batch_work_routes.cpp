@@ -9,6 +9,7 @@
 #include "emulator/batch/node_files.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/task_states.h"
+#include "emulator/batch/usage_stats.h"
 #include "emulator/batch/work_rules.h"
 
 namespace bai::batch {
@@ -191,7 +192,7 @@ void BatchApi::list_job_task_status(const BatchAccount& account, const httplib::
 void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
     if (answered_not_modified(req, res, job)) return;
-    json out = view(job, base_url(req) + "/jobs/" + job.body.value("id", ""));
+    json out = job_view(req, job);
     if (std::optional<std::vector<std::string>> fields = select_of(req)) out = select_fields(out, *fields);
     out["odata.metadata"] = base_url(req) + "/$metadata#jobs/@Element";
     set_entity_headers(res, job);
@@ -199,7 +200,21 @@ void BatchApi::get_job(const BatchAccount& account, const httplib::Request& req,
 }
 
 void BatchApi::list_jobs(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    send_list(account, req, res, kJobs, "/jobs", "jobs");
+    send_list(account, req, res, kJobs, "/jobs", "jobs", [this, &req](const StoredEntity& job, const std::string&) {
+        return job_view(req, job);
+    });
+}
+
+json BatchApi::job_view(const httplib::Request& req, const StoredEntity& job) {
+    const std::string url = base_url(req) + "/jobs/" + job.body.value("id", "");
+    json out = view(job, url);
+    if (expands_stats(req)) {
+        std::vector<json> tasks;
+        for (StoredEntity& task : store_.in_scope(job.account, tasks_of(job.body.value("id", "")))) tasks.push_back(std::move(task.body));
+        json record{{"startTime", job.body.value("creationTime", "")}};
+        out["stats"] = job_statistics(tasks, record, url + "/stats", nodes_.now());
+    }
+    return out;
 }
 
 // The job is `deleting` while its running tasks are stopped; then it and its tasks are gone.
