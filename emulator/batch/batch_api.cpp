@@ -7,6 +7,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/batch_auth.h"
@@ -155,6 +156,7 @@ StoredEntity BatchApi::need_pool(const BatchAccount& account, const std::string&
 void BatchApi::add_pool(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     check_pool_to_add(body);
+    refuse_unknown_properties(body, "PoolAddParameter");
     check_pool_network(body, [this](const std::string& id) { return store_.arm_document(id); });
     packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     json pool = new_pool_document(body, time::format_iso8601(time::now()));
@@ -235,6 +237,7 @@ void BatchApi::patch_pool(const BatchAccount& account, const httplib::Request& r
             throw invalid_property(name, value.dump(), "This property cannot be updated with a patch");
         }
     }
+    refuse_unknown_properties(body, "PoolPatchParameter");
     std::optional<StoredEntity> pool = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const auto& [name, value] : body.items()) {
             if (value.is_null()) {
@@ -280,6 +283,7 @@ void BatchApi::resize_pool(const BatchAccount& account, const httplib::Request& 
             throw invalid_property(target, body[target].dump(), "The value must be an integer of 0 or more");
         }
     }
+    refuse_unknown_properties(body, "PoolResizeParameter");
     const std::string deallocation =
         option_of(body, "nodeDeallocationOption", {"requeue", "terminate", "taskcompletion", "retaineddata"});
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
@@ -307,6 +311,7 @@ void BatchApi::enable_autoscale(const BatchAccount& account, const httplib::Requ
     std::string formula = body.value("autoScaleFormula", pool.body.value("autoScaleFormula", ""));
     if (formula.empty()) throw missing_property("autoScaleFormula");
     check_evaluation_interval(body);
+    refuse_unknown_properties(body, "PoolEnableAutoScaleParameter");
     AutoScaleResult check = evaluate_autoscale(formula, metrics_at(0));
     if (check.error) {
         throw BatchError(400, "InvalidAutoScaleFormula", "The specified autoscale formula is not valid.",
@@ -345,6 +350,7 @@ void BatchApi::evaluate_autoscale_route(const BatchAccount& account, const httpl
         throw BatchError(409, "AutoScaleNotEnabled", "Automatic scaling is not enabled on the specified pool.");
     }
     if (!body.contains("autoScaleFormula") || !body["autoScaleFormula"].is_string()) throw missing_property("autoScaleFormula");
+    refuse_unknown_properties(body, "PoolEvaluateAutoScaleParameter");
     AutoScaleResult r = nodes_.try_formula(account.name, id, body["autoScaleFormula"]);
     json run{{"timestamp", time::format_iso8601(time::now())}};
     if (r.error) {

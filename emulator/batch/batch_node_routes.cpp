@@ -8,6 +8,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_endpoints.h"
 #include "emulator/batch/node_files.h"
@@ -114,6 +115,7 @@ void BatchApi::remove_nodes(const BatchAccount& account, const httplib::Request&
     check_conditions(req, pool);
     json body = parse_body(req);
     if (!body.contains("nodeList")) throw missing_property("nodeList");
+    refuse_unknown_properties(body, "NodeRemoveParameter");
     const json& list = body["nodeList"];
     if (!list.is_array() || list.empty() || list.size() > 100) {
         throw invalid_property("nodeList", list.dump(), "The value is a list of 1 to 100 node ids");
@@ -186,6 +188,7 @@ void BatchApi::add_node_user(const BatchAccount& account, const httplib::Request
     StoredEntity pool = need_pool(account, pool_id);
     json body = parse_body(req);
     check_node_user(body, true, is_windows_pool(pool.body));
+    refuse_unknown_properties(body, "ComputeNodeUser");
     json user = body;
     if (!user.contains("isAdmin")) user["isAdmin"] = false;
     if (!user.contains("expiryTime")) user["expiryTime"] = time::format_iso8601(time::now() + std::chrono::hours(24));
@@ -201,6 +204,7 @@ void BatchApi::update_node_user(const BatchAccount& account, const httplib::Requ
     StoredEntity pool = need_pool(account, pool_id);
     json body = parse_body(req);
     check_node_user(body, false, is_windows_pool(pool.body));
+    refuse_unknown_properties(body, "NodeUpdateUserParameter");
     nodes_.update_user(account.name, pool_id, node_id, name, body);
     res.set_header("DataServiceId", base_url(req) + "/pools/" + pool_id + "/nodes/" + node_id + "/users/" + name);
 }

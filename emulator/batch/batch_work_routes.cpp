@@ -5,6 +5,7 @@
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/node_files.h"
 #include "emulator/batch/odata_query.h"
@@ -83,6 +84,7 @@ StoredEntity BatchApi::need_job(const BatchAccount& account, const std::string& 
 void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     check_job_to_add(body);
+    refuse_unknown_properties(body, "JobAddParameter");
     const std::string now = time::format_iso8601(time::now());
     json job = new_job_document(body, now);
     std::optional<json> auto_pool;
@@ -108,6 +110,7 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
 void BatchApi::change_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res, bool replace) {
     const std::string id = req.matches[1];
     json body = parse_body(req);
+    refuse_unknown_properties(body, replace ? "JobUpdateParameter" : "JobPatchParameter");
     if (has_conditions(req)) check_conditions(req, need_job(account, id));
     std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
         need_changeable(doc);
@@ -137,6 +140,8 @@ void BatchApi::move_job_state(const BatchAccount& account, const httplib::Reques
     if (action == "terminate" && body.contains("terminateReason") && !body["terminateReason"].is_string()) {
         throw invalid_property("terminateReason", body["terminateReason"].dump(), "The value must be a string");
     }
+    if (action == "disable") refuse_unknown_properties(body, "JobDisableParameter");
+    if (action == "terminate") refuse_unknown_properties(body, "JobTerminateParameter");
     const std::string now = time::format_iso8601(time::now());
     std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
         const std::string state = doc.value("state", "");
@@ -251,6 +256,7 @@ void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req
     json body = parse_body(req);
     need_changeable(job.body);  // a disabled job takes tasks: they wait until it is enabled
     check_task_to_add(body);
+    refuse_unknown_properties(body, "TaskAddParameter");
     packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
     std::optional<StoredEntity> task = put_task(account, job, body);
     if (!task) throw BatchError(409, "TaskExists", "The specified task already exists.");
@@ -273,6 +279,7 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
         json result{{"taskId", task.is_object() ? task.value("id", "") : ""}};
         try {
             check_task_to_add(task);
+            refuse_unknown_properties(task, "TaskAddParameter");
             packages_.check_references(account.name, task.value("applicationPackageReferences", json::array()),
                                        "applicationPackageReferences");
             std::optional<StoredEntity> added = put_task(account, job, task);
@@ -340,6 +347,7 @@ void BatchApi::update_task(const BatchAccount& account, const httplib::Request& 
     need_job(account, job_id);
     json body = parse_body(req);
     check_task_change(body);
+    refuse_unknown_properties(body, "TaskUpdateParameter");
     if (has_conditions(req)) check_conditions(req, need_task(account, job_id, task_id));
     std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
         const json constraints = body.value("constraints", json::object());

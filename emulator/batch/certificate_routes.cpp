@@ -6,6 +6,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/certificate_rules.h"
 
@@ -71,7 +72,9 @@ StoredEntity BatchApi::need_certificate(const BatchAccount& account, const httpl
 }
 
 void BatchApi::add_certificate(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
-    json doc = new_certificate_document(parse_body(req), time::format_iso8601(time::now()));
+    const json body = parse_body(req);
+    json doc = new_certificate_document(body, time::format_iso8601(time::now()));
+    refuse_unknown_properties(body, "CertificateAddParameter");
     if (!store_.add(account.name, kCertificates, doc)) {
         throw BatchError(409, "CertificateExists", "The specified certificate already exists.");
     }

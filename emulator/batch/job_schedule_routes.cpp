@@ -4,6 +4,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
@@ -72,6 +73,7 @@ json BatchApi::schedule_view(const httplib::Request& req, const StoredEntity& sc
 void BatchApi::add_job_schedule(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     json body = parse_body(req);
     check_schedule_to_add(body);
+    refuse_unknown_properties(body, "JobScheduleAddParameter");
     const json auto_pool = body["jobSpecification"]["poolInfo"].value("autoPoolSpecification", json());
     if (auto_pool.is_object()) {
         check_pool_network(auto_pool["pool"], [this](const std::string& id) { return store_.arm_document(id); });
@@ -104,6 +106,7 @@ void BatchApi::change_job_schedule(const BatchAccount& account, const httplib::R
     const std::string id = req.matches[1];
     json body = parse_body(req);
     check_schedule_change(body, replace);
+    refuse_unknown_properties(body, replace ? "JobScheduleUpdateParameter" : "JobSchedulePatchParameter");
     if (has_conditions(req)) check_conditions(req, need_job_schedule(account, id));
     const json spec = body.value("jobSpecification", json::object());
     if (spec.contains("poolInfo") && spec["poolInfo"].contains("autoPoolSpecification")) {

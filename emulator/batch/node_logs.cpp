@@ -16,6 +16,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/task_files.h"
 
@@ -53,6 +54,7 @@ void BatchApi::upload_node_logs(const BatchAccount& account, const httplib::Requ
     }
     const time::TimePoint from = need_time(body, "startTime", true);
     const time::TimePoint to = need_time(body, "endTime", false);
+    refuse_unknown_properties(body, "UploadBatchServiceLogsConfiguration");
     const fs::path root = need_node_root(account, pool_id, node_id);
     json node;
     for (const json& one : nodes_.nodes(account.name, pool_id)) {

@@ -4,6 +4,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_api.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/batch/work_rules.h"
 
@@ -108,6 +109,7 @@ void BatchApi::update_pool_properties(const BatchAccount& account, const httplib
             throw invalid_property(name, value.dump(), "This property cannot be replaced with updateproperties");
         }
     }
+    refuse_unknown_properties(body, "PoolUpdatePropertiesParameter");
     std::optional<StoredEntity> updated = store_.update(account.name, kPools, id, [&](json& doc) {
         for (const char* replaced : {"startTask", "certificateReferences", "applicationPackageReferences", "metadata"}) {
             // The service shows no applicationPackageReferences once they are cleared (its

@@ -19,16 +19,16 @@ std::string iso_duration(double seconds) {
     const auto whole = static_cast<long long>(seconds);
     const long long days = whole / 86400, hours = whole % 86400 / 3600, minutes = whole % 3600 / 60;
     const double rest = seconds - static_cast<double>(whole - whole % 60);
-    std::string out = "P";
-    if (days) out += std::to_string(days) + "D";
-    out += "T";
-    if (hours) out += std::to_string(hours) + "H";
-    if (minutes) out += std::to_string(minutes) + "M";
-    if (rest > 0 || out == "PT") {
-        char text[32];
-        std::snprintf(text, sizeof text, "%.7g", rest);
-        out += std::string(text) + "S";
-    }
+    // Written with snprintf: GCC 12 warns of a restrict overlap in short concatenations that
+    // has none.
+    char text[96];
+    int at = std::snprintf(text, sizeof text, "P");
+    if (days) at += std::snprintf(text + at, sizeof text - static_cast<size_t>(at), "%lldD", days);
+    at += std::snprintf(text + at, sizeof text - static_cast<size_t>(at), "T");
+    if (hours) at += std::snprintf(text + at, sizeof text - static_cast<size_t>(at), "%lldH", hours);
+    if (minutes) at += std::snprintf(text + at, sizeof text - static_cast<size_t>(at), "%lldM", minutes);
+    if (rest > 0 || (!hours && !minutes)) at += std::snprintf(text + at, sizeof text - static_cast<size_t>(at), "%.7gS", rest);
+    std::string out(text);
     if (out.back() == 'T') out.pop_back();
     return out;
 }

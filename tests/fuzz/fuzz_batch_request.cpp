@@ -19,6 +19,7 @@
 #include "emulator/batch/batch_auth.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
+#include "emulator/batch/body_properties.h"
 #include "emulator/batch/certificate_rules.h"
 #include "common/odata/filter.h"
 #include "emulator/batch/odata_query.h"
@@ -122,6 +123,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)bai::batch::job_action_after(task, {{"onTaskFailure", "performexitoptionsjobaction"}});
             (void)bai::batch::count_tasks({task});
         } catch (const bai::batch::BatchError&) {
+        }
+        // The body against the service's types.
+        for (const char* type : {"PoolAddParameter", "JobAddParameter", "TaskAddParameter", "JobScheduleAddParameter"}) {
+            (void)bai::batch::unknown_property(body, type);
         }
         // A job schedule: added, its plan over a week, changed by the body again.
         try {

@@ -76,6 +76,24 @@ class BatchOperations(BatchTestCase):
         self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidPropertyValue"))
         self.assertIn({"key": "PropertyName", "value": "dependsOn.taskIdRanges"}, r.json()["values"])
 
+    def test_unknown_properties_are_refused_and_nothing_is_stored(self):
+        cases = [
+            ("/pools", {"id": "unk", "vmSize": "STANDARD_D1", "cloudServiceConfiguration": {"osFamily": "5"}, "bogus": 1}, "bogus"),
+            ("/pools", {"id": "unk", "vmSize": "STANDARD_D1", "cloudServiceConfiguration": {"osFamily": "5"},
+                        "startTask": {"commandLine": "x", "resourceFiles": [{"httpUrl": "http://127.0.0.1/a", "blob": "b"}]}},
+             "startTask.resourceFiles[0].blob"),
+            ("/jobs", {"id": "unk", "poolInfo": {"poolId": "p"}, "constraints": {"maxRetries": 1}}, "constraints.maxRetries"),
+            ("/jobschedules", {"id": "unk", "schedule": {}, "jobSpecification": {"poolInfo": {"poolId": "p"}, "x": 1}},
+             "jobSpecification.x"),
+        ]
+        for path, body, prop in cases:
+            r = self.raw("POST", path, body)
+            self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidRequestBody"), r.text)
+            self.assertIn({"key": "PropertyName", "value": prop}, r.json()["values"])
+        self.assertFalse(self.client.pool.exists("unk"))
+        self.assertEqual([j.id for j in self.client.job.list() if j.id == "unk"], [])
+        self.assertFalse(self.client.job_schedule.exists("unk"))
+
     def test_a_failed_task_is_reactivated(self):
         self.pool("react")
         self.job("react-job", "react")
