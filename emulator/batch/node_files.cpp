@@ -119,10 +119,44 @@ void send_file_under(const httplib::Request& req, httplib::Response& res, const 
         res.set_content("", "application/octet-stream");
         return;
     }
+    // If-Modified-Since and If-Unmodified-Since, to the second (the service's file operations
+    // take them): 304 without a body, 412 ConditionNotMet.
+    const time::TimePoint changed = std::chrono::floor<std::chrono::seconds>(facts->modified);
+    if (std::optional<time::TimePoint> since = time::parse_rfc1123(req.get_header_value("If-Modified-Since")); since && changed <= *since) {
+        res.status = 304;
+        return;
+    }
+    if (std::optional<time::TimePoint> since = time::parse_rfc1123(req.get_header_value("If-Unmodified-Since")); since && changed > *since) {
+        throw BatchError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
+    }
     std::ifstream in(*file, std::ios::binary);
     std::stringstream content;
     content << in.rdbuf();
-    res.set_content(content.str(), content_type_of(*file));
+    std::string bytes = content.str();
+    // ocp-range: bytes=START-END (END inclusive, or to the end): that part, answered 200 as the
+    // service's swagger has it.
+    if (req.has_header("ocp-range")) {
+        const std::string range = req.get_header_value("ocp-range");
+        unsigned long long start = 0, end = 0;
+        char dash = 0;
+        int used = 0;
+        const bool open_ended = std::sscanf(range.c_str(), "bytes=%llu%c%n", &start, &dash, &used) == 2 && dash == '-' &&
+                                static_cast<size_t>(used) == range.size();
+        const bool closed = !open_ended && std::sscanf(range.c_str(), "bytes=%llu-%llu%n", &start, &end, &used) == 2 &&
+                            static_cast<size_t>(used) == range.size() && start <= end;
+        if (!open_ended && !closed) {
+            throw BatchError(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format.",
+                             {{"HeaderName", "ocp-range"}, {"HeaderValue", range}});
+        }
+        if (start >= bytes.size() && !bytes.empty()) {
+            throw BatchError(416, "InvalidRange", "The range specified is invalid for the current size of the resource.",
+                             {{"HeaderName", "ocp-range"}});
+        }
+        const size_t from = std::min<size_t>(start, bytes.size());
+        const size_t count = open_ended ? std::string::npos : static_cast<size_t>(end - start + 1);
+        bytes = bytes.substr(from, count);
+    }
+    res.set_content(bytes, content_type_of(*file));
 }
 
 void delete_file_under(const httplib::Request& req, const fs::path& root, const std::string& relative) {

@@ -1,4 +1,6 @@
-// A node's or a task's directory as the Batch file APIs show it: a file's content (GET), its
+// A node's or a task's directory as the Batch file APIs show it: a file's content (GET; a part
+// with ocp-range bytes=START-END, If-Modified-Since and If-Unmodified-Since as the service takes
+// them), its
 // properties (HEAD: ocp-batch-file-isdirectory, ocp-batch-file-url, ocp-batch-file-mode,
 // Content-Length, Last-Modified; no creation time, as the service shows none for the files of
 // Linux nodes), its removal (DELETE, `recursive` for a directory), and the list of what is in it

@@ -94,6 +94,28 @@ class BatchOperations(BatchTestCase):
         self.assertEqual([j.id for j in self.client.job.list() if j.id == "unk"], [])
         self.assertFalse(self.client.job_schedule.exists("unk"))
 
+    def test_file_ranges_and_conditions(self):
+        self.pool("files")
+        self.job("files-job", "files")
+        self.task("files-job", "talk", "/bin/sh -c 'printf 0123456789'")
+        self.state_of("files-job", "talk", bm.TaskState.completed)
+        part = b"".join(self.client.file.get_from_task("files-job", "talk", "stdout.txt",
+                                                       bm.FileGetFromTaskOptions(ocp_range="bytes=2-5")))
+        self.assertEqual(part, b"2345")
+        r = self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"ocp-range": "bytes=7-"})
+        self.assertEqual((r.status_code, r.content), (200, b"789"))
+        r = self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"ocp-range": "lines=1-2"})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "InvalidHeaderValue"))
+        r = self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"ocp-range": "bytes=50-60"})
+        self.assertEqual((r.status_code, r.json()["code"]), (416, "InvalidRange"))
+        later = (datetime.now(timezone.utc) + timedelta(minutes=5)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+        earlier = (datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%a, %d %b %Y %H:%M:%S GMT")
+        self.assertEqual(self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"If-Modified-Since": later}).status_code, 304)
+        self.assertEqual(self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt",
+                                  headers={"If-Modified-Since": earlier}).content, b"0123456789")
+        r = self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"If-Unmodified-Since": earlier})
+        self.assertEqual((r.status_code, r.json()["code"]), (412, "ConditionNotMet"))
+
     def test_a_failed_task_is_reactivated(self):
         self.pool("react")
         self.job("react-job", "react")
