@@ -103,6 +103,8 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
         nodes_.pool_changed(account.name, (*auto_pool)["id"]);
     }
     nodes_.job_added(account.name, body["id"]);
+    // Its manager task starts with it.
+    if (json manager = job_manager_task_body(job); manager.is_object()) put_task(account, need_job(account, body["id"]), manager);
     send_created(res, need_job(account, body["id"]), base_url(req) + "/jobs/" + body["id"].get<std::string>());
 }
 

@@ -375,6 +375,11 @@ void PoolNodes::task_completed(const std::string& account, const std::string& jo
     }
     std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
     if (!job || job->body.value("state", "") != "active") return;
+    // The job's manager task ending ends the job (killJobOnCompletion, true by default).
+    const json manager = job->body.value("jobManagerTask", json());
+    if (manager.is_object() && text::iequals(manager.value("id", ""), task_id) && manager.value("killJobOnCompletion", true)) {
+        return terminate_job(account, job_id, "JMComplete");
+    }
     const std::string action = job_action_after(task, job->body);
     if (action == "terminate") return terminate_job(account, job_id, "TaskFailed");
     check_all_complete(account, job_id);

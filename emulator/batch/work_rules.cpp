@@ -139,8 +139,27 @@ bool job_owns_pool(const json& job) {
     return spec.is_object() && text::iequals(spec.value("poolLifetimeOption", ""), "job") && !spec.value("keepAlive", false);
 }
 
+// A job's manager task: a task to add (its properties named under jobManagerTask.).
+void check_job_manager(const json& body) {
+    if (!body.contains("jobManagerTask")) return;
+    const json& manager = body["jobManagerTask"];
+    if (!manager.is_object()) throw invalid_property("jobManagerTask", manager.dump(), "The value must be an object");
+    try {
+        check_task_to_add(manager);
+    } catch (BatchError& e) {
+        for (auto& [key, value] : e.values) {
+            if (key == "PropertyName") value = "jobManagerTask." + value;
+        }
+        throw;
+    }
+    if (manager.contains("killJobOnCompletion") && !manager["killJobOnCompletion"].is_boolean()) {
+        throw invalid_property("jobManagerTask.killJobOnCompletion", manager["killJobOnCompletion"].dump(), "The value must be true or false");
+    }
+}
+
 void check_job_to_add(const json& body) {
     need_id(body, "job");
+    check_job_manager(body);
     if (!body.contains("poolInfo")) throw missing_property("poolInfo");
     check_pool_info(body);
     check_priority(body);
@@ -282,8 +301,27 @@ json new_job_document(const json& body, const std::string& now) {
         if (!task.contains("retentionTime")) task["retentionTime"] = "P7D";
         if (!task.contains("userIdentity")) task["userIdentity"] = auto_user;
     }
+    if (job.contains("jobManagerTask") && job["jobManagerTask"].is_object()) {
+        json& manager = job["jobManagerTask"];
+        for (const char* flag : {"killJobOnCompletion", "runExclusive", "allowLowPriorityNode"}) {
+            if (!manager.contains(flag)) manager[flag] = true;
+        }
+        if (!manager.contains("userIdentity")) manager["userIdentity"] = auto_user;
+        json constraints = manager.value("constraints", json::object());
+        if (!constraints.contains("maxWallClockTime")) constraints["maxWallClockTime"] = "P10675199DT2H48M5.4775807S";
+        if (!constraints.contains("retentionTime")) constraints["retentionTime"] = "P7D";
+        if (!constraints.contains("maxTaskRetryCount")) constraints["maxTaskRetryCount"] = 0;
+        manager["constraints"] = constraints;
+    }
     complete_auto_pool(job);
     return job;
+}
+
+json job_manager_task_body(const json& job) {
+    json task = job.value("jobManagerTask", json());
+    if (!task.is_object()) return nullptr;
+    for (const char* only_the_managers : {"killJobOnCompletion", "runExclusive", "allowLowPriorityNode"}) task.erase(only_the_managers);
+    return task;
 }
 
 namespace {

@@ -116,6 +116,26 @@ class BatchOperations(BatchTestCase):
         r = self.raw("GET", "/jobs/files-job/tasks/talk/files/stdout.txt", headers={"If-Unmodified-Since": earlier})
         self.assertEqual((r.status_code, r.json()["code"]), (412, "ConditionNotMet"))
 
+    def test_a_job_manager_task_starts_with_its_job_and_ends_it(self):
+        self.pool("managed")
+        self.client.job.add(bm.JobAddParameter(id="managed-job", pool_info=bm.PoolInformation(pool_id="managed"),
+                                               job_manager_task=bm.JobManagerTask(id="manager", command_line="/bin/sh -c 'sleep 0.3'")))
+        job = self.client.job.get("managed-job")
+        self.assertEqual((job.job_manager_task.kill_job_on_completion, job.job_manager_task.run_exclusive), (True, True))
+        self.assertEqual([t.id for t in self.client.task.list("managed-job")], ["manager"])
+        self.state_of("managed-job", "manager", bm.TaskState.completed)
+        done = self.job_state("managed-job", bm.JobState.completed)
+        self.assertEqual(done.execution_info.terminate_reason, "JMComplete")
+        # Without killJobOnCompletion the job goes on.
+        self.client.job.add(bm.JobAddParameter(id="kept-job", pool_info=bm.PoolInformation(pool_id="managed"),
+                                               job_manager_task=bm.JobManagerTask(id="m", command_line="/bin/true",
+                                                                                  kill_job_on_completion=False)))
+        self.state_of("kept-job", "m", bm.TaskState.completed)
+        self.assertEqual(self.client.job.get("kept-job").state, bm.JobState.active)
+        r = self.raw("POST", "/jobs", {"id": "bad-manager", "poolInfo": {"poolId": "managed"}, "jobManagerTask": {"id": "m"}})
+        self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
+        self.assertIn({"key": "PropertyName", "value": "jobManagerTask.commandLine"}, r.json()["values"])
+
     def test_a_failed_task_is_reactivated(self):
         self.pool("react")
         self.job("react-job", "react")
