@@ -32,16 +32,6 @@ void need_changeable(const json& job) {
     if (state == "deleting") throw BatchError(409, "JobBeingDeleted", "The specified job has been marked for deletion and is being garbage collected.");
 }
 
-// The state change of a job's disable, enable or terminate (its callers refuse, by throwing, a job
-// in a state it does not apply to): always a write.
-bool move_job(json& doc, const std::string& to, const std::string& now) {
-    doc["previousState"] = doc["state"];
-    doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
-    doc["state"] = to;
-    doc["stateTransitionTime"] = now;
-    return true;
-}
-
 }  // namespace
 
 void BatchApi::serve_work(http::Routes& server) {
@@ -149,15 +139,18 @@ void BatchApi::move_job_state(const BatchAccount& account, const httplib::Reques
         const std::string state = doc.value("state", "");
         if (action == "enable") {
             if (state != "disabled") throw BatchError(409, "JobNotDisabled", "The specified job is not in a disabled state.");
-            return move_job(doc, "active", now);
+            move_state(doc, "active", now);
+            return true;
         }
         need_changeable(doc);
         if (action == "disable") {
             if (state != "active") throw BatchError(409, "JobNotActive", "The specified job is not in an active state.");
-            return move_job(doc, "disabled", now);
+            move_state(doc, "disabled", now);
+            return true;
         }
         doc["executionInfo"]["terminateReason"] = body.value("terminateReason", "UserTerminate");
-        return move_job(doc, "terminating", now);
+        move_state(doc, "terminating", now);
+        return true;
     });
     if (!job) throw job_not_found();
     if (action == "enable") nodes_.job_enabled(account.name, id);
@@ -228,13 +221,7 @@ json BatchApi::job_view(const httplib::Request& req, const StoredEntity& job) {
 void BatchApi::delete_job(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     if (has_conditions(req)) check_conditions(req, need_job(account, id));
-    std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [](json& doc) {
-        if (doc.value("state", "") == "deleting") return false;
-        doc["previousState"] = doc["state"];
-        doc["state"] = "deleting";
-        doc["stateTransitionTime"] = time::format_iso8601(time::now());
-        return true;
-    });
+    std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, mark_job_deleting);
     if (!job) throw job_not_found();
     nodes_.job_deleting(account.name, id);
     res.status = 202;
@@ -390,10 +377,7 @@ void BatchApi::reactivate_task(const BatchAccount& account, const httplib::Reque
         if (info.value("result", "") == "success") {
             throw BatchError(409, "TaskCompletedSuccessfully", "The specified task completed successfully: it cannot be reactivated.");
         }
-        doc["previousState"] = "completed";
-        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
-        doc["state"] = "active";
-        doc["stateTransitionTime"] = now;
+        move_state(doc, "active", now);
         for (const char* gone : {"exitCode", "failureInfo", "result", "startTime", "endTime"}) info.erase(gone);
         info["retryCount"] = 0;
         doc.erase("nodeInfo");

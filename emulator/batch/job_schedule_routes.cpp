@@ -9,6 +9,7 @@
 #include "emulator/batch/odata_query.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/schedule_rules.h"
+#include "emulator/batch/task_states.h"
 
 namespace bai::batch {
 
@@ -27,11 +28,7 @@ void need_changeable(const json& schedule) {
 }
 
 bool move_schedule(json& doc, const std::string& to) {
-    const std::string now = time::now_iso8601();
-    doc["previousState"] = doc["state"];
-    doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
-    doc["state"] = to;
-    doc["stateTransitionTime"] = now;
+    move_state(doc, to, time::now_iso8601());
     return true;
 }
 

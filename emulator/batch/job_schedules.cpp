@@ -8,6 +8,7 @@
 #include "emulator/batch/pool_nodes.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/batch/schedule_rules.h"
+#include "emulator/batch/task_states.h"
 #include "emulator/batch/work_rules.h"
 
 namespace bai::batch {
@@ -59,13 +60,7 @@ void PoolNodes::delete_schedule(const std::string& account, const std::string& s
     for (const StoredEntity& job : store_.in_scope(account, kJobs)) {
         if (!text::iequals(job.body.value("_jobScheduleId", ""), schedule_id)) continue;
         const std::string job_id = job.body.value("id", "");
-        store_.update(account, kJobs, job_id, [](json& doc) {
-            if (doc.value("state", "") == "deleting") return false;
-            doc["previousState"] = doc["state"];
-            doc["state"] = "deleting";
-            doc["stateTransitionTime"] = time::now_iso8601();
-            return true;
-        });
+        store_.update(account, kJobs, job_id, mark_job_deleting);
         job_deleting(account, job_id);
     }
     // After its jobs' deletions (posted just before): the schedule goes once they have.
@@ -181,10 +176,7 @@ void PoolNodes::complete_schedule(const std::string& account, const std::string&
     const std::string now = time::now_iso8601();
     std::optional<StoredEntity> done = store_.update(account, kJobSchedules, schedule_id, [&](json& doc) {
         if (doc.value("state", "") == "completed") return false;
-        doc["previousState"] = doc["state"];
-        doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
-        doc["state"] = "completed";
-        doc["stateTransitionTime"] = now;
+        move_state(doc, "completed", now);
         doc["executionInfo"]["endTime"] = now;
         doc["executionInfo"].erase("nextRunTime");
         return true;

@@ -18,14 +18,14 @@ json wall_clock_expired() {
     return failure_info("MaxWallClockTimeExpiry", "The task ran longer than its constraints.maxWallClockTime and was terminated");
 }
 
-namespace {
-
-void transition(json& doc, const std::string& state, const std::string& now) {
+void move_state(json& doc, const std::string& state, const std::string& now) {
     doc["previousState"] = doc["state"];
     doc["previousStateTransitionTime"] = doc.value("stateTransitionTime", now);
     doc["state"] = state;
     doc["stateTransitionTime"] = now;
 }
+
+namespace {
 
 // The exitOptions that apply to how the task ended, or null when its exitConditions name none.
 json exit_options_for(const json& task) {
@@ -79,7 +79,7 @@ std::vector<std::string> dependency_ids(const json& task) {
 }
 
 void requeue_document(json& doc, const std::string& now) {
-    transition(doc, "active", now);
+    move_state(doc, "active", now);
     doc["executionInfo"]["requeueCount"] = doc["executionInfo"].value("requeueCount", 0) + 1;
     doc["executionInfo"]["lastRequeueTime"] = now;
 }
@@ -90,26 +90,26 @@ bool end_run(json& doc, int exit_code, const json& failure, const std::string& n
     const int limit = doc["constraints"].value("maxTaskRetryCount", 0);
     if (exit_code >= 0) info["exitCode"] = exit_code;
     if (exit_code == 0 && failure.is_null()) {
-        transition(doc, "completed", now);
+        move_state(doc, "completed", now);
         info["endTime"] = now;
         info["result"] = "success";
         return false;
     }
     info["failureInfo"] = failure.is_null() ? failure_exit_code() : failure;
     if (limit == -1 || retries < limit) {
-        transition(doc, "active", now);
+        move_state(doc, "active", now);
         info["retryCount"] = retries + 1;
         info["lastRetryTime"] = now;
         return true;
     }
-    transition(doc, "completed", now);
+    move_state(doc, "completed", now);
     info["endTime"] = now;
     info["result"] = "failure";
     return false;
 }
 
 void end_without_retry(json& doc, const json& failure, const std::string& now) {
-    transition(doc, "completed", now);
+    move_state(doc, "completed", now);
     json& info = doc["executionInfo"];
     info["endTime"] = now;
     info["result"] = "failure";
@@ -127,7 +127,7 @@ std::string job_action_after(const json& task, const json& job) {
 }
 
 void complete_job(json& doc, const std::string& reason, const std::string& now) {
-    transition(doc, "completed", now);
+    move_state(doc, "completed", now);
     doc["executionInfo"]["endTime"] = now;
     doc["executionInfo"]["terminateReason"] = reason;
 }

@@ -20,6 +20,9 @@ nlohmann::json task_ended();
 // Stopped at its constraints.maxWallClockTime (a code of the emulator's choosing).
 nlohmann::json wall_clock_expired();
 
+// A task's, job's or job schedule's state change: previousState and its time kept.
+void move_state(nlohmann::json& doc, const std::string& state, const std::string& now);
+
 // Back in the queue because its node went: requeueCount counts it, retryCount does not.
 void requeue_document(nlohmann::json& doc, const std::string& now);
 // Its process ended with `exit_code` (-1: none) and `failure` (null: none): completed with success,

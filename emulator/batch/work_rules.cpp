@@ -2,6 +2,7 @@
 
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
+#include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/validation/duration.h"
@@ -129,6 +130,14 @@ std::string pool_of_job(const json& job) {
         if (!id.empty()) return id;
     }
     return job.contains("poolInfo") && job["poolInfo"].is_object() ? job["poolInfo"].value("poolId", "") : "";
+}
+
+bool mark_job_deleting(json& job) {
+    if (job.value("state", "") == "deleting") return false;
+    job["previousState"] = job["state"];
+    job["state"] = "deleting";
+    job["stateTransitionTime"] = time::now_iso8601();
+    return true;
 }
 
 bool job_owns_pool(const json& job) {

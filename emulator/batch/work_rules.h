@@ -11,6 +11,9 @@ void check_job_to_add(const nlohmann::json& body);
 nlohmann::json new_job_document(const nlohmann::json& body, const std::string& now);
 // The task to add for a job's jobManagerTask (started with the job), or null when it has none.
 nlohmann::json job_manager_task_body(const nlohmann::json& job);
+// A job being deleted (by its delete or its schedule's): `deleting`, its previousState kept;
+// false (nothing to write) when it is already.
+bool mark_job_deleting(nlohmann::json& job);
 // The id of the pool a job runs on: executionInfo.poolId (an auto pool's), else poolInfo.poolId.
 std::string pool_of_job(const nlohmann::json& job);
 // Whether the job's auto pool goes with it (poolLifetimeOption job, keepAlive false).
