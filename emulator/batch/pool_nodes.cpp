@@ -128,10 +128,8 @@ void PoolNodes::stop() {
     }
     for (const auto& account_sessions : ended) {  // (no structured binding: clang 14 cannot capture one)
         const std::vector<NodeSession>& sessions = account_sessions.second;
-        usage_record(account_sessions.first);
-        store_.update(account_sessions.first, kUsage, kUsage, [&](json& record) {
+        update_usage(account_sessions.first, [&](json& record) {
             for (const NodeSession& session : sessions) record_session(record, session);
-            return true;
         });
     }
     state_.clear();
@@ -554,10 +552,8 @@ void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_re
 }
 
 void PoolNodes::forget_node(Node& node) {
-    usage_record(node.account);
-    store_.update(node.account, kUsage, kUsage, [&](json& record) {
+    update_usage(node.account, [&](json& record) {
         record_session(record, {node.pool_id, node.vm_size, node.dedicated, node.joined, clock_.now()});
-        return true;
     });
     if (gpus_) gpus_->give_back(node.gpus);
     std::error_code ec;
@@ -665,6 +661,16 @@ void PoolNodes::publish(const Key& key) {
     std::lock_guard guard(snapshot_mutex_);
     snapshot_[key] = std::move(nodes);
     roots_[key] = std::move(roots);
+}
+
+void PoolNodes::update_usage(const std::string& account, const std::function<void(json&)>& change) {
+    const auto apply = [&](json& record) {
+        change(record);
+        return true;
+    };
+    if (store_.update(account, kUsage, kUsage, apply)) return;
+    store_.add(account, kUsage, new_usage_record(clock_.now()));  // the account's first
+    store_.update(account, kUsage, kUsage, apply);
 }
 
 json PoolNodes::usage_record(const std::string& account) {

@@ -141,6 +141,8 @@ public:
     time::TimePoint now() const { return clock_.now(); }
     // The account's usage record (usage_stats.h), made when missing.
     nlohmann::json usage_record(const std::string& account);
+    // Changes the account's usage record (made first when missing).
+    void update_usage(const std::string& account, const std::function<void(nlohmann::json&)>& change);
     // The job's preparation and release tasks on each node where they ran, as
     // jobpreparationandreleasetaskstatus lists them (nodeUrl relative to the account's URL).
     nlohmann::json job_task_status(const std::string& account, const std::string& job_id);

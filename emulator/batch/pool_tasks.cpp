@@ -531,18 +531,15 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
         stop_job_tasks(account, job_id, "job deleted");
         // The documents and the directories of tasks that ran go now; running tasks report to
         // task_done, which removes theirs.
-        for (const json& task : tasks_of_job(store_, account, job_id)) {
+        const std::vector<json> tasks = tasks_of_job(store_, account, job_id);
+        for (const json& task : tasks) {
             if (running_.count(run_key_of(account, job_id, task.value("id", ""))) || !task.contains("_root")) continue;
             std::error_code ec;
             engine::remove_tree(task.value("_root", ""), ec);
         }
         std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
         // Its tasks stay in the account's lifetime statistics.
-        usage_record(account);
-        store_.update(account, kUsage, kUsage, [&](json& record) {
-            retire_tasks(record, tasks_of_job(store_, account, job_id));
-            return true;
-        });
+        update_usage(account, [&](json& record) { retire_tasks(record, tasks); });
         store_.remove_scope(account, tasks_of(job_id));
         store_.remove(account, kJobs, job_id);
         if (job) {
