@@ -39,11 +39,11 @@ struct FlatKind {
     ResourceKind validation;
 };
 
-constexpr FlatKind kClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
+constexpr FlatKind kFlatClusters{"clusters", "clusters", "clusterName", kind::kCluster, "Microsoft.BatchAI/Clusters",
                              "Microsoft.BatchAI/workspaces/clusters", ResourceKind::cluster};
 constexpr FlatKind kFlatJobs{"jobs", "jobs", "jobName", kind::kJob, "Microsoft.BatchAI/Jobs",
                          "Microsoft.BatchAI/workspaces/experiments/jobs", ResourceKind::job};
-constexpr FlatKind kFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
+constexpr FlatKind kFlatFileServers{"fileServers", "fileservers", "fileServerName", kind::kFileServer, "Microsoft.BatchAI/FileServers",
                                 "Microsoft.BatchAI/workspaces/fileservers", ResourceKind::file_server};
 
 bool is_migrated(const std::string& workspace_name) {
@@ -94,7 +94,7 @@ std::string stored_cluster_id(const ArmContext& ctx, const std::string& flat) {
     // subscriptions/S/resourceGroups/R/providers/Microsoft.BatchAI/clusters/C
     if (parts.size() == 8 && iequals(parts[6], "clusters")) {
         std::string group = "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3];
-        if (auto found = find_flat(ctx, group, kClusters, parts[7])) return found->body["id"];
+        if (auto found = find_flat(ctx, group, kFlatClusters, parts[7])) return found->body["id"];
     }
     return flat;  // a 2018 id, or one that require_job_cluster refuses
 }
@@ -104,7 +104,7 @@ std::string stored_file_server_id(const ArmContext& ctx, const std::string& flat
     std::vector<std::string> parts = split_path(flat);
     if (parts.size() == 8 && iequals(parts[6], "fileservers")) {
         std::string group = "/subscriptions/" + parts[1] + "/resourceGroups/" + parts[3];
-        if (auto found = find_flat(ctx, group, kFileServers, parts[7])) return found->body["id"];
+        if (auto found = find_flat(ctx, group, kFlatFileServers, parts[7])) return found->body["id"];
     }
     return flat;
 }
@@ -174,7 +174,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
     }
     map_file_server_ids(p, [&](const std::string& id) {
         std::optional<StoredResource> server = ctx.store.get(id);
-        return server ? flat_id(kFileServers, server->body) : id;
+        return server ? flat_id(kFlatFileServers, server->body) : id;
     });
     // Enums stay lower-case, as the preview service wrote them from December 2017 (it capitalised
     // them before: a documented difference from the September 2017 recordings).
@@ -204,7 +204,7 @@ json preview_view(const ArmContext& ctx, const FlatKind& k, const StoredResource
         if (preview.contains("experimentName")) p["experimentName"] = preview["experimentName"];
         if (p.contains("cluster") && p["cluster"].contains("id")) {
             if (auto cluster = ctx.store.get(p["cluster"]["id"].get<std::string>())) {
-                p["cluster"]["id"] = flat_id(kClusters, cluster->body);
+                p["cluster"]["id"] = flat_id(kFlatClusters, cluster->body);
             }
         }
         // The flat service created output directories anew (createNew true) unless told otherwise.
@@ -352,22 +352,22 @@ std::string migrated_workspace_name(const std::string& location) {
 }
 
 void add_preview_routes(Router& router, ArmContext& ctx) {
-    add_flat_routes(router, ctx, kClusters);
+    add_flat_routes(router, ctx, kFlatClusters);
     add_flat_routes(router, ctx, kFlatJobs);
-    add_flat_routes(router, ctx, kFileServers);
+    add_flat_routes(router, ctx, kFlatFileServers);
     const auto v = Versions::batchai_preview;
     router.add("PATCH", kProvider + "/clusters/{clusterName}", v, "Microsoft.BatchAI/clusters/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   StoredResource cluster = require_flat(ctx, kClusters, p);
+                   StoredResource cluster = require_flat(ctx, kFlatClusters, p);
                    json body = req.json_body().value_or(json::object());
                    check_body(body, ResourceKind::cluster_update, validation_version(req));
                    StoredResource updated = *apply_cluster_update(ctx, cluster.body["id"], body);
-                   send_resource(res, updated, preview_view(ctx, kClusters, updated, req.api_version()));
+                   send_resource(res, updated, preview_view(ctx, kFlatClusters, updated, req.api_version()));
                });
     router.add("POST", kProvider + "/clusters/{clusterName}/listRemoteLoginInformation", v,
                "Microsoft.BatchAI/clusters/remoteLoginInformation/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kClusters, p)), std::nullopt);
+                   send_page(res, req, ctx.engine.remote_login(require_flat(ctx, kFlatClusters, p)), std::nullopt);
                });
     router.add("POST", kProvider + "/jobs/{jobName}/listRemoteLoginInformation", v,
                "Microsoft.BatchAI/jobs/remoteLoginInformation/action",

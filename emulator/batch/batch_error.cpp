@@ -17,6 +17,24 @@ BatchError missing_property(const std::string& property) {
                       {{"PropertyName", property}});
 }
 
+namespace {
+
+// `code` prefixes the codes ("Job", "JobSchedule"), `noun` names the resource in the messages.
+void need_changeable(const nlohmann::json& doc, const std::string& code, const std::string& noun) {
+    const std::string state = doc.value("state", "");
+    if (state == "completed") throw BatchError(409, code + "Completed", "The specified " + noun + " is already in a completed state.");
+    if (state == "terminating") throw BatchError(409, code + "BeingTerminated", "The specified " + noun + " is being terminated.");
+    if (state == "deleting") {
+        throw BatchError(409, code + "BeingDeleted",
+                         "The specified " + noun + " has been marked for deletion and is being garbage collected.");
+    }
+}
+
+}  // namespace
+
+void need_job_changeable(const nlohmann::json& job) { need_changeable(job, "Job", "job"); }
+void need_schedule_changeable(const nlohmann::json& schedule) { need_changeable(schedule, "JobSchedule", "job schedule"); }
+
 void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url) {
     // The id the answer already carries (every answer of the endpoint has one), or a new one.
     std::string request_id = res.get_header_value("request-id");

@@ -5,6 +5,8 @@
 
 #include <httplib.h>
 
+#include <nlohmann/json.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,6 +27,11 @@ struct BatchError : std::runtime_error {
 BatchError invalid_property(const std::string& property, const std::string& value, const std::string& reason);
 // 400 MissingRequiredProperty.
 BatchError missing_property(const std::string& property);
+
+// 409 for a job (JobCompleted, JobBeingTerminated, JobBeingDeleted) or a job schedule
+// (JobScheduleCompleted, ...) past being changed; nothing while it is active or disabled.
+void need_job_changeable(const nlohmann::json& job);
+void need_schedule_changeable(const nlohmann::json& schedule);
 
 // The response of an error; `base_url` is the account's URL (for odata.metadata).
 void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url);

@@ -24,14 +24,6 @@ constexpr size_t kMaxTasksPerCollection = 100;
 BatchError job_not_found() { return BatchError(404, "JobNotFound", "The specified job does not exist."); }
 BatchError task_not_found() { return BatchError(404, "TaskNotFound", "The specified task does not exist."); }
 
-// 409 for a job that is past being changed (completed, terminating, deleting); nothing otherwise.
-void need_changeable(const json& job) {
-    const std::string state = job.value("state", "");
-    if (state == "completed") throw BatchError(409, "JobCompleted", "The specified job is already in a completed state.");
-    if (state == "terminating") throw BatchError(409, "JobBeingTerminated", "The specified job is being terminated.");
-    if (state == "deleting") throw BatchError(409, "JobBeingDeleted", "The specified job has been marked for deletion and is being garbage collected.");
-}
-
 }  // namespace
 
 void BatchApi::serve_work(http::Routes& server) {
@@ -105,7 +97,7 @@ void BatchApi::change_job(const BatchAccount& account, const httplib::Request& r
     refuse_unknown_properties(body, replace ? "JobUpdateParameter" : "JobPatchParameter");
     if (has_conditions(req)) check_conditions(req, need_job(account, id));
     std::optional<StoredEntity> job = store_.update(account.name, kJobs, id, [&](json& doc) {
-        need_changeable(doc);
+        need_job_changeable(doc);
         check_job_change(body, doc, replace);
         apply_job_change(doc, body, replace);
         return true;
@@ -142,7 +134,7 @@ void BatchApi::move_job_state(const BatchAccount& account, const httplib::Reques
             move_state(doc, "active", now);
             return true;
         }
-        need_changeable(doc);
+        need_job_changeable(doc);
         if (action == "disable") {
             if (state != "active") throw BatchError(409, "JobNotActive", "The specified job is not in an active state.");
             move_state(doc, "disabled", now);
@@ -243,7 +235,7 @@ std::optional<StoredEntity> BatchApi::put_task(const BatchAccount& account, cons
 void BatchApi::add_task(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     StoredEntity job = need_job(account, req.matches[1]);
     json body = parse_body(req);
-    need_changeable(job.body);  // a disabled job takes tasks: they wait until it is enabled
+    need_job_changeable(job.body);  // a disabled job takes tasks: they wait until it is enabled
     check_task_to_add(body);
     refuse_unknown_properties(body, "TaskAddParameter");
     packages_.check_references(account.name, body.value("applicationPackageReferences", json::array()), "applicationPackageReferences");
@@ -262,7 +254,7 @@ void BatchApi::add_task_collection(const BatchAccount& account, const httplib::R
         throw BatchError(400, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.",
                          {{"MaxLimit", std::to_string(kMaxTasksPerCollection) + " tasks"}});
     }
-    need_changeable(job.body);
+    need_job_changeable(job.body);
     json results = json::array();
     for (const json& task : body["value"]) {
         json result{{"taskId", task.is_object() ? task.value("id", "") : ""}};
@@ -369,7 +361,7 @@ void BatchApi::reactivate_task(const BatchAccount& account, const httplib::Reque
     const std::string job_id = req.matches[1], task_id = req.matches[2];
     StoredEntity job = need_job(account, job_id);
     check_conditions(req, need_task(account, job_id, task_id));
-    need_changeable(job.body);
+    need_job_changeable(job.body);
     const std::string now = time::format_iso8601(time::now());
     std::optional<StoredEntity> task = store_.update(account.name, tasks_of(job_id), task_id, [&](json& doc) {
         if (doc.value("state", "") != "completed") throw BatchError(409, "TaskNotCompleted", "The specified task is not completed.");

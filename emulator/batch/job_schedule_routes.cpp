@@ -19,14 +19,6 @@ namespace {
 
 BatchError schedule_not_found() { return BatchError(404, "JobScheduleNotFound", "The specified job schedule does not exist."); }
 
-// 409 for a schedule past being changed; nothing otherwise.
-void need_changeable(const json& schedule) {
-    const std::string state = schedule.value("state", "");
-    if (state == "completed") throw BatchError(409, "JobScheduleCompleted", "The specified job schedule is already in a completed state.");
-    if (state == "terminating") throw BatchError(409, "JobScheduleBeingTerminated", "The specified job schedule is being terminated.");
-    if (state == "deleting") throw BatchError(409, "JobScheduleBeingDeleted", "The specified job schedule has been marked for deletion and is being garbage collected.");
-}
-
 bool move_schedule(json& doc, const std::string& to) {
     move_state(doc, to, time::now_iso8601());
     return true;
@@ -110,7 +102,7 @@ void BatchApi::change_job_schedule(const BatchAccount& account, const httplib::R
         check_pool_network(spec["poolInfo"]["autoPoolSpecification"]["pool"], [this](const std::string& arm_id) { return store_.arm_document(arm_id); });
     }
     std::optional<StoredEntity> schedule = store_.update(account.name, kJobSchedules, id, [&](json& doc) {
-        need_changeable(doc);
+        need_schedule_changeable(doc);
         apply_schedule_change(doc, body, replace);
         return true;
     });
@@ -125,7 +117,7 @@ void BatchApi::move_job_schedule_state(const BatchAccount& account, const httpli
     const std::string id = req.matches[1], action = req.matches[2];
     if (has_conditions(req)) check_conditions(req, need_job_schedule(account, id));
     std::optional<StoredEntity> schedule = store_.update(account.name, kJobSchedules, id, [&](json& doc) {
-        need_changeable(doc);
+        need_schedule_changeable(doc);
         const std::string state = doc.value("state", "");
         if (action == "enable") return state == "disabled" && move_schedule(doc, "active");
         if (action == "disable") {

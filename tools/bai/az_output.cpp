@@ -8,6 +8,9 @@
 #include "tools/bai/json_query.h"
 
 namespace bai::cli {
+
+const std::vector<Column> kRemoteLoginTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
+
 namespace {
 
 using nlohmann::json;

@@ -27,6 +27,9 @@ struct Column {
     std::function<nlohmann::json(const nlohmann::json&)> compute = nullptr;
 };
 
+// The table of `cluster list-nodes` and `job list-nodes`: each node's remote login settings.
+extern const std::vector<Column> kRemoteLoginTable;
+
 // Applies `query` (when not empty) and prints. `columns` are the command's table; empty: every
 // scalar field.
 // The segment after `/<collection>/` in a resource id (case-insensitive), "" when absent.

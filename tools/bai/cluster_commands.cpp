@@ -30,7 +30,6 @@ const std::vector<Column> kClusterTable = {
     {"Preparing", "nodeStateCounts.preparingNodeCount"},
     {"Leaving", "nodeStateCounts.leavingNodeCount"},
     {"Unusable", "nodeStateCounts.unusableNodeCount"}};
-const std::vector<Column> kNodeTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
 
 // Where a cluster command acts: a workspace (2018-05-01) or the group itself (preview).
 struct Scope {
@@ -264,7 +263,7 @@ void add_cluster_read_commands(CLI::App* group, CommandContext& ctx) {
     auto list_nodes = [&ctx, n] {
         Scope scope = n->scope(ctx);
         ctx.print(ctx.arm().list(scope.path(ctx.arm(), n->name) + "/listRemoteLoginInformation", scope.api(), {}, "POST"),
-                  kNodeTable);
+                  kRemoteLoginTable);
     };
     c->callback(list_nodes);
     c = group->add_subcommand("list-nodes", "List the nodes of a cluster (the preview CLI's spelling).");

@@ -39,7 +39,6 @@ const std::vector<Column> kJobTable = {{"Name", "name"},
                                        {"Nodes", "nodeCount"},
                                        {"State", "executionState"},
                                        {"Exit code", "executionInfo.exitCode"}};
-const std::vector<Column> kNodeTable = {{"ID", "nodeId"}, {"IP", "ipAddress"}, {"SSH Port", "port"}};
 
 struct JobCreateFlags : JobFlags {
     std::string cluster, config_file, location;
@@ -117,7 +116,7 @@ void add_job_read_commands(CLI::App* group, CommandContext& ctx) {
     auto list_nodes = [&ctx, n] {
         JobScope scope = n->scope(ctx);
         ctx.print(ctx.arm().list(scope.path(ctx.arm(), n->name) + "/listRemoteLoginInformation", scope.api(), {}, "POST"),
-                  kNodeTable);
+                  kRemoteLoginTable);
     };
     c->callback(list_nodes);
     c = group->add_subcommand("list-nodes", "List the nodes of a job (the preview CLI's spelling).");

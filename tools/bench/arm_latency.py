@@ -16,6 +16,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
+from bench_tools import tool  # noqa: E402
 
 SUB = harness.SUBSCRIPTION
 PROVIDER = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI"
@@ -35,7 +36,7 @@ def job_body():
 
 def load(build, ep, method, path, clients, seconds, body_file=None):
     port = ep["arm"].rsplit(":", 1)[1]
-    cmd = [os.path.join(build, "tools", "arm_load"), "--port", port, "--ca", ep["ca_cert"], "--method", method,
+    cmd = [tool(build, "arm_load"), "--port", port, "--ca", ep["ca_cert"], "--method", method,
            "--path", path + "?api-version=2018-05-01", "--clients", str(clients), "--seconds", str(seconds)]
     if body_file:
         cmd += ["--body", body_file]

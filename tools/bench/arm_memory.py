@@ -29,7 +29,7 @@ def create_jobs(build, ep, count, clients, body_file, prefix):
     port = ep["arm"].rsplit(":", 1)[1]
     created = 0
     while created < count:
-        out = subprocess.run([os.path.join(build, "tools", "arm_load"), "--port", port, "--ca", ep["ca_cert"],
+        out = subprocess.run([tool(build, "arm_load"), "--port", port, "--ca", ep["ca_cert"],
                               "--method", "PUT", "--path", f"{WS}/experiments/e/jobs/{prefix}{created}-{{n}}?api-version=2018-05-01",
                               "--clients", str(clients), "--seconds", "5", "--body", body_file],
                              check=True, capture_output=True, text=True).stdout

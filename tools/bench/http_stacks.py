@@ -22,7 +22,7 @@ KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr
 
 
 def load(build, port, op, count, clients):
-    out = subprocess.run([os.path.join(build, "tools", "storage_load"), "--port", str(port), "--account",
+    out = subprocess.run([tool(build, "storage_load"), "--port", str(port), "--account",
                           "devstoreaccount1", "--key", KEY, "--container", "c", "--op", op, "--count", str(count),
                           "--blobs", "1000", "--size", "4096", "--clients", str(clients)],
                          check=True, capture_output=True, text=True).stdout
@@ -30,7 +30,7 @@ def load(build, port, op, count, clients):
 
 
 def measure(build, stack):
-    server = subprocess.Popen([os.path.join(build, "tools", "http_stack_null"), stack], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([tool(build, "http_stack_null"), stack], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
         row = {}

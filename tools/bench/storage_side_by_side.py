@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 
+from bench_tools import tool
 from process_stats import status_mib
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -218,9 +219,10 @@ def main():
     p.add_argument("--markdown", help="also write the table here")
     p.add_argument("--json", help="also write every round's figures here")
     a = p.parse_args()
-    for built in (EMULATOR, STORAGE_LOAD, MEMORY_SERVER):
-        if not os.path.exists(built):
-            sys.exit(f"build first (tools/build): {built} is missing")
+    if not os.path.exists(EMULATOR):
+        sys.exit(f"build first (tools/build): {EMULATOR} is missing")
+    for name in ("storage_load", "memory_blob_server"):
+        tool(os.path.join(ROOT, "build"), name)
     workdir = tempfile.mkdtemp(prefix="bai-bench-")
     results = {}
     rounds = {"disk": [], "azurite": [], "emulator": [], "memory": []}
