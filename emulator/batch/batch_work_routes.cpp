@@ -45,10 +45,16 @@ void BatchApi::serve_work(http::Routes& server) {
     route(server, "DELETE", R"(/jobs/([^/]+)/tasks/([^/]+))", [this](auto& a, auto& q, auto& r) { delete_task(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/tasks/([^/]+)/terminate)", [this](auto& a, auto& q, auto& r) { terminate_task(a, q, r); });
     route(server, "POST", R"(/jobs/([^/]+)/tasks/([^/]+)/reactivate)", [this](auto& a, auto& q, auto& r) { reactivate_task(a, q, r); });
-    // A multi-instance task's subtasks: none here, where a task runs as one process.
+    // A multi-instance task's subtasks (none for another task, or before it has run).
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/subtasksinfo)", [this](auto& a, auto& q, auto& r) {
-        need_task(a, q.matches[1], q.matches[2]);
-        json out{{"odata.metadata", base_url(q) + "/$metadata#subtaskinfos"}, {"value", json::array()}};
+        const StoredEntity task = need_task(a, q.matches[1], q.matches[2]);
+        json out{{"odata.metadata", base_url(q) + "/$metadata#subtaskinfos"}, {"value", task.body.value("_subtasks", json::array())}};
+        for (json& subtask : out["value"]) {
+            json& node = subtask["nodeInfo"];
+            const std::string node_url = base_url(q) + "/" + node.value("nodeUrl", "");
+            node["nodeUrl"] = node_url;
+            node["taskRootDirectoryUrl"] = node_url + "/files/" + node.value("taskRootDirectory", "");
+        }
         r.set_content(out.dump(), "application/json;odata=minimalmetadata");
     });
     route(server, "GET", R"(/jobs/([^/]+)/tasks/([^/]+)/files)", [this](auto& a, auto& q, auto& r) { list_task_files(a, q, r); });
@@ -228,7 +234,7 @@ std::optional<StoredEntity> BatchApi::put_task(const BatchAccount& account, cons
     if (!store_.add(account.name, tasks_of(job_id), new_task_document(body, job.body, time::format_iso8601(time::now())))) {
         return std::nullopt;
     }
-    nodes_.task_added(account.name, pool_of_job(job.body), job_id, body["id"], body.contains("dependsOn"));
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, body);
     return store_.get(account.name, tasks_of(job_id), body["id"]);
 }
 
@@ -376,7 +382,7 @@ void BatchApi::reactivate_task(const BatchAccount& account, const httplib::Reque
         return true;
     });
     if (!task) throw task_not_found();
-    nodes_.task_added(account.name, pool_of_job(job.body), job_id, task_id, task->body.contains("dependsOn"));
+    nodes_.task_added(account.name, pool_of_job(job.body), job_id, task->body);
     set_entity_headers(res, *task);
     res.status = 204;
 }

@@ -165,7 +165,7 @@ std::string PoolNodes::make_schedule_job(const std::string& account, const json&
     arm_job_clock(account, job_id);
     if (json manager = job_manager_task_body(job); manager.is_object()) {  // its manager task starts with it
         store_.add(account, tasks_of(job_id), new_task_document(manager, job, now));
-        task_added(account, pool_of_job(job), job_id, manager.value("id", ""), manager.contains("dependsOn"));
+        task_added(account, pool_of_job(job), job_id, manager);
     }
     log::info("batch job schedule " + schedule.value("id", "") + " made job " + job_id);
     trace("batch job schedule " + schedule.value("id", ""), "makes job " + job_id);

@@ -35,7 +35,7 @@ PoolNodes::Node* PoolNodes::find_node(const Key& key, const std::string& node_id
 int PoolNodes::stop_node_tasks(const Node& node, const std::string& reason) {
     int stopped = 0;
     for (auto& [key, run] : running_) {
-        if (run.node_id != node.id || run.control->cancelled()) continue;
+        if (!run.on(node.id) || run.control->cancelled()) continue;
         run.control->cancel(reason);
         ++stopped;
     }
@@ -88,7 +88,7 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
         if (node->state == "preempted") throw BatchError(409, "NodeAlreadyPreempted", "The node " + node_id + " is pre-empted already.");
         json requeued = json::array();
         for (auto& [run_key, run] : running_) {
-            if (run.node_id == node_id) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
+            if (run.on(node_id)) requeued.push_back(run.task.job_id + "/" + run.task.task_id);
         }
         const json answer{{"nodeId", node_id}, {"requeuedTasks", requeued}};
         if (node->then == Node::Then::leave) {

@@ -67,6 +67,7 @@ PoolNodes::PoolNodes(EntityStore& store, fs::path root, NodeOptions options)
       gpus_(std::move(options.gpus)),
       trace_(std::move(options.trace)),
       packages_(std::move(options.packages)),
+      node_ssh_(std::move(options.node_ssh)),
       bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
 
 PoolNodes::~PoolNodes() { stop(); }

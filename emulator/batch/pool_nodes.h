@@ -10,6 +10,7 @@
 // pool gets new ones.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -57,6 +58,8 @@ struct NodeOptions {
     std::function<void(const std::string& actor, const std::string& event)> trace;
     // --batch-application: the accounts' application packages.
     std::vector<AppPackage> packages;
+    // bai-node-ssh: `ssh` between the nodes of a multi-instance task (none when empty).
+    std::filesystem::path node_ssh;
 };
 
 class PoolNodes {
@@ -74,9 +77,9 @@ public:
     void pool_deleting(const std::string& account, const std::string& pool_id);
 
     // A task was added to a job of the pool: it runs when a node of the pool has a free slot (and,
-    // `dependent`, once the tasks it depends on let it: satisfies_dependents).
-    void task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
-                    const std::string& task_id, bool dependent = false);
+    // with dependsOn, once the tasks it depends on let it: satisfies_dependents); a multi-instance
+    // task when as many nodes of the pool as it has instances are idle (multi_instance.h).
+    void task_added(const std::string& account, const std::string& pool_id, const std::string& job_id, const nlohmann::json& task);
     // The job (already marked deleting) loses its tasks (running ones are killed), then its
     // document.
     void job_deleting(const std::string& account, const std::string& job_id);
@@ -201,12 +204,19 @@ private:
         std::string job_id;
         std::string task_id;
         bool dependent = false;  // it has dependsOn: it runs once they let it
+        int instances = 0;       // a multi-instance task's numberOfInstances; 0 for another task
     };
+    static TaskRef task_ref(const std::string& job_id, const nlohmann::json& task);
     struct RunningTask {
         std::string account;
         TaskRef task;
-        std::string node_id;
+        std::string node_id;                    // the node it runs on (a multi-instance task's primary)
+        std::vector<std::string> subtask_nodes;  // a multi-instance task's other nodes
+        bool on(const std::string& node) const {
+            return node_id == node || std::find(subtask_nodes.begin(), subtask_nodes.end(), node) != subtask_nodes.end();
+        }
         std::filesystem::path dir;  // the task's directory on the node
+        std::vector<std::filesystem::path> subtask_dirs;  // and on its other nodes
         std::uint64_t serial = 0;   // this run's, for its timers
         time::TimePoint started;    // on the nodes' clock
         std::shared_ptr<engine::RunControl> control;
@@ -290,9 +300,18 @@ private:
                        nlohmann::json info, bool succeeded);
     // The job has ended (completed or deleted): its release task on every node it prepared.
     void release_job(const std::string& account, const nlohmann::json& job);
-    // `pool_doc`: the pool's stored document (its certificates).
-    void run_task(Pool& pool, Node& node, const TaskRef& task, const nlohmann::json& pool_doc);
-    void task_done(const std::string& run_key, int exit_code, nlohmann::json failure);
+    // `pool_doc`: the pool's stored document (its certificates). `nodes`: one, or a multi-instance
+    // task's (its primary's first).
+    void run_task(Pool& pool, const std::vector<Node*>& nodes, const TaskRef& task, const nlohmann::json& pool_doc);
+    // Multi-instance tasks whose nodes are idle start (ahead of the others, which would keep
+    // them from ever having enough).
+    void schedule_multi_instance(Pool& pool, const nlohmann::json& pool_doc,
+                                 std::map<std::string, std::optional<nlohmann::json>>& jobs, std::map<std::string, bool>& satisfied);
+    // The variables of a task on `node` (the node's, its certificates, packages, directories).
+    engine::Environment task_environment(const Pool& pool, const Node& node, const nlohmann::json& job, const nlohmann::json& task,
+                                         const std::filesystem::path& dir, const nlohmann::json& pool_doc);
+    // `subtasks`: a multi-instance task's SubtaskInformation (null for another task).
+    void task_done(const std::string& run_key, int exit_code, nlohmann::json failure, nlohmann::json subtasks = nullptr);
     // After a task completed: its retention timer, its job's exit action and onAllTasksComplete.
     void task_completed(const std::string& account, const std::string& job_id, const nlohmann::json& task);
     void arm_wall_clock(const std::string& run_key);
@@ -336,6 +355,7 @@ private:
     std::shared_ptr<engine::GpuPool> gpus_;
     std::function<void(const std::string& actor, const std::string& event)> trace_;
     AppPackages packages_;
+    std::filesystem::path node_ssh_;
     std::string bwrap_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;

@@ -8,6 +8,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/pool_nodes.h"
+#include "emulator/batch/multi_instance.h"
 #include "emulator/batch/node_certificates.h"
 #include "emulator/batch/work_rules.h"
 #include "emulator/batch/task_files.h"
@@ -41,6 +42,15 @@ std::vector<json> tasks_of_job(const EntityStore& store, const std::string& acco
     return tasks;
 }
 
+// A task's directories: on its node, and a multi-instance task's on its other nodes.
+void remove_task_dirs(const json& task) {
+    std::error_code ec;
+    if (task.contains("_root")) engine::remove_tree(task.value("_root", ""), ec);
+    for (const json& dir : task.value("_subtask_roots", json::array())) {
+        if (dir.is_string()) engine::remove_tree(dir.get<std::string>(), ec);
+    }
+}
+
 }  // namespace
 
 void PoolNodes::queue_job_tasks(const StoredEntity& job) {
@@ -54,7 +64,7 @@ void PoolNodes::queue_job_tasks(const StoredEntity& job) {
         const bool queued = std::any_of(queue.begin(), queue.end(), [&](const TaskRef& t) {
             return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id);
         });
-        if (!queued) queue.push_back({job_id, task_id, task.contains("dependsOn")});
+        if (!queued) queue.push_back(task_ref(job_id, task));
     }
     schedule(key);
 }
@@ -86,11 +96,10 @@ void PoolNodes::recover_tasks() {
     }
 }
 
-void PoolNodes::task_added(const std::string& account, const std::string& pool_id, const std::string& job_id,
-                           const std::string& task_id, bool dependent) {
+void PoolNodes::task_added(const std::string& account, const std::string& pool_id, const std::string& job_id, const json& task) {
     Key key{account, text::lower(pool_id)};
-    post([this, key, job_id, task_id, dependent] {
-        state_[key].queue.push_back({job_id, task_id, dependent});
+    post([this, key, ref = task_ref(job_id, task)] {
+        state_[key].queue.push_back(ref);
         reconcile(key);  // schedules it; an auto-scale pool evaluates its formula first
     });
 }
@@ -110,9 +119,10 @@ void PoolNodes::schedule(const Key& key) {
     // (And one that depends on others waits for them.)
     std::map<std::string, std::optional<json>> jobs;
     std::map<std::string, bool> satisfied;
+    schedule_multi_instance(pool, stored->body, jobs, satisfied);
     auto next_ready = [&](Node& node) {
         return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const TaskRef& t) {
-            return !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
+            return t.instances == 0 && !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
                    (!t.dependent || dependencies_met(pool.account, t, satisfied)) &&
                    preparation_allows(pool, node, t.job_id, stored->body, jobs);
         });
@@ -124,7 +134,7 @@ void PoolNodes::schedule(const Key& key) {
             if (ready == pool.queue.end()) return;
             TaskRef task = *ready;
             pool.queue.erase(ready);
-            run_task(pool, *node, task, stored->body);
+            run_task(pool, {node.get()}, task, stored->body);
         }
     }
 }
@@ -150,11 +160,84 @@ bool PoolNodes::dependencies_met(const std::string& account, const TaskRef& ref,
     return met;
 }
 
-void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json& pool_doc) {
+PoolNodes::TaskRef PoolNodes::task_ref(const std::string& job_id, const json& task) {
+    TaskRef ref{job_id, task.value("id", ""), task.contains("dependsOn")};
+    if (task.contains("multiInstanceSettings")) ref.instances = std::max(1, task["multiInstanceSettings"].value("numberOfInstances", 1));
+    return ref;
+}
+
+// The service runs multi-instance tasks only in pools with inter-node communication and one task
+// slot per node; elsewhere they stay active.
+void PoolNodes::schedule_multi_instance(Pool& pool, const json& pool_doc, std::map<std::string, std::optional<json>>& jobs,
+                                        std::map<std::string, bool>& satisfied) {
+    if (!pool_doc.value("enableInterNodeCommunication", false) || pool_doc.value("taskSlotsPerNode", 1) != 1) return;
+    for (auto it = pool.queue.begin(); it != pool.queue.end();) {
+        if (it->instances == 0 || running_.count(run_key_of(pool.account, it->job_id, it->task_id)) ||
+            (it->dependent && !dependencies_met(pool.account, *it, satisfied))) {
+            ++it;
+            continue;
+        }
+        std::vector<Node*> idle;
+        for (auto& node : pool.nodes) {
+            if (static_cast<int>(idle.size()) == it->instances) break;
+            if (node->scheduling && node->then == Node::Then::nothing && node->state == "idle" && node->running_tasks == 0 &&
+                preparation_allows(pool, *node, it->job_id, pool_doc, jobs)) {
+                idle.push_back(node.get());
+            }
+        }
+        if (static_cast<int>(idle.size()) < it->instances) {
+            ++it;
+            continue;
+        }
+        const TaskRef task = *it;
+        it = pool.queue.erase(it);
+        run_task(pool, idle, task, pool_doc);
+    }
+}
+
+engine::Environment PoolNodes::task_environment(const Pool& pool, const Node& node, const json& job, const json& task,
+                                                const fs::path& dir, const json& pool_doc) {
+    std::error_code ec;
+    fs::create_directories(dir / "wd", ec);
+    install_certificates(store_, pool.account, pool_doc, dir / "certs", "task");
+    engine::Environment env = node_environment(pool, node);
+    env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, dir / "certs");
+    // The pool's application packages and the task's own.
+    const auto view = [&node](const fs::path& p) { return node.image.view(node.root, p); };
+    packages_.install(pool.account, pool_doc.value("applicationPackageReferences", json::array()), node.root, env, view);
+    const std::string job_id = job.value("id", "");
+    env["AZ_BATCH_JOB_ID"] = job_id;
+    env["AZ_BATCH_TASK_ID"] = task.value("id", "");
+    if (job.contains("jobPreparationTask")) {
+        const fs::path prep = node.root / "workitems" / job_id / "job-1" / "jobpreparation";
+        env["AZ_BATCH_JOB_PREP_DIR"] = node.image.view(node.root, prep);
+        env["AZ_BATCH_JOB_PREP_WORKING_DIR"] = node.image.view(node.root, prep / "wd");
+    }
+    env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);
+    env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, dir / "wd");
+    packages_.install(pool.account, task.value("applicationPackageReferences", json::array()), node.root, env, view);
+    add_settings(env, task);
+    return env;
+}
+
+void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const TaskRef& ref, const json& pool_doc) {
     std::optional<StoredEntity> job = store_.get(pool.account, kJobs, ref.job_id);
     if (!job || job->body.value("state", "") != "active") return;  // it stays active, not run
     const std::string scope = tasks_of(ref.job_id);
-    const fs::path dir = node.root / "workitems" / ref.job_id / "job-1" / ref.task_id;
+    const std::string task_root = "workitems/" + ref.job_id + "/job-1/" + ref.task_id;
+    std::vector<fs::path> dirs;
+    std::vector<json> node_infos;
+    for (const Node* node : nodes) {
+        dirs.push_back(node->root / task_root);
+        node_infos.push_back({{"affinityId", "TVM:" + node->id},
+                              {"poolId", pool.id},
+                              {"nodeId", node->id},
+                              // Under the account's URL, which the API puts before it (as the request addressed it).
+                              {"nodeUrl", "pools/" + pool.id + "/nodes/" + node->id},
+                              {"taskRootDirectory", task_root}});
+    }
+    Node& node = *nodes[0];
+    const fs::path dir = dirs[0];
     const std::string now = time::now_iso8601();
     json task;
     std::optional<StoredEntity> updated = store_.update(pool.account, scope, ref.task_id, [&](json& doc) {
@@ -169,50 +252,70 @@ void PoolNodes::run_task(Pool& pool, Node& node, const TaskRef& ref, const json&
         info.erase("exitCode");
         info.erase("result");
         info.erase("failureInfo");
-        doc["nodeInfo"] = {{"affinityId", "TVM:" + node.id},
-                           {"poolId", pool.id},
-                           {"nodeId", node.id},
-                           // Under the account's URL, which the API puts before it (as the request addressed it).
-                           {"nodeUrl", "pools/" + pool.id + "/nodes/" + node.id},
-                           {"taskRootDirectory", "workitems/" + ref.job_id + "/job-1/" + ref.task_id}};
+        doc["nodeInfo"] = node_infos[0];
         doc["_root"] = dir.string();
+        if (ref.instances > 0) {
+            doc["_subtasks"] = running_subtasks(node_infos, now);
+            doc["_subtask_roots"] = json::array();
+            for (size_t i = 1; i < dirs.size(); ++i) doc["_subtask_roots"].push_back(dirs[i].string());
+        }
         task = doc;
         return true;
     });
     if (!updated || task.is_null()) return;  // deleted, or no longer waiting
-    std::error_code ec;
-    fs::create_directories(dir / "wd", ec);
-    install_certificates(store_, pool.account, pool_doc, dir / "certs", "task");
-    engine::Environment env = node_environment(pool, node);
-    env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, dir / "certs");
-    // The pool's application packages and the task's own.
-    const auto view = [&node](const fs::path& p) { return node.image.view(node.root, p); };
-    packages_.install(pool.account, pool_doc.value("applicationPackageReferences", json::array()), node.root, env, view);
-    env["AZ_BATCH_JOB_ID"] = ref.job_id;
-    env["AZ_BATCH_TASK_ID"] = ref.task_id;
-    if (job->body.contains("jobPreparationTask")) {
-        const fs::path prep = node.root / "workitems" / ref.job_id / "job-1" / "jobpreparation";
-        env["AZ_BATCH_JOB_PREP_DIR"] = node.image.view(node.root, prep);
-        env["AZ_BATCH_JOB_PREP_WORKING_DIR"] = node.image.view(node.root, prep / "wd");
+    std::vector<engine::Environment> envs;
+    for (size_t i = 0; i < nodes.size(); ++i) envs.push_back(task_environment(pool, *nodes[i], job->body, task, dirs[i], pool_doc));
+    for (Node* n : nodes) {
+        n->running_tasks++;
+        n->total_tasks_run++;
+        n->state = "running";
+        n->state_time = now;
     }
-    env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, dir);
-    env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, dir / "wd");
-    packages_.install(pool.account, task.value("applicationPackageReferences", json::array()), node.root, env, view);
-    add_settings(env, task);
-    node.running_tasks++;
-    node.total_tasks_run++;
-    node.state = "running";
-    node.state_time = now;
     const std::string run_key = run_key_of(pool.account, ref.job_id, ref.task_id);
     RunningTask& run = running_[run_key];
     run.account = pool.account;
     run.task = ref;
     run.node_id = node.id;
+    run.subtask_nodes.clear();
+    run.subtask_dirs.clear();
+    for (size_t i = 1; i < nodes.size(); ++i) {
+        run.subtask_nodes.push_back(nodes[i]->id);
+        run.subtask_dirs.push_back(dirs[i]);
+    }
     run.dir = dir;
     run.serial = ++next_serial_;
     run.started = clock_.now();
     run.control = std::make_shared<engine::RunControl>();
     std::shared_ptr<engine::RunControl> control = run.control;
+    if (ref.instances > 0) {
+        std::vector<TaskInstance> instances;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            instances.push_back({nodes[i]->id, nodes[i]->address, nodes[i]->root, dirs[i], nodes[i]->image, wrap_for(*nodes[i]),
+                                 envs[i], node_infos[i]});
+        }
+        add_instance_variables(instances);
+        run.thread = std::thread([this, task, instances = std::move(instances), dir, control, run_key, node_ssh = node_ssh_,
+                                  scratch = root_ / ".multi-instance" / std::to_string(run.serial),
+                                  turn = engine::Participation(clock_)]() mutable {
+            turn.begin();
+            MultiInstanceResult result;
+            try {
+                result = run_multi_instance(task, instances, *control, node_ssh, scratch);
+                if (!control->cancelled()) {
+                    const bool succeeded = result.exit_code == 0 && result.failure.is_null();
+                    if (std::optional<json> upload = upload_output_files(task, dir, succeeded)) result.failure = *upload;
+                }
+            } catch (const std::exception& e) {  // nothing of a task may take the daemon down
+                result.exit_code = -1;
+                result.failure = failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(), "ServerError");
+            }
+            post([this, run_key, result] { task_done(run_key, result.exit_code, result.failure, result.subtasks); });
+        });
+        trace("batch task " + ref.job_id + "/" + ref.task_id, "runs on " + std::to_string(nodes.size()) + " nodes, its primary on " + node.id);
+        arm_wall_clock(run_key);
+        return;
+    }
+    const engine::Environment env = envs[0];
     run.thread = std::thread([this, task, env, dir, control, run_key, wrap = wrap_for(node), image = node.image, node_root = node.root,
                               turn = engine::Participation(clock_)]() mutable {
         turn.begin();
@@ -278,7 +381,7 @@ void PoolNodes::task_changed(const std::string& account, const std::string& job_
 // A task's process ended: completed (success or failure once its retries are spent), active
 // again for a retry, or, when it was stopped (its node left, it or its job was terminated or
 // deleted, its wall-clock time ran out), what that says.
-void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure) {
+void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure, json subtasks) {
     auto it = running_.find(run_key);
     if (it == running_.end()) return;
     RunningTask run = std::move(it->second);
@@ -287,15 +390,15 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     const std::string reason = run.control->reason();
     const std::string now = time::now_iso8601();
     Key pool_key;
-    Node* node = nullptr;
+    std::vector<Node*> nodes;  // those it ran on that are still there
     for (auto& [key, pool] : state_) {
         for (auto& candidate : pool.nodes) {
-            if (candidate->id != run.node_id) continue;
+            if (!run.on(candidate->id)) continue;
             pool_key = key;
-            node = candidate.get();
+            nodes.push_back(candidate.get());
         }
     }
-    if (node) {
+    for (Node* node : nodes) {
         node->running_tasks--;
         if (exit_code == 0 && failure.is_null() && reason.empty()) node->total_tasks_succeeded++;
         if (node->running_tasks == 0 && node->state == "running") {
@@ -309,9 +412,11 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     if (reason == "job deleted" || reason == "task deleted") {
         std::error_code ec;  // the job and its tasks, or the task, are going
         engine::remove_tree(run.dir, ec);
+        for (const fs::path& dir : run.subtask_dirs) engine::remove_tree(dir, ec);
     } else if (reason == "requeue") {
         written = store_.update(run.account, scope, run.task.task_id, [&](json& doc) {
             requeue_document(doc, now);
+            if (!subtasks.is_null()) doc["_subtasks"] = subtasks;
             return true;
         });
         retry = true;
@@ -324,6 +429,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
             } else {
                 retry = end_run(doc, exit_code, failure, now);
             }
+            if (!subtasks.is_null()) doc["_subtasks"] = subtasks;
             return true;
         });
     }
@@ -351,7 +457,9 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     // A retry waits in its pool's queue, also for a pool of that id to come again.
     if (retry) state_[pool_key].queue.push_back(run.task);
     if (!state_.count(pool_key)) return;
-    if (node && node->running_tasks == 0) node_drained(pool_key, *node);  // may remove it
+    for (Node* node : nodes) {
+        if (node->running_tasks == 0) node_drained(pool_key, *node);  // may remove it
+    }
     reconcile(pool_key);
 }
 
@@ -363,14 +471,15 @@ void PoolNodes::task_completed(const std::string& account, const std::string& jo
     std::optional<std::chrono::seconds> keep = limit_of(task.value("constraints", json::object()), "retentionTime");
     if (!dir.empty() && keep) {
         at(clock_.now() + *keep, [this, account, job_id, task_id, dir] {
+            json removed;
             std::optional<StoredEntity> now = store_.update(account, tasks_of(job_id), task_id, [&](json& doc) {
                 if (doc.value("state", "") != "completed" || doc.value("_root", "") != dir) return false;
+                removed = doc;
                 doc.erase("_root");
+                doc.erase("_subtask_roots");
                 return true;
             });
-            if (!now) return;
-            std::error_code ec;
-            engine::remove_tree(dir, ec);
+            if (now) remove_task_dirs(removed);
         });
     }
     std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
@@ -533,9 +642,7 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
         // task_done, which removes theirs.
         const std::vector<json> tasks = tasks_of_job(store_, account, job_id);
         for (const json& task : tasks) {
-            if (running_.count(run_key_of(account, job_id, task.value("id", ""))) || !task.contains("_root")) continue;
-            std::error_code ec;
-            engine::remove_tree(task.value("_root", ""), ec);
+            if (!running_.count(run_key_of(account, job_id, task.value("id", "")))) remove_task_dirs(task);
         }
         std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
         // Its tasks stay in the account's lifetime statistics.
@@ -574,9 +681,8 @@ void PoolNodes::delete_task(const std::string& account, const std::string& job_i
         std::optional<StoredEntity> task = store_.get(account, tasks_of(job_id), task_id);
         if (run != running_.end()) {
             run->second.control->cancel("task deleted");  // task_done removes its directory
-        } else if (task && task->body.contains("_root")) {
-            std::error_code ec;
-            engine::remove_tree(task->body.value("_root", ""), ec);
+        } else if (task) {
+            remove_task_dirs(task->body);
         }
         unqueue(account, job_id, task_id);
         store_.remove(account, tasks_of(job_id), task_id);

@@ -227,7 +227,7 @@ void check_task_lists(const json& task, const std::string& prefix) {
         }
         if (!item[name].is_string()) throw invalid_property(path + name, item[name].dump(), "The value must be a string");
     };
-    for (const char* list : {"resourceFiles", "outputFiles", "environmentSettings"}) {
+    for (const char* list : {"resourceFiles", "outputFiles", "environmentSettings", "commonResourceFiles"}) {
         if (!task.contains(list)) continue;
         if (!task[list].is_array()) throw invalid_property(prefix + list, task[list].dump(), "The value must be a list");
         for (size_t i = 0; i < task[list].size(); ++i) {
@@ -237,7 +237,7 @@ void check_task_lists(const json& task, const std::string& prefix) {
             if (std::string(list) == "environmentSettings") {
                 string_at(item, path, "name", true);
                 string_at(item, path, "value", false);
-            } else if (std::string(list) == "resourceFiles") {
+            } else if (std::string(list) == "resourceFiles" || std::string(list) == "commonResourceFiles") {
                 for (const char* name : {"httpUrl", "storageContainerUrl", "autoStorageContainerName", "blobPrefix", "filePath", "fileMode"}) {
                     string_at(item, path, name, false);
                 }
@@ -369,6 +369,30 @@ void check_dependencies(const json& body) {
     }
 }
 
+// multiInstanceSettings: a coordination command line, at least one instance, common resource
+// files as resource files are; such a task takes one slot of each of its nodes.
+void check_multi_instance(const json& body) {
+    if (!body.contains("multiInstanceSettings")) return;
+    const json& settings = body["multiInstanceSettings"];
+    if (!settings.is_object()) throw invalid_property("multiInstanceSettings", settings.dump(), "The value must be an object");
+    if (!settings.contains("coordinationCommandLine")) throw missing_property("multiInstanceSettings.coordinationCommandLine");
+    const json& line = settings["coordinationCommandLine"];
+    if (!line.is_string() || line.get<std::string>().empty()) {
+        throw invalid_property("multiInstanceSettings.coordinationCommandLine", line.dump(), "The command line is a non-empty string");
+    }
+    if (settings.contains("numberOfInstances")) {
+        const json& count = settings["numberOfInstances"];
+        // More than the pool has is no error: the task waits for them.
+        if (!count.is_number_integer() || count.get<long long>() < 1 || count.get<long long>() > 100000) {
+            throw invalid_property("multiInstanceSettings.numberOfInstances", count.dump(), "The number of instances is at least 1");
+        }
+    }
+    check_task_lists(settings, "multiInstanceSettings.");
+    if (body.contains("requiredSlots") && body["requiredSlots"] != 1) {
+        throw invalid_property("requiredSlots", body["requiredSlots"].dump(), "For multi-instance Tasks, this must be 1.");
+    }
+}
+
 }  // namespace
 
 void check_task_to_add(const json& body) {
@@ -380,6 +404,7 @@ void check_task_to_add(const json& body) {
     }
     check_constraints(body);
     check_task_lists(body, "");
+    check_multi_instance(body);
 }
 
 json new_task_document(const json& body, const json& job, const std::string& now) {

@@ -231,6 +231,11 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace,
                                    options.batch_applications};
+    {  // ssh between the nodes of a multi-instance task: bai-node-ssh, built beside the emulator
+        std::error_code ec;
+        const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "bai-node-ssh";
+        if (!ec && std::filesystem::is_regular_file(beside, ec)) batch_nodes.node_ssh = beside;
+    }
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
                                                      p->location / "batch-nodes", std::move(batch_nodes));
     if (options.strict_auth) p->batch_api->require_signed_tokens(*p->tokens);

@@ -85,20 +85,6 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, con
     return dir;
 }
 
-// The script the MPI agent runs for a node: the command in that node's environment, through
-// `wrapper` (the node's sandbox or container; nothing on the host) when there is one.
-std::string node_script(const JobNode& node, const fs::path& cwd, const Environment& env,
-                        const std::vector<std::string>& wrapper) {
-    // Appends throughout: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
-    std::string script = "#!/bin/sh\n# Runs its argument on emulated node ";
-    script.append(node.id).append(" (").append(node.address).append(").\ncd ");
-    script.append(shell_quote(cwd.string())).append(" || exit 1\nexec env -i");
-    for (const auto& [name, value] : env) script.append(" ").append(shell_quote(std::string(name).append("=").append(value)));
-    for (const std::string& word : wrapper) script.append(" ").append(shell_quote(word));
-    script.append(" /bin/sh -c \"$1\"\n");
-    return script;
-}
-
 // The variables of the base environment that describe the machine, not the job: a docker
 // container keeps its image's own.
 bool machine_variable(const std::string& name) {
@@ -232,7 +218,7 @@ private:
             for (size_t i = 0; i < in_.nodes.size(); ++i) {
                 const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
                 write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
-                           node_script(in_.nodes[i], dirs_[i], env, wrapper(i, "mpi", envs_[i])), fs::perms::owner_all);
+                           node_script(in_.nodes[i].id, in_.nodes[i].address, dirs_[i], env, wrapper(i, "mpi", envs_[i])), fs::perms::owner_all);
             }
             node_containers_.assign(containers_.begin() + static_cast<std::ptrdiff_t>(before), containers_.end());
             containers_.resize(before);

@@ -21,7 +21,15 @@
 #include <thread>
 #include <vector>
 
+#include "emulator/engine/shell_words.h"
+
 namespace bai::engine {
+
+// The script through which the gateway (and the MPI agent) runs a command on a node: its argument
+// in `cwd` with exactly `env`, through `wrapper` (the node's sandbox or container; nothing on the
+// host) when there is one.
+std::string node_script(const std::string& id, const std::string& address, const std::filesystem::path& cwd,
+                        const Environment& env, const std::vector<std::string>& wrapper);
 
 class NodeGateway {
 public:

@@ -46,6 +46,14 @@ public:
         return {WEXITSTATUS(raw), 0};
     }
 
+    ExitStatus wait_exit() override {
+        siginfo_t info{};
+        while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+        }
+        if (info.si_code == CLD_EXITED) return {info.si_status, 0};
+        return {128 + info.si_status, info.si_status};
+    }
+
     void kill_group(int signal) override {
         std::lock_guard guard(mutex_);
         // Once waited for, the pid (and group id) may belong to someone else.

@@ -38,6 +38,10 @@ public:
     virtual int pid() const = 0;
     // Blocks until it has exited.
     virtual ExitStatus wait() = 0;
+    // Blocks until it has exited, and leaves it unreaped: its pid, and so its process group,
+    // stays its own, and kill_group still reaches what it left running in the background
+    // (a daemon a command started). wait() reaps it after.
+    virtual ExitStatus wait_exit() = 0;
     // Sends `signal` to its whole process group; harmless once it has exited.
     virtual void kill_group(int signal) = 0;
 };
