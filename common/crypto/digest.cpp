@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <openssl/core_names.h>
 #include <openssl/params.h>
+#include <openssl/x509.h>
 
 #include <map>
 #include <stdexcept>
@@ -84,6 +85,13 @@ std::string hmac_sha256(std::string_view key, std::string_view message) {
          EVP_MAC_final(ctx, digest, &length, sizeof digest) == 1;
     if (!ok) throw std::runtime_error("HMAC-SHA256 failed");
     return std::string(reinterpret_cast<char*>(digest), length);
+}
+
+std::string certificate_thumbprint(const X509* certificate) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned size = 0;
+    if (certificate == nullptr || X509_digest(certificate, EVP_sha1(), digest, &size) != 1) return "";
+    return hex_of(std::string_view(reinterpret_cast<const char*>(digest), size));
 }
 
 std::string hex_of(std::string_view bytes) {

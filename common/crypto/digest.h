@@ -6,6 +6,7 @@
 #include <string_view>
 
 struct evp_md_ctx_st;
+struct x509_st;
 
 namespace bai::crypto {
 
@@ -29,5 +30,8 @@ std::string sha256(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);
 // `bytes` as lower-case hexadecimal (a digest, a thumbprint).
 std::string hex_of(std::string_view bytes);
+// A certificate's thumbprint as Windows and Azure name it: the SHA-1 of its DER encoding, in
+// lower-case hex; empty when OpenSSL cannot take it.
+std::string certificate_thumbprint(const x509_st* certificate);
 
 }  // namespace bai::crypto

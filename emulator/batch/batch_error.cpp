@@ -32,6 +32,14 @@ void need_changeable(const nlohmann::json& doc, const std::string& code, const s
 
 }  // namespace
 
+std::optional<time::TimePoint> time_property(const nlohmann::json& object, const char* name, const std::string& path) {
+    if (!object.contains(name) || object[name].is_null()) return std::nullopt;
+    const nlohmann::json& value = object[name];
+    std::optional<time::TimePoint> t = value.is_string() ? time::parse_iso8601(value.get<std::string>()) : std::nullopt;
+    if (!t) throw invalid_property(path, value.dump(), "The value is a date and time such as 2030-01-01T00:00:00Z");
+    return t;
+}
+
 void need_job_changeable(const nlohmann::json& job) { need_changeable(job, "Job", "job"); }
 void need_schedule_changeable(const nlohmann::json& schedule) { need_changeable(schedule, "JobSchedule", "job schedule"); }
 

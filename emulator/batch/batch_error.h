@@ -7,10 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/time/timestamps.h"
 
 namespace bai::batch {
 
@@ -32,6 +35,10 @@ BatchError missing_property(const std::string& property);
 // (JobScheduleCompleted, ...) past being changed; nothing while it is active or disabled.
 void need_job_changeable(const nlohmann::json& job);
 void need_schedule_changeable(const nlohmann::json& schedule);
+
+// A date-time property `name` of a request body object (such as 2030-01-01T00:00:00Z): nullopt
+// when absent or null; 400 InvalidPropertyValue naming `path` when it is not a date and time.
+std::optional<time::TimePoint> time_property(const nlohmann::json& object, const char* name, const std::string& path);
 
 // The response of an error; `base_url` is the account's URL (for odata.metadata).
 void write_error(httplib::Response& res, const BatchError& error, const std::string& base_url);

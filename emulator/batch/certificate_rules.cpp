@@ -74,9 +74,7 @@ json new_certificate_document(const json& body, const std::string& now) {
                                format == "pfx" ? "The data is not a PKCS #12 archive that opens with the password given"
                                                : "The data is not a DER certificate");
     }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned size = 0;
-    if (X509_digest(certificate.get(), EVP_sha1(), digest, &size) != 1 || crypto::hex_of(std::string_view(reinterpret_cast<const char*>(digest), size)) != thumbprint) {
+    if (crypto::certificate_thumbprint(certificate.get()) != thumbprint) {
         throw invalid_property("thumbprint", body["thumbprint"].dump(), "The thumbprint is not the certificate's SHA-1 thumbprint");
     }
     unsigned char* der = nullptr;

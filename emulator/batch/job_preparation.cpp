@@ -70,13 +70,26 @@ void PoolNodes::start_job_task(Pool& pool, Node& node, const json& job, const js
     trace("batch pool " + pool.id, "node " + node.id + " runs the " + task_kind(release) + " task of " + job_id);
     const Key key{pool.account, text::lower(pool.id)};
     const std::uint64_t serial = ++next_serial_;
-    side_threads_[serial] = std::thread([this, key, serial, node_id = node.id, job_id, release, task, env, dir,
-                                         control = node.control, wrap = wrap_for(node),
-                                         turn = engine::Participation(clock_)]() mutable {
+    auto control = std::make_shared<engine::RunControl>();
+    side_runs_[serial] = {node.id, control};
+    // Its maxWallClockTime: the release task's own (PT15M unless given), the preparation's
+    // constraints'.
+    if (std::optional<std::chrono::seconds> limit = limit_of(release ? task : task.value("constraints", json::object()), "maxWallClockTime")) {
+        at(clock_.now() + *limit, [this, serial] {
+            if (auto side = side_runs_.find(serial); side != side_runs_.end()) side->second.control->cancel("wallclock");
+        });
+    }
+    side_threads_[serial] = std::thread([this, key, serial, node_id = node.id, job_id, release, task, env, dir, control,
+                                         wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
         NodeTaskRun run;
         try {
             run = run_node_task(task, env, dir, *control, wrap);
+            if (control->reason() == "wallclock" && run.info.value("state", "") == "completed") {
+                run.info["failureInfo"] = wall_clock_expired();
+                run.info["result"] = "failure";
+                run.succeeded = false;
+            }
         } catch (const std::exception& e) {  // nothing of a node's task may take the daemon down
             run.info = {{"state", "completed"}, {"retryCount", 0}, {"result", "failure"},
                         {"failureInfo", failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(),
@@ -94,6 +107,7 @@ void PoolNodes::job_task_done(const Key& key, std::uint64_t serial, const std::s
         thread->second.join();  // it has posted this and left the clock's turns
         side_threads_.erase(thread);
     }
+    side_runs_.erase(serial);
     Node* node = find_node(key, node_id);
     if (!node) return;
     auto done = node->job_tasks.find(text::lower(job_id));
@@ -101,6 +115,8 @@ void PoolNodes::job_task_done(const Key& key, std::uint64_t serial, const std::s
     info["taskRootDirectory"] = task_root_of(job_id, release);
     (release ? done->second.release : done->second.prep) = info;
     if (!release) done->second.state = succeeded ? "succeeded" : "failed";
+    // Cut by the node's reboot: it did not complete, and runs again once the node is back.
+    if (!release && (node->state == "rebooting" || node->state == "reimaging")) done->second.state.clear();
     log::info("batch job " + job_id + ": the " + task_kind(release) + " task on node " + node_id + " " +
               (succeeded ? "succeeded" : "failed"));
     trace("batch pool " + state_[key].id, "node " + node_id + ": the " + task_kind(release) + " task of " + job_id + " " +

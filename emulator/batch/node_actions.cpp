@@ -42,6 +42,13 @@ int PoolNodes::stop_node_tasks(const Node& node, const std::string& reason) {
     return stopped;
 }
 
+void PoolNodes::cancel_node(const Node& node, const std::string& reason) {
+    node.control->cancel(reason);
+    for (auto& [serial, side] : side_runs_) {
+        if (side.node_id == node.id) side.control->cancel(reason);
+    }
+}
+
 // The node has no running task left: it leaves, or reboots, if it was waiting to.
 void PoolNodes::node_drained(const Key& key, Node& node) {
     const Node::Then then = node.then;
@@ -50,7 +57,7 @@ void PoolNodes::node_drained(const Key& key, Node& node) {
     if (then == Node::Then::leave) return remove_node(state_[key], node);
     node.state = then == Node::Then::reimage ? "reimaging" : "rebooting";
     node.state_time = time::format_iso8601(time::now());
-    node.control->cancel("the node reboots");
+    cancel_node(node, "the node reboots");
     log::info("batch node " + node.id + " is " + node.state);
     trace("batch pool " + state_[key].id, "node " + node.id + " is " + node.state);
     // A start task still running reports to start_task_done, which goes on with finish_reboot.
@@ -69,6 +76,16 @@ void PoolNodes::finish_reboot(const Key& key, const std::string& node_id) {
         make_node_directories(node->root);
         node->users.clear();
         node->job_tasks.clear();
+    } else {
+        // A job's preparation runs again before its next task here, unless it succeeded and the
+        // job says rerunOnNodeRebootAfterSuccess false (one cut by the reboot did not complete:
+        // job_task_done left it to run again).
+        for (auto& [job_key, tasks] : node->job_tasks) {
+            if (tasks.state != "succeeded") continue;
+            std::optional<StoredEntity> job = store_.get(key.first, kJobs, job_key);
+            if (job && !job->body.value("jobPreparationTask", json::object()).value("rerunOnNodeRebootAfterSuccess", true)) continue;
+            tasks.state.clear();
+        }
     }
     node->control = std::make_shared<engine::RunControl>();
     node->start_task_info = nullptr;
@@ -100,7 +117,7 @@ std::optional<json> PoolNodes::preempt(const std::string& account, const std::st
         log::info("batch pool " + state_[key].id + ": node " + node_id + " is pre-empted");
         trace("batch pool " + state_[key].id, "node " + node_id + " is pre-empted");
         stop_node_tasks(*node, "requeue");
-        node->control->cancel("the node is pre-empted");
+        cancel_node(*node, "the node is pre-empted");
         node->state = "preempted";
         node->state_time = time::format_iso8601(time::now());
         node->then = Node::Then::nothing;

@@ -28,13 +28,8 @@ using nlohmann::json;
 namespace {
 
 time::TimePoint need_time(const json& body, const char* name, bool required) {
-    if (!body.contains(name)) {
-        if (required) throw missing_property(name);
-        return time::TimePoint::max();
-    }
-    std::optional<time::TimePoint> t = body[name].is_string() ? time::parse_iso8601(body[name].get<std::string>()) : std::nullopt;
-    if (!t) throw invalid_property(name, body[name].dump(), "The value is a date and time such as 2030-01-01T00:00:00Z");
-    return *t;
+    if (required && (!body.contains(name) || body[name].is_null())) throw missing_property(name);
+    return time_property(body, name, name).value_or(time::TimePoint::max());
 }
 
 std::optional<time::TimePoint> modified_at(const fs::path& file) {

@@ -111,7 +111,7 @@ void PoolNodes::stop() {
     for (auto& [key, run] : running_) run.thread.join();
     running_.clear();
     for (auto& [key, pool] : state_) {
-        for (auto& node : pool.nodes) node->control->cancel("the emulator stopped");
+        for (auto& node : pool.nodes) cancel_node(*node, "the emulator stopped");
         for (auto& node : pool.nodes) {
             if (node->start_task.joinable()) node->start_task.join();
         }
@@ -120,8 +120,10 @@ void PoolNodes::stop() {
         if (node->start_task.joinable()) node->start_task.join();
     }
     leaving_.clear();
-    for (auto& [serial, thread] : side_threads_) thread.join();  // cancelled with their nodes
+    for (auto& [serial, side] : side_runs_) side.control->cancel("the emulator stopped");
+    for (auto& [serial, thread] : side_threads_) thread.join();
     side_threads_.clear();
+    side_runs_.clear();
     // The nodes go with the emulator: their time ends now.
     std::map<std::string, std::vector<NodeSession>> ended;
     for (auto& [key, pool] : state_) {
@@ -537,7 +539,7 @@ void PoolNodes::remove_node(Pool& pool, const Node& node, const std::string& tas
 void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_reason) {
     std::unique_ptr<Node> node = std::move(pool.nodes[index]);
     pool.nodes.erase(pool.nodes.begin() + static_cast<long>(index));
-    node->control->cancel("the node leaves the pool");
+    cancel_node(*node, "the node leaves the pool");
     log::info("batch pool " + pool.id + ": node " + node->id + " leaves");
     trace("batch pool " + pool.id, "node " + node->id + " leaves");
     // Its tasks go back to the queue (requeueCount, not retryCount), as the service requeues

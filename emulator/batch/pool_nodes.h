@@ -182,6 +182,7 @@ private:
         // What happens once its running tasks have ended: nothing, leave the pool, reboot, reimage.
         enum class Then { nothing, leave, reboot, reimage } then = Then::nothing;
         bool scheduling = true;  // schedulingState enabled
+        bool exclusive = false;  // it runs a task that runs alone (a job manager's runExclusive)
         std::string state_time;
         std::string allocation_time;
         std::string address;
@@ -205,6 +206,9 @@ private:
         std::string task_id;
         bool dependent = false;  // it has dependsOn: it runs once they let it
         int instances = 0;       // a multi-instance task's numberOfInstances; 0 for another task
+        // A job manager task's runExclusive (it runs alone on its node) and !allowLowPriorityNode.
+        bool exclusive = false;
+        bool dedicated_only = false;
     };
     static TaskRef task_ref(const std::string& job_id, const nlohmann::json& task);
     struct RunningTask {
@@ -253,6 +257,8 @@ private:
     void write_users(const Node& node);
     // Cancels the node's running tasks with `reason` (requeue, terminate); how many.
     int stop_node_tasks(const Node& node, const std::string& reason);
+    // Stops what the node runs of its own (its start task, job preparation and release tasks).
+    void cancel_node(const Node& node, const std::string& reason);
     // Its start task again (after a reboot), or idle when the pool has none.
     void launch_start_task(Pool& pool, Node& node, const nlohmann::json& doc);
     // What a node does once it has no running task (Node::then).
@@ -372,8 +378,14 @@ private:
     std::map<Key, int> next_numbers_;
     std::multimap<time::TimePoint, std::function<void()>> timers_;
     std::map<Key, time::TimePoint> schedule_wakes_;  // account, lower-cased schedule id
-    // Job preparation and release tasks running, by serial: joined when they report.
+    // Job preparation and release tasks running, by serial: joined when they report; their
+    // processes, stopped with their node (cancel_node) or at their maxWallClockTime.
     std::map<std::uint64_t, std::thread> side_threads_;
+    struct SideRun {
+        std::string node_id;
+        std::shared_ptr<engine::RunControl> control;
+    };
+    std::map<std::uint64_t, SideRun> side_runs_;
 
     mutable std::mutex snapshot_mutex_;
     std::map<Key, nlohmann::json> snapshot_;

@@ -122,14 +122,15 @@ void PoolNodes::schedule(const Key& key) {
     schedule_multi_instance(pool, stored->body, jobs, satisfied);
     auto next_ready = [&](Node& node) {
         return std::find_if(pool.queue.begin(), pool.queue.end(), [&](const TaskRef& t) {
-            return t.instances == 0 && !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
+            return t.instances == 0 && (!t.exclusive || node.running_tasks == 0) && (!t.dedicated_only || node.dedicated) &&
+                   !running_.count(run_key_of(pool.account, t.job_id, t.task_id)) &&
                    (!t.dependent || dependencies_met(pool.account, t, satisfied)) &&
                    preparation_allows(pool, node, t.job_id, stored->body, jobs);
         });
     };
     for (auto& node : pool.nodes) {
         if (!node->scheduling || node->then != Node::Then::nothing) continue;
-        while ((node->state == "idle" || node->state == "running") && node->running_tasks < slots) {
+        while ((node->state == "idle" || node->state == "running") && node->running_tasks < slots && !node->exclusive) {
             auto ready = next_ready(*node);
             if (ready == pool.queue.end()) return;
             TaskRef task = *ready;
@@ -162,6 +163,8 @@ bool PoolNodes::dependencies_met(const std::string& account, const TaskRef& ref,
 
 PoolNodes::TaskRef PoolNodes::task_ref(const std::string& job_id, const json& task) {
     TaskRef ref{job_id, task.value("id", ""), task.contains("dependsOn")};
+    ref.exclusive = task.value("_runExclusive", false);
+    ref.dedicated_only = !task.value("_allowLowPriorityNode", true);
     if (task.contains("multiInstanceSettings")) ref.instances = std::max(1, task["multiInstanceSettings"].value("numberOfInstances", 1));
     return ref;
 }
@@ -266,6 +269,7 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
     std::vector<engine::Environment> envs;
     for (size_t i = 0; i < nodes.size(); ++i) envs.push_back(task_environment(pool, *nodes[i], job->body, task, dirs[i], pool_doc));
     for (Node* n : nodes) {
+        if (ref.exclusive) n->exclusive = true;
         n->running_tasks++;
         n->total_tasks_run++;
         n->state = "running";
@@ -399,6 +403,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
         }
     }
     for (Node* node : nodes) {
+        if (run.task.exclusive) node->exclusive = false;
         node->running_tasks--;
         if (exit_code == 0 && failure.is_null() && reason.empty()) node->total_tasks_succeeded++;
         if (node->running_tasks == 0 && node->state == "running") {

@@ -43,11 +43,7 @@ std::optional<std::chrono::seconds> duration_at(const json& schedule, const char
 }
 
 std::optional<time::TimePoint> time_at(const json& schedule, const char* name) {
-    if (!schedule.contains(name) || schedule[name].is_null()) return std::nullopt;
-    const json& v = schedule[name];
-    std::optional<time::TimePoint> t = v.is_string() ? time::parse_iso8601(v.get<std::string>()) : std::nullopt;
-    if (!t) throw invalid_property(std::string("schedule.") + name, v.dump(), "The value is a date and time such as 2030-01-01T00:00:00Z");
-    return t;
+    return time_property(schedule, name, std::string("schedule.") + name);
 }
 
 void check_schedule(const json& body) {

@@ -330,6 +330,9 @@ json job_manager_task_body(const json& job) {
     json task = job.value("jobManagerTask", json());
     if (!task.is_object()) return nullptr;
     for (const char* only_the_managers : {"killJobOnCompletion", "runExclusive", "allowLowPriorityNode"}) task.erase(only_the_managers);
+    // Where the nodes may run it (fields of the emulator's own, never sent).
+    task["_runExclusive"] = job["jobManagerTask"].value("runExclusive", true);
+    task["_allowLowPriorityNode"] = job["jobManagerTask"].value("allowLowPriorityNode", true);
     return task;
 }
 

@@ -19,10 +19,6 @@
 namespace bai::identity {
 namespace {
 
-std::string upper_hex(const unsigned char* bytes, unsigned size) {
-    return text::upper(crypto::hex_of(std::string_view(reinterpret_cast<const char*>(bytes), size)));
-}
-
 // The thumbprint a client names in its assertion's header (x5t: base64url of the SHA-1), as hex.
 // `assertion` has passed is_compact_jwt().
 std::string named_thumbprint(const std::string& assertion) {
@@ -34,8 +30,7 @@ std::string named_thumbprint(const std::string& assertion) {
         const std::string x5t = parsed["x5t"].get<std::string>();
         if (!is_base64url(x5t)) return "";
         const std::string digest = jwt::base64_uri_decode(x5t.data(), x5t.size());
-        return upper_hex(reinterpret_cast<const unsigned char*>(digest.data()),
-                         static_cast<unsigned>(digest.size()));
+        return text::upper(crypto::hex_of(digest));
     } catch (const std::exception&) {
         return "";
     }
@@ -64,9 +59,8 @@ ClientCertificate load_client_certificate(const std::filesystem::path& pem_file)
     if (!certificate)
         throw std::invalid_argument(pem_file.string() +
                                     " holds no PEM certificate (BEGIN CERTIFICATE)");
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned size = 0;
-    if (X509_digest(certificate.get(), EVP_sha1(), digest, &size) != 1) {
+    const std::string thumbprint = text::upper(crypto::certificate_thumbprint(certificate.get()));
+    if (thumbprint.empty()) {
         throw std::invalid_argument("cannot take the thumbprint of the certificate in " +
                                     pem_file.string());
     }
@@ -80,7 +74,7 @@ ClientCertificate load_client_certificate(const std::filesystem::path& pem_file)
         throw std::runtime_error("cannot write a public key");
     char* data = nullptr;
     const long length = BIO_get_mem_data(out.get(), &data);
-    return {std::string(data, static_cast<size_t>(length)), upper_hex(digest, size)};
+    return {std::string(data, static_cast<size_t>(length)), thumbprint};
 }
 
 std::optional<AssertionRefusal> check_client_assertion(const std::string& assertion,

@@ -1,7 +1,11 @@
 """Job preparation and release tasks through the azure-batch SDK: the preparation runs on a node
 before the job's first task there (once per node, with its retries), the job's tasks see its
 directory; a node where it failed runs none of the job's tasks; when the job ends, the release
-task runs on every node that prepared; jobpreparationandreleasetaskstatus shows both per node."""
+task runs on every node that prepared; jobpreparationandreleasetaskstatus shows both per node;
+a reboot prepares again (unless rerunOnNodeRebootAfterSuccess is false); a release task is
+stopped at its maxWallClockTime."""
+from datetime import timedelta
+
 from azure.batch import models as bm
 
 import harness
@@ -62,6 +66,39 @@ class BatchJobPreparation(BatchTestCase):
         self.task("plain", "t", "/bin/true")
         self.assertEqual(self.state_of("plain", "t", bm.TaskState.completed).node_info.node_id, node_id)
         self.assertEqual(self.client.task.get("unprepared", "never").state, bm.TaskState.active)
+
+    def test_a_reboot_prepares_again_unless_the_job_says_not_after_success(self):
+        self.pool("prep-reboot", dedicated=1)
+        node_id = next(iter(self.client.compute_node.list("prep-reboot"))).id
+        for job_id, rerun in (("again", None), ("once", False)):
+            self.client.job.add(bm.JobAddParameter(
+                id=job_id, pool_info=bm.PoolInformation(pool_id="prep-reboot"),
+                job_preparation_task=bm.JobPreparationTask(
+                    command_line=f"/bin/sh -c 'echo {job_id} >> $AZ_BATCH_NODE_SHARED_DIR/preparations'",
+                    rerun_on_node_reboot_after_success=rerun)))
+            self.task(job_id, "before", "/bin/true")
+            self.state_of(job_id, "before", bm.TaskState.completed)
+        self.client.compute_node.reboot("prep-reboot", node_id)
+        self.node_state("prep-reboot", node_id, bm.ComputeNodeState.rebooting)
+        self.node_state("prep-reboot", node_id, bm.ComputeNodeState.idle, timeout=60)
+        for job_id in ("again", "once"):
+            self.task(job_id, "after", "/bin/true")
+            self.state_of(job_id, "after", bm.TaskState.completed)
+        lines = b"".join(self.client.file.get_from_compute_node("prep-reboot", node_id, "shared/preparations")).decode().split()
+        self.assertEqual(sorted(lines), ["again", "again", "once"])
+
+    def test_a_release_task_past_its_max_wall_clock_time_is_stopped(self):
+        self.pool("release-clock", dedicated=1)
+        self.client.job.add(bm.JobAddParameter(
+            id="slow-release", pool_info=bm.PoolInformation(pool_id="release-clock"),
+            job_preparation_task=bm.JobPreparationTask(command_line="/bin/true"),
+            job_release_task=bm.JobReleaseTask(command_line="/bin/sleep 300", max_wall_clock_time=timedelta(seconds=1))))
+        self.task("slow-release", "t", "/bin/true")
+        node_id = self.state_of("slow-release", "t", bm.TaskState.completed).node_info.node_id
+        self.client.job.terminate("slow-release")
+        release = harness.wait_for(lambda: (lambda r: r if r and r.state == bm.JobReleaseTaskState.completed else None)(
+            self.statuses("slow-release")[node_id].job_release_task_execution_info), timeout=30, what="the release task to end")
+        self.assertEqual((release.result, release.failure_info.code), (bm.TaskExecutionResult.failure, "MaxWallClockTimeExpiry"))
 
 
 if __name__ == "__main__":

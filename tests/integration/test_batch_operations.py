@@ -137,6 +137,27 @@ class BatchOperations(BatchTestCase):
         self.assertEqual((r.status_code, r.json()["code"]), (400, "MissingRequiredProperty"))
         self.assertIn({"key": "PropertyName", "value": "jobManagerTask.commandLine"}, r.json()["values"])
 
+    def test_a_job_manager_runs_alone_on_its_node_and_only_on_a_dedicated_one_when_asked(self):
+        self.pool("exclusive", slots=4)
+        self.client.job.add(bm.JobAddParameter(id="alone", pool_info=bm.PoolInformation(pool_id="exclusive"),
+                                               job_manager_task=bm.JobManagerTask(id="manager", command_line="/bin/sleep 1",
+                                                                                  kill_job_on_completion=False)))
+        self.state_of("alone", "manager", bm.TaskState.running)
+        self.task("alone", "worker", "/bin/true")
+        manager = self.state_of("alone", "manager", bm.TaskState.completed)
+        worker = self.state_of("alone", "worker", bm.TaskState.completed)
+        # The node's other three slots stayed free while the manager ran (runExclusive by default).
+        self.assertGreaterEqual(worker.execution_info.start_time, manager.execution_info.end_time)
+        # allowLowPriorityNode false: a pool of low-priority nodes never runs it; its other tasks run.
+        self.pool("spot-only", dedicated=0, low_priority=1)
+        self.client.job.add(bm.JobAddParameter(id="no-spot", pool_info=bm.PoolInformation(pool_id="spot-only"),
+                                               job_manager_task=bm.JobManagerTask(id="manager", command_line="/bin/true",
+                                                                                  allow_low_priority_node=False,
+                                                                                  kill_job_on_completion=False)))
+        self.task("no-spot", "worker", "/bin/true")
+        self.state_of("no-spot", "worker", bm.TaskState.completed)
+        self.assertEqual(self.client.task.get("no-spot", "manager").state, bm.TaskState.active)
+
     def test_a_failed_task_is_reactivated(self):
         self.pool("react")
         self.job("react-job", "react")

@@ -29,8 +29,11 @@ class ShareMountTest(JobsTestCase):
 
     def test_a_running_jobs_writes_and_rest_writes_meet_both_ways(self):
         afs = "$AZ_BATCHAI_MOUNT_ROOT/afs"
+        # The job waits for go.txt's content, not its name: REST makes a file in two calls (Create
+        # File sets its length, zero-filled, then Put Range writes it), and a job that read it
+        # between the two appended zeros.
         command = (f"printf 'line1\\n' > {afs}/live.txt; "
-                   f"for i in $(seq 600); do [ -e {afs}/go.txt ] && break; sleep 0.05; done; "
+                   f"for i in $(seq 600); do grep -q from-rest {afs}/go.txt 2>/dev/null && break; sleep 0.05; done; "
                    f"cat {afs}/go.txt >> {afs}/live.txt")
         self.job("live", self.c, wait=False, custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
         self.wait_job("live", states=("running",))
