@@ -32,6 +32,17 @@ void need_changeable(const nlohmann::json& doc, const std::string& code, const s
 
 }  // namespace
 
+void check_under(const std::string& prefix, const std::function<void()>& check) {
+    try {
+        check();
+    } catch (BatchError& e) {
+        for (auto& [key, value] : e.values) {
+            if (key == "PropertyName") value = prefix + value;
+        }
+        throw;
+    }
+}
+
 std::optional<time::TimePoint> time_property(const nlohmann::json& object, const char* name, const std::string& path) {
     if (!object.contains(name) || object[name].is_null()) return std::nullopt;
     const nlohmann::json& value = object[name];

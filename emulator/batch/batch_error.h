@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +36,10 @@ BatchError missing_property(const std::string& property);
 // (JobScheduleCompleted, ...) past being changed; nothing while it is active or disabled.
 void need_job_changeable(const nlohmann::json& job);
 void need_schedule_changeable(const nlohmann::json& schedule);
+
+// Runs `check`; the PropertyName of a BatchError it throws is named under `prefix` (a nested
+// object's checks: "jobManagerTask.", "jobSpecification.").
+void check_under(const std::string& prefix, const std::function<void()>& check);
 
 // A date-time property `name` of a request body object (such as 2030-01-01T00:00:00Z): nullopt
 // when absent or null; 400 InvalidPropertyValue naming `path` when it is not a date and time.

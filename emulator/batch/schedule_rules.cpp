@@ -23,14 +23,7 @@ void check_job_specification(const json& spec) {
     if (!spec.is_object()) throw invalid_property("jobSpecification", spec.dump(), "The value must be an object");
     json job = spec;
     job["id"] = "schedule";  // the checks of a job to add want one; each job's own is made
-    try {
-        check_job_to_add(job);
-    } catch (BatchError& e) {
-        for (auto& [key, value] : e.values) {
-            if (key == "PropertyName") value = "jobSpecification." + value;
-        }
-        throw;
-    }
+    check_under("jobSpecification.", [&] { check_job_to_add(job); });
 }
 
 std::optional<std::chrono::seconds> duration_at(const json& schedule, const char* name) {

@@ -153,14 +153,7 @@ void check_job_manager(const json& body) {
     if (!body.contains("jobManagerTask")) return;
     const json& manager = body["jobManagerTask"];
     if (!manager.is_object()) throw invalid_property("jobManagerTask", manager.dump(), "The value must be an object");
-    try {
-        check_task_to_add(manager);
-    } catch (BatchError& e) {
-        for (auto& [key, value] : e.values) {
-            if (key == "PropertyName") value = "jobManagerTask." + value;
-        }
-        throw;
-    }
+    check_under("jobManagerTask.", [&] { check_task_to_add(manager); });
     if (manager.contains("killJobOnCompletion") && !manager["killJobOnCompletion"].is_boolean()) {
         throw invalid_property("jobManagerTask.killJobOnCompletion", manager["killJobOnCompletion"].dump(), "The value must be true or false");
     }
