@@ -1,49 +1,45 @@
 #include "emulator/engine/process.h"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
 #include <cerrno>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 
 namespace bai::engine {
 namespace {
 
-namespace bp = boost::process;
-
-class BoostProcess : public Process {
+// Started with posix_spawn, which glibc runs as clone(CLONE_VM | CLONE_VFORK): the child shares
+// the emulator's memory until it execs. A fork would copy the page tables of the whole emulator
+// for every task, and tasks start by the thousand (a Batch job's) while the emulator holds
+// hundreds of MiB.
+class SpawnedProcess : public Process {
 public:
-    explicit BoostProcess(bp::child child) : child_(std::move(child)), pid_(child_.id()) {}
-    ~BoostProcess() override {
+    explicit SpawnedProcess(pid_t pid) : pid_(pid) {}
+    ~SpawnedProcess() override {
         std::lock_guard guard(mutex_);
-        if (!exited_) {
+        if (!reaped_) {
             ::kill(-pid_, SIGKILL);
-            std::error_code ec;
-            child_.wait(ec);
+            reap();
         }
     }
     int pid() const override { return pid_; }
 
     ExitStatus wait() override {
         // Waits without reaping first, so that kill_group never signals a recycled pid.
-        siginfo_t info{};
-        while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
-        }
+        wait_exit();
         std::lock_guard guard(mutex_);
-        exited_ = true;
-        std::error_code ec;
-        child_.wait(ec);
-        int raw = child_.native_exit_code();
-        if (ec) return {127, 0};
-        if (WIFSIGNALED(raw)) return {128 + WTERMSIG(raw), WTERMSIG(raw)};
-        return {WEXITSTATUS(raw), 0};
+        if (reaped_) return status_;
+        reaped_ = true;
+        const int raw = reap();
+        if (raw < 0) return status_ = {127, 0};
+        if (WIFSIGNALED(raw)) return status_ = {128 + WTERMSIG(raw), WTERMSIG(raw)};
+        return status_ = {WEXITSTATUS(raw), 0};
     }
 
     ExitStatus wait_exit() override {
@@ -56,19 +52,27 @@ public:
 
     void kill_group(int signal) override {
         std::lock_guard guard(mutex_);
-        // Once waited for, the pid (and group id) may belong to someone else.
-        if (!exited_) ::kill(-pid_, signal);
+        // Once reaped, the pid (and group id) may belong to someone else.
+        if (!reaped_) ::kill(-pid_, signal);
     }
 
 private:
+    // The wait status, or -1 when there is none to have.
+    int reap() {
+        int raw = 0;
+        while (::waitpid(pid_, &raw, 0) < 0) {
+            if (errno != EINTR) return -1;
+        }
+        return raw;
+    }
+
     std::mutex mutex_;
-    bp::child child_;
-    int pid_;
-    bool exited_ = false;
+    pid_t pid_;
+    bool reaped_ = false;
+    ExitStatus status_;
 };
 
-// "NAME=value" strings and the null-terminated array execve takes, built before the fork.
-// (Not bp::environment: Boost 1.74's reads past the end of its entries when it looks names up.)
+// "NAME=value" strings and the null-terminated array execve takes.
 struct EnvironmentBlock {
     std::vector<std::string> entries;
     std::vector<char*> pointers;
@@ -77,6 +81,63 @@ struct EnvironmentBlock {
         for (std::string& entry : entries) pointers.push_back(entry.data());
         pointers.push_back(nullptr);
     }
+};
+
+// What the child does before it execs, in order: into its directory, stdin from /dev/null,
+// stdout and stderr appended to their files (created when missing), and every other
+// descriptor closed: nothing else of the emulator's passes to a job (sockets, the database,
+// its log files; a file it keeps open on one of its own FUSE mounts would tie the two
+// together at exit).
+class FileActions {
+public:
+    explicit FileActions(const ProcessSpec& spec) {
+        ::posix_spawn_file_actions_init(&actions_);
+        // Append, not truncate: a node's setup task and a retried job add to their logs.
+        const int append = O_WRONLY | O_CREAT | O_APPEND;
+        const std::string out = spec.stdout_path.string(), err = spec.stderr_path.string();
+        if (!spec.cwd.empty()) check(::posix_spawn_file_actions_addchdir_np(&actions_, spec.cwd.c_str()));
+        check(::posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0));
+        check(::posix_spawn_file_actions_addopen(&actions_, 1, out.c_str(), append, 0644));
+        if (err == out) {
+            check(::posix_spawn_file_actions_adddup2(&actions_, 1, 2));
+        } else {
+            check(::posix_spawn_file_actions_addopen(&actions_, 2, err.c_str(), append, 0644));
+        }
+        check(::posix_spawn_file_actions_addclosefrom_np(&actions_, 3));
+    }
+    ~FileActions() { ::posix_spawn_file_actions_destroy(&actions_); }
+    FileActions(const FileActions&) = delete;
+    FileActions& operator=(const FileActions&) = delete;
+    const posix_spawn_file_actions_t* get() const { return &actions_; }
+
+private:
+    static void check(int rc) {
+        if (rc != 0) throw std::runtime_error(std::string("cannot prepare a process: ") + std::strerror(rc));
+    }
+    posix_spawn_file_actions_t actions_;
+};
+
+// A session of its own (its group is the one kill_group signals), no signal blocked, every
+// signal's disposition the default: what the emulator's threads block or ignore is not the
+// job's business (a shell pipeline needs SIGPIPE).
+class SpawnAttributes {
+public:
+    SpawnAttributes() {
+        ::posix_spawnattr_init(&attr_);
+        sigset_t none, all;
+        ::sigemptyset(&none);
+        ::sigfillset(&all);
+        ::posix_spawnattr_setsigmask(&attr_, &none);
+        ::posix_spawnattr_setsigdefault(&attr_, &all);
+        ::posix_spawnattr_setflags(&attr_, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    }
+    ~SpawnAttributes() { ::posix_spawnattr_destroy(&attr_); }
+    SpawnAttributes(const SpawnAttributes&) = delete;
+    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+    const posix_spawnattr_t* get() const { return &attr_; }
+
+private:
+    posix_spawnattr_t attr_;
 };
 
 // The executable: argv[0] as given when it has a '/', else found on the environment's PATH.
@@ -102,30 +163,20 @@ std::optional<std::string> find_on_path(const std::string& name, const Environme
 
 std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
     if (spec.argv.empty()) throw std::invalid_argument("no command");
-    std::vector<std::string> args(spec.argv.begin() + 1, spec.argv.end());
-    std::error_code ec;
-    // Append, not truncate: a node's setup task and a retried job add to their logs.
-    const std::string out = spec.stdout_path.string(), err = spec.stderr_path.string();
+    const std::string exe = executable(spec.argv[0], spec.env);
+    std::vector<std::string> args(spec.argv);
+    std::vector<char*> argv;
+    for (std::string& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
     EnvironmentBlock env(spec.env);
-    bp::child child(
-        bp::exe = executable(spec.argv[0], spec.env), bp::args = args, bp::start_dir = spec.cwd.string(),
-        bp::std_in < bp::null, bp::extend::on_exec_setup = [&out, &err, &env](auto& exec) {
-            // In the child between fork and exec: only async-signal-safe calls.
-            exec.env = env.pointers.data();
-            ::setsid();
-            int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-            int e = out == err ? o : ::open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-            if (o < 0 || e < 0) ::_exit(126);
-            ::dup2(o, 1);
-            ::dup2(e, 2);
-            // Nothing else of the emulator's passes to a job (sockets, the database, its log
-            // files; a file it keeps open on one of its own FUSE mounts would tie the two
-            // together at exit): every other descriptor closes at exec.
-            ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-        },
-        ec);
-    if (ec) throw std::runtime_error("cannot start " + spec.argv[0] + ": " + ec.message());
-    return std::make_unique<BoostProcess>(std::move(child));
+    FileActions actions(spec);
+    SpawnAttributes attributes;
+    pid_t pid = 0;
+    // The child's failures before exec (its directory, its log files, the executable) come back
+    // here as the error.
+    const int rc = ::posix_spawn(&pid, exe.c_str(), actions.get(), attributes.get(), argv.data(), env.pointers.data());
+    if (rc != 0) throw std::runtime_error("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
+    return std::make_unique<SpawnedProcess>(pid);
 }
 
 }  // namespace bai::engine
