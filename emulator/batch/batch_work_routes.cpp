@@ -162,9 +162,7 @@ void BatchApi::move_job_state(const BatchAccount& account, const httplib::Reques
 void BatchApi::count_job_tasks(const BatchAccount& account, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     need_job(account, id);
-    std::vector<json> tasks;
-    for (const StoredEntity& task : store_.in_scope(account.name, tasks_of(id))) tasks.push_back(task.body);
-    json out = count_tasks(tasks);
+    json out = store_.task_tally(account.name, id).to_json();
     out["odata.metadata"] = base_url(req) + "/$metadata#taskcountsresult/@Element";
     res.set_content(out.dump(), "application/json;odata=minimalmetadata");
 }
@@ -207,8 +205,8 @@ json BatchApi::job_view(const httplib::Request& req, const StoredEntity& job) {
     const std::string url = base_url(req) + "/jobs/" + job.body.value("id", "");
     json out = view(job, url);
     if (expands_stats(req)) {
-        std::vector<json> tasks;
-        for (StoredEntity& task : store_.in_scope(job.account, tasks_of(job.body.value("id", "")))) tasks.push_back(std::move(task.body));
+        TaskTotals tasks;
+        store_.for_each_in_scope(job.account, tasks_of(job.body.value("id", "")), [&](StoredEntity& task) { tasks.add(task.body); });
         json record{{"startTime", job.body.value("creationTime", "")}};
         out["stats"] = job_statistics(tasks, record, url + "/stats", nodes_.now());
     }

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "common/db/database.h"
 #include "emulator/arm/resource_store.h"
+#include "emulator/batch/task_tally.h"
 
 namespace bai::batch {
 
@@ -56,8 +59,15 @@ public:
     // Every entity of the account's scope (a job's tasks), in the order added (the order tasks
     // are scheduled in).
     std::vector<StoredEntity> in_scope(const std::string& account, const std::string& scope) const;
+    // Calls `f` with every entity of the account's scope in the order added, reading them a page
+    // at a time (a job may have 100,000 tasks).
+    void for_each_in_scope(const std::string& account, const std::string& scope, const std::function<void(StoredEntity&)>& f) const;
     // Every entity of the scope in every account, in the order added.
     std::vector<StoredEntity> all(const std::string& scope) const;
+    // How many of the job's tasks are in each state: kept as its tasks are added, written and
+    // removed, counted from the stored tasks (a page at a time) the first time it is asked for
+    // after a start.
+    TaskTally task_tally(const std::string& account, const std::string& job_id);
     // The stored document of an ARM resource (a virtual network a pool names), or nullopt.
     std::optional<nlohmann::json> arm_document(const std::string& id) const {
         std::optional<arm::StoredResource> r = resources_.get(id);
@@ -65,6 +75,10 @@ public:
     }
 
 private:
+    // Held across every write of a task, so that a tally counted from the stored tasks and the
+    // writes that change it take turns.
+    std::mutex tally_mutex_;
+    std::map<std::string, TaskTally> tallies_;  // by "ACCOUNT/jobs/JOB/tasks", the jobs counted
     arm::ResourceStore resources_;
 };
 

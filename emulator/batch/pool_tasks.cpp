@@ -4,6 +4,8 @@
 // retentionTime; a job completes when terminated, when its tasks are all complete
 // (onAllTasksComplete) or when a task's exit conditions say so; its maxWallClockTime runs from
 // when it was added.
+#include <set>
+
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
@@ -36,12 +38,6 @@ bool counts_wall_clock(const StoredEntity& job) {
     return state == "active" || state == "disabled";
 }
 
-std::vector<json> tasks_of_job(const EntityStore& store, const std::string& account, const std::string& job_id) {
-    std::vector<json> tasks;
-    for (const StoredEntity& task : store.in_scope(account, tasks_of(job_id))) tasks.push_back(task.body);
-    return tasks;
-}
-
 // A task's directories: on its node, and a multi-instance task's on its other nodes.
 void remove_task_dirs(const json& task) {
     std::error_code ec;
@@ -51,21 +47,49 @@ void remove_task_dirs(const json& task) {
     }
 }
 
+// How a task's run on its node (or nodes) ended.
+struct RunEnd {
+    int exit_code = -1;      // -1: none
+    json failure;            // failureInfo, null when none
+    json subtasks;           // a multi-instance task's SubtaskInformation
+    bool ran_command = true;  // false: it ended before its command (a resource file failed)
+};
+
+// Runs `run` (the task's command), then uploads its output files unless it was stopped or
+// never got to its command. Nothing of a task may take the daemon down: an exception ends it as
+// the service's ServerError.
+RunEnd run_then_upload(const json& task, const fs::path& dir, const engine::RunControl& control, const std::function<RunEnd()>& run) {
+    RunEnd end;
+    try {
+        end = run();
+        if (end.ran_command && !control.cancelled()) {
+            if (std::optional<json> upload = upload_output_files(task, dir, end.exit_code == 0 && end.failure.is_null())) {
+                end.failure = *upload;
+            }
+        }
+    } catch (const std::exception& e) {
+        end.exit_code = -1;
+        end.failure = failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(), "ServerError");
+    }
+    return end;
+}
+
 }  // namespace
 
 void PoolNodes::queue_job_tasks(const StoredEntity& job) {
     const std::string job_id = job.body.value("id", "");
     const Key key{job.account, text::lower(pool_of_job(job.body))};
-    for (const json& task : tasks_of_job(store_, job.account, job_id)) {
-        if (task.value("state", "") != "active") continue;
-        const std::string task_id = task.value("id", "");
-        if (running_.count(run_key_of(job.account, job_id, task_id))) continue;
-        std::deque<TaskRef>& queue = state_[key].queue;
-        const bool queued = std::any_of(queue.begin(), queue.end(), [&](const TaskRef& t) {
-            return text::iequals(t.job_id, job_id) && text::iequals(t.task_id, task_id);
-        });
-        if (!queued) queue.push_back(task_ref(job_id, task));
+    std::deque<TaskRef>& queue = state_[key].queue;
+    std::set<std::string> queued;  // lower-cased task ids of the job's already in the queue
+    for (const TaskRef& t : queue) {
+        if (text::iequals(t.job_id, job_id)) queued.insert(text::lower(t.task_id));
     }
+    store_.for_each_in_scope(job.account, tasks_of(job_id), [&](StoredEntity& task) {
+        if (task.body.value("state", "") != "active") return;
+        const std::string task_id = task.body.value("id", "");
+        if (running_.count(run_key_of(job.account, job_id, task_id))) return;
+        if (queued.insert(text::lower(task_id)).second) queue.push_back(task_ref(job_id, task.body));
+    });
     schedule(key);
 }
 
@@ -77,10 +101,13 @@ void PoolNodes::recover_tasks() {
     for (const StoredEntity& job : store_.all(kJobs)) {
         const std::string job_id = job.body.value("id", "");
         const std::string state = job.body.value("state", "");
-        for (const json& task : tasks_of_job(store_, job.account, job_id)) {
-            const std::string task_state = task.value("state", "");
-            if (task_state != "running" && task_state != "preparing") continue;
-            store_.update(job.account, tasks_of(job_id), task.value("id", ""), [&](json& doc) {
+        std::vector<std::string> lost;  // written once the pages are read
+        store_.for_each_in_scope(job.account, tasks_of(job_id), [&](StoredEntity& task) {
+            const std::string task_state = task.body.value("state", "");
+            if (task_state == "running" || task_state == "preparing") lost.push_back(task.body.value("id", ""));
+        });
+        for (const std::string& task_id : lost) {
+            store_.update(job.account, tasks_of(job_id), task_id, [&](json& doc) {
                 if (state == "terminating") {
                     end_without_retry(doc, task_ended(), now);
                 } else {
@@ -302,18 +329,11 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
                                   scratch = root_ / ".multi-instance" / std::to_string(run.serial),
                                   turn = engine::Participation(clock_)]() mutable {
             turn.begin();
-            MultiInstanceResult result;
-            try {
-                result = run_multi_instance(task, instances, *control, node_ssh, scratch);
-                if (!control->cancelled()) {
-                    const bool succeeded = result.exit_code == 0 && result.failure.is_null();
-                    if (std::optional<json> upload = upload_output_files(task, dir, succeeded)) result.failure = *upload;
-                }
-            } catch (const std::exception& e) {  // nothing of a task may take the daemon down
-                result.exit_code = -1;
-                result.failure = failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(), "ServerError");
-            }
-            post([this, run_key, result] { task_done(run_key, result.exit_code, result.failure, result.subtasks); });
+            const RunEnd end = run_then_upload(task, dir, *control, [&] {
+                MultiInstanceResult result = run_multi_instance(task, instances, *control, node_ssh, scratch);
+                return RunEnd{result.exit_code, std::move(result.failure), std::move(result.subtasks)};
+            });
+            post([this, run_key, end] { task_done(run_key, end.exit_code, end.failure, end.subtasks); });
         });
         trace("batch task " + ref.job_id + "/" + ref.task_id, "runs on " + std::to_string(nodes.size()) + " nodes, its primary on " + node.id);
         arm_wall_clock(run_key);
@@ -323,33 +343,27 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
     run.thread = std::thread([this, task, env, dir, control, run_key, wrap = wrap_for(node), image = node.image, node_root = node.root,
                               turn = engine::Participation(clock_)]() mutable {
         turn.begin();
-        int code = -1;
-        json failure;
-        try {
-        if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
-            failure = *missing;
-        } else {
+        const RunEnd end = run_then_upload(task, dir, *control, [&] {
+            RunEnd ran;
+            if (std::optional<json> missing = download_resource_files(task, dir / "wd")) {
+                ran.failure = *missing;
+                ran.ran_command = false;
+                return ran;
+            }
             std::optional<engine::JobOutcome> played;
             if (workloads_) {
                 auto to_host = [&](const std::string& path) { return image.host(node_root, path).value_or(fs::path(path)); };
-                engine::WorkloadContext context{run_key, env, to_host,
-                                                dir / "stdout.txt", clock_.now(), clock_, *control};
+                engine::WorkloadContext context{run_key, env, to_host, dir / "stdout.txt", clock_.now(), clock_, *control};
                 played = workloads_->play(task.value("commandLine", ""), context);
             }
             if (played) {
-                code = played->exit_code.value_or(-1);
+                ran.exit_code = played->exit_code.value_or(-1);
             } else {
-                std::tie(code, failure) = run_task_process(task, env, dir, *control, wrap);
+                std::tie(ran.exit_code, ran.failure) = run_task_process(task, env, dir, *control, wrap);
             }
-            if (!control->cancelled()) {
-                if (std::optional<json> upload = upload_output_files(task, dir, code == 0 && failure.is_null())) failure = *upload;
-            }
-        }
-        } catch (const std::exception& e) {  // nothing of a task may take the daemon down
-            code = -1;
-            failure = failure_info("TaskRunFailed", std::string("The emulator could not run the task: ") + e.what(), "ServerError");
-        }
-        post([this, run_key, code, failure] { task_done(run_key, code, failure); });
+            return ran;
+        });
+        post([this, run_key, end] { task_done(run_key, end.exit_code, end.failure); });
     });
     trace("batch task " + ref.job_id + "/" + ref.task_id, "runs on " + node.id);
     arm_wall_clock(run_key);
@@ -502,13 +516,9 @@ void PoolNodes::task_completed(const std::string& account, const std::string& jo
 void PoolNodes::check_all_complete(const std::string& account, const std::string& job_id) {
     std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
     if (!job || job->body.value("state", "") != "active" || job->body.value("onAllTasksComplete", "") != "terminatejob") return;
-    std::vector<json> tasks = tasks_of_job(store_, account, job_id);
     // A job without tasks is not "all complete": the service's advice is to add the job, then its
     // tasks; a choice where the service's rule is not on record.
-    if (tasks.empty()) return;
-    for (const json& task : tasks) {
-        if (task.value("state", "") != "completed") return;
-    }
+    if (!store_.task_tally(account, job_id).all_completed()) return;
     terminate_job(account, job_id, "AllTasksComplete");
 }
 
@@ -645,10 +655,11 @@ void PoolNodes::job_deleting(const std::string& account, const std::string& job_
         stop_job_tasks(account, job_id, "job deleted");
         // The documents and the directories of tasks that ran go now; running tasks report to
         // task_done, which removes theirs.
-        const std::vector<json> tasks = tasks_of_job(store_, account, job_id);
-        for (const json& task : tasks) {
-            if (!running_.count(run_key_of(account, job_id, task.value("id", "")))) remove_task_dirs(task);
-        }
+        TaskTotals tasks;
+        store_.for_each_in_scope(account, tasks_of(job_id), [&](StoredEntity& task) {
+            if (!running_.count(run_key_of(account, job_id, task.body.value("id", "")))) remove_task_dirs(task.body);
+            tasks.add(task.body);
+        });
         std::optional<StoredEntity> job = store_.get(account, kJobs, job_id);
         // Its tasks stay in the account's lifetime statistics.
         update_usage(account, [&](json& record) { retire_tasks(record, tasks); });

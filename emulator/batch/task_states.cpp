@@ -1,5 +1,7 @@
 #include "emulator/batch/task_states.h"
 
+#include "emulator/batch/task_tally.h"
+
 #include "emulator/validation/duration.h"
 
 namespace bai::batch {
@@ -133,21 +135,9 @@ void complete_job(json& doc, const std::string& reason, const std::string& now) 
 }
 
 json count_tasks(const std::vector<json>& tasks) {
-    json counts{{"active", 0}, {"running", 0}, {"completed", 0}, {"succeeded", 0}, {"failed", 0}};
-    json slots = counts;
-    for (const json& task : tasks) {
-        const std::string state = task.value("state", "active");
-        const int weight = std::max(1, task.value("requiredSlots", 1));
-        const char* bucket = state == "completed" ? "completed" : state == "active" ? "active" : "running";
-        counts[bucket] = counts[bucket].get<int>() + 1;
-        slots[bucket] = slots[bucket].get<int>() + weight;
-        if (state == "completed") {
-            const char* result = task.value("executionInfo", json::object()).value("result", "") == "success" ? "succeeded" : "failed";
-            counts[result] = counts[result].get<int>() + 1;
-            slots[result] = slots[result].get<int>() + weight;
-        }
-    }
-    return {{"taskCounts", counts}, {"taskSlotCounts", slots}};
+    TaskTally tally;
+    for (const json& task : tasks) tally.count(task);
+    return tally.to_json();
 }
 
 std::optional<std::chrono::seconds> limit_of(const json& constraints, const char* name) {

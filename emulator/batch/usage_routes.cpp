@@ -28,9 +28,9 @@ std::optional<time::TimePoint> time_param(const httplib::Request& req, const cha
 
 void BatchApi::serve_usage(http::Routes& server) {
     route(server, "GET", "/lifetimejobstats", [this](auto& a, auto& q, auto& r) {
-        std::vector<json> tasks;
+        TaskTotals tasks;
         for (const StoredEntity& job : store_.in_scope(a.name, kJobs)) {
-            for (StoredEntity& task : store_.in_scope(a.name, tasks_of(job.body.value("id", "")))) tasks.push_back(std::move(task.body));
+            store_.for_each_in_scope(a.name, tasks_of(job.body.value("id", "")), [&](StoredEntity& task) { tasks.add(task.body); });
         }
         json out = job_statistics(tasks, nodes_.usage_record(a.name), base_url(q) + "/lifetimejobstats", nodes_.now());
         out["odata.metadata"] = base_url(q) + "/$metadata#jobstats/@Element";

@@ -49,26 +49,17 @@ double overlap_seconds(const NodeSession& s, time::TimePoint from, time::TimePoi
     return end > start ? std::chrono::duration<double>(end - start).count() : 0.0;
 }
 
-// The totals of completed tasks: counts, retries, and their run and wait times in seconds.
-json totals_of(const std::vector<json>& tasks) {
-    json totals{{"succeeded", 0}, {"failed", 0}, {"retries", 0}, {"wallSeconds", 0.0}, {"waitSeconds", 0.0}};
-    for (const json& task : tasks) {
-        const json info = task.value("executionInfo", json::object());
-        totals["retries"] = totals["retries"].get<long long>() + info.value("retryCount", 0);
-        if (task.value("state", "") != "completed") continue;
-        totals[info.value("result", "") == "success" ? "succeeded" : "failed"] =
-            totals[info.value("result", "") == "success" ? "succeeded" : "failed"].get<long long>() + 1;
-        totals["wallSeconds"] = totals["wallSeconds"].get<double>() + seconds_between(info.value("startTime", ""), info.value("endTime", ""));
-        totals["waitSeconds"] = totals["waitSeconds"].get<double>() + seconds_between(task.value("creationTime", ""), info.value("startTime", ""));
-    }
-    return totals;
+// The record's form of the totals (its "retired").
+json json_of(const TaskTotals& t) {
+    return {{"succeeded", t.succeeded}, {"failed", t.failed}, {"retries", t.retries}, {"wallSeconds", t.wall_seconds},
+            {"waitSeconds", t.wait_seconds}};
 }
 
 }  // namespace
 
 json new_usage_record(time::TimePoint now) {
     return {{"id", kUsage}, {"startTime", time::format_iso8601(now)}, {"sessions", json::array()},
-            {"retired", totals_of({})}};
+            {"retired", json_of(TaskTotals{})}};
 }
 
 void record_session(json& record, const NodeSession& s) {
@@ -95,16 +86,35 @@ std::vector<NodeSession> sessions_of(const json& record) {
     return out;
 }
 
-void retire_tasks(json& record, const std::vector<json>& tasks) {
-    const json add = totals_of(tasks);
-    json& retired = record["retired"];
-    if (!retired.is_object()) retired = totals_of({});
-    for (const char* count : {"succeeded", "failed", "retries"}) retired[count] = retired.value(count, 0LL) + add[count].get<long long>();
-    for (const char* sum : {"wallSeconds", "waitSeconds"}) retired[sum] = retired.value(sum, 0.0) + add[sum].get<double>();
+void TaskTotals::add(const json& task) {
+    if (!task.is_object()) return;
+    const json info = task.value("executionInfo", json::object());
+    if (!info.is_object()) return;
+    if (auto count = info.find("retryCount"); count != info.end() && count->is_number_integer()) retries += count->get<long long>();
+    if (task.value("state", "") != "completed") return;
+    (info.value("result", "") == "success" ? succeeded : failed) += 1;
+    wall_seconds += seconds_between(info.value("startTime", ""), info.value("endTime", ""));
+    wait_seconds += seconds_between(task.value("creationTime", ""), info.value("startTime", ""));
 }
 
-json job_statistics(const std::vector<json>& tasks, const json& record, const std::string& url, time::TimePoint now) {
-    json totals = totals_of(tasks);
+TaskTotals TaskTotals::of(const std::vector<json>& tasks) {
+    TaskTotals totals;
+    for (const json& task : tasks) totals.add(task);
+    return totals;
+}
+
+void retire_tasks(json& record, const TaskTotals& add) {
+    json& retired = record["retired"];
+    if (!retired.is_object()) retired = json_of(TaskTotals{});
+    retired["succeeded"] = retired.value("succeeded", 0LL) + add.succeeded;
+    retired["failed"] = retired.value("failed", 0LL) + add.failed;
+    retired["retries"] = retired.value("retries", 0LL) + add.retries;
+    retired["wallSeconds"] = retired.value("wallSeconds", 0.0) + add.wall_seconds;
+    retired["waitSeconds"] = retired.value("waitSeconds", 0.0) + add.wait_seconds;
+}
+
+json job_statistics(const TaskTotals& tasks, const json& record, const std::string& url, time::TimePoint now) {
+    const json totals = json_of(tasks);
     const json retired = record.value("retired", json::object());
     // Int64s are strings in OData's JSON, as the service writes them.
     auto count = [&](const char* name) { return std::to_string(totals[name].get<long long>() + retired.value(name, 0LL)); };

@@ -36,12 +36,24 @@ nlohmann::json new_usage_record(time::TimePoint now);
 // Adds an ended session (the oldest go past kMaxSessions).
 void record_session(nlohmann::json& record, const NodeSession& session);
 std::vector<NodeSession> sessions_of(const nlohmann::json& record);
-// Folds the tasks of a job being deleted into the record's totals.
-void retire_tasks(nlohmann::json& record, const std::vector<nlohmann::json>& tasks);
+// What the statistics count of tasks: the completed by result, every retry, and the completed
+// tasks' run and wait times. Added to a task document at a time (a job's tasks are read a page
+// at a time: a job may have 100,000).
+struct TaskTotals {
+    long long succeeded = 0;
+    long long failed = 0;
+    long long retries = 0;
+    double wall_seconds = 0;
+    double wait_seconds = 0;
+    void add(const nlohmann::json& task);
+    static TaskTotals of(const std::vector<nlohmann::json>& tasks);
+};
 
-// JobStatistics over `tasks` (task documents) and the record's retired totals, at `url`.
-nlohmann::json job_statistics(const std::vector<nlohmann::json>& tasks, const nlohmann::json& record, const std::string& url,
-                              time::TimePoint now);
+// Folds the totals of the tasks of a job being deleted into the record's.
+void retire_tasks(nlohmann::json& record, const TaskTotals& tasks);
+
+// JobStatistics over the totals of tasks and the record's retired totals, at `url`.
+nlohmann::json job_statistics(const TaskTotals& tasks, const nlohmann::json& record, const std::string& url, time::TimePoint now);
 // PoolStatistics over the sessions (ended and live), at `url`.
 nlohmann::json pool_statistics(const std::vector<NodeSession>& sessions, const nlohmann::json& record, const std::string& url,
                                time::TimePoint now);

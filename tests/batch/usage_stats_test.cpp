@@ -18,10 +18,10 @@ json task(const char* result, const char* created, const char* started, const ch
 
 TEST(UsageStats, JobStatisticsCountWhatRanAndWhatWasRetired) {
     json record = new_usage_record(moment("2030-01-01T00:00:00Z"));
-    retire_tasks(record, {task("failure", "2030-01-01T00:00:00Z", "2030-01-01T00:00:10Z", "2030-01-01T00:01:10Z", 2)});
+    retire_tasks(record, TaskTotals::of({task("failure", "2030-01-01T00:00:00Z", "2030-01-01T00:00:10Z", "2030-01-01T00:01:10Z", 2)}));
     const std::vector<json> tasks{task("success", "2030-01-01T01:00:00Z", "2030-01-01T01:00:05Z", "2030-01-01T02:30:05.5Z", 0),
                                   json{{"state", "running"}, {"executionInfo", {{"retryCount", 1}}}}};
-    json stats = job_statistics(tasks, record, "u", moment("2030-01-02T00:00:00Z"));
+    json stats = job_statistics(TaskTotals::of(tasks), record, "u", moment("2030-01-02T00:00:00Z"));
     EXPECT_EQ(stats["numSucceededTasks"], "1");
     EXPECT_EQ(stats["numFailedTasks"], "1");
     EXPECT_EQ(stats["numTaskRetries"], "3");

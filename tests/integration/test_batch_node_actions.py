@@ -185,7 +185,10 @@ class BatchNodeActions(BatchTestCase):
         harness.wait_for(lambda: [n.id for n in self.client.compute_node.list("p-pre2")] != [] and
                          busy not in [n.id for n in self.client.compute_node.list("p-pre2")], what="the leaving node to go")
         self.assertEqual(len(list(self.client.compute_node.list("p-pre2"))), 1)  # nothing took its place
-        self.assertEqual(self.state_of("j-pre2", "t", bm.TaskState.running).execution_info.requeue_count, 1)
+        # Requeued (its run reports once its process is gone), then running on the other node.
+        again = harness.wait_for(lambda: (lambda t: t if t.execution_info.requeue_count == 1 and t.state == bm.TaskState.running
+                                           else None)(self.client.task.get("j-pre2", "t")), what="the task to run again")
+        self.assertNotEqual(again.node_info.node_id, busy)
 
         def replaced():
             ids = [n.id for n in self.client.compute_node.list("p-pre")]

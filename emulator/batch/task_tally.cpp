@@ -1,0 +1,54 @@
+#include "emulator/batch/task_tally.h"
+
+#include <algorithm>
+
+namespace bai::batch {
+namespace {
+
+using nlohmann::json;
+
+std::string string_at(const json& doc, const char* name) {
+    if (!doc.is_object()) return "";
+    auto it = doc.find(name);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::int64_t required_slots(const json& task) {
+    auto it = task.is_object() ? task.find("requiredSlots") : task.end();
+    if (it == task.end() || !it->is_number_integer()) return 1;
+    return std::max<std::int64_t>(1, it->get<std::int64_t>());
+}
+
+}  // namespace
+
+void TaskTally::count(const json& task, int sign) {
+    const std::string state = string_at(task, "state");
+    const Bucket bucket = state == "completed" ? kCompleted : state == "active" || state.empty() ? kActive : kRunning;
+    const std::int64_t weight = required_slots(task);
+    tasks[bucket] += sign;
+    slots[bucket] += sign * weight;
+    if (bucket != kCompleted) return;
+    auto info = task.is_object() ? task.find("executionInfo") : task.end();
+    const Bucket result = info != task.end() && string_at(*info, "result") == "success" ? kSucceeded : kFailed;
+    tasks[result] += sign;
+    slots[result] += sign * weight;
+}
+
+void TaskTally::add(const TaskTally& other) {
+    for (int b = 0; b < kBuckets; ++b) {
+        tasks[b] += other.tasks[b];
+        slots[b] += other.slots[b];
+    }
+}
+
+json TaskTally::to_json() const {
+    static constexpr const char* kNames[kBuckets] = {"active", "running", "completed", "succeeded", "failed"};
+    json counts = json::object(), slot_counts = json::object();
+    for (int b = 0; b < kBuckets; ++b) {
+        counts[kNames[b]] = tasks[b];
+        slot_counts[kNames[b]] = slots[b];
+    }
+    return {{"taskCounts", counts}, {"taskSlotCounts", slot_counts}};
+}
+
+}  // namespace bai::batch
