@@ -55,9 +55,9 @@ def main():
     parser.add_argument("--tasks", type=int, default=500)
     parser.add_argument("--samples", type=int, default=20)
     args = parser.parse_args()
-    os.environ["BAI_EMULATOR"] = os.path.join(args.build, "emulator", "batchai-emulator")
+    emulator = os.path.join(args.build, "emulator", "batchai-emulator")
 
-    with harness.Emulator() as emu:
+    with harness.Emulator(command=[emulator]) as emu:
         client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=emu.endpoints["batch"])
         client.pool.add(bm.PoolAddParameter(id="one", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration(),
                                             target_dedicated_nodes=1))
