@@ -62,14 +62,19 @@ const std::filesystem::path* image_directory(const std::map<std::string, std::fi
 // making a namespace), then remembered. Thread-safe.
 class RuntimeProbe {
 public:
-    RuntimeProbe(std::string bwrap, std::string docker) : bwrap_(std::move(bwrap)), docker_(std::move(docker)) {}
+    // `owner`: what the containers of this emulator are labelled with (docker_client.h), so that
+    // a later start finds those a killed one left.
+    RuntimeProbe(std::string bwrap, std::string docker, std::string owner = "")
+        : bwrap_(std::move(bwrap)), docker_(std::move(docker)), owner_(std::move(owner)) {}
     const RuntimeAvailability& availability();
     const std::string& bwrap() const { return bwrap_; }
     const std::string& docker() const { return docker_; }
+    const std::string& owner() const { return owner_; }
 
 private:
     std::string bwrap_;   // its path; empty when not installed
     std::string docker_;  // the docker client's path; empty when not installed
+    std::string owner_;
     std::once_flag once_;
     RuntimeAvailability available_;
 };

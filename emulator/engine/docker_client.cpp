@@ -4,12 +4,14 @@
 #include <cstdlib>
 
 #include "emulator/engine/node_setup.h"
+#include "emulator/engine/process.h"
 
 namespace bai::engine {
 
 std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
                                             const std::vector<std::string>& command) {
     std::vector<std::string> argv{docker, "run", "--rm", "--name", run.name, "--network", "host", "--init"};
+    if (!run.owner.empty()) argv.insert(argv.end(), {"--label", std::string(kOwnerLabel).append("=").append(run.owner)});
     // Appends: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
     for (const SandboxBind& bind : run.binds) {
         argv.insert(argv.end(), {"--volume", bind.host.string().append(":").append(bind.view).append(bind.read_only ? ":ro" : "")});
@@ -34,6 +36,21 @@ Environment docker_environment() {
         if (const char* value = std::getenv(name)) env[name] = value;
     }
     return env;
+}
+
+void remove_owned_containers(const std::string& docker, const std::string& owner) {
+    Environment env = docker_environment();
+    // Through the environment, not the script's text: no quoting of a path to get wrong.
+    env["BAI_DOCKER"] = docker;
+    env["BAI_OWNER_FILTER"] = std::string("label=").append(kOwnerLabel).append("=").append(owner);
+    const std::string script =
+        "ids=$(\"$BAI_DOCKER\" ps --all --quiet --filter \"$BAI_OWNER_FILTER\") || exit 0; "
+        "[ -z \"$ids\" ] || \"$BAI_DOCKER\" rm --force $ids";
+    try {
+        Process::start({{"timeout", "30", "/bin/sh", "-c", script}, env, "/", "/dev/null", "/dev/null"})->wait();
+    } catch (const std::exception&) {
+        // no docker to ask: nothing of ours can be there
+    }
 }
 
 std::string docker_name(const std::string& text) {

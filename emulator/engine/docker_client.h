@@ -23,7 +23,12 @@ struct DockerRun {
     std::optional<std::uint64_t> shm_bytes;
     std::string cwd;
     std::vector<std::string> variables;  // names, values from the client's environment
+    std::string owner;  // the emulator's (kOwnerLabel); none when empty
 };
+
+// The label every container of an emulator carries, its value the emulator's nodes directory:
+// one engine may serve several emulators, and each removes only its own.
+inline constexpr const char* kOwnerLabel = "bai-emulator.owner";
 
 std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
                                             const std::vector<std::string>& command);
@@ -32,6 +37,10 @@ std::vector<std::string> docker_run_command(const std::string& docker, const Doc
 // variables of the emulator's own (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_CONFIG, DOCKER_CERT_PATH,
 // DOCKER_TLS_VERIFY), which say where the engine is.
 Environment docker_environment();
+
+// Removes (docker rm --force) every container labelled as `owner`'s: what an emulator killed
+// with its jobs running left on the engine. Quiet and quick when no engine answers.
+void remove_owned_containers(const std::string& docker, const std::string& owner);
 
 // A container name made of what docker accepts ([a-zA-Z0-9][a-zA-Z0-9_.-]*).
 std::string docker_name(const std::string& text);

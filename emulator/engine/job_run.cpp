@@ -11,6 +11,7 @@
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/engine/diagnosis_archive.h"
 #include "emulator/engine/docker_client.h"
+#include "emulator/engine/image_pull.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/launch_plan.h"
 #include "emulator/engine/node_gateway.h"
@@ -105,6 +106,9 @@ public:
             log_.line(std::string("the job cannot start: ") + e.what());
             return finish({Result::failed, std::nullopt, "JobPreparationFailed", e.what()});
         }
+        if (runtime_.kind == RuntimeKind::docker) {
+            if (std::optional<JobOutcome> stopped = pull()) return finish(*stopped);
+        }
         if (!plan_.preparation.empty()) {
             log_.line("job preparation on " + std::to_string(plan_.preparation.size()) + " node(s)");
             JobOutcome prep = run_processes(plan_.preparation, "prep");
@@ -133,6 +137,11 @@ private:
             runtime_ = choose_runtime(in_.properties, *in_.containers, in_.runtimes->availability());
         } else {
             runtime_ = choose_runtime(in_.properties, {RuntimeChoice::host, {}, false}, {});
+        }
+        if (runtime_.kind == RuntimeKind::docker) {
+            // What docker pulls and runs: the image under its registry's server.
+            image_ = image_source(in_.properties.value("/containerSettings/imageSourceRegistry"_json_pointer, json::object()));
+            runtime_.image = image_.reference;
         }
         job_volume_list_ = arm::volumes_of(in_.properties.value("mountVolumes", json()));
         if (std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, ""); !shm.empty()) {
@@ -349,6 +358,18 @@ private:
         if (!fs::exists(lower / "bin" / "bash", ec)) shell_ = "/bin/sh";
     }
 
+    // The image from its registry before any process (image_pull.h): a failed pull fails the job
+    // at its preparation with docker's (the registry's) message. nullopt: go on.
+    std::optional<JobOutcome> pull() {
+        const ImageSource& source = image_;
+        const PullResult pulled = pull_image(in_.runtimes->docker(), source, dirs_[0] / ".image-pull", control_,
+                                             [this](const std::string& line) { log_.line(line); });
+        if (pulled.outcome == PullResult::Outcome::cancelled) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
+        if (pulled.outcome != PullResult::Outcome::failed) return std::nullopt;
+        return JobOutcome{Result::failed, std::nullopt, "JobPreparationFailed",
+                          "The image " + source.reference + " could not be pulled: " + pulled.message};
+    }
+
     // The command words that put a process of node `node` into its container; none on the host.
     std::vector<std::string> wrapper(size_t node, const std::string& tag, const Environment& env) {
         if (runtime_.kind == RuntimeKind::sandbox) {
@@ -356,12 +377,15 @@ private:
         }
         if (runtime_.kind == RuntimeKind::docker) {
             DockerRun run;
+            run.owner = in_.runtimes->owner();
             run.name = docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" +
                                    std::to_string(node) + "-" + tag);
             run.image = runtime_.image;
             run.binds = views_[node].binds;
             if (uses_mpi()) run.binds.push_back(agent_bind());
-            run.gpus = in_.nodes[node].gpus;
+            // Fake GPUs have no devices, and an engine asked for them refuses the container
+            // ("could not select device driver"): their UUIDs reach the job in its variables.
+            if (!in_.nodes[node].gpu_devices.empty()) run.gpus = in_.nodes[node].gpus;
             run.shm_bytes = shm_bytes_;
             run.cwd = views_[node].job_dir;
             for (const auto& [name, value] : env) {
@@ -509,6 +533,7 @@ private:
     std::vector<std::unique_ptr<WritableRoot>> roots_;
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
+    ImageSource image_;  // docker: the image and its registry's credentials
     std::vector<std::string> containers_;  // docker containers started, removed at the end
     std::vector<std::string> node_containers_;  // those of the node scripts, removed at the end
     std::unique_ptr<NodeGateway> gateway_;

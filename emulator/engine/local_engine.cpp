@@ -65,7 +65,7 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, StorageAccess storage, Engin
       clock_(options_.clock ? *options_.clock : real_clock_),
       mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent"),
       runtimes_(find_on_path("bwrap", node_base_environment()).value_or(""),
-                find_on_path("docker", node_base_environment()).value_or("")) {
+                find_on_path("docker", node_base_environment()).value_or(""), options_.nodes_dir.string()) {
     if (options_.default_python.empty()) options_.default_python = default_python();
     gpu_pool_ = options_.gpu_pool ? options_.gpu_pool : std::make_shared<GpuPool>(options_.gpus);
     storage_.file_server_export = [this](const std::string& id) { return file_server_export(id); };
@@ -102,6 +102,8 @@ void LocalEngine::start() {
         remove_tree(it->path(), ec);
     }
     fs::create_directories(options_.nodes_dir, ec);
+    // Nor do their containers: those a killed emulator left are removed.
+    if (!runtimes_.docker().empty()) remove_owned_containers(runtimes_.docker(), runtimes_.owner());
     sweep_file_server_disks();
     write_mpi_agent(mpi_agent_);
     {

@@ -232,24 +232,30 @@ class SandboxImageRootTest(JobsTestCase):
         self.assertIsNone(j.execution_info.exit_code)
 
 
-# A stand-in docker client: `version` answers as an engine would; `run` runs the command in a
-# bubblewrap sandbox built from docker's own flags (volumes, workdir, env names), so the job only
-# works if the emulator's docker command is complete; `rm` records the containers removed.
+# A stand-in docker client: `version` answers as an engine would; `image inspect` finds no image
+# and `pull` gets it; `ps` lists none; `run` runs the command in a bubblewrap sandbox built from
+# docker's own flags (volumes, workdir, env names), so the job only works if the emulator's docker
+# command is complete; `rm` records the containers removed. (test_jobs_docker.py has the real
+# engine.)
 FAKE_DOCKER = r'''#!/usr/bin/python3
 import json, os, sys
 log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl")
 args = sys.argv[1:]
 with open(log, "a") as f:
     f.write(json.dumps({"args": args}) + "\n")
+if args[:1] == ["--config"]:
+    args = args[2:]
 if args[:1] == ["version"]:
     print("99.0-fake"); sys.exit(0)
-if args[:1] == ["rm"]:
+if args[:2] == ["image", "inspect"]:
+    sys.exit(1)
+if args[:1] in (["rm"], ["pull"], ["ps"]):
     sys.exit(0)
 if args[:1] != ["run"]:
     sys.exit(125)
 bwrap = ["bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/mnt", "--unshare-pid", "--die-with-parent", "--clearenv"]
 i = 1
-takes_value = {"--name", "--network", "--volume", "--gpus", "--shm-size", "--workdir", "--env"}
+takes_value = {"--name", "--network", "--volume", "--gpus", "--shm-size", "--workdir", "--env", "--label"}
 volumes = []
 while i < len(args) and args[i].startswith("--"):
     flag = args[i]
@@ -318,12 +324,18 @@ class DockerRuntimeTest(JobsTestCase):
         self.assertIn("nvidia/cuda:9.0-base", run)
         self.assertEqual(run[run.index("--network") + 1], "host")
         self.assertEqual(run[run.index("--shm-size") + 1], str(1 << 30))
-        self.assertEqual(run[run.index("--gpus") + 1], '"device=' + env["NVIDIA_VISIBLE_DEVICES"] + '"')
+        self.assertNotIn("--gpus", run)  # fake GPUs have no devices to give an engine (engine_parts_test: real ones)
+        self.assertEqual(len(env["NVIDIA_VISIBLE_DEVICES"].split(",")), 1)
         self.assertNotIn("s3cret", " ".join(run))  # values travel in the environment, not argv
         name = run[run.index("--name") + 1]
         # Removed by name at the end (with the containers ssh or MPI may have started on the nodes).
         self.assertTrue(any(c[:2] == ["rm", "--force"] and name in c[2:] for c in self.calls()), self.calls())
         self.assertIn("runtime: docker, image nvidia/cuda:9.0-base", self.read("dock", "execution.log"))
+        # Pulled first (no credentials: the client's own configuration), and labelled as this
+        # emulator's, so that a later start finds what a killed one left.
+        self.assertIn(["pull", "nvidia/cuda:9.0-base"], self.calls())
+        self.assertLess(self.calls().index(["pull", "nvidia/cuda:9.0-base"]), self.calls().index(run))
+        self.assertEqual(run[run.index("--label") + 1], "bai-emulator.owner=" + os.path.join(self.emu.location, "nodes"))
 
 
 if __name__ == "__main__":

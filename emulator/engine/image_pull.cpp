@@ -1,0 +1,124 @@
+#include "emulator/engine/image_pull.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/crypto/base64.h"
+#include "emulator/engine/docker_client.h"
+
+namespace bai::engine {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The key Docker Hub's credentials go under in docker's config.
+constexpr const char* kDockerHub = "https://index.docker.io/v1/";
+
+std::string string_at(const json& doc, const char* name) {
+    auto it = doc.is_object() ? doc.find(name) : doc.end();
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+bool names_a_host(const std::string& component) {
+    return component.find('.') != std::string::npos || component.find(':') != std::string::npos || component == "localhost";
+}
+
+bool is_docker_hub(const std::string& host) {
+    return host.empty() || host == "docker.io" || host == "index.docker.io" || host == "registry-1.docker.io" ||
+           host == "registry.hub.docker.com";
+}
+
+std::string without_scheme(std::string url) {
+    for (const char* scheme : {"https://", "http://"}) {
+        if (url.rfind(scheme, 0) == 0) url = url.substr(std::string(scheme).size());
+    }
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    return url;
+}
+
+}  // namespace
+
+ImageSource image_source(const json& registry) {
+    ImageSource source;
+    const std::string image = string_at(registry, "image");
+    const std::string server = without_scheme(string_at(registry, "serverUrl"));
+    const size_t slash = image.find('/');
+    std::string host;
+    if (slash != std::string::npos && names_a_host(image.substr(0, slash))) {
+        source.reference = image;
+        host = image.substr(0, slash);
+    } else if (!is_docker_hub(server)) {
+        source.reference = server + "/" + image;
+        host = server.substr(0, server.find('/'));
+    } else {
+        source.reference = image;
+    }
+    source.registry = is_docker_hub(host) ? kDockerHub : host;
+    const json credentials = registry.is_object() ? registry.value("credentials", json::object()) : json::object();
+    source.username = string_at(credentials, "username");
+    source.password = string_at(credentials, "password");
+    source.password_in_key_vault = source.password.empty() && credentials.is_object() && credentials.contains("passwordSecretReference");
+    return source;
+}
+
+std::string docker_config_json(const ImageSource& source) {
+    json config{{"auths", {{source.registry, {{"auth", crypto::base64_encode(source.username + ":" + source.password)}}}}}};
+    return config.dump();
+}
+
+PullResult pull_image(const std::string& docker, const ImageSource& source, const fs::path& scratch, RunControl& control,
+                      const std::function<void(const std::string&)>& log) {
+    const Environment env = docker_environment();
+    {
+        std::shared_ptr<Process> inspect = control.start({{docker, "image", "inspect", "--format", "{{.Id}}", source.reference}, env, "/",
+                                                          "/dev/null", "/dev/null"});
+        if (!inspect) return {PullResult::Outcome::cancelled, ""};
+        if (inspect->wait().code == 0) {
+            log("image " + source.reference + " is on the engine: not pulled");
+            return {PullResult::Outcome::present, ""};
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+    fs::create_directories(scratch, ec);
+    fs::permissions(scratch, fs::perms::owner_all, ec);
+    std::vector<std::string> argv{docker};
+    if (!source.username.empty()) {
+        const fs::path config = scratch / "config.json";
+        std::ofstream(config) << docker_config_json(source);
+        fs::permissions(config, fs::perms::owner_read | fs::perms::owner_write, ec);
+        argv.insert(argv.end(), {"--config", scratch.string()});
+        log("pulling " + source.reference + " as " + source.username + " (credentials for " + source.registry + ")");
+    } else {
+        if (source.password_in_key_vault) log("the registry password is a Key Vault reference, which cannot be read offline: pulled without it");
+        log("pulling " + source.reference);
+    }
+    argv.insert(argv.end(), {"pull", source.reference});
+    const fs::path output = scratch / "pull.log";
+    PullResult result;
+    try {
+        std::shared_ptr<Process> pull = control.start({argv, env, "/", output, output});
+        const int code = pull ? pull->wait().code : -1;
+        std::ifstream in(output);
+        std::string line, last;
+        while (std::getline(in, line)) {
+            if (line.empty()) continue;
+            log("pull: " + line);
+            last = line;
+        }
+        if (!pull || control.cancelled()) {
+            result = {PullResult::Outcome::cancelled, ""};
+        } else if (code == 0) {
+            result = {PullResult::Outcome::pulled, ""};
+        } else {
+            result = {PullResult::Outcome::failed, last.empty() ? "docker pull exited with code " + std::to_string(code) : last};
+        }
+    } catch (const std::exception& e) {
+        result = {PullResult::Outcome::failed, e.what()};
+    }
+    fs::remove_all(scratch, ec);  // the credentials go with it
+    return result;
+}
+
+}  // namespace bai::engine

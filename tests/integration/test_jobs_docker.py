@@ -1,0 +1,153 @@
+"""Jobs in real containers: a real docker engine and a real registry (docker_engine.py) behind an
+emulator started with --container-runtime docker. The job's image pulled from the private
+registry with the job's credentials, the service's paths, variables and secrets inside, a
+failing pull, terminate, and a killed emulator whose container the next start removes; after
+every test no container of the emulator's is left on the engine."""
+import os
+import unittest
+
+from azure.core.exceptions import ResourceNotFoundError
+from azure.mgmt.batchai import models as m
+
+import docker_engine
+import harness
+from jobs_fixture import EXP, RG, WS, JobsTestCase
+
+SERVICE = "/mnt/batch/tasks/shared/LS_root"
+engine = None
+private_image = None  # "127.0.0.1:PORT/bai/train:1", in the registry only
+
+
+def setUpModule():
+    global engine, private_image
+    engine = docker_engine.DockerEngine().start()
+    try:
+        private_image = engine.push_private("bai/train:1", "the private image")
+    except BaseException:
+        engine.stop()
+        raise
+
+
+def tearDownModule():
+    engine.stop()
+
+
+def private(image="bai/train:1", password=docker_engine.PASSWORD, shm=None):
+    """The private image by the registry's serverUrl and the repository, as a recipe names one."""
+    return m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(
+        server_url=engine.registry_address, image=image,
+        credentials=m.PrivateRegistryCredentials(username=docker_engine.USER, password=password)), shm_size=shm)
+
+
+class RealDockerJobsTest(JobsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emulator_env = engine.env()
+        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
+        super().setUpClass()
+        cls.c = cls.cluster(cls, "docked", nodes=1)
+        cls.wait_cluster(cls, "docked", idle=1)
+
+    def tearDown(self):
+        harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="the job's containers to be removed")
+
+    def test_a_private_image_is_pulled_with_the_jobs_credentials_and_runs_the_job(self):
+        command = ('cat /etc/bai-image; echo "vars: $MY_VAR/$SECRET_VAR"; echo "cwd: $(pwd)"; '
+                   'df -k /dev/shm | tail -n 1; ls $AZ_BATCHAI_MOUNT_ROOT; '
+                   'echo made-inside > $AZ_BATCHAI_OUTPUT_OUT/inside.txt; echo to-stderr >&2')
+        j = self.job("private", self.c, container_settings=private(shm="64m"),
+                     environment_variables=[m.EnvironmentVariable(name="MY_VAR", value="my value")],
+                     secrets=[m.EnvironmentVariableWithSecretValue(name="SECRET_VAR", value="s3cret")],
+                     custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
+        log = self.read("private", "execution.log")
+        self.assertEqual(j.execution_state, "succeeded", log + self.read("private", "stderr.txt"))
+        out = self.read("private", "stdout.txt")
+        self.assertIn("the private image", out)  # the image's own root, not the host's
+        self.assertIn("vars: my value/s3cret", out)
+        self.assertIn(f"cwd: {SERVICE}/jobs/", out)
+        self.assertIn("65536", out)  # /dev/shm of shmSize 64m, in KiB
+        self.assertIn("afs", out)  # the cluster's share under the mount root
+        self.assertEqual(self.read("private", "stderr.txt").strip(), "to-stderr")
+        self.assertEqual(self.read("private", "inside.txt", "OUT").strip(), "made-inside")
+        self.assertRegex(log, r"runtime: docker.*, image bai/train:1")
+        self.assertIn(f"pulling {private_image} as {docker_engine.USER}", log)
+        self.assertIn("pull: Status: Downloaded newer image", log)
+        self.assertNotIn(docker_engine.PASSWORD, log)
+        self.assertTrue(engine.has_image(private_image))
+        # The image is on the engine now: the next job does not pull it again.
+        j = self.job("again", self.c, container_settings=private(),
+                     custom_toolkit_settings=m.CustomToolkitSettings(command_line="cat /etc/bai-image"))
+        self.assertEqual(j.execution_state, "succeeded")
+        self.assertIn(f"image {private_image} is on the engine: not pulled", self.read("again", "execution.log"))
+
+    def test_a_failed_pull_fails_the_job_at_its_preparation_with_the_registrys_words(self):
+        for name, settings, words in [("badpass", private(image="bai/other:1", password="wrong"), "unauthorized"),
+                                      ("noimage", private(image="bai/missing:1"), "not found")]:
+            with self.subTest(name):
+                j = self.job(name, self.c, container_settings=settings,
+                             custom_toolkit_settings=m.CustomToolkitSettings(command_line="echo never"))
+                self.assertEqual(j.execution_state, "failed")
+                self.assertIsNone(j.execution_info.exit_code)
+                error = j.execution_info.errors[0]
+                self.assertEqual(error.code, "JobPreparationFailed")
+                self.assertIn("could not be pulled", error.message)
+                self.assertIn(words, error.message.lower())
+                self.assertNotIn("never", self.read(name, "stdout.txt") if "stdout.txt" in self.files(name) else "")
+
+    def test_terminate_removes_the_running_container(self):
+        self.job("held", self.c, wait=False, container_settings=private(),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
+        harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the job's container")
+        self.client.jobs.begin_terminate(RG, WS, EXP, "held").result()
+        j = self.wait_job("held")
+        self.assertEqual(j.execution_state, "failed")
+        self.assertEqual(j.execution_info.errors[0].code, "JobTerminated")
+
+
+class RealDockerRestartTest(JobsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.emulator_env = engine.env()
+        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
+        super().setUpClass()
+
+    def ran_once(self):
+        try:
+            self.share.get_file_client("ran-once").get_file_properties()
+            return True
+        except ResourceNotFoundError:
+            return False
+
+    def test_a_killed_emulators_container_is_removed_by_the_next_start(self):
+        c = self.cluster("restarted", nodes=1)
+        self.wait_cluster("restarted", idle=1)
+        command = (f"if [ -e $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once ]; then echo second; "
+                   f"else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec sleep 600; fi")
+        self.job("again", c, wait=False, container_settings=private(),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
+        try:
+            first = harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the first run's container")
+        except TimeoutError:
+            self.fail("no container; the job: " + str(self.client.jobs.get(RG, WS, EXP, "again").execution_state) +
+                      "\n" + self.read("again", "execution.log") + self.read("again", "stderr.txt"))
+        harness.wait_for(lambda: self.ran_once(), timeout=30, what="the first run's mark")
+        self.emu.send(9)
+        self.emu.process.wait()
+        self.assertEqual(engine.owned_containers(), first)  # a killed emulator cannot remove it
+        self.emu.start()
+        type(self).client = harness.arm_client(type(self).client.__class__, self.emu.endpoints)
+        try:
+            j = self.wait_job("again", timeout=90)
+        except TimeoutError:
+            with open(os.path.join(self.emu.location, "emulator.log")) as f:
+                self.fail("the requeued job did not end; emulator.log:\n" + f.read()[-4000:] +
+                          "\ncontainers: " + engine.client("ps", "--all", "--format", "{{.Names}} {{.Status}} {{.Labels}}").stdout +
+                          "\nexecution.log: " + self.read("again", "execution.log"))
+        self.assertEqual(j.execution_state, "succeeded", self.read("again", "execution.log"))
+        self.assertIn("second", self.read("again", "stdout.txt"))
+        self.assertFalse(set(first) & set(engine.owned_containers()))
+        harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="no container left")
+
+
+if __name__ == "__main__":
+    unittest.main()
