@@ -30,6 +30,23 @@ std::vector<std::string> docker_run_command(const std::string& docker, const Doc
     return argv;
 }
 
+std::vector<std::string> docker_start_command(const std::string& docker, const DockerRun& run) {
+    DockerRun container = run;
+    container.variables.clear();  // each process brings its own
+    std::vector<std::string> argv = docker_run_command(docker, container, {"/bin/sh", "-c", "while :; do sleep 3600; done"});
+    argv.insert(argv.begin() + 2, "--detach");
+    return argv;
+}
+
+std::vector<std::string> docker_exec_command(const std::string& docker, const std::string& name, const std::string& cwd,
+                                             const std::vector<std::string>& variables) {
+    std::vector<std::string> argv{docker, "exec"};
+    if (!cwd.empty()) argv.insert(argv.end(), {"--workdir", cwd});
+    for (const std::string& variable : variables) argv.insert(argv.end(), {"--env", variable});
+    argv.push_back(name);
+    return argv;
+}
+
 Environment docker_environment() {
     Environment env = node_base_environment();
     for (const char* name : {"DOCKER_HOST", "DOCKER_CONTEXT", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY"}) {

@@ -1,8 +1,10 @@
-// The docker command that runs a job's process in its node's container, as Batch AI did on its
-// nodes: the machine's network (MPI and parameter servers on loopback), the node's GPUs by UUID,
-// the service's paths (/mnt/batch/tasks/shared/LS_root/...) bound to the node's directories, the
-// job's variables passed by name (their values come from the client's environment, never the
-// command line), and a name by which the emulator removes it when the job is stopped.
+// The docker commands of a job's container on a node, as Batch AI ran one on its nodes: one
+// container per job and node, started before the job's preparation and removed when the job
+// ends (what the preparation installs is there for the job), with the machine's network (MPI and
+// parameter servers on loopback), the node's GPUs by UUID and the service's paths
+// (/mnt/batch/tasks/shared/LS_root/...) bound to the node's directories; each process of the job
+// enters it with `docker exec`, its variables passed by name (their values come from the
+// client's environment, never the command line).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,15 @@ inline constexpr const char* kOwnerLabel = "bai-emulator.owner";
 
 std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
                                             const std::vector<std::string>& command);
+
+// `docker run --detach` of the container that the job's processes enter: it idles (a shell
+// sleeping) until removed.
+std::vector<std::string> docker_start_command(const std::string& docker, const DockerRun& run);
+
+// The words before a command that run it in the started container `name`, in `cwd`, with the
+// variables named.
+std::vector<std::string> docker_exec_command(const std::string& docker, const std::string& name, const std::string& cwd,
+                                             const std::vector<std::string>& variables);
 
 // The environment the docker client runs with: the nodes' base environment and the DOCKER_*
 // variables of the emulator's own (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_CONFIG, DOCKER_CERT_PATH,

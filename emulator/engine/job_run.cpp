@@ -108,10 +108,11 @@ public:
         }
         if (runtime_.kind == RuntimeKind::docker) {
             if (std::optional<JobOutcome> stopped = pull()) return finish(*stopped);
+            if (std::optional<JobOutcome> stopped = start_containers()) return finish(*stopped);
         }
         if (!plan_.preparation.empty()) {
             log_.line("job preparation on " + std::to_string(plan_.preparation.size()) + " node(s)");
-            JobOutcome prep = run_processes(plan_.preparation, "prep");
+            JobOutcome prep = run_processes(plan_.preparation);
             if (prep.result != Result::succeeded) {
                 if (prep.result == Result::failed) {
                     prep.error_code = "JobPreparationFailed";
@@ -121,7 +122,7 @@ public:
             }
         }
         std::optional<JobOutcome> played = play_declared_workload();
-        JobOutcome outcome = played ? *played : run_processes(plan_.processes, "run");
+        JobOutcome outcome = played ? *played : run_processes(plan_.processes);
         if (outcome.result == Result::failed) {
             outcome.error_code = "JobFailed";
             outcome.error_message = "Job failed with non-zero exit code";
@@ -219,18 +220,12 @@ private:
         }
         open_node_gateway();
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
-        // The scripts through which the MPI agent and ssh enter each node. Their containers (docker)
-        // may run in any phase: they are removed when the job ends, not after a phase.
-        {
-            fs::create_directories(dirs_[0] / "mpi-nodes", ec);
-            const size_t before = containers_.size();
-            for (size_t i = 0; i < in_.nodes.size(); ++i) {
-                const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
-                write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
-                           node_script(in_.nodes[i].id, in_.nodes[i].address, dirs_[i], env, wrapper(i, "mpi", envs_[i])), fs::perms::owner_all);
-            }
-            node_containers_.assign(containers_.begin() + static_cast<std::ptrdiff_t>(before), containers_.end());
-            containers_.resize(before);
+        // The scripts through which the MPI agent and ssh enter each node (its container, if any).
+        fs::create_directories(dirs_[0] / "mpi-nodes", ec);
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
+            write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
+                       node_script(in_.nodes[i].id, in_.nodes[i].address, dirs_[i], env, wrapper(i, envs_[i])), fs::perms::owner_all);
         }
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }
@@ -371,33 +366,64 @@ private:
     }
 
     // The command words that put a process of node `node` into its container; none on the host.
-    std::vector<std::string> wrapper(size_t node, const std::string& tag, const Environment& env) {
+    std::vector<std::string> wrapper(size_t node, const Environment& env) {
         if (runtime_.kind == RuntimeKind::sandbox) {
             return sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {});
         }
         if (runtime_.kind == RuntimeKind::docker) {
-            DockerRun run;
-            run.owner = in_.runtimes->owner();
-            run.name = docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" +
-                                   std::to_string(node) + "-" + tag);
-            run.image = runtime_.image;
-            run.binds = views_[node].binds;
-            if (uses_mpi()) run.binds.push_back(agent_bind());
-            // Fake GPUs have no devices, and an engine asked for them refuses the container
-            // ("could not select device driver"): their UUIDs reach the job in its variables.
-            if (!in_.nodes[node].gpu_devices.empty()) run.gpus = in_.nodes[node].gpus;
-            run.shm_bytes = shm_bytes_;
-            run.cwd = views_[node].job_dir;
+            std::vector<std::string> variables;
             for (const auto& [name, value] : env) {
-                if (!machine_variable(name)) run.variables.push_back(name);
+                if (!machine_variable(name)) variables.push_back(name);
             }
-            containers_.push_back(run.name);
-            return docker_run_command(in_.runtimes->docker(), run, {});
+            return docker_exec_command(in_.runtimes->docker(), container_name(node), views_[node].job_dir, variables);
         }
         return {};
     }
 
-    ProcessSpec spec_for(const PlannedProcess& planned, const std::string& tag) {
+    std::string container_name(size_t node) const {
+        return docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" + std::to_string(node));
+    }
+
+    // Each node's container (docker_client.h), started before the job's preparation; the job's
+    // processes enter it. A container that cannot start fails the job at its preparation with
+    // docker's words. nullopt: go on.
+    std::optional<JobOutcome> start_containers() {
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            DockerRun run;
+            run.owner = in_.runtimes->owner();
+            run.name = container_name(i);
+            run.image = runtime_.image;
+            run.binds = views_[i].binds;
+            if (uses_mpi()) run.binds.push_back(agent_bind());
+            // Fake GPUs have no devices, and an engine asked for them refuses the container
+            // ("could not select device driver"): their UUIDs reach the job in its variables.
+            if (!in_.nodes[i].gpu_devices.empty()) run.gpus = in_.nodes[i].gpus;
+            run.shm_bytes = shm_bytes_;
+            run.cwd = views_[i].job_dir;
+            const fs::path output = dirs_[i] / ".container.log";
+            std::shared_ptr<Process> start = control_.start({docker_start_command(in_.runtimes->docker(), run), docker_environment(), "/",
+                                                             output, output});
+            if (!start) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
+            containers_.push_back(run.name);  // removed at the end, started or not
+            const int code = start->wait().code;
+            std::string last;
+            std::ifstream in(output);
+            for (std::string line; std::getline(in, line);) {
+                if (!line.empty()) last = line;
+            }
+            std::error_code ec;
+            fs::remove(output, ec);
+            if (control_.cancelled()) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
+            if (code != 0) {
+                return JobOutcome{Result::failed, std::nullopt, "JobPreparationFailed",
+                                  "The container of node " + in_.nodes[i].id + " could not start: " + last};
+            }
+            log_.node_line(i, "container " + run.name + " started on " + describe(in_.nodes[i]));
+        }
+        return std::nullopt;
+    }
+
+    ProcessSpec spec_for(const PlannedProcess& planned) {
         const size_t node = planned.node;
         Environment env = envs_[node];
         for (const auto& [name, value] : planned.env) env[name] = expand_variables(value, envs_[node]);
@@ -409,7 +435,7 @@ private:
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
             env["BAI_MPI_NODES"] = (dirs_[0] / "mpi-nodes").string();
             env["TMPDIR"] = (in_.nodes[0].root / "tmp").string();
-        } else if (std::vector<std::string> prefix = wrapper(node, tag, env); !prefix.empty()) {
+        } else if (std::vector<std::string> prefix = wrapper(node, env); !prefix.empty()) {
             if (runtime_.kind == RuntimeKind::docker) env = merged(docker_environment(), env);
             prefix.insert(prefix.end(), argv.begin(), argv.end());
             argv = std::move(prefix);
@@ -441,12 +467,12 @@ private:
 
     // Starts them all, waits for the required ones, then stops the others. The result is the
     // first non-zero exit code of a required process, in plan order.
-    JobOutcome run_processes(const std::vector<PlannedProcess>& processes, const std::string& phase) {
+    JobOutcome run_processes(const std::vector<PlannedProcess>& processes) {
         std::vector<std::shared_ptr<Process>> started;
         for (const PlannedProcess& planned : processes) {
             std::shared_ptr<Process> p;
             try {
-                p = control_.start(spec_for(planned, phase + std::to_string(started.size())));
+                p = control_.start(spec_for(planned));
             } catch (const std::exception& e) {
                 log_.node_line(planned.node, planned.role + " on " + describe(in_.nodes[planned.node]) + " did not start: " + e.what());
                 control_.cancel("");
@@ -472,13 +498,13 @@ private:
             started[i]->wait();
             log_.node_line(processes[i].node, processes[i].role + " stopped: the job's other processes are done");
         }
-        remove_containers();
         if (control_.cancelled() || started.size() < processes.size()) return {Result::cancelled, std::nullopt, "", ""};
         if (failed_code) return {Result::failed, failed_code, "", ""};
         return {Result::succeeded, 0, "", ""};
     }
 
-    // A killed docker client leaves its container running: the containers are removed by name.
+    // The job's containers go with it, and what still runs in them (a killed `docker exec`
+    // client leaves its process running there): removed by name.
     void remove_containers() {
         if (containers_.empty()) return;
         std::vector<std::string> argv{in_.runtimes->docker(), "rm", "--force"};
@@ -493,8 +519,6 @@ private:
 
     JobOutcome finish(JobOutcome outcome) {
         if (gateway_) gateway_->stop();  // what ssh still runs on the nodes ends with the job
-        containers_.insert(containers_.end(), node_containers_.begin(), node_containers_.end());
-        node_containers_.clear();
         if (outcome.result == Result::cancelled) {
             log_.line("stopped: " + control_.reason());
         } else {
@@ -535,7 +559,6 @@ private:
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     ImageSource image_;  // docker: the image and its registry's credentials
     std::vector<std::string> containers_;  // docker containers started, removed at the end
-    std::vector<std::string> node_containers_;  // those of the node scripts, removed at the end
     std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";
     fs::path stdouterr_;

@@ -48,6 +48,21 @@ TEST(DockerRun, NamesLabelsBindsGpusAndPassesVariablesByName) {
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--label"), 0);
 }
 
+TEST(DockerRun, TheJobsContainerIdlesDetachedAndItsProcessesEnterIt) {
+    DockerRun run;
+    run.name = "bai-job-0";
+    run.image = "bai/train:1";
+    run.variables = {"NOT_HERE"};
+    const std::vector<std::string> start = docker_start_command("docker", run);
+    EXPECT_EQ(std::vector<std::string>(start.begin(), start.begin() + 4), (std::vector<std::string>{"docker", "run", "--detach", "--rm"}));
+    EXPECT_EQ(std::count(start.begin(), start.end(), "--env"), 0);  // each process brings its own
+    EXPECT_EQ(std::vector<std::string>(start.end() - 4, start.end()),
+              (std::vector<std::string>{"bai/train:1", "/bin/sh", "-c", "while :; do sleep 3600; done"}));
+    EXPECT_EQ(docker_exec_command("docker", "bai-job-0", "/mnt/w", {"A", "B"}),
+              (std::vector<std::string>{"docker", "exec", "--workdir", "/mnt/w", "--env", "A", "--env", "B", "bai-job-0"}));
+    EXPECT_EQ(docker_exec_command("docker", "c", "", {}), (std::vector<std::string>{"docker", "exec", "c"}));
+}
+
 TEST(ImageSource, TheServerGoesBeforeAnImageThatNamesNoHost) {
     EXPECT_EQ(image_source({{"image", "bai/train:1"}, {"serverUrl", "https://reg.azurecr.io/"}}).reference, "reg.azurecr.io/bai/train:1");
     EXPECT_EQ(image_source({{"image", "bai/train:1"}, {"serverUrl", "127.0.0.1:5000"}}).registry, "127.0.0.1:5000");

@@ -233,13 +233,14 @@ class SandboxImageRootTest(JobsTestCase):
 
 
 # A stand-in docker client: `version` answers as an engine would; `image inspect` finds no image
-# and `pull` gets it; `ps` lists none; `run` runs the command in a bubblewrap sandbox built from
-# docker's own flags (volumes, workdir, env names), so the job only works if the emulator's docker
-# command is complete; `rm` records the containers removed. (test_jobs_docker.py has the real
-# engine.)
+# and `pull` gets it; `ps` lists none; `run --detach` keeps the container's flags (by its name)
+# and `exec` runs the command in a bubblewrap sandbox built from them and exec's own (volumes,
+# workdir, env names), so the job only works if the emulator's docker commands are complete; `rm`
+# records the containers removed. (test_jobs_docker.py has the real engine.)
 FAKE_DOCKER = r'''#!/usr/bin/python3
 import json, os, sys
-log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.jsonl")
+here = os.path.dirname(os.path.abspath(__file__))
+log = os.path.join(here, "calls.jsonl")
 args = sys.argv[1:]
 with open(log, "a") as f:
     f.write(json.dumps({"args": args}) + "\n")
@@ -251,15 +252,31 @@ if args[:2] == ["image", "inspect"]:
     sys.exit(1)
 if args[:1] in (["rm"], ["pull"], ["ps"]):
     sys.exit(0)
-if args[:1] != ["run"]:
-    sys.exit(125)
-bwrap = ["bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/mnt", "--unshare-pid", "--die-with-parent", "--clearenv"]
-i = 1
 takes_value = {"--name", "--network", "--volume", "--gpus", "--shm-size", "--workdir", "--env", "--label"}
+
+def flags(words):
+    i, found = 0, []
+    while i < len(words) and words[i].startswith("--"):
+        found.append((words[i], words[i + 1] if words[i] in takes_value else None))
+        i += 2 if words[i] in takes_value else 1
+    return found, words[i:]
+
+if args[:1] == ["run"]:
+    run, rest = flags(args[1:])
+    if ("--detach", None) not in run:
+        sys.exit(125)
+    with open(os.path.join(here, "container-" + dict(run)["--name"] + ".json"), "w") as f:
+        json.dump(run, f)
+    print("fake-container-id"); sys.exit(0)
+if args[:1] != ["exec"]:
+    sys.exit(125)
+exec_flags, rest = flags(args[1:])
+name, command = rest[0], rest[1:]
+with open(os.path.join(here, "container-" + name + ".json")) as f:
+    run = json.load(f)
+bwrap = ["bwrap", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/mnt", "--unshare-pid", "--die-with-parent", "--clearenv"]
 volumes = []
-while i < len(args) and args[i].startswith("--"):
-    flag = args[i]
-    value = args[i + 1] if flag in takes_value else None
+for flag, value in run:
     if flag == "--volume":
         host, view = value.split(":", 1)
         read_only = view.endswith(":ro")
@@ -268,12 +285,12 @@ while i < len(args) and args[i].startswith("--"):
         # outside /mnt (docker makes them in the container's layer). Such a volume is left out.
         if view.startswith("/mnt/") or os.path.exists(view):
             volumes.append((view, host, read_only))
-    elif flag == "--workdir":
+workdir = "/"
+for flag, value in exec_flags:
+    if flag == "--workdir":
         workdir = value
     elif flag == "--env":
         bwrap += ["--setenv", value, os.environ.get(value, "")]
-    i += 2 if flag in takes_value else 1
-image, command = args[i], args[i + 1:]
 for view, host, read_only in sorted(volumes, key=lambda v: v[0].count("/")):
     bwrap += ["--ro-bind" if read_only else "--bind", host, view]
 bwrap += ["--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--chdir", workdir, "--"] + command
@@ -319,22 +336,28 @@ class DockerRuntimeTest(JobsTestCase):
         self.assertEqual(env["AZ_BATCHAI_MOUNT_ROOT"], SERVICE + "/mounts")
         self.assertEqual(env["CUDA_VISIBLE_DEVICES"], "0")
         runs = [c for c in self.calls() if c[:1] == ["run"]]
-        self.assertEqual(len(runs), 1)
+        self.assertEqual(len(runs), 1)  # one container for the job on its node
         run = runs[0]
+        self.assertIn("--detach", run)
         self.assertIn("nvidia/cuda:9.0-base", run)
         self.assertEqual(run[run.index("--network") + 1], "host")
         self.assertEqual(run[run.index("--shm-size") + 1], str(1 << 30))
-        self.assertNotIn("--gpus", run)  # fake GPUs have no devices to give an engine (engine_parts_test: real ones)
+        self.assertNotIn("--gpus", run)  # fake GPUs have no devices to give an engine (docker_parts_test: real ones)
         self.assertEqual(len(env["NVIDIA_VISIBLE_DEVICES"].split(",")), 1)
-        self.assertNotIn("s3cret", " ".join(run))  # values travel in the environment, not argv
         name = run[run.index("--name") + 1]
-        # Removed by name at the end (with the containers ssh or MPI may have started on the nodes).
+        execs = [c for c in self.calls() if c[:1] == ["exec"]]
+        self.assertEqual(len(execs), 1)
+        self.assertIn(name, execs[0])
+        self.assertIn("SECRET_VAR", execs[0])
+        self.assertNotIn("s3cret", " ".join(run + execs[0]))  # values travel in the environment, not argv
+        # Removed by name at the end.
         self.assertTrue(any(c[:2] == ["rm", "--force"] and name in c[2:] for c in self.calls()), self.calls())
         self.assertIn("runtime: docker, image nvidia/cuda:9.0-base", self.read("dock", "execution.log"))
         # Pulled first (no credentials: the client's own configuration), and labelled as this
         # emulator's, so that a later start finds what a killed one left.
         self.assertIn(["pull", "nvidia/cuda:9.0-base"], self.calls())
         self.assertLess(self.calls().index(["pull", "nvidia/cuda:9.0-base"]), self.calls().index(run))
+        self.assertLess(self.calls().index(run), self.calls().index(execs[0]))
         self.assertEqual(run[run.index("--label") + 1], "bai-emulator.owner=" + os.path.join(self.emu.location, "nodes"))
 
 

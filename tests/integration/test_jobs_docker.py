@@ -1,8 +1,9 @@
 """Jobs in real containers: a real docker engine and a real registry (docker_engine.py) behind an
 emulator started with --container-runtime docker. The job's image pulled from the private
-registry with the job's credentials, the service's paths, variables and secrets inside, a
-failing pull, terminate, and a killed emulator whose container the next start removes; after
-every test no container of the emulator's is left on the engine."""
+registry with the job's credentials, its preparation and its command in one container, the
+service's paths, variables and secrets inside, a failing pull, terminate, and a killed emulator
+whose container the next start removes; after every test no container of the emulator's is
+left on the engine."""
 import os
 import unittest
 
@@ -52,10 +53,12 @@ class RealDockerJobsTest(JobsTestCase):
         harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="the job's containers to be removed")
 
     def test_a_private_image_is_pulled_with_the_jobs_credentials_and_runs_the_job(self):
-        command = ('cat /etc/bai-image; echo "vars: $MY_VAR/$SECRET_VAR"; echo "cwd: $(pwd)"; '
+        command = ('cat /etc/bai-image /opt/prep-mark; echo "vars: $MY_VAR/$SECRET_VAR"; echo "cwd: $(pwd)"; '
                    'df -k /dev/shm | tail -n 1; ls $AZ_BATCHAI_MOUNT_ROOT; '
                    'echo made-inside > $AZ_BATCHAI_OUTPUT_OUT/inside.txt; echo to-stderr >&2')
-        j = self.job("private", self.c, container_settings=private(shm="64m"),
+        # The preparation runs in the job's container: what it writes there, the job sees.
+        prep = m.JobPreparation(command_line="mkdir -p /opt && echo written-by-prep > /opt/prep-mark")
+        j = self.job("private", self.c, container_settings=private(shm="64m"), job_preparation=prep,
                      environment_variables=[m.EnvironmentVariable(name="MY_VAR", value="my value")],
                      secrets=[m.EnvironmentVariableWithSecretValue(name="SECRET_VAR", value="s3cret")],
                      custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
@@ -63,6 +66,8 @@ class RealDockerJobsTest(JobsTestCase):
         self.assertEqual(j.execution_state, "succeeded", log + self.read("private", "stderr.txt"))
         out = self.read("private", "stdout.txt")
         self.assertIn("the private image", out)  # the image's own root, not the host's
+        self.assertIn("written-by-prep", out)
+        self.assertFalse(os.path.exists("/opt/prep-mark"))
         self.assertIn("vars: my value/s3cret", out)
         self.assertIn(f"cwd: {SERVICE}/jobs/", out)
         self.assertIn("65536", out)  # /dev/shm of shmSize 64m, in KiB
