@@ -27,6 +27,11 @@ USER = "trainer"
 PASSWORD = "registry-Secret-1"
 
 
+def mounts_under(directory):
+    with open("/proc/self/mountinfo") as f:
+        return [line.split()[4] for line in f if line.split()[4].startswith(directory + "/")]
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -138,7 +143,9 @@ auth:
         self.registry = self.dockerd = None
         if self.dir:
             self._log.close()
-            subprocess.run(["umount", "--recursive", "--lazy", self.dir], stderr=subprocess.DEVNULL)
+            # dockerd leaves its default network namespace mounted under its exec root.
+            for point in sorted(mounts_under(self.dir), key=len, reverse=True):
+                subprocess.run(["umount", "--lazy", point], stderr=subprocess.DEVNULL)
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
 
