@@ -38,8 +38,37 @@ def free_port():
         return s.getsockname()[1]
 
 
-def image_root(root, marker):
-    """busybox (its applets as links) and bash with its libraries, /etc/bai-image holding `marker`."""
+def elf_dependencies(paths):
+    """The shared libraries the ELF files among `paths` load (ldd), to a fixed point."""
+    found, todo = set(), list(paths)
+    while todo:
+        path = todo.pop()
+        out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+        for lib in (w for w in out.split() if w.startswith("/")):
+            if lib not in found:
+                found.add(lib)
+                todo.append(lib)
+    return found
+
+
+def copy_into(root, path):
+    """`path` at the same place under `root`: a link as a link, and what it points to."""
+    target = os.path.join(root, path.lstrip("/"))
+    if os.path.lexists(target):
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.islink(path):
+        link = os.readlink(path)
+        os.symlink(link, target)
+        copy_into(root, os.path.normpath(os.path.join(os.path.dirname(path), link)))
+    elif os.path.isfile(path):
+        shutil.copy2(path, target)
+
+
+def image_root(root, marker, packages=()):
+    """busybox (its applets as links) and bash with its libraries, /etc/bai-image holding `marker`,
+    and the files of the Debian `packages` with the libraries they load (OpenMPI for the MPI
+    jobs: an image must carry its MPI, as the service required)."""
     os.makedirs(os.path.join(root, "bin"))
     for d in ("tmp", "etc", "root", "proc", "sys", "dev"):
         os.makedirs(os.path.join(root, d), exist_ok=True)
@@ -56,6 +85,14 @@ def image_root(root, marker):
         target = os.path.join(root, lib.lstrip("/"))
         os.makedirs(os.path.dirname(target), exist_ok=True)
         shutil.copy2(os.path.realpath(lib), target)
+    files = []
+    for package in packages:
+        listed = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True, check=True).stdout.split("\n")
+        files += [f for f in listed if f.startswith("/") and os.path.isfile(f) and not f.startswith("/usr/share/doc")]
+    for path in files:
+        copy_into(root, path)
+    for lib in elf_dependencies([f for f in files if os.access(f, os.X_OK) or ".so" in f]):
+        copy_into(root, lib)
     with open(os.path.join(root, "etc", "passwd"), "w") as f:
         f.write("root:x:0:0:root:/root:/bin/bash\n")
     with open(os.path.join(root, "etc", "bai-image"), "w") as f:
@@ -159,10 +196,10 @@ auth:
         argv = [self.docker] + (["--config", config] if config else []) + list(args)
         return subprocess.run(argv, env=self.env(), capture_output=True, text=True, check=check, input=input, timeout=120)
 
-    def import_image(self, name, marker):
+    def import_image(self, name, marker, packages=()):
         """A local image `name` (not in any registry) made from image_root."""
         root = tempfile.mkdtemp(prefix="bai-image-", dir=self.dir)
-        image_root(os.path.join(root, "rootfs"), marker)
+        image_root(os.path.join(root, "rootfs"), marker, packages)
         tar = subprocess.run(["tar", "-C", os.path.join(root, "rootfs"), "-c", "."], capture_output=True, check=True).stdout
         subprocess.run([self.docker, "import", "-", name], env=self.env(), input=tar, capture_output=True, check=True)
         shutil.rmtree(root, ignore_errors=True)

@@ -1,8 +1,8 @@
 """Jobs in real containers: a real docker engine and a real registry (docker_engine.py) behind an
 emulator started with --container-runtime docker. The job's image pulled from the private
 registry with the job's credentials, its preparation and its command in one container, the
-service's paths, variables and secrets inside, a failing pull, terminate, and a killed emulator
-whose container the next start removes; after every test no container of the emulator's is
+service's paths, variables and secrets inside, a failing pull, terminate, MPI ranks in their
+nodes' containers, and a killed emulator whose container the next start removes; after every test no container of the emulator's is
 left on the engine."""
 import os
 import unittest
@@ -15,6 +15,7 @@ import harness
 from jobs_fixture import EXP, RG, WS, JobsTestCase
 
 SERVICE = "/mnt/batch/tasks/shared/LS_root"
+MPI_PACKAGES = ["openmpi-bin", "openmpi-common", "libopenmpi3", "libpmix2", "libhwloc15", "libhwloc-plugins"]
 engine = None
 private_image = None  # "127.0.0.1:PORT/bai/train:1", in the registry only
 
@@ -107,6 +108,35 @@ class RealDockerJobsTest(JobsTestCase):
         j = self.wait_job("held")
         self.assertEqual(j.execution_state, "failed")
         self.assertEqual(j.execution_info.errors[0].code, "JobTerminated")
+
+
+class RealDockerMpiTest(JobsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        # An image with OpenMPI (the host's, at the same paths): the ranks' daemons start in it.
+        engine.import_image("bai/mpi:1", "the mpi image", MPI_PACKAGES)
+        cls.emulator_env = engine.env()
+        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
+        super().setUpClass()
+        cls.c = cls.cluster(cls, "mpi", nodes=2)
+        cls.wait_cluster(cls, "mpi", idle=2)
+
+    def test_mpi_ranks_run_in_their_nodes_containers(self):
+        command = ("echo rank=$OMPI_COMM_WORLD_RANK image=$(cat /etc/bai-image | tr ' ' -) "
+                   "container=$(sed -n 's/.*upperdir=\\([^,]*\\).*/\\1/p' /proc/self/mountinfo | head -n 1)")
+        j = self.job("mpidock", self.c, node_count=2,
+                     container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image="bai/mpi:1")),
+                     custom_mpi_settings=m.CustomMpiSettings(command_line=command, process_count=4))
+        log = self.execution_log("mpidock")
+        self.assertEqual(j.execution_state, "succeeded", log + self.read("mpidock", "stderr.txt"))
+        lines = [line.split() for line in self.read("mpidock", "stdout.txt").splitlines() if line.startswith("rank=")]
+        self.assertEqual(sorted(words[0] for words in lines), ["rank=0", "rank=1", "rank=2", "rank=3"])
+        self.assertTrue(all(words[1] == "image=the-mpi-image" for words in lines), lines)
+        # Two ranks in each node's container: two containers.
+        containers = [words[2] for words in lines]
+        self.assertEqual(len(set(containers)), 2, lines)
+        self.assertEqual(sorted(containers.count(c) for c in set(containers)), [2, 2])
+        self.assertIn("image bai/mpi:1 is on the engine: not pulled", log)
 
 
 class RealDockerRestartTest(JobsTestCase):
