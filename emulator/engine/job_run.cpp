@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "common/crypto/random_id.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/engine/diagnosis_archive.h"
@@ -380,8 +381,10 @@ private:
         return {};
     }
 
+    // Unique per run: a requeued job's next run may start before this one's containers are gone.
     std::string container_name(size_t node) const {
-        return docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" + std::to_string(node));
+        return docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" + run_tag_ + "-" +
+                           std::to_string(node));
     }
 
     // Each node's container (docker_client.h), started before the job's preparation; the job's
@@ -558,6 +561,7 @@ private:
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     ImageSource image_;  // docker: the image and its registry's credentials
+    const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers
     std::vector<std::string> containers_;  // docker containers started, removed at the end
     std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";

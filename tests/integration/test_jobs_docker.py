@@ -7,6 +7,8 @@ left on the engine."""
 import os
 import unittest
 
+import requests
+
 from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.batchai import models as m
 
@@ -108,6 +110,26 @@ class RealDockerJobsTest(JobsTestCase):
         j = self.wait_job("held")
         self.assertEqual(j.execution_state, "failed")
         self.assertEqual(j.execution_info.errors[0].code, "JobTerminated")
+
+
+    def test_wall_clock_time_and_preemption_end_the_container_too(self):
+        slow = self.job("slow", self.c, container_settings=private(),
+                        constraints=m.JobBasePropertiesConstraints(max_wall_clock_time="PT2S"),
+                        custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
+        self.assertEqual(slow.execution_state, "failed")
+        harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="the slow job's container to go")
+        lowpri = self.cluster("lowpri", nodes=1, priority="lowpriority")
+        self.wait_cluster("lowpri", idle=1)
+        self.job("pre", lowpri, wait=False, container_settings=private(),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
+        first = harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the job's container")
+        node = next(n for n in self.nodes() if n["cluster"].endswith("/clusters/lowpri"))
+        r = requests.post(f"{self.endpoints['arm']}/emulator/nodes/{node['nodeId']}/preempt", verify=self.endpoints["ca_cert"])
+        self.assertEqual(r.status_code, 200, r.text)
+        # Requeued: its container goes with the node, and the job runs again in a new one.
+        harness.wait_for(lambda: (lambda now: now and not set(now) & set(first))(engine.owned_containers()),
+                         timeout=60, what="the requeued job's new container")
+        self.client.jobs.begin_delete(RG, WS, EXP, "pre").result()
 
 
 class RealDockerMpiTest(JobsTestCase):
