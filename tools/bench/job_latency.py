@@ -69,26 +69,29 @@ class Bench:
                          .get("nodeStateCounts", {}).get("idleNodeCount") == nodes, timeout=120, what="nodes")
 
     def submit(self, name, cluster, command, image=None):
+        """`image`: an image name, or the whole imageSourceRegistry."""
         properties = {"cluster": {"id": f"{WS}/clusters/{cluster}"}, "nodeCount": 1,
                       "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP", "customToolkitSettings": {"commandLine": command}}
         if image:
-            properties["containerSettings"] = {"imageSourceRegistry": {"image": image}}
+            registry = image if isinstance(image, dict) else {"image": image}
+            properties["containerSettings"] = {"imageSourceRegistry": registry}
         self.call("PUT", f"{WS}/experiments/e/jobs/{name}", {"properties": properties})
 
     def job(self, name):
         return self.call("GET", f"{WS}/experiments/e/jobs/{name}").json()["properties"]
 
 
-def submit_to_running(b, location, cluster, samples, prefix, image=None):
+def submit_to_running(b, location, cluster, samples, prefix, image=None, clock="date +%s.%N"):
     """(client send -> the process's own clock, creationTime -> startTime) in ms per job; the
-    process prints its start time, read back from its stdout.txt in the node's job directory."""
+    process prints its start time (`clock`), read back from its stdout.txt in the node's job
+    directory."""
     import glob
     to_process, to_start = [], []
     for i in range(samples):
         name = f"{prefix}{i}"
         sent = time.time()
-        b.submit(name, cluster, "date +%s.%N", image)
-        harness.wait_for(lambda: b.job(name)["executionState"] in ("succeeded", "failed"), timeout=30,
+        b.submit(name, cluster, clock, image)
+        harness.wait_for(lambda: b.job(name)["executionState"] in ("succeeded", "failed"), timeout=120,
                          interval=0.002, what=name)
         p = b.job(name)
         if p["executionState"] != "succeeded":

@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""A container job's start, side by side on the three runtimes, and an image's first pull:
+
+1. submit -> process running (the client's PUT to the process's own clock, bash's
+   $EPOCHREALTIME) for one job at a time on an idle 1-node cluster: on the host (no
+   containerSettings), in the bubblewrap sandbox (--container-runtime sandbox, the host's root)
+   and in a real docker container (--container-runtime docker) with the image already on the
+   engine. One emulator per runtime, started once; the rounds take the runtimes in a rotating
+   order; p50 and p90 over every sample, and each round's p50.
+2. the first pull of a ~100 MiB image (one layer of random bytes over busybox and bash) from a
+   registry on loopback with credentials: a job's submit -> process running, which includes the
+   pull, beside `docker pull` of the same image by hand (removed from the engine before each).
+
+The engine and the registry are Debian's dockerd and docker-registry, started for the bench on
+their own socket, data root and port (tests/integration/docker_engine.py) and stopped after.
+
+Usage: tools/bench/container_latency.py [--build DIR] [--samples N] [--rounds N] [--pull-mib N]
+"""
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import docker_engine  # noqa: E402
+import harness  # noqa: E402
+from job_latency import SUB, WS, Bench, percentile, submit_to_running  # noqa: E402
+
+CLOCK = "echo $EPOCHREALTIME"  # bash's, in every runtime (busybox's date has no %N)
+
+
+def start_emulator(runtime, env):
+    emu = harness.Emulator(args=["--lro-delay", "0", "--gpus", "none", "--container-runtime", runtime], env=env).start()
+    b = Bench(emu.endpoints)
+    b.call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
+    b.call("PUT", f"{WS}", {"location": "eastus"})
+    b.call("PUT", f"{WS}/experiments/e")
+    b.cluster("warm", 1)
+    return emu, b
+
+
+def big_image(engine, mib):
+    """A ~`mib` MiB image in the registry only: its reference."""
+    root = tempfile.mkdtemp(prefix="bai-big-", dir=engine.dir)
+    rootfs = os.path.join(root, "rootfs")
+    docker_engine.image_root(rootfs, "big")
+    with open(os.path.join(rootfs, "payload"), "wb") as f:
+        for _ in range(mib):
+            f.write(os.urandom(1 << 20))
+    import subprocess
+    tar = subprocess.run(["tar", "-C", rootfs, "-c", "."], capture_output=True, check=True).stdout
+    reference = f"{engine.registry_address}/bai/big:1"
+    subprocess.run([engine.docker, "import", "-", reference], env=engine.env(), input=tar, capture_output=True, check=True)
+    config = tempfile.mkdtemp(prefix="bai-docker-config-", dir=engine.dir)
+    engine.client("login", engine.registry_address, "--username", docker_engine.USER, "--password-stdin",
+                  input=docker_engine.PASSWORD, config=config)
+    engine.client("push", reference, config=config)
+    engine.client("rmi", reference)
+    return reference, config
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--samples", type=int, default=10, help="jobs per runtime and round")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pull-mib", type=int, default=100)
+    parser.add_argument("--pulls", type=int, default=3)
+    args = parser.parse_args()
+    harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
+    engine = docker_engine.DockerEngine()
+    try:
+        engine.start()
+    except unittest.SkipTest as e:
+        sys.exit(f"SKIPPED: {e}")
+    emulators = {}
+    try:
+        engine.import_image("bai/bench:1", "bench")
+        images = {"host": None, "sandbox": "ubuntu:16.04", "docker": "bai/bench:1"}
+        for runtime in images:
+            emulators[runtime] = start_emulator(runtime, engine.env())
+        samples = {runtime: [] for runtime in images}
+        rounds = []
+        order = list(images)
+        for r in range(args.rounds):
+            this_round = {}
+            for runtime in order:
+                emu, b = emulators[runtime]
+                to_process, _ = submit_to_running(b, emu.location, "warm", args.samples, f"{runtime}{r}x", images[runtime], CLOCK)
+                samples[runtime] += to_process
+                this_round[runtime] = statistics.median(to_process)
+            rounds.append(this_round)
+            order = order[1:] + order[:1]
+
+        reference, config = big_image(engine, args.pull_mib)
+        emu, b = emulators["docker"]
+        registry = {"image": "bai/big:1", "serverUrl": engine.registry_address,
+                    "credentials": {"username": docker_engine.USER, "password": docker_engine.PASSWORD}}
+        job_pulls, hand_pulls = [], []
+        for i in range(args.pulls):
+            job_pulls += submit_to_running(b, emu.location, "warm", 1, f"pull{i}x", registry, CLOCK)[0]
+            engine.client("rmi", reference)
+            start = time.perf_counter()
+            engine.client("pull", reference, config=config)
+            hand_pulls.append((time.perf_counter() - start) * 1000)
+            engine.client("rmi", reference)
+    finally:
+        for emu, _ in emulators.values():
+            emu.stop()
+            emu.close()
+        engine.stop()
+
+    print("| submit -> process running, idle 1-node cluster | p50 ms | p90 ms | p50 / host |")
+    print("|---|---|---|---|")
+    host = statistics.median(samples["host"])
+    for runtime, values in samples.items():
+        print(f"| {runtime} ({len(values)} jobs) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
+              f"{statistics.median(values) / host:.2f} |")
+    for i, r in enumerate(rounds):
+        print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
+    print(f"| first pull of a {args.pull_mib} MiB image from the loopback registry | ms, each of {args.pulls} |")
+    print("|---|---|")
+    print(f"| a job's submit -> process running, the pull included | {', '.join(f'{t:.0f}' for t in job_pulls)} |")
+    print(f"| `docker pull` by hand | {', '.join(f'{t:.0f}' for t in hand_pulls)} |")
+
+
+if __name__ == "__main__":
+    main()
