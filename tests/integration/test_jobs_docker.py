@@ -2,7 +2,8 @@
 emulator started with --container-runtime docker. The job's image pulled from the private
 registry with the job's credentials, its preparation and its command in one container, the
 service's paths, variables and secrets inside, a failing pull, terminate, MPI ranks in their
-nodes' containers, and a killed emulator whose container the next start removes; after every test no container of the emulator's is
+nodes' containers, a stopped emulator leaving none, and a killed emulator whose container the
+next start removes; after every test no container of the emulator's is
 left on the engine."""
 import os
 import unittest
@@ -174,6 +175,20 @@ class RealDockerRestartTest(JobsTestCase):
             return True
         except ResourceNotFoundError:
             return False
+
+    def test_a_stopped_emulator_leaves_no_container(self):
+        c = self.cluster("stopped", nodes=1)
+        self.wait_cluster("stopped", idle=1)
+        self.job("held", c, wait=False, container_settings=private(),
+                 custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
+        harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the job's container")
+        code, _ = self.emu.stop()  # SIGTERM
+        self.assertEqual(code, 0)
+        self.assertEqual(engine.owned_containers(), [])
+        self.emu.start()
+        type(self).client = harness.arm_client(type(self).client.__class__, self.emu.endpoints)
+        self.client.jobs.begin_delete(RG, WS, EXP, "held").result()
+        harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="no container left")
 
     def test_a_killed_emulators_container_is_removed_by_the_next_start(self):
         c = self.cluster("restarted", nodes=1)
