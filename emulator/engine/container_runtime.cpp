@@ -1,6 +1,10 @@
 #include "emulator/engine/container_runtime.h"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include "emulator/engine/docker_client.h"
@@ -13,14 +17,26 @@ using nlohmann::json;
 
 namespace {
 
-// Runs a probe command; true when it exits 0.
-bool succeeds(const std::vector<std::string>& argv, const Environment& env) {
+// Runs a probe command; true when it exits 0. `output`: where its stdout goes, read into it.
+bool succeeds(const std::vector<std::string>& argv, const Environment& env, std::string* output = nullptr) {
+    char pattern[] = "/tmp/bai-probe-XXXXXX";
+    const int fd = output ? ::mkstemp(pattern) : -1;
+    const fs::path out = fd >= 0 ? fs::path(pattern) : fs::path("/dev/null");
+    if (fd >= 0) ::close(fd);
+    bool ok = false;
     try {
-        auto p = Process::start({argv, env, "/", "/dev/null", "/dev/null"});
-        return p->wait().code == 0;
+        auto p = Process::start({argv, env, "/", out, "/dev/null"});
+        ok = p->wait().code == 0;
     } catch (const std::exception&) {
-        return false;
+        ok = false;
     }
+    if (fd >= 0) {
+        std::ifstream in(out);
+        std::getline(in, *output);
+        std::error_code ec;
+        fs::remove(out, ec);
+    }
+    return ok;
 }
 
 RuntimeDecision refused(RuntimeDecision d, const std::string& why) {
@@ -142,7 +158,7 @@ const RuntimeAvailability& RuntimeProbe::availability() {
         Environment env = docker_environment();
         if (docker_.empty()) {
             available_.docker_why = "no docker client";
-        } else if (succeeds({"timeout", "10", docker_, "version", "--format", "{{.Server.Version}}"}, env)) {
+        } else if (succeeds({"timeout", "10", docker_, "version", "--format", "{{.Server.Version}}"}, env, &available_.docker_version)) {
             available_.docker = true;
         } else {
             available_.docker_why = "no docker engine answers";

@@ -31,6 +31,7 @@ struct RuntimeAvailability {
     std::string docker_why;  // why not, when not
     bool sandbox = false;
     std::string sandbox_why;
+    std::string docker_version;  // the engine's, as it answered
 };
 
 struct RuntimeDecision {

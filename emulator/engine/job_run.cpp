@@ -358,6 +358,8 @@ private:
     // at its preparation with docker's (the registry's) message. nullopt: go on.
     std::optional<JobOutcome> pull() {
         const ImageSource& source = image_;
+        const std::string& version = in_.runtimes->availability().docker_version;
+        if (!version.empty()) log_.line("docker engine " + version);
         const PullResult pulled = pull_image(in_.runtimes->docker(), source, dirs_[0] / ".image-pull", control_,
                                              [this](const std::string& line) { log_.line(line); });
         if (pulled.outcome == PullResult::Outcome::cancelled) return JobOutcome{Result::cancelled, std::nullopt, "", ""};

@@ -353,6 +353,7 @@ class DockerRuntimeTest(JobsTestCase):
         # Removed by name at the end.
         self.assertTrue(any(c[:2] == ["rm", "--force"] and name in c[2:] for c in self.calls()), self.calls())
         self.assertIn("runtime: docker, image nvidia/cuda:9.0-base", self.read("dock", "execution.log"))
+        self.assertIn("docker engine 99.0-fake", self.read("dock", "execution.log"))
         # Pulled first (no credentials: the client's own configuration), and labelled as this
         # emulator's, so that a later start finds what a killed one left.
         self.assertIn(["pull", "nvidia/cuda:9.0-base"], self.calls())

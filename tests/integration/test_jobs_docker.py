@@ -79,6 +79,7 @@ class RealDockerJobsTest(JobsTestCase):
         self.assertEqual(self.read("private", "stderr.txt").strip(), "to-stderr")
         self.assertEqual(self.read("private", "inside.txt", "OUT").strip(), "made-inside")
         self.assertRegex(log, r"runtime: docker.*, image bai/train:1")
+        self.assertRegex(log, r"docker engine \d+\.\d+")
         self.assertIn(f"pulling {private_image} as {docker_engine.USER}", log)
         self.assertIn("pull: Status: Downloaded newer image", log)
         self.assertNotIn(docker_engine.PASSWORD, log)
