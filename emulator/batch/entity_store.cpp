@@ -119,12 +119,9 @@ TaskTally EntityStore::task_tally(const std::string& account, const std::string&
     std::lock_guard guard(tally_mutex_);
     auto [tally, counting] = tallies_.try_emplace(tally_key(account, scope));
     if (!counting) return tally->second;
-    for (std::optional<std::int64_t> after = 0; after;) {
-        arm::Page page = resources_.children(scope_id(account, scope), type_of(scope), *after, kPageOfDocuments);
-        for (const arm::StoredResource& task : page.items) tally->second.count(task.body);
-        after = page.next_after;
-    }
-    return tally->second;
+    TaskTally& counted = tally->second;
+    for_each_in_scope(account, scope, [&counted](StoredEntity& task) { counted.count(task.body); });
+    return counted;
 }
 
 std::vector<StoredEntity> EntityStore::list(const std::string& account, const std::string& scope, const std::string& after_id,

@@ -44,11 +44,19 @@ def private(image="bai/train:1", password=docker_engine.PASSWORD, shm=None):
         credentials=m.PrivateRegistryCredentials(username=docker_engine.USER, password=password)), shm_size=shm)
 
 
-class RealDockerJobsTest(JobsTestCase):
+class RealDockerTestCase(JobsTestCase):
+    """An emulator whose container jobs run on the module's engine."""
+    emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
+
     @classmethod
     def setUpClass(cls):
         cls.emulator_env = engine.env()
-        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
+        super().setUpClass()
+
+
+class RealDockerJobsTest(RealDockerTestCase):
+    @classmethod
+    def setUpClass(cls):
         super().setUpClass()
         cls.c = cls.cluster(cls, "docked", nodes=1)
         cls.wait_cluster(cls, "docked", idle=1)
@@ -134,13 +142,11 @@ class RealDockerJobsTest(JobsTestCase):
         self.client.jobs.begin_delete(RG, WS, EXP, "pre").result()
 
 
-class RealDockerMpiTest(JobsTestCase):
+class RealDockerMpiTest(RealDockerTestCase):
     @classmethod
     def setUpClass(cls):
         # An image with OpenMPI (the host's, at the same paths): the ranks' daemons start in it.
         engine.import_image("bai/mpi:1", "the mpi image", MPI_PACKAGES)
-        cls.emulator_env = engine.env()
-        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
         super().setUpClass()
         cls.c = cls.cluster(cls, "mpi", nodes=2)
         cls.wait_cluster(cls, "mpi", idle=2)
@@ -163,13 +169,7 @@ class RealDockerMpiTest(JobsTestCase):
         self.assertIn("image bai/mpi:1 is on the engine: not pulled", log)
 
 
-class RealDockerRestartTest(JobsTestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.emulator_env = engine.env()
-        cls.emulator_args = JobsTestCase.emulator_args + ["--container-runtime", "docker"]
-        super().setUpClass()
-
+class RealDockerRestartTest(RealDockerTestCase):
     def ran_once(self):
         try:
             self.share.get_file_client("ran-once").get_file_properties()
