@@ -80,11 +80,12 @@ void PoolNodes::start_job_task(Pool& pool, Node& node, const json& job, const js
         });
     }
     side_threads_[serial] = std::thread([this, key, serial, node_id = node.id, job_id, release, task, env, dir, control,
-                                         wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
+                                         wrap = wrap_for(node), containers = containers_for(pool_doc, node),
+                                         turn = engine::Participation(clock_)]() mutable {
         turn.begin();
         NodeTaskRun run;
         try {
-            run = run_node_task(task, env, dir, *control, wrap);
+            run = run_node_task(task, env, dir, *control, wrap, containers ? &*containers : nullptr);
             if (control->reason() == "wallclock" && run.info.value("state", "") == "completed") {
                 run.info["failureInfo"] = wall_clock_expired();
                 run.info["result"] = "failure";

@@ -183,6 +183,12 @@ MultiInstanceResult run_multi_instance(const json& task, std::vector<TaskInstanc
     const json settings = task.value("multiInstanceSettings", json::object());
     std::vector<InstanceEnd> ends(instances.size());
     std::error_code ec;
+    if (task.contains("containerSettings")) {
+        // Refused, not run outside the containers it asks for (README, "Not emulated").
+        result.failure = failure_info("ContainerInvalidSettings", "Multi-instance tasks with containerSettings are not emulated");
+        end_subtasks(result.subtasks, ends, result.failure, time::now_iso8601());
+        return result;
+    }
 
     // Every instance's directory and common files (in the task's directory, not its wd); the
     // primary's own resource files in its wd.

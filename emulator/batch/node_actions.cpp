@@ -89,6 +89,7 @@ void PoolNodes::finish_reboot(const Key& key, const std::string& node_id) {
     }
     node->control = std::make_shared<engine::RunControl>();
     node->start_task_info = nullptr;
+    node->errors = nullptr;
     launch_start_task(state_[key], *node, stored->body);
     reconcile(key);
 }

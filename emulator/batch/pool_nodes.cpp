@@ -16,6 +16,7 @@
 #include "emulator/batch/command_line.h"
 #include "emulator/batch/task_process.h"
 #include "emulator/batch/task_states.h"
+#include "emulator/engine/docker_client.h"
 #include "emulator/engine/job_run.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/process.h"
@@ -68,7 +69,9 @@ PoolNodes::PoolNodes(EntityStore& store, fs::path root, NodeOptions options)
       trace_(std::move(options.trace)),
       packages_(std::move(options.packages)),
       node_ssh_(std::move(options.node_ssh)),
-      bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")) {}
+      bwrap_(engine::find_on_path("bwrap", engine::node_base_environment({})).value_or("")),
+      container_options_{options.container_runtime, images_, options.strict_images},
+      runtimes_(bwrap_, engine::find_on_path("docker", engine::node_base_environment({})).value_or(""), root_.string()) {}
 
 PoolNodes::~PoolNodes() { stop(); }
 
@@ -76,6 +79,8 @@ void PoolNodes::start() {
     std::error_code ec;
     engine::remove_tree(root_, ec);
     fs::create_directories(root_, ec);
+    // Nor do their containers: those a killed emulator left are removed.
+    if (!runtimes_.docker().empty()) engine::remove_owned_containers(runtimes_.docker(), runtimes_.owner());
     // Queued before the thread starts, which takes them as one batch: on a virtual clock, how
     // often it sleeps and wakes must not depend on when they arrive.
     for (const StoredEntity& pool : store_.all(kPools)) pool_changed(pool.account, pool.body.value("id", ""));
@@ -411,22 +416,47 @@ engine::Environment PoolNodes::node_environment(const Pool& pool, const Node& no
     return env;
 }
 
-Wrap PoolNodes::wrap_for(const Node& node) const {
-    // A host name has at most 63 characters: "tvmps-", the id's first 12 hex digits, "-d" or "-p".
-    const std::string hostname = "tvmps-" + node.id.substr(6, 12) + "-" + node.id.back();
+// A host name has at most 63 characters: "tvmps-", the id's first 12 hex digits, "-d" or "-p".
+std::string PoolNodes::hostname_of(const Node& node) { return "tvmps-" + node.id.substr(6, 12) + "-" + node.id.back(); }
+
+std::vector<std::string> PoolNodes::gpu_devices(const Node& node, std::vector<std::string>* uuids) const {
     std::vector<std::string> devices;
     for (const std::string& uuid : node.gpus) {
         std::optional<engine::Gpu> gpu = gpus_ ? gpus_->find(uuid) : std::nullopt;
-        if (gpu && gpu->minor >= 0) devices.push_back("/dev/nvidia" + std::to_string(gpu->minor));
+        if (!gpu || gpu->minor < 0) continue;  // a fake GPU has no device
+        devices.push_back("/dev/nvidia" + std::to_string(gpu->minor));
+        if (uuids) uuids->push_back(uuid);
     }
     if (!devices.empty()) {
         for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
             devices.push_back(control);
         }
     }
+    return devices;
+}
+
+Wrap PoolNodes::wrap_for(const Node& node) const {
+    const std::string hostname = hostname_of(node);
+    const std::vector<std::string> devices = gpu_devices(node);
     return [image = node.image, root = node.root, hostname, devices](const fs::path& cwd, std::vector<std::string> argv) {
         return image.wrap(root, hostname, devices, cwd, std::move(argv));
     };
+}
+
+std::optional<NodeContainers> PoolNodes::containers_for(const json& pool_doc, const Node& node) {
+    const json configuration = pool_doc.value("/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
+    if (!configuration.is_object()) return std::nullopt;
+    NodeContainers containers;
+    containers.runtimes = &runtimes_;
+    containers.options = container_options_;
+    containers.registries = configuration.value("containerRegistries", json::array());
+    containers.node_id = node.id;
+    containers.node_root = node.root;
+    containers.root_view = node.image.view(node.root, node.root);
+    containers.hostname = hostname_of(node);
+    containers.devices = gpu_devices(node, &containers.gpus);
+    containers.scratch = root_ / ".containers" / node.id;
+    return containers;
 }
 
 void PoolNodes::add_node(Pool& pool, const json& doc, bool dedicated) {
@@ -481,36 +511,64 @@ void PoolNodes::make_node_directories(const fs::path& root) {
     }
 }
 
-// The start task runs on a thread of its own (and its retries), then posts its end to
-// start_task_done; with waitForSuccess the node takes no task until it has succeeded.
+// The pool's container images are pulled (containerConfiguration's containerImageNames), then
+// the start task runs (and its retries), on a thread of their own, which posts its end to
+// start_task_done; with waitForSuccess the node takes no task until it has succeeded. The node
+// stays `starting` while its images are pulled; one that cannot be pulled makes it unusable.
 void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     const json task = doc.value("startTask", json());
-    if (!task.is_object()) {
+    std::optional<NodeContainers> containers = containers_for(doc, node);
+    const json configuration = doc.value("/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
+    const bool prefetch = containers && !configuration.value("containerImageNames", json::array()).empty();
+    if (!task.is_object() && !prefetch) {
         node.state = "idle";
         node.state_time = time::now_iso8601();
         return;
     }
-    std::error_code ec;
-    fs::create_directories(node.root / "startup" / "wd", ec);
-    install_certificates(store_, pool.account, doc, node.root / "startup" / "certs", "starttask");
-    engine::Environment env = node_environment(pool, node);
-    // The pool's application packages are on the node before its start task runs.
-    packages_.install(pool.account, doc.value("applicationPackageReferences", json::array()), node.root, env,
-                      [&node](const fs::path& p) { return node.image.view(node.root, p); });
-    env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, node.root / "startup" / "certs");
-    env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, node.root / "startup" / "wd");
-    env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");
-    const bool wait = task.value("waitForSuccess", true);
-    node.state = wait ? "waitingforstarttask" : "idle";
-    node.state_time = time::now_iso8601();
-    node.start_task_info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
+    if (prefetch && node.state != "starting") {  // rebooted or reimaged: it pulls again (what it has is kept)
+        node.state = "starting";
+        node.state_time = time::now_iso8601();
+    }
+    engine::Environment env;
+    bool wait = true;
+    if (task.is_object()) {
+        std::error_code ec;
+        fs::create_directories(node.root / "startup" / "wd", ec);
+        install_certificates(store_, pool.account, doc, node.root / "startup" / "certs", "starttask");
+        env = node_environment(pool, node);
+        // The pool's application packages are on the node before its start task runs.
+        packages_.install(pool.account, doc.value("applicationPackageReferences", json::array()), node.root, env,
+                          [&node](const fs::path& p) { return node.image.view(node.root, p); });
+        env["AZ_BATCH_CERTIFICATES_DIR"] = node.image.view(node.root, node.root / "startup" / "certs");
+        env["AZ_BATCH_TASK_WORKING_DIR"] = node.image.view(node.root, node.root / "startup" / "wd");
+        env["AZ_BATCH_TASK_DIR"] = node.image.view(node.root, node.root / "startup");
+        wait = task.value("waitForSuccess", true);
+        if (!prefetch) {
+            node.state = wait ? "waitingforstarttask" : "idle";
+            node.state_time = time::now_iso8601();
+            node.start_task_info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
+        }
+    }
     Key key{pool.account, text::lower(pool.id)};
-    node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait,
-                                   wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
+    node.start_task = std::thread([this, key, id = node.id, task, env, root = node.root, control = node.control, wait, prefetch,
+                                   configuration, containers, wrap = wrap_for(node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
+        if (prefetch) {
+            std::optional<json> error;
+            try {
+                error = prefetch_images(configuration, *containers, *control);
+            } catch (const std::exception& e) {
+                error = json{{"code", "ContainerMiscError"}, {"message", std::string("The emulator could not pull the node's images: ") + e.what()}};
+            }
+            if (error || control->cancelled() || !task.is_object()) {
+                post([this, key, id, error = error.value_or(json())] { start_task_done(key, id, nullptr, error.is_null(), error); });
+                return;
+            }
+            post([this, key, id, wait] { start_task_begins(key, id, wait); });
+        }
         NodeTaskRun run;
         try {
-            run = run_node_task(task, env, root / "startup", *control, wrap);
+            run = run_node_task(task, env, root / "startup", *control, wrap, containers ? &*containers : nullptr);
         } catch (const std::exception& e) {  // nothing of a start task may take the daemon down
             run.info = {{"state", "completed"}, {"retryCount", 0}, {"result", "failure"},
                         {"failureInfo", failure_info("StartTaskRunFailed", std::string("The emulator could not run the start task: ") + e.what(),
@@ -519,6 +577,21 @@ void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
         // Cancelled (the node left or reboots) it reports too: its removal or reboot goes on there.
         post([this, key, id, info = run.info, ok = run.succeeded || !wait] { start_task_done(key, id, info, ok); });
     });
+}
+
+// Its images are on the node: it shows its start task running.
+void PoolNodes::start_task_begins(const Key& key, const std::string& node_id, bool wait) {
+    Node* node = find_node(key, node_id);
+    if (!node || node->state != "starting") return;
+    node->state = wait ? "waitingforstarttask" : "idle";
+    node->state_time = time::now_iso8601();
+    node->start_task_info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
+    if (auto it = state_.find(key); it != state_.end()) {
+        trace("batch pool " + it->second.id, "node " + node_id + " pulled its container images (" + node->state + ")");
+        write_pool(it->second);
+    }
+    schedule(key);
+    publish(key);
 }
 
 void PoolNodes::node_booted(const Key& key, const std::string& node_id) {
@@ -563,7 +636,7 @@ void PoolNodes::forget_node(Node& node) {
     engine::remove_tree(node.root, ec);
 }
 
-void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json info, bool succeeded) {
+void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json info, bool succeeded, json error) {
     for (auto left = leaving_.begin(); left != leaving_.end(); ++left) {
         if ((*left)->id != node_id) continue;
         (*left)->start_task.join();  // it has posted this and left the clock's turns
@@ -578,8 +651,18 @@ void PoolNodes::start_task_done(const Key& key, const std::string& node_id, json
         if (node->start_task.joinable()) node->start_task.join();
         if (node->state == "rebooting" || node->state == "reimaging") return finish_reboot(key, node_id);
         if (node->state == "preempted") return;  // its start task was killed with it
-        node->start_task_info = std::move(info);
-        if (node->state == "waitingforstarttask" || !succeeded) {
+        if (!error.is_null()) {
+            node->errors = json::array({error});
+            node->state = "unusable";
+            node->state_time = time::now_iso8601();
+            trace("batch pool " + it->second.id, "node " + node_id + " is unusable (" + error.value("code", "") + ")");
+            write_pool(it->second);
+            schedule(key);
+            publish(key);
+            return;
+        }
+        if (!info.is_null()) node->start_task_info = std::move(info);
+        if (node->state == "waitingforstarttask" || node->state == "starting" || !succeeded) {
             node->state = succeeded ? "idle" : "starttaskfailed";
             node->state_time = time::now_iso8601();
             trace("batch pool " + it->second.id, "node " + node_id + " is " + node->state);
@@ -657,6 +740,7 @@ void PoolNodes::publish(const Key& key) {
                 n["nodeAgentInfo"] = {{"version", "1.9.27"}, {"lastUpdateTime", node->allocation_time}};
             }
             if (!node->start_task_info.is_null()) n["startTaskInfo"] = node->start_task_info;
+            if (!node->errors.is_null()) n["errors"] = node->errors;
             nodes.push_back(std::move(n));
             roots[node->id] = node->root;
         }

@@ -30,9 +30,11 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/entity_store.h"
 #include "emulator/batch/node_image.h"
+#include "emulator/batch/task_container.h"
 #include "emulator/batch/task_process.h"
 #include "emulator/batch/usage_stats.h"
 #include "emulator/engine/clock.h"
+#include "emulator/engine/container_runtime.h"
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/event_queue.h"
 #include "emulator/engine/gpu_pool.h"
@@ -49,8 +51,12 @@ struct NodeOptions {
     engine::Clock* clock = nullptr;
     // A replay's declared workloads, played for tasks whose command line names one.
     engine::DeclaredWorkloads* workloads = nullptr;
-    // --image IMAGE=DIR: the local roots of the pools' images (node_image.h).
+    // --image IMAGE=DIR: the local roots of the pools' images (node_image.h) and of tasks'
+    // container images (task_container.h).
     std::map<std::string, std::filesystem::path> images;
+    // --container-runtime and --strict-images, for tasks with containerSettings.
+    engine::RuntimeChoice container_runtime = engine::RuntimeChoice::automatic;
+    bool strict_images = false;
     // The machine's free GPUs, shared with the Batch AI nodes: a node of a GPU size (STANDARD_NC6:
     // 1) takes its own. None when null.
     std::shared_ptr<engine::GpuPool> gpus;
@@ -190,6 +196,7 @@ private:
         NodeImage image;  // where its processes run
         std::vector<std::string> gpus;  // their UUIDs, as its size has them and the machine can
         nlohmann::json start_task_info;  // null when the pool has no start task
+        nlohmann::json errors;           // its ComputeNodeErrors; null when none
         std::shared_ptr<engine::RunControl> control;
         std::thread start_task;
         int running_tasks = 0;
@@ -284,15 +291,24 @@ private:
     // A new (or reimaged) node's directories, as the service lays them out.
     static void make_node_directories(const std::filesystem::path& root);
     engine::Environment node_environment(const Pool& pool, const Node& node) const;
+    static std::string hostname_of(const Node& node);
+    // The device nodes of its GPUs that have them (and the driver's), and their UUIDs.
+    std::vector<std::string> gpu_devices(const Node& node, std::vector<std::string>* uuids = nullptr) const;
     // How the node's processes are started (its image's sandbox, or the host).
     Wrap wrap_for(const Node& node) const;
+    // What the node gives its tasks' containers; nullopt when its pool has no
+    // containerConfiguration.
+    std::optional<NodeContainers> containers_for(const nlohmann::json& pool_doc, const Node& node);
     // Its running tasks are stopped with `task_reason` (requeue, terminate).
     void remove_node(Pool& pool, size_t index, const std::string& task_reason = "requeue");
     void remove_node(Pool& pool, const Node& node, const std::string& task_reason = "requeue");
     // A node gone: its GPUs back to the machine's, its directory removed, its time in the pool
     // in the account's usage.
     void forget_node(Node& node);
-    void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded);
+    // `error`: the node's own (ComputeNodeError), which makes it unusable; null when none.
+    void start_task_done(const Key& key, const std::string& node_id, nlohmann::json info, bool succeeded,
+                         nlohmann::json error = nullptr);
+    void start_task_begins(const Key& key, const std::string& node_id, bool wait);
     void schedule(const Key& key);
     // Whether the tasks a task depends on let it run; `known` caches answers for one pass.
     bool dependencies_met(const std::string& account, const TaskRef& task, std::map<std::string, bool>& known);
@@ -317,7 +333,9 @@ private:
     engine::Environment task_environment(const Pool& pool, const Node& node, const nlohmann::json& job, const nlohmann::json& task,
                                          const std::filesystem::path& dir, const nlohmann::json& pool_doc);
     // `subtasks`: a multi-instance task's SubtaskInformation (null for another task).
-    void task_done(const std::string& run_key, int exit_code, nlohmann::json failure, nlohmann::json subtasks = nullptr);
+    // `container`: its TaskContainerExecutionInformation (null when it ran in none).
+    void task_done(const std::string& run_key, int exit_code, nlohmann::json failure, nlohmann::json subtasks = nullptr,
+                   nlohmann::json container = nullptr);
     // After a task completed: its retention timer, its job's exit action and onAllTasksComplete.
     void task_completed(const std::string& account, const std::string& job_id, const nlohmann::json& task);
     void arm_wall_clock(const std::string& run_key);
@@ -363,6 +381,10 @@ private:
     AppPackages packages_;
     std::filesystem::path node_ssh_;
     std::string bwrap_;
+    engine::ContainerOptions container_options_;
+    // The docker engine and bubblewrap, probed when a container pool's node first needs them;
+    // containers are labelled with the nodes' directory (docker_client.h).
+    engine::RuntimeProbe runtimes_;
     // Removed while their start task ran: their removal ends when it reports (start_task_done).
     std::vector<std::unique_ptr<Node>> leaving_;
     int next_address_ = 0;

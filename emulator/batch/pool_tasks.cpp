@@ -52,6 +52,7 @@ struct RunEnd {
     int exit_code = -1;      // -1: none
     json failure;            // failureInfo, null when none
     json subtasks;           // a multi-instance task's SubtaskInformation
+    json container;          // TaskContainerExecutionInformation, null when it ran in none
     bool ran_command = true;  // false: it ended before its command (a resource file failed)
 };
 
@@ -282,6 +283,7 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
         info.erase("exitCode");
         info.erase("result");
         info.erase("failureInfo");
+        info.erase("containerInfo");
         doc["nodeInfo"] = node_infos[0];
         doc["_root"] = dir.string();
         if (ref.instances > 0) {
@@ -341,7 +343,7 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
     }
     const engine::Environment env = envs[0];
     run.thread = std::thread([this, task, env, dir, control, run_key, wrap = wrap_for(node), image = node.image, node_root = node.root,
-                              turn = engine::Participation(clock_)]() mutable {
+                              containers = containers_for(pool_doc, node), turn = engine::Participation(clock_)]() mutable {
         turn.begin();
         const RunEnd end = run_then_upload(task, dir, *control, [&] {
             RunEnd ran;
@@ -359,11 +361,12 @@ void PoolNodes::run_task(Pool& pool, const std::vector<Node*>& nodes, const Task
             if (played) {
                 ran.exit_code = played->exit_code.value_or(-1);
             } else {
-                std::tie(ran.exit_code, ran.failure) = run_task_process(task, env, dir, *control, wrap);
+                std::tie(ran.exit_code, ran.failure) =
+                    run_task_process(task, env, dir, *control, wrap, containers ? &*containers : nullptr, &ran.container);
             }
             return ran;
         });
-        post([this, run_key, end] { task_done(run_key, end.exit_code, end.failure); });
+        post([this, run_key, end] { task_done(run_key, end.exit_code, end.failure, nullptr, end.container); });
     });
     trace("batch task " + ref.job_id + "/" + ref.task_id, "runs on " + node.id);
     arm_wall_clock(run_key);
@@ -399,7 +402,7 @@ void PoolNodes::task_changed(const std::string& account, const std::string& job_
 // A task's process ended: completed (success or failure once its retries are spent), active
 // again for a retry, or, when it was stopped (its node left, it or its job was terminated or
 // deleted, its wall-clock time ran out), what that says.
-void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure, json subtasks) {
+void PoolNodes::task_done(const std::string& run_key, int exit_code, json failure, json subtasks, json container) {
     auto it = running_.find(run_key);
     if (it == running_.end()) return;
     RunningTask run = std::move(it->second);
@@ -448,6 +451,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
             } else {
                 retry = end_run(doc, exit_code, failure, now);
             }
+            if (!container.is_null()) doc["executionInfo"]["containerInfo"] = container;
             if (!subtasks.is_null()) doc["_subtasks"] = subtasks;
             return true;
         });

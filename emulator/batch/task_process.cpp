@@ -27,12 +27,30 @@ void add_settings(engine::Environment& env, const json& task) {
 }
 
 std::pair<int, json> run_task_process(const json& task, const engine::Environment& env, const fs::path& dir,
-                                      engine::RunControl& control, const Wrap& wrap) {
-    std::optional<std::vector<std::string>> argv = split_command_line(task.value("commandLine", ""));
+                                      engine::RunControl& control, const Wrap& wrap, const NodeContainers* containers,
+                                      json* container_info) {
+    if (container_info) *container_info = nullptr;
+    const json settings = task.value("containerSettings", json());
+    const bool in_container = settings.is_object();
+    if (in_container && !containers) {
+        return {-1, failure_info("ContainerInvalidSettings",
+                                 "The task has containerSettings but its pool has no containerConfiguration")};
+    }
+    const std::string line = task.value("commandLine", "");
+    std::optional<std::vector<std::string>> argv = split_command_line(line);
+    // A container's task with no command line runs its image's own command.
+    if (!argv && in_container && line.find_first_not_of(" \t\n") == std::string::npos) argv.emplace();
     if (!argv) return {-1, failure_info("CommandLineParseError", "The command line has an unclosed quote or no word")};
     // The service makes the task's stdout.txt and stderr.txt before it starts the program: they
     // are there (empty) when the program is not found.
     for (const char* log : {"stdout.txt", "stderr.txt"}) std::ofstream(dir / log, std::ios::app);
+    if (in_container) {
+        if (std::optional<ContainerRun> ran = run_in_container(settings, env, dir, control, *containers, *argv)) {
+            if (container_info) *container_info = ran->container;
+            return {ran->exit_code, ran->failure};
+        }
+        if (argv->empty()) return {-1, failure_info("CommandLineParseError", "The command line has no word")};
+    }
     try {
         std::shared_ptr<engine::Process> process =
             control.start({wrap(dir / "wd", *argv), env, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
@@ -46,7 +64,7 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
 }
 
 NodeTaskRun run_node_task(const json& task, const engine::Environment& base, const fs::path& task_dir,
-                          engine::RunControl& control, const Wrap& wrap) {
+                          engine::RunControl& control, const Wrap& wrap, const NodeContainers* containers) {
     NodeTaskRun run;
     run.info = {{"state", "running"}, {"startTime", time::now_iso8601()}, {"retryCount", 0}};
     const int max_retries = task.value("maxTaskRetryCount", 0);
@@ -57,7 +75,9 @@ NodeTaskRun run_node_task(const json& task, const engine::Environment& base, con
     for (int attempt = 0; !missing; ++attempt) {
         run.info["retryCount"] = attempt;
         run.info["lastRetryTime"] = time::now_iso8601();
-        auto [code, failure] = run_task_process(task, env, task_dir, control, wrap);
+        json container;
+        auto [code, failure] = run_task_process(task, env, task_dir, control, wrap, containers, &container);
+        if (!container.is_null()) run.info["containerInfo"] = container;
         if (code == -1 && failure.is_null()) return run;  // the node is leaving
         if (!failure.is_null()) {
             run.info["failureInfo"] = failure;

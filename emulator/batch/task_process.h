@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/batch/task_container.h"
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/shell_words.h"
 
@@ -22,11 +23,15 @@ using Wrap = std::function<std::vector<std::string>(const std::filesystem::path&
 void add_settings(engine::Environment& env, const nlohmann::json& task);
 
 // Runs the command line in `dir`/wd, writing `dir`/stdout.txt and stderr.txt: the exit code, or
-// -1 with a failureInfo (CommandLineParseError, CommandProgramNotFound), or -1 and null when
-// `control` was cancelled before it started.
+// -1 with a failureInfo (CommandLineParseError, CommandProgramNotFound, a container's), or -1
+// and null when `control` was cancelled before it started. A task with containerSettings runs
+// in its container when the node has `containers` (its pool's containerConfiguration), and
+// fails with ContainerInvalidSettings when it has none; `container_info` (when given) gets its
+// container's TaskContainerExecutionInformation, or null.
 std::pair<int, nlohmann::json> run_task_process(const nlohmann::json& task, const engine::Environment& env,
                                                 const std::filesystem::path& dir, engine::RunControl& control,
-                                                const Wrap& wrap);
+                                                const Wrap& wrap, const NodeContainers* containers = nullptr,
+                                                nlohmann::json* container_info = nullptr);
 
 struct NodeTaskRun {
     nlohmann::json info;  // startTaskInfo, or a job preparation or release task's execution info
@@ -38,6 +43,6 @@ struct NodeTaskRun {
 // resourceFiles (a download that fails fails it, not retried). A command line that cannot be
 // parsed is not retried; a program that cannot start reports 127, as a shell would.
 NodeTaskRun run_node_task(const nlohmann::json& task, const engine::Environment& base, const std::filesystem::path& task_dir,
-                          engine::RunControl& control, const Wrap& wrap);
+                          engine::RunControl& control, const Wrap& wrap, const NodeContainers* containers = nullptr);
 
 }  // namespace bai::batch

@@ -1,17 +1,12 @@
 #include "emulator/batch/task_tally.h"
 
 #include <algorithm>
+#include "common/text/json_string.h"
 
 namespace bai::batch {
 namespace {
 
 using nlohmann::json;
-
-std::string string_at(const json& doc, const char* name) {
-    if (!doc.is_object()) return "";
-    auto it = doc.find(name);
-    return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 std::int64_t required_slots(const json& task) {
     auto it = task.is_object() ? task.find("requiredSlots") : task.end();
@@ -22,14 +17,14 @@ std::int64_t required_slots(const json& task) {
 }  // namespace
 
 void TaskTally::count(const json& task, int sign) {
-    const std::string state = string_at(task, "state");
+    const std::string state = text::string_member(task, "state");
     const Bucket bucket = state == "completed" ? kCompleted : state == "active" || state.empty() ? kActive : kRunning;
     const std::int64_t weight = required_slots(task);
     tasks[bucket] += sign;
     slots[bucket] += sign * weight;
     if (bucket != kCompleted) return;
     auto info = task.is_object() ? task.find("executionInfo") : task.end();
-    const Bucket result = info != task.end() && string_at(*info, "result") == "success" ? kSucceeded : kFailed;
+    const Bucket result = info != task.end() && text::string_member(*info, "result") == "success" ? kSucceeded : kFailed;
     tasks[result] += sign;
     slots[result] += sign * weight;
 }

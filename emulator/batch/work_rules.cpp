@@ -395,7 +395,10 @@ void check_task_to_add(const json& body) {
     need_id(body, "task");
     check_dependencies(body);
     if (!body.contains("commandLine")) throw missing_property("commandLine");
-    if (!body["commandLine"].is_string() || body["commandLine"].get<std::string>().empty()) {
+    // A container's task may leave it empty: its image's own command runs (the service's rule for
+    // containerSettings).
+    const bool image_command = body.contains("containerSettings");
+    if (!body["commandLine"].is_string() || (body["commandLine"].get<std::string>().empty() && !image_command)) {
         throw invalid_property("commandLine", body["commandLine"].dump(), "The command line is a non-empty string");
     }
     check_constraints(body);

@@ -229,8 +229,15 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     } catch (const std::exception& e) {
         throw StartError(e.what());
     }
-    batch::NodeOptions batch_nodes{hooks.clock, hooks.workloads, options.containers.images, gpu_pool, hooks.trace,
-                                   options.batch_applications};
+    batch::NodeOptions batch_nodes;
+    batch_nodes.clock = hooks.clock;
+    batch_nodes.workloads = hooks.workloads;
+    batch_nodes.images = options.containers.images;
+    batch_nodes.container_runtime = options.containers.choice;
+    batch_nodes.strict_images = options.containers.strict_images;
+    batch_nodes.gpus = gpu_pool;
+    batch_nodes.trace = hooks.trace;
+    batch_nodes.packages = options.batch_applications;
     {  // ssh between the nodes of a multi-instance task: bai-node-ssh, built beside the emulator
         std::error_code ec;
         const std::filesystem::path beside = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "bai-node-ssh";

@@ -26,6 +26,10 @@ struct DockerRun {
     std::string cwd;
     std::vector<std::string> variables;  // names, values from the client's environment
     std::string owner;  // the emulator's (kOwnerLabel); none when empty
+    std::vector<std::string> options;  // more of docker run's options, after the emulator's
+    // docker's init as the container's first process (it reaps what the job's processes leave);
+    // without it, the command is the first process, as `docker create` makes it.
+    bool init = true;
 };
 
 // The label every container of an emulator carries, its value the emulator's nodes directory:
@@ -43,6 +47,10 @@ std::vector<std::string> docker_start_command(const std::string& docker, const D
 // variables named.
 std::vector<std::string> docker_exec_command(const std::string& docker, const std::string& name, const std::string& cwd,
                                              const std::vector<std::string>& variables);
+
+// The variables of a node's base environment that describe the machine, not the job: a docker
+// container keeps its image's own.
+bool machine_variable(const std::string& name);
 
 // The environment the docker client runs with: the nodes' base environment and the DOCKER_*
 // variables of the emulator's own (DOCKER_HOST, DOCKER_CONTEXT, DOCKER_CONFIG, DOCKER_CERT_PATH,

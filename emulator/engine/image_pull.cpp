@@ -5,6 +5,7 @@
 
 #include "common/crypto/base64.h"
 #include "emulator/engine/docker_client.h"
+#include "common/text/json_string.h"
 
 namespace bai::engine {
 namespace {
@@ -14,11 +15,6 @@ using nlohmann::json;
 
 // The key Docker Hub's credentials go under in docker's config.
 constexpr const char* kDockerHub = "https://index.docker.io/v1/";
-
-std::string string_at(const json& doc, const char* name) {
-    auto it = doc.is_object() ? doc.find(name) : doc.end();
-    return it != doc.end() && it->is_string() ? it->get<std::string>() : "";
-}
 
 bool names_a_host(const std::string& component) {
     return component.find('.') != std::string::npos || component.find(':') != std::string::npos || component == "localhost";
@@ -41,8 +37,8 @@ std::string without_scheme(std::string url) {
 
 ImageSource image_source(const json& registry) {
     ImageSource source;
-    const std::string image = string_at(registry, "image");
-    const std::string server = without_scheme(string_at(registry, "serverUrl"));
+    const std::string image = text::string_member(registry, "image");
+    const std::string server = without_scheme(text::string_member(registry, "serverUrl"));
     const size_t slash = image.find('/');
     std::string host;
     if (slash != std::string::npos && names_a_host(image.substr(0, slash))) {
@@ -56,8 +52,8 @@ ImageSource image_source(const json& registry) {
     }
     source.registry = is_docker_hub(host) ? kDockerHub : host;
     const json credentials = registry.is_object() ? registry.value("credentials", json::object()) : json::object();
-    source.username = string_at(credentials, "username");
-    source.password = string_at(credentials, "password");
+    source.username = text::string_member(credentials, "username");
+    source.password = text::string_member(credentials, "password");
     source.password_in_key_vault = source.password.empty() && credentials.is_object() && credentials.contains("passwordSecretReference");
     return source;
 }

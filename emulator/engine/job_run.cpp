@@ -87,12 +87,6 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, con
     return dir;
 }
 
-// The variables of the base environment that describe the machine, not the job: a docker
-// container keeps its image's own.
-bool machine_variable(const std::string& name) {
-    return name == "PATH" || name == "HOME" || name == "USER" || name == "LOGNAME" || name == "SHELL" || name == "TMPDIR";
-}
-
 std::string describe(const JobNode& node) { return node.id + " (" + node.address + ")"; }
 
 class Runner {

@@ -46,6 +46,15 @@ TEST(DockerRun, NamesLabelsBindsGpusAndPassesVariablesByName) {
     const std::vector<std::string> plain = docker_run_command("docker", run, {});
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--gpus"), 0);
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--label"), 0);
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), "--init"), 1);
+    // A Batch task's: its containerRunOptions after the emulator's options, before the image;
+    // the task's program is the container's first process.
+    run.options = {"--cidfile", "/x/id", "--workdir", "/etc"};
+    run.init = false;
+    const std::vector<std::string> task = docker_run_command("docker", run, {"/bin/true"});
+    EXPECT_EQ(std::count(task.begin(), task.end(), "--init"), 0);
+    EXPECT_EQ(std::vector<std::string>(task.end() - 6, task.end()),
+              (std::vector<std::string>{"--cidfile", "/x/id", "--workdir", "/etc", "127.0.0.1:5000/bai/train:1", "/bin/true"}));
 }
 
 TEST(DockerRun, TheJobsContainerIdlesDetachedAndItsProcessesEnterIt) {

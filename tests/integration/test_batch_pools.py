@@ -31,12 +31,14 @@ def vm_configuration():
 
 
 class BatchTestCase(unittest.TestCase):
-    """One emulator for the class (with emulator_args) and an azure-batch client of devbatchaccount1."""
+    """One emulator for the class (with emulator_args and emulator_env) and an azure-batch client of
+    devbatchaccount1."""
     emulator_args = []
+    emulator_env = None  # the emulator's environment; this process's when None
 
     @classmethod
     def setUpClass(cls):
-        cls.emu = harness.Emulator(args=list(cls.emulator_args)).start()
+        cls.emu = harness.Emulator(args=list(cls.emulator_args), env=cls.emulator_env).start()
         cls.url = cls.emu.endpoints["batch"]
         cls.client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=cls.url)
 
