@@ -7,7 +7,12 @@
    and in a real docker container (--container-runtime docker) with the image already on the
    engine. One emulator per runtime, started once; the rounds take the runtimes in a rotating
    order; p50 and p90 over every sample, and each round's p50.
-2. the first pull of a ~100 MiB image (one layer of random bytes over busybox and bash) from a
+2. the same for an Azure Batch task (`/bin/bash -c 'echo $EPOCHREALTIME'`, added with the
+   azure-batch SDK, its process's clock read from its stdout.txt) on an idle 1-node pool: a pool
+   without containerConfiguration (on the host) beside a pool with it, the task's
+   containerSettings naming an image the engine has (docker), one emulator, alternating with
+   `docker run` of the same command by hand.
+3. the first pull of a ~100 MiB image (one layer of random bytes over busybox and bash) from a
    registry on loopback with credentials: a job's submit -> process running, which includes the
    pull, beside `docker pull` of the same image by hand (removed from the engine before each).
 
@@ -32,6 +37,49 @@ import harness  # noqa: E402
 from job_latency import SUB, WS, Bench, percentile, submit_to_running  # noqa: E402
 
 CLOCK = "echo $EPOCHREALTIME"  # bash's, in every runtime (busybox's date has no %N)
+
+
+def batch_pools(emu):
+    """A client of the emulator's Batch endpoint and two idle 1-node pools with a job each: `host`
+    (no containerConfiguration) and `docker` (the bench image among its containerImageNames)."""
+    from azure.batch import BatchServiceClient
+    from azure.batch import models as bm
+    from azure.batch.batch_auth import SharedKeyCredentials
+    from test_batch_pools import DEV_BATCH, DEV_BATCH_KEY, vm_configuration
+    client = BatchServiceClient(SharedKeyCredentials(DEV_BATCH, DEV_BATCH_KEY), batch_url=emu.endpoints["batch"])
+    for pool_id in ("host", "docker"):
+        configuration = vm_configuration()
+        if pool_id == "docker":
+            configuration.container_configuration = bm.ContainerConfiguration(type="dockerCompatible",
+                                                                              container_image_names=["bai/bench:1"])
+        client.pool.add(bm.PoolAddParameter(id=pool_id, vm_size="STANDARD_D1", target_dedicated_nodes=1,
+                                            virtual_machine_configuration=configuration))
+        client.job.add(bm.JobAddParameter(id=pool_id, pool_info=bm.PoolInformation(pool_id=pool_id)))
+        harness.wait_for(lambda: [n for n in client.compute_node.list(pool_id) if n.state == bm.ComputeNodeState.idle],
+                         timeout=60, what=f"pool {pool_id}'s node")
+    return client
+
+
+def docker_run_by_hand(engine):
+    """ms from `docker run` of the same command in the same image (the engine has it) to its clock:
+    the floor of a task in a container of its own."""
+    import subprocess
+    started = time.time()
+    out = subprocess.run([engine.docker, "run", "--rm", "--network", "host", "bai/bench:1", "/bin/bash", "-c", CLOCK],
+                         env=engine.env(), capture_output=True, text=True, check=True).stdout
+    return (float(out.strip()) - started) * 1000
+
+
+def batch_add_to_running(client, pool_id, task_id):
+    """ms from the client's add to the task's process reading its clock."""
+    from azure.batch import models as bm
+    settings = bm.TaskContainerSettings(image_name="bai/bench:1") if pool_id == "docker" else None
+    added = time.time()
+    client.task.add(pool_id, bm.TaskAddParameter(id=task_id, command_line=f"/bin/bash -c '{CLOCK}'", container_settings=settings))
+    harness.wait_for(lambda: client.task.get(pool_id, task_id).state == bm.TaskState.completed, timeout=60, interval=0.01,
+                     what=f"task {task_id}")
+    out = b"".join(client.file.get_from_task(pool_id, task_id, "stdout.txt")).decode().strip()
+    return (float(out) - added) * 1000
 
 
 def start_emulator(runtime, env):
@@ -97,6 +145,24 @@ def main():
             rounds.append(this_round)
             order = order[1:] + order[:1]
 
+        batch_emu = harness.Emulator(args=["--gpus", "none", "--container-runtime", "docker"], env=engine.env()).start()
+        emulators["batch"] = (batch_emu, None)
+        client = batch_pools(batch_emu)
+        batch_samples = {"host": [], "docker": [], "docker run by hand": []}
+        batch_rounds = []
+        order = list(batch_samples)
+        for r in range(args.rounds):
+            this_round = {}
+            for pool_id in order:
+                if pool_id == "docker run by hand":
+                    values = [docker_run_by_hand(engine) for _ in range(args.samples)]
+                else:
+                    values = [batch_add_to_running(client, pool_id, f"r{r}t{i}") for i in range(args.samples)]
+                batch_samples[pool_id] += values
+                this_round[pool_id] = statistics.median(values)
+            batch_rounds.append(this_round)
+            order = order[1:] + order[:1]
+
         reference, config = big_image(engine, args.pull_mib)
         emu, b = emulators["docker"]
         registry = {"image": "bai/big:1", "serverUrl": engine.registry_address,
@@ -122,6 +188,14 @@ def main():
         print(f"| {runtime} ({len(values)} jobs) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
               f"{statistics.median(values) / host:.2f} |")
     for i, r in enumerate(rounds):
+        print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
+    print("| Batch task add -> process running, idle 1-node pool | p50 ms | p90 ms | p50 / host |")
+    print("|---|---|---|---|")
+    host = statistics.median(batch_samples["host"])
+    for pool_id, values in batch_samples.items():
+        print(f"| {pool_id} ({len(values)} tasks) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
+              f"{statistics.median(values) / host:.2f} |")
+    for i, r in enumerate(batch_rounds):
         print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
     print(f"| first pull of a {args.pull_mib} MiB image from the loopback registry | ms, each of {args.pulls} |")
     print("|---|---|")
