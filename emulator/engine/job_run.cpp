@@ -145,7 +145,10 @@ private:
         }
         std::vector<std::string> notes;
         PlanInputs plan_inputs;
-        plan_inputs.default_python = in_.default_python;
+        // In a container the image has its own interpreter, which the machine's PATH cannot tell:
+        // `python` where the image has it (the service's images had), else `python3`, found by
+        // the shell that runs the command in there.
+        plan_inputs.default_python = in_container() ? "$(command -v python || echo python3)" : in_.default_python;
         plan_inputs.mpi_agent = in_.mpi_agent.string();
         std::vector<std::string> hosts;
         for (const JobNode& node : in_.nodes) {

@@ -1,8 +1,8 @@
 """Jobs in real containers: a real docker engine and a real registry (docker_engine.py) behind an
 emulator started with --container-runtime docker. The job's image pulled from the private
 registry with the job's credentials, its preparation and its command in one container, the
-service's paths, variables and secrets inside, a failing pull, terminate, MPI ranks in their
-nodes' containers, a stopped emulator leaving none, and a killed emulator whose container the
+service's paths, variables and secrets inside, a failing pull, terminate, MPI and Horovod ranks
+in their nodes' containers, a stopped emulator leaving none, and a killed emulator whose container the
 next start removes; after every test no container of the emulator's is
 left on the engine."""
 import os
@@ -19,6 +19,18 @@ from jobs_fixture import EXP, RG, WS, JobsTestCase
 
 SERVICE = "/mnt/batch/tasks/shared/LS_root"
 MPI_PACKAGES = ["openmpi-bin", "openmpi-common", "libopenmpi3", "libpmix2", "libhwloc15", "libhwloc-plugins"]
+PYTHON_PACKAGES = ["python3-minimal", "python3.11-minimal", "libpython3.11-minimal"]
+# A Horovod script's view of its rank (Horovod itself reads the same OpenMPI variables), its
+# image and its container.
+HOROVOD_SCRIPT = r"""
+import os, re
+with open("/etc/bai-image") as f:
+    image = f.read().strip().replace(" ", "-")
+with open("/proc/self/mountinfo") as f:
+    layer = re.search(r"upperdir=([^,]*)", f.read())
+print("rank=%s size=%s image=%s container=%s" % (os.environ["OMPI_COMM_WORLD_RANK"], os.environ["OMPI_COMM_WORLD_SIZE"],
+                                                image, layer.group(1) if layer else None))
+"""
 engine = None
 private_image = None  # "127.0.0.1:PORT/bai/train:1", in the registry only
 
@@ -146,7 +158,7 @@ class RealDockerMpiTest(RealDockerTestCase):
     @classmethod
     def setUpClass(cls):
         # An image with OpenMPI (the host's, at the same paths): the ranks' daemons start in it.
-        engine.import_image("bai/mpi:1", "the mpi image", MPI_PACKAGES)
+        engine.import_image("bai/mpi:1", "the mpi image", MPI_PACKAGES + PYTHON_PACKAGES)
         super().setUpClass()
         cls.c = cls.cluster(cls, "mpi", nodes=2)
         cls.wait_cluster(cls, "mpi", idle=2)
@@ -167,6 +179,22 @@ class RealDockerMpiTest(RealDockerTestCase):
         self.assertEqual(len(set(containers)), 2, lines)
         self.assertEqual(sorted(containers.count(c) for c in set(containers)), [2, 2])
         self.assertIn("image bai/mpi:1 is on the engine: not pulled", log)
+
+    def test_horovod_ranks_run_in_their_nodes_containers(self):
+        self.share.get_file_client("scripts/hvd.py").upload_file(HOROVOD_SCRIPT.encode())
+        j = self.job("hvddock", self.c, node_count=2,
+                     container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image="bai/mpi:1")),
+                     horovod_settings=m.HorovodSettings(python_script_file_path="$AZ_BATCHAI_MOUNT_ROOT/afs/scripts/hvd.py",
+                                                        process_count=4))
+        log = self.execution_log("hvddock")
+        self.assertEqual(j.execution_state, "succeeded", log + self.read("hvddock", "stderr.txt"))
+        lines = [dict(w.split("=", 1) for w in line.split()) for line in self.read("hvddock", "stdout.txt").splitlines()
+                 if line.startswith("rank=")]
+        self.assertEqual(sorted(line["rank"] for line in lines), ["0", "1", "2", "3"])
+        self.assertTrue(all(line["size"] == "4" and line["image"] == "the-mpi-image" for line in lines), lines)
+        containers = [line["container"] for line in lines]
+        self.assertNotIn("None", containers)
+        self.assertEqual(sorted(containers.count(c) for c in set(containers)), [2, 2])  # two ranks in each node's
 
 
 class RealDockerRestartTest(RealDockerTestCase):
