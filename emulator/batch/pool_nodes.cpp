@@ -597,7 +597,8 @@ void PoolNodes::start_task_begins(const Key& key, const std::string& node_id, bo
 void PoolNodes::node_booted(const Key& key, const std::string& node_id) {
     Node* node = find_node(key, node_id);
     std::optional<StoredEntity> stored = store_.get(key.first, kPools, key.second);
-    if (!node || node->state != "starting" || !stored) return;
+    // Not while its start thread runs (a reboot's pull of its images, which also shows starting).
+    if (!node || node->state != "starting" || !stored || node->start_task.joinable()) return;
     launch_start_task(state_[key], *node, stored->body);
     trace("batch pool " + state_[key].id, "node " + node_id + " booted (" + node->state + ")");
     reconcile(key);

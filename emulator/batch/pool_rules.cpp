@@ -10,6 +10,7 @@
 
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/container_rules.h"
 #include "emulator/batch/work_rules.h"
 #include "emulator/validation/duration.h"
 
@@ -137,6 +138,7 @@ void check_pool_to_add(const json& body) {
         const json& c = body["virtualMachineConfiguration"];
         if (!c.is_object()) throw invalid_property("virtualMachineConfiguration", c.dump(), "The value must be an object");
         need_string(c, "virtualMachineConfiguration.", "nodeAgentSKUId", true);
+        check_container_configuration(c, "virtualMachineConfiguration.");
         if (!c.contains("imageReference")) throw missing_property("virtualMachineConfiguration.imageReference");
         const json& image = c["imageReference"];
         if (!image.is_object()) {

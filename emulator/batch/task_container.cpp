@@ -1,6 +1,9 @@
 #include "emulator/batch/task_container.h"
 
+#include <chrono>
 #include <fstream>
+#include <set>
+#include <thread>
 
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
@@ -56,15 +59,12 @@ std::string view_of(const NodeContainers& node, const fs::path& host) {
     return (fs::path(node.root_view) / relative).string();
 }
 
-bool docker_chosen(const NodeContainers& node) {
-    return node.runtimes && node.options.choice != engine::RuntimeChoice::host &&
-           node.options.choice != engine::RuntimeChoice::sandbox && node.runtimes->availability().docker;
-}
-
-// Quiet: what docker says of a container already gone does not matter.
+// Quiet: what docker says of a container already gone does not matter; bounded, so that an
+// engine that does not answer cannot hold a task's thread (and the emulator's stop).
 void remove_container(const std::string& docker, const std::string& name) {
     try {
-        engine::Process::start({{docker, "rm", "--force", name}, engine::docker_environment(), "/", "/dev/null", "/dev/null"})->wait();
+        engine::Process::start({{"timeout", "30", docker, "rm", "--force", name}, engine::docker_environment(), "/", "/dev/null", "/dev/null"})
+            ->wait();
     } catch (const std::exception&) {
     }
 }
@@ -93,22 +93,59 @@ json with_message(json failure, const std::string& message) {
     return failure;
 }
 
-// The client's environment: the task's (what `--env NAME` passes in), with the emulator's word
-// on where the engine is and the machine's own PATH and HOME (the client's configuration).
-engine::Environment client_environment(const engine::Environment& env) {
-    engine::Environment client = env;
-    for (const auto& [name, value] : engine::docker_environment()) {
-        if (name.rfind("DOCKER_", 0) == 0 || engine::machine_variable(name)) client[name] = value;
-    }
-    return client;
+// Variables that would change what the docker client on this machine does (which engine it
+// talks to, its configuration and plugins, its proxies, what it loads): never taken from a task.
+bool steers_the_client(const std::string& name) {
+    const std::string lower = text::lower(name);
+    return lower.rfind("docker_", 0) == 0 || lower.rfind("ld_", 0) == 0 || lower.rfind("glibc_", 0) == 0 ||
+           (lower.size() >= 6 && lower.compare(lower.size() - 6, 6, "_proxy") == 0);
 }
 
-ContainerRun run_docker(const json& settings, const engine::Environment& env, const fs::path& dir, engine::RunControl& control,
-                        const NodeContainers& node, const std::vector<std::string>& argv) {
+// Whether docker's short options `word` (-d, -itd) ask for a detached container: the task's
+// process would be gone at once, its container out of the task's reach. `docker create`, which
+// the service runs, has no such option.
+bool asks_detach(const std::string& word) {
+    if (word == "--detach" || word.rfind("--detach=", 0) == 0) return word != "--detach=false";
+    if (word.size() < 2 || word[0] != '-' || word[1] == '-') return false;
+    // Clusters of docker run's one-letter flags that take no value.
+    return word.find('d') != std::string::npos && word.find_first_not_of("ditP", 1) == std::string::npos;
+}
+
+// The names the task itself set (environmentSettings): passed even when they name the machine's
+// (PATH, HOME), as the task asked.
+std::set<std::string> own_names(const json& task) {
+    std::set<std::string> names;
+    const json settings = task.value("environmentSettings", json::array());
+    if (!settings.is_array()) return names;
+    for (const json& setting : settings) {
+        if (setting.is_object() && setting.contains("name") && setting["name"].is_string()) names.insert(setting["name"].get<std::string>());
+    }
+    return names;
+}
+
+ContainerRun run_docker(const json& task, const json& settings, const engine::Environment& env, const fs::path& dir,
+                        engine::RunControl& control, const NodeContainers& node, const std::vector<std::string>& argv) {
     const std::string docker = node.runtimes->docker();
+    const std::string image = settings.value("imageName", "");
+    if (image.empty() || image[0] == '-') {
+        return {-1, failure_info("ContainerInvalidImage", "The container image '" + image + "' is not an image reference"), nullptr};
+    }
+    std::vector<std::string> options;
+    if (const std::string run_options = settings.value("containerRunOptions", ""); run_options.find_first_not_of(" \t\n") != std::string::npos) {
+        std::optional<std::vector<std::string>> words = split_command_line(run_options);
+        if (!words) return {-1, failure_info("ContainerInvalidSettings", "The containerRunOptions have an unclosed quote"), nullptr};
+        options = std::move(*words);
+    }
+    for (const std::string& word : options) {
+        if (asks_detach(word)) {
+            return {-1, with_message(failure_info("ContainerInvalidSettings", "The container settings are not valid"),
+                                     "unknown flag: " + word + " (a task's container is made with docker create, which has none)"),
+                    nullptr};
+        }
+    }
     const std::string name = engine::docker_name("bai-batch-" + node.node_id.substr(0, 18) + "-" + crypto::random_hex(4) + "-" +
                                                  dir.filename().string());
-    const engine::ImageSource source = batch_image_source(settings.value("imageName", ""), settings.value("registry", json()), node.registries);
+    const engine::ImageSource source = batch_image_source(image, settings.value("registry", json()), node.registries);
     const fs::path scratch = node.scratch / name;
     const engine::PullResult pulled =
         engine::pull_image(docker, source, scratch, control, [&node](const std::string& line) { log_line(node, line); });
@@ -118,15 +155,9 @@ ContainerRun run_docker(const json& settings, const engine::Environment& env, co
                                  pulled.message),
                 nullptr};
     }
-    std::vector<std::string> options;
-    if (const std::string run_options = settings.value("containerRunOptions", ""); run_options.find_first_not_of(" \t\n") != std::string::npos) {
-        std::optional<std::vector<std::string>> words = split_command_line(run_options);
-        if (!words) return {-1, failure_info("ContainerInvalidSettings", "The containerRunOptions have an unclosed quote"), nullptr};
-        options = std::move(*words);
-    }
     std::error_code ec;
     fs::create_directories(scratch, ec);
-    const fs::path id_file = scratch / "container-id";
+    fs::permissions(scratch, fs::perms::owner_all, ec);
     engine::DockerRun run;
     run.name = name;
     run.owner = node.runtimes->owner();
@@ -134,36 +165,67 @@ ContainerRun run_docker(const json& settings, const engine::Environment& env, co
     run.binds.push_back({node.node_root, node.root_view});
     run.gpus = node.gpus;
     run.init = false;  // the task's program is the container's, as the service's `docker create` makes it
+    run.cidfile = (scratch / "container-id").string();
+    run.options = std::move(options);
     if (settings.value("workingDirectory", "taskWorkingDirectory") != "containerImageDefault") run.cwd = view_of(node, dir / "wd");
+    // The task's variables reach the container by name from the client's environment, which is
+    // the emulator's docker environment and those of them that cannot steer the client; the
+    // others go through a file only the emulator reads (docker's --env-file: one line each, so
+    // a value with a line break cannot go that way).
+    engine::Environment client = engine::docker_environment();
+    const std::set<std::string> own = own_names(task);
+    std::string env_file;
     for (const auto& [variable, value] : env) {
-        if (!engine::machine_variable(variable)) run.variables.push_back(variable);
+        if (engine::machine_variable(variable) && !own.count(variable)) continue;
+        if (!steers_the_client(variable) && !engine::machine_variable(variable)) {
+            client[variable] = value;
+            run.variables.push_back(variable);
+        } else if (value.find('\n') == std::string::npos) {
+            env_file += variable + "=" + value + "\n";
+        } else {
+            log_line(node, "the variable " + variable + " is not passed into the container: its value has a line break");
+        }
     }
-    run.options = {"--cidfile", id_file.string()};
-    run.options.insert(run.options.end(), options.begin(), options.end());
+    if (!env_file.empty()) {
+        const fs::path file = scratch / "variables.env";
+        std::ofstream(file) << env_file;
+        fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, ec);
+        run.options.insert(run.options.end(), {"--env-file", file.string()});
+    }
     ContainerRun out;
     std::shared_ptr<engine::Process> process;
     try {
-        process = control.start({engine::docker_run_command(docker, run, argv), client_environment(env), dir / "wd", dir / "stdout.txt",
-                                 dir / "stderr.txt"});
+        process = control.start({engine::docker_run_command(docker, run, argv), client, dir / "wd", dir / "stdout.txt", dir / "stderr.txt"});
     } catch (const std::exception& e) {
         fs::remove_all(scratch, ec);
         return {-1, with_message(failure_info("ContainerMiscError", "The container could not be started"), e.what()), nullptr};
     }
-    const int code = process ? process->wait().code : -1;
+    if (!process) {
+        fs::remove_all(scratch, ec);
+        return {};
+    }
+    const engine::ExitStatus status = process->wait();
     std::string id;
-    std::ifstream(id_file) >> id;
-    fs::remove_all(scratch, ec);
-    const std::string error = code >= 125 && code <= 127 ? docker_error(dir / "stderr.txt") : "";
-    // A killed client leaves its container running; one that could not start may stay made.
-    if (!process || control.cancelled() || !error.empty()) remove_container(docker, name);
-    if (!process || control.cancelled()) return {};
+    std::ifstream(run.cidfile) >> id;
+    const std::string error = status.code >= 125 && status.code <= 127 ? docker_error(dir / "stderr.txt") : "";
+    // A killed client leaves its container running; one that could not start may stay made. A
+    // client killed while the engine was still making the container (no id written yet) is
+    // followed by a second removal, once the engine has had time to finish.
+    if (control.cancelled() || status.signal != 0 || !error.empty()) {
+        remove_container(docker, name);
+        if (id.empty()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            remove_container(docker, name);
+        }
+    }
+    fs::remove_all(scratch, ec);  // the variables' file with it
     if (!id.empty()) out.container = {{"containerId", id}, {"state", "exited"}};
-    if (error.empty()) {
-        out.exit_code = code;
+    if (error.empty() || control.cancelled()) {
+        out.exit_code = status.code;
         return out;
     }
     out.container["error"] = error;
-    if (code == 125) {
+    if (status.code == 125) {
         const bool settings_refused = error.find("unknown flag") != std::string::npos || error.find("unknown shorthand") != std::string::npos ||
                                       error.find("invalid argument") != std::string::npos || error.find("flag needs") != std::string::npos ||
                                       error.find("conflicting options") != std::string::npos;
@@ -209,47 +271,57 @@ std::string pull_failure_code(const std::string& message) {
     return "ContainerInvalidImage";
 }
 
+namespace {
+
+engine::RuntimeDecision runtime_for(const std::string& image, const NodeContainers& node) {
+    const json properties{{"containerSettings", {{"imageSourceRegistry", {{"image", image}}}}}};
+    return choose_runtime(properties, node.options, node.runtimes ? node.runtimes->availability() : engine::RuntimeAvailability{});
+}
+
+json node_error(const std::string& code, const std::string& message, const std::string& detail) {
+    return json{{"code", code}, {"message", message}, {"errorDetails", json::array({{{"name", "Message"}, {"value", detail}}})}};
+}
+
+}  // namespace
+
 std::optional<json> prefetch_images(const json& configuration, const NodeContainers& node, engine::RunControl& control) {
     const json names = configuration.is_object() ? configuration.value("containerImageNames", json::array()) : json::array();
-    if (!names.is_array() || names.empty()) return std::nullopt;
-    if (!docker_chosen(node)) {
-        const std::string why = !node.runtimes ? "no runtime"
-                                : node.options.choice == engine::RuntimeChoice::host || node.options.choice == engine::RuntimeChoice::sandbox
-                                    ? "--container-runtime is not docker"
-                                    : node.runtimes->availability().docker_why;
-        if (node.runtimes && node.options.choice == engine::RuntimeChoice::docker) {
-            return json{{"code", "ContainerMiscError"},
-                        {"message", "The node's container images could not be pulled"},
-                        {"errorDetails", json::array({{{"name", "Message"}, {"value", "--container-runtime docker: " + why}}})}};
-        }
-        log_line(node, "containerImageNames not pulled: " + why);
-        return std::nullopt;
-    }
+    if (!names.is_array()) return std::nullopt;
     for (const json& name : names) {
         if (!name.is_string()) continue;
-        const engine::ImageSource source = batch_image_source(name.get<std::string>(), json(), node.registries);
+        const std::string image = name.get<std::string>();
+        // Pulled where its tasks would run in docker; an image the sandbox serves (--image), or
+        // one no runtime takes, is not.
+        const engine::RuntimeDecision decision = runtime_for(image, node);
+        if (!decision.error.empty()) {
+            return node_error("ContainerMiscError", "The container image " + image + " cannot be used on this node", decision.error);
+        }
+        if (decision.kind != engine::RuntimeKind::docker) {
+            log_line(node, "container image " + image + " not pulled: " + decision.reason);
+            continue;
+        }
+        if (image[0] == '-') return node_error("ContainerInvalidImage", "The container image " + image + " could not be pulled", "not an image reference");
+        const engine::ImageSource source = batch_image_source(image, json(), node.registries);
         const engine::PullResult pulled = engine::pull_image(node.runtimes->docker(), source, node.scratch / "prefetch", control,
                                                              [&node](const std::string& line) { log_line(node, line); });
         if (pulled.outcome == engine::PullResult::Outcome::cancelled) return std::nullopt;
         if (pulled.outcome == engine::PullResult::Outcome::failed) {
-            return json{{"code", pull_failure_code(pulled.message)},
-                        {"message", "The container image " + source.reference + " could not be pulled"},
-                        {"errorDetails", json::array({{{"name", "Message"}, {"value", pulled.message}}})}};
+            return node_error(pull_failure_code(pulled.message), "The container image " + source.reference + " could not be pulled", pulled.message);
         }
     }
     return std::nullopt;
 }
 
-std::optional<ContainerRun> run_in_container(const json& settings, const engine::Environment& env, const fs::path& dir,
+std::optional<ContainerRun> run_in_container(const json& task, const engine::Environment& env, const fs::path& dir,
                                              engine::RunControl& control, const NodeContainers& node, const std::vector<std::string>& argv) {
+    const json settings = task.value("containerSettings", json::object());
     const std::string image = settings.value("imageName", "");
-    const json properties{{"containerSettings", {{"imageSourceRegistry", {{"image", image}}}}}};
-    const engine::RuntimeDecision decision =
-        choose_runtime(properties, node.options, node.runtimes ? node.runtimes->availability() : engine::RuntimeAvailability{});
+    if (image.empty()) return ContainerRun{-1, failure_info("ContainerInvalidImage", "The containerSettings name no image"), nullptr};
+    const engine::RuntimeDecision decision = runtime_for(image, node);
     if (!decision.error.empty()) {
         return ContainerRun{-1, with_message(failure_info("ContainerMiscError", "The container could not be started"), decision.error), nullptr};
     }
-    if (decision.kind == engine::RuntimeKind::docker) return run_docker(settings, env, dir, control, node, argv);
+    if (decision.kind == engine::RuntimeKind::docker) return run_docker(task, settings, env, dir, control, node, argv);
     if (argv.empty()) {
         return ContainerRun{-1, failure_info("CommandLineParseError", "The command line is empty and the image's own command is known only to docker"),
                             nullptr};

@@ -50,23 +50,26 @@ engine::ImageSource batch_image_source(const std::string& image, const nlohmann:
 // registry refused the credentials or could not be reached, else ContainerInvalidImage.
 std::string pull_failure_code(const std::string& docker_message);
 
-// Pulls the pool's containerImageNames onto the node's engine. nullopt: done (or nothing to do:
-// no docker runtime); else the node's error (ComputeNodeError) that makes it unusable.
-// Cancelled (the node left): nullopt.
+// Pulls the pool's containerImageNames that its tasks would run in docker onto the node's
+// engine (one that --image gives a root, or none when the docker runtime is not chosen, is
+// not pulled). nullopt: done; else the node's error (ComputeNodeError) that makes it unusable:
+// a failed pull, or an image no runtime may take (--container-runtime docker without an engine,
+// --strict-images). Cancelled (the node left): nullopt.
 std::optional<nlohmann::json> prefetch_images(const nlohmann::json& container_configuration, const NodeContainers& node,
                                               engine::RunControl& control);
 
 struct ContainerRun {
-    int exit_code = -1;        // -1: none (failure says why, or it was cancelled when null)
+    int exit_code = -1;        // -1: none (failure says why, or it was cancelled before it began when null)
     nlohmann::json failure;    // failureInfo, null when none
     nlohmann::json container;  // TaskContainerExecutionInformation, null when none was made
 };
 
 // Runs `argv` (the task's command line, as words; empty: the image's own command) in the
-// container of `settings` (the task's containerSettings), in `dir`/wd, writing `dir`/stdout.txt
-// and stderr.txt. nullopt: no container runtime is chosen for it, the node runs it as it runs
-// any task (logged with the reason).
-std::optional<ContainerRun> run_in_container(const nlohmann::json& settings, const engine::Environment& env, const std::filesystem::path& dir,
+// container of the task's containerSettings, in `dir`/wd, writing `dir`/stdout.txt and
+// stderr.txt. nullopt: no container runtime is chosen for it, the node runs it as it runs any
+// task (logged with the reason). Stopped by `control`, its container is removed and the exit
+// code is the killed client's.
+std::optional<ContainerRun> run_in_container(const nlohmann::json& task, const engine::Environment& env, const std::filesystem::path& dir,
                               engine::RunControl& control, const NodeContainers& node, const std::vector<std::string>& argv);
 
 }  // namespace bai::batch

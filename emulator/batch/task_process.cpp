@@ -45,7 +45,7 @@ std::pair<int, json> run_task_process(const json& task, const engine::Environmen
     // are there (empty) when the program is not found.
     for (const char* log : {"stdout.txt", "stderr.txt"}) std::ofstream(dir / log, std::ios::app);
     if (in_container) {
-        if (std::optional<ContainerRun> ran = run_in_container(settings, env, dir, control, *containers, *argv)) {
+        if (std::optional<ContainerRun> ran = run_in_container(task, env, dir, control, *containers, *argv)) {
             if (container_info) *container_info = ran->container;
             return {ran->exit_code, ran->failure};
         }
@@ -77,7 +77,11 @@ NodeTaskRun run_node_task(const json& task, const engine::Environment& base, con
         run.info["lastRetryTime"] = time::now_iso8601();
         json container;
         auto [code, failure] = run_task_process(task, env, task_dir, control, wrap, containers, &container);
-        if (!container.is_null()) run.info["containerInfo"] = container;
+        if (container.is_null()) {
+            run.info.erase("containerInfo");  // an earlier attempt's
+        } else {
+            run.info["containerInfo"] = container;
+        }
         if (code == -1 && failure.is_null()) return run;  // the node is leaving
         if (!failure.is_null()) {
             run.info["failureInfo"] = failure;

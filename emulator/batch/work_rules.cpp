@@ -4,6 +4,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_error.h"
+#include "emulator/batch/container_rules.h"
 #include "emulator/batch/pool_rules.h"
 #include "emulator/validation/duration.h"
 
@@ -162,6 +163,9 @@ void check_job_manager(const json& body) {
 void check_job_to_add(const json& body) {
     need_id(body, "job");
     check_job_manager(body);
+    for (const char* task : {"jobPreparationTask", "jobReleaseTask"}) {
+        if (body.contains(task)) check_container_settings(body[task], std::string(task) + ".");
+    }
     if (!body.contains("poolInfo")) throw missing_property("poolInfo");
     check_pool_info(body);
     check_priority(body);
@@ -213,6 +217,7 @@ void apply_job_change(json& job, const json& body, bool replace) {
 }
 
 void check_task_lists(const json& task, const std::string& prefix) {
+    check_container_settings(task, prefix);
     auto string_at = [&](const json& item, const std::string& path, const char* name, bool required) {
         if (!item.contains(name)) {
             if (required) throw missing_property(path + name);

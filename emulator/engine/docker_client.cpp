@@ -10,8 +10,11 @@ namespace bai::engine {
 
 std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
                                             const std::vector<std::string>& command) {
-    std::vector<std::string> argv{docker, "run", "--rm", "--name", run.name, "--network", "host"};
+    std::vector<std::string> argv{docker, "run"};
+    argv.insert(argv.end(), run.options.begin(), run.options.end());
+    argv.insert(argv.end(), {"--rm", "--name", run.name, "--network", "host"});
     if (run.init) argv.push_back("--init");
+    if (!run.cidfile.empty()) argv.insert(argv.end(), {"--cidfile", run.cidfile});
     if (!run.owner.empty()) argv.insert(argv.end(), {"--label", std::string(kOwnerLabel).append("=").append(run.owner)});
     // Appends: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
     for (const SandboxBind& bind : run.binds) {
@@ -26,7 +29,6 @@ std::vector<std::string> docker_run_command(const std::string& docker, const Doc
     if (run.shm_bytes) argv.insert(argv.end(), {"--shm-size", std::to_string(*run.shm_bytes)});
     if (!run.cwd.empty()) argv.insert(argv.end(), {"--workdir", run.cwd});
     for (const std::string& name : run.variables) argv.insert(argv.end(), {"--env", name});
-    argv.insert(argv.end(), run.options.begin(), run.options.end());
     argv.push_back(run.image);
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;

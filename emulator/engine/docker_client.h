@@ -26,7 +26,11 @@ struct DockerRun {
     std::string cwd;
     std::vector<std::string> variables;  // names, values from the client's environment
     std::string owner;  // the emulator's (kOwnerLabel); none when empty
-    std::vector<std::string> options;  // more of docker run's options, after the emulator's
+    // The user's own options of docker run (a Batch task's containerRunOptions): before the
+    // emulator's, which docker then takes (the last of a repeated option wins), so that none can
+    // rename, keep or hide the container the emulator removes.
+    std::vector<std::string> options;
+    std::string cidfile;  // where docker writes the container's id; none when empty
     // docker's init as the container's first process (it reaps what the job's processes leave);
     // without it, the command is the first process, as `docker create` makes it.
     bool init = true;

@@ -47,14 +47,19 @@ TEST(DockerRun, NamesLabelsBindsGpusAndPassesVariablesByName) {
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--gpus"), 0);
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--label"), 0);
     EXPECT_EQ(std::count(plain.begin(), plain.end(), "--init"), 1);
-    // A Batch task's: its containerRunOptions after the emulator's options, before the image;
-    // the task's program is the container's first process.
-    run.options = {"--cidfile", "/x/id", "--workdir", "/etc"};
+    // A Batch task's: its containerRunOptions first, then the emulator's, which docker takes
+    // over the user's (the last of a repeated option wins); the task's program is the
+    // container's first process.
+    run.options = {"--name", "mine", "--rm=false", "--workdir", "/etc"};
+    run.cidfile = "/x/id";
     run.init = false;
     const std::vector<std::string> task = docker_run_command("docker", run, {"/bin/true"});
     EXPECT_EQ(std::count(task.begin(), task.end(), "--init"), 0);
-    EXPECT_EQ(std::vector<std::string>(task.end() - 6, task.end()),
-              (std::vector<std::string>{"--cidfile", "/x/id", "--workdir", "/etc", "127.0.0.1:5000/bai/train:1", "/bin/true"}));
+    EXPECT_EQ(std::vector<std::string>(task.begin(), task.begin() + 8),
+              (std::vector<std::string>{"docker", "run", "--name", "mine", "--rm=false", "--workdir", "/etc", "--rm"}));
+    EXPECT_EQ(after(std::vector<std::string>(task.begin() + 3, task.end()), "--name"), "bai-job-1");
+    EXPECT_EQ(after(task, "--cidfile"), "/x/id");
+    EXPECT_EQ(std::vector<std::string>(task.end() - 2, task.end()), (std::vector<std::string>{"127.0.0.1:5000/bai/train:1", "/bin/true"}));
 }
 
 TEST(DockerRun, TheJobsContainerIdlesDetachedAndItsProcessesEnterIt) {

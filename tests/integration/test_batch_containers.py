@@ -97,11 +97,15 @@ class BatchContainerTasks(BatchContainersTestCase):
         node = self.idle_node("docked")
         self.assertEqual(node.start_task_info.result, bm.TaskExecutionResult.success)
         self.assertRegex(node.start_task_info.container_info.container_id, r"^[0-9a-f]{64}$")
-        command = ("/bin/sh -c 'cat /etc/bai-image; pwd; echo \"$AZ_BATCH_TASK_WORKING_DIR\"; echo \"vars: $MY_VAR\"; "
+        command = ("/bin/sh -c 'cat /etc/bai-image; pwd; echo \"$AZ_BATCH_TASK_WORKING_DIR\"; echo \"vars: $MY_VAR|$DOCKER_HOST|$LD_PRELOAD\"; "
                    "cat $AZ_BATCH_NODE_SHARED_DIR/from-start; echo made-inside > made.txt; echo to-stderr >&2; exit 3'")
+        # Variables that would steer a docker client reach the container, not the client on this
+        # machine (which would otherwise talk to no engine, or load no library, and fail).
         self.client.task.add("docked", bm.TaskAddParameter(
             id="t", command_line=command, container_settings=bm.TaskContainerSettings(image_name=image),
-            environment_settings=[bm.EnvironmentSetting(name="MY_VAR", value="my value")]))
+            environment_settings=[bm.EnvironmentSetting(name="MY_VAR", value="my value"),
+                                  bm.EnvironmentSetting(name="DOCKER_HOST", value="unix:///no/such.sock"),
+                                  bm.EnvironmentSetting(name="LD_PRELOAD", value="/no/such.so")]))
         task = self.completed("docked", "t")
         out = self.read("docked", "t", "stdout.txt")
         self.assertEqual(task.execution_info.exit_code, 3, out + self.read("docked", "t", "stderr.txt"))
@@ -113,7 +117,7 @@ class BatchContainerTasks(BatchContainersTestCase):
         self.assertEqual(lines[0], "the task image")  # the image's root, not this machine's
         self.assertEqual(lines[1], lines[2])  # in the task's working directory, at the path its variable names
         self.assertTrue(lines[1].endswith("/workitems/docked/job-1/t/wd"), lines[1])
-        self.assertEqual(lines[3], "vars: my value")
+        self.assertEqual(lines[3], "vars: my value|unix:///no/such.sock|/no/such.so")
         self.assertEqual(lines[4], "the task image")  # the start task ran in the same image
         self.assertEqual(self.read("docked", "t", "stderr.txt").strip(), "to-stderr")
         self.assertEqual(self.read("docked", "t", "wd/made.txt").strip(), "made-inside")
@@ -127,7 +131,14 @@ class BatchContainerTasks(BatchContainersTestCase):
         task = self.completed("docked", "opts")
         self.assertEqual(task.execution_info.exit_code, 0, self.read("docked", "opts", "stderr.txt"))
         self.assertEqual(self.read("docked", "opts", "stdout.txt").split(), ["/etc", "yes"])
+        # The user's options cannot rename, keep or detach the container the task's end removes.
+        self.client.task.add("docked", bm.TaskAddParameter(
+            id="kept", command_line="/bin/true",
+            container_settings=bm.TaskContainerSettings(image_name=image, container_run_options="--name mine --rm=false")))
+        self.assertEqual(self.completed("docked", "kept").execution_info.exit_code, 0, self.read("docked", "kept", "stderr.txt"))
+        self.assertEqual(engine.client("ps", "--all", "--quiet", "--filter", "name=mine").stdout.strip(), "")
         for task_id, options, code, words in [("badflag", "--no-such-flag", "ContainerInvalidSettings", "unknown flag"),
+                                              ("detached", "-itd", "ContainerInvalidSettings", "-itd"),
                                               ("quote", "--env 'A=1", "ContainerInvalidSettings", None)]:
             with self.subTest(task_id):
                 self.client.task.add("docked", bm.TaskAddParameter(

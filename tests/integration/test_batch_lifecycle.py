@@ -228,6 +228,32 @@ class BatchLifecycle(BatchTestCase):
             "imageReference": {"publisher": "p", "offer": "o", "sku": "s"}, "nodeAgentSKUId": "n"},
             "startTask": {"commandLine": "x", "resourceFiles": [{"httpUrl": 1}]}}, 400, "InvalidPropertyValue",
             "startTask.resourceFiles[0].httpUrl")
+        # Containers: an image reference that docker could take for an option, or none; settings
+        # of the wrong kind; a pool's containerConfiguration likewise.
+        for settings, code, field in [
+                ({"imageName": "--privileged"}, "InvalidPropertyValue", "containerSettings.imageName"),
+                ({"imageName": ""}, "InvalidPropertyValue", "containerSettings.imageName"),
+                ({"containerRunOptions": "-v /:/host"}, "MissingRequiredProperty", "containerSettings.imageName"),
+                ({"imageName": "ubuntu", "containerRunOptions": ["-v"]}, "InvalidPropertyValue", "containerSettings.containerRunOptions"),
+                ({"imageName": "ubuntu", "workingDirectory": "/tmp"}, "InvalidPropertyValue", "containerSettings.workingDirectory"),
+                ({"imageName": "ubuntu", "registry": {"password": 7}}, "InvalidPropertyValue", "containerSettings.registry.password")]:
+            refused("POST", "/jobs/j-bad/tasks", {"id": "u", "commandLine": "x", "containerSettings": settings}, 400, code, field)
+        refused("POST", "/jobs", {"id": "j-prep", "poolInfo": {"poolId": "p-bad"},
+                                  "jobPreparationTask": {"commandLine": "x", "containerSettings": {"imageName": "-x"}}},
+                400, "InvalidPropertyValue", "jobPreparationTask.containerSettings.imageName")
+        machine = {"imageReference": {"publisher": "p", "offer": "o", "sku": "s"}, "nodeAgentSKUId": "n"}
+        for configuration, code, field in [
+                ({"containerImageNames": ["ubuntu"]}, "MissingRequiredProperty", "virtualMachineConfiguration.containerConfiguration.type"),
+                ({"type": "criCompatible"}, "InvalidPropertyValue", "virtualMachineConfiguration.containerConfiguration.type"),
+                ({"type": "dockerCompatible", "containerImageNames": ["ok", "-rm"]}, "InvalidPropertyValue",
+                 "virtualMachineConfiguration.containerConfiguration.containerImageNames[1]"),
+                ({"type": "dockerCompatible", "containerRegistries": [{"username": ["u"]}]}, "InvalidPropertyValue",
+                 "virtualMachineConfiguration.containerConfiguration.containerRegistries[0].username")]:
+            refused("POST", "/pools", {"id": "bad-containers", "vmSize": "STANDARD_D1",
+                                       "virtualMachineConfiguration": dict(machine, containerConfiguration=configuration)}, 400, code, field)
+        refused("POST", "/pools", {"id": "bad-start", "vmSize": "STANDARD_D1", "virtualMachineConfiguration": machine,
+                                   "startTask": {"commandLine": "x", "containerSettings": {"imageName": "a b"}}}, 400,
+                "InvalidPropertyValue", "startTask.containerSettings.imageName")
         self.assertEqual(self.client.job.get("j-bad").state, bm.JobState.active)  # nothing refused changed anything
         self.assertEqual(self.client.job.get("j-bad").priority, 0)
 
