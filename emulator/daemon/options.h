@@ -33,6 +33,11 @@ struct Options {
     // fsync content and the SQLite WAL at every commit (power-loss safety); without it every
     // acknowledged write survives a crash of the emulator (kill -9) but not of the machine.
     bool durable = false;
+    // The data directory is this process's alone while it runs (a replay's): its database takes
+    // no file lock per statement (SQLite's exclusive locking mode) and checkpoints in the commit
+    // that fills its log instead of on a connection of its own. Not a flag: nothing else may
+    // then read state.db while the emulator runs.
+    bool sole_user = false;
     // How long a long-running ARM operation (create, delete, terminate) stays InProgress.
     int lro_delay_ms = 500;
     // How long an auto-scale cluster with no queued or running job keeps its nodes.

@@ -129,7 +129,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
 
     try {
         p->state = db::Database::open(p->location / "state.db",
-                                      {.synchronous_full = options.durable, .background_checkpoints = true});
+                                      {.synchronous_full = options.durable,
+                                       .exclusive = options.sole_user,
+                                       .background_checkpoints = !options.sole_user});
         migrate_daemon_schema(*p->state);
         storage::migrate_storage_schema(*p->state);
         arm::ArmApi::migrate(*p->state);
@@ -223,9 +225,14 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                                                              request_log);
     arm_listener->use_tls(tls);
     try {
-        p->tokens = std::make_unique<identity::TokenService>(
-            identity::load_or_create_signing_key(p->location / "identity"),
-            identity::ServicePrincipals(options.service_principals));
+        // A key this directory has is read now (a bad one stops the start); a new one is made
+        // when first needed.
+        const std::filesystem::path identity_dir = p->location / "identity";
+        std::function<identity::SigningKey()> make_key = [identity_dir] { return identity::load_or_create_signing_key(identity_dir); };
+        if (std::filesystem::exists(identity_dir / "signing-key.pem")) {
+            make_key = [key = identity::load_or_create_signing_key(identity_dir)] { return key; };
+        }
+        p->tokens = std::make_unique<identity::TokenService>(std::move(make_key), identity::ServicePrincipals(options.service_principals));
     } catch (const std::exception& e) {
         throw StartError(e.what());
     }

@@ -65,7 +65,8 @@ LocalEngine::LocalEngine(arm::ResourceStore& store, StorageAccess storage, Engin
       clock_(options_.clock ? *options_.clock : real_clock_),
       mpi_agent_(options_.nodes_dir / "bin" / "mpi-agent"),
       runtimes_(find_on_path("bwrap", node_base_environment()).value_or(""),
-                find_on_path("docker", node_base_environment()).value_or(""), options_.nodes_dir.string()) {
+                find_on_path("docker", node_base_environment()).value_or(""), options_.nodes_dir.string()),
+      reaper_(options_.nodes_dir / ".reaped") {
     if (options_.default_python.empty()) options_.default_python = default_python();
     gpu_pool_ = options_.gpu_pool ? options_.gpu_pool : std::make_shared<GpuPool>(options_.gpus);
     storage_.file_server_export = [this](const std::string& id) { return file_server_export(id); };
@@ -144,6 +145,7 @@ void LocalEngine::stop() {
         slot->volumes->release();
     }
     leaving_setups_.clear();
+    reaper_.drain();
 }
 
 void LocalEngine::post(std::function<void()> event) { events_.post(std::move(event)); }
@@ -308,8 +310,7 @@ void LocalEngine::finish_removal(NodeSlot& slot) {
     addresses_in_use_.erase(slot.address_number);
     gpu_pool_->give_back(node.gpus);
     slot.volumes->release();
-    std::error_code ec;
-    remove_tree(node.root, ec);
+    reaper_.remove(node.root);
 }
 
 // Brings the cluster's nodes to its target: new nodes join, surplus ones leave as the
@@ -877,22 +878,24 @@ void LocalEngine::job_deleted(const arm::StoredResource& job) {
 // ---- what other threads read ----
 
 void LocalEngine::publish() {
-    json nodes = json::array();
+    std::vector<NodeView> nodes;
     for (auto& [key, cluster] : clusters_) {
         for (auto& slot : cluster.nodes) {
             const Node& n = slot->node;
-            nodes.push_back({{"cluster", cluster.spec.id},
-                             {"clusterKey", key},
-                             {"location", cluster.location},
-                             {"nodeId", n.id},
-                             {"ipAddress", n.address},
-                             {"state", n.remove_after_job && n.state != NodeState::running ? "leaving" : state_name(n.state)},
-                             {"job", n.job_key.empty() ? json() : json(running_.count(n.job_key) ? running_.at(n.job_key).id : n.job_key)},
-                             {"gpus", n.gpus},
-                             {"cores", cluster.spec.vm_size.cores},
-                             {"vmSize", std::string(cluster.spec.vm_size.name)},
-                             {"lowPriority", n.low_priority},
-                             {"root", n.root.string()}});
+            NodeView view;
+            view.cluster = cluster.spec.id;
+            view.cluster_key = key;
+            view.location = cluster.location;
+            view.node_id = n.id;
+            view.address = n.address;
+            view.state = n.remove_after_job && n.state != NodeState::running ? "leaving" : state_name(n.state);
+            if (!n.job_key.empty()) view.job = running_.count(n.job_key) ? running_.at(n.job_key).id : n.job_key;
+            view.gpus = n.gpus;
+            view.cores = cluster.spec.vm_size.cores;
+            view.vm_size = cluster.spec.vm_size.name;
+            view.low_priority = n.low_priority;
+            view.root = n.root.string();
+            nodes.push_back(std::move(view));
         }
     }
     std::lock_guard guard(snapshot_mutex_);
@@ -901,7 +904,22 @@ void LocalEngine::publish() {
 
 json LocalEngine::nodes() {
     std::lock_guard guard(snapshot_mutex_);
-    return nodes_snapshot_;
+    json out = json::array();
+    for (const NodeView& n : nodes_snapshot_) {
+        out.push_back({{"cluster", n.cluster},
+                       {"clusterKey", n.cluster_key},
+                       {"location", n.location},
+                       {"nodeId", n.node_id},
+                       {"ipAddress", n.address},
+                       {"state", n.state},
+                       {"job", n.job ? json(*n.job) : json()},
+                       {"gpus", n.gpus},
+                       {"cores", n.cores},
+                       {"vmSize", n.vm_size},
+                       {"lowPriority", n.low_priority},
+                       {"root", n.root}});
+    }
+    return out;
 }
 
 json LocalEngine::remote_login(const arm::StoredResource& resource) {
@@ -913,10 +931,10 @@ json LocalEngine::remote_login(const arm::StoredResource& resource) {
     }
     json out = json::array();
     int port = 50000;
-    for (const json& n : nodes_snapshot_) {
-        bool match = resource.type == kJob ? std::find(wanted.begin(), wanted.end(), n["nodeId"]) != wanted.end()
-                                           : n["clusterKey"] == resource.key;
-        if (match) out.push_back({{"nodeId", n["nodeId"]}, {"ipAddress", n["ipAddress"]}, {"port", port++}});
+    for (const NodeView& n : nodes_snapshot_) {
+        bool match = resource.type == kJob ? std::find(wanted.begin(), wanted.end(), n.node_id) != wanted.end()
+                                           : n.cluster_key == resource.key;
+        if (match) out.push_back({{"nodeId", n.node_id}, {"ipAddress", n.address}, {"port", port++}});
     }
     return out;
 }
@@ -926,12 +944,12 @@ json LocalEngine::cores_in_use(const std::string& location) {
     int dedicated = 0, low = 0;
     json by_size = json::object();
     std::string wanted = text::lower(location);
-    for (const json& n : nodes_snapshot_) {
-        if (text::lower(n.value("location", "")) != wanted) continue;
-        const bool low_priority = n["lowPriority"].get<bool>();
-        const int cores = n["cores"].get<int>();
+    for (const NodeView& n : nodes_snapshot_) {
+        if (text::lower(n.location) != wanted) continue;
+        const bool low_priority = n.low_priority;
+        const int cores = n.cores;
         (low_priority ? low : dedicated) += cores;
-        json& size = by_size[n.value("vmSize", "")];
+        json& size = by_size[n.vm_size];
         if (!size.is_object()) size = json::object();
         const char* kind = low_priority ? "lowPriority" : "dedicated";
         size[kind] = size.value(kind, 0) + cores;

@@ -28,6 +28,7 @@
 #include "emulator/engine/scheduling.h"
 #include "emulator/engine/volume_links.h"
 #include "emulator/engine/storage_access.h"
+#include "emulator/engine/tree_reaper.h"
 
 namespace bai::engine {
 
@@ -177,6 +178,8 @@ private:
     std::filesystem::path mpi_agent_;
     std::filesystem::path node_ssh_;  // bai-node-ssh beside the emulator's executable, when there
     RuntimeProbe runtimes_;
+    // Removes departed nodes' directories off the engine's thread (nodes_dir/.reaped).
+    TreeReaper reaper_;
     mounts::MountFaults faults_;
 
     // The event queue (hooks and worker threads post; the engine thread runs).
@@ -194,9 +197,18 @@ private:
     int retired_clusters_ = 0;
     std::shared_ptr<GpuPool> gpu_pool_;
 
-    // Published for other threads.
+    // Published for other threads: what they read of each node, copied after every batch of
+    // events as plain values (as JSON documents, a seventh of a large replay's time went there),
+    // made into documents when asked for.
+    struct NodeView {
+        std::string cluster, cluster_key, location, node_id, address, state, vm_size, root;
+        std::optional<std::string> job;
+        std::vector<std::string> gpus;
+        int cores = 0;
+        bool low_priority = false;
+    };
     std::mutex snapshot_mutex_;
-    nlohmann::json nodes_snapshot_ = nlohmann::json::array();
+    std::vector<NodeView> nodes_snapshot_;
     std::map<std::string, std::vector<std::string>> job_nodes_;  // job key -> node ids of its last run
 };
 

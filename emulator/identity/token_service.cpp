@@ -78,7 +78,15 @@ nlohmann::json error_body(const SignInError& e) {
 }  // namespace
 
 TokenService::TokenService(SigningKey key, ServicePrincipals principals)
-    : key_(std::move(key)), principals_(std::move(principals)) {}
+    : make_key_([key = std::move(key)] { return key; }), principals_(std::move(principals)) {}
+
+TokenService::TokenService(std::function<SigningKey()> make_key, ServicePrincipals principals)
+    : make_key_(std::move(make_key)), principals_(std::move(principals)) {}
+
+const SigningKey& TokenService::key() const {
+    std::call_once(made_, [this] { key_ = make_key_(); });
+    return key_;
+}
 
 nlohmann::json TokenService::openid_configuration(const std::string& base, const std::string& tenant) const {
     require_tenant(tenant);
@@ -97,14 +105,14 @@ nlohmann::json TokenService::openid_configuration(const std::string& base, const
             {"tenant_region_scope", "WW"}};
 }
 
-nlohmann::json TokenService::keys() const { return {{"keys", {key_.jwk}}}; }
+nlohmann::json TokenService::keys() const { return {{"keys", {key().jwk}}}; }
 
 std::string TokenService::issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                                 const std::string& audience, std::chrono::system_clock::time_point now) const {
     using namespace jwt::params;
     const std::string oid = object_id_of(principal.client_id);
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-    jwt::jwt_object token{algorithm("RS256"), secret(key_.private_pem),
+    jwt::jwt_object token{algorithm("RS256"), secret(key().private_pem),
                           payload({{"aud", audience},
                                    {"iss", issuer(base, tenant)},
                                    {"appid", principal.client_id},
@@ -115,7 +123,7 @@ std::string TokenService::issue(const std::string& base, const std::string& tena
                                    {"sub", oid},
                                    {"tid", kTenantId},
                                    {"ver", "1.0"}})};
-    token.header().add_header("kid", key_.key_id);
+    token.header().add_header("kid", key().key_id);
     token.add_claim("iat", seconds).add_claim("nbf", seconds).add_claim("exp", seconds + kLifetime.count());
     return token.signature();
 }
@@ -229,7 +237,7 @@ TokenVerdict TokenService::verify(const std::string& token, const std::vector<st
         // RS256 with this service's key and no other algorithm; exp and nbf against the clock,
         // with the five minutes' leeway the cloud allows.
         std::error_code ec;
-        auto decoded = jwt::decode(token, algorithms({"RS256"}), ec, secret(key_.public_pem), jwt::params::verify(true), leeway(300));
+        auto decoded = jwt::decode(token, algorithms({"RS256"}), ec, secret(key().public_pem), jwt::params::verify(true), leeway(300));
         if (jwt_error_is(ec, jwt::VerificationErrc::TokenExpired)) {
             verdict.check = TokenCheck::expired;
             verdict.claims = nlohmann::json::parse(decoded.payload().create_json_obj().dump());

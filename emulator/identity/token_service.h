@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -42,6 +44,10 @@ public:
     static constexpr std::chrono::seconds kLifetime{3599};
 
     TokenService(SigningKey key, ServicePrincipals principals);
+    // The key from `make_key`, called once, when a token is first signed or checked or the keys
+    // are first asked for: making an RSA key takes a few hundred ms, and most runs of the
+    // emulator (a replay, a test) never sign in.
+    TokenService(std::function<SigningKey()> make_key, ServicePrincipals principals);
 
     // The OpenID configuration of `tenant` ("adfs", the tenant id, "organizations" or "common") at
     // `base` (the ARM endpoint's URL). Throws SignInError for another tenant.
@@ -60,7 +66,11 @@ public:
     TokenVerdict verify(const std::string& token, const std::vector<std::string>& audiences) const;
 
 private:
-    SigningKey key_;
+    const SigningKey& key() const;
+
+    std::function<SigningKey()> make_key_;
+    mutable std::once_flag made_;
+    mutable SigningKey key_;
     ServicePrincipals principals_;
 };
 

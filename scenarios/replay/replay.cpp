@@ -147,6 +147,9 @@ private:
         } catch (const std::invalid_argument& e) {
             throw StepFailure(scenario_.file + ": emulator: " + e.what());
         }
+        // The replay's data directory is this process's alone: no file locks per statement
+        // (most of a large replay's system calls).
+        options.sole_user = true;
         accounts_ = options.accounts;
         daemon::EngineHooks hooks;
         hooks.clock = &clock_;

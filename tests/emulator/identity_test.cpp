@@ -70,6 +70,21 @@ TEST(SigningKey, MadeOncePrivateAndPublishedAsAJwk) {
     EXPECT_EQ(base64url(std::string("\xfb\xff", 2)), "-_8");
 }
 
+TEST(SigningKey, MadeWhenATokenServiceFirstNeedsIt) {
+    TempDir dir;
+    int made = 0;
+    TokenService service([&] { return ++made, load_or_create_signing_key(dir.path()); }, ServicePrincipals());
+    EXPECT_EQ(made, 0);  // a run that never signs in makes no key
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "signing-key.pem"));
+    const nlohmann::json keys = service.keys();
+    EXPECT_EQ(made, 1);
+    const std::string token = service.issue("https://127.0.0.1:10443", "adfs", *ServicePrincipals().find(kWellKnownClientId),
+                                            "https://management.core.windows.net/", std::chrono::system_clock::now());
+    EXPECT_EQ(made, 1);
+    EXPECT_EQ(keys["keys"][0]["kid"], load_or_create_signing_key(dir.path()).key_id);  // the one kept
+    EXPECT_EQ(service.verify(token, {"https://management.core.windows.net/"}).check, TokenCheck::valid);
+}
+
 class TokenServiceTest : public ::testing::Test {
 protected:
     TempDir dir;
