@@ -1,5 +1,7 @@
 #include "emulator/engine/tree_reaper.h"
 
+#include <system_error>
+
 #include "emulator/engine/writable_root.h"
 #include "fuse_mounts/manager/mount_table.h"
 
@@ -33,8 +35,15 @@ void TreeReaper::remove(const fs::path& path) {
         return;
     }
     std::lock_guard lock(mutex_);
+    if (!thread_.joinable()) {
+        try {
+            thread_ = std::thread([this] { run(); });
+        } catch (const std::system_error&) {  // no thread to be had: removed here and now
+            remove_tree(grave, ec);
+            return;
+        }
+    }
     queue_.push_back(std::move(grave));
-    if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
     work_.notify_one();
 }
 

@@ -84,8 +84,9 @@ TokenService::TokenService(std::function<SigningKey()> make_key, ServicePrincipa
     : make_key_(std::move(make_key)), principals_(std::move(principals)) {}
 
 const SigningKey& TokenService::key() const {
-    std::call_once(made_, [this] { key_ = make_key_(); });
-    return key_;
+    std::lock_guard lock(key_mutex_);
+    if (!key_) key_ = make_key_();
+    return *key_;  // never replaced once made
 }
 
 nlohmann::json TokenService::openid_configuration(const std::string& base, const std::string& tenant) const {
@@ -233,11 +234,13 @@ TokenVerdict TokenService::verify(const std::string& token, const std::vector<st
     using namespace jwt::params;
     TokenVerdict verdict;
     if (!is_compact_jwt(token)) return verdict;
+    // Outside the try: a key that cannot be made is the service's failure, not the token's.
+    const std::string& public_pem = key().public_pem;
     try {
         // RS256 with this service's key and no other algorithm; exp and nbf against the clock,
         // with the five minutes' leeway the cloud allows.
         std::error_code ec;
-        auto decoded = jwt::decode(token, algorithms({"RS256"}), ec, secret(key().public_pem), jwt::params::verify(true), leeway(300));
+        auto decoded = jwt::decode(token, algorithms({"RS256"}), ec, secret(public_pem), jwt::params::verify(true), leeway(300));
         if (jwt_error_is(ec, jwt::VerificationErrc::TokenExpired)) {
             verdict.check = TokenCheck::expired;
             verdict.claims = nlohmann::json::parse(decoded.payload().create_json_obj().dump());

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,10 @@ private:
     const SigningKey& key() const;
 
     std::function<SigningKey()> make_key_;
-    mutable std::once_flag made_;
-    mutable SigningKey key_;
+    // Made under the mutex when first asked for; a failure (a full disk) leaves it to be tried
+    // again by the next request.
+    mutable std::mutex key_mutex_;
+    mutable std::optional<SigningKey> key_;
     ServicePrincipals principals_;
 };
 

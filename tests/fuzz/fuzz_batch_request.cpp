@@ -51,9 +51,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const bai::identity::TokenService tokens = [] {
         char dir[] = "/tmp/fuzz-batch-key-XXXXXX";
         if (::mkdtemp(dir) == nullptr) std::abort();
-        bai::identity::TokenService made(bai::identity::load_or_create_signing_key(dir), bai::identity::ServicePrincipals({}));
+        bai::identity::SigningKey key = bai::identity::load_or_create_signing_key(dir);
         std::filesystem::remove_all(dir);
-        return made;
+        return bai::identity::TokenService(std::move(key), bai::identity::ServicePrincipals({}));
     }();
     http.path = http.target.substr(0, http.target.find('?'));
     bai::batch::take_account_from_path(http, accounts);
