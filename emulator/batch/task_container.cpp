@@ -22,32 +22,18 @@ using nlohmann::json;
 
 namespace {
 
-// The key docker's config files Docker Hub's credentials under.
-constexpr const char* kDockerHub = "https://index.docker.io/v1/";
-
-// A registry server as docker keys it: no scheme, no trailing '/', lower case; Docker Hub's
-// names as docker's own key.
-std::string server_key(std::string server) {
-    for (const char* scheme : {"https://", "http://"}) {
-        if (text::lower(server).rfind(scheme, 0) == 0) server = server.substr(std::string(scheme).size());
-    }
-    while (!server.empty() && server.back() == '/') server.pop_back();
-    server = text::lower(server);
-    if (server.empty() || server == "docker.io" || server == "index.docker.io" || server == "registry-1.docker.io" ||
-        server == "registry.hub.docker.com" || server == "index.docker.io/v1") {
-        return kDockerHub;
-    }
-    return server;
+// A registry server as the pool's registries and an image are matched: lower case, no scheme,
+// no trailing '/'; Docker Hub's names as docker's own key.
+std::string server_key(const std::string& server) {
+    const std::string host = engine::without_scheme(text::lower(server));
+    return engine::is_docker_hub(host) || host == "index.docker.io/v1" ? engine::kDockerHubKey : host;
 }
 
-// The server an image reference names: its first component when that is a host (has a '.' or
-// a ':', or is localhost), else Docker Hub.
+// The server an image reference names: its first component when that is a host, else Docker Hub.
 std::string server_of(const std::string& image) {
     const size_t slash = image.find('/');
-    if (slash == std::string::npos) return kDockerHub;
-    const std::string first = image.substr(0, slash);
-    const bool host = first.find('.') != std::string::npos || first.find(':') != std::string::npos || first == "localhost";
-    return host ? server_key(first) : kDockerHub;
+    if (slash == std::string::npos || !engine::names_a_host(image.substr(0, slash))) return engine::kDockerHubKey;
+    return server_key(image.substr(0, slash));
 }
 
 void log_line(const NodeContainers& node, const std::string& line) { log::info("batch node " + node.node_id + ": " + line); }
@@ -274,8 +260,7 @@ std::string pull_failure_code(const std::string& message) {
 namespace {
 
 engine::RuntimeDecision runtime_for(const std::string& image, const NodeContainers& node) {
-    const json properties{{"containerSettings", {{"imageSourceRegistry", {{"image", image}}}}}};
-    return choose_runtime(properties, node.options, node.runtimes ? node.runtimes->availability() : engine::RuntimeAvailability{});
+    return choose_runtime_for_image(image, node.options, node.runtimes ? node.runtimes->availability() : engine::RuntimeAvailability{});
 }
 
 json node_error(const std::string& code, const std::string& message, const std::string& detail) {

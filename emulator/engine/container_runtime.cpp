@@ -48,8 +48,14 @@ RuntimeDecision refused(RuntimeDecision d, const std::string& why) {
 
 RuntimeDecision choose_runtime(const json& properties, const ContainerOptions& options,
                                const RuntimeAvailability& available) {
+    return choose_runtime_for_image(properties.value("/containerSettings/imageSourceRegistry/image"_json_pointer, ""), options,
+                                    available);
+}
+
+RuntimeDecision choose_runtime_for_image(const std::string& image, const ContainerOptions& options,
+                                         const RuntimeAvailability& available) {
     RuntimeDecision d;
-    d.image = properties.value("/containerSettings/imageSourceRegistry/image"_json_pointer, "");
+    d.image = image;
     if (d.image.empty()) {
         d.reason = "host (the job has no containerSettings)";
         return d;

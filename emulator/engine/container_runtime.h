@@ -42,8 +42,12 @@ struct RuntimeDecision {
     std::string error;            // not empty: the job cannot run (--strict-images, forced runtime missing)
 };
 
+// For a Batch AI job's properties (containerSettings.imageSourceRegistry.image).
 RuntimeDecision choose_runtime(const nlohmann::json& properties, const ContainerOptions& options,
                                const RuntimeAvailability& available);
+// For an image by its name (a Batch task's imageName, a pool's containerImageNames); empty: none.
+RuntimeDecision choose_runtime_for_image(const std::string& image, const ContainerOptions& options,
+                                         const RuntimeAvailability& available);
 
 // "IMAGE=DIR" of --image; DIR must be an existing directory. Throws std::invalid_argument.
 std::pair<std::string, std::filesystem::path> parse_image_flag(std::string_view text);

@@ -13,8 +13,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// The key Docker Hub's credentials go under in docker's config.
-constexpr const char* kDockerHub = "https://index.docker.io/v1/";
+}  // namespace
 
 bool names_a_host(const std::string& component) {
     return component.find('.') != std::string::npos || component.find(':') != std::string::npos || component == "localhost";
@@ -33,8 +32,6 @@ std::string without_scheme(std::string url) {
     return url;
 }
 
-}  // namespace
-
 ImageSource image_source(const json& registry) {
     ImageSource source;
     const std::string image = text::string_member(registry, "image");
@@ -50,7 +47,7 @@ ImageSource image_source(const json& registry) {
     } else {
         source.reference = image;
     }
-    source.registry = is_docker_hub(host) ? kDockerHub : host;
+    source.registry = is_docker_hub(host) ? kDockerHubKey : host;
     const json credentials = registry.is_object() ? registry.value("credentials", json::object()) : json::object();
     source.username = text::string_member(credentials, "username");
     source.password = text::string_member(credentials, "password");

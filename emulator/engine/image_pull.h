@@ -15,6 +15,17 @@
 
 namespace bai::engine {
 
+// The key docker's config files Docker Hub's credentials under.
+inline constexpr const char* kDockerHubKey = "https://index.docker.io/v1/";
+
+// Whether an image reference's first component names a registry host (has a '.' or a ':', or
+// is localhost) rather than a Docker Hub namespace.
+bool names_a_host(const std::string& component);
+// Whether `host` is one of Docker Hub's names (none given counts).
+bool is_docker_hub(const std::string& host);
+// A registry's URL without its scheme (https://, http://) and trailing '/'.
+std::string without_scheme(std::string url);
+
 struct ImageSource {
     std::string reference;  // what docker pulls and runs
     std::string registry;   // the key docker's config files its credentials under
