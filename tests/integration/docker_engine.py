@@ -168,6 +168,17 @@ auth:
                 raise unittest.SkipTest("docker-registry did not start here")
             time.sleep(0.1)
 
+    @classmethod
+    def with_private_image(cls, repository, marker):
+        """A started engine and the reference of `repository` pushed to its registry only (see
+        push_private); the engine is stopped again when the push fails."""
+        engine = cls().start()
+        try:
+            return engine, engine.push_private(repository, marker)
+        except BaseException:
+            engine.stop()
+            raise
+
     def stop(self):
         for process in (self.registry, self.dockerd):
             if process and process.poll() is None:

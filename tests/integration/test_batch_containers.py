@@ -7,7 +7,6 @@ the task's variables, containerRunOptions and the working directory as the servi
 failed pulls and refused options as the task's failureInfo; terminate, maxWallClockTime, a node
 leaving and a killed emulator leave no container behind."""
 import os
-import re
 import unittest
 
 from azure.batch import BatchServiceClient
@@ -24,12 +23,7 @@ image = None  # "127.0.0.1:PORT/bai/task:1", in the registry only
 
 def setUpModule():
     global engine, image
-    engine = docker_engine.DockerEngine().start()
-    try:
-        image = engine.push_private("bai/task:1", "the task image")
-    except BaseException:
-        engine.stop()
-        raise
+    engine, image = docker_engine.DockerEngine.with_private_image("bai/task:1", "the task image")
 
 
 def tearDownModule():
@@ -74,14 +68,8 @@ class BatchContainersTestCase(BatchTestCase):
             return nodes[0] if nodes and nodes[0].state == bm.ComputeNodeState.idle else None
         return harness.wait_for(idle, timeout=60, what=f"the node of {pool_id} to be idle")
 
-    def completed(self, job_id, task_id, timeout=60):
-        def done():
-            task = self.client.task.get(job_id, task_id)
-            return task if task.state == bm.TaskState.completed else None
-        return harness.wait_for(done, timeout=timeout, what=f"task {task_id} to complete")
-
-    def read(self, job_id, task_id, path):
-        return b"".join(self.client.file.get_from_task(job_id, task_id, path)).decode()
+    def completed(self, job_id, task_id):
+        return self.state_of(job_id, task_id, bm.TaskState.completed, timeout=60)
 
 
 class BatchContainerTasks(BatchContainersTestCase):

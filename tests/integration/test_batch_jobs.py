@@ -50,13 +50,8 @@ class BatchJobs(BatchTestCase):
         cls.client.job.add(bm.JobAddParameter(id="mnist", pool_info=bm.PoolInformation(pool_id="lowpri")))
 
     def done(self, job_id, task_id, timeout=60):
-        def completed():
-            task = self.client.task.get(job_id, task_id)
-            return task if task.state == bm.TaskState.completed else None
-        return harness.wait_for(completed, timeout=timeout, what=f"task {task_id} to complete")
+        return self.state_of(job_id, task_id, bm.TaskState.completed, timeout=timeout)
 
-    def read(self, job_id, task_id, path):
-        return b"".join(self.client.file.get_from_task(job_id, task_id, path)).decode()
 
     def test_a_task_trains_a_model_on_a_low_priority_node(self):
         self.client.task.add("mnist", bm.TaskAddParameter(

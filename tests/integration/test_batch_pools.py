@@ -66,6 +66,10 @@ class BatchTestCase(unittest.TestCase):
             return task if task.state == state else None
         return harness.wait_for(reached, timeout=timeout, what=f"task {task_id} to be {state}")
 
+    def read(self, job_id, task_id, path):
+        """A file of the task's directory (stdout.txt, wd/...), as text."""
+        return b"".join(self.client.file.get_from_task(job_id, task_id, path)).decode()
+
     def job_state(self, job_id, state, timeout=30):
         def reached():
             job = self.client.job.get(job_id)

@@ -37,12 +37,7 @@ private_image = None  # "127.0.0.1:PORT/bai/train:1", in the registry only
 
 def setUpModule():
     global engine, private_image
-    engine = docker_engine.DockerEngine().start()
-    try:
-        private_image = engine.push_private("bai/train:1", "the private image")
-    except BaseException:
-        engine.stop()
-        raise
+    engine, private_image = docker_engine.DockerEngine.with_private_image("bai/train:1", "the private image")
 
 
 def tearDownModule():
@@ -222,8 +217,8 @@ class RealDockerRestartTest(RealDockerTestCase):
     def test_a_killed_emulators_container_is_removed_by_the_next_start(self):
         c = self.cluster("restarted", nodes=1)
         self.wait_cluster("restarted", idle=1)
-        command = (f"if [ -e $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once ]; then echo second; "
-                   f"else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec sleep 600; fi")
+        command = ("if [ -e $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once ]; then echo second; "
+                   "else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec sleep 600; fi")
         self.job("again", c, wait=False, container_settings=private(),
                  custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
         try:

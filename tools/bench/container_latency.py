@@ -82,6 +82,35 @@ def batch_add_to_running(client, pool_id, task_id):
     return (float(out) - added) * 1000
 
 
+def rotating_rounds(names, rounds, measure):
+    """`rounds` rounds of measure(name, round) (a list of ms) for each name, the one that goes first
+    rotating: every name's samples, and each round's p50 by name."""
+    samples = {name: [] for name in names}
+    per_round = []
+    order = list(names)
+    for r in range(rounds):
+        this_round = {}
+        for name in order:
+            values = measure(name, r)
+            samples[name] += values
+            this_round[name] = statistics.median(values)
+        per_round.append(this_round)
+        order = order[1:] + order[:1]
+    return samples, per_round
+
+
+def print_latencies(title, noun, samples, per_round):
+    """A markdown table of p50, p90 and p50 over the first name's (the host's), then each round's p50."""
+    print(f"| {title} | p50 ms | p90 ms | p50 / host |")
+    print("|---|---|---|---|")
+    host = statistics.median(next(iter(samples.values())))
+    for name, values in samples.items():
+        print(f"| {name} ({len(values)} {noun}) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
+              f"{statistics.median(values) / host:.2f} |")
+    for i, r in enumerate(per_round):
+        print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
+
+
 def start_emulator(runtime, env):
     emu = harness.Emulator(args=["--lro-delay", "0", "--gpus", "none", "--container-runtime", runtime], env=env).start()
     b = Bench(emu.endpoints)
@@ -132,36 +161,21 @@ def main():
         images = {"host": None, "sandbox": "ubuntu:16.04", "docker": "bai/bench:1"}
         for runtime in images:
             emulators[runtime] = start_emulator(runtime, engine.env())
-        samples = {runtime: [] for runtime in images}
-        rounds = []
-        order = list(images)
-        for r in range(args.rounds):
-            this_round = {}
-            for runtime in order:
-                emu, b = emulators[runtime]
-                to_process, _ = submit_to_running(b, emu.location, "warm", args.samples, f"{runtime}{r}x", images[runtime], CLOCK)
-                samples[runtime] += to_process
-                this_round[runtime] = statistics.median(to_process)
-            rounds.append(this_round)
-            order = order[1:] + order[:1]
+
+        def job_latencies(runtime, r):
+            emu, b = emulators[runtime]
+            return submit_to_running(b, emu.location, "warm", args.samples, f"{runtime}{r}x", images[runtime], CLOCK)[0]
+        samples, rounds = rotating_rounds(list(images), args.rounds, job_latencies)
 
         batch_emu = harness.Emulator(args=["--gpus", "none", "--container-runtime", "docker"], env=engine.env()).start()
         emulators["batch"] = (batch_emu, None)
         client = batch_pools(batch_emu)
-        batch_samples = {"host": [], "docker": [], "docker run by hand": []}
-        batch_rounds = []
-        order = list(batch_samples)
-        for r in range(args.rounds):
-            this_round = {}
-            for pool_id in order:
-                if pool_id == "docker run by hand":
-                    values = [docker_run_by_hand(engine) for _ in range(args.samples)]
-                else:
-                    values = [batch_add_to_running(client, pool_id, f"r{r}t{i}") for i in range(args.samples)]
-                batch_samples[pool_id] += values
-                this_round[pool_id] = statistics.median(values)
-            batch_rounds.append(this_round)
-            order = order[1:] + order[:1]
+
+        def task_latencies(pool_id, r):
+            if pool_id == "docker run by hand":
+                return [docker_run_by_hand(engine) for _ in range(args.samples)]
+            return [batch_add_to_running(client, pool_id, f"r{r}t{i}") for i in range(args.samples)]
+        batch_samples, batch_rounds = rotating_rounds(["host", "docker", "docker run by hand"], args.rounds, task_latencies)
 
         reference, config = big_image(engine, args.pull_mib)
         emu, b = emulators["docker"]
@@ -181,22 +195,8 @@ def main():
             emu.close()
         engine.stop()
 
-    print("| submit -> process running, idle 1-node cluster | p50 ms | p90 ms | p50 / host |")
-    print("|---|---|---|---|")
-    host = statistics.median(samples["host"])
-    for runtime, values in samples.items():
-        print(f"| {runtime} ({len(values)} jobs) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
-              f"{statistics.median(values) / host:.2f} |")
-    for i, r in enumerate(rounds):
-        print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
-    print("| Batch task add -> process running, idle 1-node pool | p50 ms | p90 ms | p50 / host |")
-    print("|---|---|---|---|")
-    host = statistics.median(batch_samples["host"])
-    for pool_id, values in batch_samples.items():
-        print(f"| {pool_id} ({len(values)} tasks) | {statistics.median(values):.1f} | {percentile(values, 90):.1f} | "
-              f"{statistics.median(values) / host:.2f} |")
-    for i, r in enumerate(batch_rounds):
-        print(f"round {i + 1} p50: " + ", ".join(f"{k} {v:.1f}" for k, v in r.items()))
+    print_latencies("submit -> process running, idle 1-node cluster", "jobs", samples, rounds)
+    print_latencies("Batch task add -> process running, idle 1-node pool", "tasks", batch_samples, batch_rounds)
     print(f"| first pull of a {args.pull_mib} MiB image from the loopback registry | ms, each of {args.pulls} |")
     print("|---|---|")
     print(f"| a job's submit -> process running, the pull included | {', '.join(f'{t:.0f}' for t in job_pulls)} |")
