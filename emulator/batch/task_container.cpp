@@ -22,11 +22,14 @@ using nlohmann::json;
 
 namespace {
 
-// A registry server as the pool's registries and an image are matched: lower case, no scheme,
-// no trailing '/'; Docker Hub's names as docker's own key.
+// A registry server as docker files its credentials: no scheme, no trailing '/', the host as
+// written (docker looks a reference's host up in its configuration case-sensitively); Docker
+// Hub's names as docker's own key. Pools' registries and images are matched ignoring case, as
+// host names are.
 std::string server_key(const std::string& server) {
-    const std::string host = engine::without_scheme(text::lower(server));
-    return engine::is_docker_hub(host) || host == "index.docker.io/v1" ? engine::kDockerHubKey : host;
+    const std::string host = engine::without_scheme(server);
+    const std::string lower = text::lower(host);
+    return engine::is_docker_hub(lower) || lower == "index.docker.io/v1" ? engine::kDockerHubKey : host;
 }
 
 // The server an image reference names: its first component when that is a host, else Docker Hub.
@@ -235,7 +238,7 @@ engine::ImageSource batch_image_source(const std::string& image, const json& reg
         chosen = &registry;
     } else if (registries.is_array()) {
         for (const json& candidate : registries) {
-            if (candidate.is_object() && server_key(text::string_member(candidate, "registryServer")) == source.registry) {
+            if (candidate.is_object() && text::iequals(server_key(text::string_member(candidate, "registryServer")), source.registry)) {
                 chosen = &candidate;
                 break;
             }

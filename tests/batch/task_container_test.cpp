@@ -18,7 +18,7 @@ const json kRegistries = json::array({
 TEST(BatchImageSource, ThePoolsRegistryForTheImagesServer) {
     engine::ImageSource acr = batch_image_source("MyAcr.azurecr.io/train:2", json(), kRegistries);
     EXPECT_EQ(acr.reference, "MyAcr.azurecr.io/train:2");  // as given: docker pulls what the task names
-    EXPECT_EQ(acr.registry, "myacr.azurecr.io");
+    EXPECT_EQ(acr.registry, "MyAcr.azurecr.io");  // filed as docker will look it up
     EXPECT_EQ(acr.username, "acr-user");
     EXPECT_EQ(acr.password, "acr-pass");
     for (const char* hub : {"ubuntu:22.04", "library/ubuntu", "tensorflow/tensorflow:2.11.0-gpu"}) {

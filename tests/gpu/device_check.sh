@@ -5,7 +5,8 @@
 # GPU inventory and drives it with bai: an NC6 node gets one GPU, a job there runs the CUDA sample
 # workload and sees exactly that GPU (on the host runtime CUDA_VISIBLE_DEVICES names it by UUID;
 # in a sandboxed container, where only its device node is bound, it is numbered 0), a D1 node's
-# job sees none (exit 77). Prints PASS/FAIL per check; exit 1 if any failed. Output also in $OUT.
+# job sees none (exit 77); a PyTorch job of two ranks trains on the GPU; Azure Batch pools of a GPU
+# size (on the host and from a custom image, sandboxed) and of a CPU size run the sample. Prints PASS/FAIL per check; exit 1 if any failed. Output also in $OUT.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$root/.device/bin
@@ -29,7 +30,7 @@ check "NVML inventory test ran, not skipped" grep -q "OK \] GpuInventory.Automat
 echo "== emulator with the machine's GPUs"
 data=$(mktemp -d /tmp/bai-gpu-XXXXXX)
 "$bin/batchai-emulator" --location "$data" --arm-port 0 --blob-port 0 --file-port 0 --batch-port 0 --lro-delay 0 \
-  --gpus auto --container-runtime auto >"$out/emulator_stdout.txt" 2>"$out/emulator_stderr.txt" &
+  --gpus auto --container-runtime auto --image host-root=/ >"$out/emulator_stdout.txt" 2>"$out/emulator_stderr.txt" &
 emulator=$!
 for _ in $(seq 100); do [ -s "$data/endpoints.json" ] && break; sleep 0.1; done
 grep -i gpu "$data/emulator.log" | head -3
@@ -78,6 +79,25 @@ check "the container's sample computed" grep -q "device 0: saxpy on 2^20 floats 
 echo "== a job on the CPU node"
 job nocuda cpu
 check "a D1 node's job sees no GPU (exit 77)" test "$(b job show -g rg -w ws -e exp -n nocuda --query executionInfo.exitCode -o tsv)" = 77
+echo "== a PyTorch job training on the GPU node (2 ranks, gloo)"
+cat >"$data/torch.json" <<JSON
+{"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "\$AZ_BATCHAI_JOB_TEMP",
+  "pyTorchSettings": {"pythonScriptFilePath": "$root/tests/gpu/torch_train.py", "commandLineArgs": "2",
+    "processCount": 2, "communicationBackend": "gloo", "pythonInterpreterPath": "$(command -v python3)"}}}
+JSON
+b job create -g rg -w ws -e exp -n torch -c gpu -f "$data/torch.json" -o none
+b job wait -g rg -w ws -e exp -n torch 2>&1 | tail -1
+find "$data/nodes" -path "*torch*" -name "std*.txt" -exec sh -c 'echo "--- $1"; cat "$1"' _ {} \; | tee "$out/torch_stdout.txt" | tail -30
+check "the PyTorch job succeeded" test "$(b job show -g rg -w ws -e exp -n torch --query executionState -o tsv)" = succeeded
+check "both ranks trained on the GPU" test "$(grep -c 'on NVIDIA' "$out/torch_stdout.txt")" = 2
+check "the loss fell on both ranks" python3 -c 'import re,sys; r=re.findall(r"loss before ([0-9.]+) after ([0-9.]+)", open(sys.argv[1]).read()); sys.exit(not (len(r)==2 and all(float(a)<float(b)/100 for b,a in r)))' "$out/torch_stdout.txt"
+check "the ranks' weights agree (gradients averaged)" test "$(grep -o 'checksum .*' "$out/torch_stdout.txt" | sort -u | wc -l)" = 1
+
+echo "== Azure Batch pools (the GPU given back by the Batch AI clusters first)"
+b cluster delete -g rg -w ws -n gpu -y
+b cluster delete -g rg -w ws -n cpu -y
+for _ in $(seq 200); do [ "$(curl -sk "$arm/emulator/nodes" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["value"]))')" = 0 ] && break; sleep 0.1; done
+python3 "$root/tests/gpu/batch_gpu_check.py" "$data/endpoints.json" "$bin/gpu_sample" "$machine_uuid" "$out" || failed=1
 
 kill "$emulator"; wait "$emulator"
 echo "emulator exit: $?"

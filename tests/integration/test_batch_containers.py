@@ -151,6 +151,21 @@ class BatchContainerTasks(BatchContainersTestCase):
         self.assertEqual(task.execution_info.failure_info.code, "CommandProgramNotFound")
         self.assertIn("no such file", task.execution_info.failure_info.details[0].value.lower())
 
+    def test_a_registry_host_written_in_capitals_gets_its_credentials(self):
+        # docker looks a reference's host up in its credentials case-sensitively; the registry's
+        # server as the task names it in another case still matches, as host names do.
+        port = engine.registry_address.rsplit(":", 1)[1]
+        mixed = f"LocalHost:{port}/bai/task:1"
+        own = bm.ContainerRegistry(registry_server=f"localhost:{port}", user_name=docker_engine.USER, password=docker_engine.PASSWORD)
+        self.client.task.add("docked", bm.TaskAddParameter(
+            id="mixedcase", command_line="/bin/sh -c 'cat /etc/bai-image'",
+            container_settings=bm.TaskContainerSettings(image_name=mixed, registry=own)))
+        task = self.completed("docked", "mixedcase")
+        failure = task.execution_info.failure_info
+        self.assertEqual(task.execution_info.exit_code, 0, failure and [d.value for d in failure.details or []])
+        self.assertEqual(self.read("docked", "mixedcase", "stdout.txt").strip(), "the task image")
+        self.assertTrue(engine.has_image(mixed.lower()) or engine.has_image(mixed))
+
     def test_failed_pulls_fail_the_task_with_the_registrys_words(self):
         for task_id, settings, code, words in [
                 ("missing", bm.TaskContainerSettings(image_name=f"{engine.registry_address}/bai/missing:1"),
