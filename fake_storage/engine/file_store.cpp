@@ -423,6 +423,7 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
                                         const std::string& path, const ListOptions& o) {
     DirectoryPage page;
     page.directory = get_directory(account, share, path);
+    const DirectFiles direct = direct_files_now();
     db_.read([&](db::Database& db) {
         auto q = db.prepare(std::string("SELECT ") + kEntryColumns +
                             " FROM share_entries WHERE account = ?1 AND share = ?2 AND parent = ?3"
@@ -443,9 +444,9 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
             page.entries.push_back(std::move(e));
         }
     });
-    if (direct_files_.load() > 0) {
+    if (!direct.empty()) {
         for (ShareEntry& e : page.entries) {
-            if (!e.is_dir && caught_up_direct_writes(account, share, e)) e = get_file_row(account, share, e.path);
+            if (!e.is_dir && caught_up_direct_writes(account, share, e, direct)) e = get_file_row(account, share, e.path);
         }
     }
     return page;
@@ -519,8 +520,9 @@ ShareEntry FileStore::get_file_row(const std::string& account, const std::string
 
 ShareEntry FileStore::get_file(const std::string& account, const std::string& share,
                                const std::string& path) {
+    const DirectFiles direct = direct_files_now();
     ShareEntry e = get_file_row(account, share, path);
-    return caught_up_direct_writes(account, share, e) ? get_file_row(account, share, path) : e;
+    return caught_up_direct_writes(account, share, e, direct) ? get_file_row(account, share, path) : e;
 }
 
 OpenFile FileStore::open_file(const std::string& account, const std::string& share,

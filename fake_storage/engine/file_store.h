@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -172,7 +173,7 @@ public:
     void begin_direct_writes(dev_t device, ino_t inode);
     void end_direct_writes(dev_t device, ino_t inode);
     // What get_file does for such a file, for the mount that let it be written (`origin`, as for
-    // note_write): at its flush, fsync and close.
+    // note_write): at its fsync and release (a flush too where the kernel sends one).
     void catch_up_direct_writes(const std::string& account, const std::string& share, const std::string& path,
                                 const void* origin);
 
@@ -201,10 +202,15 @@ private:
                      const std::string& content_id, const std::string& inline_data,
                      std::int64_t pending_id);
 
-    // True when `entry` is a file written directly (begin_direct_writes) whose disk size or time
-    // moved past its row: the row is then updated.
+    // The files written directly now (begin_direct_writes), by device and inode. Taken before a
+    // row is read: a file whose close comes between the two is still caught up, since its mount
+    // catches the row up before it ends the file's direct writes.
+    using DirectFiles = std::set<std::pair<dev_t, ino_t>>;
+    DirectFiles direct_files_now();
+    // True when `entry` is one of `direct` whose disk size or time moved past its row: the row is
+    // then updated.
     bool caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry,
-                                 const void* origin = nullptr);
+                                 const DirectFiles& direct, const void* origin = nullptr);
     // The file's row as it is (get_file without catching up).
     ShareEntry get_file_row(const std::string& account, const std::string& share, const std::string& path);
 

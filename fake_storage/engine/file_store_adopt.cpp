@@ -266,15 +266,20 @@ void FileStore::end_direct_writes(dev_t device, ino_t inode) {
     --direct_files_;
 }
 
+FileStore::DirectFiles FileStore::direct_files_now() {
+    DirectFiles out;
+    if (direct_files_.load() == 0) return out;
+    std::lock_guard guard(direct_mutex_);
+    for (const auto& [file, opens] : direct_writes_) out.insert(file);
+    return out;
+}
+
 bool FileStore::caught_up_direct_writes(const std::string& account, const std::string& share, const ShareEntry& entry,
-                                        const void* origin) {
-    if (direct_files_.load() == 0 || entry.is_dir) return false;
+                                        const DirectFiles& direct, const void* origin) {
+    if (direct.empty() || entry.is_dir) return false;
     struct stat st {};
     if (::lstat(disk_path(account, share, entry.path).c_str(), &st) != 0) return false;
-    {
-        std::lock_guard guard(direct_mutex_);
-        if (!direct_writes_.contains({st.st_dev, st.st_ino})) return false;
-    }
+    if (!direct.contains({st.st_dev, st.st_ino})) return false;
     // Timestamps are fine-grained once read (Linux 6.13+): a write after this stat gets a later one.
     if (static_cast<std::uint64_t>(st.st_size) == entry.size && mtime_ticks(st) <= time::to_ticks(entry.last_modified)) {
         return false;
@@ -286,13 +291,14 @@ bool FileStore::caught_up_direct_writes(const std::string& account, const std::s
 
 void FileStore::catch_up_direct_writes(const std::string& account, const std::string& share, const std::string& path,
                                        const void* origin) {
+    const DirectFiles direct = direct_files_now();
     ShareEntry entry;
     try {
         entry = get_file_row(account, share, path);
     } catch (const StorageError&) {
         return;  // not indexed (yet): the mount's own adopt_entry deals with it
     }
-    caught_up_direct_writes(account, share, entry, origin);
+    caught_up_direct_writes(account, share, entry, direct, origin);
 }
 
 }  // namespace bai::storage

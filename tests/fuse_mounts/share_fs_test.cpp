@@ -84,6 +84,24 @@ TEST_F(ShareFsTest, AWriteThroughTheMountIsInTheIndexWhenItReturns) {
     EXPECT_EQ(read_all(files->share_root(kAcct, "data") / "log.txt"), "HELLO\n");
 }
 
+// A passed-through file's close sends no FLUSH, and its RELEASE comes after close(2) returns:
+// REST right after the close still sees the last write (the store catches the file up itself).
+TEST_F(ShareFsTest, RestRightAfterACloseSeesTheLastWrite) {
+    std::string previous_etag;
+    for (int i = 1; i <= 100; ++i) {
+        const std::string name = "shard" + std::to_string(i % 4) + ".bin";
+        int fd = ::open((mnt / name).c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        const std::string content(static_cast<size_t>(i), 'x');
+        ASSERT_EQ(::write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+        ASSERT_EQ(::close(fd), 0);
+        storage::ShareEntry entry = rest(name);
+        EXPECT_EQ(entry.size, static_cast<std::uint64_t>(i)) << name;
+        EXPECT_NE(entry.etag, previous_etag) << name;
+        previous_etag = entry.etag;
+    }
+}
+
 TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
     files->create_directory(kAcct, "data", "in", {}, {});
     files->create_file(kAcct, "data", "in/a.txt", 4, {}, {}, {});

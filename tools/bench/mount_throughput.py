@@ -6,7 +6,8 @@ disk without FUSE, side by side in one run (the mounts' benchmark):
    1 MiB reads, the page cache dropped before each read (echo 3 > /proc/sys/vm/drop_caches; as
    root), then the same read again from the page cache (an epoch's second pass over its data);
 2. create + stat of N small files (one `open(O_CREAT)`/`close`/`stat` each) in one directory;
-3. `ls -l` of that N-entry directory (the time of the command).
+3. `ls -l` of that N-entry directory (the time of the command);
+4. create + write + close of N files of 1 KiB each in another directory.
 
 The mount is a node's cluster-level mount of a running emulator (found through GET
 /emulator/nodes): `--volume share` (azureFileShares, fuse.bai-share) or `--volume container`
@@ -38,6 +39,7 @@ import harness  # noqa: E402
 SUB = harness.SUBSCRIPTION
 WS = f"/subscriptions/{SUB}/resourceGroups/bench/providers/Microsoft.BatchAI/workspaces/ws"
 MIB = 1 << 20
+SMALL_FILE = 1024
 
 
 def drop_caches():
@@ -100,6 +102,22 @@ def small_files(directory, count):
     return count / create_s, ls_s * 1000
 
 
+def small_writes(directory, count):
+    """Create, write SMALL_FILE bytes and close each of `count` new files (checkpoint shards, an
+    unpacked dataset): files per second."""
+    d = os.path.join(directory, "written")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    quiet_disk()
+    body = b"x" * SMALL_FILE
+    started = time.perf_counter()
+    for i in range(count):
+        fd = os.open(os.path.join(d, f"f{i:05d}.bin"), os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, body)
+        os.close(fd)
+    return count / (time.perf_counter() - started)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -158,7 +176,8 @@ def main():
             # runs, and a write into memory just freed by the previous measure's file runs several
             # times faster than one into memory the VM handed back): each measure runs --repeat
             # times, mount and native alternating which goes first, and the medians are compared.
-            samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": []}
+            samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": [],
+                       "fs": [], "ns": []}
             dropped = True
             for round_number in range(args.repeat):
                 order = [("f", mount), ("n", native)]
@@ -174,6 +193,8 @@ def main():
                     c, ls = small_files(directory, args.files)
                     samples[key + "c"].append(c)
                     samples[key + "l"].append(ls)
+                for key, directory in order:
+                    samples[key + "s"].append(small_writes(directory, args.files))
             med = {k: statistics.median(v) for k, v in samples.items()}
             def round_ratios(measure, higher_better=True):
                 pairs = zip(samples["f" + measure], samples["n" + measure])
@@ -186,6 +207,7 @@ def main():
                 ("the same read again (page cache warm), MiB/s", "k", True),
                 (f"create + stat of {args.files} files, files/s", "c", True),
                 (f"ls -l of {args.files} entries, ms", "l", False),
+                (f"create + write {SMALL_FILE} B + close of {args.files} files, files/s", "s", True),
             ]
             # Whoever goes second in a round writes into memory the first has just freed, several
             # times faster on this VM; rounds alternate, so the geometric mean of the rounds'
