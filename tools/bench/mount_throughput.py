@@ -7,13 +7,19 @@ disk without FUSE, side by side in one run (the mounts' benchmark):
    root), then the same read again from the page cache (an epoch's second pass over its data);
 2. create + stat of N small files (one `open(O_CREAT)`/`close`/`stat` each) in one directory;
 3. `ls -l` of that N-entry directory (the time of the command);
-4. create + write + close of N files of 1 KiB each in another directory.
+4. stat of N names that do not exist (through the mount: one FUSE round trip each);
+5. create + write + close of N files of 1 KiB each in another directory.
 
 The mount is a node's cluster-level mount of a running emulator (found through GET
 /emulator/nodes): `--volume share` (azureFileShares, fuse.bai-share) or `--volume container`
 (azureBlobFileSystems, fuse.bai-blob: writes are staged and committed as a blob at close, so the
 write figure includes that commit); "native" is a directory beside the emulator's data directory on
 the same disk. Share targets: write and read at least 70% of native, creates at least 40%.
+
+Small files are never removed between rounds (each round has its own directories; all go at the
+end): this machine's ext4 has no journal, and there a create within about 30 s of many unlinks
+scans past every recently freed inode (ext4's recently_deleted()), which made whichever side came
+after a removal 5-20x slower and the ratios meaningless.
 
 Rounds alternate which of mount and native goes first, and the ratios are geometric means of the
 rounds' ratios: on this VM a write into memory that the previous measure has just freed runs
@@ -85,9 +91,8 @@ def read_through(path):
     return time.perf_counter() - started
 
 
-def small_files(directory, count):
-    d = os.path.join(directory, "many")
-    shutil.rmtree(d, ignore_errors=True)
+def small_files(directory, count, round_number):
+    d = os.path.join(directory, f"many{round_number}")
     os.makedirs(d)
     quiet_disk()
     started = time.perf_counter()
@@ -102,11 +107,23 @@ def small_files(directory, count):
     return count / create_s, ls_s * 1000
 
 
-def small_writes(directory, count):
+def missing_lookups(directory, count, round_number):
+    """stat(2) of `count` names that do not exist: through the mount each is one FUSE round trip
+    (a LOOKUP answered with a negative entry), the floor under every other small-file figure."""
+    d = os.path.join(directory, f"many{round_number}")
+    started = time.perf_counter()
+    for i in range(count):
+        try:
+            os.stat(os.path.join(d, f"missing{i:05d}"))
+        except FileNotFoundError:
+            pass
+    return (time.perf_counter() - started) / count * 1e6
+
+
+def small_writes(directory, count, round_number):
     """Create, write SMALL_FILE bytes and close each of `count` new files (checkpoint shards, an
     unpacked dataset): files per second."""
-    d = os.path.join(directory, "written")
-    shutil.rmtree(d, ignore_errors=True)
+    d = os.path.join(directory, f"written{round_number}")
     os.makedirs(d)
     quiet_disk()
     body = b"x" * SMALL_FILE
@@ -177,7 +194,7 @@ def main():
             # times faster than one into memory the VM handed back): each measure runs --repeat
             # times, mount and native alternating which goes first, and the medians are compared.
             samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": [],
-                       "fs": [], "ns": []}
+                       "fs": [], "ns": [], "fm": [], "nm": []}
             dropped = True
             for round_number in range(args.repeat):
                 order = [("f", mount), ("n", native)]
@@ -190,11 +207,13 @@ def main():
                     samples[key + "r"].append(r)
                     samples[key + "k"].append(k)
                 for key, directory in order:
-                    c, ls = small_files(directory, args.files)
+                    c, ls = small_files(directory, args.files, round_number)
                     samples[key + "c"].append(c)
                     samples[key + "l"].append(ls)
                 for key, directory in order:
-                    samples[key + "s"].append(small_writes(directory, args.files))
+                    samples[key + "m"].append(missing_lookups(directory, args.files, round_number))
+                for key, directory in order:
+                    samples[key + "s"].append(small_writes(directory, args.files, round_number))
             med = {k: statistics.median(v) for k, v in samples.items()}
             def round_ratios(measure, higher_better=True):
                 pairs = zip(samples["f" + measure], samples["n" + measure])
@@ -208,6 +227,7 @@ def main():
                 (f"create + stat of {args.files} files, files/s", "c", True),
                 (f"ls -l of {args.files} entries, ms", "l", False),
                 (f"create + write {SMALL_FILE} B + close of {args.files} files, files/s", "s", True),
+                (f"stat of {args.files} missing names (one round trip each through the mount), us each", "m", False),
             ]
             # Whoever goes second in a round writes into memory the first has just freed, several
             # times faster on this VM; rounds alternate, so the geometric mean of the rounds'
@@ -226,7 +246,7 @@ def main():
     for label, fuse, nat, ratio, ratios in rows:
         each = ", ".join(f"{r * 100:.0f}" for r in ratios)
         print(f"| {label} | {fuse:.1f} | {nat:.1f} | {ratio * 100:.0f}% ({each}) |")
-    print("\n(ls -l: the ratio is native time / mount time)")
+    print("\n(ls -l and the stat of missing names: the ratio is native time / mount time)")
 
 
 if __name__ == "__main__":
