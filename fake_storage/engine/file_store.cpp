@@ -1,4 +1,5 @@
 #include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/share_paths.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -182,6 +183,16 @@ void touch(ShareEntry& e) {
     throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
 }
 
+// A failed call on a path of a share's directory: where a link (or a file in place of a directory)
+// is in the way, the path is not share content and answers as missing (share_paths.h).
+[[noreturn]] void disk_failure(const std::string& what, const fs::path& path, bool parent = false) {
+    if (not_share_content(errno)) {
+        if (parent) parent_not_found();
+        resource_not_found();
+    }
+    io_failure(what, path);
+}
+
 void check_range_in_file(std::uint64_t offset, std::uint64_t length, std::uint64_t size) {
     if (offset + length > size) {
         fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
@@ -203,6 +214,18 @@ fs::path FileStore::share_root(const std::string& account, const std::string& sh
 fs::path FileStore::disk_path(const std::string& account, const std::string& share,
                               const std::string& stored_path) const {
     return stored_path.empty() ? share_root(account, share) : share_root(account, share) / stored_path;
+}
+
+int FileStore::open_regular(const std::string& account, const std::string& share, const std::string& stored_path,
+                            int flags) const {
+    // O_NONBLOCK: a fifo in a file's place fails the S_ISREG check instead of waiting for a writer.
+    ShareFd fd = open_in_share(share_root(account, share), stored_path, flags | O_NONBLOCK);
+    struct stat st {};
+    if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
+        errno = ELOOP;  // a fifo, a device or a directory: not a file of the share
+        return -1;
+    }
+    return fd.release();
 }
 
 std::shared_mutex& FileStore::lock_for(const std::string& account, const std::string& share,
@@ -346,8 +369,10 @@ ShareEntry FileStore::create_directory(const std::string& account, const std::st
         e.last_modified = now;
         e.smb = apply_smb({now, now, now, "Directory"}, smb);
         e.metadata = metadata;
-        fs::path on_disk = disk_path(account, share, e.path);
-        if (::mkdir(on_disk.c_str(), 0755) != 0 && errno != EEXIST) io_failure("cannot create", on_disk);
+        ShareParent where = parent_in_share(share_root(account, share), e.path);
+        if (!where.dir || (::mkdirat(where.dir.get(), where.name.c_str(), 0755) != 0 && errno != EEXIST)) {
+            disk_failure("cannot create", disk_path(account, share, e.path), true);
+        }
         insert_entry(db, account, share, parent, e);
     });
     changes_.publish(account, share, e.path);
@@ -388,7 +413,9 @@ void FileStore::delete_directory(const std::string& account, const std::string& 
         children.bind(1, account).bind(2, share).bind(3, e.path);
         if (children.step()) fail(409, "DirectoryNotEmpty", "The specified directory is not empty.");
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
-        ::rmdir(disk_path(account, share, e.path).c_str());
+        if (ShareParent where = parent_in_share(share_root(account, share), e.path); where.dir) {
+            ::unlinkat(where.dir.get(), where.name.c_str(), AT_REMOVEDIR);
+        }
     });
     changes_.publish(account, share, deleted);
 }
@@ -493,9 +520,12 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         if (fd < 0) io_failure("cannot create", on_disk);
         int rc = ::ftruncate(fd, static_cast<off_t>(size));
         ::close(fd);
-        if (rc != 0 || ::rename(fresh.c_str(), on_disk.c_str()) != 0) {
+        ShareParent where = parent_in_share(share_root(account, share), e.path);
+        if (rc != 0 || !where.dir || ::renameat(AT_FDCWD, fresh.c_str(), where.dir.get(), where.name.c_str()) != 0) {
+            const int error = errno;
             ::unlink(fresh.c_str());
-            io_failure("cannot create", on_disk);
+            errno = error;
+            disk_failure("cannot create", on_disk, true);
         }
         if (existing) {
             e.id = existing->id;
@@ -530,20 +560,21 @@ OpenFile FileStore::open_file(const std::string& account, const std::string& sha
     OpenFile f;
     f.info = get_file(account, share, path);
     std::shared_lock lock(lock_for(account, share, f.info.path));
-    fs::path on_disk = disk_path(account, share, f.info.path);
-    f.fd = ::open(on_disk.c_str(), O_RDONLY | O_CLOEXEC);
-    if (f.fd < 0) io_failure("cannot open", on_disk);
+    f.fd = open_regular(account, share, f.info.path, O_RDONLY);
+    if (f.fd < 0) disk_failure("cannot open", disk_path(account, share, f.info.path));
     return f;
 }
 
-void FileStore::apply_range(const std::string& account, const std::string& share,
+bool FileStore::apply_range(const std::string& account, const std::string& share,
                             const std::string& stored_path, std::uint64_t offset,
                             const std::string& content_id, const std::string& inline_data,
                             std::int64_t pending_id) {
+    bool applied = false;
     {
         std::unique_lock lock(lock_for(account, share, stored_path));
         fs::path on_disk = disk_path(account, share, stored_path);
-        int target = ::open(on_disk.c_str(), O_WRONLY | O_CLOEXEC);
+        int target = open_regular(account, share, stored_path, O_WRONLY);
+        applied = target >= 0;
         int source = content_id.empty() ? -1 : files_.open(account, ContentKind::block, content_id);
         auto write_at = [&](const char* data, size_t n, std::uint64_t at) {
             if (::pwrite(target, data, n, static_cast<off_t>(at)) != static_cast<ssize_t>(n)) {
@@ -570,6 +601,7 @@ void FileStore::apply_range(const std::string& account, const std::string& share
         db.prepare("DELETE FROM pending_ranges WHERE id = ?1").bind(1, pending_id).run();
     });
     if (!content_id.empty()) files_.remove(account, ContentKind::block, content_id);
+    return applied;
 }
 
 ShareEntry FileStore::put_range(const std::string& account, const std::string& share,
@@ -609,9 +641,10 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
         if (!small) files_.remove(account, ContentKind::block, content_id);
         throw;
     }
-    apply_range(account, share, e.path, offset, content_id, small ? data.bytes() : std::string(),
-                pending_id);
+    const bool applied = apply_range(account, share, e.path, offset, content_id,
+                                     small ? data.bytes() : std::string(), pending_id);
     changes_.publish(account, share, e.path);
+    if (!applied) resource_not_found();  // its file is gone from the disk, or a link took its place
     return e;
 }
 
@@ -625,9 +658,8 @@ ShareEntry FileStore::clear_range(const std::string& account, const std::string&
         if (e.is_dir) resource_not_found();
         check_range_in_file(offset, length, e.size);
         std::unique_lock lock(lock_for(account, share, e.path));
-        fs::path on_disk = disk_path(account, share, e.path);
-        int fd = ::open(on_disk.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) io_failure("cannot open", on_disk);
+        int fd = open_regular(account, share, e.path, O_WRONLY);
+        if (fd < 0) disk_failure("cannot open", disk_path(account, share, e.path));
         if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                         static_cast<off_t>(length)) != 0) {
             std::vector<char> zeros(std::min<std::uint64_t>(length, 1 << 20), 0);
@@ -657,8 +689,10 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
                      "HeaderName:x-ms-content-length\nHeaderValue:" + std::to_string(*size));
             }
             std::unique_lock lock(lock_for(account, share, e.path));
-            fs::path on_disk = disk_path(account, share, e.path);
-            if (::truncate(on_disk.c_str(), static_cast<off_t>(*size)) != 0) io_failure("cannot resize", on_disk);
+            ShareFd fd(open_regular(account, share, e.path, O_WRONLY));
+            if (!fd || ::ftruncate(fd.get(), static_cast<off_t>(*size)) != 0) {
+                disk_failure("cannot resize", disk_path(account, share, e.path));
+            }
             e.size = *size;
         }
         if (content) e.content = *content;
@@ -682,7 +716,9 @@ void FileStore::delete_file(const std::string& account, const std::string& share
         if (e.is_dir) resource_not_found();
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
         std::unique_lock lock(lock_for(account, share, e.path));
-        ::unlink(disk_path(account, share, e.path).c_str());
+        if (ShareParent where = parent_in_share(share_root(account, share), e.path); where.dir) {
+            ::unlinkat(where.dir.get(), where.name.c_str(), 0);  // a link in the file's place goes, never its target
+        }
         deleted = e.path;
     });
     changes_.publish(account, share, deleted);

@@ -190,6 +190,10 @@ private:
                                 const std::string& path);
     std::filesystem::path disk_path(const std::string& account, const std::string& share,
                                     const std::string& stored_path) const;
+    // The regular file at `stored_path` in the share's directory, opened with `flags` without
+    // following links (share_paths.h); -1 with errno set when it is not there or not a file.
+    int open_regular(const std::string& account, const std::string& share, const std::string& stored_path,
+                     int flags) const;
     ShareInfo update_share(const std::string& account, const std::string& name,
                            const std::function<void(ShareInfo&)>& change);
     ShareEntry update_entry(const std::string& account, const std::string& share,
@@ -197,7 +201,8 @@ private:
                             const std::function<void(ShareEntry&)>& change);
     // Writes a journaled range into its file, then drops the journal entry. The bytes come from
     // `inline_data` when they were small, else from the content file `content_id`.
-    void apply_range(const std::string& account, const std::string& share,
+    // False when the file could not be opened (gone, or not share content).
+    bool apply_range(const std::string& account, const std::string& share,
                      const std::string& stored_path, std::uint64_t offset,
                      const std::string& content_id, const std::string& inline_data,
                      std::int64_t pending_id);

@@ -1,4 +1,6 @@
 // FileStore::adopt_disk_changes: the index follows what other writers left in a share's directory.
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/properties.h"
+#include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage {
@@ -106,7 +109,7 @@ public:
                 if (!known->is_dir) return false;
                 next = stored.empty() ? known->name : stored + "/" + known->name;
             } else {
-                if (::lstat((root_ / next).c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+                if (!stat_in_share(root_, next, st) || !S_ISDIR(st.st_mode)) return false;
                 insert(db_, account_, share_, stored, parts[i], st);
                 ++changed_;
             }
@@ -117,10 +120,23 @@ public:
 
     // Syncs the entries of `dir`, and of every directory under it when `recursive`.
     void walk(const std::string& dir, bool recursive = true) {
+        // Opened without following links: an indexed directory that a link has replaced on disk is
+        // not walked into (its parent's walk removes it from the index).
+        ShareFd fd = open_in_share(root_, dir, O_RDONLY | O_DIRECTORY);
+        DIR* listing = fd ? ::fdopendir(fd.get()) : nullptr;
+        if (!listing) return;  // unreadable: leave its entries as they are
+        fd.release();
+        std::vector<std::string> names;
+        errno = 0;
+        while (const dirent* entry = ::readdir(listing)) {
+            const std::string name = entry->d_name;
+            if (name != "." && name != "..") names.push_back(name);
+        }
+        const bool complete = errno == 0;
+        ::closedir(listing);
+        if (!complete) return;
         auto indexed = indexed_children(db_, account_, share_, dir);
-        std::error_code ec;
-        for (fs::directory_iterator it(root_ / dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
+        for (const std::string& name : names) {
             std::optional<Indexed> known;
             if (auto found = indexed.find(text::lower(name)); found != indexed.end()) {
                 known = found->second;
@@ -128,7 +144,6 @@ public:
             }
             if (sync_child(dir, name, known, false) && recursive) walk(dir.empty() ? name : dir + "/" + name);
         }
-        if (ec) return;  // unreadable: leave its entries as they are
         for (const auto& [lower, gone] : indexed) {
             remove_subtree(db_, account_, share_, dir.empty() ? gone.name : dir + "/" + gone.name);
             ++changed_;
@@ -141,7 +156,7 @@ public:
     bool sync_child(const std::string& dir, const std::string& name, const std::optional<Indexed>& known, bool written) {
         const std::string path = dir.empty() ? name : dir + "/" + name;
         struct stat st {};
-        const bool on_disk = ::lstat((root_ / path).c_str(), &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+        const bool on_disk = stat_in_share(root_, path, st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
         if (!on_disk) {  // gone, or links and fifos: not share content
             if (known) {
                 remove_subtree(db_, account_, share_, dir.empty() ? known->name : dir + "/" + known->name);
@@ -230,7 +245,7 @@ void FileStore::note_write(const std::string& account, const std::string& share,
                            const void* origin) {
     struct stat st {};
     bool updated = false;
-    if (::lstat(disk_path(account, share, path).c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+    if (stat_in_share(share_root(account, share), path, st) && S_ISREG(st.st_mode)) {
         db_.transaction([&](db::Database& db) {
             db.prepare(
                   "UPDATE share_entries SET size = ?4, etag = ?5, last_modified = max(last_modified, ?6),"
@@ -278,7 +293,7 @@ bool FileStore::caught_up_direct_writes(const std::string& account, const std::s
                                         const DirectFiles& direct, const void* origin) {
     if (direct.empty() || entry.is_dir) return false;
     struct stat st {};
-    if (::lstat(disk_path(account, share, entry.path).c_str(), &st) != 0) return false;
+    if (!stat_in_share(share_root(account, share), entry.path, st)) return false;
     if (!direct.contains({st.st_dev, st.st_ino})) return false;
     // Timestamps are fine-grained once read (Linux 6.13+): a write after this stat gets a later one.
     if (static_cast<std::uint64_t>(st.st_size) == entry.size && mtime_ticks(st) <= time::to_ticks(entry.last_modified)) {

@@ -5,10 +5,7 @@
 
 #include <fstream>
 
-#include "fake_storage/engine/file_store.h"
-#include "fake_storage/engine/storage_schema.h"
-#include "tests/common/dev_account.h"
-#include "tests/common/test_dir.h"
+#include "tests/fake_storage/file_store_fixture.h"
 
 namespace bai::storage {
 namespace {
@@ -16,16 +13,10 @@ namespace {
 namespace fs = std::filesystem;
 using bai::testing::kAcct;
 
-class AdoptTest : public ::testing::Test {
+class AdoptTest : public FileStoreTest {
 protected:
-    void SetUp() override {
-        db = db::Database::open(dir / "state.db");
-        migrate_storage_schema(*db);
-        files = std::make_unique<ContentFiles>(dir / "storage", false);
-        store = std::make_unique<FileStore>(*db, *files);
-        store->create_share(kAcct, "logs", std::nullopt, {});
-        root = store->share_root(kAcct, "logs");
-    }
+    AdoptTest() : FileStoreTest("logs") {}
+
     void write(const std::string& path, const std::string& text) {
         fs::create_directories((root / path).parent_path());
         std::ofstream(root / path, std::ios::trunc) << text;
@@ -35,12 +26,6 @@ protected:
         for (const ShareEntry& e : store->list_directory(kAcct, "logs", path, {}).entries) out.push_back(e.name);
         return out;
     }
-
-    bai::testing::TestDir dir;
-    std::unique_ptr<db::Database> db;
-    std::unique_ptr<ContentFiles> files;
-    std::unique_ptr<FileStore> store;
-    fs::path root;
 };
 
 TEST_F(AdoptTest, NewFilesAndTheirDirectoriesJoin) {

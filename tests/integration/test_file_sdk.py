@@ -2,6 +2,7 @@
 import datetime
 import hashlib
 import os
+import shutil
 import unittest
 
 from azure.core.exceptions import HttpResponseError, ResourceExistsError, ResourceNotFoundError
@@ -119,6 +120,37 @@ class FileSdk(StorageTestCase, unittest.TestCase):
         with self.assertRaises(ResourceNotFoundError) as caught:
             self.share.get_file_client("nodir/x").download_file().readall()
         self.assertEqual(caught.exception.error_code, "ParentNotFound")
+
+    def test_links_left_in_a_shares_directory_reach_nothing_outside(self):
+        # Where a share is linked instead of mounted, a job can leave symbolic links in its
+        # directory: the File API must not read or write through them.
+        outside = os.path.join(os.path.dirname(self.emu.location), f"outside-{self.name}")
+        os.makedirs(outside)
+        self.addCleanup(shutil.rmtree, outside, ignore_errors=True)
+        with open(os.path.join(outside, "secret.txt"), "wb") as f:
+            f.write(b"secret")
+        self.share.get_file_client("model.bin").upload_file(b"weights")
+        self.share.create_directory("dir")
+        self.share.get_file_client("dir/f.txt").upload_file(b"in the share")
+        on_disk = os.path.join(self.emu.location, "storage", DEV_ACCOUNT, "shares", self.name)
+        self.assertTrue(os.path.isfile(os.path.join(on_disk, "model.bin")), os.listdir(on_disk))
+        os.remove(os.path.join(on_disk, "model.bin"))
+        os.symlink(os.path.join(outside, "secret.txt"), os.path.join(on_disk, "model.bin"))
+        os.remove(os.path.join(on_disk, "dir", "f.txt"))
+        os.rmdir(os.path.join(on_disk, "dir"))
+        os.symlink(outside, os.path.join(on_disk, "dir"))
+        for path in ("model.bin", "dir/secret.txt", "dir/f.txt"):
+            with self.subTest(path), self.assertRaises(ResourceNotFoundError):
+                self.share.get_file_client(path).download_file().readall()
+        with self.assertRaises(ResourceNotFoundError):
+            self.share.get_file_client("model.bin").upload_range(b"XX", offset=0, length=2)
+        with self.assertRaises(HttpResponseError) as caught:
+            self.share.get_file_client("dir/new.txt").upload_file(b"planted")
+        self.assertEqual(caught.exception.status_code, 404)
+        self.share.get_file_client("model.bin").delete_file()
+        with open(os.path.join(outside, "secret.txt"), "rb") as f:
+            self.assertEqual(f.read(), b"secret")
+        self.assertEqual(sorted(os.listdir(outside)), ["secret.txt"])
 
     def test_listing_pages(self):
         for i in range(5):

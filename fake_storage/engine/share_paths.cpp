@@ -1,0 +1,71 @@
+#include "fake_storage/engine/share_paths.h"
+
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace bai::storage {
+
+ShareFd& ShareFd::operator=(ShareFd&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+}
+
+ShareFd::~ShareFd() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+namespace {
+
+// glibc 2.36 has no wrapper for openat2.
+int openat2_beneath(int dir, const char* path, int flags, mode_t mode) {
+    open_how how{};
+    how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
+    how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    long fd;
+    do {
+        fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
+    } while (fd < 0 && errno == EAGAIN);  // a rename raced the lookup: try again
+    return static_cast<int>(fd);
+}
+
+}  // namespace
+
+ShareFd open_in_share(const std::filesystem::path& root, const std::string& relative, int flags, mode_t mode) {
+    // The share's directory itself is the emulator's, but it too must not have become a link.
+    ShareFd top(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top) return {};
+    if (relative.empty()) {
+        return ShareFd(openat2_beneath(top.get(), ".", flags, mode));
+    }
+    return ShareFd(openat2_beneath(top.get(), relative.c_str(), flags, mode));
+}
+
+ShareParent parent_in_share(const std::filesystem::path& root, const std::string& relative) {
+    const size_t slash = relative.rfind('/');
+    ShareParent out;
+    out.name = slash == std::string::npos ? relative : relative.substr(slash + 1);
+    out.dir = open_in_share(root, slash == std::string::npos ? std::string() : relative.substr(0, slash),
+                            O_PATH | O_DIRECTORY);
+    return out;
+}
+
+bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st) {
+    if (relative.empty()) {
+        ShareFd top = open_in_share(root, "", O_PATH | O_DIRECTORY);
+        return top && ::fstat(top.get(), &st) == 0;
+    }
+    ShareParent where = parent_in_share(root, relative);
+    return where.dir && ::fstatat(where.dir.get(), where.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool not_share_content(int error) { return error == ELOOP || error == EXDEV || error == ENOTDIR; }
+
+}  // namespace bai::storage

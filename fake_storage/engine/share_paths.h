@@ -1,0 +1,54 @@
+// Paths inside a share's directory, opened without following symbolic links. A share's directory
+// holds what its writers put there (a job's processes, where the share is linked instead of
+// mounted, can make links to anywhere), so the File REST API reaches its files only through
+// openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: a link in place of a file or of one of its
+// directories answers ELOOP (or EXDEV), never the link's target.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <filesystem>
+#include <string>
+#include <utility>
+
+namespace bai::storage {
+
+// A descriptor closed when it goes.
+class ShareFd {
+public:
+    ShareFd() = default;
+    explicit ShareFd(int fd) : fd_(fd) {}
+    ShareFd(ShareFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    ShareFd& operator=(ShareFd&& other) noexcept;
+    ShareFd(const ShareFd&) = delete;
+    ShareFd& operator=(const ShareFd&) = delete;
+    ~ShareFd();
+    int get() const { return fd_; }
+    int release() { return std::exchange(fd_, -1); }
+    explicit operator bool() const { return fd_ >= 0; }
+
+private:
+    int fd_ = -1;
+};
+
+// Opens `relative` ("" for the share's directory itself) under `root` with `flags` (O_CLOEXEC
+// added) and `mode`. On failure the descriptor is empty and errno says why.
+ShareFd open_in_share(const std::filesystem::path& root, const std::string& relative, int flags, mode_t mode = 0);
+
+// The directory that holds `relative` (opened O_PATH | O_DIRECTORY as above) and the last name of
+// `relative`, for the *at() calls that create, rename and remove it.
+struct ShareParent {
+    ShareFd dir;
+    std::string name;
+};
+ShareParent parent_in_share(const std::filesystem::path& root, const std::string& relative);
+
+// lstat(2) of `relative` ("" for the share's directory) through directories that are no links.
+bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st);
+
+// Whether errno after one of the calls above means "a link, or a file where a directory was
+// expected, is in the way": the path is not share content.
+bool not_share_content(int error);
+
+}  // namespace bai::storage
