@@ -87,6 +87,12 @@ Options parse_options(const std::vector<std::string>& args) {
             o.strict_gpus = true;
         } else if (flag == "--no-passthrough" && !inline_value) {
             o.share_passthrough = false;
+        } else if (flag == "--share-mounts") {
+            const std::string mode = value();
+            if (mode != "fuse" && mode != "bind") {
+                throw std::invalid_argument("--share-mounts must be fuse or bind, not '" + mode + "'");
+            }
+            o.bind_shares = mode == "bind";
         } else if (flag == "--container-runtime") {
             o.containers.choice = engine::parse_runtime_choice(value());
         } else if (flag == "--image") {
@@ -122,7 +128,7 @@ std::string usage() {
            "                        [--service-principal-cert ID:PEM]... [--strict-auth] [--debug FILE]\n"
            "                        [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
-           "                        [--strict-gpus] [--no-passthrough]\n"
+           "                        [--strict-gpus] [--no-passthrough] [--share-mounts fuse|bind]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
@@ -161,6 +167,11 @@ std::string usage() {
            "  --no-passthrough   share mounts serve every read and write themselves (default: files\n"
            "                     opened while no fault plan waits are the kernel's, FUSE passthrough,\n"
            "                     Linux 6.9+; a fault plan then meets only files opened after it)\n"
+           "  --share-mounts M   how nodes mount file shares: fuse (default; the File API's index\n"
+           "                     follows every change at once, fault plans, fileMode/directoryMode)\n"
+           "                     or bind (a bind mount of the share's directory: the disk's speed\n"
+           "                     for small files; the File API catches up with the disk when it\n"
+           "                     reads a path; no fault plans; shares with modes stay FUSE)\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

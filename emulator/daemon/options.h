@@ -47,6 +47,7 @@ struct Options {
     // Nodes that cannot have every GPU of their size are not allocated (instead of running with fewer).
     bool strict_gpus = false;
     bool share_passthrough = true;  // --no-passthrough turns it off
+    bool bind_shares = false;       // --share-mounts bind
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
     bool show_version = false;

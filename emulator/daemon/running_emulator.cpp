@@ -181,6 +181,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.autoscale_idle = std::chrono::milliseconds(options.autoscale_idle_ms);
             engine_options.strict_gpus = options.strict_gpus;
             engine_options.share_passthrough = options.share_passthrough;
+            engine_options.bind_shares = options.bind_shares;
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;
             engine_options.workloads = hooks.workloads;

@@ -53,6 +53,11 @@ void add_fault_routes(http::Routes& server, LocalEngine& engine, const std::stri
     server.Put(faults, [&engine, kind](const httplib::Request& req, httplib::Response& res) {
         try {
             mounts::FaultPlan plan = parse_plan(req.body);
+            if (kind == mounts::VolumeKind::share && engine.binds_shares()) {
+                return send_error(res, 409, "FaultPlansNeedFuseMounts",
+                                  "Shares are bind mounts here (--share-mounts bind), which no fault plan can "
+                                  "reach: start the emulator with --share-mounts fuse to inject faults");
+            }
             engine.mount_faults().set(kind, req.matches[1], req.matches[2], plan);
             res.set_content(plan_json(plan).dump(), "application/json");
         } catch (const std::invalid_argument& e) {

@@ -235,7 +235,7 @@ void LocalEngine::add_cluster_error(ClusterState& cluster, const std::string& co
 
 void LocalEngine::add_node(ClusterState& cluster) {
     auto slot = std::make_unique<NodeSlot>();
-    slot->volumes = std::make_shared<AttachedVolumes>(MountSettings{&faults_, options_.share_passthrough});
+    slot->volumes = std::make_shared<AttachedVolumes>(MountSettings{&faults_, options_.share_passthrough, options_.bind_shares});
     Node& node = slot->node;
     int n = 1;
     while (addresses_in_use_.count(n)) ++n;
@@ -625,7 +625,7 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);
     in.containers = &options_.containers;
     in.runtimes = &runtimes_;
-    in.mounts = {&faults_, options_.share_passthrough};
+    in.mounts = {&faults_, options_.share_passthrough, options_.bind_shares};
     in.workloads = options_.workloads;
     in.clock = &clock_;
     in.started = started_at;

@@ -47,6 +47,8 @@ struct EngineOptions {
     // Share mounts let the kernel read and write the files opened while no fault plan waits (FUSE
     // passthrough, Linux 6.9+); --no-passthrough: every read and write goes through the emulator.
     bool share_passthrough = true;
+    // --share-mounts bind: shares are bind mounts of their directories (volume_links.h).
+    bool bind_shares = false;
     // Where jobs with containerSettings run (--container-runtime, --image, --strict-images).
     ContainerOptions containers;
     Clock* clock = nullptr;  // a real clock when null
@@ -92,6 +94,7 @@ public:
     void kill(const std::string& job_id);
     // Faults injected into the share mounts of every node (fuse_mounts/common/mount_faults.h).
     mounts::MountFaults& mount_faults() { return faults_; }
+    bool binds_shares() const { return options_.bind_shares; }
 
 private:
     FileServerExport file_server_export(const std::string& id) const;

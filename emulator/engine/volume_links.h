@@ -1,5 +1,6 @@
 // How mounted volumes appear on an emulated node. A file share is FUSE-mounted from the store
-// (fuse_mounts/share/share_fs.h), or, where this machine cannot mount FUSE (not root, no
+// (fuse_mounts/share/share_fs.h), or bind-mounted from its directory in the store
+// (MountSettings::bind_shares), or, where this machine cannot mount FUSE (not root, no
 // /dev/fuse), a symbolic link to its directory in the store (DIR/storage/ACCOUNT/shares/SHARE);
 // files a job writes through a link join the store's index through adopt_share_writes(). A blob
 // container is FUSE-mounted (fuse_mounts/blob/blob_fs.h), or without FUSE an empty directory of
@@ -25,6 +26,11 @@ namespace bai::engine {
 struct MountSettings {
     mounts::MountFaults* faults = nullptr;  // what the mounts consult (scenarios' injected faults)
     bool passthrough = true;                // shares: FUSE passthrough where the kernel has it
+    // Shares bind-mounted from their directory in the store instead of served through FUSE
+    // (--share-mounts bind): the disk's speed for small files; the store follows what is written
+    // there when REST reads it. Not for shares with a fileMode or directoryMode other than 0777
+    // (a bind mount shows the files' own modes): those stay FUSE mounts.
+    bool bind_shares = false;
 };
 
 // The volumes attached under one root (a node's mount root, a job's), released together.
@@ -43,7 +49,8 @@ public:
     std::vector<std::pair<std::string, std::filesystem::path>> directories;
     std::vector<std::unique_ptr<mounts::ShareFs>> mounts;  // shares and file servers
     std::vector<std::unique_ptr<mounts::BlobFs>> blob_mounts;
-    std::vector<std::filesystem::path> command_mounts;  // where mountCommands mounted
+    std::vector<std::filesystem::path> command_mounts;  // where mountCommands (and bind mounts) mounted
+    std::vector<std::shared_ptr<void>> disk_followers;  // FileStore::follow_disk_writes of bound shares
     const MountSettings& settings() const { return settings_; }
 
 private:

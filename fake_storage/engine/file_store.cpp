@@ -352,6 +352,7 @@ std::uint64_t FileStore::share_usage(const std::string& account, const std::stri
 ShareEntry FileStore::create_directory(const std::string& account, const std::string& share,
                                        const std::string& path, const Metadata& metadata,
                                        const SmbUpdate& smb) {
+    sync_from_disk(account, share, split(path).parent);
     SplitPath p = split(path);
     if (p.path.empty()) fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
     ShareEntry e;
@@ -381,6 +382,7 @@ ShareEntry FileStore::create_directory(const std::string& account, const std::st
 
 ShareEntry FileStore::get_directory(const std::string& account, const std::string& share,
                                     const std::string& path) {
+    sync_from_disk(account, share, path);
     SplitPath p = split(path);
     ShareEntry e;
     db_.read([&](db::Database& db) {
@@ -401,6 +403,7 @@ ShareEntry FileStore::get_directory(const std::string& account, const std::strin
 
 void FileStore::delete_directory(const std::string& account, const std::string& share,
                                  const std::string& path) {
+    sync_from_disk(account, share, path, /*listing=*/true);  // what a job left in it keeps it
     SplitPath p = split(path);
     if (p.path.empty()) fail(400, "InvalidResourceName", "The share root cannot be deleted.");
     std::string deleted;
@@ -423,6 +426,7 @@ void FileStore::delete_directory(const std::string& account, const std::string& 
 ShareEntry FileStore::update_entry(const std::string& account, const std::string& share,
                                    const std::string& path, bool want_dir,
                                    const std::function<void(ShareEntry&)>& change) {
+    sync_from_disk(account, share, path);
     SplitPath p = split(path);
     ShareEntry e;
     db_.transaction([&](db::Database& db) {
@@ -448,6 +452,7 @@ ShareEntry FileStore::set_directory_properties(const std::string& account, const
 
 DirectoryPage FileStore::list_directory(const std::string& account, const std::string& share,
                                         const std::string& path, const ListOptions& o) {
+    sync_from_disk(account, share, path, /*listing=*/true);
     DirectoryPage page;
     page.directory = get_directory(account, share, path);
     const DirectFiles direct = direct_files_now();
@@ -483,6 +488,8 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
                                   const std::string& path, std::uint64_t size,
                                   const ContentSettings& content, const Metadata& metadata,
                                   const SmbUpdate& smb, bool create_new_only) {
+    sync_from_disk(account, share, split(path).parent);
+    sync_from_disk(account, share, path);  // a file a job made there is replaced as REST's would be
     SplitPath p = split(path);
     if (p.path.empty()) fail(400, "InvalidResourceName", "A file needs a name.");
     if (size > kMaxFileSize) {
@@ -550,6 +557,7 @@ ShareEntry FileStore::get_file_row(const std::string& account, const std::string
 
 ShareEntry FileStore::get_file(const std::string& account, const std::string& share,
                                const std::string& path) {
+    sync_from_disk(account, share, path);
     const DirectFiles direct = direct_files_now();
     ShareEntry e = get_file_row(account, share, path);
     return caught_up_direct_writes(account, share, e, direct) ? get_file_row(account, share, path) : e;
@@ -606,6 +614,7 @@ bool FileStore::apply_range(const std::string& account, const std::string& share
 
 ShareEntry FileStore::put_range(const std::string& account, const std::string& share,
                                 const std::string& path, std::uint64_t offset, ContentWriter& data) {
+    sync_from_disk(account, share, path);
     if (data.size() > kMaxRangeSize) {
         fail(413, "RequestBodyTooLarge",
              "The request body is too large and exceeds the maximum permissible limit.");
@@ -651,6 +660,7 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
 ShareEntry FileStore::clear_range(const std::string& account, const std::string& share,
                                   const std::string& path, std::uint64_t offset,
                                   std::uint64_t length) {
+    sync_from_disk(account, share, path);
     SplitPath p = split(path);
     ShareEntry e;
     db_.transaction([&](db::Database& db) {
@@ -709,6 +719,7 @@ ShareEntry FileStore::set_file_metadata(const std::string& account, const std::s
 
 void FileStore::delete_file(const std::string& account, const std::string& share,
                             const std::string& path) {
+    sync_from_disk(account, share, path);
     SplitPath p = split(path);
     std::string deleted;
     db_.transaction([&](db::Database& db) {

@@ -177,6 +177,13 @@ public:
     void catch_up_direct_writes(const std::string& account, const std::string& share, const std::string& path,
                                 const void* origin);
 
+    // A share whose directory others write while the returned token lives (a node's bind mount
+    // of it): each operation on a path first brings the index's entry for it up to the disk
+    // (adopt_entry when they differ), and a listing its directory's entries (adopt_disk_changes
+    // of that directory), so REST sees what a job wrote without a mount telling the store. When
+    // the share's last token goes, the whole share is adopted once.
+    std::shared_ptr<void> follow_disk_writes(const std::string& account, const std::string& share);
+
     // Every change made or indexed here, published after it is done (`origin`: the mount that
     // made it, passed to adopt_entry and note_write; null for the others).
     ShareChanges& changes() { return changes_; }
@@ -222,6 +229,13 @@ private:
     db::Database& db_;
     ContentFiles& files_;
     std::array<std::shared_mutex, 64> file_locks_;
+    // What follow_disk_writes asked: the entry of `path` (REST's spelling) and, with `listing`,
+    // the entries directly in it, up to the disk; nothing for a share no one writes on disk.
+    void sync_from_disk(const std::string& account, const std::string& share, const std::string& path,
+                        bool listing = false);
+    std::mutex followed_mutex_;
+    std::map<std::pair<std::string, std::string>, int> followed_;  // shares written on disk: tokens
+    std::atomic<size_t> followed_count_{0};
     std::mutex direct_mutex_;
     std::map<std::pair<dev_t, ino_t>, int> direct_writes_;  // open counts
     std::atomic<size_t> direct_files_{0};

@@ -281,6 +281,72 @@ void FileStore::end_direct_writes(dev_t device, ino_t inode) {
     --direct_files_;
 }
 
+std::shared_ptr<void> FileStore::follow_disk_writes(const std::string& account, const std::string& share) {
+    auto key = std::make_pair(account, share);
+    {
+        std::lock_guard guard(followed_mutex_);
+        ++followed_[key];
+        ++followed_count_;
+    }
+    // When the last token goes (the share unmounted everywhere), what was written there and never
+    // read through REST joins the index: nothing follows the disk for it any more.
+    return std::shared_ptr<void>(nullptr, [this, key](void*) {
+        bool last = false;
+        {
+            std::lock_guard guard(followed_mutex_);
+            if (--followed_[key] == 0) {
+                followed_.erase(key);
+                last = true;
+            }
+            --followed_count_;
+        }
+        if (!last) return;
+        try {
+            adopt_disk_changes(key.first, key.second, "");
+        } catch (const std::exception&) {
+            // The share is gone: nothing to index.
+        }
+    });
+}
+
+void FileStore::sync_from_disk(const std::string& account, const std::string& share, const std::string& path,
+                               bool listing) {
+    if (followed_count_.load() == 0) return;
+    {
+        std::lock_guard guard(followed_mutex_);
+        if (!followed_.contains({account, share})) return;
+    }
+    std::string wanted;
+    for (const std::string& part : split_share_path(path)) wanted += (wanted.empty() ? "" : "/") + part;
+    // The row's spelling is the disk's (names are case-insensitive, the disk is not).
+    std::optional<Indexed> row;
+    std::string on_disk = wanted;
+    if (!wanted.empty()) {
+        db_.read([&](db::Database& db) {
+            auto q = db.prepare(
+                "SELECT id, name, is_dir, size, last_modified, path FROM share_entries"
+                " WHERE account = ?1 AND share = ?2 AND path = ?3");
+            q.bind(1, account).bind(2, share).bind(3, wanted);
+            if (!q.step()) return;
+            row = Indexed{q.column_int(0), q.column_text(1), q.column_int(2) != 0,
+                          static_cast<std::uint64_t>(q.column_int(3)), q.column_int(4)};
+            on_disk = q.column_text(5);
+        });
+    }
+    if (listing) {  // the directory and its entries (adopt_disk_changes indexes its ancestors first)
+        adopt_disk_changes(account, share, on_disk, /*whole_subtree=*/false);
+        return;
+    }
+    if (wanted.empty()) return;
+    struct stat st {};
+    const bool there = stat_in_share(share_root(account, share), on_disk, st) && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode));
+    const bool same = there ? row && row->is_dir == S_ISDIR(st.st_mode) &&
+                                  (row->is_dir || (row->size == static_cast<std::uint64_t>(st.st_size) &&
+                                                   mtime_ticks(st) <= row->last_modified + kStoreWriteSlack))
+                            : !row;
+    if (!same) adopt_entry(account, share, on_disk, false, false);
+}
+
 FileStore::DirectFiles FileStore::direct_files_now() {
     DirectFiles out;
     if (direct_files_.load() == 0) return out;

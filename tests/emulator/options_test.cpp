@@ -45,6 +45,15 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     EXPECT_TRUE(parse_options({}).share_passthrough);
     EXPECT_FALSE(parse_options({"--no-passthrough"}).share_passthrough);
     EXPECT_THROW(parse_options({"--no-passthrough=1"}), std::invalid_argument);
+    EXPECT_FALSE(parse_options({}).bind_shares);
+    EXPECT_TRUE(parse_options({"--share-mounts", "bind"}).bind_shares);
+    EXPECT_FALSE(parse_options({"--share-mounts=fuse"}).bind_shares);
+    try {
+        parse_options({"--share-mounts", "nfs"});
+        ADD_FAILURE() << "--share-mounts nfs was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("--share-mounts must be fuse or bind"), std::string::npos) << e.what();
+    }
     EXPECT_EQ(parse_options({}).autoscale_idle_ms, 10000);
     EXPECT_EQ(parse_options({"--autoscale-idle", "250"}).autoscale_idle_ms, 250);
     EXPECT_THROW(parse_options({"--autoscale-idle", "-1"}), std::invalid_argument);

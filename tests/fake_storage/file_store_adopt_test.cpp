@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "fake_storage/engine/storage_error.h"
 #include "tests/fake_storage/file_store_fixture.h"
 
 namespace bai::storage {
@@ -145,6 +146,33 @@ TEST_F(AdoptTest, FilesWrittenDirectlyAreCaughtUpWhenRead) {
     store->end_direct_writes(st.st_dev, st.st_ino);
     write("run/log.txt", "abcdefghi");
     EXPECT_EQ(store->get_file(kAcct, "logs", "run/log.txt").size, 7u);
+}
+
+// A share bind-mounted on a node: what is written in its directory is seen by each operation
+// on a path, without anyone calling adopt_disk_changes.
+TEST_F(AdoptTest, AFollowedShareIsCaughtUpByEachOperation) {
+    std::shared_ptr<void> token = store->follow_disk_writes(kAcct, "logs");
+    write("run/epoch1/model.bin", "weights");
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/epoch1/model.bin").size, 7u);
+    EXPECT_EQ(store->get_directory(kAcct, "logs", "RUN").name, "run");  // names are case-insensitive
+    write("run/epoch2/model.bin", "w2");
+    EXPECT_EQ(names("run"), (std::vector<std::string>{"epoch1", "epoch2"}));
+    const std::string etag = store->get_file(kAcct, "logs", "run/epoch1/model.bin").etag;
+    EXPECT_EQ(store->get_file(kAcct, "logs", "run/epoch1/model.bin").etag, etag);  // unchanged: the same ETag
+    write("run/epoch1/model.bin", "more weights");
+    ShareEntry grown = store->get_file(kAcct, "logs", "run/epoch1/model.bin");
+    EXPECT_EQ(grown.size, 12u);
+    EXPECT_NE(grown.etag, etag);
+    store->create_file(kAcct, "logs", "run/epoch2/notes.txt", 3, {}, {}, {});  // in a directory a job made
+    fs::remove(root / "run" / "epoch2" / "model.bin");
+    EXPECT_THROW(store->get_file(kAcct, "logs", "run/epoch2/model.bin"), StorageError);
+    EXPECT_EQ(names("run/epoch2"), (std::vector<std::string>{"notes.txt"}));
+    // Unfollowed: the last token's release adopts the whole share once; later disk writes wait.
+    write("late/a.txt", "a");
+    token.reset();
+    EXPECT_EQ(store->get_file(kAcct, "logs", "late/a.txt").size, 1u);
+    write("later/b.txt", "b");
+    EXPECT_THROW(store->get_file(kAcct, "logs", "later/b.txt"), StorageError);
 }
 
 }  // namespace

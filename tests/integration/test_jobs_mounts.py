@@ -4,6 +4,7 @@ preparation and the job and are gone for the next job, and what was written stay
 import unittest
 
 from azure.mgmt.batchai import models as m
+from azure.core.exceptions import ResourceNotFoundError
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -15,6 +16,12 @@ JOB_SHARE = "jobshare"
 def fuse_works():
     import os
     return os.geteuid() == 0 and os.access("/dev/fuse", os.R_OK | os.W_OK)
+
+
+def mounted(share):
+    """A shell test: is the share mounted here? (A FUSE mount names it as its source, a bind mount
+    of its directory as its root: both in mountinfo.)"""
+    return f"grep -Eq 'devstoreaccount1/(shares/)?{share}( |$)' /proc/self/mountinfo"
 
 
 @unittest.skipUnless(fuse_works(), "needs /dev/fuse and root to mount")
@@ -56,10 +63,10 @@ class ShareMountTest(JobsTestCase):
         prep = m.JobPreparation(command_line=f"echo prep > {js}/prep.txt")
         j = self.job("withmount", self.c, mount_volumes=volumes, job_preparation=prep,
                      custom_toolkit_settings=m.CustomToolkitSettings(
-                         command_line=f"cat {js}/prep.txt > {js}/job.txt && grep -q 'devstoreaccount1/{JOB_SHARE}' /proc/self/mounts"))
+                         command_line=f"cat {js}/prep.txt > {js}/job.txt && {mounted(JOB_SHARE)}"))
         self.assertEqual(j.execution_state, "succeeded", self.read("withmount", "stderr.txt"))
         checker = self.job("checker", self.c, custom_toolkit_settings=m.CustomToolkitSettings(
-            command_line=f"! grep -q 'devstoreaccount1/{JOB_SHARE}' /proc/self/mounts"))
+            command_line=f"! {mounted(JOB_SHARE)}"))
         self.assertEqual(checker.execution_state, "succeeded", "the job-level mount outlived its job")
         share = self.shares.get_share_client(JOB_SHARE)
         self.assertEqual(share.get_file_client("job.txt").download_file().readall(), b"prep\n")
@@ -126,6 +133,53 @@ class ShareMountTest(JobsTestCase):
             return file_client.get_file_properties().size
         except Exception:
             return None
+
+
+class BoundShareMountTest(ShareMountTest):
+    """The same with --share-mounts bind: shares are bind mounts of their directories in the store
+    (no FUSE in the path of a job's small files), and the File API catches up with the disk when it
+    reads a path. Shares with modes stay FUSE mounts; fault plans cannot reach a bind mount."""
+    emulator_args = JobsTestCase.emulator_args + ["--share-mounts", "bind"]
+
+    def test_an_injected_enospc_is_what_the_jobs_write_gets(self):
+        import requests
+        r = requests.put(self.faults_url(SHARE), json={"error": "ENOSPC", "operations": 1},
+                         verify=self.endpoints["ca_cert"], timeout=10)
+        self.assertEqual(r.status_code, 409, r.text)
+        self.assertEqual(r.json()["error"]["code"], "FaultPlansNeedFuseMounts")
+        self.assertIn("--share-mounts fuse", r.json()["error"]["message"])
+
+    def test_a_jobs_small_files_through_rest_while_it_runs(self):
+        afs = "$AZ_BATCHAI_MOUNT_ROOT/afs"
+        command = (f"stat -f -c %T {afs} > {afs}/fstype.txt; mkdir -p {afs}/shards/a/b; "
+                   f"for i in $(seq 200); do echo shard $i > {afs}/shards/a/b/s$i.txt; done; touch {afs}/shards/gone.txt; "
+                   f"for i in $(seq 600); do [ -e {afs}/shards/next.txt ] && break; sleep 0.05; done; "
+                   f"rm {afs}/shards/gone.txt; echo more >> {afs}/shards/a/b/s1.txt; cat {afs}/shards/next.txt > {afs}/shards/done.txt")
+        self.job("shards", self.c, wait=False, custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
+        self.wait_job("shards", states=("running",))
+        def listed():
+            try:
+                return sorted(f["name"] for f in self.share.list_directories_and_files("shards/a/b"))
+            except ResourceNotFoundError:
+                return []  # not made yet
+        harness.wait_for(lambda: len(listed()) == 200, timeout=30, what="the job's 200 files through a REST listing")
+        self.assertIn("s17.txt", listed())
+        s1 = self.share.get_file_client("shards/a/b/s1.txt")
+        first = s1.get_file_properties()
+        self.assertEqual(first.size, len("shard 1\n"))
+        self.assertEqual(s1.get_file_properties().etag, first.etag)  # unchanged on disk: the same ETag
+        self.assertIn("gone.txt", [f["name"] for f in self.share.list_directories_and_files("shards")])
+        # REST writes into a directory the job made; the job reads it through its bind mount.
+        self.share.get_file_client("shards/next.txt").upload_file(b"from-rest\n")
+        j = self.wait_job("shards")
+        self.assertEqual(j.execution_state, "succeeded", self.read("shards", "stderr.txt"))
+        self.assertEqual(self.share.get_file_client("shards/done.txt").download_file().readall(), b"from-rest\n")
+        self.assertNotIn("gone.txt", [f["name"] for f in self.share.list_directories_and_files("shards")])
+        second = s1.get_file_properties()
+        self.assertEqual(second.size, len("shard 1\nmore\n"))
+        self.assertNotEqual(second.etag, first.etag)
+        self.assertNotEqual(self.share.get_file_client("fstype.txt").download_file().readall().strip(), b"fuseblk")
+        self.assertFalse(self.share.get_file_client("fstype.txt").download_file().readall().startswith(b"fuse"))
 
 
 if __name__ == "__main__":

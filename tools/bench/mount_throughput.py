@@ -27,7 +27,7 @@ several times faster than one into memory the VM has handed back to its host, so
 second wins each round by about as much as the other wins the next.
 
 Usage: tools/bench/mount_throughput.py [--volume share|container] [--build DIR] [--size-mib 1024]
-       [--files 10000] [--repeat 4] [--no-passthrough]
+       [--files 10000] [--repeat 4] [--no-passthrough] [--share-mounts fuse|bind]
 """
 import argparse
 import os
@@ -144,11 +144,13 @@ def main():
     parser.add_argument("--volume", choices=["share", "container"], default="share")
     parser.add_argument("--no-passthrough", action="store_true",
                         help="start the emulator with --no-passthrough (every read and write served by it)")
+    parser.add_argument("--share-mounts", choices=["fuse", "bind"], default="fuse",
+                        help="the emulator's --share-mounts: FUSE mounts, or bind mounts of the shares' directories")
     args = parser.parse_args()
     if args.repeat % 2:
         parser.error("--repeat must be even: the rounds alternate which of mount and native goes first")
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
-    extra = ["--no-passthrough"] if args.no_passthrough else []
+    extra = (["--no-passthrough"] if args.no_passthrough else []) + ["--share-mounts", args.share_mounts]
     with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"] + extra) as emu:
         from azure.storage.blob import BlobServiceClient
         from azure.storage.fileshare import ShareServiceClient
@@ -184,9 +186,11 @@ def main():
         node = call("GET", "/emulator/nodes", api_version=None).json()["value"][0]
         mount = os.path.join(node["root"], "mounts", "vol")
         kind = "fuse.bai-share" if args.volume == "share" else "fuse.bai-blob"
+        if args.volume == "share" and args.share_mounts == "bind":
+            kind = ""  # the disk's own file system type
         with open("/proc/self/mounts") as f:
-            if f" {mount} {kind} " not in f.read():
-                sys.exit(f"{mount} is not a FUSE mount (root and /dev/fuse are needed)")
+            if f" {mount} {kind}" not in f.read():
+                sys.exit(f"{mount} is not mounted as {kind or 'a bind mount'} (root and /dev/fuse are needed)")
         native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
         try:
             # This VM's disk and memory are noisy (the native figures move by up to 5x between
@@ -240,7 +244,8 @@ def main():
     print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; mount {mount}")
     print(f"medians of {args.repeat} rounds, mount and native taking turns to go first; ranges: " +
           ", ".join(f"{k} {lo:.0f}-{hi:.0f}" for k, (lo, hi) in spread.items()) + "\n")
-    print(f"| measure | FUSE {args.volume} mount (median) | native disk (median) | mount / native: geometric mean "
+    mount_kind = "bind" if args.volume == "share" and args.share_mounts == "bind" else "FUSE"
+    print(f"| measure | {mount_kind} {args.volume} mount (median) | native disk (median) | mount / native: geometric mean "
           "of the rounds' ratios (each round's, mount first in the 1st, 3rd...) |")
     print("|---|---|---|---|")
     for label, fuse, nat, ratio, ratios in rows:
