@@ -8,7 +8,9 @@ disk without FUSE, side by side in one run (the mounts' benchmark):
 2. create + stat of N small files (one `open(O_CREAT)`/`close`/`stat` each) in one directory;
 3. `ls -l` of that N-entry directory (the time of the command);
 4. stat of N names that do not exist (through the mount: one FUSE round trip each);
-5. create + write + close of N files of 1 KiB each in another directory.
+5. create + write + close of N files of 1 KiB each in another directory;
+6. (shares) the same interleaved in one directory: file by file, through the mount and straight
+   into the share's directory, so that both meet the same file system state.
 
 The mount is a node's cluster-level mount of a running emulator (found through GET
 /emulator/nodes): `--volume share` (azureFileShares, fuse.bai-share) or `--volume container`
@@ -26,8 +28,11 @@ rounds' ratios: on this VM a write into memory that the previous measure has jus
 several times faster than one into memory the VM has handed back to its host, so whoever goes
 second wins each round by about as much as the other wins the next.
 
+With --inside-job, the measure is a job's instead: a shell loop in a job on the node writes the
+small files on the share's mount and in the job's local temporary directory, alternating.
+
 Usage: tools/bench/mount_throughput.py [--volume share|container] [--build DIR] [--size-mib 1024]
-       [--files 10000] [--repeat 4] [--no-passthrough] [--share-mounts fuse|bind]
+       [--files 10000] [--repeat 4] [--no-passthrough] [--share-mounts fuse|bind] [--inside-job]
 """
 import argparse
 import os
@@ -120,6 +125,27 @@ def missing_lookups(directory, count, round_number):
     return (time.perf_counter() - started) / count * 1e6
 
 
+def interleaved_writes(mount_dir, backing_dir, count):
+    """Create + write 1 KiB + close of 2 x `count` files in ONE directory, alternating file by file
+    between the mount's path and the same directory reached directly (the share's directory in
+    the store): both sides meet the same file system state, so ext4's cost for a new inode (which
+    on this machine's journal-less ext4 swings 10x with recently unlinked inodes nearby) cancels,
+    and what is left is the mount's own cost. Returns (mount us per file, direct us per file)."""
+    os.makedirs(os.path.join(backing_dir, "interleaved"))
+    quiet_disk()
+    body = b"x" * SMALL_FILE
+    spent = [0.0, 0.0]
+    for i in range(2 * count):
+        side = i % 2
+        path = os.path.join(mount_dir if side == 0 else backing_dir, "interleaved", f"f{i:06d}.bin")
+        started = time.perf_counter()
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+        os.write(fd, body)
+        os.close(fd)
+        spent[side] += time.perf_counter() - started
+    return spent[0] / count * 1e6, spent[1] / count * 1e6
+
+
 def small_writes(directory, count, round_number):
     """Create, write SMALL_FILE bytes and close each of `count` new files (checkpoint shards, an
     unpacked dataset): files per second."""
@@ -135,6 +161,47 @@ def small_writes(directory, count, round_number):
     return count / (time.perf_counter() - started)
 
 
+# The in-job loop: a shell writing FILES small files (echo x > f$i, a builtin: no process per
+# file) and an `ls -l` of them, on the share's mount and in the job's local temporary directory,
+# ROUNDS times, alternating which goes first; one line per round: share ms, local ms, share ls ms,
+# local ls ms.
+JOB_LOOP = r"""
+share=$1; local=$2; files=$3; rounds=$4
+now() { date +%s%N; }
+measure() {  # measure DIR: "create-ms ls-ms"
+  mkdir -p "$1"; sync; sleep 1
+  t0=$(now); for i in $(seq "$files"); do echo x > "$1/f$i"; done; t1=$(now)
+  ls -l "$1" > /dev/null; t2=$(now)
+  echo "$(( (t1 - t0) / 1000 )) $(( (t2 - t1) / 1000 ))"
+}
+for r in $(seq "$rounds"); do
+  if [ $((r % 2)) = 1 ]; then s=$(measure "$share/r$r"); l=$(measure "$local/r$r")
+  else l=$(measure "$local/r$r"); s=$(measure "$share/r$r"); fi
+  echo "$s $l"
+done
+"""
+
+
+def inside_job(call, mount, files, rounds):
+    """The loop above in a job on the cluster's node: its share mount against its local temporary
+    directory (the node's disk). Returns [(share create us, local create us, share ls us, local ls
+    us)] per round."""
+    with open(os.path.join(mount, "job_loop.sh"), "w") as f:
+        f.write(JOB_LOOP)
+    vol = "$AZ_BATCHAI_MOUNT_ROOT/vol"
+    call("PUT", f"{WS}/experiments/e", {})
+    call("PUT", f"{WS}/experiments/e/jobs/loop", {"properties": {
+        "cluster": {"id": f"{WS}/clusters/c"}, "nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP",
+        "customToolkitSettings": {"commandLine": f"bash {vol}/job_loop.sh {vol}/jobloop $AZ_BATCHAI_JOB_TEMP/jobloop "
+                                                 f"{files} {rounds} > {vol}/job_loop.txt"}}})
+    job = harness.wait_for(lambda: (lambda p: p if p.get("executionState") in ("succeeded", "failed") else None)(
+        call("GET", f"{WS}/experiments/e/jobs/loop").json()["properties"]), timeout=1800, what="the in-job loop")
+    if job["executionState"] != "succeeded":
+        sys.exit(f"the in-job loop failed: {job.get('executionInfo')}")
+    with open(os.path.join(mount, "job_loop.txt")) as f:
+        return [tuple(int(x) for x in line.split()) for line in f if line.strip()]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -146,6 +213,9 @@ def main():
                         help="start the emulator with --no-passthrough (every read and write served by it)")
     parser.add_argument("--share-mounts", choices=["fuse", "bind"], default="fuse",
                         help="the emulator's --share-mounts: FUSE mounts, or bind mounts of the shares' directories")
+    parser.add_argument("--inside-job", action="store_true",
+                        help="measure from inside a job instead: a shell loop writing --files small files and an "
+                             "ls -l, on the share's mount and in the job's local temporary directory")
     args = parser.parse_args()
     if args.repeat % 2:
         parser.error("--repeat must be even: the rounds alternate which of mount and native goes first")
@@ -191,6 +261,24 @@ def main():
         with open("/proc/self/mounts") as f:
             if f" {mount} {kind}" not in f.read():
                 sys.exit(f"{mount} is not mounted as {kind or 'a bind mount'} (root and /dev/fuse are needed)")
+        if args.inside_job:
+            rounds = inside_job(call, mount, args.files, args.repeat)
+            print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; --share-mounts {args.share_mounts}; "
+                  f"a job's shell loop (echo x > f$i) over {args.files} files, then ls -l; {args.repeat} rounds, "
+                  "share and local temp taking turns to go first\n")
+            print("| round | share: create us/file | local: create us/file | share / local speed | share ls -l ms | "
+                  "local ls -l ms |")
+            print("|---|---|---|---|---|---|")
+            for n, (sc, lc, sl, ll) in enumerate(rounds, 1):
+                print(f"| {n} | {sc / args.files:.1f} | {lc / args.files:.1f} | {lc / sc * 100:.0f}% | {sl / 1000:.1f} | "
+                      f"{ll / 1000:.1f} |")
+            speed = statistics.geometric_mean([lc / sc for sc, lc, _, _ in rounds])
+            listing = statistics.geometric_mean([ll / sl for _, _, sl, ll in rounds])
+            print(f"\nshare / local: creates {speed * 100:.0f}%, ls -l {listing * 100:.0f}% (geometric means of the rounds)")
+            return
+        if args.volume == "share":
+            backing = os.path.join(emu.location, "storage", harness.DEV_ACCOUNT, "shares", "bench")
+            interleaved = interleaved_writes(mount, backing, args.files)
         native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
         try:
             # This VM's disk and memory are noisy (the native figures move by up to 5x between
@@ -252,6 +340,11 @@ def main():
         each = ", ".join(f"{r * 100:.0f}" for r in ratios)
         print(f"| {label} | {fuse:.1f} | {nat:.1f} | {ratio * 100:.0f}% ({each}) |")
     print("\n(ls -l and the stat of missing names: the ratio is native time / mount time)")
+    if args.volume == "share":
+        through, direct = interleaved
+        print(f"\ninterleaved in one directory (create + write {SMALL_FILE} B + close, {args.files} files each way, "
+              f"alternating): through the mount {through:.1f} us per file, straight into the share's directory "
+              f"{direct:.1f} us: mount / direct speed {direct / through * 100:.0f}%")
 
 
 if __name__ == "__main__":
