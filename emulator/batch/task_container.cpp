@@ -27,9 +27,10 @@ namespace {
 // Hub's names as docker's own key. Pools' registries and images are matched ignoring case, as
 // host names are.
 std::string server_key(const std::string& server) {
-    const std::string host = engine::without_scheme(server);
-    const std::string lower = text::lower(host);
-    return engine::is_docker_hub(lower) || lower == "index.docker.io/v1" ? engine::kDockerHubKey : host;
+    const std::string lower = engine::without_scheme(text::lower(server));  // "HTTPS://" too
+    if (engine::is_docker_hub(lower) || lower == "index.docker.io/v1") return engine::kDockerHubKey;
+    const size_t at = text::lower(server).find(lower);
+    return at == std::string::npos ? lower : server.substr(at, lower.size());
 }
 
 // The server an image reference names: its first component when that is a host, else Docker Hub.

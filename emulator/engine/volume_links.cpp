@@ -49,7 +49,7 @@ void link_instead(const fs::path& at, const fs::path& directory, bool links, con
     if (ec) throw std::runtime_error("cannot mount " + what + " at " + at.string() + ": " + ec.message());
 }
 
-// Binds `directory` at `at` (nosuid, nodev); false with the reason when the kernel refuses.
+// Binds `directory` at `at` (nosuid, nodev, private); false with the reason when the kernel refuses.
 bool bind_directory(const fs::path& directory, const fs::path& at, std::string& why) {
     if (::mount(directory.c_str(), at.c_str(), nullptr, MS_BIND, nullptr) != 0) {
         why = "cannot bind-mount " + directory.string() + ": " + std::strerror(errno);
@@ -57,6 +57,12 @@ bool bind_directory(const fs::path& directory, const fs::path& at, std::string& 
     }
     if (::mount(nullptr, at.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, nullptr) != 0) {
         why = "cannot make the bind mount nosuid,nodev: " + std::string(std::strerror(errno));
+        ::umount2(at.c_str(), MNT_DETACH);
+        return false;
+    }
+    // Private: what a job mounts under it stays there, never showing up in the store's directory.
+    if (::mount(nullptr, at.c_str(), nullptr, MS_PRIVATE, nullptr) != 0) {
+        why = "cannot make the bind mount private: " + std::string(std::strerror(errno));
         ::umount2(at.c_str(), MNT_DETACH);
         return false;
     }
@@ -178,18 +184,6 @@ void attach_file_server(const fs::path& at, const arm::Volume& v, const StorageA
     const fs::path directory = file_server_directory(v, storage);
     fresh_mount_point(at);
     std::string why;
-    if (attached.settings().bind_shares && v.file_mode == 0777 && v.directory_mode == 0777) {
-        const fs::path share_dir = storage.files.share_root(v.account, v.container);
-        if (bind_directory(share_dir, at, why)) {
-            attached.command_mounts.push_back(at);
-            attached.disk_followers.push_back(storage.files.follow_disk_writes(v.account, v.container));
-            attached.directories.emplace_back(v.relative, share_dir);
-            notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() +
-                            " (a bind mount of its directory)");
-            return;
-        }
-        log::warning("file share " + v.account + "/" + v.container + ": " + why + "; mounting it through FUSE");
-    }
     try {
         mounts::ShareFsOptions options;
         options.read_only = read_only_option(v.mount_options);

@@ -186,6 +186,9 @@ void touch(ShareEntry& e) {
 // A failed call on a path of a share's directory: where a link (or a file in place of a directory)
 // is in the way, the path is not share content and answers as missing (share_paths.h).
 [[noreturn]] void disk_failure(const std::string& what, const fs::path& path, bool parent = false) {
+    if (errno == EWOULDBLOCK) {  // a process on a node holds a lease on the file
+        fail(409, "SharingViolation", "The specified resource is open in a mode that does not allow this operation.");
+    }
     if (not_share_content(errno)) {
         if (parent) parent_not_found();
         resource_not_found();
@@ -218,14 +221,7 @@ fs::path FileStore::disk_path(const std::string& account, const std::string& sha
 
 int FileStore::open_regular(const std::string& account, const std::string& share, const std::string& stored_path,
                             int flags) const {
-    // O_NONBLOCK: a fifo in a file's place fails the S_ISREG check instead of waiting for a writer.
-    ShareFd fd = open_in_share(share_root(account, share), stored_path, flags | O_NONBLOCK);
-    struct stat st {};
-    if (fd && (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))) {
-        errno = ELOOP;  // a fifo, a device or a directory: not a file of the share
-        return -1;
-    }
-    return fd.release();
+    return open_regular_in_share(share_root(account, share), stored_path, flags).release();
 }
 
 std::shared_mutex& FileStore::lock_for(const std::string& account, const std::string& share,
@@ -373,6 +369,10 @@ ShareEntry FileStore::create_directory(const std::string& account, const std::st
         ShareParent where = parent_in_share(share_root(account, share), e.path);
         if (!where.dir || (::mkdirat(where.dir.get(), where.name.c_str(), 0755) != 0 && errno != EEXIST)) {
             disk_failure("cannot create", disk_path(account, share, e.path), true);
+        }
+        struct stat st {};  // an existing name must be a directory (not a link, fifo or file left there)
+        if (::fstatat(where.dir.get(), where.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) {
+            fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
         }
         insert_entry(db, account, share, parent, e);
     });

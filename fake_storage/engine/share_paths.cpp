@@ -23,17 +23,14 @@ ShareFd::~ShareFd() {
 
 namespace {
 
-// glibc 2.36 has no wrapper for openat2.
+// glibc 2.36 has no wrapper for openat2. No mount point is crossed either (RESOLVE_NO_XDEV): a
+// mount a job made inside a share is not share content.
 int openat2_beneath(int dir, const char* path, int flags, mode_t mode) {
     open_how how{};
     how.flags = static_cast<std::uint64_t>(flags | O_CLOEXEC);
-    how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    long fd;
-    do {
-        fd = ::syscall(SYS_openat2, dir, path, &how, sizeof how);
-    } while (fd < 0 && errno == EAGAIN);  // a rename raced the lookup: try again
-    return static_cast<int>(fd);
+    how.mode = ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV;
+    return static_cast<int>(::syscall(SYS_openat2, dir, path, &how, sizeof how));
 }
 
 }  // namespace
@@ -66,6 +63,21 @@ bool stat_in_share(const std::filesystem::path& root, const std::string& relativ
     return where.dir && ::fstatat(where.dir.get(), where.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-bool not_share_content(int error) { return error == ELOOP || error == EXDEV || error == ENOTDIR; }
+ShareFd open_regular_in_share(const std::filesystem::path& root, const std::string& relative, int flags) {
+    // Looked at before it is opened: opening a device or a fifo can do things (a watchdog armed,
+    // a terminal taken, a wait for a writer), so only a regular file is ever opened for real.
+    ShareFd path = open_in_share(root, relative, O_PATH);
+    struct stat st {};
+    if (!path) return {};
+    if (::fstat(path.get(), &st) != 0) return {};
+    if (!S_ISREG(st.st_mode)) {
+        errno = ELOOP;  // not a file of the share
+        return {};
+    }
+    const std::string self = "/proc/self/fd/" + std::to_string(path.get());
+    return ShareFd(::open(self.c_str(), (flags & ~(O_CREAT | O_EXCL)) | O_NOCTTY | O_CLOEXEC));
+}
+
+bool not_share_content(int error) { return error == ELOOP || error == EXDEV || error == ENOTDIR || error == ENXIO; }
 
 }  // namespace bai::storage

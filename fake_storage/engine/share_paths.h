@@ -1,8 +1,9 @@
 // Paths inside a share's directory, opened without following symbolic links. A share's directory
 // holds what its writers put there (a job's processes, where the share is linked instead of
 // mounted, can make links to anywhere), so the File REST API reaches its files only through
-// openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS: a link in place of a file or of one of its
-// directories answers ELOOP (or EXDEV), never the link's target.
+// openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV: a link in place of a file
+// or of one of its directories (or a mount inside the share) answers ELOOP (or EXDEV), never what
+// it leads to.
 #pragma once
 
 #include <sys/stat.h>
@@ -35,6 +36,10 @@ private:
 // Opens `relative` ("" for the share's directory itself) under `root` with `flags` (O_CLOEXEC
 // added) and `mode`. On failure the descriptor is empty and errno says why.
 ShareFd open_in_share(const std::filesystem::path& root, const std::string& relative, int flags, mode_t mode = 0);
+
+// The regular file at `relative`, looked at (O_PATH) before it is opened with `flags` (O_NOCTTY
+// and O_CLOEXEC added): anything else (a device, a fifo, a directory) fails with ELOOP unopened.
+ShareFd open_regular_in_share(const std::filesystem::path& root, const std::string& relative, int flags);
 
 // The directory that holds `relative` (opened O_PATH | O_DIRECTORY as above) and the last name of
 // `relative`, for the *at() calls that create, rename and remove it.

@@ -28,6 +28,8 @@ TEST(BatchImageSource, ThePoolsRegistryForTheImagesServer) {
         EXPECT_EQ(source.username, "hub-user") << hub;
     }
     EXPECT_EQ(batch_image_source("localhost:5000/x", json(), kRegistries).username, "local-user");
+    const json upper = json::array({{{"registryServer", "HTTPS://MyAcr.azurecr.io/"}, {"username", "u"}, {"password", "p"}}});
+    EXPECT_EQ(batch_image_source("myacr.azurecr.io/train:2", json(), upper).username, "u");  // scheme in capitals
     engine::ImageSource unknown = batch_image_source("other.example:443/x", json(), kRegistries);
     EXPECT_EQ(unknown.registry, "other.example:443");
     EXPECT_EQ(unknown.username, "");  // no credentials: docker's own configuration applies

@@ -89,7 +89,19 @@ TEST_F(ShareLinksTest, DeletesThroughALinkRemoveNothingOutside) {
     store->delete_file(kAcct, "data", "dir/f.txt");  // the index's entry goes; the outside file stays
     store->delete_file(kAcct, "data", "file.txt");   // the link itself may go, never its target
     expect_outside_untouched();
-    EXPECT_FALSE(fs::is_symlink(root / "file.txt") && !fs::exists(outside / "secret.txt"));
+    EXPECT_FALSE(fs::is_symlink(root / "file.txt"));  // the link itself went
+}
+
+TEST_F(ShareLinksTest, FifosAndNamesTakenByOthersAreNotShareContent) {
+    store->create_file(kAcct, "data", "pipe.bin", 4, {}, {}, {});
+    fs::remove(root / "pipe.bin");
+    ASSERT_EQ(::mkfifo((root / "pipe.bin").c_str(), 0644), 0);  // no writer: an open would wait
+    EXPECT_EQ(status_of([&] { store->open_file(kAcct, "data", "pipe.bin"); }), 404);
+    EXPECT_EQ(status_of([&] { store->set_file_properties(kAcct, "data", "pipe.bin", 0, std::nullopt, {}); }), 404);
+    // Create Directory over a name a link holds: refused, not indexed as a directory.
+    fs::create_directory_symlink(outside / "sub", root / "taken");
+    EXPECT_EQ(status_of([&] { store->create_directory(kAcct, "data", "taken", {}, {}); }), 409);
+    expect_outside_untouched();
 }
 
 TEST_F(ShareLinksTest, AdoptionDoesNotWalkThroughALinkedDirectory) {

@@ -185,5 +185,15 @@ class VolumesTest(JobsTestCase):
             harness.kill_processes_named(sleeper)
 
 
+@unittest.skipUnless(fuse_works(), "needs /dev/fuse and root to mount")
+class BoundSharesVolumesTest(JobsTestCase):
+    """With --share-mounts bind, shares are bind mounts of their directories in the store, while a
+    file server's export stays a mount of its own disk."""
+    emulator_args = JobsTestCase.emulator_args + ["--share-mounts", "bind"]
+    custom = VolumesTest.custom
+    test_a_file_server_is_one_disk_shared_by_the_clusters_that_mount_it = \
+        VolumesTest.test_a_file_server_is_one_disk_shared_by_the_clusters_that_mount_it
+
+
 if __name__ == "__main__":
     unittest.main()
