@@ -452,7 +452,8 @@ ShareEntry FileStore::set_directory_properties(const std::string& account, const
 
 DirectoryPage FileStore::list_directory(const std::string& account, const std::string& share,
                                         const std::string& path, const ListOptions& o) {
-    sync_from_disk(account, share, path, /*listing=*/true);
+    // Once per listing, at its first page: a continuation lists what its first page adopted.
+    if (o.marker.empty()) sync_from_disk(account, share, path, /*listing=*/true);
     DirectoryPage page;
     page.directory = get_directory(account, share, path);
     const DirectFiles direct = direct_files_now();

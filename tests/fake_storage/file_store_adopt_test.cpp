@@ -167,6 +167,19 @@ TEST_F(AdoptTest, AFollowedShareIsCaughtUpByEachOperation) {
     fs::remove(root / "run" / "epoch2" / "model.bin");
     EXPECT_THROW(store->get_file(kAcct, "logs", "run/epoch2/model.bin"), StorageError);
     EXPECT_EQ(names("run/epoch2"), (std::vector<std::string>{"notes.txt"}));
+    // A listing adopts at its first page; its continuations list what that page saw.
+    for (int i = 0; i < 3; ++i) write("pages/f" + std::to_string(i) + ".txt", "x");
+    ListOptions first;
+    first.max_results = 2;
+    DirectoryPage page = store->list_directory(kAcct, "logs", "pages", first);
+    ASSERT_EQ(page.entries.size(), 2u);
+    write("pages/f9.txt", "late");
+    ListOptions next;
+    next.marker = page.next_marker;
+    std::vector<std::string> rest;
+    for (const ShareEntry& e : store->list_directory(kAcct, "logs", "pages", next).entries) rest.push_back(e.name);
+    EXPECT_EQ(rest, std::vector<std::string>{"f2.txt"});
+    EXPECT_EQ(names("pages").size(), 4u);  // a new listing sees it
     // Unfollowed: the last token's release adopts the whole share once; later disk writes wait.
     write("late/a.txt", "a");
     token.reset();
