@@ -348,8 +348,8 @@ std::uint64_t FileStore::share_usage(const std::string& account, const std::stri
 ShareEntry FileStore::create_directory(const std::string& account, const std::string& share,
                                        const std::string& path, const Metadata& metadata,
                                        const SmbUpdate& smb) {
-    sync_from_disk(account, share, split(path).parent);
     SplitPath p = split(path);
+    sync_from_disk(account, share, p.parent);
     if (p.path.empty()) fail(409, "ResourceAlreadyExists", "The specified resource already exists.");
     ShareEntry e;
     db_.transaction([&](db::Database& db) {
@@ -416,9 +416,7 @@ void FileStore::delete_directory(const std::string& account, const std::string& 
         children.bind(1, account).bind(2, share).bind(3, e.path);
         if (children.step()) fail(409, "DirectoryNotEmpty", "The specified directory is not empty.");
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
-        if (ShareParent where = parent_in_share(share_root(account, share), e.path); where.dir) {
-            ::unlinkat(where.dir.get(), where.name.c_str(), AT_REMOVEDIR);
-        }
+        remove_in_share(share_root(account, share), e.path, AT_REMOVEDIR);
     });
     changes_.publish(account, share, deleted);
 }
@@ -489,9 +487,9 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
                                   const std::string& path, std::uint64_t size,
                                   const ContentSettings& content, const Metadata& metadata,
                                   const SmbUpdate& smb, bool create_new_only) {
-    sync_from_disk(account, share, split(path).parent);
-    sync_from_disk(account, share, path);  // a file a job made there is replaced as REST's would be
     SplitPath p = split(path);
+    sync_from_disk(account, share, p.parent);
+    sync_from_disk(account, share, p.path);  // a file a job made there is replaced as REST's would be
     if (p.path.empty()) fail(400, "InvalidResourceName", "A file needs a name.");
     if (size > kMaxFileSize) {
         fail(400, "InvalidHeaderValue",
@@ -728,9 +726,7 @@ void FileStore::delete_file(const std::string& account, const std::string& share
         if (e.is_dir) resource_not_found();
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
         std::unique_lock lock(lock_for(account, share, e.path));
-        if (ShareParent where = parent_in_share(share_root(account, share), e.path); where.dir) {
-            ::unlinkat(where.dir.get(), where.name.c_str(), 0);  // a link in the file's place goes, never its target
-        }
+        remove_in_share(share_root(account, share), e.path, 0);
         deleted = e.path;
     });
     changes_.publish(account, share, deleted);

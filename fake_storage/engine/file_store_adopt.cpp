@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "common/text/ascii.h"
@@ -122,19 +123,19 @@ public:
     void walk(const std::string& dir, bool recursive = true) {
         // Opened without following links: an indexed directory that a link has replaced on disk is
         // not walked into (its parent's walk removes it from the index).
+        // Its entries are looked at through that descriptor (one fstatat each, not a walk from the
+        // share's root per entry).
         ShareFd fd = open_in_share(root_, dir, O_RDONLY | O_DIRECTORY);
-        DIR* listing = fd ? ::fdopendir(fd.get()) : nullptr;
+        std::unique_ptr<DIR, int (*)(DIR*)> listing(fd ? ::fdopendir(fd.get()) : nullptr, ::closedir);
         if (!listing) return;  // unreadable: leave its entries as they are
         fd.release();
         std::vector<std::string> names;
         errno = 0;
-        while (const dirent* entry = ::readdir(listing)) {
+        while (const dirent* entry = ::readdir(listing.get())) {
             const std::string name = entry->d_name;
             if (name != "." && name != "..") names.push_back(name);
         }
-        const bool complete = errno == 0;
-        ::closedir(listing);
-        if (!complete) return;
+        if (errno != 0) return;
         auto indexed = indexed_children(db_, account_, share_, dir);
         for (const std::string& name : names) {
             std::optional<Indexed> known;
@@ -142,7 +143,9 @@ public:
                 known = found->second;
                 indexed.erase(found);
             }
-            if (sync_child(dir, name, known, false) && recursive) walk(dir.empty() ? name : dir + "/" + name);
+            if (sync_child(dir, name, known, false, ::dirfd(listing.get())) && recursive) {
+                walk(dir.empty() ? name : dir + "/" + name);
+            }
         }
         for (const auto& [lower, gone] : indexed) {
             remove_subtree(db_, account_, share_, dir.empty() ? gone.name : dir + "/" + gone.name);
@@ -152,11 +155,15 @@ public:
 
     // Brings the entry `name` of `dir` in line with the disk (`known`: its row, if any; `written`:
     // its content changed even if its size and time say otherwise). Returns true when it is a
-    // directory on disk whose contents a caller may want to walk.
-    bool sync_child(const std::string& dir, const std::string& name, const std::optional<Indexed>& known, bool written) {
+    // directory on disk whose contents a caller may want to walk. `dir_fd`: `dir` already opened
+    // without links (a walk's), else it is reached from the share's root.
+    bool sync_child(const std::string& dir, const std::string& name, const std::optional<Indexed>& known, bool written,
+                    int dir_fd = -1) {
         const std::string path = dir.empty() ? name : dir + "/" + name;
         struct stat st {};
-        const bool on_disk = stat_in_share(root_, path, st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+        const bool found = dir_fd >= 0 ? ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0
+                                       : stat_in_share(root_, path, st);
+        const bool on_disk = found && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
         if (!on_disk) {  // gone, or links and fifos: not share content
             if (known) {
                 remove_subtree(db_, account_, share_, dir.empty() ? known->name : dir + "/" + known->name);

@@ -54,6 +54,10 @@ ShareParent parent_in_share(const std::filesystem::path& root, const std::string
     return out;
 }
 
+void remove_in_share(const std::filesystem::path& root, const std::string& relative, int flags) {
+    if (ShareParent where = parent_in_share(root, relative); where.dir) ::unlinkat(where.dir.get(), where.name.c_str(), flags);
+}
+
 bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st) {
     if (relative.empty()) {
         ShareFd top = open_in_share(root, "", O_PATH | O_DIRECTORY);

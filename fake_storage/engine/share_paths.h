@@ -49,6 +49,10 @@ struct ShareParent {
 };
 ShareParent parent_in_share(const std::filesystem::path& root, const std::string& relative);
 
+// Removes the name `relative` (unlinkat with `flags`: 0, or AT_REMOVEDIR): a link there goes
+// itself, never what it leads to; nothing happens when its directory cannot be reached.
+void remove_in_share(const std::filesystem::path& root, const std::string& relative, int flags);
+
 // lstat(2) of `relative` ("" for the share's directory) through directories that are no links.
 bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st);
 

@@ -12,15 +12,16 @@ import email.utils
 import hashlib
 import hmac
 import json
+import os
 import sys
-import time
 import urllib.parse
 
 import requests
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from harness import DEV_BATCH_ACCOUNT as ACCOUNT, DEV_BATCH_KEY as KEY, wait_for  # noqa: E402 (standard library only)
+
 API = "2022-10-01.16.0"
-ACCOUNT = "devbatchaccount1"
-KEY = "QmF0Y2hFbXVsYXRvckRldkFjY291bnRLZXktbm90LWEtc2VjcmV0LWxvb3BiYWNrLW9ubHktMDAwMDAwMDAwMA=="
 SIGNED = ["content-encoding", "content-language", "content-length", "content-md5", "content-type", "date",
           "if-modified-since", "if-match", "if-none-match", "if-unmodified-since", "range"]
 
@@ -60,14 +61,9 @@ class Batch:
             raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
         return r
 
-    def wait(self, what, probe, timeout=120):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            value = probe()
-            if value:
-                return value
-            time.sleep(0.2)
-        raise RuntimeError(f"timed out waiting for {what}")
+    @staticmethod
+    def wait(what, probe, timeout=120):
+        return wait_for(probe, timeout=timeout, interval=0.2, what=what)
 
 
 def main():

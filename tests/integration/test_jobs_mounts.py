@@ -178,8 +178,9 @@ class BoundShareMountTest(ShareMountTest):
         second = s1.get_file_properties()
         self.assertEqual(second.size, len("shard 1\nmore\n"))
         self.assertNotEqual(second.etag, first.etag)
-        self.assertNotEqual(self.share.get_file_client("fstype.txt").download_file().readall().strip(), b"fuseblk")
-        self.assertFalse(self.share.get_file_client("fstype.txt").download_file().readall().startswith(b"fuse"))
+        fstype = self.share.get_file_client("fstype.txt").download_file().readall()
+        self.assertNotEqual(fstype.strip(), b"fuseblk")
+        self.assertFalse(fstype.startswith(b"fuse"), fstype)
 
 
 if __name__ == "__main__":
