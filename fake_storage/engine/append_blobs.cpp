@@ -31,6 +31,7 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
                                                            const std::string& name, ContentWriter& writer,
                                                            const Conditions& conditions,
                                                            const AppendConditions& append) {
+    PublishOnReturn publish(changes_, account, container, name);
     if (writer.size() == 0) {
         fail(400, "InvalidHeaderValue",
              "The value for one of the HTTP headers is not in the correct format.\nHeaderName:Content-Length\nHeaderValue:0");
@@ -174,6 +175,7 @@ std::pair<BlobInfo, std::uint64_t> BlobStore::append_block(const std::string& ac
 
 BlobInfo BlobStore::seal_blob(const std::string& account, const std::string& container, const std::string& name,
                               const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     std::lock_guard lock(lock_for(account, container, name));
     return update_blob(account, container, name, conditions, [](BlobInfo& blob) {
         if (blob.type != BlobType::append) invalid_blob_type();

@@ -22,6 +22,7 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
                               const std::string& name, const std::string& source_account,
                               const std::string& source_container, const std::string& source_name,
                               const CopyRequest& request, const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     std::vector<CommittedBlock> blocks;  // the copy keeps the source's committed block list
     OpenBlob source = open_copy_source(source_account, source_container, source_name, request.source_snapshot, &blocks);
     const BlobInfo& from = source.info;

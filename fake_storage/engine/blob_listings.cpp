@@ -73,11 +73,12 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                 : std::string("blobs");
         while (more) {
             more = false;
-            auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
+            // Without snapshots a name has one row: the index's order is the listing's (no sort).
+            auto q = db.prepare(std::string("SELECT ") + (o.brief && !o.uncommitted ? kBriefBlobColumns : kBlobColumns) +
                                 ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
                                 " FROM " + rows + " WHERE account = ?1 AND container = ?2 AND name >= ?3"
                                 " AND name < ?4 AND (?6 OR snapshot = '') AND (name > ?3 OR skey > ?7)"
-                                " ORDER BY name, skey LIMIT ?5");
+                                " ORDER BY name" + (o.snapshots ? ", skey" : "") + " LIMIT ?5");
             q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
                 5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key);
             after_key.clear();
@@ -95,7 +96,7 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                 if (group.empty()) {
                     last = name;
                     if (o.snapshots) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
-                    page.entries.push_back({false, "", read_blob(q)});
+                    page.entries.push_back({false, "", o.brief ? read_blob_brief(q) : read_blob(q)});
                 } else {
                     last = group;
                     page.entries.push_back({true, group, {}});

@@ -39,6 +39,17 @@ BlobInfo read_blob(db::Statement& q) {
     return b;
 }
 
+BlobInfo read_blob_brief(db::Statement& q) {
+    BlobInfo b;
+    b.container = q.column_text(0);
+    b.name = q.column_text(1);
+    b.size = static_cast<std::uint64_t>(q.column_int(3));
+    b.created = time::from_ticks(q.column_int(5));
+    b.last_modified = time::from_ticks(q.column_int(6));
+    if (b.size == 0) b.metadata = metadata_from_json(q.column_text(8));
+    return b;
+}
+
 // A blob written without a content type gets the service's default; Set Blob Properties
 // without one clears it (the stored type is then empty).
 ContentSettings with_default_type(ContentSettings content) {

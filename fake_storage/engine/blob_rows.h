@@ -26,8 +26,15 @@ inline constexpr const char* kBlobColumnsOfB =
     " b.metadata, b.composed, b.lease, b.snapshot, b.blob_type, b.block_count, b.sealed, b.sequence_number,"
     " b.tier, b.tier_changed, b.archive_status, b.tags, b.copy_state, b.id";
 inline constexpr int kBlobColumnCount = 22;
+// kBlobColumns in their places with what read_blob_brief reads, NULL for the rest (a mount's
+// listing reads no more of each row).
+inline constexpr const char* kBriefBlobColumns =
+    "container, name, NULL, size, NULL, created, last_modified, NULL, CASE size WHEN 0 THEN metadata END,"
+    " NULL, NULL, snapshot, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, id";
 
 BlobInfo read_blob(db::Statement& q);
+// read_blob of what ListOptions::brief asks for.
+BlobInfo read_blob_brief(db::Statement& q);
 ContainerInfo read_container(db::Statement& q);
 
 // A blob written without a content type gets the service's default; Set Blob Properties

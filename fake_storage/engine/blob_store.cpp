@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <map>
 #include <set>
@@ -94,6 +95,19 @@ ssize_t OpenBlob::read(char* into, size_t size, std::uint64_t offset) const {
 
 BlobStore::BlobStore(db::Database& db, ContentFiles& files) : db_(db), files_(files) {}
 
+BlobStore::PublishOnReturn::PublishOnReturn(const StoreChanges& changes, const std::string& account,
+                                            const std::string& container, const std::string& name)
+    : changes_(changes), account_(account), container_(container), name_(name),
+      exceptions_(std::uncaught_exceptions()) {}
+
+BlobStore::PublishOnReturn::~PublishOnReturn() {
+    if (std::uncaught_exceptions() > exceptions_) return;  // the call failed: nothing changed
+    try {
+        changes_.publish(account_, container_, name_);
+    } catch (...) {  // (a listener that cannot queue: its mount's caches time out instead)
+    }
+}
+
 std::mutex& BlobStore::lock_for(const std::string& account, const std::string& container,
                                 const std::string& blob) {
     size_t h = std::hash<std::string>{}(account + '\n' + container + '\n' + blob);
@@ -110,6 +124,8 @@ void BlobStore::require_container(db::Database& db, const std::string& account,
 ContainerInfo BlobStore::create_container(const std::string& account, const std::string& name,
                                           const Metadata& metadata,
                                           const std::string& public_access) {
+    const std::string whole_container;
+    PublishOnReturn publish(changes_, account, name, whole_container);
     ContainerInfo c{name, new_etag(), time::now(), {}, metadata, public_access};
     c.last_modified = c.created;
     write([&](db::Database& db) {
@@ -139,6 +155,8 @@ ContainerInfo BlobStore::get_container(const std::string& account, const std::st
 
 void BlobStore::delete_container(const std::string& account, const std::string& name,
                                  const Conditions& conditions, bool ignore_lease) {
+    const std::string whole_container;
+    PublishOnReturn publish(changes_, account, name, whole_container);
     std::vector<std::pair<ContentKind, std::string>> garbage;
     write([&](db::Database& db) {
         auto c = find_container(db, account, name);
@@ -362,6 +380,7 @@ BlobInfo BlobStore::put_blob(const std::string& account, const std::string& cont
                              const std::string& name, ContentWriter& writer,
                              const ContentSettings& content, const Metadata& metadata,
                              const Conditions& conditions, const BlobTraits& traits) {
+    PublishOnReturn publish(changes_, account, container, name);
     return commit_writer(account, container, name, writer, with_default_type(content), metadata, conditions, nullptr,
                          traits);
 }
@@ -452,6 +471,7 @@ BlobInfo BlobStore::put_block_list(const std::string& account, const std::string
                                    const std::string& blob, const std::vector<BlockRef>& blocks,
                                    const ContentSettings& given, const Metadata& metadata,
                                    const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, blob);
     const ContentSettings content = with_default_type(given);
     if (blocks.size() > kMaxCommittedBlocks) {
         fail(400, "InvalidBlockList", "The block list may not contain more than 50,000 blocks.");
@@ -674,6 +694,7 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
 BlobInfo BlobStore::set_blob_content(const std::string& account, const std::string& container,
                                      const std::string& name, const ContentSettings& content,
                                      const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     return update_blob(account, container, name, conditions,
                        [&](BlobInfo& blob) { blob.content = content; });
 }
@@ -681,6 +702,7 @@ BlobInfo BlobStore::set_blob_content(const std::string& account, const std::stri
 BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::string& container,
                                       const std::string& name, const Metadata& metadata,
                                       const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     return update_blob(account, container, name, conditions,
                        [&](BlobInfo& blob) { blob.metadata = metadata; });
 }
@@ -688,6 +710,7 @@ BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::str
 void BlobStore::delete_blob(const std::string& account, const std::string& container,
                             const std::string& name, const Conditions& conditions,
                             DeleteSnapshots snapshots, const std::string& snapshot) {
+    PublishOnReturn publish(changes_, account, container, name);
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
     write([&](db::Database& db) {

@@ -24,6 +24,7 @@
 #include "fake_storage/engine/lease.h"
 #include "fake_storage/engine/service_settings.h"
 #include "fake_storage/engine/properties.h"
+#include "fake_storage/engine/store_changes.h"
 
 namespace bai::storage {
 
@@ -196,6 +197,9 @@ struct ListOptions {
     int max_results = 5000;
     bool snapshots = false;    // List Blobs: include=snapshots
     bool uncommitted = false;  // include=uncommittedblobs: names with staged blocks only, too
+    // What a mount's listing shows alone: each blob's name, size, times, and the metadata of
+    // those of 0 bytes (directory markers); the rest of its BlobInfo left empty.
+    bool brief = false;
 };
 
 struct BlobListEntry {
@@ -441,7 +445,32 @@ public:
     // Content ids that metadata refers to (for ContentFiles::sweep at start).
     std::vector<std::string> live_content_ids();
 
+    // Every change to what a container's mounts show (a blob written, replaced, deleted, resized,
+    // its properties or metadata set; a container created or deleted: path ""), published once
+    // the call that made it returns. Leases, tags, tiers, staged blocks and snapshots are not.
+    StoreChanges& changes() { return changes_; }
+
 private:
+    // Publishes a change of a blob (or, with `name` "", of the whole container) when the call
+    // that declares it returns without an exception. Declared before the call's locks, it
+    // publishes after they are released: a listener may wait for a mount's notifier, whose
+    // invalidation may wait for a request of that mount that waits for one of those locks.
+    class PublishOnReturn {
+    public:
+        PublishOnReturn(const StoreChanges& changes, const std::string& account, const std::string& container,
+                        const std::string& name);
+        ~PublishOnReturn();
+        PublishOnReturn(const PublishOnReturn&) = delete;
+        PublishOnReturn& operator=(const PublishOnReturn&) = delete;
+
+    private:
+        const StoreChanges& changes_;
+        const std::string& account_;
+        const std::string& container_;
+        const std::string& name_;
+        int exceptions_;
+    };
+
     BlobInfo copy_page_blob(const std::string& account, const std::string& container, const std::string& name,
                             const OpenBlob& source, const Metadata& metadata, BlobTraits traits,
                             const Conditions& conditions, bool same_account);
@@ -503,6 +532,7 @@ private:
     static constexpr size_t kReadCacheEntries = 4096;
     static constexpr size_t kReadCacheBytes = 16 << 20;
 
+    StoreChanges changes_;
     db::Database& db_;
     ContentFiles& files_;
     ServiceSettings settings_{db_};

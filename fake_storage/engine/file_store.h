@@ -21,9 +21,8 @@
 
 #include "common/db/database.h"
 #include "fake_storage/engine/blob_store.h"
-#include "fake_storage/engine/share_changes.h"
+#include "fake_storage/engine/store_changes.h"
 #include "fake_storage/engine/content_files.h"
-#include "fake_storage/engine/share_changes.h"
 #include "fake_storage/engine/properties.h"
 
 namespace bai::storage {
@@ -186,13 +185,13 @@ public:
 
     // Every change made or indexed here, published after it is done (`origin`: the mount that
     // made it, passed to adopt_entry and note_write; null for the others).
-    ShareChanges& changes() { return changes_; }
+    StoreChanges& changes() { return changes_; }
     // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
     size_t recover();
     std::vector<std::string> live_content_ids();
 
 private:
-    ShareChanges changes_;
+    StoreChanges changes_;
     std::shared_mutex& lock_for(const std::string& account, const std::string& share,
                                 const std::string& path);
     std::filesystem::path disk_path(const std::string& account, const std::string& share,

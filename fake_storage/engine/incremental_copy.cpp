@@ -13,6 +13,7 @@ BlobInfo BlobStore::incremental_copy(const std::string& account, const std::stri
                                      const std::string& source_account, const std::string& source_container,
                                      const std::string& source_name, const CopyRequest& request,
                                      const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     if (request.source_snapshot.empty()) {
         fail(409, "IncrementalCopySourceMustBeSnapshot", "The source for incremental copy request must be a snapshot.");
     }

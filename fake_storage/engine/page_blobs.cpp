@@ -146,6 +146,7 @@ bool BlobStore::open_pages(const std::string& account, OpenBlob& open, const std
 BlobInfo BlobStore::put_pages(const std::string& account, const std::string& container, const std::string& name,
                               std::uint64_t start, ContentWriter& writer, const Conditions& conditions,
                               const SequenceConditions& sequence) {
+    PublishOnReturn publish(changes_, account, container, name);
     const std::uint64_t size = writer.size();
     if (size == 0 || start % kPageSize != 0 || size % kPageSize != 0 || start > kMaxPageBlobSize) invalid_page_range();
     if (size > kMaxPutPage) {
@@ -211,6 +212,7 @@ BlobInfo BlobStore::put_pages(const std::string& account, const std::string& con
 BlobInfo BlobStore::clear_pages(const std::string& account, const std::string& container, const std::string& name,
                                 std::uint64_t start, std::uint64_t end, const Conditions& conditions,
                                 const SequenceConditions& sequence) {
+    PublishOnReturn publish(changes_, account, container, name);
     if (end <= start || start % kPageSize != 0 || end % kPageSize != 0) invalid_page_range();
     std::lock_guard lock(lock_for(account, container, name));  // (end > start: no overflow below)
     std::vector<std::pair<ContentKind, std::string>> garbage;
@@ -331,6 +333,7 @@ BlobInfo BlobStore::set_page_blob_properties(const std::string& account, const s
                                              std::optional<std::uint64_t> size, std::optional<SequenceAction> action,
                                              std::optional<std::int64_t> sequence_number,
                                              const Conditions& conditions) {
+    PublishOnReturn publish(changes_, account, container, name);
     if (size && (*size % kPageSize != 0 || *size > kMaxPageBlobSize)) {
         fail(400, "InvalidHeaderValue",
              "The value for one of the HTTP headers is not in the correct format.\nHeaderName:x-ms-blob-content-length\n"

@@ -1,5 +1,6 @@
 #define FUSE_USE_VERSION 312
 #include "fuse_mounts/blob/blob_fs.h"
+#include "fuse_mounts/blob/blob_fs_state.h"
 
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -26,76 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kMaxBlobName = 1024;
-constexpr const char* kFolderMarker = "hdi_isfolder";
-
-// A file open for writing: its bytes staged in an unnamed local file until they are committed.
-struct Staging {
-    int fd = -1;
-    int handles = 0;
-    bool dirty = false;
-    std::mutex mutex;  // writes and commits
-    ~Staging() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
-// What the kernel knows by an inode number: a path in the container (which a rename changes).
-struct Node {
-    std::string path;  // "" for the root
-    bool directory = false;
-    bool removed = false;  // unlinked, or replaced by something else under its path
-    std::uint64_t nlookup = 0;
-    std::uint64_t number = 0;  // st_ino
-    std::shared_ptr<Staging> staging;
-};
-
-// What a name is in the container.
-struct Entry {
-    enum Kind { none, file, directory } kind = none;
-    std::uint64_t size = 0;
-    time::TimePoint modified{};
-    time::TimePoint created{};
-};
-
-struct Handle {
-    Node* node = nullptr;
-    std::shared_ptr<Staging> staging;  // writes go there, and reads while there is one
-    storage::OpenBlob snapshot;        // reads of a file opened read-only
-    bool append = false;
-};
-
-struct DirListing {
-    struct Item {
-        std::string name;
-        Entry entry;
-    };
-    std::vector<Item> items;
-};
-
-}  // namespace
-
-struct BlobFs::State {
-    State(storage::BlobStore& b, storage::ContentFiles& c, std::string a, std::string n, BlobFsOptions o)
-        : blobs(b), content(c), account(std::move(a)), container(std::move(n)), options(std::move(o)) {}
-    storage::BlobStore& blobs;
-    storage::ContentFiles& content;
-    std::string account;
-    std::string container;
-    BlobFsOptions options;
-    std::mutex mutex;  // nodes, by_path, next_number
-    Node root;
-    std::map<Node*, std::unique_ptr<Node>> nodes;
-    std::map<std::string, Node*> by_path;
-    std::uint64_t next_number = 2;
-    std::set<Handle*> handles;  // open files (what an unmount must still commit and free)
-    std::set<DirListing*> listings;  // open directories (freed by an unmount)
-    FuseServer server;
-};
-
-namespace {
-
-using State = BlobFs::State;
+using namespace blob_fs;
 
 State& state_of(fuse_req_t req) { return *static_cast<State*>(fuse_req_userdata(req)); }
 
@@ -115,11 +47,6 @@ std::string child_path(State& s, fuse_ino_t parent, const char* name) {
     return dir.empty() ? std::string(name) : dir + "/" + name;
 }
 
-bool is_marker(const storage::BlobInfo& blob) {
-    auto it = blob.metadata.find(kFolderMarker);
-    return it != blob.metadata.end() && (it->second == "true" || it->second == "True" || it->second == "TRUE");
-}
-
 // The errno for what the store answered.
 int errno_of(const storage::StorageError& e) {
     switch (e.status()) {
@@ -134,6 +61,7 @@ int errno_of(const storage::StorageError& e) {
 // Runs an operation; the store's errors and unexpected failures become the errno it answers.
 template <typename Operation>
 void guarded(State& s, fuse_req_t req, const char* what, Operation operation) {
+    const storage::StoreChanges::OriginScope origin(&s);  // what this does, the kernel learns from the reply
     try {
         operation();
     } catch (const storage::StorageError& e) {
@@ -144,51 +72,6 @@ void guarded(State& s, fuse_req_t req, const char* what, Operation operation) {
         log::warning("blob container " + s.account + "/" + s.container + ": " + what + ": " + e.what());
         fuse_reply_err(req, EIO);
     }
-}
-
-std::optional<storage::BlobInfo> find_blob(State& s, const std::string& path) {
-    try {
-        return s.blobs.get_blob(s.account, s.container, path);
-    } catch (const storage::StorageError& e) {
-        if (e.status() != 404) throw;
-        return std::nullopt;
-    }
-}
-
-bool has_children(State& s, const std::string& path) {
-    storage::ListOptions list;
-    list.prefix = path.empty() ? "" : path + "/";
-    list.max_results = 1;
-    return !s.blobs.list_blobs(s.account, s.container, list).entries.empty();
-}
-
-Entry directory_entry(time::TimePoint modified) {
-    Entry e;
-    e.kind = Entry::directory;
-    e.modified = e.created = modified;
-    return e;
-}
-
-Entry entry_of_blob(const storage::BlobInfo& blob) {
-    if (is_marker(blob)) {
-        Entry e = directory_entry(blob.last_modified);
-        e.created = blob.created;
-        return e;
-    }
-    Entry e;
-    e.kind = Entry::file;
-    e.size = blob.size;
-    e.modified = blob.last_modified;
-    e.created = blob.created;
-    return e;
-}
-
-// What `path` is now: a blob (a file, or a directory marker), a virtual directory, or nothing.
-Entry find(State& s, const std::string& path) {
-    if (path.empty()) return directory_entry(s.blobs.get_container(s.account, s.container).last_modified);
-    if (std::optional<storage::BlobInfo> blob = find_blob(s, path)) return entry_of_blob(*blob);
-    if (has_children(s, path)) return directory_entry(s.blobs.get_container(s.account, s.container).last_modified);
-    return {};
 }
 
 timespec timespec_of(time::TimePoint t) {
@@ -258,10 +141,6 @@ void forget_node(State& s, fuse_ino_t ino, std::uint64_t count) {
     if (node->nlookup > 0) return;
     if (!node->removed) s.by_path.erase(node->path);
     s.nodes.erase(node);
-}
-
-bool at_or_below(const std::string& candidate, const std::string& path) {
-    return candidate.starts_with(path) && (candidate.size() == path.size() || candidate[path.size()] == '/');
 }
 
 // Forgets that `path` (and all below it) is there: its nodes stay for their open files.
@@ -538,6 +417,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         storage::ListOptions list;
         list.prefix = dir.empty() ? "" : dir + "/";
         list.delimiter = "/";
+        list.brief = true;
         do {
             storage::BlobListPage page = s.blobs.list_blobs(s.account, s.container, list);
             for (const storage::BlobListEntry& item : page.entries) {
@@ -622,6 +502,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 // Commits what the handle staged, and lets it go.
 void close_handle(State& s, std::unique_ptr<Handle> handle) {
     if (handle->staging) {
+        const storage::StoreChanges::OriginScope origin(&s);
         try {
             commit(s, *handle->node, *handle->staging);
         } catch (const std::exception& e) {
@@ -771,6 +652,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
         if (entry.kind == Entry::directory) return (void)fuse_reply_err(req, EISDIR);
         s.blobs.delete_blob(s.account, s.container, path, {}, storage::DeleteSnapshots::include);
         mark_removed(s, path);
+        s.notifier.queue(path, false);  // its virtual directory may have gone with it
         fuse_reply_err(req, 0);
     });
 }
@@ -790,6 +672,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
             if (e.status() != 404) throw;
         }
         mark_removed(s, path);
+        s.notifier.queue(path, false);
         fuse_reply_err(req, 0);
     });
 }
@@ -873,6 +756,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
             move_blob(s, from, to);
             mark_removed(s, to);
             move_nodes(s, from, to);
+            s.notifier.queue(from, false);
             return (void)fuse_reply_err(req, 0);
         }
         if (to.starts_with(from + "/")) return (void)fuse_reply_err(req, EINVAL);
@@ -899,6 +783,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
         if (find_blob(s, from)) move_blob(s, from, to);
         mark_removed(s, to);
         move_nodes(s, from, to);
+        s.notifier.queue(from, false);
         fuse_reply_err(req, 0);
     });
 }
@@ -966,11 +851,17 @@ void BlobFs::mount(const fs::path& mountpoint) {
     s.root.nlookup = 2;
     static const fuse_lowlevel_ops ops = operations();
     s.server.start(ops, &s, mountpoint, {s.account + "/" + s.container, "bai-blob", s.options.read_only});
+    s.notifier.start(s.blobs.changes(), s.account, s.container, &s,
+                     [&s](const std::string& path, bool itself) { invalidate(s, path, itself); });
 }
 
 void BlobFs::unmount() {
     State& s = *state_;
     if (!s.server.running()) return;
+    // The connection goes first (notifications then fail at once), then the notifier, and only
+    // then the session it uses.
+    s.server.interrupt();
+    s.notifier.stop();
     s.server.stop();
     // Files still open when the connection went: the kernel releases them no more.
     std::set<Handle*> open;

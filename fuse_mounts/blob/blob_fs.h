@@ -22,11 +22,14 @@ namespace bai::mounts {
 struct BlobFsOptions {
     bool read_only = false;
     // The kernel's caches (blobfuse's -o attr_timeout, entry_timeout, negative_timeout, in
-    // seconds; kernel_cache keeps a file's pages across opens). 0 and off by default: what the
-    // REST API changes is seen by the next access.
-    double attr_timeout = 0;
-    double entry_timeout = 0;
-    double negative_timeout = 0;
+    // seconds; kernel_cache keeps a file's pages across opens). Every change the store makes
+    // other than through this mount is invalidated in them (the REST API's before its call
+    // answers), so these only bound what no one tells the kernel: a virtual directory's times,
+    // negative entries at the root when the container itself is deleted or created.
+    static constexpr double kDefaultCacheSeconds = 10;
+    double attr_timeout = kDefaultCacheSeconds;
+    double entry_timeout = kDefaultCacheSeconds;
+    double negative_timeout = kDefaultCacheSeconds;
     bool kernel_cache = false;
     // Where files open for writing are staged (unnamed files: nothing stays after a crash).
     std::filesystem::path staging_dir;

@@ -11,17 +11,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <condition_variable>
-#include <deque>
 #include <map>
 #include <set>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "common/log/logger.h"
+#include "fuse_mounts/common/change_notifier.h"
 #include "fuse_mounts/common/fuse_server.h"
 
 namespace bai::mounts {
@@ -76,15 +74,8 @@ struct ShareFs::State {
     FuseServer server;
 
     // Changes made elsewhere (REST, the engine, other mounts of the share), to invalidate in this
-    // mount's kernel caches: queued by the store's publisher, sent by the notifier thread.
-    std::uint64_t subscription = 0;
-    std::thread notifier;
-    std::mutex queue_mutex;
-    std::condition_variable queue_changed;
-    std::deque<std::pair<std::uint64_t, std::string>> queue;
-    std::uint64_t queued = 0;  // sequence numbers
-    std::uint64_t sent = 0;
-    bool stopping = false;
+    // mount's kernel caches.
+    ChangeNotifier notifier;
 };
 
 namespace {
@@ -128,36 +119,6 @@ void invalidate(State& s, const std::string& path) {
         fuse_lowlevel_notify_inval_inode(session, dir, -1, 0);
     }
     if (fuse_ino_t ino = name.empty() ? 0 : known_inode(s, path)) fuse_lowlevel_notify_inval_inode(session, ino, 0, 0);
-}
-
-void run_notifier(State& s) {
-    std::unique_lock lock(s.queue_mutex);
-    while (true) {
-        s.queue_changed.wait(lock, [&s] { return s.stopping || !s.queue.empty(); });
-        if (s.queue.empty()) return;
-        auto [seq, path] = std::move(s.queue.front());
-        s.queue.pop_front();
-        lock.unlock();
-        invalidate(s, path);
-        lock.lock();
-        s.sent = seq;
-        s.queue_changed.notify_all();
-    }
-}
-
-// A change published by the store. Another mount's is queued (its thread may be serving a request
-// whose process holds a lock the kernel needs for the invalidation); a change through REST or the
-// engine waits until it is sent, so that the next access through this mount sees it.
-void on_change(State& s, const storage::ShareChange& change) {
-    if (change.origin == &s || change.account != s.account || change.share != s.share) return;
-    std::unique_lock lock(s.queue_mutex);
-    if (s.stopping) return;
-    const std::uint64_t seq = ++s.queued;
-    s.queue.emplace_back(seq, change.path);
-    s.queue_changed.notify_all();
-    if (change.origin == nullptr) {
-        s.queue_changed.wait_for(lock, std::chrono::seconds(5), [&s, seq] { return s.sent >= seq || s.stopping; });
-    }
 }
 
 // The path of an inode relative to the share's root ("" for the root); nullopt once it is gone.
@@ -760,15 +721,15 @@ void ShareFs::mount(const fs::path& mountpoint) {
         if (s.files) {
             s.server.start(ops, &s, mountpoint,
                            {s.account + "/" + s.share, "bai-share", s.options.read_only, s.options.passthrough});
-            s.stopping = false;
-            s.notifier = std::thread([&s] { run_notifier(s); });
-            s.subscription = s.files->changes().subscribe([&s](const storage::ShareChange& c) { on_change(s, c); });
+            s.notifier.start(s.files->changes(), s.account, s.share, &s,
+                             [&s](const std::string& path, bool) { invalidate(s, path); });
         } else {
             s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only, s.options.passthrough});
         }
         PassthroughChannel* channel = s.server.passthrough();
         if (channel && channel->can_back_files_in(s.root_path)) s.passthrough = channel;
     } catch (...) {
+        s.notifier.stop();
         ::close(s.root.fd);
         s.root.fd = -1;
         throw;
@@ -781,17 +742,7 @@ void ShareFs::unmount() {
     // The connection goes first (notifications then fail at once), then the subscription and the
     // notifier, and only then the session they use.
     s.server.interrupt();
-    if (s.subscription) {
-        s.files->changes().unsubscribe(s.subscription);
-        s.subscription = 0;
-    }
-    {
-        std::lock_guard lock(s.queue_mutex);
-        s.stopping = true;
-        s.queue.clear();
-        s.queue_changed.notify_all();
-    }
-    if (s.notifier.joinable()) s.notifier.join();
+    s.notifier.stop();
     s.server.stop();
     s.passthrough = nullptr;
     std::lock_guard guard(s.mutex);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "common/crypto/base64.h"
@@ -402,6 +403,126 @@ TEST_F(BlobFsTest, UnmountCommitsAFileStillOpenForWriting) {
     EXPECT_EQ(errno, ENOTCONN);
     ::close(fd);
     EXPECT_EQ(body("held.txt"), "kept");
+}
+
+// ---- the kernel's caches (on by default) and the store's change notifications ----
+
+bool present(const fs::path& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+std::int64_t size_of(const fs::path& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? st.st_size : -1;
+}
+
+TEST_F(BlobFsTest, TheKernelKeepsWhatItWasToldUntilAChangeIsPublished) {
+    // A row removed behind the store's back is not published: the kernel's cached entry and
+    // attributes answer stat, which is what makes a listing's stats cost no round trip.
+    put("cached.txt", "abc");
+    ASSERT_EQ(size_of(mnt / "cached.txt"), 3);
+    db->exec("DELETE FROM blobs WHERE name = 'cached.txt'");
+    EXPECT_EQ(size_of(mnt / "cached.txt"), 3);
+    // With the timeouts 0 (blobfuse's -o attr_timeout=0,entry_timeout=0), each stat asks again.
+    put("uncached.txt", "abc");
+    BlobFsOptions options;
+    options.attr_timeout = options.entry_timeout = options.negative_timeout = 0;
+    mount_container(options);
+    ASSERT_EQ(size_of(mnt / "uncached.txt"), 3);
+    db->exec("DELETE FROM blobs WHERE name = 'uncached.txt'");
+    EXPECT_FALSE(present(mnt / "uncached.txt"));
+}
+
+TEST_F(BlobFsTest, WhatRestChangesIsSeenByTheNextAccessThroughTheMount) {
+    // Negative entries: a name looked up before it existed, and a directory that a deep blob makes.
+    EXPECT_FALSE(present(mnt / "later.txt"));
+    EXPECT_FALSE(present(mnt / "x"));
+    ASSERT_EQ(::mkdir((mnt / "known").c_str(), 0755), 0);
+    EXPECT_FALSE(present(mnt / "known" / "y"));
+    put("later.txt", "now");
+    put("x/y/z.txt", "deep");
+    put("known/y/z.txt", "deeper");
+    EXPECT_EQ(read_all(mnt / "later.txt"), "now");
+    EXPECT_EQ(read_all(mnt / "x" / "y" / "z.txt"), "deep");
+    EXPECT_EQ(read_all(mnt / "known" / "y" / "z.txt"), "deeper");
+
+    // A replaced blob: its new size and bytes; a deleted one, and the virtual directory it made.
+    ASSERT_EQ(size_of(mnt / "later.txt"), 3);
+    put("later.txt", "much longer");
+    EXPECT_EQ(size_of(mnt / "later.txt"), 11);
+    EXPECT_EQ(read_all(mnt / "later.txt"), "much longer");
+    blobs->delete_blob(kAcct, "data", "x/y/z.txt", {});
+    EXPECT_FALSE(present(mnt / "x" / "y" / "z.txt"));
+    EXPECT_FALSE(present(mnt / "x" / "y"));
+    EXPECT_FALSE(present(mnt / "x"));
+    EXPECT_TRUE(present(mnt / "known"));  // a marker keeps its directory
+
+    // A zero-byte blob that metadata makes a directory marker, and back.
+    put("flip", "");
+    struct stat st {};
+    ASSERT_EQ(::stat((mnt / "flip").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISREG(st.st_mode));
+    blobs->set_blob_metadata(kAcct, "data", "flip", {{"hdi_isfolder", "true"}}, {});
+    ASSERT_EQ(::stat((mnt / "flip").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+
+    // Copies and block lists land as any Put Blob does.
+    storage::BlobStore::CopyRequest copy;
+    blobs->copy_blob(kAcct, "data", "copied.txt", kAcct, "data", "later.txt", copy, {});
+    EXPECT_EQ(read_all(mnt / "copied.txt"), "much longer");
+}
+
+TEST_F(BlobFsTest, DeletingTheLastFileOfAVirtualDirectoryThroughTheMountTakesTheDirectory) {
+    // The kernel drops the attributes of the file's directory (v/w) itself, not those of v.
+    put("v/w/only.txt", "x");
+    ASSERT_TRUE(present(mnt / "v" / "w" / "only.txt"));
+    ASSERT_EQ(::unlink((mnt / "v" / "w" / "only.txt").c_str()), 0);
+    // The invalidation is queued (this mount's own request made the change): it lands at once
+    // in practice, and within the test's patience in any case.
+    bool gone = false;
+    for (int i = 0; i < 500 && !gone; ++i) {
+        gone = !present(mnt / "v");
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(gone);
+    EXPECT_EQ(listed(mnt), std::vector<std::string>{});
+}
+
+TEST_F(BlobFsTest, TwoMountsOfAContainerSeeEachOthersChanges) {
+    const fs::path other_mnt = dir / "other";
+    fs::create_directories(other_mnt);
+    BlobFsOptions options;
+    options.staging_dir = dir / "staging2";
+    BlobFs other(*blobs, *content, kAcct, "data", options);
+    other.mount(other_mnt);
+    EXPECT_FALSE(present(other_mnt / "shared.txt"));  // a negative entry in the other mount
+    write_all(mnt / "shared.txt", "one");
+    auto eventually = [](const std::function<bool()>& condition) {
+        for (int i = 0; i < 500; ++i) {
+            if (condition()) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    };
+    EXPECT_TRUE(eventually([&] { return size_of(other_mnt / "shared.txt") == 3; }));
+    write_all(mnt / "shared.txt", "three");
+    EXPECT_TRUE(eventually([&] { return size_of(other_mnt / "shared.txt") == 5; }));
+    EXPECT_EQ(read_all(other_mnt / "shared.txt"), "three");
+    ASSERT_EQ(::unlink((other_mnt / "shared.txt").c_str()), 0);
+    EXPECT_TRUE(eventually([&] { return !present(mnt / "shared.txt"); }));
+    other.unmount();
+}
+
+TEST_F(BlobFsTest, ADeletedAndRecreatedContainerShowsItsNewBlobs) {
+    put("old.txt", "old");
+    ASSERT_TRUE(present(mnt / "old.txt"));
+    blobs->delete_container(kAcct, "data", {});
+    EXPECT_FALSE(present(mnt / "old.txt"));
+    blobs->create_container(kAcct, "data", {}, "");
+    put("new.txt", "new");
+    EXPECT_EQ(read_all(mnt / "new.txt"), "new");
+    EXPECT_FALSE(present(mnt / "old.txt"));
 }
 
 TEST(BlobFsMount, AMissingContainerIsRefused) {

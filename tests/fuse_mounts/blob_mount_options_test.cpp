@@ -22,9 +22,13 @@ TEST(BlobMountOptions, ListsReadOnlyAndBlobfuseFlags) {
     BlobFsOptions o;
     apply_blob_mount_options("-oro,allow_other --file-cache-timeout-in-seconds=120 --tmp-path=/mnt/tmp", o);
     EXPECT_TRUE(o.read_only);
-    EXPECT_EQ(o.attr_timeout, 0);
+    EXPECT_EQ(o.attr_timeout, BlobFsOptions::kDefaultCacheSeconds);
     apply_blob_mount_options("", o);  // nothing: nothing changes
     EXPECT_TRUE(o.read_only);
+    apply_blob_mount_options("-o attr_timeout=0,entry_timeout=0,negative_timeout=0", o);  // no kernel caches
+    EXPECT_EQ(o.attr_timeout, 0);
+    EXPECT_EQ(o.entry_timeout, 0);
+    EXPECT_EQ(o.negative_timeout, 0);
 }
 
 TEST(BlobMountOptions, RefusesWhatBlobfuseWouldRefuseNamingIt) {

@@ -1,17 +1,25 @@
-#include "fake_storage/engine/share_changes.h"
+#include "fake_storage/engine/store_changes.h"
 
 #include <vector>
 
 namespace bai::storage {
 
-std::uint64_t ShareChanges::subscribe(Listener listener) {
+namespace {
+thread_local const void* thread_origin = nullptr;
+}  // namespace
+
+StoreChanges::OriginScope::OriginScope(const void* origin) : previous_(thread_origin) { thread_origin = origin; }
+
+StoreChanges::OriginScope::~OriginScope() { thread_origin = previous_; }
+
+std::uint64_t StoreChanges::subscribe(Listener listener) {
     std::lock_guard guard(mutex_);
     const std::uint64_t id = next_++;
     listeners_.emplace(id, std::make_shared<Listener>(std::move(listener)));
     return id;
 }
 
-void ShareChanges::unsubscribe(std::uint64_t id) {
+void StoreChanges::unsubscribe(std::uint64_t id) {
     std::unique_lock lock(mutex_);
     auto it = listeners_.find(id);
     if (it == listeners_.end()) return;
@@ -21,7 +29,7 @@ void ShareChanges::unsubscribe(std::uint64_t id) {
     idle_.wait(lock, [&mine] { return mine.use_count() == 1; });
 }
 
-void ShareChanges::publish(const std::string& account, const std::string& share, const std::string& path,
+void StoreChanges::publish(const std::string& account, const std::string& volume, const std::string& path,
                            const void* origin) const {
     std::vector<std::shared_ptr<Listener>> listeners;
     {
@@ -29,7 +37,7 @@ void ShareChanges::publish(const std::string& account, const std::string& share,
         if (listeners_.empty()) return;
         for (const auto& [id, listener] : listeners_) listeners.push_back(listener);
     }
-    const ShareChange change{account, share, path, origin};
+    const StoreChange change{account, volume, path, origin ? origin : thread_origin};
     for (const auto& listener : listeners) (*listener)(change);
     std::lock_guard guard(mutex_);
     listeners.clear();
