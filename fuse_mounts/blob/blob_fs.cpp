@@ -37,11 +37,6 @@ Node& node_of(State& s, fuse_ino_t ino) {
 
 Handle& handle_of(fuse_file_info* fi) { return *reinterpret_cast<Handle*>(static_cast<std::uintptr_t>(fi->fh)); }
 
-std::string path_of(State& s, const Node& node) {
-    std::lock_guard guard(s.mutex);
-    return node.path;
-}
-
 std::string child_path(State& s, fuse_ino_t parent, const char* name) {
     std::string dir = path_of(s, node_of(s, parent));
     return dir.empty() ? std::string(name) : dir + "/" + name;
@@ -181,124 +176,6 @@ bool refuse_if_read_only(State& s, fuse_req_t req) {
 }
 
 bool name_too_long(const std::string& path) { return path.size() > kMaxBlobName; }
-
-// ---- staging and committing ----
-
-std::shared_ptr<Staging> new_staging(State& s) {
-    auto staging = std::make_shared<Staging>();
-    staging->fd = ::open(s.options.staging_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (staging->fd < 0) throw std::system_error(errno, std::generic_category(), "cannot stage a file");
-    return staging;
-}
-
-// Copies the committed blob's bytes into the staging file (a missing blob stages nothing).
-void stage_blob(State& s, const std::string& path, Staging& staging) {
-    storage::OpenBlob blob;
-    try {
-        blob = s.blobs.open_blob(s.account, s.container, path);
-    } catch (const storage::StorageError& e) {
-        if (e.status() == 404) return;
-        throw;
-    }
-    if (blob.in_memory()) {
-        if (::pwrite(staging.fd, blob.bytes.data(), blob.bytes.size(), 0) != static_cast<ssize_t>(blob.bytes.size())) {
-            throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot stage a file");
-        }
-        return;
-    }
-    auto fail_staging = [](ssize_t n) {
-        throw std::system_error(n < 0 && errno ? errno : EIO, std::generic_category(), "cannot stage a file");
-    };
-    // Runs of files are copied in the kernel; bytes in memory written; zeros (a page blob's
-    // unwritten pages) left as holes of the sparse staging file.
-    for (const storage::BlobPart& part : blob.parts) {
-        loff_t in = static_cast<loff_t>(part.file_offset);
-        loff_t out = static_cast<loff_t>(part.start);
-        std::uint64_t left = part.size;
-        if (part.fd < 0) {
-            if (part.bytes && ::pwrite(staging.fd, part.bytes->data() + part.file_offset, part.size, out) !=
-                                  static_cast<ssize_t>(part.size)) {
-                fail_staging(-1);
-            }
-            continue;
-        }
-        while (left > 0) {
-            ssize_t n = ::copy_file_range(part.fd, &in, staging.fd, &out, left, 0);
-            if (n <= 0) fail_staging(n);
-            left -= static_cast<std::uint64_t>(n);
-        }
-    }
-    // An append blob's tail follows its parts.
-    const auto tail_at = static_cast<off_t>(blob.info.size - blob.bytes.size());
-    if (!blob.bytes.empty() && ::pwrite(staging.fd, blob.bytes.data(), blob.bytes.size(), tail_at) !=
-                                   static_cast<ssize_t>(blob.bytes.size())) {
-        fail_staging(-1);
-    }
-    if (::ftruncate(staging.fd, static_cast<off_t>(blob.info.size)) != 0) fail_staging(-1);
-}
-
-// Commits a staging file as the whole blob at the node's path, keeping the old blob's content
-// settings and metadata. Called with staging.mutex held.
-void commit_locked(State& s, Node& node, Staging& staging) {
-    if (!staging.dirty) return;
-    std::string path;
-    {
-        std::lock_guard guard(s.mutex);
-        if (node.removed) {  // unlinked while open: its bytes go with it
-            staging.dirty = false;
-            return;
-        }
-        path = node.path;
-    }
-    struct stat st {};
-    if (::fstat(staging.fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "cannot read the staged file");
-    auto writer = s.content.begin(false);
-    writer->append_from(staging.fd, 0, static_cast<std::uint64_t>(st.st_size));
-    storage::ContentSettings settings;
-    settings.content_type = "application/octet-stream";
-    storage::Metadata metadata;
-    if (std::optional<storage::BlobInfo> old = find_blob(s, path)) {
-        settings = old->content;
-        settings.content_md5.clear();
-        metadata = old->metadata;
-    }
-    s.blobs.put_blob(s.account, s.container, path, *writer, settings, metadata, {});
-    staging.dirty = false;
-}
-
-void commit(State& s, Node& node, Staging& staging) {
-    std::lock_guard guard(staging.mutex);
-    commit_locked(s, node, staging);
-}
-
-void put_empty(State& s, const std::string& path, const storage::Metadata& metadata) {
-    auto writer = s.content.begin(false);
-    storage::ContentSettings settings;
-    settings.content_type = "application/octet-stream";
-    s.blobs.put_blob(s.account, s.container, path, *writer, settings, metadata, {});
-}
-
-// The node's staging file, made (and filled from the blob unless `truncate`) when it has none.
-std::shared_ptr<Staging> staging_of(State& s, Node& node, bool truncate) {
-    std::shared_ptr<Staging> staging;
-    {
-        std::lock_guard guard(s.mutex);
-        staging = node.staging;
-    }
-    if (!staging) {
-        auto made = new_staging(s);
-        if (!truncate) stage_blob(s, path_of(s, node), *made);
-        std::lock_guard guard(s.mutex);
-        if (!node.staging) node.staging = made;
-        staging = node.staging;
-    }
-    if (truncate) {
-        std::lock_guard guard(staging->mutex);
-        if (::ftruncate(staging->fd, 0) != 0) throw std::system_error(errno, std::generic_category(), "truncate");
-        staging->dirty = true;
-    }
-    return staging;
-}
 
 // ---- operations ----
 
@@ -548,8 +425,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t, fuse
         if (entry.kind == Entry::directory) return (void)fuse_reply_err(req, EISDIR);
         if (entry.kind == Entry::file && (fi->flags & O_EXCL)) return (void)fuse_reply_err(req, EEXIST);
         if (entry.kind == Entry::none) {
-            put_empty(s, path, {});  // visible through REST at once, as blobfuse does
-            entry = find(s, path);
+            entry = put_empty(s, path, {});  // visible through REST at once, as blobfuse does
         }
         Node& node = hold_node(s, path, false);
         open_handle(s, node, fi, true, (fi->flags & O_TRUNC) != 0);
@@ -578,7 +454,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
     State& s = state_of(req);
     if (fault_answers(s, req)) return;
     Handle& handle = handle_of(fi);
-    const int fd = handle.staging ? handle.staging->fd : handle.snapshot.single_fd();
+    const int fd = handle.staging ? handle.staging->fd.load() : handle.snapshot.single_fd();
     if (fd < 0) {  // a small blob in memory, or one in parts
         // A copy: once the kernel has the reply, the reader may close the file and the release
         // free the handle while this thread is still inside the reply's writev.
@@ -604,6 +480,11 @@ void op_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fus
     if (handle.append) {
         struct stat st {};
         if (::fstat(handle.staging->fd, &st) == 0) offset = st.st_size;
+    }
+    try {
+        make_room(s, *handle.staging, static_cast<std::uint64_t>(offset) + fuse_buf_size(in));
+    } catch (const std::system_error& e) {
+        return (void)fuse_reply_err(req, e.code().value() ? e.code().value() : EIO);
     }
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
@@ -684,8 +565,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
         const std::string path = child_path(s, parent, name);
         if (name_too_long(path)) return (void)fuse_reply_err(req, ENAMETOOLONG);
         if (find(s, path).kind != Entry::none) return (void)fuse_reply_err(req, EEXIST);
-        put_empty(s, path, storage::Metadata{{kFolderMarker, "true"}});
-        Entry entry = find(s, path);
+        const Entry entry = put_empty(s, path, storage::Metadata{{kFolderMarker, "true"}});
         Node& node = hold_node(s, path, true);
         fuse_entry_param e = entry_param(s, node, entry);
         if (fuse_reply_entry(req, &e) != 0) forget_node(s, e.ino, 1);
@@ -850,7 +730,9 @@ void BlobFs::mount(const fs::path& mountpoint) {
     s.root.number = FUSE_ROOT_ID;
     s.root.nlookup = 2;
     static const fuse_lowlevel_ops ops = operations();
-    s.server.start(ops, &s, mountpoint, {s.account + "/" + s.container, "bai-blob", s.options.read_only});
+    FuseMountSpec spec{s.account + "/" + s.container, "bai-blob", s.options.read_only};
+    spec.kernel_permissions = false;  // every entry is 0777 (0555 read-only, and the mount is then ro)
+    s.server.start(ops, &s, mountpoint, spec);
     s.notifier.start(s.blobs.changes(), s.account, s.container, &s,
                      [&s](const std::string& path, bool itself) { invalidate(s, path, itself); });
 }

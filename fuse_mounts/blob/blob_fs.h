@@ -3,10 +3,11 @@
 // - directories are virtual: a name "a/b/c" makes the directories a and a/b; an empty directory
 //   is a zero-byte marker blob carrying the metadata hdi_isfolder=true (what mkdir creates);
 // - a file opened for reading is a snapshot of the blob committed when it was opened;
-// - a file opened for writing is staged in an unnamed local file (the blob's bytes first, unless
-//   truncated) and committed as one whole blob (Put Blob) at each flush (close), fsync and
+// - a file opened for writing is staged in memory, or in an unnamed local file past 1 MiB (the
+//   blob's bytes first, unless truncated), and committed as one whole blob (Put Blob) at each flush (close), fsync and
 //   release: readers through the REST API see the old blob or the new one, never a part;
-// - rename is copy then delete (a directory's: one blob at a time; not atomic), as in blobfuse.
+// - rename is copy then delete (a directory's: one blob at a time; not atomic), as in blobfuse;
+// - the kernel caches entries and attributes; the store's change notifications invalidate them.
 // The differences from POSIX are listed in fuse_mounts/README.md.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <fuse_lowlevel.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,15 +27,23 @@ namespace blob_fs {
 inline constexpr std::size_t kMaxBlobName = 1024;
 inline constexpr const char* kFolderMarker = "hdi_isfolder";
 
-// A file open for writing: its bytes staged in an unnamed local file until they are committed.
+// What a file open for writing stages in memory at most (blob_fs_staging.cpp).
+inline constexpr std::uint64_t kMemoryStagingBytes = 1 << 20;
+
+// A file open for writing: its bytes staged in a memfd or an unnamed local file until they are
+// committed.
 struct Staging {
-    int fd = -1;
+    // Reads and stat load it without the mutex; make_room replaces it (under the mutex).
+    std::atomic<int> fd{-1};
+    bool in_memory = false;
+    std::vector<int> retired;  // a memfd that make_room replaced: a read that loaded it may use it
     int handles = 0;
     bool dirty = false;
     std::mutex mutex;  // writes and commits
-    ~Staging() {
-        if (fd >= 0) ::close(fd);
-    }
+    Staging() = default;
+    Staging(const Staging&) = delete;
+    Staging& operator=(const Staging&) = delete;
+    ~Staging();
 };
 
 // What the kernel knows by an inode number: a path in the container (which a rename changes).
@@ -106,6 +115,25 @@ Entry entry_of_blob(const storage::BlobInfo& blob);
 // What `path` is now: a blob (a file, or a directory marker), a virtual directory, or nothing.
 Entry find(State& s, const std::string& path);
 bool at_or_below(const std::string& candidate, const std::string& path);
+
+inline std::string path_of(State& s, const Node& node) {
+    std::lock_guard guard(s.mutex);
+    return node.path;
+}
+
+// ---- staging and committing (blob_fs_staging.cpp) ----
+
+// The node's staging, made (and filled from the blob unless `truncate`) when it has none.
+std::shared_ptr<Staging> staging_of(State& s, Node& node, bool truncate);
+// Before a write up to `end`: a staging in memory that would grow past kMemoryStagingBytes
+// moves to an unnamed file. Called with staging.mutex held.
+void make_room(State& s, Staging& staging, std::uint64_t end);
+// Commits a staging as the whole blob at the node's path, keeping the old blob's content
+// settings and metadata (nothing when it is not dirty). commit_locked: with staging.mutex held.
+void commit_locked(State& s, Node& node, Staging& staging);
+void commit(State& s, Node& node, Staging& staging);
+// Puts an empty blob (a created file, a directory marker); what it is now.
+Entry put_empty(State& s, const std::string& path, const storage::Metadata& metadata);
 
 // Tells the kernel to forget what it may have cached wrongly after a change of `path` ("" for
 // the whole container): with `itself`, the path's entry (positive or negative), attributes and

@@ -18,8 +18,8 @@ namespace bai::mounts {
 void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::filesystem::path& mountpoint,
                        const FuseMountSpec& spec) {
     if (session_) throw std::runtime_error("already mounted at " + mountpoint_.string());
-    std::vector<std::string> words{spec.subtype, "-o", "fsname=" + spec.fsname, "-o", "subtype=" + spec.subtype,
-                                   "-o", "default_permissions"};
+    std::vector<std::string> words{spec.subtype, "-o", "fsname=" + spec.fsname, "-o", "subtype=" + spec.subtype};
+    if (spec.kernel_permissions) words.insert(words.end(), {"-o", "default_permissions"});
     if (::geteuid() == 0) words.insert(words.end(), {"-o", "allow_other"});
     if (spec.read_only) words.insert(words.end(), {"-o", "ro"});
     std::vector<char*> argv;

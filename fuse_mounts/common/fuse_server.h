@@ -21,6 +21,11 @@ struct FuseMountSpec {
     bool read_only = false;
     // Offer the kernel FUSE passthrough (see fuse_passthrough.h); files still opt in one by one.
     bool passthrough = false;
+    // The kernel checks the modes and owners it caches (-o default_permissions). Off where every
+    // entry shows 0777 (a blob container): there it checks nothing the mount's read-only flag
+    // does not, and costs a GETATTR of a directory after each change in it (its attributes,
+    // invalidated by the change, are needed to walk through it).
+    bool kernel_permissions = true;
 };
 
 class FuseServer {

@@ -405,6 +405,33 @@ TEST_F(BlobFsTest, UnmountCommitsAFileStillOpenForWriting) {
     EXPECT_EQ(body("held.txt"), "kept");
 }
 
+TEST_F(BlobFsTest, AFileGrowingPastTheMemoryStagingMovesToTheDiskWhole) {
+    // Small writes: staged in memory up to 1 MiB, then in an unnamed file; a reader of the open
+    // file sees every byte written before and after the move (and its close commits them).
+    std::string expected;
+    int fd = ::open((mnt / "grown.bin").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    for (int i = 0; i < 30; ++i) {
+        std::string chunk(100 * 1024, static_cast<char>('a' + i % 26));
+        ASSERT_EQ(::write(fd, chunk.data(), chunk.size()), static_cast<ssize_t>(chunk.size()));
+        expected += chunk;
+        if (i == 5 || i == 15) {
+            EXPECT_TRUE(read_all(mnt / "grown.bin") == expected) << "after " << i + 1 << " writes";
+        }
+    }
+    ASSERT_EQ(::close(fd), 0);
+    EXPECT_TRUE(body("grown.bin") == expected);
+
+    // A blob larger than the memory staging, appended to: staged on the disk from the start.
+    const std::string big(2 * 1024 * 1024 + 7, 'b');
+    put("big.bin", big);
+    fd = ::open((mnt / "big.bin").c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "tail", 4), 4);
+    ASSERT_EQ(::close(fd), 0);
+    EXPECT_TRUE(body("big.bin") == big + "tail");
+}
+
 // ---- the kernel's caches (on by default) and the store's change notifications ----
 
 bool present(const fs::path& path) {
