@@ -34,7 +34,8 @@ int wait_for_stop_signal() {
     return signal;
 }
 
-void print_banner(const fs::path& location, const endpoints::Endpoints& e, const std::string& connection) {
+void print_banner(const fs::path& location, const endpoints::Endpoints& e, const std::string& connection,
+                  bool portal) {
     std::printf("batchai-emulator %s\n", kVersion);
     std::printf("  data directory  %s\n", location.c_str());
     std::printf("  ARM (HTTPS)     %s   (trust %s)\n", e.arm.c_str(), e.ca_cert.c_str());
@@ -45,6 +46,7 @@ void print_banner(const fs::path& location, const endpoints::Endpoints& e, const
     std::printf("                  service principal %s, secret %s\n", identity::kWellKnownClientId,
                 identity::kWellKnownClientSecret);
     std::printf("  subscription    %s\n", identity::kDefaultSubscriptionId);
+    if (portal) std::printf("  portal          %s/portal   (in a browser; it trusts the certificate above once told to)\n", e.arm.c_str());
     std::printf("  endpoints       %s\n", (location / endpoints::kFileName).c_str());
     std::printf("\nexport REQUESTS_CA_BUNDLE=%s\n", e.ca_cert.c_str());
     std::printf("export AZURE_STORAGE_CONNECTION_STRING='%s'\n", connection.c_str());
@@ -61,7 +63,7 @@ int run(const Options& options) {
     } catch (const StartError& e) {
         return cannot_start(e.what());
     }
-    print_banner(emulator->location(), emulator->endpoints(), emulator->dev_connection_string());
+    print_banner(emulator->location(), emulator->endpoints(), emulator->dev_connection_string(), !options.strict_auth);
 
     int signal = wait_for_stop_signal();
     log::info(std::string("stopping on ") + (signal == SIGINT ? "SIGINT" : "SIGTERM"));

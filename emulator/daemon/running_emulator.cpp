@@ -17,6 +17,7 @@
 #include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
+#include "emulator/portal/portal_routes.h"
 #include "emulator/identity/token_service.h"
 #include "emulator/engine/local_engine.h"
 #include "emulator/tls/self_signed_cert.h"
@@ -289,6 +290,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     add_endpoints_route(p->arm_routes, p->published);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
+    portal::add_portal_routes(p->arm_routes, {p->arm_api->store(), p->accounts, p->published, p->location},
+                              !options.strict_auth);
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {
         if (options.strict_auth) p->arm_api->require_signed_tokens(*p->tokens);

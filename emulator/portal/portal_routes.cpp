@@ -1,0 +1,210 @@
+#include "emulator/portal/portal_routes.h"
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "common/version.h"
+#include "emulator/arm/resource_ids.h"
+#include "emulator/arm/resource_view.h"
+#include "emulator/portal/portal_assets.h"
+
+namespace bai::portal {
+namespace {
+
+using nlohmann::json;
+
+// The kinds the resource list shows, in the order the page offers them.
+const std::vector<std::string> kKinds = {arm::kind::kResourceGroup, arm::kind::kStorageAccount, arm::kind::kBatchAccount,
+                                         arm::kind::kWorkspace,     arm::kind::kExperiment,     arm::kind::kCluster,
+                                         arm::kind::kFileServer,    arm::kind::kJob};
+constexpr int kMaxPage = 1000;
+constexpr size_t kMaxFilter = 256;
+
+void common_headers(httplib::Response& res) {
+    res.set_header("Cache-Control", "no-store");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_header("Referrer-Policy", "no-referrer");
+}
+
+void send(httplib::Response& res, int status, const json& body) {
+    common_headers(res);
+    res.status = status;
+    res.set_content(body.dump(), "application/json; charset=utf-8");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
+    send(res, status, json{{"error", {{"code", code}, {"message", message}}}});
+}
+
+void send_asset(httplib::Response& res, const char* body, const char* type) {
+    common_headers(res);
+    // Scripts, styles and data only from here; no inline script, no framing by another site.
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+                   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.set_header("X-Frame-Options", "DENY");
+    res.set_content(body, type);
+}
+
+std::string text_at(const json& body, const char* a, const char* b = nullptr) {
+    const json* at = body.contains(a) ? &body[a] : nullptr;
+    if (at && b) at = at->is_object() && at->contains(b) ? &(*at)[b] : nullptr;
+    return at && at->is_string() ? at->get<std::string>() : std::string();
+}
+
+// What the lists show as a resource's state: a job's execution state, a cluster's allocation
+// state, the others' provisioning state.
+std::string state_of(const arm::StoredResource& r) {
+    if (r.type == arm::kind::kJob) return text_at(r.body, "properties", "executionState");
+    if (r.type == arm::kind::kCluster) return text_at(r.body, "properties", "allocationState");
+    return text_at(r.body, "properties", "provisioningState");
+}
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+json item_of(const arm::StoredResource& r) {
+    std::string id = text_at(r.body, "id");
+    if (id.empty()) id = r.key;
+    std::string name = text_at(r.body, "name");
+    if (name.empty()) name = id.substr(id.rfind('/') + 1);
+    json item{{"id", id}, {"name", name}, {"type", r.type}, {"state", state_of(r)}};
+    if (std::string created = text_at(r.body, "properties", "creationTime"); !created.empty()) item["created"] = created;
+    return item;
+}
+
+// A query parameter that must be a whole number within [low, high]; `fallback` when absent.
+std::optional<int> number_param(const httplib::Request& req, httplib::Response& res, const char* name, int fallback,
+                                int low, int high) {
+    if (!req.has_param(name)) return fallback;
+    const std::string text = req.get_param_value(name);
+    int value = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < low || value > high) {
+        send_error(res, 400, "InvalidParameter",
+                   std::string("The parameter ") + name + " must be a whole number from " + std::to_string(low) + " to " +
+                       std::to_string(high) + ".");
+        return std::nullopt;
+    }
+    return value;
+}
+
+std::optional<std::string> text_param(const httplib::Request& req, httplib::Response& res, const char* name) {
+    std::string text = req.has_param(name) ? req.get_param_value(name) : "";
+    if (text.size() > kMaxFilter) {
+        send_error(res, 400, "InvalidParameter",
+                   std::string("The parameter ") + name + " is longer than " + std::to_string(kMaxFilter) + " characters.");
+        return std::nullopt;
+    }
+    return text;
+}
+
+void overview(const PortalSources& s, httplib::Response& res) {
+    json accounts = json::array();
+    for (const std::string& name : s.accounts.names()) {
+        std::optional<storage::Account> account = s.accounts.find(name);
+        if (!account) continue;
+        accounts.push_back({{"name", account->name},
+                            {"key", account->key1},
+                            {"connectionString", storage::connection_string(*account, s.endpoints.blob, s.endpoints.file)}});
+    }
+    json counts = json::object();
+    json job_states = json::object();
+    for (const std::string& kind : kKinds) {
+        std::vector<arm::StoredResource> all = s.resources.all_of_type(kind);
+        counts[kind] = all.size();
+        if (kind != arm::kind::kJob) continue;
+        for (const arm::StoredResource& job : all) {
+            const std::string state = state_of(job);
+            job_states[state.empty() ? "unknown" : state] = job_states.value(state.empty() ? "unknown" : state, 0) + 1;
+        }
+    }
+    send(res, 200,
+         json{{"version", kVersion},
+              {"dataDirectory", s.location.string()},
+              {"endpoints", {{"arm", s.endpoints.arm}, {"blob", s.endpoints.blob}, {"file", s.endpoints.file},
+                             {"batch", s.endpoints.batch}, {"caCertificate", s.endpoints.ca_cert}}},
+              {"accounts", accounts},
+              {"counts", counts},
+              {"jobStates", job_states}});
+}
+
+void resources(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
+    const std::string kind = req.has_param("type") ? req.get_param_value("type") : "";
+    if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) {
+        std::string names;
+        for (const std::string& k : kKinds) names += (names.empty() ? "" : ", ") + k;
+        return send_error(res, 400, "InvalidParameter", "The parameter type must be one of " + names + ".");
+    }
+    std::optional<std::string> state = text_param(req, res, "state");
+    if (!state) return;
+    std::optional<std::string> search = text_param(req, res, "q");
+    if (!search) return;
+    std::optional<int> skip = number_param(req, res, "skip", 0, 0, 1 << 30);
+    if (!skip) return;
+    std::optional<int> top = number_param(req, res, "top", 100, 1, kMaxPage);
+    if (!top) return;
+    const std::string wanted_state = lower(*state);
+    const std::string wanted_text = lower(*search);
+    std::vector<arm::StoredResource> all = s.resources.all_of_type(kind);
+    // Newest first.
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.seq > b.seq; });
+    json items = json::array();
+    int matched = 0;
+    for (const arm::StoredResource& r : all) {
+        if (!wanted_state.empty() && lower(state_of(r)) != wanted_state) continue;
+        if (!wanted_text.empty() && r.key.find(wanted_text) == std::string::npos) continue;
+        if (matched >= *skip && matched < *skip + *top) items.push_back(item_of(r));
+        ++matched;
+    }
+    send(res, 200, json{{"type", kind}, {"total", matched}, {"skip", *skip}, {"top", *top}, {"items", items}});
+}
+
+void resource(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.has_param("id") ? req.get_param_value("id") : "";
+    if (id.empty() || id.size() > 2048 || id.front() != '/') {
+        return send_error(res, 400, "InvalidParameter", "The parameter id must be an ARM resource id (/subscriptions/...).");
+    }
+    std::optional<arm::StoredResource> found = s.resources.get(id);
+    if (!found) return send_error(res, 404, "ResourceNotFound", "There is no resource " + id + ".");
+    json view = arm::redacted_view(*found);
+    send(res, 200, json{{"type", found->type}, {"state", state_of(*found)}, {"document", view}});
+}
+
+}  // namespace
+
+void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool enabled) {
+    if (!enabled) {
+        auto off = [](const httplib::Request&, httplib::Response& res) {
+            send_error(res, 403, "PortalDisabled",
+                       "The portal is off while the emulator runs with --strict-auth (it has no sign-in).");
+        };
+        routes.Get(R"(/portal(/.*)?)", off);
+        return;
+    }
+    routes.Get("/portal/?", [](const httplib::Request&, httplib::Response& res) {
+        send_asset(res, kIndexHtml, "text/html; charset=utf-8");
+    });
+    routes.Get("/portal/app.js", [](const httplib::Request&, httplib::Response& res) {
+        send_asset(res, kAppJs, "text/javascript; charset=utf-8");
+    });
+    routes.Get("/portal/app.css", [](const httplib::Request&, httplib::Response& res) {
+        send_asset(res, kAppCss, "text/css; charset=utf-8");
+    });
+    routes.Get("/portal/api/overview", [sources](const httplib::Request&, httplib::Response& res) { overview(sources, res); });
+    routes.Get("/portal/api/resources", [sources](const httplib::Request& req, httplib::Response& res) {
+        resources(sources, req, res);
+    });
+    routes.Get("/portal/api/resource", [sources](const httplib::Request& req, httplib::Response& res) {
+        resource(sources, req, res);
+    });
+    routes.Get(R"(/portal/.*)", [](const httplib::Request& req, httplib::Response& res) {
+        send_error(res, 404, "NotFound", "The portal has no page " + req.path + ".");
+    });
+}
+
+}  // namespace bai::portal

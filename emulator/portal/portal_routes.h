@@ -1,0 +1,30 @@
+// The portal: the emulator seen in a browser, at /portal on the ARM endpoint (its certificate).
+// The page, its script and its style are compiled into the binary (portal/static/); nothing loads
+// from elsewhere (the page's Content-Security-Policy allows only this origin). The page reads
+// JSON views made for it under /portal/api/: the overview, the ARM resources by kind (filtered,
+// searched, paged) and one resource (its document redacted as ARM's GET redacts it). Every value
+// reaches the page as JSON and is put in as text, never as markup.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "common/endpoints/endpoints_file.h"
+#include "common/http/routes.h"
+#include "emulator/arm/resource_store.h"
+#include "fake_storage/accounts/account_registry.h"
+
+namespace bai::portal {
+
+struct PortalSources {
+    arm::ResourceStore& resources;
+    const storage::AccountRegistry& accounts;
+    endpoints::Endpoints endpoints;
+    std::filesystem::path location;  // the data directory
+};
+
+// With `enabled` false (--strict-auth: the API wants signed tokens, and the portal has no sign-in
+// yet), every portal path answers 403 saying so.
+void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool enabled);
+
+}  // namespace bai::portal

@@ -1,0 +1,175 @@
+"""The portal in a real browser (Debian's chromium, headless, through chromedriver and selenium):
+each page drawn from a running emulator, a job followed from queued to succeeded without a
+reload, values shown as text (a hostile command line never runs as markup), the portal's own
+endpoints refusing bad input like the APIs, and the page noticing that the emulator stopped.
+Screenshots of each page go to $BAI_TEST_OUTPUT (default: a temporary directory)."""
+import os
+import shutil
+import tempfile
+import unittest
+import urllib.parse
+
+import requests
+from azure.mgmt.batchai import BatchAI
+from azure.mgmt.batchai import models as m
+from azure.mgmt.resource import ResourceManagementClient
+
+import harness
+
+CHROMIUM = shutil.which("chromium")
+DRIVER = shutil.which("chromedriver")
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+except ImportError:  # the reason is printed by the skip below
+    webdriver = None
+
+RG, WS, EXP = "rg-portal", "ws", "exp"
+HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\">"
+
+
+@unittest.skipUnless(webdriver and CHROMIUM and DRIVER,
+                     "SKIPPED: needs chromium, chromium-driver and python3-selenium (tools/setup installs them)")
+class PortalTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.output = os.environ.get("BAI_TEST_OUTPUT") or tempfile.mkdtemp(prefix="bai-portal-shots-")
+        os.makedirs(cls.output, exist_ok=True)
+        cls.emu = harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]).start()
+        cls.arm = cls.emu.endpoints["arm"]
+        options = webdriver.ChromeOptions()
+        options.binary_location = CHROMIUM
+        for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--ignore-certificate-errors", "--window-size=1280,900", "--no-first-run",
+                     "--disable-extensions", "--disable-background-networking"):
+            options.add_argument(flag)
+        cls.browser = webdriver.Chrome(service=Service(DRIVER), options=options)
+        cls.browser.set_page_load_timeout(30)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.quit()
+        if cls.emu.process:
+            cls.emu.stop()
+        cls.emu.close()
+
+    # ---- helpers ----
+
+    def open(self, hash_):
+        self.browser.get(f"{self.arm}/portal/{hash_}")
+
+    def eventually(self, condition, what, timeout=30):
+        return harness.wait_for(condition, timeout=timeout, interval=0.1, what=what)
+
+    def text_of(self, css):
+        found = self.browser.find_elements(By.CSS_SELECTOR, css)
+        return found[0].text if found else None
+
+    def shot(self, name):
+        self.browser.save_screenshot(os.path.join(self.output, f"portal-{name}.png"))
+
+    def batchai(self):
+        client = harness.arm_client(BatchAI, self.emu.endpoints)
+        harness.arm_client(ResourceManagementClient, self.emu.endpoints).resource_groups.create_or_update(
+            RG, {"location": "eastus"})
+        client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
+        client.experiments.begin_create(RG, WS, EXP).result()
+        return client
+
+    # ---- tests (in name order: the last one stops the emulator) ----
+
+    def test_1_overview_shows_endpoints_accounts_and_counts(self):
+        self.open("#/")
+        self.eventually(lambda: self.text_of("#version"), "the overview")
+        page = self.browser.find_element(By.TAG_NAME, "main").text
+        self.assertIn(self.arm, page)
+        self.assertIn(self.emu.endpoints["blob"], page)
+        self.assertIn(harness.DEV_ACCOUNT, page)
+        self.assertIn(harness.DEV_KEY, page)
+        self.assertEqual(self.text_of("[data-count='job']"), "0")
+        self.assertIn("live", self.text_of("#status"))
+        self.assertEqual(self.browser.execute_script("return document.title"), "Batch AI Emulator")
+        self.shot("overview")
+
+    def test_2_a_job_goes_from_queued_to_succeeded_without_a_reload(self):
+        client = self.batchai()
+        client.clusters.begin_create(RG, WS, "gpu", m.ClusterCreateParameters(
+            vm_size="STANDARD_NC6", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        self.open("#/resources?type=job")
+        self.eventually(lambda: self.text_of("#shown") == "0-0 of 0", "the empty job list")
+        self.browser.execute_script("window.marker = 'same page'")
+        client.jobs.begin_create(RG, WS, EXP, "followed", m.JobCreateParameters(
+            cluster=m.ResourceId(id=client.clusters.get(RG, WS, "gpu").id), node_count=1,
+            std_out_err_path_prefix="$AZ_BATCHAI_JOB_TEMP",
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 3; echo '" + HOSTILE + "'"))).result()
+        states = set()
+
+        def state():
+            found = self.browser.find_elements(By.CSS_SELECTOR, "tr[data-name='followed'] [data-state]")
+            if found:
+                states.add(found[0].get_attribute("data-state"))
+            return "succeeded" in states
+        self.eventually(lambda: state() or "failed" in states, "the job's state in the list", timeout=60)
+        self.assertNotIn("failed", states)
+        self.assertIn("running", states, f"seen: {states}")
+        self.assertEqual(self.browser.execute_script("return window.marker"), "same page")  # no reload
+        self.shot("jobs")
+        # Its page: the document, the command line as text.
+        self.browser.find_element(By.LINK_TEXT, "followed").click()
+        self.eventually(lambda: self.text_of("#document"), "the job's page")
+        document = self.text_of("#document")
+        self.assertIn("<script>window.pwned = 1</script>", document)  # (the JSON escapes its quotes)
+        self.assertIn("<img src=x onerror=", document)
+        self.assertIsNone(self.browser.execute_script("return window.pwned === undefined ? null : window.pwned"))
+        self.assertNotIn("Pw-123456", self.browser.page_source)
+        self.shot("job")
+        # Filters: by state and by search, through the form.
+        self.open("#/resources?type=job")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "form.filters"), "the form")
+        self.browser.find_element(By.NAME, "state").send_keys("failed")
+        self.browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        self.eventually(lambda: "state=failed" in self.browser.current_url and self.text_of("#shown") == "0-0 of 0",
+                        "the failed jobs (none)")
+        Select(self.browser.find_element(By.NAME, "type")).select_by_value("cluster")
+        self.browser.find_element(By.NAME, "state").clear()
+        self.browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-name='gpu']"), "the cluster")
+        self.shot("clusters")
+
+    def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
+        def get(path):
+            return requests.get(f"{self.arm}{path}", verify=False, timeout=10)
+        for path, status, named in [
+            ("/portal/api/resources?type=nope", 400, "type"),
+            ("/portal/api/resources?type=job&top=5000", 400, "top"),
+            ("/portal/api/resources?type=job&skip=-1", 400, "skip"),
+            ("/portal/api/resources?type=job&q=" + "x" * 300, 400, "q"),
+            ("/portal/api/resource", 400, "id"),
+            ("/portal/api/resource?id=" + urllib.parse.quote("/subscriptions/x/nothing"), 404, "/subscriptions/x/nothing"),
+            ("/portal/nothing-here", 404, "/portal/nothing-here"),
+        ]:
+            r = get(path)
+            self.assertEqual(r.status_code, status, path)
+            self.assertIn(named, r.json()["error"]["message"], path)
+        page = get("/portal/")
+        self.assertIn("script-src 'self'", page.headers["Content-Security-Policy"])
+        self.assertEqual(page.headers["X-Frame-Options"], "DENY")
+        self.assertNotIn("<script>", page.text.replace('<script src="/portal/app.js" defer></script>', ""))
+        # An unknown page of the portal's own routes, in the browser.
+        self.open("#/nowhere")
+        self.eventually(lambda: self.text_of("main h1") == "Not found", "the not-found view")
+
+    def test_4_the_page_says_when_the_emulator_stopped(self):
+        self.open("#/")
+        self.eventually(lambda: "live" in (self.text_of("#status") or ""), "a live page")
+        code, _ = self.emu.stop()
+        self.assertEqual(code, 0)
+        self.eventually(lambda: "disconnected" in (self.text_of("#status") or ""), "the disconnected status")
+        self.shot("disconnected")
+
+
+if __name__ == "__main__":
+    unittest.main()
