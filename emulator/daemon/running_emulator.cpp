@@ -290,7 +290,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     add_endpoints_route(p->arm_routes, p->published);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
-    portal::add_portal_routes(p->arm_routes, {p->arm_api->store(), p->accounts, p->published, p->location},
+    portal::add_portal_routes(p->arm_routes,
+                              {p->arm_api->store(), p->accounts, p->published, p->location,
+                               [engine = p->job_engine] { return engine->nodes(); }},
                               !options.strict_auth);
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {

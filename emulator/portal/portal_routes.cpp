@@ -171,8 +171,19 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
     }
     std::optional<arm::StoredResource> found = s.resources.get(id);
     if (!found) return send_error(res, 404, "ResourceNotFound", "There is no resource " + id + ".");
-    json view = arm::redacted_view(*found);
-    send(res, 200, json{{"type", found->type}, {"state", state_of(*found)}, {"document", view}});
+    json out{{"type", found->type}, {"state", state_of(*found)}, {"document", arm::redacted_view(*found)}};
+    // A cluster's nodes, or the nodes a job runs on.
+    const bool cluster = found->type == arm::kind::kCluster;
+    if (s.nodes && (cluster || found->type == arm::kind::kJob)) {
+        json nodes = json::array();
+        for (const json& node : s.nodes()) {
+            const bool mine = cluster ? node.value("clusterKey", "") == found->key
+                                      : node["job"].is_string() && lower(node["job"].get<std::string>()) == found->key;
+            if (mine) nodes.push_back(node);
+        }
+        out["nodes"] = nodes;
+    }
+    send(res, 200, out);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/endpoints/endpoints_file.h"
@@ -21,6 +23,9 @@ struct PortalSources {
     const storage::AccountRegistry& accounts;
     endpoints::Endpoints endpoints;
     std::filesystem::path location;  // the data directory
+    // The job engine's nodes (LocalEngine::nodes(): cluster, clusterKey, nodeId, state, job, ...);
+    // none when empty.
+    std::function<nlohmann::json()> nodes;
 };
 
 // With `enabled` false (--strict-auth: the API wants signed tokens, and the portal has no sign-in

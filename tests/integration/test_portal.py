@@ -63,9 +63,18 @@ class PortalTest(unittest.TestCase):
     def eventually(self, condition, what, timeout=30):
         return harness.wait_for(condition, timeout=timeout, interval=0.1, what=what)
 
+    # Read in one script: the page redraws every two seconds, and an element found by one command
+    # may be replaced before the next reads it.
     def text_of(self, css):
-        found = self.browser.find_elements(By.CSS_SELECTOR, css)
-        return found[0].text if found else None
+        return self.browser.execute_script("const e = document.querySelector(arguments[0]); return e ? e.innerText : null;", css)
+
+    def attribute_of(self, css, name):
+        return self.browser.execute_script(
+            "const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", css, name)
+
+    def click(self, link_text):
+        self.browser.execute_script(
+            "const a = [...document.querySelectorAll('a')].find((a) => a.textContent === arguments[0]); a.click();", link_text)
 
     def shot(self, name):
         self.browser.save_screenshot(os.path.join(self.output, f"portal-{name}.png"))
@@ -108,9 +117,9 @@ class PortalTest(unittest.TestCase):
         states = set()
 
         def state():
-            found = self.browser.find_elements(By.CSS_SELECTOR, "tr[data-name='followed'] [data-state]")
-            if found:
-                states.add(found[0].get_attribute("data-state"))
+            seen = self.attribute_of("tr[data-name='followed'] [data-state]", "data-state")
+            if seen:
+                states.add(seen)
             return "succeeded" in states
         self.eventually(lambda: state() or "failed" in states, "the job's state in the list", timeout=60)
         self.assertNotIn("failed", states)
@@ -118,7 +127,7 @@ class PortalTest(unittest.TestCase):
         self.assertEqual(self.browser.execute_script("return window.marker"), "same page")  # no reload
         self.shot("jobs")
         # Its page: the document, the command line as text.
-        self.browser.find_element(By.LINK_TEXT, "followed").click()
+        self.click("followed")
         self.eventually(lambda: self.text_of("#document"), "the job's page")
         document = self.text_of("#document")
         self.assertIn("<script>window.pwned = 1</script>", document)  # (the JSON escapes its quotes)
@@ -138,6 +147,14 @@ class PortalTest(unittest.TestCase):
         self.browser.find_element(By.CSS_SELECTOR, "form.filters button").click()
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-name='gpu']"), "the cluster")
         self.shot("clusters")
+        # The cluster's page: its node (the job has ended: idle), by state in the bar and the table.
+        self.click("gpu")
+        node_id = client.clusters.list_remote_login_information(RG, WS, "gpu").next().node_id
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, f"tr[data-node='{node_id}']"),
+                        "the cluster's node")
+        self.assertEqual(self.text_of(f"tr[data-node='{node_id}'] [data-state]"), "idle")
+        self.assertEqual(self.text_of("#node-states [data-node-state='idle']"), "idle 1")
+        self.shot("cluster")
 
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):

@@ -132,14 +132,46 @@ function parentOf(id) {
   return parts.length > 5 ? parts.slice(0, -2).join("/") : null;
 }
 
+const NODE_STATES = ["idle", "running", "preparing", "unusable", "leaving"];
+
+// A cluster's nodes by state, as a bar of proportional parts (and their counts as text).
+function nodeStateBar(counts) {
+  const total = NODE_STATES.reduce((sum, state) => sum + (counts[state + "NodeCount"] || 0), 0);
+  const parts = NODE_STATES.filter((state) => counts[state + "NodeCount"] > 0).map((state) => {
+    const part = el("span", {class: "part " + state, "data-node-state": state, title: state},
+                    `${state} ${counts[state + "NodeCount"]}`);
+    part.style.flexGrow = String(counts[state + "NodeCount"]);
+    return part;
+  });
+  return el("div", {class: "bar", id: "node-states"}, ...(total ? parts : [el("span", {class: "part"}, "no nodes")]));
+}
+
+function nodesTable(nodes) {
+  const rows = nodes.map((node) =>
+    el("tr", {"data-node": node.nodeId},
+       el("td", {class: "mono"}, node.nodeId), el("td", {}, stateBadge(node.state)), el("td", {}, node.ipAddress),
+       el("td", {}, node.lowPriority ? "low priority" : "dedicated"),
+       el("td", {class: "mono"}, (node.gpus || []).join(", ") || "-"),
+       el("td", {}, node.job ? link(resourceHash(node.job), node.job.split("/").pop()) : "-")));
+  return table(["node", "state", "address", "priority", "GPUs", "job"], rows);
+}
+
 async function resourceView(params) {
   const id = params.get("id") || "";
   const data = await getJson("/portal/api/resource?id=" + encodeURIComponent(id));
   const document_ = data.document;
   const parent = parentOf(document_.id || id);
+  const properties = document_.properties || {};
+  const nodes = data.nodes ? [
+    el("h2", {}, data.type === "cluster" ? "Nodes" : "Nodes it runs on"),
+    data.type === "cluster" && properties.nodeStateCounts ? nodeStateBar(properties.nodeStateCounts) : null,
+    data.nodes.length ? nodesTable(data.nodes) : el("p", {}, "None."),
+  ] : [];
   return [
     el("h1", {}, document_.name || id),
     el("p", {}, data.type, " ", stateBadge(data.state), parent ? " in " : null, parent ? link(resourceHash(parent), parent) : null),
+    ...nodes,
+    el("h2", {}, "Document"),
     el("pre", {id: "document"}, JSON.stringify(document_, null, 2)),
   ];
 }
