@@ -4,16 +4,20 @@
 #include <fstream>
 
 #include "scenarios/replay/replay.h"
+#include "scenarios/replay/replay_report.h"
 #include "scenarios/replay/trace_log.h"
 
 namespace bai::scenarios {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: batchai-emulator replay FILE... [--seed N] [--trace OUT] [--data-dir DIR] [--real-timeout S]\n"
+    "usage: batchai-emulator replay FILE... [--seed N] [--trace OUT] [--report OUT.html] [--data-dir DIR]\n"
+    "                               [--real-timeout S]\n"
     "\n"
     "  --seed N          the seed (default: the file's `seed`, else 1)\n"
     "  --trace OUT       write each file's trace to OUT (one line per event; '-': standard output)\n"
+    "  --report OUT      write one self-contained HTML file: each scenario's verdict, steps, and its\n"
+    "                    trace drawn over virtual time (jobs, nodes, faults)\n"
     "  --data-dir DIR    the emulator's data directory, kept afterwards (default: a temporary one\n"
     "                    in $TMPDIR, else in /dev/shm)\n"
     "  --real-timeout S  how long the virtual clock waits for a real process (default 300)\n";
@@ -22,6 +26,7 @@ struct CommandLine {
     std::vector<std::string> files;
     ReplayOptions options;
     std::string trace_out;
+    std::string report_out;
 };
 
 CommandLine parse(const std::vector<std::string>& args) {
@@ -47,6 +52,8 @@ CommandLine parse(const std::vector<std::string>& args) {
             c.options.seed = number(value());
         } else if (a == "--trace") {
             c.trace_out = value();
+        } else if (a == "--report") {
+            c.report_out = value();
         } else if (a == "--data-dir") {
             c.options.data_dir = value();
         } else if (a == "--real-timeout") {
@@ -99,10 +106,20 @@ int replay_command(const std::vector<std::string>& args) {
             return 2;
         }
     }
+    std::ofstream report_file;
+    if (!c.report_out.empty()) {
+        report_file.open(c.report_out, std::ios::binary | std::ios::trunc);
+        if (!report_file) {
+            std::fprintf(stderr, "batchai-emulator replay: cannot write %s\n", c.report_out.c_str());
+            return 2;
+        }
+    }
+    std::vector<ReplayResult> results;
+    results.reserve(scenarios.size());
     int failed = 0;
     for (const Scenario& scenario : scenarios) {
         auto started = std::chrono::steady_clock::now();
-        ReplayResult r = replay(scenario, c.options);
+        const ReplayResult& r = results.emplace_back(replay(scenario, c.options));
         double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         for (const std::string& line : r.trace) {
             if (trace_file.is_open()) trace_file << line << "\n";
@@ -122,6 +139,17 @@ int replay_command(const std::vector<std::string>& args) {
         for (size_t i = from; i < r.trace.size(); ++i) std::printf("    %s\n", r.trace[i].c_str());
         std::printf("  replay it with: batchai-emulator replay %s --seed %llu --trace -\n", scenario.file.c_str(),
                     static_cast<unsigned long long>(r.seed));
+    }
+    if (report_file.is_open()) {
+        std::vector<ReportedReplay> reported;
+        for (size_t i = 0; i < scenarios.size(); ++i) reported.push_back({scenarios[i], results[i]});
+        report_file << replay_report_html(reported);
+        report_file.close();
+        if (!report_file) {
+            std::fprintf(stderr, "batchai-emulator replay: cannot write %s\n", c.report_out.c_str());
+            return 2;
+        }
+        std::printf("report: %s\n", c.report_out.c_str());
     }
     std::fflush(stdout);
     return failed == 0 ? 0 : 1;

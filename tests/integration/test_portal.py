@@ -1,10 +1,12 @@
 """The portal in a real browser (Debian's chromium, headless, through chromedriver and selenium):
 each page drawn from a running emulator, a job followed from queued to succeeded without a
 reload, values shown as text (a hostile command line never runs as markup), the portal's own
-endpoints refusing bad input like the APIs, and the page noticing that the emulator stopped.
+endpoints refusing bad input like the APIs, a scenario report (replay --report) drawn from its
+file, and the page noticing that the emulator stopped.
 Screenshots of each page go to $BAI_TEST_OUTPUT (default: a temporary directory)."""
 import os
 import shutil
+import subprocess
 import tempfile
 import unittest
 import urllib.parse
@@ -178,6 +180,23 @@ class PortalTest(unittest.TestCase):
         # An unknown page of the portal's own routes, in the browser.
         self.open("#/nowhere")
         self.eventually(lambda: self.text_of("main h1") == "Not found", "the not-found view")
+
+    def test_3_a_scenario_report_shows_its_timeline_in_the_browser(self):
+        library = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios", "library")
+        report = os.path.join(self.output, "report.html")
+        done = subprocess.run([harness.EMULATOR, "replay", os.path.join(library, "preemption_requeue.scenario"),
+                               "--report", report], capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.browser.get("file://" + os.path.abspath(report))
+        self.assertEqual(self.browser.title, "Scenario replay: all passed")
+        rows = self.browser.execute_script(
+            "return [...document.querySelectorAll('svg#jobs-0 g.row')].map((g) => g.dataset.name)")
+        self.assertEqual(rows, ["mnist"])
+        nodes = self.browser.execute_script("return document.querySelectorAll('svg#nodes-0 g.row').length")
+        self.assertEqual(nodes, 2)
+        width = self.browser.execute_script("return document.querySelector('svg#jobs-0').getBoundingClientRect().width")
+        self.assertGreater(width, 500)  # drawn, not an empty box
+        self.shot("scenario-report")
 
     def test_4_the_page_says_when_the_emulator_stopped(self):
         self.open("#/")

@@ -76,6 +76,42 @@ class ReplayCommand(unittest.TestCase):
         self.assertIn("0d00:00:00.000 replay PUT arm ${ws}?api-version=2018-05-01", lines)
         self.assertEqual(lines[-1], "0d00:00:00.000 replay done")
 
+    def test_a_report_of_a_passing_and_a_failing_replay(self):
+        library = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scenarios", "library")
+        passing = os.path.join(library, "preemption_requeue.scenario")
+        failing = self.write("hostile.scenario", SETUP + "request GET arm ${ws}?api-version=2018-05-01\n"
+                             "expect json /name == \"<b>bold</b>\"\n")
+        report = os.path.join(self.dir.name, "report.html")
+        r = self.replay(passing, failing, "--report", report)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn(f"report: {report}", r.stdout)
+        with open(report) as f:
+            html = f.read()
+        self.assertIn("<title>Scenario replay: 1 failed</title>", html)
+        self.assertIn("PASS</span> " + passing, html)
+        self.assertIn("FAIL</span> " + failing, html)
+        # The failing expectation, highlighted and escaped (never markup).
+        self.assertIn('<div class="failure" id="failure-1">', html)
+        self.assertIn("&quot;&lt;b&gt;bold&lt;/b&gt;&quot;", html)
+        self.assertNotIn("<b>bold</b>", html)
+        # The passing one's timeline: the job's states, its two nodes (pre-empted, replaced), the fault.
+        self.assertIn('<svg id="jobs-0"', html)
+        self.assertIn('<g class="row" data-name="mnist">', html)
+        self.assertIn('data-label="succeeded"', html)
+        self.assertIn('<svg id="nodes-0"', html)
+        self.assertEqual(html.count('data-label="mnist"'), 2)  # each node's run of it
+        self.assertIn("is pre-empted", html)
+        self.assertIn('<line class="fault"', html)
+        self.assertIn("fault preempt job mnist", html)
+        # Self-contained: no script, nothing loaded from anywhere.
+        self.assertNotIn("<script", html)
+        self.assertNotIn("src=", html)
+        self.assertNotIn("href=", html)
+        r = self.replay(passing, "--report", os.path.join(self.dir.name, "no", "such", "dir.html"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cannot write", r.stderr)
+        self.assertEqual(self.replay(passing, "--report").returncode, 2)
+
     def test_bad_command_lines(self):
         self.assertEqual(self.replay().returncode, 2)
         self.assertEqual(self.replay("x.scenario", "--seed", "minus").returncode, 2)
