@@ -1,6 +1,7 @@
 // Blob operations beyond block blobs' bytes: Append Block and Seal, Snapshot Blob, Get/Set Blob
 // Tags, Find Blobs by Tags, Set Blob Tier.
 #include "common/text/ascii.h"
+#include "common/text/markup_escape.h"
 #include "fake_storage/blob/blob_service.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
@@ -86,17 +87,17 @@ void BlobService::find_blobs_by_tags(StorageCall& call) {
     if (!r.container.empty()) container = r.container;
     TaggedBlobPage page = store_.find_blobs_by_tags(call.account.name, container, where, o.marker, o.max_results);
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      xml_escape(service_endpoint(call)) + "/\"><Where>" + xml_escape(where_text) + "</Where><Blobs>";
+                      text::markup_escape(service_endpoint(call)) + "/\"><Where>" + text::markup_escape(where_text) + "</Where><Blobs>";
     for (const TaggedBlob& b : page.blobs) {
-        xml += "<Blob><Name>" + xml_escape(b.name) + "</Name><ContainerName>" + xml_escape(b.container) +
+        xml += "<Blob><Name>" + text::markup_escape(b.name) + "</Name><ContainerName>" + text::markup_escape(b.container) +
                "</ContainerName><Tags><TagSet>";
         for (const auto& [key, value] : b.tags) {
-            xml += "<Tag><Key>" + xml_escape(key) + "</Key><Value>" + xml_escape(value) + "</Value></Tag>";
+            xml += "<Tag><Key>" + text::markup_escape(key) + "</Key><Value>" + text::markup_escape(value) + "</Value></Tag>";
         }
         xml += "</TagSet></Tags></Blob>";
     }
     xml += "</Blobs>";
-    xml += page.next_marker.empty() ? "<NextMarker />" : "<NextMarker>" + xml_escape(page.next_marker) + "</NextMarker>";
+    xml += page.next_marker.empty() ? "<NextMarker />" : "<NextMarker>" + text::markup_escape(page.next_marker) + "</NextMarker>";
     call.response.set_content(xml + "</EnumerationResults>", "application/xml");
 }
 

@@ -1,5 +1,6 @@
 #include "fake_storage/blob/blob_xml.h"
 
+#include "common/text/markup_escape.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -7,7 +8,7 @@ namespace {
 
 std::string element(const char* name, const std::string& value) {
     if (value.empty()) return std::string("<") + name + " />";
-    return std::string("<") + name + ">" + xml_escape(value) + "</" + name + ">";
+    return std::string("<") + name + ">" + text::markup_escape(value) + "</" + name + ">";
 }
 
 std::string paging(const ListOptions& o, bool with_delimiter) {
@@ -79,7 +80,7 @@ std::string tags_element(const Tags& tags) {
 std::string list_containers_xml(const std::string& endpoint, const ListOptions& o,
                                 const ContainerListPage& page, bool include_metadata, time::TimePoint now) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      xml_escape(endpoint) + "/\">" + paging(o, false) + "<Containers>";
+                      text::markup_escape(endpoint) + "/\">" + paging(o, false) + "<Containers>";
     for (const ContainerInfo& c : page.containers) {
         xml += "<Container>" + element("Name", c.name) + "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(c.last_modified));
@@ -99,7 +100,7 @@ std::string list_blobs_xml(const std::string& endpoint, const std::string& conta
                            const ListOptions& o, const BlobListPage& page, const BlobListIncludes& include,
                            time::TimePoint now) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      xml_escape(endpoint) + "/\" ContainerName=\"" + xml_escape(container) + "\">" +
+                      text::markup_escape(endpoint) + "/\" ContainerName=\"" + text::markup_escape(container) + "\">" +
                       paging(o, true) + "<Blobs>";
     for (const BlobListEntry& e : page.entries) {
         if (e.is_prefix) {

@@ -8,6 +8,7 @@
 
 #include "common/crypto/base64.h"
 #include "common/text/ascii.h"
+#include "common/text/markup_escape.h"
 #include "fake_storage/blob/blob_service.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
@@ -58,10 +59,10 @@ void BlobService::get_user_delegation_key(StorageCall& call) {
     UserDelegationKey key{oid, tid, time::format_iso8601(*start, 0), time::format_iso8601(*expiry, 0), "b",
                           read_version(call.request)};
     call.response.set_content(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?><UserDelegationKey><SignedOid>" + xml_escape(key.object_id) +
-            "</SignedOid><SignedTid>" + xml_escape(key.tenant_id) + "</SignedTid><SignedStart>" + xml_escape(key.start) +
-            "</SignedStart><SignedExpiry>" + xml_escape(key.expiry) + "</SignedExpiry><SignedService>" + key.service +
-            "</SignedService><SignedVersion>" + xml_escape(key.version) + "</SignedVersion><Value>" +
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><UserDelegationKey><SignedOid>" + text::markup_escape(key.object_id) +
+            "</SignedOid><SignedTid>" + text::markup_escape(key.tenant_id) + "</SignedTid><SignedStart>" + text::markup_escape(key.start) +
+            "</SignedStart><SignedExpiry>" + text::markup_escape(key.expiry) + "</SignedExpiry><SignedService>" + key.service +
+            "</SignedService><SignedVersion>" + text::markup_escape(key.version) + "</SignedVersion><Value>" +
             user_delegation_key_value(call.account, key) + "</Value></UserDelegationKey>",
         "application/xml");
 }

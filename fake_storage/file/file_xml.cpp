@@ -1,5 +1,6 @@
 #include "fake_storage/file/file_xml.h"
 
+#include "common/text/markup_escape.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -7,7 +8,7 @@ namespace {
 
 std::string element(const char* name, const std::string& value) {
     if (value.empty()) return std::string("<") + name + " />";
-    return std::string("<") + name + ">" + xml_escape(value) + "</" + name + ">";
+    return std::string("<") + name + ">" + text::markup_escape(value) + "</" + name + ">";
 }
 
 std::string paging(const ListOptions& o) {
@@ -23,7 +24,7 @@ std::string paging(const ListOptions& o) {
 std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, const SharePage& page,
                             bool include_metadata) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      xml_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
+                      text::markup_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
     for (const ShareInfo& s : page.shares) {
         xml += "<Share>" + element("Name", s.name) + "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
@@ -42,8 +43,8 @@ std::string list_directory_xml(const std::string& endpoint, const std::string& s
                                const std::string& directory_path, const ListOptions& o,
                                const DirectoryPage& page) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      xml_escape(endpoint) + "/\" ShareName=\"" + xml_escape(share) +
-                      "\" DirectoryPath=\"" + xml_escape(directory_path) + "\">" + paging(o);
+                      text::markup_escape(endpoint) + "/\" ShareName=\"" + text::markup_escape(share) +
+                      "\" DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging(o);
     xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId><Entries>";
     for (const ShareEntry& e : page.entries) {
         const char* tag = e.is_dir ? "Directory" : "File";

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "common/text/markup_escape.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 
@@ -58,10 +59,10 @@ std::vector<SignedIdentifier> parse_signed_identifiers(std::string_view body) {
 std::string signed_identifiers_xml(const std::vector<SignedIdentifier>& identifiers) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers>";
     for (const SignedIdentifier& i : identifiers) {
-        xml += "<SignedIdentifier><Id>" + xml_escape(i.id) + "</Id><AccessPolicy>";
+        xml += "<SignedIdentifier><Id>" + text::markup_escape(i.id) + "</Id><AccessPolicy>";
         if (i.start) xml += "<Start>" + time::format_iso8601(*i.start, 7) + "</Start>";
         if (i.expiry) xml += "<Expiry>" + time::format_iso8601(*i.expiry, 7) + "</Expiry>";
-        if (!i.permission.empty()) xml += "<Permission>" + xml_escape(i.permission) + "</Permission>";
+        if (!i.permission.empty()) xml += "<Permission>" + text::markup_escape(i.permission) + "</Permission>";
         xml += "</AccessPolicy></SignedIdentifier>";
     }
     return xml + "</SignedIdentifiers>";

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/text/ascii.h"
+#include "common/text/markup_escape.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 
@@ -129,7 +130,7 @@ json static_website(pugi::xml_node node) {
 }
 
 std::string element(const char* name, const std::string& value) {
-    return std::string("<") + name + ">" + xml_escape(value) + "</" + name + ">";
+    return std::string("<") + name + ">" + text::markup_escape(value) + "</" + name + ">";
 }
 std::string element(const char* name, bool value) { return element(name, std::string(value ? "true" : "false")); }
 

@@ -4,25 +4,10 @@
 #include <charconv>
 
 #include "common/crypto/random_id.h"
+#include "common/text/markup_escape.h"
 #include "common/time/timestamps.h"
 
 namespace bai::storage {
-
-std::string xml_escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
 
 void invalid_header(const std::string& name, const std::string& value) {
     fail(400, "InvalidHeaderValue",
@@ -63,7 +48,7 @@ void write_metadata(httplib::Response& res, const Metadata& metadata) {
 std::string metadata_xml(const Metadata& metadata) {
     std::string xml = "<Metadata>";
     for (const auto& [name, value] : metadata) {
-        xml += "<" + name + ">" + xml_escape(value) + "</" + name + ">";
+        xml += "<" + name + ">" + text::markup_escape(value) + "</" + name + ">";
     }
     return xml + "</Metadata>";
 }
@@ -182,10 +167,10 @@ void write_error(const httplib::Request& http, httplib::Response& res, const Sto
                "\nTime:" + time::format_iso8601(time::now());
     std::string detail;
     if (!error.authentication_detail().empty()) {
-        detail = "<AuthenticationErrorDetail>" + xml_escape(error.authentication_detail()) + "</AuthenticationErrorDetail>";
+        detail = "<AuthenticationErrorDetail>" + text::markup_escape(error.authentication_detail()) + "</AuthenticationErrorDetail>";
     }
     res.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>" +
-                        xml_escape(error.code()) + "</Code><Message>" + xml_escape(message) +
+                        text::markup_escape(error.code()) + "</Code><Message>" + text::markup_escape(message) +
                         "</Message>" + detail + "</Error>",
                     "application/xml");
 }

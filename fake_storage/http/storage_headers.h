@@ -15,8 +15,6 @@
 
 namespace bai::storage {
 
-std::string xml_escape(std::string_view text);
-
 // x-ms-meta-NAME headers. Throws 400 InvalidMetadata for a name that is not an identifier.
 Metadata read_metadata(const StorageRequest& request);
 void write_metadata(httplib::Response& response, const Metadata& metadata);

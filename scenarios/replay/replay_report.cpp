@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "common/text/markup_escape.h"
 #include "scenarios/replay/trace_log.h"
 
 namespace bai::scenarios {
@@ -173,30 +174,30 @@ std::string chart(const std::string& id, const std::vector<Row>& rows, const Tim
         const double t = span * tick / 4;
         out << "<line x1=\"" << number(x(t)) << "\" y1=\"0\" x2=\"" << number(x(t)) << "\" y2=\"" << number(height - 14)
             << "\" stroke=\"#e5e7eb\"/><text x=\"" << number(std::min(x(t), kLabelWidth + kPlotWidth - 80)) << "\" y=\""
-            << number(height - 2) << "\" fill=\"#6b7280\">" << html_escape(offset_text(t)) << "</text>";
+            << number(height - 2) << "\" fill=\"#6b7280\">" << text::markup_escape(offset_text(t)) << "</text>";
     }
     for (size_t i = 0; i < shown; ++i) {
         const Row& row = rows[i];
         const double y = kRowHeight * static_cast<double>(i);
-        out << "<g class=\"row\" data-name=\"" << html_escape(row.name) << "\"><text x=\"0\" y=\"" << number(y + 11) << "\">"
-            << html_escape(row.name.size() > 32 ? row.name.substr(0, 31) + "\u2026" : row.name) << "</text>";
+        out << "<g class=\"row\" data-name=\"" << text::markup_escape(row.name) << "\"><text x=\"0\" y=\"" << number(y + 11) << "\">"
+            << text::markup_escape(row.name.size() > 32 ? row.name.substr(0, 31) + "\u2026" : row.name) << "</text>";
         for (const Segment& s : row.segments) {
             const double to = s.to < 0 ? span : s.to;
             // A state entered at the end (a job's last) still shows: 3 px at least.
             const double width = std::max(3.0, x(to) - x(s.from));
             out << "<rect x=\"" << number(x(s.from)) << "\" y=\"" << number(y + 2) << "\" width=\"" << number(width)
                 << "\" height=\"" << number(kRowHeight - 4) << "\" fill=\"" << fill_of(label_segments ? s.label : "")
-                << "\" data-label=\"" << html_escape(s.label) << "\"><title>"
-                << html_escape(s.label + ": " + offset_text(s.from) + " - " + offset_text(to)) << "</title></rect>";
+                << "\" data-label=\"" << text::markup_escape(s.label) << "\"><title>"
+                << text::markup_escape(s.label + ": " + offset_text(s.from) + " - " + offset_text(to)) << "</title></rect>";
             // A node's bar names its job where there is room.
             if (!label_segments && width > 8.0 * static_cast<double>(s.label.size())) {
-                out << "<text x=\"" << number(x(s.from) + 3) << "\" y=\"" << number(y + 11) << "\">" << html_escape(s.label)
+                out << "<text x=\"" << number(x(s.from) + 3) << "\" y=\"" << number(y + 11) << "\">" << text::markup_escape(s.label)
                     << "</text>";
             }
         }
         for (const auto& [t, what] : row.marks) {
             out << "<rect x=\"" << number(x(t) - 1) << "\" y=\"" << number(y) << "\" width=\"2\" height=\""
-                << number(kRowHeight) << "\" fill=\"#374151\"><title>" << html_escape(offset_text(t) + " " + what)
+                << number(kRowHeight) << "\" fill=\"#374151\"><title>" << text::markup_escape(offset_text(t) + " " + what)
                 << "</title></rect>";
         }
         out << "</g>";
@@ -204,7 +205,7 @@ std::string chart(const std::string& id, const std::vector<Row>& rows, const Tim
     for (const auto& [t, what] : tl.faults) {
         out << "<line class=\"fault\" x1=\"" << number(x(t)) << "\" y1=\"0\" x2=\"" << number(x(t)) << "\" y2=\""
             << number(height - 14) << "\" stroke=\"#dc2626\" stroke-dasharray=\"3,2\"><title>"
-            << html_escape(offset_text(t) + " fault " + what) << "</title></line>";
+            << text::markup_escape(offset_text(t) + " fault " + what) << "</title></line>";
     }
     out << "</svg>";
     if (rows.size() > shown) {
@@ -222,7 +223,7 @@ std::string steps_table(const std::vector<std::string>& trace) {
         if (!line || line->actor != "replay") continue;
         const std::string& e = line->event;
         if (e.rfind("answered ", 0) == 0 && open) {  // the answer to the request above
-            out << "<td>" << html_escape(e) << "</td></tr>";
+            out << "<td>" << text::markup_escape(e) << "</td></tr>";
             open = false;
             continue;
         }
@@ -231,8 +232,8 @@ std::string steps_table(const std::vector<std::string>& trace) {
         const bool request = e.rfind("GET ", 0) == 0 || e.rfind("PUT ", 0) == 0 || e.rfind("POST ", 0) == 0 ||
                              e.rfind("DELETE ", 0) == 0 || e.rfind("PATCH ", 0) == 0 || e.rfind("HEAD ", 0) == 0;
         const bool fault = e.rfind("fault ", 0) == 0;
-        out << "<tr" << (fault ? " class=\"fault\"" : "") << "><td>" << html_escape(line->time) << "</td><td>"
-            << html_escape(e) << "</td>";
+        out << "<tr" << (fault ? " class=\"fault\"" : "") << "><td>" << text::markup_escape(line->time) << "</td><td>"
+            << text::markup_escape(e) << "</td>";
         if (request) {
             open = true;
         } else {
@@ -259,22 +260,6 @@ details { margin: 0.6em 0; }
 
 }  // namespace
 
-std::string html_escape(const std::string& text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
 std::string replay_report_html(const std::vector<ReportedReplay>& replays) {
     std::ostringstream out;
     size_t failed = 0;
@@ -288,10 +273,10 @@ std::string replay_report_html(const std::vector<ReportedReplay>& replays) {
         const ReplayResult& r = replays[i].result;
         const double end = std::chrono::duration<double>(r.virtual_time).count();
         out << "<section class=\"scenario\" id=\"scenario-" << i << "\"><h2><span class=\"verdict "
-            << (r.passed ? "pass\">PASS" : "fail\">FAIL") << "</span> " << html_escape(s.file) << "</h2><p>"
-            << html_escape(s.name) << " &middot; seed " << r.seed << " &middot; " << r.trace.size() << " events &middot; "
-            << html_escape(offset_text(end)) << " of virtual time</p>";
-        if (!r.passed) out << "<div class=\"failure\" id=\"failure-" << i << "\">" << html_escape(r.failure) << "</div>";
+            << (r.passed ? "pass\">PASS" : "fail\">FAIL") << "</span> " << text::markup_escape(s.file) << "</h2><p>"
+            << text::markup_escape(s.name) << " &middot; seed " << r.seed << " &middot; " << r.trace.size() << " events &middot; "
+            << text::markup_escape(offset_text(end)) << " of virtual time</p>";
+        if (!r.passed) out << "<div class=\"failure\" id=\"failure-" << i << "\">" << text::markup_escape(r.failure) << "</div>";
         const Timeline tl = timeline_of(r.trace, end);
         out << "<h3>Jobs</h3><p class=\"legend\">";
         for (const char* state : {"queued", "running", "succeeded", "failed", "terminating"}) {
@@ -303,7 +288,7 @@ std::string replay_report_html(const std::vector<ReportedReplay>& replays) {
         out << (tl.nodes.empty() ? "<p>No nodes.</p>" : chart("nodes-" + std::to_string(i), tl.nodes, tl, false));
         out << "<details" << (r.passed ? "" : " open") << "><summary>Steps</summary>" << steps_table(r.trace) << "</details>";
         out << "<details><summary>The trace (" << r.trace.size() << " lines)</summary><pre>";
-        for (const std::string& line : r.trace) out << html_escape(line) << "\n";
+        for (const std::string& line : r.trace) out << text::markup_escape(line) << "\n";
         out << "</pre></details></section>";
     }
     out << "</body></html>\n";

@@ -18,7 +18,4 @@ struct ReportedReplay {
 
 std::string replay_report_html(const std::vector<ReportedReplay>& replays);
 
-// For the report and its tests: `text` with &, <, >, " and ' as character references.
-std::string html_escape(const std::string& text);
-
 }  // namespace bai::scenarios
