@@ -19,11 +19,7 @@ enum class ListingStyle { preview, march_2018, stable };
 
 using nlohmann::json;
 
-// Where an output directory lives in storage.
-struct Location {
-    Volume volume;
-    std::string path;  // inside the share or container, no leading or trailing '/'
-};
+using Location = OutputLocation;
 
 // "a//b/./c" -> {"a","b","c"}; nullopt when ".." appears.
 std::optional<std::vector<std::string>> clean_segments(const std::string& path) {
@@ -52,7 +48,7 @@ std::optional<std::string> after_root(const std::string& path, const std::vector
     return std::nullopt;
 }
 
-std::optional<Location> locate(const ArmContext& ctx, const json& job, const std::string& prefix,
+std::optional<Location> locate(const ResourceStore& store, const json& job, const std::string& prefix,
                                const std::vector<std::string>& below) {
     const json& p = job["properties"];
     std::vector<Volume> volumes;
@@ -63,7 +59,7 @@ std::optional<Location> locate(const ArmContext& ctx, const json& job, const std
         rest = after_root(prefix, {"$AZ_BATCHAI_MOUNT_ROOT", "${AZ_BATCHAI_MOUNT_ROOT}",
                                    "/mnt/batch/tasks/shared/LS_root/mounts"});
         if (!rest) return std::nullopt;
-        if (auto cluster = ctx.store.get(p["cluster"]["id"].get<std::string>())) {
+        if (auto cluster = store.get(p["cluster"]["id"].get<std::string>())) {
             const json& setup = cluster->body["properties"].value("nodeSetup", json::object());
             volumes = volumes_of(setup.value("mountVolumes", json()));
         }
@@ -156,6 +152,42 @@ json list_location(const ArmContext& ctx, const Location& where, time::TimePoint
 
 }  // namespace
 
+std::optional<OutputLocation> locate_output(const ResourceStore& store, const StoredResource& job,
+                                            const std::string& directory_id, std::string asked) {
+    // Either slash separates: a client on Windows sends "a\\b", and "..\\.." must not leave the directory.
+    std::replace(asked.begin(), asked.end(), '\\', '/');
+    auto directory = clean_segments(asked);
+    if (!directory || asked.find('\0') != std::string::npos) {
+        throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");
+    }
+    const json& p = job.body["properties"];
+    const std::string segment = p.value("jobOutputDirectoryPathSegment", "");
+    std::string prefix;
+    std::optional<std::vector<std::string>> segments = clean_segments(segment);
+    if (!segments) throw CloudError(500, "InternalServerError", "The job's output path segment is not a relative path");
+    std::vector<std::string> below = std::move(*segments);
+    if (iequals(directory_id, "stdouterr")) {
+        prefix = p.value("stdOutErrPathPrefix", "");
+        if (!uses_preview_output_layout(job.body)) below.push_back("stdouterr");
+    } else {
+        for (const json& dir : p.value("outputDirectories", json::array())) {
+            if (iequals(dir.value("id", ""), directory_id)) {
+                prefix = dir.value("pathPrefix", "");
+                below.push_back("outputs");
+                for (std::string& s : clean_segments(dir.value("pathSuffix", "")).value_or(std::vector<std::string>{})) {
+                    below.push_back(std::move(s));
+                }
+            }
+        }
+        if (prefix.empty()) {
+            throw bad_request("InvalidQueryParameterValue",
+                              "The job has no output directory with id '" + directory_id + "'", "outputdirectoryid");
+        }
+    }
+    below.insert(below.end(), directory->begin(), directory->end());
+    return locate(store, job.body, prefix, below);
+}
+
 void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResource& job, httplib::Response& res) {
     const std::string version = req.api_version();
     const ListingStyle style = version == kApiPreview   ? ListingStyle::preview
@@ -168,41 +200,8 @@ void list_output_files(ArmContext& ctx, const ArmRequest& req, const StoredResou
     }
     int expiry_minutes = req.int_query("linkexpiryinminutes", 60, 5, 600);
     int max_results = req.max_results();
-    // Either slash separates: a client on Windows sends "a\\b", and "..\\.." must not leave the directory.
-    std::string asked = req.query("directory").value_or(".");
-    std::replace(asked.begin(), asked.end(), '\\', '/');
-    auto directory = clean_segments(asked);
-    if (!directory || asked.find('\0') != std::string::npos) {
-        throw bad_request("InvalidQueryParameterValue", "directory must stay inside the output directory", "directory");
-    }
-
-    const json& p = job.body["properties"];
-    const std::string segment = p.value("jobOutputDirectoryPathSegment", "");
-    std::string prefix;
-    std::optional<std::vector<std::string>> segments = clean_segments(segment);
-    if (!segments) throw CloudError(500, "InternalServerError", "The job's output path segment is not a relative path");
-    std::vector<std::string> below = std::move(*segments);
-    if (iequals(*id, "stdouterr")) {
-        prefix = p.value("stdOutErrPathPrefix", "");
-        if (!uses_preview_output_layout(job.body)) below.push_back("stdouterr");
-    } else {
-        for (const json& dir : p.value("outputDirectories", json::array())) {
-            if (iequals(dir.value("id", ""), *id)) {
-                prefix = dir.value("pathPrefix", "");
-                below.push_back("outputs");
-                for (std::string& s : clean_segments(dir.value("pathSuffix", "")).value_or(std::vector<std::string>{})) {
-                    below.push_back(std::move(s));
-                }
-            }
-        }
-        if (prefix.empty()) {
-            throw bad_request("InvalidQueryParameterValue",
-                              "The job has no output directory with id '" + *id + "'", "outputdirectoryid");
-        }
-    }
-    below.insert(below.end(), directory->begin(), directory->end());
     json items = json::array();
-    if (std::optional<Location> where = locate(ctx, job.body, prefix, below)) {
+    if (std::optional<Location> where = locate_output(ctx.store, job, *id, req.query("directory").value_or("."))) {
         auto expiry = time::now() + std::chrono::minutes(expiry_minutes);
         items = list_location(ctx, *where, expiry, style);
     }

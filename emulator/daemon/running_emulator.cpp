@@ -292,7 +292,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
     portal::add_portal_routes(p->arm_routes,
                               {p->arm_api->store(), p->accounts, p->published, p->location,
-                               [engine = p->job_engine] { return engine->nodes(); }},
+                               [engine = p->job_engine] { return engine->nodes(); }, p->file_store.get(),
+                               p->blob_store.get()},
                               !options.strict_auth);
     p->batch_api->serve(p->batch_routes, p->published.batch);
     try {

@@ -1,14 +1,20 @@
 #include "emulator/portal/portal_routes.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "common/version.h"
+#include "emulator/arm/cloud_error.h"
+#include "emulator/arm/output_files.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/portal/portal_assets.h"
+#include "fake_storage/engine/storage_error.h"
 
 namespace bai::portal {
 namespace {
@@ -20,6 +26,7 @@ const std::vector<std::string> kKinds = {arm::kind::kResourceGroup, arm::kind::k
                                          arm::kind::kWorkspace,     arm::kind::kExperiment,     arm::kind::kCluster,
                                          arm::kind::kFileServer,    arm::kind::kJob};
 constexpr int kMaxPage = 1000;
+constexpr std::uint64_t kMaxRead = 64 * 1024;  // what one read of an output file returns at most
 constexpr size_t kMaxFilter = 256;
 
 void common_headers(httplib::Response& res) {
@@ -186,6 +193,139 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
     send(res, 200, out);
 }
 
+// The job named by ?id=, or an error answered.
+std::optional<arm::StoredResource> job_of(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.has_param("id") ? req.get_param_value("id") : "";
+    if (id.empty() || id.size() > 2048 || id.front() != '/') {
+        send_error(res, 400, "InvalidParameter", "The parameter id must be a job's ARM id (/subscriptions/...).");
+        return std::nullopt;
+    }
+    std::optional<arm::StoredResource> job = s.resources.get(id);
+    if (!job || job->type != arm::kind::kJob) {
+        send_error(res, 404, "JobNotFound", "There is no job " + id + ".");
+        return std::nullopt;
+    }
+    return job;
+}
+
+// Where ?dir= (default stdouterr) and `path` lie for the job; nullopt with the error answered.
+std::optional<arm::OutputLocation> output_of(const PortalSources& s, const arm::StoredResource& job,
+                                             const httplib::Request& req, const std::string& path, httplib::Response& res) {
+    const std::string dir = req.has_param("dir") ? req.get_param_value("dir") : "stdouterr";
+    try {
+        std::optional<arm::OutputLocation> where = arm::locate_output(s.resources, job, dir, path);
+        if (!where) {
+            send_error(res, 404, "OutputNotInStorage",
+                       "The job's output directory " + dir + " is not in a file share or a blob container it mounts.");
+        }
+        return where;
+    } catch (const arm::CloudError& e) {
+        send_error(res, e.status(), e.code(), e.what());
+        return std::nullopt;
+    }
+}
+
+// The files and directories of a job's output directory: ?id=JOB&dir=stdouterr&path=.
+void job_files(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
+    std::optional<arm::StoredResource> job = job_of(s, req, res);
+    if (!job) return;
+    std::optional<arm::OutputLocation> where = output_of(s, *job, req, req.has_param("path") ? req.get_param_value("path") : ".", res);
+    if (!where) return;
+    json items = json::array();
+    try {
+        const std::string& account = where->volume.account;
+        const std::string& container = where->volume.container;
+        storage::ListOptions options;
+        if (where->volume.blob()) {
+            options.prefix = where->path.empty() ? "" : where->path + "/";
+            options.delimiter = "/";
+            options.brief = true;
+            do {
+                storage::BlobListPage page = s.blobs->list_blobs(account, container, options);
+                for (const storage::BlobListEntry& e : page.entries) {
+                    std::string name = (e.is_prefix ? e.prefix : e.blob.name).substr(options.prefix.size());
+                    if (e.is_prefix) name.pop_back();
+                    if (!name.empty()) items.push_back({{"name", name}, {"directory", e.is_prefix}, {"size", e.blob.size}});
+                }
+                options.marker = page.next_marker;
+            } while (!options.marker.empty() && items.size() < static_cast<size_t>(kMaxPage));
+        } else {
+            s.files->adopt_disk_changes(account, container, where->path, /*whole_subtree=*/false);
+            do {
+                storage::DirectoryPage page = s.files->list_directory(account, container, where->path, options);
+                for (const storage::ShareEntry& e : page.entries) {
+                    items.push_back({{"name", e.name}, {"directory", e.is_dir}, {"size", e.is_dir ? 0 : e.size}});
+                }
+                options.marker = page.next_marker;
+            } while (!options.marker.empty() && items.size() < static_cast<size_t>(kMaxPage));
+        }
+    } catch (const storage::StorageError& e) {
+        if (e.status() != 404) throw;  // nothing written there yet: an empty directory
+    }
+    send(res, 200, json{{"items", items}});
+}
+
+// Up to 64 KiB of an output file from ?from= (bytes), with its size: ?id=JOB&dir=stdouterr&path=stdout.txt.
+void job_file(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
+    std::optional<arm::StoredResource> job = job_of(s, req, res);
+    if (!job) return;
+    const std::string path = req.has_param("path") ? req.get_param_value("path") : "";
+    if (path.empty() || path.size() > 1024) {
+        return send_error(res, 400, "InvalidParameter", "The parameter path must name a file of the output directory.");
+    }
+    std::optional<int> from = number_param(req, res, "from", 0, 0, std::numeric_limits<int>::max());
+    if (!from) return;
+    std::optional<arm::OutputLocation> where = output_of(s, *job, req, path, res);
+    if (!where) return;
+    std::string bytes;
+    std::uint64_t size = 0;
+    try {
+        const std::string& account = where->volume.account;
+        const std::string& container = where->volume.container;
+        if (where->volume.blob()) {
+            storage::OpenBlob blob = s.blobs->open_blob(account, container, where->path);
+            size = blob.info.size;
+            if (static_cast<std::uint64_t>(*from) < size) {
+                bytes.resize(std::min<std::uint64_t>(kMaxRead, size - static_cast<std::uint64_t>(*from)));
+                ssize_t n = blob.read(bytes.data(), bytes.size(), static_cast<std::uint64_t>(*from));
+                bytes.resize(n > 0 ? static_cast<size_t>(n) : 0);
+            }
+        } else {
+            const size_t slash = where->path.rfind('/');
+            s.files->adopt_disk_changes(account, container, slash == std::string::npos ? "" : where->path.substr(0, slash),
+                                        /*whole_subtree=*/false);
+            storage::OpenFile file = s.files->open_file(account, container, where->path);
+            size = file.info.size;
+            if (static_cast<std::uint64_t>(*from) < size) {
+                bytes.resize(std::min<std::uint64_t>(kMaxRead, size - static_cast<std::uint64_t>(*from)));
+                ssize_t n = ::pread(file.fd, bytes.data(), bytes.size(), static_cast<off_t>(*from));
+                bytes.resize(n > 0 ? static_cast<size_t>(n) : 0);
+            }
+        }
+    } catch (const storage::StorageError& e) {
+        if (e.status() != 404) throw;
+        return send_error(res, 404, "FileNotFound", "The job's output has no file " + path + " (yet).");
+    }
+    // A character cut at the read's end is left to the next read (which starts at `next`).
+    if (bytes.size() == kMaxRead) {
+        size_t cut = bytes.size();
+        for (size_t back = 1; back <= 3 && back <= bytes.size(); ++back) {
+            const auto c = static_cast<unsigned char>(bytes[bytes.size() - back]);
+            if ((c & 0xC0) == 0x80) continue;  // a continuation byte
+            const size_t length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+            if (length > back) cut = bytes.size() - back;
+            break;
+        }
+        bytes.resize(cut);
+    }
+    common_headers(res);
+    res.status = 200;
+    // Bytes that are not UTF-8 (a binary file) show as U+FFFD.
+    res.set_content(json{{"size", size}, {"from", *from}, {"next", static_cast<std::uint64_t>(*from) + bytes.size()}, {"text", bytes}}
+                        .dump(-1, ' ', false, json::error_handler_t::replace),
+                    "application/json; charset=utf-8");
+}
+
 }  // namespace
 
 void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool enabled) {
@@ -213,6 +353,14 @@ void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool 
     routes.Get("/portal/api/resource", [sources](const httplib::Request& req, httplib::Response& res) {
         resource(sources, req, res);
     });
+    if (sources.files && sources.blobs) {
+        routes.Get("/portal/api/job-files", [sources](const httplib::Request& req, httplib::Response& res) {
+            job_files(sources, req, res);
+        });
+        routes.Get("/portal/api/job-file", [sources](const httplib::Request& req, httplib::Response& res) {
+            job_file(sources, req, res);
+        });
+    }
     routes.Get(R"(/portal/.*)", [](const httplib::Request& req, httplib::Response& res) {
         send_error(res, 404, "NotFound", "The portal has no page " + req.path + ".");
     });

@@ -2,7 +2,8 @@
 // The page, its script and its style are compiled into the binary (portal/static/); nothing loads
 // from elsewhere (the page's Content-Security-Policy allows only this origin). The page reads
 // JSON views made for it under /portal/api/: the overview, the ARM resources by kind (filtered,
-// searched, paged) and one resource (its document redacted as ARM's GET redacts it). Every value
+// searched, paged), one resource (its document redacted as ARM's GET redacts it), and a job's output
+// files (listed, and read from an offset, so that the page follows a log as it grows). Every value
 // reaches the page as JSON and is put in as text, never as markup.
 #pragma once
 
@@ -15,6 +16,8 @@
 #include "common/http/routes.h"
 #include "emulator/arm/resource_store.h"
 #include "fake_storage/accounts/account_registry.h"
+#include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/file_store.h"
 
 namespace bai::portal {
 
@@ -26,6 +29,9 @@ struct PortalSources {
     // The job engine's nodes (LocalEngine::nodes(): cluster, clusterKey, nodeId, state, job, ...);
     // none when empty.
     std::function<nlohmann::json()> nodes;
+    // Where jobs' output directories are read from (a job's stdout.txt followed by the page).
+    storage::FileStore* files = nullptr;
+    storage::BlobStore* blobs = nullptr;
 };
 
 // With `enabled` false (--strict-auth: the API wants signed tokens, and the portal has no sign-in

@@ -15,6 +15,7 @@ import requests
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
+from azure.storage.fileshare import ShareServiceClient
 
 import harness
 
@@ -158,9 +159,42 @@ class PortalTest(unittest.TestCase):
         self.assertEqual(self.text_of("#node-states [data-node-state='idle']"), "idle 1")
         self.shot("cluster")
 
+    def test_2_b_a_jobs_log_is_followed_as_it_grows(self):
+        client = self.batchai()
+        ShareServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints)).create_share("logs")
+        volumes = m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/logs",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="afs")])
+        client.clusters.begin_create(RG, WS, "withshare", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=volumes),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        job = client.jobs.begin_create(RG, WS, EXP, "talker", m.JobCreateParameters(
+            cluster=m.ResourceId(id=client.clusters.get(RG, WS, "withshare").id), node_count=1,
+            std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            custom_toolkit_settings=m.CustomToolkitSettings(
+                command_line="for i in 1 2 3 4 5 6; do echo line-$i; sleep 1; done; echo 'caf\u00e9 <done>'"))).result()
+        self.open("#/resource?id=" + urllib.parse.quote(job.id, safe=""))
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='stdout.txt']"),
+                        "stdout.txt among the job's output files")
+        self.click("stdout.txt")
+        seen = []
+
+        def log():
+            text = self.text_of("#log")
+            if text is not None and (not seen or seen[-1] != text):
+                seen.append(text)
+            return text is not None and "<done>" in text
+        self.eventually(log, "the whole log", timeout=60)
+        self.assertTrue(any("line-1" in t and "line-6" not in t for t in seen), f"never partial: {seen}")
+        self.assertEqual(seen[-1].split("\n")[:6], [f"line-{i}" for i in range(1, 7)])
+        self.assertIn("caf\u00e9 <done>", seen[-1])  # UTF-8 and markup characters, as text
+        self.shot("output")
+
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):
             return requests.get(f"{self.arm}{path}", verify=False, timeout=10)
+        PortalTest.job_id = harness.arm_client(BatchAI, self.emu.endpoints).jobs.get(RG, WS, EXP, "talker").id
         for path, status, named in [
             ("/portal/api/resources?type=nope", 400, "type"),
             ("/portal/api/resources?type=job&top=5000", 400, "top"),
@@ -169,6 +203,14 @@ class PortalTest(unittest.TestCase):
             ("/portal/api/resource", 400, "id"),
             ("/portal/api/resource?id=" + urllib.parse.quote("/subscriptions/x/nothing"), 404, "/subscriptions/x/nothing"),
             ("/portal/nothing-here", 404, "/portal/nothing-here"),
+            ("/portal/api/job-file?path=stdout.txt", 400, "id"),
+            ("/portal/api/job-file?id=" + urllib.parse.quote("/subscriptions/x/jobs/none") + "&path=a", 404,
+             "/subscriptions/x/jobs/none"),
+            ("/portal/api/job-files?id=" + urllib.parse.quote(self.job_id) + "&dir=nope", 400, "nope"),
+            ("/portal/api/job-file?id=" + urllib.parse.quote(self.job_id), 400, "path"),
+            ("/portal/api/job-file?id=" + urllib.parse.quote(self.job_id) + "&path=stdout.txt&from=-1", 400, "from"),
+            ("/portal/api/job-file?id=" + urllib.parse.quote(self.job_id) + "&path=../../../etc/passwd", 400,
+             "directory"),
         ]:
             r = get(path)
             self.assertEqual(r.status_code, status, path)

@@ -167,16 +167,75 @@ async function resourceView(params) {
     data.type === "cluster" && properties.nodeStateCounts ? nodeStateBar(properties.nodeStateCounts) : null,
     data.nodes.length ? nodesTable(data.nodes) : el("p", {}, "None."),
   ] : [];
+  const output = data.type === "job" ? [el("h2", {}, "Output (stdouterr)"), await outputList(id, "stdouterr")] : [];
   return [
     el("h1", {}, document_.name || id),
     el("p", {}, data.type, " ", stateBadge(data.state), parent ? " in " : null, parent ? link(resourceHash(parent), parent) : null),
     ...nodes,
+    ...output,
     el("h2", {}, "Document"),
     el("pre", {id: "document"}, JSON.stringify(document_, null, 2)),
   ];
 }
 
-const VIEWS = {"/": overviewView, "/resources": resourcesView, "/resource": resourceView};
+function outputHash(job, dir, path) {
+  return "#/output?" + new URLSearchParams({id: job, dir, path}).toString();
+}
+
+// The files of a job's output directory, each a link to the page that follows it.
+async function outputList(job, dir) {
+  let data;
+  try {
+    data = await getJson("/portal/api/job-files?" + new URLSearchParams({id: job, dir}).toString());
+  } catch (error) {
+    if (!error.answered) throw error;
+    return el("p", {class: "error"}, error.message);
+  }
+  const rows = data.items.filter((item) => !item.directory).map((item) =>
+    el("tr", {"data-file": item.name}, el("td", {}, link(outputHash(job, dir, item.name), item.name)),
+       el("td", {}, `${item.size} bytes`)));
+  return rows.length ? table(["file", "size"], rows) : el("p", {}, "No files yet.");
+}
+
+// A file of a job's output, followed as it grows: each draw asks for what came after the last.
+let followed = {key: null, text: "", from: 0};
+
+async function outputView(params, redraw) {
+  const job = params.get("id") || "";
+  const dir = params.get("dir") || "stdouterr";
+  const path = params.get("path") || "";
+  const key = [job, dir, path].join("\n");
+  if (followed.key !== key) followed = {key, text: "", from: 0};
+  let size = followed.from;
+  for (let reads = 0; reads < 16; reads += 1) {  // up to 1 MiB a draw
+    const query = new URLSearchParams({id: job, dir, path, from: String(followed.from)});
+    let data;
+    try {
+      data = await getJson("/portal/api/job-file?" + query.toString());
+    } catch (error) {
+      if (!error.answered || followed.from > 0) throw error;
+      data = {size: 0, from: 0, text: "", missing: error.message};
+    }
+    if (data.size < followed.from) {  // the file was replaced by a shorter one: read it again
+      followed = {key, text: "", from: 0};
+      continue;
+    }
+    followed.text += data.text;
+    if (!data.missing) followed.from = data.next;
+    size = data.size;
+    if (data.missing || !data.text.length || followed.from >= data.size) {
+      followed.missing = data.missing;
+      break;
+    }
+  }
+  const log = el("pre", {id: "log"}, followed.text);
+  const note = el("p", {id: "log-size"}, followed.missing ? followed.missing : `${size} bytes`);
+  if (redraw) return {replace: "#followed", nodes: [note, log]};
+  return [el("h1", {}, path), el("p", {}, "of job ", link(resourceHash(job), job.split("/").pop()), ` (${dir})`),
+          el("div", {id: "followed"}, note, log)];
+}
+
+const VIEWS = {"/": overviewView, "/resources": resourcesView, "/resource": resourceView, "/output": outputView};
 
 // ---- drawing and the poll ----
 
