@@ -6,6 +6,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "common/crypto/random_id.h"
 #include "common/db/database.h"
 #include "common/http/lean_listener.h"
 #include "common/http/routes.h"
@@ -17,6 +18,7 @@
 #include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
+#include "emulator/portal/portal_actions.h"
 #include "emulator/portal/portal_routes.h"
 #include "emulator/identity/token_service.h"
 #include "emulator/engine/local_engine.h"
@@ -290,6 +292,11 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     add_endpoints_route(p->arm_routes, p->published);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
+    if (!options.strict_auth) {
+        portal::add_action_routes(p->arm_routes, {p->arm_routes,
+                                                  [engine = p->job_engine](const std::string& node) { return engine->preempt(node); },
+                                                  crypto::random_hex(16)});
+    }
     portal::add_portal_routes(p->arm_routes,
                               {p->arm_api->store(), p->accounts, p->published, p->location,
                                [engine = p->job_engine] { return engine->nodes(); }, p->file_store.get(),

@@ -24,6 +24,7 @@ DRIVER = shutil.which("chromedriver")
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 except ImportError:  # the reason is printed by the skip below
@@ -191,6 +192,64 @@ class PortalTest(unittest.TestCase):
         self.assertIn("caf\u00e9 <done>", seen[-1])  # UTF-8 and markup characters, as text
         self.shot("output")
 
+    def press(self, css):
+        """Clicks what `css` finds (through the browser, as a user would), again if a redraw
+        replaced it in between."""
+        def attempt():
+            try:
+                self.browser.find_element(By.CSS_SELECTOR, css).click()
+                return True
+            except (StaleElementReferenceException, NoSuchElementException):
+                return False
+        self.eventually(attempt, f"pressing {css}")
+
+    def confirm(self, key):
+        self.press(f"button[data-action='{key}']")
+        self.eventually(lambda: (self.text_of(f"button[data-action='{key}']") or "").startswith("Confirm"),
+                        f"{key} asking for its confirmation")
+        self.press(f"button[data-action='{key}']")
+
+    def engine_nodes(self):
+        return requests.get(f"{self.arm}/emulator/nodes", verify=False, timeout=10).json()["value"]
+
+    def test_2_c_a_node_pre_empted_a_job_terminated_a_cluster_resized_from_the_pages(self):
+        client = self.batchai()
+        cluster = client.clusters.begin_create(RG, WS, "lowpri", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", vm_priority="lowpriority",
+            scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        job = client.jobs.begin_create(RG, WS, EXP, "long", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_JOB_TEMP",
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 120"))).result()
+
+        def running_on():
+            found = [n["nodeId"] for n in self.engine_nodes() if (n.get("job") or "").lower() == job.id.lower()]
+            return found[0] if found else None
+        first = self.eventually(running_on, "the job running")
+        # Pre-empted from the cluster's page: the node leaves, the job is requeued onto a new one.
+        self.open("#/resource?id=" + urllib.parse.quote(cluster.id, safe=""))
+        self.confirm(f"preempt:{first}")
+        second = self.eventually(lambda: (lambda n: n if n and n != first else None)(running_on()),
+                                 "the job requeued onto another node", timeout=60)
+        self.assertNotIn(first, [n["nodeId"] for n in self.engine_nodes()])
+        self.assertNotEqual(second, first)
+        self.eventually(lambda: "preempt: done" in (self.text_of("#action-result") or ""), "the action's answer")
+        # Terminated from the job's page.
+        self.open("#/resource?id=" + urllib.parse.quote(job.id, safe=""))
+        self.confirm(f"terminate:{job.id}")
+        self.eventually(lambda: client.jobs.get(RG, WS, EXP, "long").execution_state in ("failed", "succeeded"),
+                        "the job terminated", timeout=60)
+        # Resized to 0 from the cluster's page.
+        self.open("#/resource?id=" + urllib.parse.quote(cluster.id, safe=""))
+        self.eventually(lambda: self.browser.find_elements(By.NAME, "nodes"), "the resize field")
+        field = self.browser.find_element(By.NAME, "nodes")
+        field.clear()
+        field.send_keys("0")
+        self.press("button[data-action='resize']")
+        self.eventually(lambda: client.clusters.get(RG, WS, "lowpri").current_node_count == 0, "the cluster at 0 nodes",
+                        timeout=60)
+        self.shot("actions")
+
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):
             return requests.get(f"{self.arm}{path}", verify=False, timeout=10)
@@ -215,6 +274,30 @@ class PortalTest(unittest.TestCase):
             r = get(path)
             self.assertEqual(r.status_code, status, path)
             self.assertIn(named, r.json()["error"]["message"], path)
+        # Actions: only with the page's token, only from the page's origin, only known ones.
+        token = get("/portal/api/session").json()["token"]
+        act = lambda body, **headers: requests.post(f"{self.arm}/portal/api/actions", json=body, headers=headers,  # noqa: E731
+                                                    verify=False, timeout=10)
+        cluster_id = harness.arm_client(BatchAI, self.emu.endpoints).clusters.get(RG, WS, "gpu").id
+        resize = {"action": "resize", "id": cluster_id, "nodes": 0}
+        r = act(resize)
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "PortalTokenMissing"))
+        r = act(resize, **{"X-Portal-Token": "guessed"})
+        self.assertEqual(r.status_code, 403)
+        r = act(resize, **{"X-Portal-Token": token, "Origin": "https://evil.example"})
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "CrossOriginAction"))
+        for body, named in [({"action": "launch", "id": cluster_id}, "action"),
+                            ({"action": "resize", "id": cluster_id, "nodes": -1}, "nodes"),
+                            ({"action": "resize", "id": cluster_id, "nodes": "2"}, "nodes"),
+                            ({"action": "terminate", "id": cluster_id}, "id"),
+                            ({"action": "preempt", "node": 7}, "node"),
+                            ({"action": "preempt", "node": "ghost"}, "ghost")]:
+            r = act(body, **{"X-Portal-Token": token})
+            self.assertIn(r.status_code, (400, 404), body)
+            self.assertIn(named, r.json()["error"]["message"], body)
+        r = requests.post(f"{self.arm}/portal/api/actions", data="not json", verify=False, timeout=10,
+                          headers={"X-Portal-Token": token})
+        self.assertEqual(r.status_code, 400)
         page = get("/portal/")
         self.assertIn("script-src 'self'", page.headers["Content-Security-Policy"])
         self.assertEqual(page.headers["X-Frame-Options"], "DENY")

@@ -57,6 +57,47 @@ function table(headings, rows) {
     el("tbody", {}, ...rows));
 }
 
+// ---- actions: POSTs with this page's token; a button asks again before it acts ----
+
+let token = null;
+let armed = null;     // the key of the button waiting for its confirmation (kept across redraws)
+let resizeTo = null;  // what is typed in a cluster's resize field (kept across redraws)
+let lastAction = "";  // what the last action answered
+
+async function act(body) {
+  if (!token) token = (await getJson("/portal/api/session")).token;
+  const response = await fetch("/portal/api/actions", {
+    method: "POST", cache: "no-store", body: JSON.stringify(body),
+    headers: {"Content-Type": "application/json", "X-Portal-Token": token}});
+  const answer = await response.json();
+  lastAction = response.ok
+    ? `${body.action}: done (${answer.status})`
+    : `${body.action}: ${answer.error ? answer.error.code + ": " + answer.error.message : "HTTP " + response.status}`;
+  draw();
+}
+
+// A button that, clicked once, asks "confirm ...?" and acts on the second click.
+function actionButton(key, label, body) {
+  const waiting = armed === key;
+  const button = el("button", {type: "button", "data-action": key, class: waiting ? "armed" : ""},
+                    waiting ? `Confirm: ${label}` : label);
+  button.addEventListener("click", () => {
+    if (armed !== key) {
+      armed = key;
+      button.textContent = `Confirm: ${label}`;
+      button.className = "armed";
+      return;
+    }
+    armed = null;
+    act(body);
+  });
+  return button;
+}
+
+function actionResult() {
+  return el("p", {id: "action-result"}, lastAction);
+}
+
 // ---- views: each returns the nodes of the main area for its data ----
 
 async function overviewView() {
@@ -152,8 +193,24 @@ function nodesTable(nodes) {
        el("td", {class: "mono"}, node.nodeId), el("td", {}, stateBadge(node.state)), el("td", {}, node.ipAddress),
        el("td", {}, node.lowPriority ? "low priority" : "dedicated"),
        el("td", {class: "mono"}, (node.gpus || []).join(", ") || "-"),
-       el("td", {}, node.job ? link(resourceHash(node.job), node.job.split("/").pop()) : "-")));
-  return table(["node", "state", "address", "priority", "GPUs", "job"], rows);
+       el("td", {}, node.job ? link(resourceHash(node.job), node.job.split("/").pop()) : "-"),
+       el("td", {}, node.lowPriority ? actionButton("preempt:" + node.nodeId, "pre-empt", {action: "preempt", node: node.nodeId}) : null)));
+  return table(["node", "state", "address", "priority", "GPUs", "job", ""], rows);
+}
+
+function resizeForm(id, current) {
+  if (resizeTo === null || resizeTo.id !== id) resizeTo = {id, value: String(current)};
+  const field = el("input", {type: "number", min: "0", max: "1000", name: "nodes", value: resizeTo.value, size: 5});
+  field.addEventListener("input", () => { resizeTo.value = field.value; });
+  const button = el("button", {type: "button", "data-action": "resize"}, "Resize");
+  button.addEventListener("click", () => act({action: "resize", id, nodes: Number(resizeTo.value)}));
+  return el("p", {class: "actions"}, "Nodes wanted ", field, " ", button, " ",
+            actionButton("delete-cluster:" + id, "delete the cluster", {action: "delete-cluster", id}));
+}
+
+function jobActions(id) {
+  return el("p", {class: "actions"}, actionButton("terminate:" + id, "terminate", {action: "terminate", id}), " ",
+            actionButton("delete-job:" + id, "delete the job", {action: "delete-job", id}));
 }
 
 async function resourceView(params) {
@@ -168,9 +225,14 @@ async function resourceView(params) {
     data.nodes.length ? nodesTable(data.nodes) : el("p", {}, "None."),
   ] : [];
   const output = data.type === "job" ? [el("h2", {}, "Output (stdouterr)"), await outputList(id, "stdouterr")] : [];
+  const target = (properties.scaleSettings && properties.scaleSettings.manual) ? properties.scaleSettings.manual.targetNodeCount
+                                                                                  : properties.currentNodeCount || 0;
+  const actions = data.type === "job" ? [jobActions(document_.id || id), actionResult()]
+                : data.type === "cluster" ? [resizeForm(document_.id || id, target), actionResult()] : [];
   return [
     el("h1", {}, document_.name || id),
     el("p", {}, data.type, " ", stateBadge(data.state), parent ? " in " : null, parent ? link(resourceHash(parent), parent) : null),
+    ...actions,
     ...nodes,
     ...output,
     el("h2", {}, "Document"),
