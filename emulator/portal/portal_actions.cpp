@@ -68,9 +68,13 @@ void act(const PortalActions& a, const httplib::Request& req, httplib::Response&
     }
     json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) return refuse(res, 400, "InvalidBody", "The body must be a JSON object with an action.");
-    const std::string action = body.value("action", "");
-    const json& id_value = body.contains("id") ? body["id"] : json();
-    const std::string id = id_value.is_string() ? id_value.get<std::string>() : "";
+    // (A field of another type reads as absent: json::value would throw on it.)
+    auto text_field = [&body](const char* name) {
+        auto it = body.find(name);
+        return it != body.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    const std::string action = text_field("action");
+    const std::string id = text_field("id");
     int status = 0;
     json answer;
     if (action == "terminate" || action == "delete-job") {
