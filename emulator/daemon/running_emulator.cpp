@@ -20,6 +20,7 @@
 #include "emulator/engine/engine_routes.h"
 #include "emulator/portal/portal_actions.h"
 #include "emulator/portal/portal_routes.h"
+#include "emulator/portal/portal_storage.h"
 #include "emulator/identity/token_service.h"
 #include "emulator/engine/local_engine.h"
 #include "emulator/tls/self_signed_cert.h"
@@ -296,6 +297,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
         portal::add_action_routes(p->arm_routes, {p->arm_routes,
                                                   [engine = p->job_engine](const std::string& node) { return engine->preempt(node); },
                                                   crypto::random_hex(16)});
+        portal::add_storage_routes(p->arm_routes, {p->accounts, *p->blob_store, *p->file_store, p->published});
     }
     portal::add_portal_routes(p->arm_routes,
                               {p->arm_api->store(), p->accounts, p->published, p->location,

@@ -3,22 +3,12 @@
 #include <stdexcept>
 
 #include "common/text/ascii.h"
+#include "emulator/portal/portal_json.h"
 
 namespace bai::portal {
 namespace {
 
 using nlohmann::json;
-
-void reply(httplib::Response& res, int status, const json& body) {
-    res.status = status;
-    res.set_header("Cache-Control", "no-store");
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_content(body.dump(), "application/json; charset=utf-8");
-}
-
-void refuse(httplib::Response& res, int status, const std::string& code, const std::string& message) {
-    reply(res, status, json{{"error", {{"code", code}, {"message", message}}}});
-}
 
 // The api-version an id's resource is served by: the flat preview's ids have no workspace.
 std::string api_version_of(const std::string& id) {
@@ -56,18 +46,18 @@ json arm_call(const http::Routes& arm, const std::string& method, const std::str
 
 void act(const PortalActions& a, const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("X-Portal-Token") != a.token) {
-        return refuse(res, 403, "PortalTokenMissing", "Actions need the X-Portal-Token of the page (/portal/api/session).");
+        return send_portal_error(res, 403, "PortalTokenMissing", "Actions need the X-Portal-Token of the page (/portal/api/session).");
     }
     // A browser names the page's origin on a POST; it must be this endpoint's own.
     if (req.has_header("Origin")) {
         const std::string origin = req.get_header_value("Origin");
         const std::string host = req.get_header_value("Host");
         if (origin != "https://" + host) {
-            return refuse(res, 403, "CrossOriginAction", "Actions come from the portal's own page, not from " + origin + ".");
+            return send_portal_error(res, 403, "CrossOriginAction", "Actions come from the portal's own page, not from " + origin + ".");
         }
     }
     json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return refuse(res, 400, "InvalidBody", "The body must be a JSON object with an action.");
+    if (!body.is_object()) return send_portal_error(res, 400, "InvalidBody", "The body must be a JSON object with an action.");
     // (A field of another type reads as absent: json::value would throw on it.)
     auto text_field = [&body](const char* name) {
         auto it = body.find(name);
@@ -78,17 +68,17 @@ void act(const PortalActions& a, const httplib::Request& req, httplib::Response&
     int status = 0;
     json answer;
     if (action == "terminate" || action == "delete-job") {
-        if (!is_batchai(id, "jobs")) return refuse(res, 400, "InvalidParameter", "The field id must be a job's ARM id.");
+        if (!is_batchai(id, "jobs")) return send_portal_error(res, 400, "InvalidParameter", "The field id must be a job's ARM id.");
         answer = action == "terminate" ? arm_call(a.arm, "POST", id + "/terminate", json(), status)
                                        : arm_call(a.arm, "DELETE", id, json(), status);
     } else if (action == "resize" || action == "delete-cluster") {
-        if (!is_batchai(id, "clusters")) return refuse(res, 400, "InvalidParameter", "The field id must be a cluster's ARM id.");
+        if (!is_batchai(id, "clusters")) return send_portal_error(res, 400, "InvalidParameter", "The field id must be a cluster's ARM id.");
         if (action == "delete-cluster") {
             answer = arm_call(a.arm, "DELETE", id, json(), status);
         } else {
             const json& nodes = body.contains("nodes") ? body["nodes"] : json();
             if (!nodes.is_number_integer() || nodes.get<long long>() < 0 || nodes.get<long long>() > 1000) {
-                return refuse(res, 400, "InvalidParameter", "The field nodes must be a whole number from 0 to 1000.");
+                return send_portal_error(res, 400, "InvalidParameter", "The field nodes must be a whole number from 0 to 1000.");
             }
             answer = arm_call(a.arm, "PATCH", id,
                               json{{"properties", {{"scaleSettings", {{"manual", {{"targetNodeCount", nodes}}}}}}}}, status);
@@ -96,28 +86,28 @@ void act(const PortalActions& a, const httplib::Request& req, httplib::Response&
     } else if (action == "preempt") {
         const json& node = body.contains("node") ? body["node"] : json();
         if (!node.is_string() || node.get<std::string>().empty() || node.get<std::string>().size() > 256) {
-            return refuse(res, 400, "InvalidParameter", "The field node must be a node's id.");
+            return send_portal_error(res, 400, "InvalidParameter", "The field node must be a node's id.");
         }
         try {
             std::optional<json> done = a.preempt(node.get<std::string>());
-            if (!done) return refuse(res, 404, "NodeNotFound", "There is no node " + node.get<std::string>() + ".");
-            return reply(res, 200, json{{"status", 200}, {"answer", *done}});
+            if (!done) return send_portal_error(res, 404, "NodeNotFound", "There is no node " + node.get<std::string>() + ".");
+            return send_json(res, 200, json{{"status", 200}, {"answer", *done}});
         } catch (const std::invalid_argument& e) {
-            return refuse(res, 400, "NodeNotLowPriority", e.what());
+            return send_portal_error(res, 400, "NodeNotLowPriority", e.what());
         }
     } else {
-        return refuse(res, 400, "InvalidParameter",
+        return send_portal_error(res, 400, "InvalidParameter",
                       "The field action must be terminate, delete-job, resize, delete-cluster or preempt.");
     }
     // What ARM answered, as it answered it (202 for an operation under way, its error otherwise).
-    reply(res, status >= 400 ? status : 200, json{{"status", status}, {"answer", answer}});
+    send_json(res, status >= 400 ? status : 200, json{{"status", status}, {"answer", answer}});
 }
 
 }  // namespace
 
 void add_action_routes(http::Routes& routes, const PortalActions& actions) {
     routes.Get("/portal/api/session", [token = actions.token](const httplib::Request&, httplib::Response& res) {
-        reply(res, 200, json{{"token", token}});
+        send_json(res, 200, json{{"token", token}});
     });
     routes.Post("/portal/api/actions", [actions](const httplib::Request& req, httplib::Response& res) { act(actions, req, res); });
 }

@@ -14,6 +14,7 @@
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/portal/portal_assets.h"
+#include "emulator/portal/portal_json.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::portal {
@@ -29,24 +30,8 @@ constexpr int kMaxPage = 1000;
 constexpr std::uint64_t kMaxRead = 64 * 1024;  // what one read of an output file returns at most
 constexpr size_t kMaxFilter = 256;
 
-void common_headers(httplib::Response& res) {
-    res.set_header("Cache-Control", "no-store");
-    res.set_header("X-Content-Type-Options", "nosniff");
-    res.set_header("Referrer-Policy", "no-referrer");
-}
-
-void send(httplib::Response& res, int status, const json& body) {
-    common_headers(res);
-    res.status = status;
-    res.set_content(body.dump(), "application/json; charset=utf-8");
-}
-
-void send_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
-    send(res, status, json{{"error", {{"code", code}, {"message", message}}}});
-}
-
 void send_asset(httplib::Response& res, const char* body, const char* type) {
-    common_headers(res);
+    set_portal_headers(res);
     // Scripts, styles and data only from here; no inline script, no framing by another site.
     res.set_header("Content-Security-Policy",
                    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -92,7 +77,7 @@ std::optional<int> number_param(const httplib::Request& req, httplib::Response& 
     int value = 0;
     auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc() || end != text.data() + text.size() || value < low || value > high) {
-        send_error(res, 400, "InvalidParameter",
+        send_portal_error(res, 400, "InvalidParameter",
                    std::string("The parameter ") + name + " must be a whole number from " + std::to_string(low) + " to " +
                        std::to_string(high) + ".");
         return std::nullopt;
@@ -103,7 +88,7 @@ std::optional<int> number_param(const httplib::Request& req, httplib::Response& 
 std::optional<std::string> text_param(const httplib::Request& req, httplib::Response& res, const char* name) {
     std::string text = req.has_param(name) ? req.get_param_value(name) : "";
     if (text.size() > kMaxFilter) {
-        send_error(res, 400, "InvalidParameter",
+        send_portal_error(res, 400, "InvalidParameter",
                    std::string("The parameter ") + name + " is longer than " + std::to_string(kMaxFilter) + " characters.");
         return std::nullopt;
     }
@@ -130,7 +115,7 @@ void overview(const PortalSources& s, httplib::Response& res) {
             job_states[state.empty() ? "unknown" : state] = job_states.value(state.empty() ? "unknown" : state, 0) + 1;
         }
     }
-    send(res, 200,
+    send_json(res, 200,
          json{{"version", kVersion},
               {"dataDirectory", s.location.string()},
               {"endpoints", {{"arm", s.endpoints.arm}, {"blob", s.endpoints.blob}, {"file", s.endpoints.file},
@@ -145,7 +130,7 @@ void resources(const PortalSources& s, const httplib::Request& req, httplib::Res
     if (std::find(kKinds.begin(), kKinds.end(), kind) == kKinds.end()) {
         std::string names;
         for (const std::string& k : kKinds) names += (names.empty() ? "" : ", ") + k;
-        return send_error(res, 400, "InvalidParameter", "The parameter type must be one of " + names + ".");
+        return send_portal_error(res, 400, "InvalidParameter", "The parameter type must be one of " + names + ".");
     }
     std::optional<std::string> state = text_param(req, res, "state");
     if (!state) return;
@@ -168,16 +153,16 @@ void resources(const PortalSources& s, const httplib::Request& req, httplib::Res
         if (matched >= *skip && matched < *skip + *top) items.push_back(item_of(r));
         ++matched;
     }
-    send(res, 200, json{{"type", kind}, {"total", matched}, {"skip", *skip}, {"top", *top}, {"items", items}});
+    send_json(res, 200, json{{"type", kind}, {"total", matched}, {"skip", *skip}, {"top", *top}, {"items", items}});
 }
 
 void resource(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.has_param("id") ? req.get_param_value("id") : "";
     if (id.empty() || id.size() > 2048 || id.front() != '/') {
-        return send_error(res, 400, "InvalidParameter", "The parameter id must be an ARM resource id (/subscriptions/...).");
+        return send_portal_error(res, 400, "InvalidParameter", "The parameter id must be an ARM resource id (/subscriptions/...).");
     }
     std::optional<arm::StoredResource> found = s.resources.get(id);
-    if (!found) return send_error(res, 404, "ResourceNotFound", "There is no resource " + id + ".");
+    if (!found) return send_portal_error(res, 404, "ResourceNotFound", "There is no resource " + id + ".");
     json out{{"type", found->type}, {"state", state_of(*found)}, {"document", arm::redacted_view(*found)}};
     // A cluster's nodes, or the nodes a job runs on.
     const bool cluster = found->type == arm::kind::kCluster;
@@ -190,19 +175,19 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
         out["nodes"] = nodes;
     }
-    send(res, 200, out);
+    send_json(res, 200, out);
 }
 
 // The job named by ?id=, or an error answered.
 std::optional<arm::StoredResource> job_of(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.has_param("id") ? req.get_param_value("id") : "";
     if (id.empty() || id.size() > 2048 || id.front() != '/') {
-        send_error(res, 400, "InvalidParameter", "The parameter id must be a job's ARM id (/subscriptions/...).");
+        send_portal_error(res, 400, "InvalidParameter", "The parameter id must be a job's ARM id (/subscriptions/...).");
         return std::nullopt;
     }
     std::optional<arm::StoredResource> job = s.resources.get(id);
     if (!job || job->type != arm::kind::kJob) {
-        send_error(res, 404, "JobNotFound", "There is no job " + id + ".");
+        send_portal_error(res, 404, "JobNotFound", "There is no job " + id + ".");
         return std::nullopt;
     }
     return job;
@@ -215,12 +200,12 @@ std::optional<arm::OutputLocation> output_of(const PortalSources& s, const arm::
     try {
         std::optional<arm::OutputLocation> where = arm::locate_output(s.resources, job, dir, path);
         if (!where) {
-            send_error(res, 404, "OutputNotInStorage",
+            send_portal_error(res, 404, "OutputNotInStorage",
                        "The job's output directory " + dir + " is not in a file share or a blob container it mounts.");
         }
         return where;
     } catch (const arm::CloudError& e) {
-        send_error(res, e.status(), e.code(), e.what());
+        send_portal_error(res, e.status(), e.code(), e.what());
         return std::nullopt;
     }
 }
@@ -262,7 +247,7 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
     } catch (const storage::StorageError& e) {
         if (e.status() != 404) throw;  // nothing written there yet: an empty directory
     }
-    send(res, 200, json{{"items", items}});
+    send_json(res, 200, json{{"items", items}});
 }
 
 // Up to 64 KiB of an output file from ?from= (bytes), with its size: ?id=JOB&dir=stdouterr&path=stdout.txt.
@@ -271,7 +256,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
     if (!job) return;
     const std::string path = req.has_param("path") ? req.get_param_value("path") : "";
     if (path.empty() || path.size() > 1024) {
-        return send_error(res, 400, "InvalidParameter", "The parameter path must name a file of the output directory.");
+        return send_portal_error(res, 400, "InvalidParameter", "The parameter path must name a file of the output directory.");
     }
     std::optional<int> from = number_param(req, res, "from", 0, 0, std::numeric_limits<int>::max());
     if (!from) return;
@@ -304,7 +289,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
     } catch (const storage::StorageError& e) {
         if (e.status() != 404) throw;
-        return send_error(res, 404, "FileNotFound", "The job's output has no file " + path + " (yet).");
+        return send_portal_error(res, 404, "FileNotFound", "The job's output has no file " + path + " (yet).");
     }
     // A character cut at the read's end is left to the next read (which starts at `next`).
     if (bytes.size() == kMaxRead) {
@@ -318,7 +303,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
         bytes.resize(cut);
     }
-    common_headers(res);
+    set_portal_headers(res);
     res.status = 200;
     // Bytes that are not UTF-8 (a binary file) show as U+FFFD.
     res.set_content(json{{"size", size}, {"from", *from}, {"next", static_cast<std::uint64_t>(*from) + bytes.size()}, {"text", bytes}}
@@ -331,7 +316,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
 void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool enabled) {
     if (!enabled) {
         auto off = [](const httplib::Request&, httplib::Response& res) {
-            send_error(res, 403, "PortalDisabled",
+            send_portal_error(res, 403, "PortalDisabled",
                        "The portal is off while the emulator runs with --strict-auth (it has no sign-in).");
         };
         routes.Get(R"(/portal(/.*)?)", off);
@@ -362,7 +347,7 @@ void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool 
         });
     }
     routes.Get(R"(/portal/.*)", [](const httplib::Request& req, httplib::Response& res) {
-        send_error(res, 404, "NotFound", "The portal has no page " + req.path + ".");
+        send_portal_error(res, 404, "NotFound", "The portal has no page " + req.path + ".");
     });
 }
 

@@ -15,6 +15,7 @@ import requests
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
+from azure.storage.blob import BlobServiceClient
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -250,6 +251,38 @@ class PortalTest(unittest.TestCase):
                         timeout=60)
         self.shot("actions")
 
+    def test_2_d_the_storage_browser_lists_and_downloads(self):
+        conn = harness.connection_string(self.emu.endpoints)
+        container = BlobServiceClient.from_connection_string(conn).create_container("browse")
+        odd = "<img src=x onerror=window.pwned=3>.txt"  # (no '/': it would make a folder)
+        container.upload_blob(odd, b"odd name")
+        container.upload_blob("dir/inner.txt", b"inner bytes")
+        share = ShareServiceClient.from_connection_string(conn).create_share("browse-share")
+        share.create_directory("sub")
+        share.get_file_client("sub/readme.txt").upload_file(b"read me")
+        self.open("#/storage")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-container='browse']"), "the container")
+        self.click("browse")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-blob='dir/']"), "the blob list")
+        self.assertEqual(self.text_of(f"tr[data-blob='{odd}'] td"), odd)  # as text
+        self.assertEqual(self.browser.execute_script("return document.querySelectorAll('main img').length"), 0)
+        self.assertIsNone(self.browser.execute_script("return window.pwned === undefined ? null : window.pwned"))
+        self.click("dir/")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-blob='dir/inner.txt']"), "the folder")
+        href = self.attribute_of("tr[data-blob='dir/inner.txt'] a", "href")
+        self.assertTrue(href.startswith(self.emu.endpoints["blob"]), href)
+        self.assertEqual(requests.get(href, timeout=10).content, b"inner bytes")  # signed for reading
+        self.shot("blobs")
+        self.open("#/storage")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-share='browse-share']"), "the share")
+        self.click("browse-share")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='sub']"), "the share's top")
+        self.click("sub/")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='sub/readme.txt']"), "sub/")
+        href = self.attribute_of("tr[data-file='sub/readme.txt'] a", "href")
+        self.assertEqual(requests.get(href, timeout=10).content, b"read me")
+        self.shot("files")
+
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):
             return requests.get(f"{self.arm}{path}", verify=False, timeout=10)
@@ -263,6 +296,10 @@ class PortalTest(unittest.TestCase):
             ("/portal/api/resource?id=" + urllib.parse.quote("/subscriptions/x/nothing"), 404, "/subscriptions/x/nothing"),
             ("/portal/nothing-here", 404, "/portal/nothing-here"),
             ("/portal/api/job-file?path=stdout.txt", 400, "id"),
+            ("/portal/api/storage/volumes?account=nope", 404, "nope"),
+            ("/portal/api/storage/blobs?account=devstoreaccount1&container=missing", 404, "container"),
+            ("/portal/api/storage/blobs?account=devstoreaccount1&container=browse&prefix=" + "p" * 2000, 400, "prefix"),
+            ("/portal/api/storage/files?account=devstoreaccount1&share=missing", 404, "share"),
             ("/portal/api/job-file?id=" + urllib.parse.quote("/subscriptions/x/jobs/none") + "&path=a", 404,
              "/subscriptions/x/jobs/none"),
             ("/portal/api/job-files?id=" + urllib.parse.quote(self.job_id) + "&dir=nope", 400, "nope"),

@@ -297,7 +297,86 @@ async function outputView(params, redraw) {
           el("div", {id: "followed"}, note, log)];
 }
 
-const VIEWS = {"/": overviewView, "/resources": resourcesView, "/resource": resourceView, "/output": outputView};
+// ---- storage: accounts' containers and shares, a container's blobs, a share's directories ----
+
+function storageHash(kind, params) {
+  return `#/storage/${kind}?` + new URLSearchParams(params).toString();
+}
+
+async function storageView() {
+  const overview = await getJson("/portal/api/overview");
+  const sections = [el("h1", {}, "Storage")];
+  for (const account of overview.accounts) {
+    const data = await getJson("/portal/api/storage/volumes?" + new URLSearchParams({account: account.name}).toString());
+    const containers = data.containers.map((c) =>
+      el("tr", {"data-container": c.name}, el("td", {}, link(storageHash("blobs", {account: account.name, container: c.name}), c.name)),
+         el("td", {}, c.publicAccess || "private"), el("td", {}, c.lastModified)));
+    const shares = data.shares.map((sh) =>
+      el("tr", {"data-share": sh.name}, el("td", {}, link(storageHash("files", {account: account.name, share: sh.name}), sh.name)),
+         el("td", {}, `${sh.quotaGiB} GiB`), el("td", {}, sh.lastModified)));
+    sections.push(el("h2", {}, account.name),
+      containers.length ? table(["blob container", "public access", "last modified"], containers) : el("p", {}, "No blob containers."),
+      shares.length ? table(["file share", "quota", "last modified"], shares) : el("p", {}, "No file shares."));
+  }
+  return sections;
+}
+
+// "a/b/" -> links to the container's top, "a/" and "a/b/".
+function crumbs(top, parts, hashFor) {
+  const nodes = [link(hashFor(""), top)];
+  let so_far = "";
+  for (const part of parts) {
+    so_far += part + "/";
+    nodes.push(" / ", link(hashFor(so_far), part));
+  }
+  return el("p", {class: "crumbs"}, ...nodes);
+}
+
+function downloadLink(url) {
+  return el("a", {href: url, download: "", rel: "noreferrer"}, "download");
+}
+
+async function blobsView(params) {
+  const account = params.get("account") || "";
+  const container = params.get("container") || "";
+  const prefix = params.get("prefix") || "";
+  const query = {account, container, prefix};
+  if (params.get("marker")) query.marker = params.get("marker");
+  const data = await getJson("/portal/api/storage/blobs?" + new URLSearchParams(query).toString());
+  const here = (p) => storageHash("blobs", {account, container, prefix: p});
+  const rows = data.items.map((item) => item.directory
+    ? el("tr", {"data-blob": item.name}, el("td", {}, link(here(item.name), item.name.slice(prefix.length))), el("td", {}, "folder"),
+         el("td", {}), el("td", {}), el("td", {}))
+    : el("tr", {"data-blob": item.name}, el("td", {}, item.name.slice(prefix.length)), el("td", {}, `${item.size} bytes`),
+         el("td", {}, item.contentType || ""), el("td", {}, item.lastModified), el("td", {}, downloadLink(item.downloadUrl))));
+  const more = data.nextMarker
+    ? link(storageHash("blobs", {account, container, prefix, marker: data.nextMarker}), "next page") : null;
+  return [el("h1", {}, `${account} / ${container}`),
+          crumbs(container, prefix.split("/").filter((p) => p), (p) => here(p)),
+          rows.length ? table(["name", "size", "content type", "last modified", ""], rows) : el("p", {}, "Empty."), more];
+}
+
+async function filesView(params) {
+  const account = params.get("account") || "";
+  const share = params.get("share") || "";
+  const path = params.get("path") || "";
+  const query = {account, share, path};
+  if (params.get("marker")) query.marker = params.get("marker");
+  const data = await getJson("/portal/api/storage/files?" + new URLSearchParams(query).toString());
+  const here = (p) => storageHash("files", {account, share, path: p.replace(/\/$/, "")});
+  const rows = data.items.map((item) => item.directory
+    ? el("tr", {"data-file": item.path}, el("td", {}, link(here(item.path), item.name + "/")), el("td", {}, "directory"), el("td", {}))
+    : el("tr", {"data-file": item.path}, el("td", {}, item.name), el("td", {}, `${item.size} bytes`),
+         el("td", {}, downloadLink(item.downloadUrl))));
+  const more = data.nextMarker
+    ? link(storageHash("files", {account, share, path, marker: data.nextMarker}), "next page") : null;
+  return [el("h1", {}, `${account} / ${share}`),
+          crumbs(share, path.split("/").filter((p) => p), (p) => here(p)),
+          rows.length ? table(["name", "size", ""], rows) : el("p", {}, "Empty."), more];
+}
+
+const VIEWS = {"/": overviewView, "/resources": resourcesView, "/resource": resourceView, "/output": outputView,
+               "/storage": storageView, "/storage/blobs": blobsView, "/storage/files": filesView};
 
 // ---- drawing and the poll ----
 
