@@ -292,6 +292,9 @@ void PoolNodes::reconcile(const Key& key) {
         roots_.erase(key);
         return;
     }
+    // The nodes are listed before the pool says it has them: a client that sees it steady finds
+    // its nodes (published again below, with what scheduling gave them).
+    publish(key);
     write_pool(pool);
     schedule(key);
     publish(key);

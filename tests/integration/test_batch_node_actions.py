@@ -136,7 +136,8 @@ class BatchNodeActions(BatchTestCase):
 
     def test_a_node_out_of_scheduling_takes_no_task(self):
         self.pool("p-sched")
-        node_id = next(iter(self.client.compute_node.list("p-sched"))).id
+        # (Under the TSan daemon the pool was once seen steady before its node was listed.)
+        node_id = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-sched")), None), what="a node").id
         self.client.compute_node.disable_scheduling("p-sched", node_id)
         self.assertEqual(self.client.compute_node.get("p-sched", node_id).scheduling_state, bm.SchedulingState.disabled)
         self.job("j-sched", "p-sched")
@@ -166,7 +167,8 @@ class BatchNodeActions(BatchTestCase):
 
     def test_a_preempted_node_stays_preempted_until_it_is_replaced(self):
         self.pool("p-pre", dedicated=0, low_priority=1)
-        node_id = next(iter(self.client.compute_node.list("p-pre"))).id
+        # (Under the TSan daemon the pool was once seen steady before its node was listed.)
+        node_id = harness.wait_for(lambda: next(iter(self.client.compute_node.list("p-pre")), None), what="a node").id
         r = self.preempt("p-pre", node_id, {"recoverAfter": "PT2S"})
         self.assertEqual(r.status_code, 200, r.text)
         node = self.client.compute_node.get("p-pre", node_id)
