@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/text/ascii.h"
 #include "common/version.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/output_files.h"
@@ -52,11 +53,6 @@ std::string state_of(const arm::StoredResource& r) {
     if (r.type == arm::kind::kJob) return text_at(r.body, "properties", "executionState");
     if (r.type == arm::kind::kCluster) return text_at(r.body, "properties", "allocationState");
     return text_at(r.body, "properties", "provisioningState");
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
 }
 
 json item_of(const arm::StoredResource& r) {
@@ -140,15 +136,15 @@ void resources(const PortalSources& s, const httplib::Request& req, httplib::Res
     if (!skip) return;
     std::optional<int> top = number_param(req, res, "top", 100, 1, kMaxPage);
     if (!top) return;
-    const std::string wanted_state = lower(*state);
-    const std::string wanted_text = lower(*search);
+    const std::string wanted_state = text::lower(*state);
+    const std::string wanted_text = text::lower(*search);
     std::vector<arm::StoredResource> all = s.resources.all_of_type(kind);
     // Newest first.
     std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.seq > b.seq; });
     json items = json::array();
     int matched = 0;
     for (const arm::StoredResource& r : all) {
-        if (!wanted_state.empty() && lower(state_of(r)) != wanted_state) continue;
+        if (!wanted_state.empty() && text::lower(state_of(r)) != wanted_state) continue;
         if (!wanted_text.empty() && r.key.find(wanted_text) == std::string::npos) continue;
         if (matched >= *skip && matched < *skip + *top) items.push_back(item_of(r));
         ++matched;
@@ -170,7 +166,7 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
         json nodes = json::array();
         for (const json& node : s.nodes()) {
             const bool mine = cluster ? node.value("clusterKey", "") == found->key
-                                      : node["job"].is_string() && lower(node["job"].get<std::string>()) == found->key;
+                                      : node["job"].is_string() && text::lower(node["job"].get<std::string>()) == found->key;
             if (mine) nodes.push_back(node);
         }
         out["nodes"] = nodes;

@@ -34,6 +34,14 @@ def job_body():
                            "environmentVariables": [{"name": "MODE", "value": "bench"}]}}
 
 
+def create_workspace(ep):
+    """The resource group, workspace WS, experiment e and the node-less cluster c the benches use."""
+    harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
+    harness.arm_call(ep, "PUT", WS, {"location": "eastus"})
+    harness.arm_call(ep, "PUT", f"{WS}/experiments/e")
+    harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{WS}/clusters/c", CLUSTER))
+
+
 def load(build, ep, method, path, clients, seconds, body_file=None):
     port = ep["arm"].rsplit(":", 1)[1]
     cmd = [tool(build, "arm_load"), "--port", port, "--ca", ep["ca_cert"], "--method", method,
@@ -51,10 +59,7 @@ def main():
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
     with harness.Emulator() as emu, tempfile.NamedTemporaryFile("w", suffix=".json") as body:
         ep = emu.endpoints
-        harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
-        harness.arm_call(ep, "PUT", WS, {"location": "eastus"})
-        harness.arm_call(ep, "PUT", f"{WS}/experiments/e")
-        harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{WS}/clusters/c", CLUSTER))
+        create_workspace(ep)
         harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{WS}/experiments/e/jobs/target", job_body()))
         json.dump(job_body(), body)
         body.flush()

@@ -17,7 +17,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
-from arm_latency import CLUSTER, WS, SUB, job_body  # noqa: E402
+from arm_latency import WS, create_workspace, job_body  # noqa: E402
 from process_stats import status_mib  # noqa: E402
 
 
@@ -54,11 +54,7 @@ def main():
         with harness.Emulator(location=location, args=["--lro-delay", "0"]) as emu:
             ep = emu.endpoints
             rows.append(("fresh", 0, memory(emu.process.pid)))
-            harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"},
-                             api_version="2021-04-01")
-            harness.arm_call(ep, "PUT", WS, {"location": "eastus"})
-            harness.arm_call(ep, "PUT", f"{WS}/experiments/e")
-            harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{WS}/clusters/c", CLUSTER))
+            create_workspace(ep)
             started = time.monotonic()
             created = create_jobs(args.build, ep, args.jobs, args.clients, body.name, "j")
             seconds = time.monotonic() - started

@@ -23,7 +23,7 @@ import urllib3
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
-from arm_latency import CLUSTER, SUB, WS, job_body  # noqa: E402
+from arm_latency import WS, create_workspace, job_body  # noqa: E402
 
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
@@ -100,11 +100,7 @@ def main():
     harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
     with harness.Emulator(args=["--lro-delay", "0", "--gpus", "none"]) as emu:
         ep = emu.endpoints
-        harness.arm_call(ep, "PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"},
-                         api_version="2021-04-01")
-        harness.arm_call(ep, "PUT", WS, {"location": "eastus"})
-        harness.arm_call(ep, "PUT", f"{WS}/experiments/e")
-        harness.wait_for_operation(ep, harness.arm_call(ep, "PUT", f"{WS}/clusters/c", CLUSTER))
+        create_workspace(ep)
         started = time.monotonic()
         create_jobs(ep, args.jobs)
         print(f"{args.jobs} jobs created in {time.monotonic() - started:.1f} s; {os.cpu_count()} cores; "
