@@ -299,12 +299,9 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
         bytes.resize(cut);
     }
-    set_portal_headers(res);
-    res.status = 200;
-    // Bytes that are not UTF-8 (a binary file) show as U+FFFD.
-    res.set_content(json{{"size", size}, {"from", *from}, {"next", static_cast<std::uint64_t>(*from) + bytes.size()}, {"text", bytes}}
-                        .dump(-1, ' ', false, json::error_handler_t::replace),
-                    "application/json; charset=utf-8");
+    // Bytes that are not UTF-8 (a binary file) show as U+FFFD (send_json).
+    send_json(res, 200, json{{"size", size}, {"from", *from}, {"next", static_cast<std::uint64_t>(*from) + bytes.size()},
+                             {"text", bytes}});
 }
 
 }  // namespace
