@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import harness  # noqa: E402
 from arm_latency import WS, create_workspace, job_body  # noqa: E402
+from bench_tools import tool  # noqa: E402
 from process_stats import status_mib  # noqa: E402
 
 
