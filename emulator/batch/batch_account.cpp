@@ -38,4 +38,11 @@ std::optional<BatchAccount> BatchAccountRegistry::find(std::string_view name) co
     return *it;
 }
 
+std::vector<std::string> BatchAccountRegistry::names() const {
+    std::lock_guard lock(mutex_);
+    std::vector<std::string> out;
+    for (const BatchAccount& a : accounts_) out.push_back(a.name);
+    return out;
+}
+
 }  // namespace bai::batch

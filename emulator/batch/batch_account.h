@@ -38,6 +38,7 @@ public:
     void put(const BatchAccount& account);
     void remove(std::string_view name);
     std::optional<BatchAccount> find(std::string_view name) const;
+    std::vector<std::string> names() const;
 
 private:
     mutable std::mutex mutex_;

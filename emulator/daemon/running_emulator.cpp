@@ -19,6 +19,7 @@
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
 #include "emulator/portal/portal_actions.h"
+#include "emulator/portal/portal_batch.h"
 #include "emulator/portal/portal_routes.h"
 #include "emulator/portal/portal_storage.h"
 #include "emulator/identity/token_service.h"
@@ -294,14 +295,27 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
     if (!options.strict_auth) {
+        const std::string portal_token = crypto::random_hex(16);
         portal::add_action_routes(p->arm_routes, {p->arm_routes,
                                                   [engine = p->job_engine](const std::string& node) { return engine->preempt(node); },
-                                                  crypto::random_hex(16)});
-        portal::add_storage_routes(p->arm_routes, {p->accounts, *p->blob_store, *p->file_store, p->published});
+                                                  [engine = p->job_engine](const std::string& node) { return engine->fail(node); },
+                                                  portal_token});
+        portal::add_storage_routes(p->arm_routes,
+                                   {p->accounts, *p->blob_store, *p->file_store, *p->content, p->published, portal_token});
+    }
+    if (!options.strict_auth) {
+        const std::string batch_url = p->published.batch;
+        portal::add_batch_routes(p->arm_routes, {p->batch_routes, *p->batch_accounts, p->batch_api->path_rewrite(),
+                                                 batch_url.substr(batch_url.find("://") + 3)});
     }
     portal::add_portal_routes(p->arm_routes,
                               {p->arm_api->store(), p->accounts, p->published, p->location,
-                               [engine = p->job_engine] { return engine->nodes(); }, p->file_store.get(),
+                               [engine = p->job_engine] { return engine->nodes(); },
+                               [engine = p->job_engine](const std::string& kind, const std::string& key) {
+                                   return kind == arm::kind::kCluster ? engine->history().of_cluster(key)
+                                                                      : engine->history().of_job(key);
+                               },
+                               p->file_store.get(),
                                p->blob_store.get()},
                               !options.strict_auth);
     p->batch_api->serve(p->batch_routes, p->published.batch);

@@ -166,6 +166,11 @@ void LocalEngine::trace(const std::string& actor, const std::string& event) cons
     if (options_.trace) options_.trace(actor, event);
 }
 
+void LocalEngine::note(const std::string& cluster_key, const std::string& node, const std::string& job_key,
+                       const std::string& job_id, const std::string& event, const std::string& detail) {
+    history_.record({now_text(clock_), cluster_key, node, job_key, job_id, event, detail});
+}
+
 void LocalEngine::run_event(const std::function<void()>& event) {
     try {
         event();
@@ -261,6 +266,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
     });
     log::info("cluster " + cluster.spec.name + ": node " + node.id + " at " + node.address + " joins");
     trace("cluster " + cluster.spec.name, "node " + node.id + " joins");
+    note(cluster.key, node.id, "", "", "joins");
     cluster.nodes.push_back(std::move(slot));
 }
 
@@ -284,6 +290,7 @@ void LocalEngine::node_ready(const std::string& cluster_key, const std::string& 
         if (slot->node.state != NodeState::preparing) return;
         slot->node.state = usable ? NodeState::idle : NodeState::unusable;
         trace("cluster " + cluster.spec.name, "node " + node_id + (usable ? " is idle" : " is unusable: " + code));
+        note(cluster.key, node_id, "", "", usable ? "idle" : "unusable", usable ? "" : code);
         if (!usable) {
             log::warning("cluster " + cluster.spec.name + ": node " + node_id + " is unusable: " + message);
             add_cluster_error(cluster, code, message);
@@ -298,6 +305,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
     cluster.nodes.erase(cluster.nodes.begin() + static_cast<long>(index));
     log::info("cluster " + cluster.spec.name + ": node " + slot->node.id + " leaves (" + why + ")");
     trace("cluster " + cluster.spec.name, "node " + slot->node.id + " leaves (" + why + ")");
+    note(cluster.key, slot->node.id, "", "", "leaves", why);
     if (!slot->setup_thread.joinable()) return finish_removal(*slot);
     // Its setup still runs, or has not begun (on a virtual clock it may need a turn, which this
     // thread holds): cancelled, it reports to node_ready, which finishes the removal.
@@ -488,6 +496,7 @@ void LocalEngine::enqueue(const arm::StoredResource& job) {
     }
     if (running_.count(q.key)) return;
     queue.insert(last, q);
+    note(cluster_key, "", q.key, q.id, "queued");
 }
 
 void LocalEngine::recover() {
@@ -644,10 +653,14 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         job_nodes_[queued.key] = run.node_ids;
     }
     log::info("job " + queued.id + " starts on " + std::to_string(nodes.size()) + " node(s) of cluster " + cluster.spec.name);
-    if (options_.trace) {
+    {
         std::string on;
-        for (const std::string& id : run.node_ids) on += (on.empty() ? "" : ",") + id;
+        for (const std::string& id : run.node_ids) {
+            on += (on.empty() ? "" : ",") + id;
+            note(cluster.key, id, queued.key, queued.id, "runs");
+        }
         trace("job " + in.job_name, "runs on " + on);
+        note(cluster.key, "", queued.key, queued.id, "runs", "on " + on);
     }
     std::shared_ptr<RunControl> control = run.control;
     std::string key = queued.key;
@@ -691,6 +704,16 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     if (std::optional<arm::StoredResource> doc = store_.get(job.id);
         doc && doc->body["properties"].value("executionState", "") == "terminating") {
         reason = "terminate";  // a terminate asked while it was being requeued or stopped for another cause
+    }
+    {
+        std::string ended = outcome.result == JobOutcome::Result::succeeded ? "succeeded"
+                            : outcome.result == JobOutcome::Result::failed  ? "failed"
+                            : reason == "requeue" || reason == "preempted" || reason == "node failed"
+                                ? "requeued: " + reason
+                                : "stopped: " + reason;
+        if (outcome.exit_code) ended += " (exit code " + std::to_string(*outcome.exit_code) + ")";
+        for (const std::string& id : job.node_ids) note(job.cluster_key, id, key, job.id, "ends", ended);
+        note(job.cluster_key, "", key, job.id, "ends", ended);
     }
 
     auto cluster_it = clusters_.find(job.cluster_key);
@@ -826,9 +849,11 @@ void LocalEngine::job_terminate(const std::string& job_id) {
     if (!job) return;
     std::string key = job->key;
     std::string cluster_key = arm::resource_key(job->body["properties"]["cluster"].value("id", ""));
-    post([this, key, cluster_key] {
+    post([this, key, cluster_key, id = job->body.value("id", key)] {
         if (running_.count(key)) return stop_job(key, "terminate");
-        std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
+        if (std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; }) > 0) {
+            note(cluster_key, "", key, id, "ends", "stopped: terminate");
+        }
     });
 }
 
@@ -989,6 +1014,7 @@ std::optional<json> LocalEngine::preempt(const std::string& node_id) {
             throw std::invalid_argument("node " + node_id + " is a dedicated node; only low-priority nodes are pre-empted");
         }
         trace("cluster " + cluster.spec.name, "node " + node_id + " is pre-empted");
+        note(cluster.key, node_id, "", "", "preempted");
         json answer{{"nodeId", node_id}, {"requeuedJob", nullptr}};
         if (node.state == NodeState::running) {
             answer["requeuedJob"] = running_.count(node.job_key) ? running_.at(node.job_key).id : node.job_key;
@@ -1010,6 +1036,7 @@ std::optional<json> LocalEngine::fail(const std::string& node_id) {
     return change_node(node_id, [this, node_id](ClusterState& cluster, size_t index) {
         Node& node = cluster.nodes[index]->node;
         trace("cluster " + cluster.spec.name, "node " + node_id + " fails");
+        note(cluster.key, node_id, "", "", "fails");
         add_cluster_error(cluster, "NodeFailed", "The node " + node_id + " failed and is unusable");
         json answer{{"nodeId", node_id}, {"requeuedJob", nullptr}};
         node.failed = true;

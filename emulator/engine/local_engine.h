@@ -27,6 +27,7 @@
 #include "emulator/engine/node.h"
 #include "emulator/engine/scheduling.h"
 #include "emulator/engine/volume_links.h"
+#include "emulator/engine/engine_history.h"
 #include "emulator/engine/storage_access.h"
 #include "emulator/engine/tree_reaper.h"
 
@@ -92,6 +93,8 @@ public:
     // Kills the job's processes (or cuts its declared workload short) as a SIGKILL from outside
     // would: the job fails with exit code 137. Nothing happens to a job that is not running.
     void kill(const std::string& job_id);
+    // What the nodes and jobs lived through since the start (the portal's timelines).
+    const EngineHistory& history() const { return history_; }
     // Faults injected into the share mounts of every node (fuse_mounts/common/mount_faults.h).
     mounts::MountFaults& mount_faults() { return faults_; }
     bool binds_shares() const { return options_.bind_shares; }
@@ -138,6 +141,9 @@ private:
     void loop();
     void run_event(const std::function<void()>& event);
     void trace(const std::string& actor, const std::string& event) const;
+    // Records an event of the history (engine_history.h) at the clock's now.
+    void note(const std::string& cluster_key, const std::string& node, const std::string& job_key,
+              const std::string& job_id, const std::string& event, const std::string& detail = "");
 
     void load_cluster(const std::string& cluster_id, bool created);
     void drop_cluster(const std::string& key, const std::string& name);
@@ -184,6 +190,7 @@ private:
     // Removes departed nodes' directories off the engine's thread (nodes_dir/.reaped).
     TreeReaper reaper_;
     mounts::MountFaults faults_;
+    EngineHistory history_;
 
     // The event queue (hooks and worker threads post; the engine thread runs).
     EventQueue events_{clock_};

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/text/ascii.h"
+#include "emulator/portal/portal_guard.h"
 #include "emulator/portal/portal_json.h"
 
 namespace bai::portal {
@@ -45,17 +46,7 @@ json arm_call(const http::Routes& arm, const std::string& method, const std::str
 }
 
 void act(const PortalActions& a, const httplib::Request& req, httplib::Response& res) {
-    if (req.get_header_value("X-Portal-Token") != a.token) {
-        return send_portal_error(res, 403, "PortalTokenMissing", "Actions need the X-Portal-Token of the page (/portal/api/session).");
-    }
-    // A browser names the page's origin on a POST; it must be this endpoint's own.
-    if (req.has_header("Origin")) {
-        const std::string origin = req.get_header_value("Origin");
-        const std::string host = req.get_header_value("Host");
-        if (origin != "https://" + host) {
-            return send_portal_error(res, 403, "CrossOriginAction", "Actions come from the portal's own page, not from " + origin + ".");
-        }
-    }
+    if (!change_allowed(req, res, a.token)) return;
     json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) return send_portal_error(res, 400, "InvalidBody", "The body must be a JSON object with an action.");
     // (A field of another type reads as absent: json::value would throw on it.)
@@ -83,13 +74,13 @@ void act(const PortalActions& a, const httplib::Request& req, httplib::Response&
             answer = arm_call(a.arm, "PATCH", id,
                               json{{"properties", {{"scaleSettings", {{"manual", {{"targetNodeCount", nodes}}}}}}}}, status);
         }
-    } else if (action == "preempt") {
+    } else if (action == "preempt" || action == "fail-node") {
         const json& node = body.contains("node") ? body["node"] : json();
         if (!node.is_string() || node.get<std::string>().empty() || node.get<std::string>().size() > 256) {
             return send_portal_error(res, 400, "InvalidParameter", "The field node must be a node's id.");
         }
         try {
-            std::optional<json> done = a.preempt(node.get<std::string>());
+            std::optional<json> done = action == "preempt" ? a.preempt(node.get<std::string>()) : a.fail(node.get<std::string>());
             if (!done) return send_portal_error(res, 404, "NodeNotFound", "There is no node " + node.get<std::string>() + ".");
             return send_json(res, 200, json{{"status", 200}, {"answer", *done}});
         } catch (const std::invalid_argument& e) {
@@ -97,7 +88,7 @@ void act(const PortalActions& a, const httplib::Request& req, httplib::Response&
         }
     } else {
         return send_portal_error(res, 400, "InvalidParameter",
-                      "The field action must be terminate, delete-job, resize, delete-cluster or preempt.");
+                      "The field action must be terminate, delete-job, resize, delete-cluster, preempt or fail-node.");
     }
     // What ARM answered, as it answered it (202 for an operation under way, its error otherwise).
     send_json(res, status >= 400 ? status : 200, json{{"status", status}, {"answer", answer}});

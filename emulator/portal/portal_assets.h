@@ -1,10 +1,18 @@
-// The portal's page, script and style, compiled in from portal/static/ (portal_assets.cpp.in).
+// The portal's page, scripts and style, compiled in from portal/static/ (portal_assets.cpp.in,
+// filled by CMake): each served at /portal/NAME, the page (index.html) at /portal/.
 #pragma once
+
+#include <cstddef>
 
 namespace bai::portal {
 
-extern const char* const kIndexHtml;
-extern const char* const kAppJs;
-extern const char* const kAppCss;
+struct PortalAsset {
+    const char* name;  // app.js
+    const char* type;  // its Content-Type
+    const char* body;
+};
+
+extern const PortalAsset kPortalAssets[];
+extern const size_t kPortalAssetCount;
 
 }  // namespace bai::portal

@@ -16,6 +16,7 @@
 #include "emulator/arm/resource_view.h"
 #include "emulator/portal/portal_assets.h"
 #include "emulator/portal/portal_json.h"
+#include "emulator/portal/portal_storage_params.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::portal {
@@ -171,6 +172,7 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
         out["nodes"] = nodes;
     }
+    if (s.history && (cluster || found->type == arm::kind::kJob)) out["history"] = s.history(found->type, found->key);
     send_json(res, 200, out);
 }
 
@@ -216,6 +218,7 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
     try {
         const std::string& account = where->volume.account;
         const std::string& container = where->volume.container;
+        const std::optional<storage::Account> account_record = s.accounts.find(account);
         storage::ListOptions options;
         if (where->volume.blob()) {
             options.prefix = where->path.empty() ? "" : where->path + "/";
@@ -226,7 +229,12 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
                 for (const storage::BlobListEntry& e : page.entries) {
                     std::string name = (e.is_prefix ? e.prefix : e.blob.name).substr(options.prefix.size());
                     if (e.is_prefix) name.pop_back();
-                    if (!name.empty()) items.push_back({{"name", name}, {"directory", e.is_prefix}, {"size", e.blob.size}});
+                    if (name.empty()) continue;
+                    json item{{"name", name}, {"directory", e.is_prefix}, {"size", e.blob.size}};
+                    if (!e.is_prefix && account_record) {
+                        item["downloadUrl"] = download_url(s.endpoints, *account_record, true, container, e.blob.name);
+                    }
+                    items.push_back(item);
                 }
                 options.marker = page.next_marker;
             } while (!options.marker.empty() && items.size() < static_cast<size_t>(kMaxPage));
@@ -235,7 +243,12 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
             do {
                 storage::DirectoryPage page = s.files->list_directory(account, container, where->path, options);
                 for (const storage::ShareEntry& e : page.entries) {
-                    items.push_back({{"name", e.name}, {"directory", e.is_dir}, {"size", e.is_dir ? 0 : e.size}});
+                    json item{{"name", e.name}, {"directory", e.is_dir}, {"size", e.is_dir ? 0 : e.size}};
+                    if (!e.is_dir && account_record) {
+                        const std::string full = where->path.empty() ? e.name : where->path + "/" + e.name;
+                        item["downloadUrl"] = download_url(s.endpoints, *account_record, false, container, full);
+                    }
+                    items.push_back(item);
                 }
                 options.marker = page.next_marker;
             } while (!options.marker.empty() && items.size() < static_cast<size_t>(kMaxPage));
@@ -315,15 +328,14 @@ void add_portal_routes(http::Routes& routes, const PortalSources& sources, bool 
         routes.Get(R"(/portal(/.*)?)", off);
         return;
     }
-    routes.Get("/portal/?", [](const httplib::Request&, httplib::Response& res) {
-        send_asset(res, kIndexHtml, "text/html; charset=utf-8");
-    });
-    routes.Get("/portal/app.js", [](const httplib::Request&, httplib::Response& res) {
-        send_asset(res, kAppJs, "text/javascript; charset=utf-8");
-    });
-    routes.Get("/portal/app.css", [](const httplib::Request&, httplib::Response& res) {
-        send_asset(res, kAppCss, "text/css; charset=utf-8");
-    });
+    for (size_t i = 0; i < kPortalAssetCount; ++i) {
+        const PortalAsset& asset = kPortalAssets[i];
+        const std::string name = asset.name;
+        const std::string path = name == "index.html" ? "/portal/?" : "/portal/" + name;
+        routes.Get(path, [&asset](const httplib::Request&, httplib::Response& res) {
+            send_asset(res, asset.body, asset.type);
+        });
+    }
     routes.Get("/portal/api/overview", [sources](const httplib::Request&, httplib::Response& res) { overview(sources, res); });
     routes.Get("/portal/api/resources", [sources](const httplib::Request& req, httplib::Response& res) {
         resources(sources, req, res);

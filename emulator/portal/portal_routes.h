@@ -29,6 +29,9 @@ struct PortalSources {
     // The job engine's nodes (LocalEngine::nodes(): cluster, clusterKey, nodeId, state, job, ...);
     // none when empty.
     std::function<nlohmann::json()> nodes;
+    // What a cluster's nodes or a job lived through (EngineHistory: of_cluster, of_job), by the
+    // resource's kind and key; none when empty.
+    std::function<nlohmann::json(const std::string& kind, const std::string& key)> history;
     // Where jobs' output directories are read from (a job's stdout.txt followed by the page).
     storage::FileStore* files = nullptr;
     storage::BlobStore* blobs = nullptr;

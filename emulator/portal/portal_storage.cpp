@@ -7,6 +7,7 @@
 #include "common/time/timestamps.h"
 #include "emulator/arm/resource_view.h"
 #include "emulator/portal/portal_json.h"
+#include "emulator/portal/portal_storage_params.h"
 #include "fake_storage/auth/sas_signer.h"
 #include "fake_storage/engine/storage_error.h"
 
@@ -18,51 +19,8 @@ using nlohmann::json;
 constexpr int kPage = 200;
 constexpr size_t kMaxText = 1024;
 
-std::string param(const httplib::Request& req, const char* name) {
-    return req.has_param(name) ? req.get_param_value(name) : std::string();
-}
-
-// The account named by ?account=, or the error answered.
-std::optional<storage::Account> account_of(const StorageSources& s, const httplib::Request& req, httplib::Response& res) {
-    const std::string name = param(req, "account");
-    std::optional<storage::Account> account = name.size() <= 64 ? s.accounts.find(name) : std::nullopt;
-    if (!account) send_portal_error(res, 404, "AccountNotFound", "There is no storage account '" + name.substr(0, 64) + "'.");
-    return account;
-}
-
-// Checks that the text parameters are within bounds; answers and returns false otherwise.
-bool bounded(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> names) {
-    for (const char* name : names) {
-        if (param(req, name).size() > kMaxText) {
-            send_portal_error(res, 400, "InvalidParameter",
-                   std::string("The parameter ") + name + " is longer than " + std::to_string(kMaxText) + " characters.");
-            return false;
-        }
-    }
-    return true;
-}
-
-std::string download_url(const StorageSources& s, const storage::Account& account, bool blob, const std::string& container,
-                         const std::string& path) {
-    const auto expiry = time::now() + std::chrono::hours(1);
-    return (blob ? s.endpoints.blob : s.endpoints.file) + "/" + account.name + "/" +
-           storage::encode_url_path(container + "/" + path) + "?" +
-           storage::read_sas_query(account, blob ? storage::SasService::blob : storage::SasService::file, container, path,
-                                   expiry);
-}
-
-// A store's refusal as the portal's answer (a bad name 400, a missing container 404).
-template <typename Operation>
-void answered(httplib::Response& res, Operation operation) {
-    try {
-        operation();
-    } catch (const storage::StorageError& e) {
-        send_portal_error(res, e.status() == 404 ? 404 : 400, e.code(), e.what());
-    }
-}
-
 void volumes(const StorageSources& s, const httplib::Request& req, httplib::Response& res) {
-    std::optional<storage::Account> account = account_of(s, req, res);
+    std::optional<storage::Account> account = account_of(s.accounts, req, res);
     if (!account) return;
     answered(res, [&] {
         json containers = json::array();
@@ -91,7 +49,7 @@ void volumes(const StorageSources& s, const httplib::Request& req, httplib::Resp
 
 void blobs(const StorageSources& s, const httplib::Request& req, httplib::Response& res) {
     if (!bounded(req, res, {"container", "prefix", "marker"})) return;
-    std::optional<storage::Account> account = account_of(s, req, res);
+    std::optional<storage::Account> account = account_of(s.accounts, req, res);
     if (!account) return;
     const std::string container = param(req, "container");
     answered(res, [&] {
@@ -109,7 +67,7 @@ void blobs(const StorageSources& s, const httplib::Request& req, httplib::Respon
             }
             items.push_back({{"name", e.blob.name}, {"directory", false}, {"size", e.blob.size},
                              {"contentType", e.blob.content.content_type}, {"lastModified", arm::arm_time(e.blob.last_modified)},
-                             {"downloadUrl", download_url(s, *account, true, container, e.blob.name)}});
+                             {"downloadUrl", download_url(s.endpoints, *account, true, container, e.blob.name)}});
         }
         send_json(res, 200, json{{"items", items}, {"nextMarker", page.next_marker}});
     });
@@ -117,7 +75,7 @@ void blobs(const StorageSources& s, const httplib::Request& req, httplib::Respon
 
 void files(const StorageSources& s, const httplib::Request& req, httplib::Response& res) {
     if (!bounded(req, res, {"share", "path", "marker"})) return;
-    std::optional<storage::Account> account = account_of(s, req, res);
+    std::optional<storage::Account> account = account_of(s.accounts, req, res);
     if (!account) return;
     const std::string share = param(req, "share");
     const std::string path = param(req, "path");
@@ -133,7 +91,7 @@ void files(const StorageSources& s, const httplib::Request& req, httplib::Respon
             json item{{"name", e.name}, {"path", full}, {"directory", e.is_dir}};
             if (!e.is_dir) {
                 item["size"] = e.size;
-                item["downloadUrl"] = download_url(s, *account, false, share, full);
+                item["downloadUrl"] = download_url(s.endpoints, *account, false, share, full);
             }
             items.push_back(item);
         }
@@ -142,6 +100,40 @@ void files(const StorageSources& s, const httplib::Request& req, httplib::Respon
 }
 
 }  // namespace
+
+std::string param(const httplib::Request& req, const char* name) {
+    return req.has_param(name) ? req.get_param_value(name) : std::string();
+}
+
+// The account named by ?account=, or the error answered.
+std::optional<storage::Account> account_of(const storage::AccountRegistry& accounts, const httplib::Request& req,
+                                           httplib::Response& res) {
+    const std::string name = param(req, "account");
+    std::optional<storage::Account> account = name.size() <= 64 ? accounts.find(name) : std::nullopt;
+    if (!account) send_portal_error(res, 404, "AccountNotFound", "There is no storage account '" + name.substr(0, 64) + "'.");
+    return account;
+}
+
+// Checks that the text parameters are within bounds; answers and returns false otherwise.
+bool bounded(const httplib::Request& req, httplib::Response& res, std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+        if (param(req, name).size() > kMaxText) {
+            send_portal_error(res, 400, "InvalidParameter",
+                   std::string("The parameter ") + name + " is longer than " + std::to_string(kMaxText) + " characters.");
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string download_url(const endpoints::Endpoints& endpoints, const storage::Account& account, bool blob,
+                         const std::string& container, const std::string& path) {
+    const auto expiry = time::now() + std::chrono::hours(1);
+    return (blob ? endpoints.blob : endpoints.file) + "/" + account.name + "/" +
+           storage::encode_url_path(container + "/" + path) + "?" +
+           storage::read_sas_query(account, blob ? storage::SasService::blob : storage::SasService::file, container, path,
+                                   expiry);
+}
 
 void add_storage_routes(http::Routes& routes, const StorageSources& sources) {
     routes.Get("/portal/api/storage/volumes", [sources](const httplib::Request& req, httplib::Response& res) {
@@ -153,6 +145,7 @@ void add_storage_routes(http::Routes& routes, const StorageSources& sources) {
     routes.Get("/portal/api/storage/files", [sources](const httplib::Request& req, httplib::Response& res) {
         files(sources, req, res);
     });
+    add_storage_change_routes(routes, sources);
 }
 
 }  // namespace bai::portal

@@ -25,7 +25,7 @@ struct Fixture {
             if (node == "n1") return nlohmann::json{{"nodeId", node}};
             return std::nullopt;
         };
-        bai::portal::add_action_routes(portal, {arm, preempt, "token"});
+        bai::portal::add_action_routes(portal, {arm, preempt, preempt, "token"});
     }
 };
 

@@ -12,6 +12,7 @@ import unittest
 import urllib.parse
 
 import requests
+from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
@@ -269,7 +270,7 @@ class PortalTest(unittest.TestCase):
         self.assertIsNone(self.browser.execute_script("return window.pwned === undefined ? null : window.pwned"))
         self.click("dir/")
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-blob='dir/inner.txt']"), "the folder")
-        href = self.attribute_of("tr[data-blob='dir/inner.txt'] a", "href")
+        href = self.attribute_of("tr[data-blob='dir/inner.txt'] a[download]", "href")
         self.assertTrue(href.startswith(self.emu.endpoints["blob"]), href)
         self.assertEqual(requests.get(href, timeout=10).content, b"inner bytes")  # signed for reading
         self.shot("blobs")
@@ -279,9 +280,64 @@ class PortalTest(unittest.TestCase):
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='sub']"), "the share's top")
         self.click("sub/")
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='sub/readme.txt']"), "sub/")
-        href = self.attribute_of("tr[data-file='sub/readme.txt'] a", "href")
+        href = self.attribute_of("tr[data-file='sub/readme.txt'] a[download]", "href")
         self.assertEqual(requests.get(href, timeout=10).content, b"read me")
         self.shot("files")
+
+    def upload_from_the_page(self, name, data):
+        path = os.path.join(tempfile.mkdtemp(prefix="bai-portal-upload-"), name)
+        with open(path, "wb") as f:
+            f.write(data)
+        self.eventually(lambda: self.browser.find_elements(By.NAME, "upload"), "the upload form")
+        self.browser.find_element(By.NAME, "upload").send_keys(path)
+        self.press("button[data-action='upload']")
+
+    def test_2_e_a_file_uploaded_its_metadata_edited_and_deleted_from_the_pages(self):
+        conn = harness.connection_string(self.emu.endpoints)
+        container = BlobServiceClient.from_connection_string(conn).get_container_client("browse")
+        data = bytes(range(256)) * 1000  # binary, 256,000 bytes
+        # A blob uploaded into a folder of the container, through the page.
+        self.open("#/storage/blobs?account=devstoreaccount1&container=browse&prefix=dir%2F")
+        self.upload_from_the_page("weights.bin", data)
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-blob='dir/weights.bin']"),
+                        "the uploaded blob in the list")
+        blob = container.get_blob_client("dir/weights.bin")
+        self.assertEqual(blob.download_blob().readall(), data)
+        # Its page: properties; metadata saved from the page, seen by the SDK.
+        self.click("weights.bin")
+        self.eventually(lambda: self.text_of("tr[data-property='size'] td") == "256000 bytes", "the blob's properties")
+        self.assertEqual(self.text_of("tr[data-property='blob type'] td"), "BlockBlob")
+        self.assertEqual(self.text_of("tr[data-property='ETag'] td"), blob.get_blob_properties().etag)
+        field = self.browser.find_element(By.NAME, "metadata")
+        field.clear()
+        field.send_keys("owner=team-a\nstage=raw")
+        self.press("button[data-action='metadata']")
+        self.eventually(lambda: blob.get_blob_properties().metadata == {"owner": "team-a", "stage": "raw"},
+                        "the metadata through the SDK")
+        self.eventually(lambda: self.text_of("tr[data-metadata='owner'] td:nth-child(2)") == "team-a", "the metadata shown")
+        self.shot("blob-properties")
+        # Deleted from its page (a second click confirms): gone for the SDK, back to the folder.
+        self.confirm("delete:account=devstoreaccount1&container=browse&name=dir%2Fweights.bin")
+        self.eventually(lambda: not blob.exists(), "the blob deleted")
+        self.eventually(lambda: "prefix=dir%2F" in self.browser.current_url, "back in the folder")
+        # A file uploaded into a share's directory, read back through the SDK; then deleted.
+        self.open("#/storage/files?account=devstoreaccount1&share=browse-share&path=sub")
+        self.upload_from_the_page("notes.txt", "caf\u00e9 notes\n".encode())
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='sub/notes.txt']"),
+                        "the uploaded file in the list")
+        file = ShareServiceClient.from_connection_string(conn).get_share_client("browse-share").get_file_client("sub/notes.txt")
+        self.assertEqual(file.download_file().readall(), "caf\u00e9 notes\n".encode())
+        self.assertEqual(file.get_file_properties().content_settings.content_type, "text/plain")
+        self.click("notes.txt")
+        self.eventually(lambda: self.text_of("tr[data-property='size'] td") == "12 bytes", "the file's properties")
+        self.confirm("delete:account=devstoreaccount1&share=browse-share&path=sub%2Fnotes.txt")
+        def gone():
+            try:
+                file.get_file_properties()
+                return False
+            except ResourceNotFoundError:
+                return True
+        self.eventually(gone, "the file deleted")
 
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):

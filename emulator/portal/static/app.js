@@ -3,6 +3,8 @@
 "use strict";
 
 const POLL_MS = 2000;
+// The views by route; resource.js, storage.js and batch.js add theirs.
+const VIEWS = {};
 const KINDS = ["job", "cluster", "experiment", "workspace", "fileServer", "resourceGroup", "storageAccount", "batchAccount"];
 
 // el("td", {class: "mono"}, "text", child...): an element with attributes and children.
@@ -64,19 +66,27 @@ let armed = null;     // the key of the button waiting for its confirmation (kep
 let resizeTo = null;  // what is typed in a cluster's resize field (kept across redraws)
 let lastAction = "";  // what the last action answered
 
-async function act(body) {
+// A POST that changes something, with this page's token; what it answered is kept for the page
+// (lastAction) and the page drawn again.
+async function change(label, url, body, contentType) {
   if (!token) token = (await getJson("/portal/api/session")).token;
-  const response = await fetch("/portal/api/actions", {
-    method: "POST", cache: "no-store", body: JSON.stringify(body),
-    headers: {"Content-Type": "application/json", "X-Portal-Token": token}});
+  const response = await fetch(url, {
+    method: "POST", cache: "no-store", body,
+    headers: {"Content-Type": contentType || "application/json", "X-Portal-Token": token}});
   const answer = await response.json();
   lastAction = response.ok
-    ? `${body.action}: done (${answer.status})`
-    : `${body.action}: ${answer.error ? answer.error.code + ": " + answer.error.message : "HTTP " + response.status}`;
+    ? `${label}: done` + (answer.status ? ` (${answer.status})` : "")
+    : `${label}: ${answer.error ? answer.error.code + ": " + answer.error.message : "HTTP " + response.status}`;
   draw();
+  return response.ok;
 }
 
-// A button that, clicked once, asks "confirm ...?" and acts on the second click.
+function act(body) {
+  return change(body.action, "/portal/api/actions", JSON.stringify(body));
+}
+
+// A button that, clicked once, asks "confirm ...?" and acts on the second click: an action's
+// body, or a function that does it.
 function actionButton(key, label, body) {
   const waiting = armed === key;
   const button = el("button", {type: "button", "data-action": key, class: waiting ? "armed" : ""},
@@ -89,7 +99,7 @@ function actionButton(key, label, body) {
       return;
     }
     armed = null;
-    act(body);
+    if (typeof body === "function") body(); else act(body);
   });
   return button;
 }
@@ -168,159 +178,6 @@ async function resourcesView(params, redraw) {
   return [el("h1", {}, data.type + "s"), filtersForm(params), el("div", {id: "results"}, ...results)];
 }
 
-function parentOf(id) {
-  const parts = id.split("/");
-  return parts.length > 5 ? parts.slice(0, -2).join("/") : null;
-}
-
-const NODE_STATES = ["idle", "running", "preparing", "unusable", "leaving"];
-
-// A cluster's nodes by state, as a bar of proportional parts (and their counts as text).
-function nodeStateBar(counts) {
-  const total = NODE_STATES.reduce((sum, state) => sum + (counts[state + "NodeCount"] || 0), 0);
-  const parts = NODE_STATES.filter((state) => counts[state + "NodeCount"] > 0).map((state) => {
-    const part = el("span", {class: "part " + state, "data-node-state": state, title: state},
-                    `${state} ${counts[state + "NodeCount"]}`);
-    part.style.flexGrow = String(counts[state + "NodeCount"]);
-    return part;
-  });
-  return el("div", {class: "bar", id: "node-states"}, ...(total ? parts : [el("span", {class: "part"}, "no nodes")]));
-}
-
-function nodesTable(nodes) {
-  const rows = nodes.map((node) =>
-    el("tr", {"data-node": node.nodeId},
-       el("td", {class: "mono"}, node.nodeId), el("td", {}, stateBadge(node.state)), el("td", {}, node.ipAddress),
-       el("td", {}, node.lowPriority ? "low priority" : "dedicated"),
-       el("td", {class: "mono"}, (node.gpus || []).join(", ") || "-"),
-       el("td", {}, node.job ? link(resourceHash(node.job), node.job.split("/").pop()) : "-"),
-       el("td", {}, node.lowPriority ? actionButton("preempt:" + node.nodeId, "pre-empt", {action: "preempt", node: node.nodeId}) : null)));
-  return table(["node", "state", "address", "priority", "GPUs", "job", ""], rows);
-}
-
-function resizeForm(id, current) {
-  if (resizeTo === null || resizeTo.id !== id) resizeTo = {id, value: String(current)};
-  const field = el("input", {type: "number", min: "0", max: "1000", name: "nodes", value: resizeTo.value, size: 5});
-  field.addEventListener("input", () => { resizeTo.value = field.value; });
-  const button = el("button", {type: "button", "data-action": "resize"}, "Resize");
-  button.addEventListener("click", () => act({action: "resize", id, nodes: Number(resizeTo.value)}));
-  return el("p", {class: "actions"}, "Nodes wanted ", field, " ", button, " ",
-            actionButton("delete-cluster:" + id, "delete the cluster", {action: "delete-cluster", id}));
-}
-
-function jobActions(id) {
-  return el("p", {class: "actions"}, actionButton("terminate:" + id, "terminate", {action: "terminate", id}), " ",
-            actionButton("delete-job:" + id, "delete the job", {action: "delete-job", id}));
-}
-
-async function resourceView(params) {
-  const id = params.get("id") || "";
-  const data = await getJson("/portal/api/resource?id=" + encodeURIComponent(id));
-  const document_ = data.document;
-  const parent = parentOf(document_.id || id);
-  const properties = document_.properties || {};
-  const nodes = data.nodes ? [
-    el("h2", {}, data.type === "cluster" ? "Nodes" : "Nodes it runs on"),
-    data.type === "cluster" && properties.nodeStateCounts ? nodeStateBar(properties.nodeStateCounts) : null,
-    data.nodes.length ? nodesTable(data.nodes) : el("p", {}, "None."),
-  ] : [];
-  const output = data.type === "job" ? [el("h2", {}, "Output (stdouterr)"), await outputList(id, "stdouterr")] : [];
-  const target = (properties.scaleSettings && properties.scaleSettings.manual) ? properties.scaleSettings.manual.targetNodeCount
-                                                                                  : properties.currentNodeCount || 0;
-  const actions = data.type === "job" ? [jobActions(document_.id || id), actionResult()]
-                : data.type === "cluster" ? [resizeForm(document_.id || id, target), actionResult()] : [];
-  return [
-    el("h1", {}, document_.name || id),
-    el("p", {}, data.type, " ", stateBadge(data.state), parent ? " in " : null, parent ? link(resourceHash(parent), parent) : null),
-    ...actions,
-    ...nodes,
-    ...output,
-    el("h2", {}, "Document"),
-    el("pre", {id: "document"}, JSON.stringify(document_, null, 2)),
-  ];
-}
-
-function outputHash(job, dir, path) {
-  return "#/output?" + new URLSearchParams({id: job, dir, path}).toString();
-}
-
-// The files of a job's output directory, each a link to the page that follows it.
-async function outputList(job, dir) {
-  let data;
-  try {
-    data = await getJson("/portal/api/job-files?" + new URLSearchParams({id: job, dir}).toString());
-  } catch (error) {
-    if (!error.answered) throw error;
-    return el("p", {class: "error"}, error.message);
-  }
-  const rows = data.items.filter((item) => !item.directory).map((item) =>
-    el("tr", {"data-file": item.name}, el("td", {}, link(outputHash(job, dir, item.name), item.name)),
-       el("td", {}, `${item.size} bytes`)));
-  return rows.length ? table(["file", "size"], rows) : el("p", {}, "No files yet.");
-}
-
-// A file of a job's output, followed as it grows: each draw asks for what came after the last.
-let followed = {key: null, text: "", from: 0};
-
-async function outputView(params, redraw) {
-  const job = params.get("id") || "";
-  const dir = params.get("dir") || "stdouterr";
-  const path = params.get("path") || "";
-  const key = [job, dir, path].join("\n");
-  if (followed.key !== key) followed = {key, text: "", from: 0};
-  let size = followed.from;
-  for (let reads = 0; reads < 16; reads += 1) {  // up to 1 MiB a draw
-    const query = new URLSearchParams({id: job, dir, path, from: String(followed.from)});
-    let data;
-    try {
-      data = await getJson("/portal/api/job-file?" + query.toString());
-    } catch (error) {
-      if (!error.answered || followed.from > 0) throw error;
-      data = {size: 0, from: 0, text: "", missing: error.message};
-    }
-    if (data.size < followed.from) {  // the file was replaced by a shorter one: read it again
-      followed = {key, text: "", from: 0};
-      continue;
-    }
-    followed.text += data.text;
-    if (!data.missing) followed.from = data.next;
-    size = data.size;
-    if (data.missing || !data.text.length || followed.from >= data.size) {
-      followed.missing = data.missing;
-      break;
-    }
-  }
-  const log = el("pre", {id: "log"}, followed.text);
-  const note = el("p", {id: "log-size"}, followed.missing ? followed.missing : `${size} bytes`);
-  if (redraw) return {replace: "#followed", nodes: [note, log]};
-  return [el("h1", {}, path), el("p", {}, "of job ", link(resourceHash(job), job.split("/").pop()), ` (${dir})`),
-          el("div", {id: "followed"}, note, log)];
-}
-
-// ---- storage: accounts' containers and shares, a container's blobs, a share's directories ----
-
-function storageHash(kind, params) {
-  return `#/storage/${kind}?` + new URLSearchParams(params).toString();
-}
-
-async function storageView() {
-  const overview = await getJson("/portal/api/overview");
-  const sections = [el("h1", {}, "Storage")];
-  for (const account of overview.accounts) {
-    const data = await getJson("/portal/api/storage/volumes?" + new URLSearchParams({account: account.name}).toString());
-    const containers = data.containers.map((c) =>
-      el("tr", {"data-container": c.name}, el("td", {}, link(storageHash("blobs", {account: account.name, container: c.name}), c.name)),
-         el("td", {}, c.publicAccess || "private"), el("td", {}, c.lastModified)));
-    const shares = data.shares.map((sh) =>
-      el("tr", {"data-share": sh.name}, el("td", {}, link(storageHash("files", {account: account.name, share: sh.name}), sh.name)),
-         el("td", {}, `${sh.quotaGiB} GiB`), el("td", {}, sh.lastModified)));
-    sections.push(el("h2", {}, account.name),
-      containers.length ? table(["blob container", "public access", "last modified"], containers) : el("p", {}, "No blob containers."),
-      shares.length ? table(["file share", "quota", "last modified"], shares) : el("p", {}, "No file shares."));
-  }
-  return sections;
-}
-
 // "a/b/" -> links to the container's top, "a/" and "a/b/".
 function crumbs(top, parts, hashFor) {
   const nodes = [link(hashFor(""), top)];
@@ -336,47 +193,8 @@ function downloadLink(url) {
   return el("a", {href: url, download: "", rel: "noreferrer"}, "download");
 }
 
-async function blobsView(params) {
-  const account = params.get("account") || "";
-  const container = params.get("container") || "";
-  const prefix = params.get("prefix") || "";
-  const query = {account, container, prefix};
-  if (params.get("marker")) query.marker = params.get("marker");
-  const data = await getJson("/portal/api/storage/blobs?" + new URLSearchParams(query).toString());
-  const here = (p) => storageHash("blobs", {account, container, prefix: p});
-  const rows = data.items.map((item) => item.directory
-    ? el("tr", {"data-blob": item.name}, el("td", {}, link(here(item.name), item.name.slice(prefix.length))), el("td", {}, "folder"),
-         el("td", {}), el("td", {}), el("td", {}))
-    : el("tr", {"data-blob": item.name}, el("td", {}, item.name.slice(prefix.length)), el("td", {}, `${item.size} bytes`),
-         el("td", {}, item.contentType || ""), el("td", {}, item.lastModified), el("td", {}, downloadLink(item.downloadUrl))));
-  const more = data.nextMarker
-    ? link(storageHash("blobs", {account, container, prefix, marker: data.nextMarker}), "next page") : null;
-  return [el("h1", {}, `${account} / ${container}`),
-          crumbs(container, prefix.split("/").filter((p) => p), (p) => here(p)),
-          rows.length ? table(["name", "size", "content type", "last modified", ""], rows) : el("p", {}, "Empty."), more];
-}
-
-async function filesView(params) {
-  const account = params.get("account") || "";
-  const share = params.get("share") || "";
-  const path = params.get("path") || "";
-  const query = {account, share, path};
-  if (params.get("marker")) query.marker = params.get("marker");
-  const data = await getJson("/portal/api/storage/files?" + new URLSearchParams(query).toString());
-  const here = (p) => storageHash("files", {account, share, path: p.replace(/\/$/, "")});
-  const rows = data.items.map((item) => item.directory
-    ? el("tr", {"data-file": item.path}, el("td", {}, link(here(item.path), item.name + "/")), el("td", {}, "directory"), el("td", {}))
-    : el("tr", {"data-file": item.path}, el("td", {}, item.name), el("td", {}, `${item.size} bytes`),
-         el("td", {}, downloadLink(item.downloadUrl))));
-  const more = data.nextMarker
-    ? link(storageHash("files", {account, share, path, marker: data.nextMarker}), "next page") : null;
-  return [el("h1", {}, `${account} / ${share}`),
-          crumbs(share, path.split("/").filter((p) => p), (p) => here(p)),
-          rows.length ? table(["name", "size", ""], rows) : el("p", {}, "Empty."), more];
-}
-
-const VIEWS = {"/": overviewView, "/resources": resourcesView, "/resource": resourceView, "/output": outputView,
-               "/storage": storageView, "/storage/blobs": blobsView, "/storage/files": filesView};
+VIEWS["/"] = overviewView;
+VIEWS["/resources"] = resourcesView;
 
 // ---- drawing and the poll ----
 
@@ -429,4 +247,5 @@ window.addEventListener("hashchange", () => {
   drawn = null;
   draw();
 });
-draw();
+// The deferred scripts (this one and the views') have all run by then.
+document.addEventListener("DOMContentLoaded", draw);

@@ -1,0 +1,40 @@
+#include "emulator/engine/engine_history.h"
+
+namespace bai::engine {
+namespace {
+
+nlohmann::json to_json(const HistoryEvent& e) {
+    nlohmann::json out{{"time", e.time}, {"event", e.event}};
+    if (!e.node.empty()) out["node"] = e.node;
+    if (!e.job_id.empty()) out["jobId"] = e.job_id;
+    if (!e.detail.empty()) out["detail"] = e.detail;
+    return out;
+}
+
+}  // namespace
+
+void EngineHistory::record(HistoryEvent event) {
+    std::lock_guard guard(mutex_);
+    if (events_.size() >= capacity_) events_.pop_front();
+    events_.push_back(std::move(event));
+}
+
+nlohmann::json EngineHistory::of_cluster(const std::string& cluster_key) const {
+    nlohmann::json out = nlohmann::json::array();
+    std::lock_guard guard(mutex_);
+    for (const HistoryEvent& e : events_) {
+        if (e.cluster_key == cluster_key && !e.node.empty()) out.push_back(to_json(e));
+    }
+    return out;
+}
+
+nlohmann::json EngineHistory::of_job(const std::string& job_key) const {
+    nlohmann::json out = nlohmann::json::array();
+    std::lock_guard guard(mutex_);
+    for (const HistoryEvent& e : events_) {
+        if (e.job_key == job_key && e.node.empty()) out.push_back(to_json(e));
+    }
+    return out;
+}
+
+}  // namespace bai::engine
