@@ -15,8 +15,8 @@ constexpr const char* kApiVersion = "2022-10-01.16.0";
 constexpr size_t kMaxFile = 1 << 20;
 
 // The reads the pages make; anything else is refused (the portal is no proxy of the Batch API).
-const std::regex kEntities(R"(/(pools|jobs)(/[A-Za-z0-9_-]{1,64}(/(nodes|tasks)(/[A-Za-z0-9_-]{1,64})?)?)?)");
-const std::regex kFiles(R"(/(pools/[A-Za-z0-9_-]{1,64}/nodes|jobs/[A-Za-z0-9_-]{1,64}/tasks)/[A-Za-z0-9_-]{1,64}/files/([A-Za-z0-9_./-]{1,512}))");
+const std::regex kEntities(R"(/(pools|jobs)(/[A-Za-z0-9_-]{1,256}(/(nodes|tasks)(/[A-Za-z0-9_-]{1,256})?)?)?)");
+const std::regex kFiles(R"(/(pools/[A-Za-z0-9_-]{1,256}/nodes|jobs/[A-Za-z0-9_-]{1,256}/tasks)/[A-Za-z0-9_-]{1,256}/files/([A-Za-z0-9_./-]{1,512}))");
 
 void read(const BatchSources& s, const httplib::Request& req, httplib::Response& res) {
     const std::string account = param(req, "account");
@@ -47,16 +47,24 @@ void read(const BatchSources& s, const httplib::Request& req, httplib::Response&
     s.batch.dispatch(call, answer);
     const int status = answer.status < 0 ? 200 : answer.status;
     if (is_file && status == 416) {  // an empty file: no byte 0 to read
-        return send_json(res, 200, json{{"status", 200}, {"text", ""}, {"size", "0"}});
+        return send_json(res, 200, json{{"status", 200}, {"text", ""}, {"truncated", false}});
     }
     if (is_file && status < 300) {
-        std::string size = answer.get_header_value("ocp-content-length");
-        if (size.empty()) size = answer.get_header_value("Content-Length");
-        return send_json(res, 200, json{{"status", status}, {"text", answer.body}, {"size", size}});
+        return send_json(res, 200, json{{"status", status}, {"text", answer.body}, {"truncated", answer.body.size() >= kMaxFile}});
     }
     json body = json::parse(answer.body, nullptr, false);
     if (body.is_discarded()) body = json();
-    // The Batch API's refusal as the Batch API said it (404 PoolNotFound, TaskNotFound...).
+    if (status >= 400) {
+        // The Batch API's refusal as the portal's error (404 PoolNotFound, TaskNotFound...).
+        const json message = body.is_object() && body.contains("message") ? body["message"] : json();
+        const std::string text = message.is_object() && message.contains("value") && message["value"].is_string()
+                                     ? message["value"].get<std::string>()
+                                     : "The Batch API answered " + std::to_string(status) + ".";
+        const std::string code = body.is_object() && body.contains("code") && body["code"].is_string()
+                                     ? body["code"].get<std::string>()
+                                     : "BatchError";
+        return send_portal_error(res, status, code, text.substr(0, text.find('\n')));
+    }
     send_json(res, status, json{{"status", status}, {"answer", body}});
 }
 

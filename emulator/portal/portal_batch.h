@@ -5,8 +5,9 @@
 //   GET /portal/api/batch/accounts                 {"accounts": [NAME...]}
 //   GET /portal/api/batch/read?account=&path=P     {"status", "answer"}: the Batch API's JSON for P, one of
 //       /pools, /pools/ID, /pools/ID/nodes, /pools/ID/nodes/ID, /jobs, /jobs/ID, /jobs/ID/tasks,
-//       /jobs/ID/tasks/ID; or {"status", "text", "size"} for /jobs/ID/tasks/ID/files/PATH and
-//       /pools/ID/nodes/ID/files/PATH (the first MiB of the file, decoded as UTF-8).
+//       /jobs/ID/tasks/ID; or {"status", "text", "truncated"} for /jobs/ID/tasks/ID/files/PATH and
+//       /pools/ID/nodes/ID/files/PATH (the first MiB of the file, decoded as UTF-8). The Batch API's
+//       refusals come back as the portal's errors with its code and message (404 PoolNotFound...).
 #pragma once
 
 #include <httplib.h>

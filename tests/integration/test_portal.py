@@ -12,6 +12,9 @@ import unittest
 import urllib.parse
 
 import requests
+from azure.batch import BatchServiceClient
+from azure.batch import models as bm
+from azure.batch.batch_auth import SharedKeyCredentials
 from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
@@ -140,6 +143,12 @@ class PortalTest(unittest.TestCase):
         self.assertIn("<img src=x onerror=", document)
         self.assertIsNone(self.browser.execute_script("return window.pwned === undefined ? null : window.pwned"))
         self.assertNotIn("Pw-123456", self.browser.page_source)
+        # Its times and exit code, and its states over time (queued, ran on the node, ended).
+        self.eventually(lambda: self.text_of("tr[data-field='exit code'] td") == "0", "the exit code")
+        self.assertTrue(self.text_of("tr[data-field='ended'] td"))
+        events = self.browser.execute_script("return [...document.querySelectorAll('tr[data-event]')].map((r) => r.dataset.event)")
+        self.assertEqual(events, ["queued", "runs", "ends"])
+        self.assertIn("succeeded (exit code 0)", self.text_of("tr[data-event='ends']"))
         self.shot("job")
         # Filters: by state and by search, through the form.
         self.open("#/resources?type=job")
@@ -175,8 +184,10 @@ class PortalTest(unittest.TestCase):
         job = client.jobs.begin_create(RG, WS, EXP, "talker", m.JobCreateParameters(
             cluster=m.ResourceId(id=client.clusters.get(RG, WS, "withshare").id), node_count=1,
             std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            output_directories=[m.OutputDirectory(id="MODEL", path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs")],
             custom_toolkit_settings=m.CustomToolkitSettings(
-                command_line="for i in 1 2 3 4 5 6; do echo line-$i; sleep 1; done; echo 'caf\u00e9 <done>'"))).result()
+                command_line="mkdir -p $AZ_BATCHAI_OUTPUT_MODEL/ckpt && echo weights > $AZ_BATCHAI_OUTPUT_MODEL/ckpt/w.txt; "
+                             "for i in 1 2 3 4 5 6; do echo line-$i; sleep 1; done; echo 'caf\u00e9 <done>'"))).result()
         self.open("#/resource?id=" + urllib.parse.quote(job.id, safe=""))
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='stdout.txt']"),
                         "stdout.txt among the job's output files")
@@ -193,6 +204,16 @@ class PortalTest(unittest.TestCase):
         self.assertEqual(seen[-1].split("\n")[:6], [f"line-{i}" for i in range(1, 7)])
         self.assertIn("caf\u00e9 <done>", seen[-1])  # UTF-8 and markup characters, as text
         self.shot("output")
+        # The job's other output directory, as a browser: a folder opened, a file downloaded.
+        self.open("#/resource?id=" + urllib.parse.quote(job.id, safe=""))
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "#output-directories a"), "the directories")
+        self.click("MODEL")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='ckpt']"), "the MODEL directory")
+        self.click("ckpt/")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='ckpt/w.txt']"), "ckpt/")
+        href = self.attribute_of("tr[data-file='ckpt/w.txt'] a[download]", "href")
+        self.assertEqual(requests.get(href, timeout=10).content, b"weights\n")
+        self.shot("output-directory")
 
     def press(self, css):
         """Clicks what `css` finds (through the browser, as a user would), again if a redraw
@@ -236,11 +257,30 @@ class PortalTest(unittest.TestCase):
         self.assertNotIn(first, [n["nodeId"] for n in self.engine_nodes()])
         self.assertNotEqual(second, first)
         self.eventually(lambda: "preempt: done" in (self.text_of("#action-result") or ""), "the action's answer")
+        # The timeline: the job's run on the first node ended requeued, the pre-emption marked, its
+        # run on the second node still open.
+        def bars():
+            return self.browser.execute_script(
+                "return [...document.querySelectorAll('svg#timeline rect.job')].map((r) => [r.dataset.job, r.dataset.end])")
+        self.eventually(lambda: [j.lower() for j, end in bars() if end == "running"] == [job.id.lower()], "the open run")
+        self.assertIn("requeued: preempted", [end for _, end in bars()])
+        self.assertEqual(self.browser.execute_script(
+            "return [...document.querySelectorAll('svg#timeline [data-mark]')].map((m) => m.dataset.mark)"), ["preempted"])
+        self.shot("timeline")
         # Terminated from the job's page.
         self.open("#/resource?id=" + urllib.parse.quote(job.id, safe=""))
         self.confirm(f"terminate:{job.id}")
         self.eventually(lambda: client.jobs.get(RG, WS, EXP, "long").execution_state in ("failed", "succeeded"),
                         "the job terminated", timeout=60)
+        def ends():
+            return self.browser.execute_script(
+                "return [...document.querySelectorAll('tr[data-event=ends] td:nth-child(3)')].map((td) => td.innerText)")
+        self.eventually(lambda: ends() == ["requeued: preempted", "stopped: terminate"], "the job's two ends")
+        # The idle node failed from the cluster's page: unusable, as the scenario fault leaves it.
+        self.open("#/resource?id=" + urllib.parse.quote(cluster.id, safe=""))
+        self.confirm(f"fail:{second}")
+        self.eventually(lambda: [n["state"] for n in self.engine_nodes() if n["nodeId"] == second] == ["unusable"],
+                        "the node unusable")
         # Resized to 0 from the cluster's page.
         self.open("#/resource?id=" + urllib.parse.quote(cluster.id, safe=""))
         self.eventually(lambda: self.browser.find_elements(By.NAME, "nodes"), "the resize field")
@@ -339,6 +379,47 @@ class PortalTest(unittest.TestCase):
                 return True
         self.eventually(gone, "the file deleted")
 
+    def test_2_f_azure_batch_pools_nodes_jobs_and_tasks(self):
+        batch = BatchServiceClient(SharedKeyCredentials(harness.DEV_BATCH_ACCOUNT, harness.DEV_BATCH_KEY),
+                                   batch_url=self.emu.endpoints["batch"])
+        batch.pool.add(bm.PoolAddParameter(
+            id="portal-pool", vm_size="STANDARD_D1", target_dedicated_nodes=1,
+            virtual_machine_configuration=bm.VirtualMachineConfiguration(
+                image_reference=bm.ImageReference(publisher="canonical", offer="0001-com-ubuntu-server-focal",
+                                                  sku="20_04-lts", version="latest"),
+                node_agent_sku_id="batch.node.ubuntu 20.04"),
+            start_task=bm.StartTask(command_line="/bin/sh -c 'echo set up'", wait_for_success=True)))
+        batch.job.add(bm.JobAddParameter(id="portal-job", pool_info=bm.PoolInformation(pool_id="portal-pool")))
+        batch.task.add("portal-job", bm.TaskAddParameter(id="hello", command_line="/bin/sh -c \"echo 'hello <b>batch</b>'\""))
+        batch.task.add("portal-job", bm.TaskAddParameter(
+            id="flaky", command_line="/bin/sh -c 'exit 3'", constraints=bm.TaskConstraints(max_task_retry_count=1)))
+        self.open("#/batch")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-pool='portal-pool']"), "the pool")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-batch-job='portal-job']"), "the job")
+        self.shot("batch")
+        # The pool's node, its start task completed with exit code 0, its output.
+        self.click("portal-pool")
+        self.eventually(lambda: self.attribute_of("tr[data-node] [data-start-task]", "data-start-task") == "completed",
+                        "the node's start task completed", timeout=60)
+        self.assertIn("exit code 0", self.text_of("tr[data-node] [data-start-task]"))
+        self.click("stdout")
+        self.eventually(lambda: (self.text_of("#log") or "").strip() == "set up", "the start task's stdout")
+        self.shot("batch-pool")
+        # The job's tasks: exit codes, retries; a task's stdout as text.
+        self.open("#/batch/job?account=devbatchaccount1&job=portal-job")
+        self.eventually(lambda: self.attribute_of("tr[data-task='flaky'] [data-exit-code]", "data-exit-code") == "3" and
+                        self.attribute_of("tr[data-task='flaky'] [data-state]", "data-state") == "completed",
+                        "the flaky task's end", timeout=60)
+        self.assertEqual(self.attribute_of("tr[data-task='flaky'] [data-retries]", "data-retries"), "1")
+        self.assertEqual(self.attribute_of("tr[data-task='flaky'] [data-requeues]", "data-requeues"), "0")
+        self.eventually(lambda: self.attribute_of("tr[data-task='hello'] [data-exit-code]", "data-exit-code") == "0",
+                        "the hello task's end", timeout=60)
+        self.shot("batch-job")
+        self.click("hello")
+        self.eventually(lambda: self.text_of("pre[data-output='stdout.txt']") == "hello <b>batch</b>\n", "the task's stdout")
+        self.assertEqual(self.browser.execute_script("return document.querySelectorAll('main b').length"), 0)
+        self.shot("batch-task")
+
     def test_3_the_portals_endpoints_refuse_bad_input_naming_it(self):
         def get(path):
             return requests.get(f"{self.arm}{path}", verify=False, timeout=10)
@@ -363,6 +444,13 @@ class PortalTest(unittest.TestCase):
             ("/portal/api/job-file?id=" + urllib.parse.quote(self.job_id) + "&path=stdout.txt&from=-1", 400, "from"),
             ("/portal/api/job-file?id=" + urllib.parse.quote(self.job_id) + "&path=../../../etc/passwd", 400,
              "directory"),
+            ("/portal/api/storage/properties?account=devstoreaccount1&container=browse", 400, "name"),
+            ("/portal/api/storage/properties?account=devstoreaccount1&container=browse&share=s&name=a", 400, "share"),
+            ("/portal/api/storage/properties?account=devstoreaccount1&container=browse&name=missing", 404, "blob"),
+            ("/portal/api/batch/read?account=nope&path=/pools", 404, "nope"),
+            ("/portal/api/batch/read?account=devbatchaccount1&path=/certificates", 400, "path"),
+            ("/portal/api/batch/read?account=devbatchaccount1&path=/jobs/portal-job/tasks/hello/files/../../x", 400, "path"),
+            ("/portal/api/batch/read?account=devbatchaccount1&path=/pools/absent", 404, "pool"),
         ]:
             r = get(path)
             self.assertEqual(r.status_code, status, path)
@@ -391,10 +479,28 @@ class PortalTest(unittest.TestCase):
         r = requests.post(f"{self.arm}/portal/api/actions", data="not json", verify=False, timeout=10,
                           headers={"X-Portal-Token": token})
         self.assertEqual(r.status_code, 400)
+        r = act({"action": "fail-node", "node": "ghost"}, **{"X-Portal-Token": token})
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (404, "NodeNotFound"))
+        # The storage browser's changes: the same token and origin rules; bad metadata named.
+        store = lambda what, query, **kw: requests.post(  # noqa: E731
+            f"{self.arm}/portal/api/storage/{what}?account=devstoreaccount1&{query}", verify=False, timeout=10, **kw)
+        r = store("upload", "container=browse&name=sneaky.txt", data=b"x")
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "PortalTokenMissing"))
+        r = store("delete", "container=browse&name=dir/inner.txt", headers={"X-Portal-Token": token, "Origin": "https://evil.example"})
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "CrossOriginAction"))
+        self.assertTrue(BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
+                        .get_blob_client("browse", "dir/inner.txt").exists())
+        for body, named in [({"metadata": {"1st": "x"}}, "1st"), ({"metadata": {"a": 1}}, "a"),
+                            ({"metadata": {"a": "line\nbreak"}}, "a"), ({"meta": {}}, "metadata")]:
+            r = store("metadata", "container=browse&name=dir/inner.txt", json=body, headers={"X-Portal-Token": token})
+            self.assertEqual(r.status_code, 400, body)
+            self.assertIn(named, r.json()["error"]["message"], body)
+        r = store("upload", "share=browse-share&path=no/such/dir/f.txt", data=b"x", headers={"X-Portal-Token": token})
+        self.assertEqual(r.status_code, 404)
         page = get("/portal/")
         self.assertIn("script-src 'self'", page.headers["Content-Security-Policy"])
         self.assertEqual(page.headers["X-Frame-Options"], "DENY")
-        self.assertNotIn("<script>", page.text.replace('<script src="/portal/app.js" defer></script>', ""))
+        self.assertEqual(page.text.count("<script"), page.text.count('<script src="/portal/'))  # no inline script
         # An unknown page of the portal's own routes, in the browser.
         self.open("#/nowhere")
         self.eventually(lambda: self.text_of("main h1") == "Not found", "the not-found view")

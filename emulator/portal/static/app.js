@@ -220,9 +220,9 @@ async function draw() {
     if (mine !== generation) return;
     if (result.replace) {
       const target = main.querySelector(result.replace);
-      if (target) target.replaceChildren(...result.nodes);
+      if (target) target.replaceChildren(...result.nodes.filter((node) => node !== null && node !== undefined));
     } else {
-      main.replaceChildren(...result);
+      main.replaceChildren(...result.filter((node) => node !== null && node !== undefined));
     }
     drawn = key;
     failures = 0;

@@ -86,7 +86,8 @@ function gantt(history) {
   const rows = timelineRows(history, now);
   const start = Math.min(...rows.map((r) => r.from));
   const span = Math.max(1000, now - start);
-  const label = 130, width = 760, height = 22;
+  // The names' column as wide as the longest (monospace, about 7.3 px a character at 12 px).
+  const label = 12 + Math.ceil(7.3 * Math.max(...rows.map((r) => r.node.length))), width = 760, height = 22;
   const x = (t) => label + ((t - start) / span) * width;
   const chart = svg("svg", {id: "timeline", width: label + width + 10, height: rows.length * height + 24,
                             viewBox: `0 0 ${label + width + 10} ${rows.length * height + 24}`, role: "img"});
