@@ -261,4 +261,43 @@ std::vector<std::string> ResourceStore::keys_in_states(std::string_view type,
     return keys;
 }
 
+SummaryPage ResourceStore::summaries(std::string_view type, std::string_view state_path, std::string_view state,
+                                     std::string_view key_part, int skip, int top) const {
+    SummaryPage page;
+    const std::string where = " FROM arm_resources WHERE type = ?1 AND (?3 = '' OR lower(json_extract(body, ?2)) = lower(?3))"
+                              " AND (?4 = '' OR instr(key, ?4) > 0)";
+    db_.read([&](db::Database& db) {
+        auto count = db.prepare("SELECT COUNT(*)" + where);
+        count.bind(1, type).bind(2, state_path).bind(3, state).bind(4, key_part);
+        if (count.step()) page.total = count.column_int(0);
+        auto s = db.prepare("SELECT key, json_extract(body, '$.id'), json_extract(body, '$.name'), json_extract(body, ?2),"
+                            " json_extract(body, '$.properties.creationTime'), seq" +
+                            where + " ORDER BY seq DESC LIMIT ?5 OFFSET ?6");
+        s.bind(1, type).bind(2, state_path).bind(3, state).bind(4, key_part).bind(5, std::int64_t{top}).bind(6, std::int64_t{skip});
+        auto text = [&s](int column) { return s.is_null(column) ? std::string() : s.column_text(column); };
+        while (s.step()) page.items.push_back({text(0), text(1), text(2), text(3), text(4), s.column_int(5)});
+    });
+    return page;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> ResourceStore::count_by_state(std::string_view type,
+                                                                                std::string_view state_path) const {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare("SELECT json_extract(body, ?2), COUNT(*) FROM arm_resources WHERE type = ?1 GROUP BY 1");
+        s.bind(1, type).bind(2, state_path);
+        while (s.step()) out.emplace_back(s.is_null(0) ? std::string() : s.column_text(0), s.column_int(1));
+    });
+    return out;
+}
+
+std::vector<std::pair<std::string, std::int64_t>> ResourceStore::count_by_type() const {
+    std::vector<std::pair<std::string, std::int64_t>> out;
+    db_.read([&](db::Database& db) {
+        auto s = db.prepare("SELECT type, COUNT(*) FROM arm_resources GROUP BY type");
+        while (s.step()) out.emplace_back(s.column_text(0), s.column_int(1));
+    });
+    return out;
+}
+
 }  // namespace bai::arm

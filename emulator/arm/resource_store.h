@@ -29,6 +29,22 @@ struct Page {
     std::optional<std::int64_t> next_after;  // the seq to continue after when there is more
 };
 
+// What a list of resources shows of each (the portal's), read by SQLite without parsing the
+// documents here.
+struct ResourceSummary {
+    std::string key;
+    std::string id;
+    std::string name;
+    std::string state;    // the text at the list's state path ("" when absent)
+    std::string created;  // properties.creationTime
+    std::int64_t seq = 0;
+};
+
+struct SummaryPage {
+    std::vector<ResourceSummary> items;
+    std::int64_t total = 0;  // how many match, over every page
+};
+
 // A page in the order of the resources' keys (their lower-cased ids).
 struct KeyPage {
     std::vector<StoredResource> items;
@@ -71,6 +87,16 @@ public:
     // creation order; read without parsing any document (a start on 100,000 finished jobs parses
     // none of them).
     std::vector<std::string> keys_in_states(std::string_view type, const std::vector<std::string>& states) const;
+    // The resources of `type`, newest first: those whose text at `state_path` (a JSON path such as
+    // $.properties.executionState) equals `state` ignoring ASCII case, when `state` is not empty,
+    // and whose key holds `key_part` (lower case), when not empty; `top` of them after `skip`.
+    SummaryPage summaries(std::string_view type, std::string_view state_path, std::string_view state,
+                          std::string_view key_part, int skip, int top) const;
+    // How many resources of `type` have each text at `state_path` ("" for none).
+    std::vector<std::pair<std::string, std::int64_t>> count_by_state(std::string_view type,
+                                                                     std::string_view state_path) const;
+    // How many resources of each type there are.
+    std::vector<std::pair<std::string, std::int64_t>> count_by_type() const;
 
     // Called after each create and each update that changed a document, with its type and body
     // as written (a scenario's trace follows job states through it). Set before any write.

@@ -181,6 +181,7 @@ private:
         stdouterr_ = host_path(stdouterr_directory(in_.properties, master, in_.preview_layout), "stdOutErrPathPrefix");
         fs::create_directories(in_store(stdouterr_), ec);
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
+        if (in_.stdouterr_ready) in_.stdouterr_ready(in_store(stdouterr_));
         // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
         // master node's job directory then.
         std::vector<fs::path> logs;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -55,6 +56,8 @@ struct JobRunInputs {
     DeclaredWorkloads* workloads = nullptr;
     Clock* clock = nullptr;
     time::TimePoint started{};  // on `clock`, when the engine started the job
+    // Told where on this machine the job's stdout and stderr go, once that directory exists.
+    std::function<void(const std::filesystem::path&)> stdouterr_ready;
 };
 
 struct JobOutcome {

@@ -638,6 +638,10 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.workloads = options_.workloads;
     in.clock = &clock_;
     in.started = started_at;
+    in.stdouterr_ready = [this, key = queued.key](const std::filesystem::path& dir) {
+        std::lock_guard guard(snapshot_mutex_);
+        job_logs_[key] = dir;
+    };
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {
@@ -894,6 +898,7 @@ void LocalEngine::job_deleted(const arm::StoredResource& job) {
         {
             std::lock_guard guard(snapshot_mutex_);
             job_nodes_.erase(key);
+            job_logs_.erase(key);
         }
         if (running_.count(key)) return stop_job(key, "deleted");
         std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
@@ -1025,6 +1030,13 @@ std::optional<json> LocalEngine::preempt(const std::string& node_id) {
         }
         return answer;
     });
+}
+
+std::optional<std::filesystem::path> LocalEngine::stdouterr_directory(const std::string& job_key) {
+    std::lock_guard guard(snapshot_mutex_);
+    auto it = job_logs_.find(job_key);
+    if (it == job_logs_.end()) return std::nullopt;
+    return it->second;
 }
 
 void LocalEngine::kill(const std::string& job_id) {

@@ -90,6 +90,10 @@ public:
     // The node fails (any node): it becomes unusable and stays so, and its job (if any) is
     // requeued. Returns {"nodeId", "requeuedJob"}; nullopt when no node has that id.
     std::optional<nlohmann::json> fail(const std::string& node_id);
+    // Where the job's last run (since the start) wrote its stdout and stderr on this machine: for a
+    // stdOutErrPathPrefix on the node's own disk ($AZ_BATCHAI_JOB_TEMP), which no API reaches. Gone
+    // from the disk once its node has left.
+    std::optional<std::filesystem::path> stdouterr_directory(const std::string& job_key);
     // Kills the job's processes (or cuts its declared workload short) as a SIGKILL from outside
     // would: the job fails with exit code 137. Nothing happens to a job that is not running.
     void kill(const std::string& job_id);
@@ -220,6 +224,7 @@ private:
     std::mutex snapshot_mutex_;
     std::vector<NodeView> nodes_snapshot_;
     std::map<std::string, std::vector<std::string>> job_nodes_;  // job key -> node ids of its last run
+    std::map<std::string, std::filesystem::path> job_logs_;      // job key -> its last run's stdouterr directory
 };
 
 }  // namespace bai::engine

@@ -16,6 +16,7 @@
 #include "emulator/arm/resource_view.h"
 #include "emulator/portal/portal_assets.h"
 #include "emulator/portal/portal_json.h"
+#include "emulator/portal/portal_node_logs.h"
 #include "emulator/portal/portal_storage_params.h"
 #include "fake_storage/engine/storage_error.h"
 
@@ -31,6 +32,7 @@ const std::vector<std::string> kKinds = {arm::kind::kResourceGroup, arm::kind::k
 constexpr int kMaxPage = 1000;
 constexpr std::uint64_t kMaxRead = 64 * 1024;  // what one read of an output file returns at most
 constexpr size_t kMaxFilter = 256;
+constexpr int kChildrenShown = 20;  // of each kind, on a resource's page
 
 void send_asset(httplib::Response& res, const char* body, const char* type) {
     set_portal_headers(res);
@@ -54,6 +56,13 @@ std::string state_of(const arm::StoredResource& r) {
     if (r.type == arm::kind::kJob) return text_at(r.body, "properties", "executionState");
     if (r.type == arm::kind::kCluster) return text_at(r.body, "properties", "allocationState");
     return text_at(r.body, "properties", "provisioningState");
+}
+
+// The same, as the JSON path the store's lists read.
+const char* state_path_of(const std::string& kind) {
+    if (kind == arm::kind::kJob) return "$.properties.executionState";
+    if (kind == arm::kind::kCluster) return "$.properties.allocationState";
+    return "$.properties.provisioningState";
 }
 
 json item_of(const arm::StoredResource& r) {
@@ -101,16 +110,15 @@ void overview(const PortalSources& s, httplib::Response& res) {
                             {"key", account->key1},
                             {"connectionString", storage::connection_string(*account, s.endpoints.blob, s.endpoints.file)}});
     }
+    // Counted by the store (no document read here: an overview of 10,000 jobs parses none).
     json counts = json::object();
+    for (const std::string& kind : kKinds) counts[kind] = 0;
+    for (const auto& [kind, count] : s.resources.count_by_type()) {
+        if (counts.contains(kind)) counts[kind] = count;
+    }
     json job_states = json::object();
-    for (const std::string& kind : kKinds) {
-        std::vector<arm::StoredResource> all = s.resources.all_of_type(kind);
-        counts[kind] = all.size();
-        if (kind != arm::kind::kJob) continue;
-        for (const arm::StoredResource& job : all) {
-            const std::string state = state_of(job);
-            job_states[state.empty() ? "unknown" : state] = job_states.value(state.empty() ? "unknown" : state, 0) + 1;
-        }
+    for (const auto& [state, count] : s.resources.count_by_state(arm::kind::kJob, state_path_of(arm::kind::kJob))) {
+        job_states[state.empty() ? "unknown" : state] = count;
     }
     send_json(res, 200,
          json{{"version", kVersion},
@@ -137,20 +145,18 @@ void resources(const PortalSources& s, const httplib::Request& req, httplib::Res
     if (!skip) return;
     std::optional<int> top = number_param(req, res, "top", 100, 1, kMaxPage);
     if (!top) return;
-    const std::string wanted_state = text::lower(*state);
-    const std::string wanted_text = text::lower(*search);
-    std::vector<arm::StoredResource> all = s.resources.all_of_type(kind);
-    // Newest first.
-    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.seq > b.seq; });
+    // Newest first, filtered and paged by the store: one page's worth of rows comes back.
+    const arm::SummaryPage page = s.resources.summaries(kind, state_path_of(kind), *state, text::lower(*search), *skip, *top);
     json items = json::array();
-    int matched = 0;
-    for (const arm::StoredResource& r : all) {
-        if (!wanted_state.empty() && text::lower(state_of(r)) != wanted_state) continue;
-        if (!wanted_text.empty() && r.key.find(wanted_text) == std::string::npos) continue;
-        if (matched >= *skip && matched < *skip + *top) items.push_back(item_of(r));
-        ++matched;
+    for (const arm::ResourceSummary& r : page.items) {
+        json item{{"id", r.id.empty() ? r.key : r.id},
+                  {"name", r.name.empty() ? r.key.substr(r.key.rfind('/') + 1) : r.name},
+                  {"type", kind},
+                  {"state", r.state}};
+        if (!r.created.empty()) item["created"] = r.created;
+        items.push_back(item);
     }
-    send_json(res, 200, json{{"type", kind}, {"total", matched}, {"skip", *skip}, {"top", *top}, {"items", items}});
+    send_json(res, 200, json{{"type", kind}, {"total", page.total}, {"skip", *skip}, {"top", *top}, {"items", items}});
 }
 
 void resource(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
@@ -173,6 +179,16 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
         out["nodes"] = nodes;
     }
     if (s.history && (cluster || found->type == arm::kind::kJob)) out["history"] = s.history(found->type, found->key);
+    // What it holds, by kind: the first page of each (the tree's next level).
+    json children = json::object();
+    for (const std::string& kind : kKinds) {
+        arm::Page page = s.resources.children(found->key, kind, 0, kChildrenShown);
+        if (page.items.empty()) continue;
+        json items = json::array();
+        for (const arm::StoredResource& child : page.items) items.push_back(item_of(child));
+        children[kind] = {{"items", items}, {"more", page.next_after.has_value()}};
+    }
+    out["children"] = children;
     send_json(res, 200, out);
 }
 
@@ -208,10 +224,32 @@ std::optional<arm::OutputLocation> output_of(const PortalSources& s, const arm::
     }
 }
 
+// Where the job's stdouterr lies on a node's own disk, when ?dir= is stdouterr (the default) and
+// no share or container holds it ($AZ_BATCHAI_JOB_TEMP) and the engine ran the job since the start.
+std::optional<std::filesystem::path> node_local_stdouterr(const PortalSources& s, const arm::StoredResource& job,
+                                                          const httplib::Request& req, const std::string& path) {
+    if (!s.node_logs || (req.has_param("dir") && req.get_param_value("dir") != "stdouterr")) return std::nullopt;
+    try {
+        if (arm::locate_output(s.resources, job, "stdouterr", path)) return std::nullopt;
+    } catch (const arm::CloudError&) {
+        return std::nullopt;  // (answered by output_of, as for any directory)
+    }
+    return s.node_logs(job.key);
+}
+
+const char* const kNodeGone = "The job's stdouterr is on its node's own disk ($AZ_BATCHAI_JOB_TEMP), and that node has left "
+                              "(or the file is not there).";
+
 // The files and directories of a job's output directory: ?id=JOB&dir=stdouterr&path=.
 void job_files(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
     std::optional<arm::StoredResource> job = job_of(s, req, res);
     if (!job) return;
+    const std::string asked = req.has_param("path") ? req.get_param_value("path") : ".";
+    if (std::optional<std::filesystem::path> local = node_local_stdouterr(s, *job, req, asked)) {
+        std::optional<json> items = list_node_logs(*local, asked, kMaxPage);
+        if (!items) return send_portal_error(res, 404, "FileNotFound", kNodeGone);
+        return send_json(res, 200, json{{"items", *items}, {"nodeLocal", true}});
+    }
     std::optional<arm::OutputLocation> where = output_of(s, *job, req, req.has_param("path") ? req.get_param_value("path") : ".", res);
     if (!where) return;
     json items = json::array();
@@ -259,6 +297,8 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
     send_json(res, 200, json{{"items", items}});
 }
 
+void send_text_part(httplib::Response& res, std::string bytes, std::uint64_t size, int from);
+
 // Up to 64 KiB of an output file from ?from= (bytes), with its size: ?id=JOB&dir=stdouterr&path=stdout.txt.
 void job_file(const PortalSources& s, const httplib::Request& req, httplib::Response& res) {
     std::optional<arm::StoredResource> job = job_of(s, req, res);
@@ -269,10 +309,15 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
     }
     std::optional<int> from = number_param(req, res, "from", 0, 0, std::numeric_limits<int>::max());
     if (!from) return;
-    std::optional<arm::OutputLocation> where = output_of(s, *job, req, path, res);
-    if (!where) return;
     std::string bytes;
     std::uint64_t size = 0;
+    if (std::optional<std::filesystem::path> local = node_local_stdouterr(s, *job, req, path)) {
+        std::optional<NodeLogRead> read = read_node_log(*local, path, static_cast<std::uint64_t>(*from), kMaxRead);
+        if (!read) return send_portal_error(res, 404, "FileNotFound", kNodeGone);
+        return send_text_part(res, std::move(read->bytes), read->size, *from);
+    }
+    std::optional<arm::OutputLocation> where = output_of(s, *job, req, path, res);
+    if (!where) return;
     try {
         const std::string& account = where->volume.account;
         const std::string& container = where->volume.container;
@@ -300,7 +345,12 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
         if (e.status() != 404) throw;
         return send_portal_error(res, 404, "FileNotFound", "The job's output has no file " + path + " (yet).");
     }
-    // A character cut at the read's end is left to the next read (which starts at `next`).
+    send_text_part(res, std::move(bytes), size, *from);
+}
+
+// A part of an output file read from `from`, with the file's size: a character cut at the read's
+// end is left to the next read (which starts at `next`).
+void send_text_part(httplib::Response& res, std::string bytes, std::uint64_t size, int from) {
     if (bytes.size() == kMaxRead) {
         size_t cut = bytes.size();
         for (size_t back = 1; back <= 3 && back <= bytes.size(); ++back) {
@@ -313,7 +363,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
         bytes.resize(cut);
     }
     // Bytes that are not UTF-8 (a binary file) show as U+FFFD (send_json).
-    send_json(res, 200, json{{"size", size}, {"from", *from}, {"next", static_cast<std::uint64_t>(*from) + bytes.size()},
+    send_json(res, 200, json{{"size", size}, {"from", from}, {"next", static_cast<std::uint64_t>(from) + bytes.size()},
                              {"text", bytes}});
 }
 

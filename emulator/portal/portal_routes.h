@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "common/endpoints/endpoints_file.h"
@@ -32,6 +33,9 @@ struct PortalSources {
     // What a cluster's nodes or a job lived through (EngineHistory: of_cluster, of_job), by the
     // resource's kind and key; none when empty.
     std::function<nlohmann::json(const std::string& kind, const std::string& key)> history;
+    // Where a job's last run wrote its stdout and stderr on a node's own disk
+    // (LocalEngine::stdouterr_directory), by the job's key; none when empty.
+    std::function<std::optional<std::filesystem::path>(const std::string& job_key)> node_logs;
     // Where jobs' output directories are read from (a job's stdout.txt followed by the page).
     storage::FileStore* files = nullptr;
     storage::BlobStore* blobs = nullptr;

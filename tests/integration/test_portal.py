@@ -109,6 +109,13 @@ class PortalTest(unittest.TestCase):
         self.assertEqual(self.text_of("[data-count='job']"), "0")
         self.assertIn("live", self.text_of("#status"))
         self.assertEqual(self.browser.execute_script("return document.title"), "Batch AI Emulator")
+        # The key's copy button: on the clipboard, or selected for a Ctrl+C where the browser refuses.
+        self.press("button[data-copy='key']")
+        self.eventually(lambda: self.browser.execute_script(
+            "const b = document.querySelector(\"button[data-copy='key']\"); return b && b.dataset.done;"), "the copy")
+        done = self.browser.execute_script("return document.querySelector(\"button[data-copy='key']\").dataset.done")
+        if done != "copied":
+            self.assertEqual(self.browser.execute_script("return getSelection().toString()"), harness.DEV_KEY)
         self.shot("overview")
 
     def test_2_a_job_goes_from_queued_to_succeeded_without_a_reload(self):
@@ -122,7 +129,8 @@ class PortalTest(unittest.TestCase):
         client.jobs.begin_create(RG, WS, EXP, "followed", m.JobCreateParameters(
             cluster=m.ResourceId(id=client.clusters.get(RG, WS, "gpu").id), node_count=1,
             std_out_err_path_prefix="$AZ_BATCHAI_JOB_TEMP",
-            custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 3; echo '" + HOSTILE + "'"))).result()
+            custom_toolkit_settings=m.CustomToolkitSettings(
+                command_line="sleep 3; echo '" + HOSTILE + "'; ln -s /etc/passwd \"$AZ_BATCHAI_STDOUTERR_DIR/leak.txt\""))).result()
         states = set()
 
         def state():
@@ -150,6 +158,27 @@ class PortalTest(unittest.TestCase):
         self.assertEqual(events, ["queued", "runs", "ends"])
         self.assertIn("succeeded (exit code 0)", self.text_of("tr[data-event='ends']"))
         self.shot("job")
+        # Its stdout on the node's own disk ($AZ_BATCHAI_JOB_TEMP), read there; the link the job made
+        # beside it is neither shown nor followed.
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='stdout.txt']"), "stdout.txt")
+        self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='leak.txt']"))
+        job_id = harness.arm_client(BatchAI, self.emu.endpoints).jobs.get(RG, WS, EXP, "followed").id
+        r = requests.get(f"{self.arm}/portal/api/job-file", params={"id": job_id, "path": "leak.txt"}, verify=False, timeout=10)
+        self.assertEqual(r.status_code, 404)
+        self.assertNotIn("root:", r.text)
+        self.click("stdout.txt")
+        self.eventually(lambda: (self.text_of("#log") or "").strip() == HOSTILE, "the node-local stdout as text")
+        self.assertIsNone(self.browser.execute_script("return window.pwned === undefined ? null : window.pwned"))
+        # The tree: the group opened, then its workspace, then its experiment, which holds the job.
+        self.open("#/tree")
+        for kind, name in [("resourceGroup", RG), ("workspace", WS), ("experiment", EXP)]:
+            self.press(f"details[data-tree$='/{name}'] > summary")
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "details[data-tree$='/jobs/followed']"), "the job in the tree")
+        self.shot("tree")
+        # The experiment's page lists the jobs it holds.
+        self.open("#/resource?id=" + urllib.parse.quote(job_id.rsplit("/jobs/", 1)[0], safe=""))
+        self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "[data-children='job'] tr[data-name='followed']"),
+                        "the experiment's jobs")
         # Filters: by state and by search, through the form.
         self.open("#/resources?type=job")
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, "form.filters"), "the form")
@@ -262,8 +291,8 @@ class PortalTest(unittest.TestCase):
         def bars():
             return self.browser.execute_script(
                 "return [...document.querySelectorAll('svg#timeline rect.job')].map((r) => [r.dataset.job, r.dataset.end])")
-        self.eventually(lambda: [j.lower() for j, end in bars() if end == "running"] == [job.id.lower()], "the open run")
-        self.assertIn("requeued: preempted", [end for _, end in bars()])
+        self.eventually(lambda: sorted(end for j, end in bars() if j.lower() == job.id.lower()) ==
+                        ["requeued: preempted", "running"], "the requeued run and the open one")
         self.assertEqual(self.browser.execute_script(
             "return [...document.querySelectorAll('svg#timeline [data-mark]')].map((m) => m.dataset.mark)"), ["preempted"])
         self.shot("timeline")

@@ -108,6 +108,26 @@ function actionResult() {
   return el("p", {id: "action-result"}, lastAction);
 }
 
+// A button that puts `text` on the clipboard (where the browser lets the page: over HTTPS it
+// does once the certificate is trusted); otherwise it selects the text for a Ctrl+C.
+function copyButton(text, what) {
+  const button = el("button", {type: "button", class: "copy", "data-copy": what, title: "copy the " + what}, "copy");
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      button.textContent = "copied";
+    } catch (error) {
+      const range = document.createRange();
+      range.selectNodeContents(button.parentNode.firstChild);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      button.textContent = "selected: Ctrl+C";
+    }
+    button.dataset.done = button.textContent;
+  });
+  return button;
+}
+
 // ---- views: each returns the nodes of the main area for its data ----
 
 async function overviewView() {
@@ -115,8 +135,8 @@ async function overviewView() {
   const endpoints = Object.entries(data.endpoints).map(([name, url]) =>
     el("tr", {}, el("td", {}, name), el("td", {class: "mono"}, url)));
   const accounts = data.accounts.map((a) =>
-    el("tr", {"data-account": a.name}, el("td", {}, a.name), el("td", {class: "mono"}, a.key),
-       el("td", {class: "mono"}, a.connectionString)));
+    el("tr", {"data-account": a.name}, el("td", {}, a.name), el("td", {class: "mono"}, a.key, " ", copyButton(a.key, "key")),
+       el("td", {class: "mono"}, a.connectionString, " ", copyButton(a.connectionString, "connection string"))));
   const counts = KINDS.map((kind) =>
     el("tr", {}, el("td", {}, link("#/resources?type=" + kind, kind)),
        el("td", {"data-count": kind}, data.counts[kind] === undefined ? 0 : data.counts[kind])));

@@ -124,6 +124,55 @@ function resizeForm(id, current) {
             actionButton("delete-cluster:" + id, "delete the cluster", {action: "delete-cluster", id}));
 }
 
+// What a resource holds, by kind: the first 20 of each, and a link to the list of all of them.
+function childrenSection(key, children) {
+  const kinds = Object.keys(children);
+  if (!kinds.length) return [];
+  return [el("h2", {}, "Contains"), ...kinds.map((kind) => el("div", {"data-children": kind},
+    el("h3", {}, kind + "s"),
+    table(["name", "state", "created"], children[kind].items.map((item) =>
+      el("tr", {"data-name": item.name}, el("td", {}, link(resourceHash(item.id), item.name)), el("td", {}, stateBadge(item.state)),
+         el("td", {}, item.created || "")))),
+    children[kind].more ? link("#/resources?" + new URLSearchParams({type: kind, q: key}).toString(), `all ${kind}s`) : null))];
+}
+
+// #/tree: resource groups, each opened (a click) into what it holds, and so on down.
+async function treeBranch(id) {
+  const data = await getJson("/portal/api/resource?id=" + encodeURIComponent(id));
+  const branches = [];
+  for (const [kind, page] of Object.entries(data.children || {})) {
+    for (const item of page.items) branches.push(treeNode(item, kind));
+    if (page.more) {
+      branches.push(el("li", {}, link("#/resources?" + new URLSearchParams({type: kind, q: id.toLowerCase()}).toString(),
+                                      `all ${kind}s...`)));
+    }
+  }
+  return branches.length ? el("ul", {}, ...branches) : el("p", {class: "muted"}, "(nothing under it)");
+}
+
+function treeNode(item, kind) {
+  const summary = el("summary", {}, `${kind} `, link(resourceHash(item.id), item.name), " ", stateBadge(item.state));
+  const details = el("details", {"data-tree": item.id}, summary);
+  details.addEventListener("toggle", async () => {
+    if (!details.open || details.dataset.loaded) return;
+    details.dataset.loaded = "1";
+    try {
+      details.append(await treeBranch(item.id));
+    } catch (error) {
+      details.append(el("p", {class: "error"}, error.message));
+    }
+  });
+  return el("li", {}, details);
+}
+
+async function treeView(params, redraw) {
+  if (redraw) return {replace: "#no-redraw", nodes: []};  // opened branches stay as they are
+  const groups = await getJson("/portal/api/resources?type=resourceGroup&top=1000");
+  return [el("h1", {}, "Resources"),
+          el("p", {}, "Open a resource group, a workspace, an experiment: what each holds is read when it is opened."),
+          el("ul", {id: "tree"}, ...groups.items.map((g) => treeNode(g, "resourceGroup")))];
+}
+
 // A job's times, exit code and errors (from its document), and its states over time (the engine's history).
 function jobSummary(properties, history) {
   const info = properties.executionInfo || {};
@@ -180,6 +229,7 @@ async function resourceView(params) {
     el("p", {}, data.type, " ", stateBadge(data.state), parent ? " in " : null, parent ? link(resourceHash(parent), parent) : null),
     ...actions,
     ...summary,
+    ...childrenSection((document_.id || id).toLowerCase(), data.children || {}),
     ...nodes,
     ...timeline,
     ...output,
@@ -267,3 +317,4 @@ async function outputView(params, redraw) {
 VIEWS["/resource"] = resourceView;
 VIEWS["/files"] = filesView;
 VIEWS["/output"] = outputView;
+VIEWS["/tree"] = treeView;
