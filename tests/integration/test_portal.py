@@ -372,6 +372,8 @@ class PortalTest(unittest.TestCase):
                         "the uploaded blob in the list")
         blob = container.get_blob_client("dir/weights.bin")
         self.assertEqual(blob.download_blob().readall(), data)
+        href = self.attribute_of("tr[data-blob='dir/weights.bin'] a[download]", "href")
+        self.assertEqual(requests.get(href, timeout=10).content, data)  # and downloaded through the page's link
         # Its page: properties; metadata saved from the page, seen by the SDK.
         self.click("weights.bin")
         self.eventually(lambda: self.text_of("tr[data-property='size'] td") == "256000 bytes", "the blob's properties")

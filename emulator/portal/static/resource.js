@@ -114,6 +114,18 @@ function gantt(history) {
   return chart;
 }
 
+function timelineLegend() {
+  const swatch = (color, text) => {
+    const box = el("span", {class: "swatch"});
+    box.style.background = color;
+    return el("span", {class: "legend-item"}, box, text);
+  };
+  return el("p", {class: "legend"}, swatch(jobFill("running"), "running"), swatch(jobFill("succeeded"), "succeeded"),
+            swatch(jobFill("failed"), "failed"), swatch(jobFill("requeued"), "requeued"), swatch(jobFill("stopped"), "stopped"),
+            swatch("#d1d5db", "the node's life"), swatch("#b91c1c", "pre-empted, failed or unusable (a mark)"),
+            " A bar opens its job.");
+}
+
 function resizeForm(id, current) {
   if (resizeTo === null || resizeTo.id !== id) resizeTo = {id, value: String(current)};
   const field = el("input", {type: "number", min: "0", max: "1000", name: "nodes", value: resizeTo.value, size: 5});
@@ -219,7 +231,7 @@ async function resourceView(params) {
   const output = data.type === "job" ? [el("h2", {}, "Output (stdouterr)"), outputDirectories(jobId, properties),
                                         await outputList(jobId, "stdouterr", "")] : [];
   const summary = data.type === "job" ? jobSummary(properties, data.history || []) : [];
-  const timeline = data.type === "cluster" ? [el("h2", {}, "Timeline"), gantt(data.history || [])] : [];
+  const timeline = data.type === "cluster" ? [el("h2", {}, "Timeline"), gantt(data.history || []), timelineLegend()] : [];
   const target = (properties.scaleSettings && properties.scaleSettings.manual) ? properties.scaleSettings.manual.targetNodeCount
                                                                                   : properties.currentNodeCount || 0;
   const actions = data.type === "job" ? [jobActions(document_.id || id), actionResult()]
