@@ -315,7 +315,10 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                                    return kind == arm::kind::kCluster ? engine->history().of_cluster(key)
                                                                       : engine->history().of_job(key);
                                },
-                               [engine = p->job_engine](const std::string& key) { return engine->stdouterr_directory(key); },
+                               [engine = p->job_engine](const std::string& key) -> std::optional<portal::NodeLogsPlace> {
+                                   if (auto logs = engine->stdouterr_directory(key)) return portal::NodeLogsPlace{logs->anchor, logs->relative};
+                                   return std::nullopt;
+                               },
                                p->file_store.get(),
                                p->blob_store.get()},
                               !options.strict_auth);

@@ -19,12 +19,16 @@ void EngineHistory::record(HistoryEvent event) {
     events_.push_back(std::move(event));
 }
 
-nlohmann::json EngineHistory::of_cluster(const std::string& cluster_key) const {
-    nlohmann::json out = nlohmann::json::array();
-    std::lock_guard guard(mutex_);
-    for (const HistoryEvent& e : events_) {
-        if (e.cluster_key == cluster_key && !e.node.empty()) out.push_back(to_json(e));
+nlohmann::json EngineHistory::of_cluster(const std::string& cluster_key, size_t most) const {
+    std::vector<HistoryEvent> found;
+    {
+        std::lock_guard guard(mutex_);
+        for (auto it = events_.rbegin(); it != events_.rend() && found.size() < most; ++it) {
+            if (it->cluster_key == cluster_key && !it->node.empty()) found.push_back(*it);
+        }
     }
+    nlohmann::json out = nlohmann::json::array();
+    for (auto it = found.rbegin(); it != found.rend(); ++it) out.push_back(to_json(*it));
     return out;
 }
 

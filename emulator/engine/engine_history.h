@@ -28,8 +28,9 @@ public:
     explicit EngineHistory(size_t capacity = 50000) : capacity_(capacity) {}
 
     void record(HistoryEvent event);
-    // The events of a cluster's nodes and jobs, oldest first: [{time, node, job, jobId, event, detail}].
-    nlohmann::json of_cluster(const std::string& cluster_key) const;
+    // The newest `most` events of a cluster's nodes and jobs, oldest first:
+    // [{time, node, jobId, event, detail}].
+    nlohmann::json of_cluster(const std::string& cluster_key, size_t most = 2000) const;
     // A job's own events (those with no node: queued, runs on N nodes, requeued, ends), oldest first.
     nlohmann::json of_job(const std::string& job_key) const;
 

@@ -638,10 +638,6 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.workloads = options_.workloads;
     in.clock = &clock_;
     in.started = started_at;
-    in.stdouterr_ready = [this, key = queued.key](const std::filesystem::path& dir) {
-        std::lock_guard guard(snapshot_mutex_);
-        job_logs_[key] = dir;
-    };
     std::string segment = p.value("jobOutputDirectoryPathSegment", in.job_name);
     in.shared_dir = cluster.dir / "shared" / segment.substr(segment.rfind('/') + 1);
     for (NodeSlot* slot : nodes) {
@@ -656,6 +652,19 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         std::lock_guard guard(snapshot_mutex_);
         job_nodes_[queued.key] = run.node_ids;
     }
+    // Where a stdouterr on the node's own disk lies, for the portal (no API reaches it).
+    in.stdouterr_ready = [this, key = queued.key, anchors = std::vector<std::filesystem::path>{
+                                                     in.nodes.empty() ? std::filesystem::path() : in.nodes[0].root,
+                                                     in.shared_dir.parent_path()}](const std::filesystem::path& dir) {
+        for (const std::filesystem::path& anchor : anchors) {
+            if (anchor.empty()) continue;
+            const std::filesystem::path relative = dir.lexically_normal().lexically_relative(anchor.lexically_normal());
+            if (relative.empty() || *relative.begin() == "..") continue;
+            std::lock_guard guard(snapshot_mutex_);
+            job_logs_[key] = {anchor, relative.string()};
+            return;
+        }
+    };
     log::info("job " + queued.id + " starts on " + std::to_string(nodes.size()) + " node(s) of cluster " + cluster.spec.name);
     {
         std::string on;
@@ -714,8 +723,13 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
                             : outcome.result == JobOutcome::Result::failed  ? "failed"
                             : reason == "requeue" || reason == "preempted" || reason == "node failed"
                                 ? "requeued: " + reason
-                                : "stopped: " + reason;
-        if (outcome.exit_code) ended += " (exit code " + std::to_string(*outcome.exit_code) + ")";
+                            : reason == "killed" ? "failed: killed"
+                                                 : "stopped: " + reason;
+        if (outcome.exit_code) {
+            ended += " (exit code " + std::to_string(*outcome.exit_code) + ")";
+        } else if (reason == "killed" && outcome.result == JobOutcome::Result::cancelled) {
+            ended += " (exit code 137)";
+        }
         for (const std::string& id : job.node_ids) note(job.cluster_key, id, key, job.id, "ends", ended);
         note(job.cluster_key, "", key, job.id, "ends", ended);
     }
@@ -786,7 +800,11 @@ void LocalEngine::job_done(const std::string& key, JobOutcome outcome) {
     } else if (reason == "cluster deleted") {
         errors = json::array({arm::execution_error("ClusterDeleted", "The cluster of the job was deleted")});
     } else {
-        return;  // deleted: no document to write
+        // Deleted: no document to write; what its run told of its logs (after the delete erased
+        // them, perhaps) goes too.
+        std::lock_guard guard(snapshot_mutex_);
+        job_logs_.erase(key);
+        return;
     }
     store_.update(job.id, [&](json& body) {
         arm::end_execution(body, "failed", std::nullopt, errors, now);
@@ -894,14 +912,16 @@ void LocalEngine::file_server_deleted(const arm::StoredResource& file_server) {
 void LocalEngine::job_deleted(const arm::StoredResource& job) {
     std::string key = job.key;
     std::string cluster_key = arm::resource_key(job.body["properties"]["cluster"].value("id", ""));
-    post([this, key, cluster_key] {
+    post([this, key, cluster_key, id = job.body.value("id", key)] {
         {
             std::lock_guard guard(snapshot_mutex_);
             job_nodes_.erase(key);
             job_logs_.erase(key);
         }
         if (running_.count(key)) return stop_job(key, "deleted");
-        std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; });
+        if (std::erase_if(queues_[cluster_key], [&](const QueuedJob& q) { return q.key == key; }) > 0) {
+            note(cluster_key, "", key, id, "ends", "stopped: deleted");
+        }
     });
 }
 
@@ -1032,7 +1052,7 @@ std::optional<json> LocalEngine::preempt(const std::string& node_id) {
     });
 }
 
-std::optional<std::filesystem::path> LocalEngine::stdouterr_directory(const std::string& job_key) {
+std::optional<LocalEngine::LocalLogs> LocalEngine::stdouterr_directory(const std::string& job_key) {
     std::lock_guard guard(snapshot_mutex_);
     auto it = job_logs_.find(job_key);
     if (it == job_logs_.end()) return std::nullopt;

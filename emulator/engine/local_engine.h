@@ -92,8 +92,14 @@ public:
     std::optional<nlohmann::json> fail(const std::string& node_id);
     // Where the job's last run (since the start) wrote its stdout and stderr on this machine: for a
     // stdOutErrPathPrefix on the node's own disk ($AZ_BATCHAI_JOB_TEMP), which no API reaches. Gone
-    // from the disk once its node has left.
-    std::optional<std::filesystem::path> stdouterr_directory(const std::string& job_key);
+    // from the disk once its node has left. As a directory the emulator made (the master node's
+    // root, or the cluster's directory of shared job temps), which a job cannot replace, and the
+    // path under it, every part of which the job could have replaced by a link.
+    struct LocalLogs {
+        std::filesystem::path anchor;
+        std::string relative;
+    };
+    std::optional<LocalLogs> stdouterr_directory(const std::string& job_key);
     // Kills the job's processes (or cuts its declared workload short) as a SIGKILL from outside
     // would: the job fails with exit code 137. Nothing happens to a job that is not running.
     void kill(const std::string& job_id);
@@ -224,7 +230,7 @@ private:
     std::mutex snapshot_mutex_;
     std::vector<NodeView> nodes_snapshot_;
     std::map<std::string, std::vector<std::string>> job_nodes_;  // job key -> node ids of its last run
-    std::map<std::string, std::filesystem::path> job_logs_;      // job key -> its last run's stdouterr directory
+    std::map<std::string, LocalLogs> job_logs_;                  // job key -> its last run's stdouterr directory
 };
 
 }  // namespace bai::engine

@@ -15,8 +15,8 @@ constexpr const char* kApiVersion = "2022-10-01.16.0";
 constexpr size_t kMaxFile = 1 << 20;
 
 // The reads the pages make; anything else is refused (the portal is no proxy of the Batch API).
-const std::regex kEntities(R"(/(pools|jobs)(/[A-Za-z0-9_-]{1,256}(/(nodes|tasks)(/[A-Za-z0-9_-]{1,256})?)?)?)");
-const std::regex kFiles(R"(/(pools/[A-Za-z0-9_-]{1,256}/nodes|jobs/[A-Za-z0-9_-]{1,256}/tasks)/[A-Za-z0-9_-]{1,256}/files/([A-Za-z0-9_./-]{1,512}))");
+const std::regex kEntities(R"(/(pools|jobs)(/[A-Za-z0-9_:-]{1,256}(/(nodes|tasks)(/[A-Za-z0-9_:-]{1,256})?)?)?)");
+const std::regex kFiles(R"(/(pools/[A-Za-z0-9_:-]{1,256}/nodes|jobs/[A-Za-z0-9_:-]{1,256}/tasks)/[A-Za-z0-9_:-]{1,256}/files/([A-Za-z0-9_./-]{1,512}))");
 
 void read(const BatchSources& s, const httplib::Request& req, httplib::Response& res) {
     const std::string account = param(req, "account");
@@ -41,7 +41,8 @@ void read(const BatchSources& s, const httplib::Request& req, httplib::Response&
     call.params.emplace("api-version", kApiVersion);
     call.set_header("Host", s.host);
     call.set_header("Authorization", "Bearer portal");
-    if (is_file) call.set_header("ocp-range", "bytes=0-" + std::to_string(kMaxFile - 1));
+    // One byte past the most shown: whether there is more.
+    if (is_file) call.set_header("ocp-range", "bytes=0-" + std::to_string(kMaxFile));
     if (s.path_rewrite) s.path_rewrite(call);
     httplib::Response answer;
     s.batch.dispatch(call, answer);
@@ -50,7 +51,8 @@ void read(const BatchSources& s, const httplib::Request& req, httplib::Response&
         return send_json(res, 200, json{{"status", 200}, {"text", ""}, {"truncated", false}});
     }
     if (is_file && status < 300) {
-        return send_json(res, 200, json{{"status", status}, {"text", answer.body}, {"truncated", answer.body.size() >= kMaxFile}});
+        const bool truncated = answer.body.size() > kMaxFile;
+        return send_json(res, 200, json{{"status", status}, {"text", answer.body.substr(0, kMaxFile)}, {"truncated", truncated}});
     }
     json body = json::parse(answer.body, nullptr, false);
     if (body.is_discarded()) body = json();

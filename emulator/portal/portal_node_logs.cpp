@@ -12,19 +12,26 @@
 namespace bai::portal {
 namespace {
 
-// "." and "" name the directory itself; "./a" is "a".
-std::string relative_of(const std::string& path) {
-    std::string out = path;
-    while (out.rfind("./", 0) == 0) out.erase(0, 2);
-    while (!out.empty() && out.back() == '/') out.pop_back();
-    return out == "." ? std::string() : out;
+// `path` of the stdouterr directory ("." and "" the directory itself) as a path under the anchor;
+// nullopt for an absolute path or one with a ".." part (it could reach another job's directory).
+std::optional<std::string> under_anchor(const NodeLogsPlace& place, const std::string& path) {
+    const std::filesystem::path p(path);
+    if (p.is_absolute()) return std::nullopt;
+    std::filesystem::path out(place.relative == "." ? std::string() : place.relative);
+    for (const std::filesystem::path& part : p) {
+        if (part == "..") return std::nullopt;
+        if (part.empty() || part == ".") continue;
+        out /= part;
+    }
+    return out.string();
 }
 
 }  // namespace
 
-std::optional<nlohmann::json> list_node_logs(const std::filesystem::path& root, const std::string& path,
-                                             size_t max_entries) {
-    storage::ShareFd dir = storage::open_in_share(root, relative_of(path), O_RDONLY | O_DIRECTORY);
+std::optional<nlohmann::json> list_node_logs(const NodeLogsPlace& place, const std::string& path, size_t max_entries) {
+    const std::optional<std::string> where = under_anchor(place, path);
+    if (!where) return std::nullopt;
+    storage::ShareFd dir = storage::open_in_share(place.anchor, *where, O_RDONLY | O_DIRECTORY);
     if (!dir) return std::nullopt;
     DIR* stream = ::fdopendir(dir.get());
     if (!stream) return std::nullopt;
@@ -47,9 +54,11 @@ std::optional<nlohmann::json> list_node_logs(const std::filesystem::path& root, 
     return items;
 }
 
-std::optional<NodeLogRead> read_node_log(const std::filesystem::path& root, const std::string& path, std::uint64_t from,
+std::optional<NodeLogRead> read_node_log(const NodeLogsPlace& place, const std::string& path, std::uint64_t from,
                                          std::uint64_t max) {
-    storage::ShareFd file = storage::open_regular_in_share(root, relative_of(path), O_RDONLY | O_NONBLOCK);
+    const std::optional<std::string> where = under_anchor(place, path);
+    if (!where || where->empty()) return std::nullopt;
+    storage::ShareFd file = storage::open_regular_in_share(place.anchor, *where, O_RDONLY | O_NONBLOCK);
     if (!file) return std::nullopt;
     struct stat st {};
     if (::fstat(file.get(), &st) != 0) return std::nullopt;

@@ -178,7 +178,16 @@ void resource(const PortalSources& s, const httplib::Request& req, httplib::Resp
         }
         out["nodes"] = nodes;
     }
-    if (s.history && (cluster || found->type == arm::kind::kJob)) out["history"] = s.history(found->type, found->key);
+    if (s.history && (cluster || found->type == arm::kind::kJob)) {
+        // Events older than the document belong to an earlier resource of the same name (the
+        // times are the engine's, written as the documents' are: they compare as text).
+        const std::string created = text_at(found->body, "properties", "creationTime");
+        json history = json::array();
+        for (json& event : s.history(found->type, found->key)) {
+            if (created.empty() || event.value("time", "") >= created) history.push_back(std::move(event));
+        }
+        out["history"] = std::move(history);
+    }
     // What it holds, by kind: the first page of each (the tree's next level).
     json children = json::object();
     for (const std::string& kind : kKinds) {
@@ -226,8 +235,8 @@ std::optional<arm::OutputLocation> output_of(const PortalSources& s, const arm::
 
 // Where the job's stdouterr lies on a node's own disk, when ?dir= is stdouterr (the default) and
 // no share or container holds it ($AZ_BATCHAI_JOB_TEMP) and the engine ran the job since the start.
-std::optional<std::filesystem::path> node_local_stdouterr(const PortalSources& s, const arm::StoredResource& job,
-                                                          const httplib::Request& req, const std::string& path) {
+std::optional<NodeLogsPlace> node_local_stdouterr(const PortalSources& s, const arm::StoredResource& job,
+                                                  const httplib::Request& req, const std::string& path) {
     if (!s.node_logs || (req.has_param("dir") && req.get_param_value("dir") != "stdouterr")) return std::nullopt;
     try {
         if (arm::locate_output(s.resources, job, "stdouterr", path)) return std::nullopt;
@@ -245,7 +254,7 @@ void job_files(const PortalSources& s, const httplib::Request& req, httplib::Res
     std::optional<arm::StoredResource> job = job_of(s, req, res);
     if (!job) return;
     const std::string asked = req.has_param("path") ? req.get_param_value("path") : ".";
-    if (std::optional<std::filesystem::path> local = node_local_stdouterr(s, *job, req, asked)) {
+    if (std::optional<NodeLogsPlace> local = node_local_stdouterr(s, *job, req, asked)) {
         std::optional<json> items = list_node_logs(*local, asked, kMaxPage);
         if (!items) return send_portal_error(res, 404, "FileNotFound", kNodeGone);
         return send_json(res, 200, json{{"items", *items}, {"nodeLocal", true}});
@@ -311,7 +320,7 @@ void job_file(const PortalSources& s, const httplib::Request& req, httplib::Resp
     if (!from) return;
     std::string bytes;
     std::uint64_t size = 0;
-    if (std::optional<std::filesystem::path> local = node_local_stdouterr(s, *job, req, path)) {
+    if (std::optional<NodeLogsPlace> local = node_local_stdouterr(s, *job, req, path)) {
         std::optional<NodeLogRead> read = read_node_log(*local, path, static_cast<std::uint64_t>(*from), kMaxRead);
         if (!read) return send_portal_error(res, 404, "FileNotFound", kNodeGone);
         return send_text_part(res, std::move(read->bytes), read->size, *from);

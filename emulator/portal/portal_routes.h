@@ -16,6 +16,7 @@
 #include "common/endpoints/endpoints_file.h"
 #include "common/http/routes.h"
 #include "emulator/arm/resource_store.h"
+#include "emulator/portal/portal_node_logs.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/file_store.h"
@@ -35,7 +36,7 @@ struct PortalSources {
     std::function<nlohmann::json(const std::string& kind, const std::string& key)> history;
     // Where a job's last run wrote its stdout and stderr on a node's own disk
     // (LocalEngine::stdouterr_directory), by the job's key; none when empty.
-    std::function<std::optional<std::filesystem::path>(const std::string& job_key)> node_logs;
+    std::function<std::optional<NodeLogsPlace>(const std::string& job_key)> node_logs;
     // Where jobs' output directories are read from (a job's stdout.txt followed by the page).
     storage::FileStore* files = nullptr;
     storage::BlobStore* blobs = nullptr;

@@ -101,9 +101,14 @@ void upload(const StorageSources& s, const httplib::Request& req, httplib::Respo
             const storage::BlobInfo b = s.blobs.put_blob(t->account.name, t->volume, t->path, *writer, content, {}, {});
             return send_json(res, 201, json{{"name", b.name}, {"size", b.size}, {"etag", b.etag}});
         }
+        // Create File, then Put Range by ranges of at most 4 MiB, as a client uploads a file.
         s.files.create_file(t->account.name, t->volume, t->path, req.body.size(), content, {}, {});
         storage::ShareEntry f = s.files.get_file(t->account.name, t->volume, t->path);
-        if (!req.body.empty()) f = s.files.put_range(t->account.name, t->volume, t->path, 0, *writer);
+        for (size_t offset = 0; offset < req.body.size(); offset += storage::kMaxRangeSize) {
+            std::unique_ptr<storage::ContentWriter> range = s.content.begin(/*with_md5=*/false);
+            range->append(std::string_view(req.body).substr(offset, storage::kMaxRangeSize));
+            f = s.files.put_range(t->account.name, t->volume, t->path, offset, *range);
+        }
         send_json(res, 201, json{{"name", f.path}, {"size", f.size}, {"etag", f.etag}});
     });
 }

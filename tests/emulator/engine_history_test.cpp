@@ -36,6 +36,10 @@ TEST(EngineHistory, KeepsTheNewestEventsWithinItsCapacity) {
     ASSERT_EQ(kept.size(), 3u);
     EXPECT_EQ(kept[0]["time"], "t2");
     EXPECT_EQ(kept[2]["time"], "t4");
+    const nlohmann::json newest = history.of_cluster("c", 2);  // the newest two, oldest first
+    ASSERT_EQ(newest.size(), 2u);
+    EXPECT_EQ(newest[0]["time"], "t3");
+    EXPECT_EQ(newest[1]["time"], "t4");
 }
 
 }  // namespace

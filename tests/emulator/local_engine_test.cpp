@@ -95,6 +95,42 @@ public:
     }
 };
 
+TEST_F(LocalEngineTest, RecordsItsHistoryAndWhereANodeLocalStdoutWent) {
+    start(1);
+    const std::string id = kExperiment + "/jobs/Local";
+    json job{{"id", id},
+             {"name", "Local"},
+             {"properties",
+              {{"cluster", {{"id", kCluster}}},
+               {"nodeCount", 1},
+               {"executionState", "queued"},
+               {"constraints", {{"maxWallClockTime", "P7D"}}},
+               {"stdOutErrPathPrefix", "$AZ_BATCHAI_JOB_TEMP"},
+               {"jobOutputDirectoryPathSegment", "seg/Local"},
+               {"customToolkitSettings", {{"commandLine", "echo on-the-node"}}}}}};
+    ASSERT_TRUE(store->create(id, kExperiment, "job", job));
+    engine->job_created(id);
+    ASSERT_TRUE(wait_for([&] { return state(id) == "succeeded"; }));
+    const std::string key = arm::resource_key(id);
+    std::optional<LocalEngine::LocalLogs> logs = engine->stdouterr_directory(key);
+    ASSERT_TRUE(logs);
+    EXPECT_EQ(logs->anchor.parent_path().parent_path(), dir / "nodes");  // the node's root
+    std::ifstream out(logs->anchor / logs->relative / "stdout.txt");
+    std::string line;
+    std::getline(out, line);
+    EXPECT_EQ(line, "on-the-node");
+    const json history = engine->history().of_job(key);
+    ASSERT_EQ(history.size(), 3u);
+    EXPECT_EQ(history[0]["event"], "queued");
+    EXPECT_EQ(history[1]["event"], "runs");
+    EXPECT_EQ(history[2]["detail"], "succeeded (exit code 0)");
+    std::vector<std::string> node_events;
+    for (const json& e : engine->history().of_cluster(arm::resource_key(kCluster))) node_events.push_back(e["event"]);
+    EXPECT_EQ(node_events, (std::vector<std::string>{"joins", "idle", "runs", "ends"}));
+    engine->job_deleted(*store->get(id));
+    ASSERT_TRUE(wait_for([&] { return !engine->stdouterr_directory(key); }));
+}
+
 TEST_F(LocalEngineTest, MaxWallClockTimeOnAVirtualClock) {
     clock = std::make_unique<VirtualClock>(time::now());
     TenHours workload;

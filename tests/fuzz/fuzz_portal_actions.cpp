@@ -46,7 +46,7 @@ struct Fixture {
 // tasks, one of those, and a node's or task's file below it.
 bool allowed_batch_path(const std::string& path) {
     static const std::regex allowed(
-        R"(/acct/(pools|jobs)(/[A-Za-z0-9_-]+(/(nodes|tasks)(/[A-Za-z0-9_-]+(/files/[A-Za-z0-9_./-]+)?)?)?)?)");
+        R"(/acct/(pools|jobs)(/[A-Za-z0-9_:-]+(/(nodes|tasks)(/[A-Za-z0-9_:-]+(/files/[A-Za-z0-9_./-]+)?)?)?)?)");
     return std::regex_match(path, allowed) && path.find("/../") == std::string::npos && !path.ends_with("/..");
 }
 

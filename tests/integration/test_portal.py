@@ -164,7 +164,7 @@ class PortalTest(unittest.TestCase):
         self.assertFalse(self.browser.find_elements(By.CSS_SELECTOR, "tr[data-file='leak.txt']"))
         job_id = harness.arm_client(BatchAI, self.emu.endpoints).jobs.get(RG, WS, EXP, "followed").id
         r = requests.get(f"{self.arm}/portal/api/job-file", params={"id": job_id, "path": "leak.txt"}, verify=False, timeout=10)
-        self.assertEqual(r.status_code, 404)
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (404, "FileNotFound"))  # found, and refused
         self.assertNotIn("root:", r.text)
         self.click("stdout.txt")
         self.eventually(lambda: (self.text_of("#log") or "").strip() == HOSTILE, "the node-local stdout as text")
@@ -517,6 +517,8 @@ class PortalTest(unittest.TestCase):
             f"{self.arm}/portal/api/storage/{what}?account=devstoreaccount1&{query}", verify=False, timeout=10, **kw)
         r = store("upload", "container=browse&name=sneaky.txt", data=b"x")
         self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "PortalTokenMissing"))
+        self.assertFalse(BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
+                         .get_blob_client("browse", "sneaky.txt").exists())
         r = store("delete", "container=browse&name=dir/inner.txt", headers={"X-Portal-Token": token, "Origin": "https://evil.example"})
         self.assertEqual((r.status_code, r.json()["error"]["code"]), (403, "CrossOriginAction"))
         self.assertTrue(BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
@@ -528,6 +530,15 @@ class PortalTest(unittest.TestCase):
             self.assertIn(named, r.json()["error"]["message"], body)
         r = store("upload", "share=browse-share&path=no/such/dir/f.txt", data=b"x", headers={"X-Portal-Token": token})
         self.assertEqual(r.status_code, 404)
+        # A file larger than one Put Range (4 MiB) goes in by ranges, whole.
+        big = os.urandom(9 * 1024 * 1024 + 5)
+        r = store("upload", "share=browse-share&path=sub/big.bin", data=big, headers={"X-Portal-Token": token})
+        self.assertEqual(r.status_code, 201, r.text)
+        self.assertEqual(ShareServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints))
+                         .get_share_client("browse-share").get_file_client("sub/big.bin").download_file().readall(), big)
+        # A job made by a job schedule ("sched:job-1") is read like any other: not found here, not refused.
+        r = get("/portal/api/batch/read?account=devbatchaccount1&path=/jobs/sched:job-1")
+        self.assertEqual((r.status_code, r.json()["error"]["code"]), (404, "JobNotFound"))
         page = get("/portal/")
         self.assertIn("script-src 'self'", page.headers["Content-Security-Policy"])
         self.assertEqual(page.headers["X-Frame-Options"], "DENY")

@@ -73,7 +73,14 @@ async function change(label, url, body, contentType) {
   const response = await fetch(url, {
     method: "POST", cache: "no-store", body,
     headers: {"Content-Type": contentType || "application/json", "X-Portal-Token": token}});
-  const answer = await response.json();
+  // (A refusal before the portal's handler, such as a body over the endpoint's limit, is no JSON.)
+  const text = await response.text();
+  let answer = {};
+  try {
+    answer = JSON.parse(text) || {};
+  } catch (error) {
+    answer = {};
+  }
   lastAction = response.ok
     ? `${label}: done` + (answer.status ? ` (${answer.status})` : "")
     : `${label}: ${answer.error ? answer.error.code + ": " + answer.error.message : "HTTP " + response.status}`;

@@ -145,7 +145,7 @@ function childrenSection(key, children) {
     table(["name", "state", "created"], children[kind].items.map((item) =>
       el("tr", {"data-name": item.name}, el("td", {}, link(resourceHash(item.id), item.name)), el("td", {}, stateBadge(item.state)),
          el("td", {}, item.created || "")))),
-    children[kind].more ? link("#/resources?" + new URLSearchParams({type: kind, q: key}).toString(), `all ${kind}s`) : null))];
+    children[kind].more ? link("#/resources?" + new URLSearchParams({type: kind, q: key + "/"}).toString(), `all ${kind}s`) : null))];
 }
 
 // #/tree: resource groups, each opened (a click) into what it holds, and so on down.
@@ -155,7 +155,7 @@ async function treeBranch(id) {
   for (const [kind, page] of Object.entries(data.children || {})) {
     for (const item of page.items) branches.push(treeNode(item, kind));
     if (page.more) {
-      branches.push(el("li", {}, link("#/resources?" + new URLSearchParams({type: kind, q: id.toLowerCase()}).toString(),
+      branches.push(el("li", {}, link("#/resources?" + new URLSearchParams({type: kind, q: id.toLowerCase() + "/"}).toString(),
                                       `all ${kind}s...`)));
     }
   }
