@@ -1,0 +1,244 @@
+"""A real Slurm cluster on this machine for the tests: munged, slurmctld, and N slurmd "hosts",
+each slurmd in a network namespace of its own (its own address on a private bridge) and a UTS
+namespace (its own host name), all started here and stopped by PID (and every process left in a
+host's namespace killed) at the end. Every address is in 127.0.0.0/8: the bridge and the hosts
+get 127.77.N.0/24 addresses, which Linux routes between namespaces with route_localnet and a
+route in each namespace's local table (emulator/engine/slurm.md, "Checked on this machine").
+
+Partitions: `main` (the default, PriorityTier 2) and `lowpri` (PriorityTier 1, PreemptMode
+CANCEL) over every host: a job of main pre-empts one of lowpri (preempt/partition_prio, no
+accounting database).
+
+    cluster = SlurmCluster(hosts=2)
+    reason = cluster.cannot_start()   # None, or why (a SKIPPED line's text)
+    cluster.start()
+    subprocess.run(["sinfo"], env=cluster.env())
+    cluster.stop()
+"""
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+COMMANDS = ["slurmctld", "slurmd", "munged", "sbatch", "srun", "squeue", "scancel", "sinfo", "ip", "nsenter", "unshare"]
+
+
+def run(argv, check=True, **kwargs):
+    return subprocess.run(argv, check=check, capture_output=True, text=True, timeout=60, **kwargs)
+
+
+class SlurmCluster:
+    def __init__(self, hosts=2, cpus=2, memory_mib=2000):
+        self.hosts = hosts
+        self.cpus = cpus
+        self.memory_mib = memory_mib
+        # Names short enough for interfaces (15 characters); a subnet per run.
+        self.tag = "bs%04x" % (os.getpid() & 0xFFFF)
+        self.subnet = 20 + os.getpid() % 200
+        self.bridge_address = f"127.77.{self.subnet}.1"
+        self.dir = None
+        self.daemons = []  # (name, Popen)
+        self.namespaces = []
+        self.bridge = None
+
+    def host_name(self, i):
+        return f"host{i}"
+
+    def host_address(self, i):
+        return f"127.77.{self.subnet}.{10 + i}"
+
+    def env(self):
+        return dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
+
+    def cannot_start(self):
+        """None when this machine can run the cluster, else why not."""
+        missing = [c for c in COMMANDS if not shutil.which(c)]
+        if missing:
+            return "needs " + ", ".join(missing) + " (tools/setup installs slurm-wlm and munge)"
+        if os.geteuid() != 0:
+            return "needs root (network and UTS namespaces, a bridge)"
+        probe = self.tag + "p"
+        made = run(["ip", "netns", "add", probe], check=False)
+        if made.returncode != 0:
+            return "cannot make a network namespace: " + made.stderr.strip()
+        run(["ip", "netns", "del", probe], check=False)
+        return None
+
+    # ---- start ----
+
+    def start(self):
+        self.dir = tempfile.mkdtemp(prefix="bai-slurm-")
+        try:
+            self._network()
+            self._munge()
+            self._config()
+            conf = os.path.join(self.dir, "slurm.conf")
+            self._daemon("slurmctld", ["unshare", "--uts", "sh", "-c",
+                                       f"hostname ctl && exec slurmctld -D -f {conf}"])
+            for i in range(1, self.hosts + 1):
+                ns = self.namespaces[i - 1]
+                # nsenter, not `ip netns exec`: that one remounts /sys, and slurmd then finds no cgroups.
+                self._daemon(f"slurmd-{i}", ["nsenter", f"--net=/run/netns/{ns}", "unshare", "--uts", "sh", "-c",
+                                             f"hostname {self.host_name(i)} && exec slurmd -D -N {self.host_name(i)} -f {conf}"])
+            self._wait_idle()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _network(self):
+        self.bridge = self.tag + "br"
+        run(["ip", "link", "add", self.bridge, "type", "bridge"])
+        run(["ip", "addr", "add", self.bridge_address + "/24", "dev", self.bridge])
+        run(["ip", "link", "set", self.bridge, "up"])
+        run(["sysctl", "-q", "-w", f"net.ipv4.conf.{self.bridge}.route_localnet=1"])
+        # Without it, replies to 127.77.N.x would take the loopback's 127.0.0.0/8 route.
+        run(["ip", "route", "replace", f"127.77.{self.subnet}.0/24", "dev", self.bridge, "table", "local",
+             "proto", "kernel", "scope", "link", "src", self.bridge_address])
+        for i in range(1, self.hosts + 1):
+            ns = f"{self.tag}h{i}"
+            veth = f"{self.tag}v{i}"
+            run(["ip", "netns", "add", ns])
+            self.namespaces.append(ns)
+            run(["ip", "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns])
+            run(["ip", "link", "set", veth, "master", self.bridge, "up"])
+            inside = ["ip", "netns", "exec", ns]
+            run(inside + ["ip", "addr", "add", self.host_address(i) + "/24", "dev", "eth0"])
+            run(inside + ["ip", "link", "set", "eth0", "up"])
+            run(inside + ["ip", "link", "set", "lo", "up"])
+            run(inside + ["sysctl", "-q", "-w", "net.ipv4.conf.eth0.route_localnet=1"])
+            run(inside + ["ip", "route", "replace", f"127.77.{self.subnet}.0/24", "dev", "eth0", "table", "local",
+                          "proto", "kernel", "scope", "link", "src", self.host_address(i)])
+
+    def _munge(self):
+        munge = os.path.join(self.dir, "munge")
+        os.makedirs(munge, mode=0o700)
+        key = os.path.join(munge, "munge.key")
+        with open(key, "wb") as f:
+            f.write(secrets.token_bytes(1024))
+        os.chmod(key, 0o600)
+        self.munge_socket = os.path.join(munge, "munge.socket")
+        self._daemon("munged", ["munged", "-F", "--force", f"--key-file={key}", f"--socket={self.munge_socket}",
+                                f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                                f"--seed-file={munge}/seed"])
+        deadline = time.time() + 10
+        while not os.path.exists(self.munge_socket):
+            if time.time() > deadline:
+                raise RuntimeError("munged did not start: " + self._log("munge/munged.log"))
+            time.sleep(0.05)
+
+    def _config(self):
+        d = self.dir
+        for sub in ("state", "spool", "log"):
+            os.makedirs(os.path.join(d, sub))
+        port = 20000 + (os.getpid() % 20000)
+        nodes = "\n".join(f"NodeName={self.host_name(i)} NodeAddr={self.host_address(i)} CPUs={self.cpus} "
+                          f"RealMemory={self.memory_mib} State=UNKNOWN" for i in range(1, self.hosts + 1))
+        names = ",".join(self.host_name(i) for i in range(1, self.hosts + 1))
+        with open(os.path.join(d, "slurm.conf"), "w") as f:
+            f.write(f"""ClusterName=baitest
+SlurmctldHost=ctl({self.bridge_address})
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={self.munge_socket}
+CredType=cred/munge
+StateSaveLocation={d}/state
+SlurmdSpoolDir={d}/spool/%n
+SlurmctldPidFile={d}/slurmctld.pid
+SlurmdPidFile={d}/slurmd.%n.pid
+SlurmctldLogFile={d}/log/slurmctld.log
+SlurmdLogFile={d}/log/slurmd.%n.log
+SlurmctldPort={port}
+SlurmdPort={port + 1}
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+ReturnToService=2
+SlurmdTimeout=5
+SchedulerType=sched/backfill
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+JobAcctGatherType=jobacct_gather/none
+MailProg=/bin/true
+{nodes}
+PartitionName=main Nodes={names} Default=YES MaxTime=INFINITE State=UP PriorityTier=2
+PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 PreemptMode=CANCEL
+""")
+
+    def _daemon(self, name, argv):
+        with open(os.path.join(self.dir, f"{name}.out"), "w") as log:  # the daemon keeps its own descriptor
+            self.daemons.append((name, subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                                        env=dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf")),
+                                                        start_new_session=True)))
+
+    def _wait_idle(self, timeout=60):
+        deadline = time.time() + timeout
+        states = ""
+        while time.time() < deadline:
+            for name, process in self.daemons:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{name} exited ({process.returncode}): " + self._log(f"{name}.out") +
+                                       self._log("log/slurmctld.log"))
+            done = run(["sinfo", "-N", "-h", "-o", "%N %T"], check=False, env=self.env())
+            states = done.stdout.strip()
+            lines = set(states.splitlines())
+            if len(lines) >= self.hosts and all(line.split()[-1] == "idle" for line in lines):
+                return
+            time.sleep(0.2)
+        raise RuntimeError("the hosts did not become idle: " + states + self._log("log/slurmctld.log"))
+
+    def _log(self, name):
+        try:
+            with open(os.path.join(self.dir, name)) as f:
+                return "\n" + f.read()[-2000:]
+        except OSError:
+            return ""
+
+    # ---- use ----
+
+    def squeue(self, job):
+        """The job's state (all states: finished jobs stay listed for MinJobAge) and its host."""
+        done = run(["squeue", "-t", "all", "-h", "-j", str(job), "-o", "%T %N"], check=False, env=self.env())
+        return tuple(done.stdout.split()) if done.stdout.strip() else (None, None)
+
+    # ---- stop ----
+
+    def stop(self):
+        if self.dir and any(p.poll() is None for n, p in self.daemons if n == "slurmctld"):
+            run(["scancel", "--user=root", "--full"], check=False, env=self.env())
+        # Daemons last started first; then whatever is left in the hosts' namespaces (slurmstepd and
+        # the jobs' processes outlive a slurmd that was killed).
+        for name, process in reversed(self.daemons):
+            if process.poll() is None:
+                try:
+                    os.killpg(process.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+        for name, process in reversed(self.daemons):
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+        self.daemons = []
+        for ns in self.namespaces:
+            pids = run(["ip", "netns", "pids", ns], check=False).stdout.split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (ProcessLookupError, ValueError):
+                    pass
+            run(["ip", "netns", "del", ns], check=False)
+        self.namespaces = []
+        if self.bridge:
+            run(["ip", "link", "del", self.bridge], check=False)
+            self.bridge = None
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
