@@ -89,6 +89,14 @@ class SlurmClusterTest(unittest.TestCase):
         self.running(dedicated)
         states = sorted(CLUSTER.squeue(job)[0] for job in low)
         self.assertEqual(states, ["PREEMPTED", "RUNNING"])
+        # The emulator's poll (slurm_commands.h: squeue_argv, parse_squeue) reads lines of five fields.
+        lines = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T|%N|%r"], capture_output=True,
+                               text=True, timeout=30, env=CLUSTER.env()).stdout.splitlines()
+        preempted = [line.split("|") for line in lines if "|PREEMPTED|" in line]
+        self.assertEqual(len(preempted), 1, lines)
+        self.assertEqual(len(preempted[0]), 5)
+        self.assertTrue(preempted[0][0].isdigit())
+        self.assertTrue(preempted[0][1].startswith("bai-test-low"))
         subprocess.run(["scancel", dedicated] + low, env=CLUSTER.env(), timeout=30)
 
 

@@ -1,0 +1,136 @@
+#include "emulator/engine/slurm_commands.h"
+
+#include <charconv>
+#include <cstdio>
+#include <stdexcept>
+
+namespace bai::engine {
+namespace {
+
+// FNV-1a, 64 bits: stable across builds and machines (std::hash is neither promised).
+std::uint64_t fnv1a(std::string_view text, std::uint64_t hash = 14695981039346656037ULL) {
+    for (unsigned char c : text) {
+        hash ^= c;
+        hash *= 1099511628211ULL;
+    }
+    return hash;
+}
+
+bool all_digits(std::string_view text) {
+    if (text.empty()) return false;
+    for (char c : text) {
+        if (c < '0' || c > '9') return false;
+    }
+    return true;
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+    std::vector<std::string_view> parts;
+    size_t start = 0;
+    while (true) {
+        const size_t end = text.find(separator, start);
+        parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+        if (end == std::string_view::npos) return parts;
+        start = end + 1;
+    }
+}
+
+}  // namespace
+
+std::string slurm_instance_id(const std::filesystem::path& data_dir, long long created_ns) {
+    const std::uint64_t hash = fnv1a(std::to_string(created_ns), fnv1a(data_dir.lexically_normal().string()));
+    char out[16];
+    std::snprintf(out, sizeof out, "bai%08x", static_cast<unsigned>(hash ^ (hash >> 32)));
+    return out;
+}
+
+std::string holder_name(const SlurmSettings& settings, const std::string& node_id) {
+    return settings.instance + "-" + node_id;
+}
+
+std::optional<std::string> node_of_holder(const SlurmSettings& settings, std::string_view job_name) {
+    const std::string prefix = settings.instance + "-";
+    if (settings.instance.empty() || job_name.size() <= prefix.size() || job_name.substr(0, prefix.size()) != prefix) {
+        return std::nullopt;
+    }
+    return std::string(job_name.substr(prefix.size()));
+}
+
+std::vector<std::string> sbatch_argv(const SlurmSettings& settings, const HolderAsk& ask) {
+    if (ask.cores < 1) throw std::invalid_argument("a node needs at least one core (vmSize)");
+    std::vector<std::string> argv{"sbatch",
+                                  "--parsable",
+                                  "--no-requeue",
+                                  "--job-name=" + holder_name(settings, ask.node_id),
+                                  "--comment=bai:" + settings.instance + ":" + ask.cluster_key,
+                                  "--nodes=1",
+                                  "--ntasks=1",
+                                  "--cpus-per-task=" + std::to_string(ask.cores)};
+    if (ask.memory_mib > 0) argv.push_back("--mem=" + std::to_string(ask.memory_mib));
+    if (ask.gpus > 0) argv.push_back("--gres=gpu:" + std::to_string(ask.gpus));
+    const std::string& partition =
+        ask.low_priority && !settings.lowpriority_partition.empty() ? settings.lowpriority_partition : settings.partition;
+    if (!partition.empty()) argv.push_back("--partition=" + partition);
+    if (!settings.account.empty()) argv.push_back("--account=" + settings.account);
+    if (ask.low_priority && !settings.lowpriority_qos.empty()) argv.push_back("--qos=" + settings.lowpriority_qos);
+    argv.push_back("--output=" + (settings.log_dir / (ask.node_id + ".holder.log")).string());
+    argv.insert(argv.end(), {"--wrap", "exec sleep infinity"});
+    return argv;
+}
+
+std::optional<std::string> parse_sbatch_answer(std::string_view answer) {
+    while (!answer.empty() && (answer.back() == '\n' || answer.back() == '\r' || answer.back() == ' ')) answer.remove_suffix(1);
+    const std::string_view id = answer.substr(0, answer.find(';'));
+    if (!all_digits(id)) return std::nullopt;
+    return std::string(id);
+}
+
+std::vector<std::string> squeue_argv() {
+    return {"squeue", "--noheader", "--states=all", "--format=%i|%j|%T|%N|%r"};
+}
+
+std::vector<HolderState> parse_squeue(const SlurmSettings& settings, std::string_view output) {
+    std::vector<HolderState> out;
+    for (std::string_view line : split(output, '\n')) {
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        const std::vector<std::string_view> fields = split(line, '|');
+        if (fields.size() != 5 || !all_digits(fields[0])) continue;
+        std::optional<std::string> node = node_of_holder(settings, fields[1]);
+        if (!node) continue;
+        out.push_back({std::string(fields[0]), *node, std::string(fields[2]), std::string(fields[3]), std::string(fields[4])});
+    }
+    return out;
+}
+
+HolderFate fate_of(std::string_view state) {
+    // squeue may add a suffix to a state ("CANCELLED by 0"): the first word decides.
+    state = state.substr(0, state.find(' '));
+    if (state == "RUNNING" || state == "COMPLETING" || state == "SUSPENDED" || state == "STOPPED" || state == "SIGNALING") {
+        return HolderFate::held;
+    }
+    if (state == "PREEMPTED") return HolderFate::preempted;
+    if (state == "NODE_FAIL" || state == "BOOT_FAIL") return HolderFate::failed;
+    if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED" || state == "REQUEUE_HOLD" ||
+        state == "REQUEUE_FED" || state == "RESIZING" || state == "RESV_DEL_HOLD") {
+        return HolderFate::waiting;
+    }
+    return HolderFate::released;  // CANCELLED, COMPLETED, FAILED, TIMEOUT, DEADLINE, OUT_OF_MEMORY, SPECIAL_EXIT...
+}
+
+std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
+                                     const std::filesystem::path& cwd) {
+    return {"srun",         "--jobid=" + holder_job, "--overlap", "--nodes=1", "--ntasks=1", "--cpu-bind=none",
+            "--export=ALL", "--job-name=" + step_name, "--chdir=" + cwd.string(), "--quiet", "--"};
+}
+
+std::vector<std::string> scancel_step_argv(const std::string& holder_job, const std::string& step_id) {
+    return {"scancel", "--signal=KILL", holder_job + "." + step_id};
+}
+
+std::vector<std::string> scancel_argv(const std::vector<std::string>& holder_jobs) {
+    std::vector<std::string> argv{"scancel"};
+    argv.insert(argv.end(), holder_jobs.begin(), holder_jobs.end());
+    return argv;
+}
+
+}  // namespace bai::engine

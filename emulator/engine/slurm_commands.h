@@ -1,0 +1,84 @@
+// The Slurm commands the emulator's nodes on Slurm are made of (slurm.md), built and read here
+// without running anything: the holder job of a node (sbatch), the poll of this instance's
+// holders (squeue), what a holder's Slurm state means for its node, the prefix that puts a
+// process on a node's host as a job step (srun --overlap), and the cancel of a step or a holder.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bai::engine {
+
+// What `--compute slurm` was given (or its config file).
+struct SlurmSettings {
+    std::string instance;                // names this data directory's holders (slurm_instance_id)
+    std::string partition;               // --slurm-partition; "" for the cluster's default
+    std::string account;                 // --slurm-account
+    std::string lowpriority_partition;   // --slurm-partition-lowpriority (partition_prio pre-emption)
+    std::string lowpriority_qos;         // --slurm-qos-lowpriority (qos pre-emption)
+    std::filesystem::path log_dir;       // DIR/slurm: the holders' own output
+};
+
+// A node to hold: its id, its cluster, its size as Slurm asks for it.
+struct HolderAsk {
+    std::string node_id;
+    std::string cluster_key;
+    int cores = 1;
+    int memory_mib = 0;  // 0: not asked (the partition's default)
+    int gpus = 0;
+    bool low_priority = false;
+};
+
+// The instance's name for a data directory: "bai" + 8 hex digits of its path and creation time
+// (two emulators on one Slurm never take each other's holders; the same directory keeps its own).
+std::string slurm_instance_id(const std::filesystem::path& data_dir, long long created_ns);
+
+// "bai-<instance>-<node id>": the holder's job name, what the poll looks for.
+std::string holder_name(const SlurmSettings& settings, const std::string& node_id);
+// The node id in a holder's name, or nullopt when the name is not this instance's.
+std::optional<std::string> node_of_holder(const SlurmSettings& settings, std::string_view job_name);
+
+// sbatch --parsable ... --wrap 'exec sleep infinity': a holder that does nothing (every process of
+// the node is a step started into it). Throws std::invalid_argument for a size Slurm cannot be
+// asked for (no cores).
+std::vector<std::string> sbatch_argv(const SlurmSettings& settings, const HolderAsk& ask);
+// The job id in sbatch --parsable's answer ("123" or "123;cluster"); nullopt for anything else.
+std::optional<std::string> parse_sbatch_answer(std::string_view answer);
+
+// squeue of every job in every state (finished ones stay listed for MinJobAge), one line each:
+// "id|name|state|host|reason".
+std::vector<std::string> squeue_argv();
+struct HolderState {
+    std::string job_id;
+    std::string node_id;  // from its name
+    std::string state;    // PENDING, RUNNING, PREEMPTED, NODE_FAIL, CANCELLED, ...
+    std::string host;     // "" while pending
+    std::string reason;
+};
+// This instance's holders in squeue_argv()'s output; other lines (other instances', other users'
+// jobs, malformed ones) are skipped.
+std::vector<HolderState> parse_squeue(const SlurmSettings& settings, std::string_view output);
+
+// What a holder's state means for its node (slurm.md, the table).
+enum class HolderFate {
+    waiting,    // PENDING, CONFIGURING...: not yet a node (the cluster is resizing)
+    held,       // RUNNING: the node exists
+    preempted,  // PREEMPTED: pre-empted, its job requeued, a new node asked for
+    failed,     // NODE_FAIL, BOOT_FAIL: unusable, its job requeued
+    released,   // CANCELLED, TIMEOUT, COMPLETED, FAILED, DEADLINE, OUT_OF_MEMORY: the node leaves
+};
+HolderFate fate_of(std::string_view slurm_state);
+
+// The argv prefix that runs a process on the node's host as a step of its holder: srun --jobid
+// --overlap, one task, the caller's environment, the step named `step_name` (to be cancelled by
+// name: a SIGKILL to the srun client does not reach the step).
+std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
+                                     const std::filesystem::path& cwd);
+// scancel of one step (with SIGKILL) or of a whole holder.
+std::vector<std::string> scancel_step_argv(const std::string& holder_job, const std::string& step_id);
+std::vector<std::string> scancel_argv(const std::vector<std::string>& holder_jobs);
+
+}  // namespace bai::engine

@@ -1,0 +1,124 @@
+// The Slurm commands of nodes on Slurm (slurm.md), built and read without a Slurm: the squeue lines
+// here are as the test cluster's squeue printed them (tests/integration/test_slurm_cluster.py).
+#include "emulator/engine/slurm_commands.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace bai::engine {
+namespace {
+
+SlurmSettings settings() {
+    SlurmSettings s;
+    s.instance = "bai0123abcd";
+    s.partition = "main";
+    s.lowpriority_partition = "lowpri";
+    s.log_dir = "/data/slurm";
+    return s;
+}
+
+bool has(const std::vector<std::string>& argv, const std::string& arg) {
+    return std::find(argv.begin(), argv.end(), arg) != argv.end();
+}
+
+TEST(SlurmCommands, AHolderAsksForTheNodesSizeAndItsPriority) {
+    HolderAsk ask{"tvm-1_1-20261127t000000z", "/subscriptions/s/clusters/c", 6, 56 * 1024, 1, false};
+    std::vector<std::string> argv = sbatch_argv(settings(), ask);
+    EXPECT_EQ(argv.front(), "sbatch");
+    EXPECT_TRUE(has(argv, "--parsable"));
+    EXPECT_TRUE(has(argv, "--no-requeue"));  // a pre-emption ends the holder, which the poll reads
+    EXPECT_TRUE(has(argv, "--job-name=bai0123abcd-tvm-1_1-20261127t000000z"));
+    EXPECT_TRUE(has(argv, "--comment=bai:bai0123abcd:/subscriptions/s/clusters/c"));
+    EXPECT_TRUE(has(argv, "--cpus-per-task=6"));
+    EXPECT_TRUE(has(argv, "--mem=57344"));
+    EXPECT_TRUE(has(argv, "--gres=gpu:1"));
+    EXPECT_TRUE(has(argv, "--partition=main"));
+    EXPECT_TRUE(has(argv, "--output=/data/slurm/tvm-1_1-20261127t000000z.holder.log"));
+    EXPECT_EQ(std::vector<std::string>(argv.end() - 2, argv.end()),
+              (std::vector<std::string>{"--wrap", "exec sleep infinity"}));
+    ask.low_priority = true;
+    ask.gpus = 0;
+    argv = sbatch_argv(settings(), ask);
+    EXPECT_TRUE(has(argv, "--partition=lowpri"));
+    EXPECT_FALSE(has(argv, "--partition=main"));
+    EXPECT_FALSE(std::any_of(argv.begin(), argv.end(), [](const std::string& a) { return a.rfind("--gres", 0) == 0; }));
+    SlurmSettings qos = settings();
+    qos.lowpriority_partition.clear();
+    qos.lowpriority_qos = "scavenger";
+    argv = sbatch_argv(qos, ask);
+    EXPECT_TRUE(has(argv, "--qos=scavenger"));
+    EXPECT_TRUE(has(argv, "--partition=main"));
+    ask.cores = 0;
+    EXPECT_THROW(sbatch_argv(settings(), ask), std::invalid_argument);
+}
+
+TEST(SlurmCommands, ReadsSbatchsAnswer) {
+    EXPECT_EQ(parse_sbatch_answer("123\n"), "123");
+    EXPECT_EQ(parse_sbatch_answer("77;baitest\n"), "77");
+    EXPECT_FALSE(parse_sbatch_answer("sbatch: error: Batch job submission failed\n"));
+    EXPECT_FALSE(parse_sbatch_answer(""));
+}
+
+TEST(SlurmCommands, ThePollReadsThisInstancesHoldersOnly) {
+    const std::string output =
+        "1|bai0123abcd-tvm-1_1-x|RUNNING|host1|None\n"
+        "2|bai0123abcd-tvm-1_2-x|PENDING||Resources\n"
+        "3|baiffffffff-tvm-1_1-x|RUNNING|host2|None\n"  // another emulator's
+        "4|someone-elses-job|RUNNING|host2|None\n"
+        "5|bai0123abcd-tvm-1_3-x|PREEMPTED|host2|None\n"
+        "garbage line\n"
+        "x|bai0123abcd-tvm-1_4-x|RUNNING|host1|None\n"
+        "6|bai0123abcd-|RUNNING|host1|None\n";
+    std::vector<HolderState> holders = parse_squeue(settings(), output);
+    ASSERT_EQ(holders.size(), 3u);
+    EXPECT_EQ(holders[0].job_id, "1");
+    EXPECT_EQ(holders[0].node_id, "tvm-1_1-x");
+    EXPECT_EQ(holders[0].host, "host1");
+    EXPECT_EQ(holders[1].state, "PENDING");
+    EXPECT_EQ(holders[1].host, "");
+    EXPECT_EQ(holders[1].reason, "Resources");
+    EXPECT_EQ(holders[2].state, "PREEMPTED");
+    EXPECT_TRUE(parse_squeue(SlurmSettings{}, output).empty());  // no instance: nothing is ours
+}
+
+TEST(SlurmCommands, WhatAHoldersStateMeansForItsNode) {
+    EXPECT_EQ(fate_of("PENDING"), HolderFate::waiting);
+    EXPECT_EQ(fate_of("CONFIGURING"), HolderFate::waiting);
+    EXPECT_EQ(fate_of("RUNNING"), HolderFate::held);
+    EXPECT_EQ(fate_of("PREEMPTED"), HolderFate::preempted);
+    EXPECT_EQ(fate_of("NODE_FAIL"), HolderFate::failed);
+    EXPECT_EQ(fate_of("CANCELLED"), HolderFate::released);
+    EXPECT_EQ(fate_of("CANCELLED by 0"), HolderFate::released);
+    EXPECT_EQ(fate_of("TIMEOUT"), HolderFate::released);
+    EXPECT_EQ(fate_of("COMPLETED"), HolderFate::released);
+}
+
+TEST(SlurmCommands, InstancesAndHolderNames) {
+    const std::string a = slurm_instance_id("/data/dir", 1);
+    EXPECT_EQ(a.size(), 11u);
+    EXPECT_EQ(a.rfind("bai", 0), 0u);
+    EXPECT_EQ(slurm_instance_id("/data/dir/", 1), slurm_instance_id("/data/dir/.", 1));
+    EXPECT_NE(a, slurm_instance_id("/data/dir", 2));  // the directory made again
+    EXPECT_NE(a, slurm_instance_id("/data/other", 1));
+    SlurmSettings s = settings();
+    EXPECT_EQ(node_of_holder(s, holder_name(s, "tvm-9")), "tvm-9");
+    EXPECT_FALSE(node_of_holder(s, "bai0123abcd"));
+    EXPECT_FALSE(node_of_holder(s, "bai0123abce-tvm-9"));
+}
+
+TEST(SlurmCommands, AStepRunsInItsHoldersAllocationAndIsCancelledByItself) {
+    std::vector<std::string> prefix = srun_prefix("42", "run7-rank0", "/data/nodes/c/tvm-1/jobs/j");
+    EXPECT_EQ(prefix.front(), "srun");
+    EXPECT_TRUE(has(prefix, "--jobid=42"));
+    EXPECT_TRUE(has(prefix, "--overlap"));
+    EXPECT_TRUE(has(prefix, "--export=ALL"));
+    EXPECT_TRUE(has(prefix, "--job-name=run7-rank0"));
+    EXPECT_TRUE(has(prefix, "--chdir=/data/nodes/c/tvm-1/jobs/j"));
+    EXPECT_EQ(prefix.back(), "--");
+    EXPECT_EQ(scancel_step_argv("42", "3"), (std::vector<std::string>{"scancel", "--signal=KILL", "42.3"}));
+    EXPECT_EQ(scancel_argv({"1", "2"}), (std::vector<std::string>{"scancel", "1", "2"}));
+}
+
+}  // namespace
+}  // namespace bai::engine
