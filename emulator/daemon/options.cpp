@@ -93,6 +93,20 @@ Options parse_options(const std::vector<std::string>& args) {
                 throw std::invalid_argument("--share-mounts must be fuse or bind, not '" + mode + "'");
             }
             o.bind_shares = mode == "bind";
+        } else if (flag == "--compute") {
+            const std::string mode = value();
+            if (mode != "local" && mode != "slurm") {
+                throw std::invalid_argument("--compute must be local or slurm, not '" + mode + "'");
+            }
+            o.slurm = mode == "slurm";
+        } else if (flag == "--slurm-partition") {
+            o.slurm_partition = value();
+        } else if (flag == "--slurm-account") {
+            o.slurm_account = value();
+        } else if (flag == "--slurm-partition-lowpriority") {
+            o.slurm_lowpriority_partition = value();
+        } else if (flag == "--slurm-qos-lowpriority") {
+            o.slurm_lowpriority_qos = value();
         } else if (flag == "--container-runtime") {
             o.containers.choice = engine::parse_runtime_choice(value());
         } else if (flag == "--image") {
@@ -129,6 +143,8 @@ std::string usage() {
            "                        [--durable]\n"
            "                        [--lro-delay MS] [--autoscale-idle MS] [--gpus auto|none|fake:N]\n"
            "                        [--strict-gpus] [--no-passthrough] [--share-mounts fuse|bind]\n"
+           "                        [--compute local|slurm] [--slurm-partition P] [--slurm-account A]\n"
+           "                        [--slurm-partition-lowpriority P] [--slurm-qos-lowpriority Q]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
@@ -172,6 +188,14 @@ std::string usage() {
            "                     or bind (a bind mount of the share's directory: the disk's speed\n"
            "                     for small files; the File API catches up with the disk when it\n"
            "                     reads a path; no fault plans; shares with modes stay FUSE)\n"
+           "  --compute C        where the clusters' nodes run: local (default: this machine) or slurm\n"
+           "                     (each node a Slurm allocation of its vmSize's cores and GPUs, its\n"
+           "                     processes steps in it; sbatch, srun, squeue, scancel on the PATH,\n"
+           "                     SLURM_CONF as the emulator's; the data directory on a filesystem the\n"
+           "                     hosts share; shares as bind mounts; no containerSettings yet)\n"
+           "  --slurm-partition P, --slurm-account A  where and as whom the nodes are allocated\n"
+           "  --slurm-partition-lowpriority P, --slurm-qos-lowpriority Q  what low-priority\n"
+           "                     clusters' nodes are allocated in, for Slurm to pre-empt them\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

@@ -48,6 +48,13 @@ struct Options {
     bool strict_gpus = false;
     bool share_passthrough = true;  // --no-passthrough turns it off
     bool bind_shares = false;       // --share-mounts bind
+    // --compute slurm: the clusters' nodes are Slurm allocations (emulator/engine/slurm.md), with
+    // --slurm-partition, --slurm-account, --slurm-partition-lowpriority, --slurm-qos-lowpriority.
+    bool slurm = false;
+    std::string slurm_partition;
+    std::string slurm_account;
+    std::string slurm_lowpriority_partition;
+    std::string slurm_lowpriority_qos;
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
     bool show_version = false;

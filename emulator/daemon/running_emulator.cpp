@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/crypto/random_id.h"
@@ -18,6 +19,7 @@
 #include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
+#include "emulator/engine/slurm_hosts.h"
 #include "emulator/portal/portal_actions.h"
 #include "emulator/portal/portal_batch.h"
 #include "emulator/portal/portal_routes.h"
@@ -35,6 +37,34 @@
 
 namespace bai::daemon {
 namespace {
+
+// --compute slurm: the nodes' hosts are Slurm allocations named after this data directory (its
+// instance id, kept in DIR/slurm/instance), found and cancelled again by the next start.
+std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std::filesystem::path& location) {
+    engine::SlurmSettings settings;
+    settings.partition = options.slurm_partition;
+    settings.account = options.slurm_account;
+    settings.lowpriority_partition = options.slurm_lowpriority_partition;
+    settings.lowpriority_qos = options.slurm_lowpriority_qos;
+    settings.log_dir = location / "slurm";
+    std::filesystem::create_directories(settings.log_dir);
+    const std::filesystem::path id_file = settings.log_dir / "instance";
+    std::ifstream in(id_file);
+    std::getline(in, settings.instance);
+    if (settings.instance.rfind("bai", 0) != 0 || settings.instance.size() != 11) {
+        settings.instance = engine::slurm_instance_id(location, std::chrono::system_clock::now().time_since_epoch().count());
+        std::ofstream(id_file) << settings.instance << "\n";
+    }
+    // The Slurm commands run with the emulator's own environment (SLURM_CONF, PATH, munge's socket).
+    engine::Environment env;
+    for (char** e = environ; *e; ++e) {
+        const std::string entry = *e;
+        const size_t equals = entry.find('=');
+        if (equals != std::string::npos) env[entry.substr(0, equals)] = entry.substr(equals + 1);
+    }
+    return std::make_shared<engine::SlurmHosts>(settings, env);
+}
+
 
 namespace fs = std::filesystem;
 
@@ -187,6 +217,12 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.strict_gpus = options.strict_gpus;
             engine_options.share_passthrough = options.share_passthrough;
             engine_options.bind_shares = options.bind_shares;
+            if (options.slurm) {
+                engine_options.hosts = slurm_hosts(options, parts.nodes_dir.parent_path());
+                // A Slurm host sees the share's directory on the shared filesystem, not this
+                // process's FUSE mounts.
+                engine_options.bind_shares = true;
+            }
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;
             engine_options.workloads = hooks.workloads;

@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "common/crypto/random_id.h"
 #include "common/time/timestamps.h"
@@ -108,6 +110,9 @@ public:
         if (!plan_.preparation.empty()) {
             log_.line("job preparation on " + std::to_string(plan_.preparation.size()) + " node(s)");
             JobOutcome prep = run_processes(plan_.preparation);
+            if (prep.result == Result::failed) {
+                if (std::optional<JobOutcome> stopped = host_lost(prep.exit_code)) return finish(*stopped);
+            }
             if (prep.result != Result::succeeded) {
                 if (prep.result == Result::failed) {
                     prep.error_code = "JobPreparationFailed";
@@ -119,6 +124,7 @@ public:
         std::optional<JobOutcome> played = play_declared_workload();
         JobOutcome outcome = played ? *played : run_processes(plan_.processes);
         if (outcome.result == Result::failed) {
+            if (std::optional<JobOutcome> stopped = host_lost(outcome.exit_code)) return finish(*stopped);
             outcome.error_code = "JobFailed";
             outcome.error_message = "Job failed with non-zero exit code";
         }
@@ -127,6 +133,35 @@ public:
 
 private:
     bool in_container() const { return runtime_.kind != RuntimeKind::host; }
+
+    // Processes that failed because their node's host was taken away (a Slurm pre-emption kills
+    // them before the engine hears of it): the run is stopped as the engine stops it for that
+    // cause, and the job requeued, not failed.
+    std::optional<JobOutcome> host_lost(std::optional<int> exit_code) {
+        if (!in_.nodes[0].hosts) return std::nullopt;
+        // Killed by a signal (128 + N): the host system may be taking the host away this moment
+        // (Slurm signals the steps before it says the job was pre-empted): asked again for a while.
+        const bool signalled = exit_code && *exit_code > 128;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(signalled ? 5 : 0);
+        while (true) {
+            if (std::optional<JobOutcome> stopped = host_lost_now()) return stopped;
+            if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+    }
+
+    std::optional<JobOutcome> host_lost_now() {
+        for (const JobNode& node : in_.nodes) {
+            if (!node.hosts) continue;
+            std::optional<HostLoss> loss = node.hosts->lost(node.id);
+            if (!loss) continue;
+            const char* reason = *loss == HostLoss::preempted ? "preempted" : *loss == HostLoss::failed ? "node failed" : "requeue";
+            log_.line(std::string("the host of node ") + node.id + " was taken away (" + reason + ")");
+            control_.cancel(reason);
+            return JobOutcome{Result::cancelled, std::nullopt, "", ""};
+        }
+        return std::nullopt;
+    }
 
     void set_up() {
         if (in_.containers && in_.runtimes) {
@@ -196,6 +231,10 @@ private:
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
+        if (in_.nodes[0].hosts && runtime_.kind != RuntimeKind::host) {
+            throw std::runtime_error("containerSettings: a job on nodes of a Slurm cluster runs on their hosts, without a "
+                                     "container (not supported yet)");
+        }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
@@ -368,6 +407,12 @@ private:
 
     // The command words that put a process of node `node` into its container; none on the host.
     std::vector<std::string> wrapper(size_t node, const Environment& env) {
+        if (const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts) {
+            // A step of its own on the node's host, named to be cancelled by name.
+            return hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" +
+                                                                std::to_string(++steps_),
+                                        dirs_[node]);
+        }
         if (runtime_.kind == RuntimeKind::sandbox) {
             return sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {});
         }
@@ -528,6 +573,16 @@ private:
             log_.line(outcome.result == Result::succeeded ? "succeeded" : "failed: " + outcome.error_message);
         }
         remove_containers();
+        // What the job left running on its nodes' hosts (a SIGKILL to an srun client does not
+        // reach its step) ends with it.
+        for (const JobNode& node : in_.nodes) {
+            if (!node.hosts) continue;
+            try {
+                node.hosts->kill_processes(node.id);
+            } catch (const std::exception& e) {
+                log_.line("could not stop what is left on " + node.id + ": " + e.what());
+            }
+        }
         log_.close();
         if (!stdouterr_.empty() && !in_.diagnosis_pool.empty()) {
             try {
@@ -561,7 +616,8 @@ private:
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
     ImageSource image_;  // docker: the image and its registry's credentials
-    const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers
+    const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers and steps
+    int steps_ = 0;
     std::vector<std::string> containers_;  // docker containers started, removed at the end
     std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";

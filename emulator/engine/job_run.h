@@ -18,6 +18,7 @@
 #include "emulator/engine/declared_workload.h"
 #include "emulator/engine/run_control.h"
 #include "emulator/engine/storage_access.h"
+#include "emulator/engine/node_hosts.h"
 #include "emulator/engine/volume_links.h"
 
 namespace bai::engine {
@@ -31,6 +32,8 @@ struct JobNode {
     std::vector<std::string> gpu_devices;  // their device nodes (/dev/nvidiaN); none for fake GPUs
     // The cluster's volumes as the node attached them: relativeMountPath -> the directory behind it.
     std::vector<std::pair<std::string, std::filesystem::path>> volume_directories;
+    // Where its processes run when not on this machine (node_hosts.h); null: here.
+    std::shared_ptr<NodeHosts> hosts;
 };
 
 struct JobRunInputs {

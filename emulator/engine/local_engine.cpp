@@ -105,6 +105,13 @@ void LocalEngine::start() {
     // Nor do their containers: those a killed emulator left are removed.
     if (!runtimes_.docker().empty()) remove_owned_containers(runtimes_.docker(), runtimes_.owner());
     sweep_file_server_disks();
+    if (options_.hosts) {
+        // Told on the hosts' thread; acted on, as every change, on the engine's.
+        options_.hosts->on_loss = [this](const std::string& node_id, HostLoss loss, const std::string& why) {
+            post([this, node_id, loss, why] { host_lost(node_id, loss, why); });
+        };
+        options_.hosts->start();
+    }
     write_mpi_agent(mpi_agent_);
     {
         std::error_code ec;
@@ -144,6 +151,7 @@ void LocalEngine::stop() {
         slot->volumes->release();
     }
     leaving_setups_.clear();
+    if (options_.hosts) options_.hosts->stop();  // every host given back
     reaper_.drain();
 }
 
@@ -250,7 +258,9 @@ void LocalEngine::add_node(ClusterState& cluster) {
     node.cluster_key = cluster.key;
     node.root = cluster.dir / node.id;
     node.low_priority = cluster.spec.low_priority;
-    node.gpus = gpu_pool_->take(cluster.spec.vm_size.gpus);
+    // On another system's hosts, the node's GPUs are its host's (this machine's are not its).
+    if (!options_.hosts) node.gpus = gpu_pool_->take(cluster.spec.vm_size.gpus);
+    node.hosts = options_.hosts;
     node.state = NodeState::preparing;
     slot->setup = std::make_shared<RunControl>();
     Node copy = node;
@@ -260,6 +270,21 @@ void LocalEngine::add_node(ClusterState& cluster) {
     std::shared_ptr<AttachedVolumes> volumes = slot->volumes;
     slot->setup_thread = std::thread([this, copy, spec, control, key, volumes, turn = Participation(clock_)]() mutable {
         turn.begin();
+        if (copy.hosts) {
+            // First a host for it (a Slurm allocation), however long the host system takes.
+            try {
+                std::optional<std::string> address = copy.hosts->acquire(copy, spec, *control);
+                if (!address) {
+                    post([this, key, id = copy.id] { node_ready(key, id, false, "NodeRemoved", "the node was removed"); });
+                    return;
+                }
+                copy.address = *address;
+                post([this, key, id = copy.id, address = *address] { node_placed(key, id, address); });
+            } catch (const std::exception& e) {
+                post([this, key, id = copy.id, why = std::string(e.what())] { node_ready(key, id, false, "AllocationFailed", why); });
+                return;
+            }
+        }
         NodeSetupResult result = set_up_node(copy, spec, storage_, *control, *volumes);
         post([this, key, id = copy.id, result] { node_ready(key, id, result.usable, result.error_code, result.message); });
     });
@@ -299,6 +324,51 @@ void LocalEngine::node_ready(const std::string& cluster_key, const std::string& 
     }
 }
 
+void LocalEngine::node_placed(const std::string& cluster_key, const std::string& node_id, const std::string& address) {
+    auto it = clusters_.find(cluster_key);
+    if (it == clusters_.end()) return;
+    for (auto& slot : it->second.nodes) {
+        if (slot->node.id != node_id) continue;
+        slot->node.address = address;
+        log::info("cluster " + it->second.spec.name + ": node " + node_id + " placed on " + address);
+        note(cluster_key, node_id, "", "", "placed", address);
+        return;
+    }
+}
+
+void LocalEngine::host_lost(const std::string& node_id, HostLoss loss, const std::string& why) {
+    size_t index = 0;
+    ClusterState* cluster = cluster_of_node(node_id, index);
+    if (!cluster) return;
+    Node& node = cluster->nodes[index]->node;
+    log::warning("cluster " + cluster->spec.name + ": node " + node_id + " lost its host: " + why);
+    if (loss == HostLoss::failed) {
+        trace("cluster " + cluster->spec.name, "node " + node_id + " fails");
+        note(cluster->key, node_id, "", "", "fails", why);
+        add_cluster_error(*cluster, "NodeFailed", "The node " + node_id + " failed and is unusable: " + why);
+        node.failed = true;
+        if (node.state == NodeState::running) {
+            stop_job(node.job_key, "node failed");
+        } else {
+            if (cluster->nodes[index]->setup) cluster->nodes[index]->setup->cancel("node failed");
+            node.state = NodeState::unusable;
+        }
+    } else {
+        // Pre-empted, or given back by someone else: the node goes (its job requeued) and the
+        // cluster's target brings a new one.
+        const bool preempted = loss == HostLoss::preempted;
+        trace("cluster " + cluster->spec.name, "node " + node_id + (preempted ? " is pre-empted" : " is released"));
+        note(cluster->key, node_id, "", "", preempted ? "preempted" : "released", why);
+        if (node.state == NodeState::running) {
+            node.remove_after_job = true;
+            stop_job(node.job_key, preempted ? "preempted" : "requeue");
+        } else {
+            remove_node(*cluster, index, preempted ? "pre-empted" : "its host was released");
+        }
+    }
+    write_cluster(*cluster);
+}
+
 void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::string& why) {
     std::unique_ptr<NodeSlot> slot = std::move(cluster.nodes[index]);
     cluster.nodes.erase(cluster.nodes.begin() + static_cast<long>(index));
@@ -317,6 +387,7 @@ void LocalEngine::finish_removal(NodeSlot& slot) {
     addresses_in_use_.erase(slot.address_number);
     gpu_pool_->give_back(node.gpus);
     slot.volumes->release();
+    if (node.hosts) node.hosts->release(node.id);
     reaper_.remove(node.root);
 }
 

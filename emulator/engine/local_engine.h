@@ -28,6 +28,7 @@
 #include "emulator/engine/scheduling.h"
 #include "emulator/engine/volume_links.h"
 #include "emulator/engine/engine_history.h"
+#include "emulator/engine/node_hosts.h"
 #include "emulator/engine/storage_access.h"
 #include "emulator/engine/tree_reaper.h"
 
@@ -57,6 +58,8 @@ struct EngineOptions {
     DeclaredWorkloads* workloads = nullptr;
     // Scenarios: what happens to nodes and job runs, as (actor, event) lines for the trace.
     std::function<void(const std::string& actor, const std::string& event)> trace;
+    // --compute slurm: where the nodes' processes run (node_hosts.h); null: this machine.
+    std::shared_ptr<NodeHosts> hosts;
 };
 
 class LocalEngine : public arm::ComputeEngine {
@@ -176,6 +179,10 @@ private:
     void finish_removal(NodeSlot& slot);
     void node_ready(const std::string& cluster_key, const std::string& node_id, bool usable, const std::string& code,
                     const std::string& message);
+    // The node's host answered (its address), before its setup: on the engine thread.
+    void node_placed(const std::string& cluster_key, const std::string& node_id, const std::string& address);
+    // The node's host was taken away (NodeHosts::on_loss), on the engine thread.
+    void host_lost(const std::string& node_id, HostLoss loss, const std::string& why);
     void start_job(ClusterState& cluster, const QueuedJob& job, std::vector<NodeSlot*> nodes);
     void job_done(const std::string& key, JobOutcome outcome);
     void stop_job(const std::string& key, const std::string& reason);

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace bai::engine {
+
+class NodeHosts;
 
 enum class NodeState { preparing, idle, running, leaving, unusable };
 
@@ -21,6 +24,9 @@ struct Node {
     std::string job_key;           // the job it runs (running, or leaving after it)
     bool remove_after_job = false;  // waitforjobcompletion: leaves when its job ends
     bool failed = false;            // a scenario failed it: unusable once its job is stopped
+    // Where its processes run when not on this machine (node_hosts.h: a Slurm allocation); null:
+    // here, as always.
+    std::shared_ptr<NodeHosts> hosts;
 
     std::filesystem::path mount_root() const { return root / "mounts"; }
     std::filesystem::path jobs_root() const { return root / "jobs"; }

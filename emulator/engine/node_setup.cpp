@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulator/engine/job_environment.h"
+#include "emulator/engine/node_hosts.h"
 #include "emulator/engine/volume_links.h"
 
 namespace bai::engine {
@@ -57,6 +58,11 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
                   logs / ("stderr-" + node.id + ".txt")};
     std::shared_ptr<Process> process;
     try {
+        if (node.hosts) {
+            std::vector<std::string> argv = node.hosts->launch_prefix(node.id, "setup-task", node.root);
+            argv.insert(argv.end(), p.argv.begin(), p.argv.end());
+            p.argv = std::move(argv);
+        }
         process = control.start(p);
     } catch (const std::exception& e) {
         return {false, "SetupTaskFailed", std::string("node ") + node.id + ": the setup task did not start: " + e.what()};

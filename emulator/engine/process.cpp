@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -148,6 +149,37 @@ std::string executable(const std::string& name, const Environment& env) {
 }
 
 }  // namespace
+
+CommandOutput run_command(const std::vector<std::string>& argv, const Environment& env,
+                          const std::filesystem::path& scratch) {
+    std::string pattern = (scratch / "bai-command-XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error("cannot make a file in " + scratch.string() + ": " + std::strerror(errno));
+    ::close(fd);
+    const std::filesystem::path out = pattern, err = pattern + ".err";
+    auto read_and_remove = [](const std::filesystem::path& path) {
+        std::string text;
+        if (FILE* f = std::fopen(path.c_str(), "rb")) {
+            text.resize(1 << 20);
+            text.resize(std::fread(text.data(), 1, text.size(), f));
+            std::fclose(f);
+        }
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+        return text;
+    };
+    CommandOutput result;
+    try {
+        result.status = Process::start({argv, env, scratch, out, err})->wait();
+    } catch (...) {
+        read_and_remove(out);
+        read_and_remove(err);
+        throw;
+    }
+    result.out = read_and_remove(out);
+    result.err = read_and_remove(err);
+    return result;
+}
 
 std::optional<std::string> find_on_path(const std::string& name, const Environment& env) {
     auto path = env.find("PATH");

@@ -46,4 +46,14 @@ public:
     virtual void kill_group(int signal) = 0;
 };
 
+// A command run to its end, its output read: stdout and stderr go to files in `scratch` (removed
+// after), each read up to 1 MiB. Throws as Process::start when it cannot start.
+struct CommandOutput {
+    ExitStatus status;
+    std::string out;
+    std::string err;
+};
+CommandOutput run_command(const std::vector<std::string>& argv, const Environment& env,
+                          const std::filesystem::path& scratch);
+
 }  // namespace bai::engine

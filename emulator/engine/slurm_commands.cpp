@@ -119,8 +119,39 @@ HolderFate fate_of(std::string_view state) {
 
 std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
                                      const std::filesystem::path& cwd) {
-    return {"srun",         "--jobid=" + holder_job, "--overlap", "--nodes=1", "--ntasks=1", "--cpu-bind=none",
+    return {"srun",         "--jobid=" + holder_job, "--overlap", "--nodes=1", "--ntasks=1",
             "--export=ALL", "--job-name=" + step_name, "--chdir=" + cwd.string(), "--quiet", "--"};
+}
+
+std::vector<std::string> scontrol_node_argv(const std::string& host) {
+    return {"scontrol", "show", "node", "--oneliner", host};
+}
+
+std::optional<std::string> parse_node_address(std::string_view output) {
+    std::string name, address;
+    for (std::string_view field : split(output.substr(0, output.find('\n')), ' ')) {
+        if (field.substr(0, 9) == "NodeName=") name = std::string(field.substr(9));
+        if (field.substr(0, 9) == "NodeAddr=") address = std::string(field.substr(9));
+    }
+    if (name.empty()) return std::nullopt;
+    return address.empty() ? name : address;
+}
+
+std::vector<std::string> squeue_steps_argv(const std::string& holder_job) {
+    return {"squeue", "--steps", "--noheader", "--jobs=" + holder_job, "--format=%i"};
+}
+
+std::vector<std::string> parse_steps(const std::string& holder_job, std::string_view output) {
+    std::vector<std::string> steps;
+    const std::string prefix = holder_job + ".";
+    for (std::string_view line : split(output, '\n')) {
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+        while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+        if (line.size() <= prefix.size() || line.substr(0, prefix.size()) != prefix) continue;
+        const std::string_view step = line.substr(prefix.size());
+        if (all_digits(step)) steps.emplace_back(step);  // not "batch", "extern", "interactive"
+    }
+    return steps;
 }
 
 std::vector<std::string> scancel_step_argv(const std::string& holder_job, const std::string& step_id) {

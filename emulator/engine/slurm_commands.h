@@ -77,6 +77,15 @@ HolderFate fate_of(std::string_view slurm_state);
 // name: a SIGKILL to the srun client does not reach the step).
 std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
                                      const std::filesystem::path& cwd);
+// A host's address: scontrol show node -o HOST, its NodeAddr (the host name itself when the
+// configuration gives none); nullopt when the output names no node.
+std::vector<std::string> scontrol_node_argv(const std::string& host);
+std::optional<std::string> parse_node_address(std::string_view output);
+// The steps started into a holder (squeue --steps), their ids without the holder's own ("batch",
+// "extern"): what is left of a node's processes.
+std::vector<std::string> squeue_steps_argv(const std::string& holder_job);
+std::vector<std::string> parse_steps(const std::string& holder_job, std::string_view output);
+
 // scancel of one step (with SIGKILL) or of a whole holder.
 std::vector<std::string> scancel_step_argv(const std::string& holder_job, const std::string& step_id);
 std::vector<std::string> scancel_argv(const std::vector<std::string>& holder_jobs);

@@ -120,5 +120,15 @@ TEST(SlurmCommands, AStepRunsInItsHoldersAllocationAndIsCancelledByItself) {
     EXPECT_EQ(scancel_argv({"1", "2"}), (std::vector<std::string>{"scancel", "1", "2"}));
 }
 
+TEST(SlurmCommands, AHostsAddressAndAHoldersSteps) {
+    EXPECT_EQ(parse_node_address("NodeName=host1 Arch=x86_64 CoresPerSocket=1 CPUAlloc=2 NodeAddr=127.77.20.11 "
+                                 "NodeHostName=host1 Version=22.05.8\n"),
+              "127.77.20.11");
+    EXPECT_EQ(parse_node_address("NodeName=gpu7 Arch=x86_64 State=IDLE\n"), "gpu7");
+    EXPECT_FALSE(parse_node_address("Node host9 not found\n"));
+    EXPECT_EQ(parse_steps("42", "42.0\n42.batch\n42.extern\n42.13\n421.0\n"), (std::vector<std::string>{"0", "13"}));
+    EXPECT_EQ(squeue_steps_argv("42").front(), "squeue");
+}
+
 }  // namespace
 }  // namespace bai::engine

@@ -1,0 +1,58 @@
+// Where a node's processes run when it is not this machine: a host that another system gives
+// the node for its life (slurm_hosts.h: a Slurm allocation). The engine asks for a host while the
+// node prepares, puts every process of the node there (a prefix to its command line), kills what
+// a job left there when it ends, gives the host back when the node leaves, and hears when the
+// host is taken away (pre-empted, failed, released by someone else). Without one (the default)
+// nodes are directories of this machine, as always (slurm.md).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/cluster_spec.h"
+#include "emulator/engine/node.h"
+#include "emulator/engine/run_control.h"
+
+namespace bai::engine {
+
+// What the host system says of a node it had given and took away.
+enum class HostLoss {
+    preempted,  // the node is pre-empted: its job requeued, a new node in its place
+    failed,     // the host failed: the node is unusable, its job requeued
+    released,   // the host was given back by someone else: the node leaves, its job requeued
+};
+
+class NodeHosts {
+public:
+    virtual ~NodeHosts() = default;
+
+    // Cancels what a previous run of this data directory left held, and starts watching.
+    virtual void start() = 0;
+    // Gives back every host, and stops watching.
+    virtual void stop() = 0;
+
+    // Blocks until the node has a host (its address), `control` is cancelled (nullopt: nothing is
+    // left held), or the host system refuses or ends it first (std::runtime_error saying why).
+    virtual std::optional<std::string> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) = 0;
+    // The arguments put before a command to run it on the node's host as `step` (a name of its
+    // own, unique on the node), in `cwd`. Throws std::runtime_error when the node has no host.
+    virtual std::vector<std::string> launch_prefix(const std::string& node_id, const std::string& step,
+                                                   const std::filesystem::path& cwd) = 0;
+    // Asks the host system now whether the node still has its host: nullopt when it has, else how
+    // it lost it. A job whose processes failed asks before it says so: a host taken away kills
+    // them before the host system's notice arrives (its job is then requeued, not failed).
+    virtual std::optional<HostLoss> lost(const std::string& node_id) = 0;
+    // Kills whatever still runs on the node's host (a job's processes once the job is over).
+    virtual void kill_processes(const std::string& node_id) = 0;
+    // Gives the node's host back (nothing happens when it has none).
+    virtual void release(const std::string& node_id) = 0;
+
+    // Set by the engine before start(): called on the hosts' own thread when a host that was
+    // given is taken away. It must not call back into this object.
+    std::function<void(const std::string& node_id, HostLoss loss, const std::string& why)> on_loss;
+};
+
+}  // namespace bai::engine

@@ -1,0 +1,221 @@
+#include "emulator/engine/slurm_hosts.h"
+
+#include <stdexcept>
+
+#include "common/log/logger.h"
+
+namespace bai::engine {
+
+SlurmHosts::SlurmHosts(SlurmSettings settings, Environment env, std::chrono::milliseconds poll)
+    : settings_(std::move(settings)), env_(std::move(env)), poll_every_(poll) {}
+
+SlurmHosts::~SlurmHosts() { stop(); }
+
+CommandOutput SlurmHosts::slurm(const std::vector<std::string>& argv) const {
+    return run_command(argv, env_, settings_.log_dir);
+}
+
+void SlurmHosts::start() {
+    std::error_code ec;
+    std::filesystem::create_directories(settings_.log_dir, ec);
+    if (ec) throw std::runtime_error("cannot make " + settings_.log_dir.string() + ": " + ec.message());
+    // What a previous run of this data directory left held: given back (slurm.md, "Restart").
+    const CommandOutput listed = slurm(squeue_argv());
+    if (listed.status.code != 0) throw std::runtime_error("squeue failed: " + listed.err);
+    std::vector<std::string> left;
+    for (const HolderState& h : parse_squeue(settings_, listed.out)) {
+        const HolderFate fate = fate_of(h.state);
+        if (fate == HolderFate::waiting || fate == HolderFate::held) left.push_back(h.job_id);
+    }
+    if (!left.empty()) {
+        log::info("slurm: cancelling " + std::to_string(left.size()) + " holder(s) a previous run left");
+        slurm(scancel_argv(left));
+    }
+    std::lock_guard guard(mutex_);
+    stopping_ = false;
+    poller_ = std::thread([this] { poll_loop(); });
+}
+
+void SlurmHosts::stop() {
+    std::vector<std::string> held;
+    {
+        std::lock_guard guard(mutex_);
+        if (!poller_.joinable()) return;
+        stopping_ = true;
+        for (const auto& [node, h] : holders_) held.push_back(h.job_id);
+        holders_.clear();
+    }
+    changed_.notify_all();
+    poller_.join();
+    if (!held.empty()) slurm(scancel_argv(held));
+}
+
+std::optional<std::string> SlurmHosts::acquire(const Node& node, const ClusterSpec& spec, RunControl& control) {
+    // Cores and GPUs as the vmSize has them; memory is left to the partition's default (an Azure
+    // size's memory rarely fits a site's hosts).
+    const HolderAsk ask{node.id, node.cluster_key, std::max(1, spec.vm_size.cores), 0, spec.vm_size.gpus, node.low_priority};
+    const CommandOutput submitted = slurm(sbatch_argv(settings_, ask));
+    std::optional<std::string> job = parse_sbatch_answer(submitted.out);
+    if (submitted.status.code != 0 || !job) {
+        throw std::runtime_error("sbatch refused the node's allocation: " + submitted.err.substr(0, submitted.err.find('\n')));
+    }
+    {
+        std::lock_guard guard(mutex_);
+        holders_[node.id] = Holder{*job, "", "", "", false, false};
+        poll_now_ = true;
+    }
+    changed_.notify_all();
+    std::unique_lock lock(mutex_);
+    while (true) {
+        auto it = holders_.find(node.id);
+        if (it == holders_.end() || stopping_) return std::nullopt;  // released meanwhile
+        if (control.cancelled()) {
+            holders_.erase(it);
+            lock.unlock();
+            slurm(scancel_argv({*job}));
+            return std::nullopt;
+        }
+        const Holder& h = it->second;
+        const HolderFate fate = h.state.empty() ? HolderFate::waiting : fate_of(h.state);
+        if (fate == HolderFate::held && !h.host.empty()) {
+            it->second.granted = true;
+            const std::string host = h.host;
+            lock.unlock();
+            const CommandOutput shown = slurm(scontrol_node_argv(host));
+            return parse_node_address(shown.out).value_or(host);
+        }
+        if (fate != HolderFate::waiting && fate != HolderFate::held) {
+            const std::string why = h.state + (h.reason.empty() || h.reason == "None" ? "" : " (" + h.reason + ")");
+            holders_.erase(it);
+            throw std::runtime_error("Slurm ended the node's allocation (job " + *job + ") before it ran: " + why);
+        }
+        changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+}
+
+std::vector<std::string> SlurmHosts::launch_prefix(const std::string& node_id, const std::string& step,
+                                                   const std::filesystem::path& cwd) {
+    std::lock_guard guard(mutex_);
+    auto it = holders_.find(node_id);
+    if (it == holders_.end() || !it->second.granted) throw std::runtime_error("node " + node_id + " has no Slurm allocation");
+    // A node's process starts from the node's environment, which has none of the emulator's:
+    // srun gets the Slurm variables the emulator was given (SLURM_CONF, ...) through env(1).
+    std::vector<std::string> argv{"env"};
+    for (const auto& [name, value] : env_) {
+        if (name.rfind("SLURM_", 0) == 0) argv.push_back(name + "=" + value);
+    }
+    const std::vector<std::string> srun = srun_prefix(it->second.job_id, step, cwd);
+    argv.insert(argv.end(), srun.begin(), srun.end());
+    return argv;
+}
+
+std::optional<HostLoss> SlurmHosts::lost(const std::string& node_id) {
+    std::string job;
+    {
+        std::lock_guard guard(mutex_);
+        auto it = holders_.find(node_id);
+        if (it == holders_.end()) return HostLoss::released;
+        job = it->second.job_id;
+    }
+    const CommandOutput listed = slurm(squeue_argv());
+    if (listed.status.code != 0) return std::nullopt;  // no answer: nothing is known to be lost
+    for (const HolderState& h : parse_squeue(settings_, listed.out)) {
+        if (h.job_id != job) continue;
+        switch (fate_of(h.state)) {
+            case HolderFate::held:
+            case HolderFate::waiting: return std::nullopt;
+            case HolderFate::preempted: return HostLoss::preempted;
+            case HolderFate::failed: return HostLoss::failed;
+            case HolderFate::released: return HostLoss::released;
+        }
+    }
+    return HostLoss::released;  // gone from squeue
+}
+
+void SlurmHosts::kill_processes(const std::string& node_id) {
+    std::string job;
+    {
+        std::lock_guard guard(mutex_);
+        auto it = holders_.find(node_id);
+        if (it == holders_.end() || !it->second.granted) return;
+        job = it->second.job_id;
+    }
+    // A SIGKILL to an srun client leaves its step running: the steps themselves are cancelled.
+    for (const std::string& step : parse_steps(job, slurm(squeue_steps_argv(job)).out)) slurm(scancel_step_argv(job, step));
+}
+
+void SlurmHosts::release(const std::string& node_id) {
+    std::string job;
+    {
+        std::lock_guard guard(mutex_);
+        auto it = holders_.find(node_id);
+        if (it == holders_.end()) return;
+        job = it->second.job_id;
+        holders_.erase(it);
+    }
+    changed_.notify_all();
+    slurm(scancel_argv({job}));
+}
+
+void SlurmHosts::poll_loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        if (!holders_.empty()) {
+            poll_now_ = false;
+            lock.unlock();
+            try {
+                poll_once();
+            } catch (const std::exception& e) {
+                log::warning(std::string("slurm: the poll failed: ") + e.what());
+            }
+            lock.lock();
+        }
+        changed_.wait_for(lock, poll_every_, [this] { return stopping_ || poll_now_; });
+        poll_now_ = false;
+    }
+}
+
+void SlurmHosts::poll_once() {
+    const CommandOutput listed = slurm(squeue_argv());
+    if (listed.status.code != 0) throw std::runtime_error("squeue failed: " + listed.err.substr(0, listed.err.find('\n')));
+    std::map<std::string, HolderState> by_job;
+    for (HolderState& h : parse_squeue(settings_, listed.out)) by_job[h.job_id] = std::move(h);
+    struct Loss {
+        std::string node;
+        HostLoss loss;
+        std::string why;
+    };
+    std::vector<Loss> losses;
+    {
+        std::lock_guard guard(mutex_);
+        for (auto& [node, h] : holders_) {
+            auto seen = by_job.find(h.job_id);
+            if (seen == by_job.end()) {
+                // Gone from squeue (past MinJobAge, or never listed yet): ended if it had been given.
+                if (h.granted && !h.lost) {
+                    h.lost = true;
+                    losses.push_back({node, HostLoss::released, "its Slurm job " + h.job_id + " is gone"});
+                }
+                continue;
+            }
+            h.state = seen->second.state;
+            h.host = seen->second.host;
+            h.reason = seen->second.reason;
+            if (!h.granted || h.lost) continue;
+            const HolderFate fate = fate_of(h.state);
+            const std::string why = "Slurm job " + h.job_id + " " + h.state +
+                                    (h.reason.empty() || h.reason == "None" ? "" : " (" + h.reason + ")");
+            if (fate == HolderFate::preempted) losses.push_back({node, HostLoss::preempted, why});
+            if (fate == HolderFate::failed) losses.push_back({node, HostLoss::failed, why});
+            if (fate == HolderFate::released) losses.push_back({node, HostLoss::released, why});
+            if (fate != HolderFate::held && fate != HolderFate::waiting) h.lost = true;
+        }
+    }
+    changed_.notify_all();
+    for (const Loss& l : losses) {
+        log::info("slurm: node " + l.node + " lost: " + l.why);
+        if (on_loss) on_loss(l.node, l.loss, l.why);
+    }
+}
+
+}  // namespace bai::engine

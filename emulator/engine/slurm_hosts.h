@@ -1,0 +1,60 @@
+// Nodes on a Slurm cluster (slurm.md): each node is one holder job (sbatch of `sleep infinity`,
+// sized by the cluster's vmSize) whose allocation is the node's host; its processes are steps
+// started into it (srun --jobid --overlap); a thread polls squeue for every holder of this
+// instance and reports the ones Slurm took away (pre-empted, NODE_FAIL, cancelled from outside).
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "emulator/engine/node_hosts.h"
+#include "emulator/engine/process.h"
+#include "emulator/engine/slurm_commands.h"
+
+namespace bai::engine {
+
+class SlurmHosts : public NodeHosts {
+public:
+    // `env`: the environment the Slurm commands run with (SLURM_CONF, PATH); `poll`: how often
+    // squeue is asked.
+    SlurmHosts(SlurmSettings settings, Environment env, std::chrono::milliseconds poll = std::chrono::milliseconds(500));
+    ~SlurmHosts() override;
+
+    void start() override;
+    void stop() override;
+    std::optional<std::string> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) override;
+    std::vector<std::string> launch_prefix(const std::string& node_id, const std::string& step,
+                                           const std::filesystem::path& cwd) override;
+    std::optional<HostLoss> lost(const std::string& node_id) override;
+    void kill_processes(const std::string& node_id) override;
+    void release(const std::string& node_id) override;
+
+private:
+    struct Holder {
+        std::string job_id;
+        std::string state;  // as the last poll saw it ("" before the first)
+        std::string host;
+        std::string reason;
+        bool granted = false;  // acquire returned it: a loss is reported from then on
+        bool lost = false;     // reported (or released by the engine): not again
+    };
+
+    CommandOutput slurm(const std::vector<std::string>& argv) const;
+    void poll_loop();
+    void poll_once();
+
+    SlurmSettings settings_;
+    Environment env_;
+    std::chrono::milliseconds poll_every_;
+    mutable std::mutex mutex_;
+    std::condition_variable changed_;
+    std::map<std::string, Holder> holders_;  // by node id
+    std::vector<std::string> to_clean_;      // node ids whose leftover steps are to be cancelled
+    bool stopping_ = false;
+    bool poll_now_ = false;  // a holder was just asked for: poll without waiting the interval
+    std::thread poller_;
+};
+
+}  // namespace bai::engine

@@ -1,0 +1,174 @@
+"""The clusters' nodes on a real Slurm cluster (--compute slurm, emulator/engine/slurm.md), through
+the Batch AI SDK: a 2-node cluster whose nodes land on the test cluster's two hosts (each a holder
+job), its setup task and its jobs run there (their host names written into the share), the nodes
+placed at the hosts' addresses, given back when the cluster shrinks; a low-priority node
+pre-empted by Slurm itself (a job of a higher partition takes its host) becomes the node's
+pre-emption: its job requeued and run again on a new node; an emulator killed and started again
+cancels what it had held, never leaking an allocation.
+SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
+import os
+import signal
+import subprocess
+import unittest
+
+from azure.mgmt.batchai import BatchAI
+from azure.mgmt.batchai import models as m
+from azure.mgmt.resource import ResourceManagementClient
+from azure.storage.fileshare import ShareServiceClient
+
+import harness
+from slurm_cluster import SlurmCluster
+
+RG, WS, EXP = "rg-slurm", "ws", "exp"
+CLUSTER = SlurmCluster(hosts=2)
+CANNOT = CLUSTER.cannot_start()
+
+
+@unittest.skipIf(CANNOT, f"SKIPPED: {CANNOT}")
+class SlurmNodesTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        CLUSTER.start()
+        cls.location = None
+        cls.start_emulator()
+        cls.client = harness.arm_client(BatchAI, cls.emu.endpoints)
+        harness.arm_client(ResourceManagementClient, cls.emu.endpoints).resource_groups.create_or_update(
+            RG, {"location": "eastus"})
+        cls.client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
+        cls.client.experiments.begin_create(RG, WS, EXP).result()
+        cls.share = ShareServiceClient.from_connection_string(harness.connection_string(cls.emu.endpoints)).create_share("out")
+
+    @classmethod
+    def start_emulator(cls):
+        cls.emu = harness.Emulator(location=cls.location, env=CLUSTER.env(), args=[
+            "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
+            "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri"]).start()
+        cls.location = cls.emu.location
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.emu.process and cls.emu.process.poll() is None:
+            cls.emu.stop()
+        CLUSTER.stop()
+        cls.emu.close()
+
+    def holders(self, states=("PENDING", "RUNNING")):
+        """This emulator's holder jobs (named bai<instance>-<node id>) in these states: [(id, state, host)]."""
+        with open(os.path.join(self.location, "slurm", "instance")) as f:
+            instance = f.read().strip()
+        lines = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T|%N"], capture_output=True,
+                               text=True, timeout=30, env=CLUSTER.env()).stdout.splitlines()
+        rows = [line.split("|") for line in lines]
+        return [(r[0], r[2], r[3]) for r in rows if len(r) == 4 and r[1].startswith(instance + "-") and r[2] in states]
+
+    def nodes(self, cluster):
+        import requests
+        all_nodes = requests.get(f"{self.emu.endpoints['arm']}/emulator/nodes", verify=False, timeout=10).json()["value"]
+        return [n for n in all_nodes if n["cluster"].lower().endswith("/clusters/" + cluster)]
+
+    def volumes(self):
+        return m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/out",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="afs")])
+
+    def read(self, path):
+        return self.share.get_file_client(path).download_file().readall().decode()
+
+    def job(self, cluster_id, name, command, priority="normal"):
+        return self.client.jobs.begin_create(RG, WS, EXP, name, m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster_id), node_count=1, scheduling_priority=priority,
+            std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))).result()
+
+    def tearDown(self):
+        # What a test left (when it failed) must not hold the hosts the next one needs.
+        for name in ("two", "low"):
+            try:
+                self.client.clusters.begin_delete(RG, WS, name).result()
+            except Exception:
+                pass
+
+    def test_a_a_clusters_nodes_are_allocations_on_the_hosts(self):
+        cluster = self.client.clusters.begin_create(RG, WS, "two", m.ClusterCreateParameters(
+            vm_size="STANDARD_D2",  # two cores: one node per host (each has two)
+            scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=2)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes(), setup_task=m.SetupTask(
+                command_line="hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/setup-$(hostname)",
+                std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs")),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        harness.wait_for(lambda: self.client.clusters.get(RG, WS, "two").node_state_counts.idle_node_count == 2,
+                         timeout=60, interval=0.2, what="two idle nodes")
+        held = self.holders(("RUNNING",))
+        self.assertEqual(sorted(h[2] for h in held), ["host1", "host2"])
+        self.assertEqual(self.read("setup-host1"), "host1\n")  # the setup task ran on each host
+        self.assertEqual(self.read("setup-host2"), "host2\n")
+        addresses = sorted(n["ipAddress"] for n in self.nodes("two"))
+        self.assertEqual(addresses, sorted(CLUSTER.host_address(i) for i in (1, 2)))
+        # Two jobs at once: one on each node, each on its host.
+        jobs = [self.job(cluster.id, f"where{i}", f"sleep 2; hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/job{i}") for i in (1, 2)]
+        for j in jobs:
+            harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, j.name).execution_state in ("succeeded", "failed"),
+                             timeout=60, interval=0.2, what=f"{j.name} done")
+            self.assertEqual(self.client.jobs.get(RG, WS, EXP, j.name).execution_state, "succeeded")
+        self.assertEqual(sorted([self.read("job1"), self.read("job2")]), ["host1\n", "host2\n"])
+        # Shrunk to nothing: the allocations are given back.
+        self.client.clusters.update(RG, WS, "two", m.ClusterUpdateParameters(scale_settings=m.ScaleSettings(
+            manual=m.ManualScaleSettings(target_node_count=0))))
+        harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+        self.client.clusters.begin_delete(RG, WS, "two").result()
+
+    def test_b_slurms_pre_emption_is_the_nodes(self):
+        cluster = self.client.clusters.begin_create(RG, WS, "low", m.ClusterCreateParameters(
+            vm_size="STANDARD_D2", vm_priority="lowpriority",
+            scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes()),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        job = self.job(cluster.id, "long", "echo run >> $AZ_BATCHAI_MOUNT_ROOT/afs/runs; sleep 300")
+
+        def running_on():
+            nodes = [n for n in self.nodes("low") if (n.get("job") or "").lower() == job.id.lower()]
+            return nodes[0] if nodes else None
+        first = harness.wait_for(running_on, timeout=60, interval=0.2, what="the job running")
+        host = [h[2] for h in self.holders(("RUNNING",))]
+        self.assertEqual(len(host), 1)
+        # A job of the higher partition takes that host's cores: Slurm pre-empts the holder.
+        blocker = subprocess.run(["sbatch", "--parsable", "-p", "main", "-w", host[0], "-N1", "-n1", "--cpus-per-task=2",
+                                  "--output=/dev/null", "--wrap", "exec sleep infinity"],
+                                 capture_output=True, text=True, timeout=30, env=CLUSTER.env()).stdout.strip()
+        try:
+            second = harness.wait_for(lambda: (lambda n: n if n and n["nodeId"] != first["nodeId"] else None)(running_on()),
+                                      timeout=90, interval=0.2, what="the job requeued onto a new node")
+            self.assertNotEqual(second["ipAddress"], first["ipAddress"])  # the other host: this one is taken
+            harness.wait_for(lambda: self.read("runs") == "run\nrun\n", timeout=30, interval=0.2, what="its second run")
+            self.assertNotIn(first["nodeId"], [n["nodeId"] for n in self.nodes("low")])
+        finally:
+            subprocess.run(["scancel", blocker], env=CLUSTER.env(), timeout=30)
+        self.client.jobs.begin_terminate(RG, WS, EXP, "long").result()
+        self.client.clusters.begin_delete(RG, WS, "low").result()
+        harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+
+    def test_c_a_restarted_emulator_leaks_no_allocation(self):
+        self.client.clusters.begin_create(RG, WS, "kept", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        harness.wait_for(lambda: self.client.clusters.get(RG, WS, "kept").node_state_counts.idle_node_count == 1,
+                         timeout=60, interval=0.2, what="the node idle")
+        before = self.holders(("RUNNING",))
+        self.assertEqual(len(before), 1)
+        # Killed: nothing of it gives the allocation back.
+        self.emu.send(signal.SIGKILL)
+        self.emu.process.wait(timeout=10)
+        self.assertEqual(self.holders(("RUNNING",)), before)
+        type(self).start_emulator()
+        type(self).client = harness.arm_client(BatchAI, self.emu.endpoints)
+        # The old holder is cancelled at start; the cluster gets a node (a new holder) again.
+        harness.wait_for(lambda: self.client.clusters.get(RG, WS, "kept").node_state_counts.idle_node_count == 1,
+                         timeout=60, interval=0.2, what="the node idle again")
+        now = self.holders(("RUNNING",))
+        self.assertEqual(len(now), 1)
+        self.assertNotEqual(now[0][0], before[0][0])
+        self.assertIn(before[0][0], [h[0] for h in self.holders(("CANCELLED",))])
+
+
+if __name__ == "__main__":
+    unittest.main()
