@@ -123,8 +123,11 @@ public:
         }
         std::optional<JobOutcome> played = play_declared_workload();
         JobOutcome outcome = played ? *played : run_processes(plan_.processes);
-        if (outcome.result == Result::failed) {
+        // (srun exits 0 when its step's host fails under it: a success is checked too.)
+        if (outcome.result != Result::cancelled) {
             if (std::optional<JobOutcome> stopped = host_lost(outcome.exit_code)) return finish(*stopped);
+        }
+        if (outcome.result == Result::failed) {
             outcome.error_code = "JobFailed";
             outcome.error_message = "Job failed with non-zero exit code";
         }
@@ -134,9 +137,9 @@ public:
 private:
     bool in_container() const { return runtime_.kind != RuntimeKind::host; }
 
-    // Processes that failed because their node's host was taken away (a Slurm pre-emption kills
-    // them before the engine hears of it): the run is stopped as the engine stops it for that
-    // cause, and the job requeued, not failed.
+    // Processes that ended because their node's host was taken away (a Slurm pre-emption kills
+    // them before the engine hears of it; srun exits 0, "Node failure", when the host fails): the
+    // run is stopped as the engine stops it for that cause, and the job requeued, not ended.
     std::optional<JobOutcome> host_lost(std::optional<int> exit_code) {
         if (!in_.nodes[0].hosts) return std::nullopt;
         // Killed by a signal (128 + N): the host system may be taking the host away this moment

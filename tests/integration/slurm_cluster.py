@@ -207,6 +207,13 @@ PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 Pree
         done = run(["squeue", "-t", "all", "-h", "-j", str(job), "-o", "%T %N"], check=False, env=self.env())
         return tuple(done.stdout.split()) if done.stdout.strip() else (None, None)
 
+    def kill_slurmd(self, i):
+        """Kills host i's slurmd (SIGKILL) as a host's crash would; what runs there keeps running."""
+        for name, process in self.daemons:
+            if name == f"slurmd-{i}" and process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
     # ---- stop ----
 
     def stop(self):

@@ -3,8 +3,9 @@ the Batch AI SDK: a 2-node cluster whose nodes land on the test cluster's two ho
 job), its setup task and its jobs run there (their host names written into the share), the nodes
 placed at the hosts' addresses, given back when the cluster shrinks; a low-priority node
 pre-empted by Slurm itself (a job of a higher partition takes its host) becomes the node's
-pre-emption: its job requeued and run again on a new node; an emulator killed and started again
-cancels what it had held, never leaking an allocation.
+pre-emption: its job requeued and run again on a new node; a host whose slurmd is killed makes its
+node unusable and its job requeued; an emulator killed and started again cancels what it had held,
+never leaking an allocation.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import os
 import signal
@@ -52,14 +53,15 @@ class SlurmNodesTest(unittest.TestCase):
         CLUSTER.stop()
         cls.emu.close()
 
-    def holders(self, states=("PENDING", "RUNNING")):
-        """This emulator's holder jobs (named bai<instance>-<node id>) in these states: [(id, state, host)]."""
+    def holders(self, states=("PENDING", "RUNNING"), node=""):
+        """This emulator's holder jobs (named bai<instance>-<node id>) in these states, of `node` when
+        given: [(id, state, host)]."""
         with open(os.path.join(self.location, "slurm", "instance")) as f:
             instance = f.read().strip()
         lines = subprocess.run(["squeue", "--noheader", "--states=all", "--format=%i|%j|%T|%N"], capture_output=True,
                                text=True, timeout=30, env=CLUSTER.env()).stdout.splitlines()
         rows = [line.split("|") for line in lines]
-        return [(r[0], r[2], r[3]) for r in rows if len(r) == 4 and r[1].startswith(instance + "-") and r[2] in states]
+        return [(r[0], r[2], r[3]) for r in rows if len(r) == 4 and r[1].startswith(instance + "-" + node) and r[2] in states]
 
     def nodes(self, cluster):
         import requests
@@ -82,7 +84,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low"):
+        for name in ("two", "low", "frail"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -146,6 +148,26 @@ class SlurmNodesTest(unittest.TestCase):
         self.client.jobs.begin_terminate(RG, WS, EXP, "long").result()
         self.client.clusters.begin_delete(RG, WS, "low").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+
+    def test_d_a_hosts_slurmd_killed_makes_its_node_unusable(self):
+        cluster = self.client.clusters.begin_create(RG, WS, "frail", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        job = self.job(cluster.id, "stranded", "sleep 600")
+        node = harness.wait_for(lambda: (lambda n: n[0] if n and n[0].get("job") else None)(self.nodes("frail")),
+                                timeout=60, interval=0.2, what="the job running")
+        host = [h[2] for h in self.holders(("RUNNING",), node=node["nodeId"])]
+        self.assertEqual(len(host), 1)
+        CLUSTER.kill_slurmd(int(host[0][-1]))
+        # Slurm calls the host down after SlurmdTimeout (5 s) and its pings: about 45 s here.
+        harness.wait_for(lambda: [n["state"] for n in self.nodes("frail")] == ["unusable"], timeout=150, interval=0.5,
+                         what="the node unusable")
+        self.assertEqual(self.nodes("frail")[0]["nodeId"], node["nodeId"])
+        self.assertEqual(self.client.jobs.get(RG, WS, EXP, "stranded").execution_state, "queued")  # requeued
+        errors = self.client.clusters.get(RG, WS, "frail").errors
+        self.assertIn("NodeFailed", [e.code for e in errors])
+        self.client.jobs.begin_terminate(RG, WS, EXP, "stranded").result()
+        self.client.clusters.begin_delete(RG, WS, "frail").result()
 
     def test_c_a_restarted_emulator_leaks_no_allocation(self):
         self.client.clusters.begin_create(RG, WS, "kept", m.ClusterCreateParameters(
