@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Nodes on Slurm against nodes on this machine, side by side (not in CI; needs root, slurm-wlm and
+munge: the tests' two-host cluster of tests/integration/slurm_cluster.py is started here):
+
+1. a node's allocation: a 1-node cluster created -> its node idle (local: directories and setup;
+   Slurm: a holder job submitted, scheduled and running, then the same), created and deleted again
+   each round, the two emulators alternating;
+2. submit -> running on an idle node: the client sends a job's PUT, the job's process prints its
+   start time (`date +%s.%N`, the same clock on the head and the hosts of the test cluster);
+3. N trivial jobs (`true`) queued on a 2-node cluster (one node per host under Slurm): wall time,
+   jobs/s, and the emulator's CPU per job.
+
+Usage: tools/bench/slurm_nodes.py [--build DIR] [--rounds R] [--samples N] [--jobs N]
+"""
+import argparse
+import concurrent.futures
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from job_latency import SUB, WS, Bench, percentile, submit_to_running  # noqa: E402
+from process_stats import cpu_seconds  # noqa: E402
+from slurm_cluster import SlurmCluster  # noqa: E402
+
+
+def prepare(emu):
+    b = Bench(emu.endpoints)
+    b.call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
+    b.call("PUT", f"{WS}", {"location": "eastus"})
+    b.call("PUT", f"{WS}/experiments/e")
+    return b
+
+
+def allocation_seconds(b, name):
+    started = time.perf_counter()
+    b.cluster(name, 1)  # returns once the node is idle
+    took = time.perf_counter() - started
+    b.call("DELETE", f"{WS}/clusters/{name}")
+    harness.wait_for(lambda: b.session.get(f"{b.ep['arm']}{WS}/clusters/{name}?api-version=2018-05-01",
+                                           timeout=30).status_code == 404, timeout=120, what="the cluster gone")
+    return took
+
+
+def many_jobs(b, emu, jobs, prefix):
+    b.call("PUT", f"{WS}/clusters/pair", {"properties": {
+        "vmSize": "STANDARD_D2", "scaleSettings": {"manual": {"targetNodeCount": 2}},
+        "userAccountSettings": {"adminUserName": "u", "adminUserPassword": "Pw-123456"}}})
+    harness.wait_for(lambda: b.call("GET", f"{WS}/clusters/pair").json()["properties"]
+                     .get("nodeStateCounts", {}).get("idleNodeCount") == 2, timeout=120, what="two nodes")
+    names = [f"{prefix}{i}" for i in range(jobs)]
+    cpu_before = cpu_seconds(emu.process.pid)[0]
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda n: Bench(emu.endpoints).submit(n, "pair", "true"), names))
+    harness.wait_for(lambda: all(b.job(n)["executionState"] in ("succeeded", "failed") for n in names[-4:]) and
+                     sum(1 for n in names if b.job(n)["executionState"] == "succeeded") == jobs,
+                     timeout=1800, interval=0.5, what="the jobs")
+    wall = time.perf_counter() - started
+    cpu = cpu_seconds(emu.process.pid)[0] - cpu_before
+    return wall, cpu
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=200)
+    args = parser.parse_args()
+    harness.EMULATOR = os.path.join(args.build, "emulator", "batchai-emulator")
+    cluster = SlurmCluster(hosts=2)
+    reason = cluster.cannot_start()
+    if reason:
+        sys.exit(f"cannot start the test Slurm cluster: {reason}")
+    cluster.start()
+    common = ["--lro-delay", "0", "--gpus", "none"]
+    try:
+        with harness.Emulator(args=common) as local, harness.Emulator(env=cluster.env(), args=common + [
+                "--compute", "slurm", "--slurm-partition", "main"]) as slurm:
+            sides = {"local": (local, prepare(local)), "slurm": (slurm, prepare(slurm))}
+            alloc = {"local": [], "slurm": []}
+            for r in range(args.rounds):
+                for side in (("local", "slurm") if r % 2 == 0 else ("slurm", "local")):
+                    alloc[side].append(allocation_seconds(sides[side][1], f"alloc{r}"))
+            latency = {}
+            for side in ("local", "slurm"):
+                emu, b = sides[side]
+                b.cluster("warm", 1)
+                latency[side] = submit_to_running(b, emu.location, "warm", args.samples, "lat")[0]
+                b.call("DELETE", f"{WS}/clusters/warm")
+            time.sleep(2)
+            throughput = {side: many_jobs(sides[side][1], sides[side][0], args.jobs, "many") for side in ("local", "slurm")}
+    finally:
+        cluster.stop()
+
+    print(f"machine: {os.cpu_count()} cores; Slurm: 2 slurmd hosts in namespaces (2 CPUs each); "
+          f"emulator {harness.EMULATOR}\n")
+    print("| measure | local | Slurm | Slurm / local |")
+    print("|---|---|---|---|")
+    a_l, a_s = statistics.median(alloc["local"]), statistics.median(alloc["slurm"])
+    print(f"| a node's allocation (create -> idle), median s; rounds {['%.2f' % x for x in alloc['local']]} / "
+          f"{['%.2f' % x for x in alloc['slurm']]} | {a_l:.2f} | {a_s:.2f} | {a_s / a_l:.1f}x |")
+    l_l, l_s = percentile(latency["local"], 50), percentile(latency["slurm"], 50)
+    print(f"| submit -> process running on an idle node, p50 ms (p90 {percentile(latency['local'], 90):.0f} / "
+          f"{percentile(latency['slurm'], 90):.0f}) | {l_l:.0f} | {l_s:.0f} | {l_s / l_l:.1f}x |")
+    (w_l, c_l), (w_s, c_s) = throughput["local"], throughput["slurm"]
+    print(f"| {args.jobs} trivial jobs over 2 nodes, jobs/s | {args.jobs / w_l:.1f} | {args.jobs / w_s:.1f} | "
+          f"{w_s / w_l:.1f}x the time |")
+    print(f"| the emulator's CPU per job, ms | {c_l * 1000 / args.jobs:.1f} | {c_s * 1000 / args.jobs:.1f} | "
+          f"{c_s / max(c_l, 1e-9):.1f}x |")
+
+
+if __name__ == "__main__":
+    main()
