@@ -1,6 +1,8 @@
 #include "emulator/batch/node_files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_http.h"
 #include "emulator/engine/writable_root.h"
+#include "fake_storage/engine/share_paths.h"
 
 namespace bai::batch {
 
@@ -129,10 +132,14 @@ void send_file_under(const httplib::Request& req, httplib::Response& res, const 
     if (std::optional<time::TimePoint> since = time::parse_rfc1123(req.get_header_value("If-Unmodified-Since")); since && changed > *since) {
         throw BatchError(412, "ConditionNotMet", "The condition specified using HTTP conditional header(s) is not met.");
     }
-    std::ifstream in(*file, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    std::string bytes = content.str();
+    // Read through a descriptor opened beneath the root with no symbolic link followed on the way
+    // (openat2): the checks above looked at a path, and a task may swap one of its directories for
+    // a link to elsewhere between that look and this read.
+    storage::ShareFd fd = storage::open_regular_in_share(root, relative, O_RDONLY | O_NONBLOCK);
+    if (!fd) throw file_not_found();
+    std::string bytes;
+    char buffer[65536];
+    for (ssize_t n; (n = ::read(fd.get(), buffer, sizeof buffer)) > 0;) bytes.append(buffer, static_cast<size_t>(n));
     // ocp-range: bytes=START-END (END inclusive, or to the end): that part, answered 200 as the
     // service's swagger has it.
     if (req.has_header("ocp-range")) {

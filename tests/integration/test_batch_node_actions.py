@@ -21,12 +21,18 @@ class BatchNodeActions(BatchTestCase):
     def test_file_paths_never_leave_the_node(self):
         self.pool("p-esc")
         self.job("j-esc", "p-esc")
-        self.task("j-esc", "t", "/bin/ln -s / escape")
+        self.task("j-esc", "t", "/bin/sh -c 'ln -s / escape && mkdir real && echo inside > real/f && ln -s real alias'")
         task = self.state_of("j-esc", "t", bm.TaskState.completed)
         node = task.node_info.node_id
         for path in ("wd/escape/etc/hostname", "wd/escape/etc", "wd/escape/..%2F..%2Fetc%2Fhostname"):
             r = self.raw("GET", f"/jobs/j-esc/tasks/t/files/{path}")
             self.assertEqual((r.status_code, r.json()["code"]), (404, "FileNotFound"), path)
+        # A link is never followed, even one that stays inside: a file is read through no link (a
+        # task could swap a directory for one between the emulator's look and its read).
+        r = self.raw("GET", "/jobs/j-esc/tasks/t/files/wd/real/f")
+        self.assertEqual((r.status_code, r.content), (200, b"inside\n"))
+        r = self.raw("GET", "/jobs/j-esc/tasks/t/files/wd/alias/f")
+        self.assertEqual((r.status_code, r.json()["code"]), (404, "FileNotFound"))
         for path in ("startup/..", "startup/%2E%2E", "wd/escape/tmp"):
             r = self.raw("DELETE", f"/pools/p-esc/nodes/{node}/files/{path}?recursive=true")
             self.assertEqual(r.status_code, 404, path)
