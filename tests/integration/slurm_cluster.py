@@ -15,6 +15,7 @@ accounting database).
     subprocess.run(["sinfo"], env=cluster.env())
     cluster.stop()
 """
+import fcntl
 import os
 import secrets
 import shutil
@@ -35,10 +36,10 @@ class SlurmCluster:
         self.hosts = hosts
         self.cpus = cpus
         self.memory_mib = memory_mib
-        # Names short enough for interfaces (15 characters); a subnet per run.
+        # Names short enough for interfaces (15 characters); a subnet per run (chosen at start).
         self.tag = "bs%04x" % (os.getpid() & 0xFFFF)
-        self.subnet = 20 + os.getpid() % 200
-        self.bridge_address = f"127.77.{self.subnet}.1"
+        self.subnet = None
+        self.bridge_address = None
         self.dir = None
         self.daemons = []  # (name, Popen)
         self.namespaces = []
@@ -89,7 +90,25 @@ class SlurmCluster:
             raise
         return self
 
+    def _free_subnet(self):
+        """The first 127.77.N.0/24 no bridge of another run uses (two suites run at once)."""
+        used = run(["ip", "-4", "addr", "show"], check=False).stdout
+        for step in range(200):
+            n = 20 + (os.getpid() + step) % 200
+            if f"inet 127.77.{n}." not in used:
+                return n
+        raise RuntimeError("no free 127.77.N.0/24 subnet")
+
     def _network(self):
+        # Chosen and taken (the bridge's address) under a lock: another suite may be choosing too.
+        with open(os.path.join(tempfile.gettempdir(), "bai-slurm-subnets.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self.subnet = self._free_subnet()
+            self.bridge_address = f"127.77.{self.subnet}.1"
+            self._bridge()
+        self._hosts()
+
+    def _bridge(self):
         self.bridge = self.tag + "br"
         run(["ip", "link", "add", self.bridge, "type", "bridge"])
         run(["ip", "addr", "add", self.bridge_address + "/24", "dev", self.bridge])
@@ -98,6 +117,8 @@ class SlurmCluster:
         # Without it, replies to 127.77.N.x would take the loopback's 127.0.0.0/8 route.
         run(["ip", "route", "replace", f"127.77.{self.subnet}.0/24", "dev", self.bridge, "table", "local",
              "proto", "kernel", "scope", "link", "src", self.bridge_address])
+
+    def _hosts(self):
         for i in range(1, self.hosts + 1):
             ns = f"{self.tag}h{i}"
             veth = f"{self.tag}v{i}"
@@ -134,7 +155,7 @@ class SlurmCluster:
         d = self.dir
         for sub in ("state", "spool", "log"):
             os.makedirs(os.path.join(d, sub))
-        port = 20000 + (os.getpid() % 20000)
+        port = 21000 + 4 * self.subnet  # per subnet: two suites' controllers never share a port
         nodes = "\n".join(f"NodeName={self.host_name(i)} NodeAddr={self.host_address(i)} CPUs={self.cpus} "
                           f"RealMemory={self.memory_mib} State=UNKNOWN" for i in range(1, self.hosts + 1))
         names = ",".join(self.host_name(i) for i in range(1, self.hosts + 1))
