@@ -5,7 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +18,7 @@
 #include "emulator/batch/batch_http.h"
 #include "emulator/engine/writable_root.h"
 #include "fake_storage/engine/share_paths.h"
+#include "fuse_mounts/manager/mount_table.h"
 
 namespace bai::batch {
 
@@ -172,16 +175,19 @@ void delete_file_under(const httplib::Request& req, const fs::path& root, const 
     std::error_code same;
     if (!facts || fs::equivalent(*file, root, same)) throw file_not_found();  // never the root itself
     std::error_code ec;
-    if (facts->directory) {
-        if (req.get_param_value("recursive") != "true" && !fs::is_empty(*file, ec)) {
-            throw BatchError(409, "DirectoryNotEmpty", "The directory is not empty: delete it with recursive=true.",
-                             {{"PropertyName", "recursive"}});
-        }
-        engine::remove_tree(*file, ec);
-    } else {
-        fs::remove(*file, ec);
+    if (facts->directory && req.get_param_value("recursive") != "true" && !fs::is_empty(*file, ec)) {
+        throw BatchError(409, "DirectoryNotEmpty", "The directory is not empty: delete it with recursive=true.",
+                         {{"PropertyName", "recursive"}});
     }
-    if (ec) throw BatchError(500, "InternalServerError", "The file could not be deleted: " + ec.message());
+    // Removed through descriptors opened beneath the root with no link followed (share_paths.h):
+    // the checks above looked at paths, and a task may swap a directory for a link meanwhile.
+    if (!mounts::release_mounts_under(*file).empty()) {
+        throw BatchError(500, "InternalServerError", "The file could not be deleted: something is still mounted under it");
+    }
+    if (!storage::remove_tree_in_share(root, relative)) {
+        if (errno == ELOOP || errno == EXDEV || errno == ENOENT || errno == ENOTDIR) throw file_not_found();
+        throw BatchError(500, "InternalServerError", std::string("The file could not be deleted: ") + std::strerror(errno));
+    }
 }
 
 void send_file_list(const httplib::Request& req, httplib::Response& res, const fs::path& root, const std::string& files_url,

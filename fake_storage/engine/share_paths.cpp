@@ -1,11 +1,14 @@
 #include "fake_storage/engine/share_paths.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
+#include <vector>
 
 namespace bai::storage {
 
@@ -56,6 +59,66 @@ ShareParent parent_in_share(const std::filesystem::path& root, const std::string
 
 void remove_in_share(const std::filesystem::path& root, const std::string& relative, int flags) {
     if (ShareParent where = parent_in_share(root, relative); where.dir) ::unlinkat(where.dir.get(), where.name.c_str(), flags);
+}
+
+namespace {
+
+// Empties the directory open as `dir` (on device `device`), then nothing else.
+bool empty_directory_at(int dir, dev_t device) {
+    const int listing = ::dup(dir);
+    if (listing < 0) return false;
+    DIR* stream = ::fdopendir(listing);
+    if (!stream) {
+        ::close(listing);
+        return false;
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(stream)) {
+        const std::string name = e->d_name;
+        if (name != "." && name != "..") names.push_back(name);
+    }
+    ::closedir(stream);
+    bool ok = true;
+    for (const std::string& name : names) {
+        struct stat st {};
+        if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
+        if (S_ISDIR(st.st_mode)) {
+            if (st.st_dev != device) {  // a mount: never entered
+                errno = EXDEV;
+                ok = false;
+                continue;
+            }
+            ShareFd sub(::openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!sub || !empty_directory_at(sub.get(), device) || ::unlinkat(dir, name.c_str(), AT_REMOVEDIR) != 0) {
+                ok = false;
+            }
+        } else if (::unlinkat(dir, name.c_str(), 0) != 0 && errno != ENOENT) {
+            ok = false;
+        }
+    }
+    return ok;
+}
+
+}  // namespace
+
+bool remove_tree_in_share(const std::filesystem::path& root, const std::string& relative) {
+    ShareParent where = parent_in_share(root, relative);
+    if (!where.dir || where.name.empty() || where.name == "." || where.name == "..") {
+        if (where.dir) errno = EINVAL;
+        return false;
+    }
+    struct stat st {};
+    if (::fstatat(where.dir.get(), where.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    if (!S_ISDIR(st.st_mode)) return ::unlinkat(where.dir.get(), where.name.c_str(), 0) == 0;
+    struct stat parent {};
+    if (::fstat(where.dir.get(), &parent) != 0) return false;
+    if (st.st_dev != parent.st_dev) {
+        errno = EXDEV;
+        return false;
+    }
+    ShareFd dir(::openat(where.dir.get(), where.name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir || !empty_directory_at(dir.get(), st.st_dev)) return false;
+    return ::unlinkat(where.dir.get(), where.name.c_str(), AT_REMOVEDIR) == 0;
 }
 
 bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st) {

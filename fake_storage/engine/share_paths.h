@@ -53,6 +53,13 @@ ShareParent parent_in_share(const std::filesystem::path& root, const std::string
 // itself, never what it leads to; nothing happens when its directory cannot be reached.
 void remove_in_share(const std::filesystem::path& root, const std::string& relative, int flags);
 
+// Removes `relative` and, when it is a directory, everything in it: every directory opened beneath
+// `root` with no link followed and entered only on the same filesystem (a mount inside is left,
+// and the removal fails there), every name removed relative to its directory's descriptor, so
+// that no link a writer makes meanwhile leads the removal elsewhere. False, with errno, when
+// something could not be removed.
+bool remove_tree_in_share(const std::filesystem::path& root, const std::string& relative);
+
 // lstat(2) of `relative` ("" for the share's directory) through directories that are no links.
 bool stat_in_share(const std::filesystem::path& root, const std::string& relative, struct stat& st);
 
