@@ -244,7 +244,9 @@ class StrictGpusTest(JobsTestCase):
         self.assertEqual([e.code for e in nc6.errors], ["InsufficientGpus"])
         self.assertIn("--strict-gpus: 1 node(s) of Standard_NC6 are not allocated", nc6.errors[0].message)
         self.cluster("nc12", nodes=1, vm_size="STANDARD_NC12")
-        nc12 = self.wait_cluster("nc12", current=0)
+        # (At 0 nodes from the start: steady at once, before the engine has tried and said why.)
+        nc12 = harness.wait_for(lambda: (lambda c: c if c.errors else None)(self.wait_cluster("nc12", current=0)),
+                                timeout=60, interval=0.05, what="nc12's error")
         self.assertEqual(nc12.errors[0].code, "InsufficientGpus")
         self.cluster("cpu", nodes=2, vm_size="STANDARD_D1")
         self.assertIsNone(self.wait_cluster("cpu", idle=2).errors)

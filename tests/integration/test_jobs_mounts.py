@@ -153,7 +153,7 @@ class BoundShareMountTest(ShareMountTest):
         afs = "$AZ_BATCHAI_MOUNT_ROOT/afs"
         command = (f"stat -f -c %T {afs} > {afs}/fstype.txt; mkdir -p {afs}/shards/a/b; "
                    f"for i in $(seq 200); do echo shard $i > {afs}/shards/a/b/s$i.txt; done; touch {afs}/shards/gone.txt; "
-                   f"for i in $(seq 600); do [ -e {afs}/shards/next.txt ] && break; sleep 0.05; done; "
+                   f"for i in $(seq 600); do [ \"$(cat {afs}/shards/next.txt 2>/dev/null)\" = from-rest ] && break; sleep 0.05; done; "
                    f"rm {afs}/shards/gone.txt; echo more >> {afs}/shards/a/b/s1.txt; cat {afs}/shards/next.txt > {afs}/shards/done.txt")
         self.job("shards", self.c, wait=False, custom_toolkit_settings=m.CustomToolkitSettings(command_line=command))
         self.wait_job("shards", states=("running",))
