@@ -142,10 +142,12 @@ private:
     // run is stopped as the engine stops it for that cause, and the job requeued, not ended.
     std::optional<JobOutcome> host_lost(std::optional<int> exit_code) {
         if (!in_.nodes[0].hosts) return std::nullopt;
-        // Killed by a signal (128 + N): the host system may be taking the host away this moment
-        // (Slurm signals the steps before it says the job was pre-empted): asked again for a while.
-        const bool signalled = exit_code && *exit_code > 128;
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(signalled ? 5 : 0);
+        // A failure may be the host system taking the host away this moment (Slurm signals the
+        // steps before it says the job was pre-empted; srun exits when the controller calls the
+        // host down, a moment before squeue says so): asked again for a while. A success is asked
+        // once.
+        const bool failed = exit_code && *exit_code != 0;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(failed ? 5 : 0);
         while (true) {
             if (std::optional<JobOutcome> stopped = host_lost_now()) return stopped;
             if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
