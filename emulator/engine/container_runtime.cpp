@@ -17,26 +17,15 @@ using nlohmann::json;
 
 namespace {
 
-// Runs a probe command; true when it exits 0. `output`: where its stdout goes, read into it.
+// Runs a probe command; true when it exits 0. `output`: the first line of its stdout.
 bool succeeds(const std::vector<std::string>& argv, const Environment& env, std::string* output = nullptr) {
-    char pattern[] = "/tmp/bai-probe-XXXXXX";
-    const int fd = output ? ::mkstemp(pattern) : -1;
-    const fs::path out = fd >= 0 ? fs::path(pattern) : fs::path("/dev/null");
-    if (fd >= 0) ::close(fd);
-    bool ok = false;
     try {
-        auto p = Process::start({argv, env, "/", out, "/dev/null"});
-        ok = p->wait().code == 0;
+        const CommandOutput done = run_command(argv, env, fs::temp_directory_path());
+        if (output) *output = done.out.substr(0, done.out.find('\n'));
+        return done.status.code == 0;
     } catch (const std::exception&) {
-        ok = false;
+        return false;
     }
-    if (fd >= 0) {
-        std::ifstream in(out);
-        std::getline(in, *output);
-        std::error_code ec;
-        fs::remove(out, ec);
-    }
-    return ok;
 }
 
 RuntimeDecision refused(RuntimeDecision d, const std::string& why) {
