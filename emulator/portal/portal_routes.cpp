@@ -50,20 +50,18 @@ std::string text_at(const json& body, const char* a, const char* b = nullptr) {
     return at && at->is_string() ? at->get<std::string>() : std::string();
 }
 
-// What the lists show as a resource's state: a job's execution state, a cluster's allocation
-// state, the others' provisioning state.
-std::string state_of(const arm::StoredResource& r) {
-    if (r.type == arm::kind::kJob) return text_at(r.body, "properties", "executionState");
-    if (r.type == arm::kind::kCluster) return text_at(r.body, "properties", "allocationState");
-    return text_at(r.body, "properties", "provisioningState");
+// The property a kind's lists show as its state (one table for the documents read here and the
+// store's lists): a job's execution state, a cluster's allocation state, the others' provisioning.
+std::string state_property_of(const std::string& kind) {
+    if (kind == arm::kind::kJob) return "executionState";
+    if (kind == arm::kind::kCluster) return "allocationState";
+    return "provisioningState";
 }
 
+std::string state_of(const arm::StoredResource& r) { return text_at(r.body, "properties", state_property_of(r.type).c_str()); }
+
 // The same, as the JSON path the store's lists read.
-const char* state_path_of(const std::string& kind) {
-    if (kind == arm::kind::kJob) return "$.properties.executionState";
-    if (kind == arm::kind::kCluster) return "$.properties.allocationState";
-    return "$.properties.provisioningState";
-}
+std::string state_path_of(const std::string& kind) { return "$.properties." + state_property_of(kind); }
 
 json item_of(const arm::StoredResource& r) {
     std::string id = text_at(r.body, "id");
