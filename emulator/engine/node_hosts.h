@@ -50,8 +50,9 @@ public:
     // Gives the node's host back (nothing happens when it has none).
     virtual void release(const std::string& node_id) = 0;
 
-    // Set by the engine before start(): called on the hosts' own thread when a host that was
-    // given is taken away. It must not call back into this object.
+    // Set by the engine before start(): called once for each host that was given and is taken
+    // away, on the hosts' own thread, or on the thread whose lost() found it first (before lost()
+    // returns). It must not call back into this object.
     std::function<void(const std::string& node_id, HostLoss loss, const std::string& why)> on_loss;
 };
 

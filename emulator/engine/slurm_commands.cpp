@@ -117,6 +117,11 @@ HolderFate fate_of(std::string_view state) {
     return HolderFate::released;  // CANCELLED, COMPLETED, FAILED, TIMEOUT, DEADLINE, OUT_OF_MEMORY, SPECIAL_EXIT...
 }
 
+std::string holder_loss_text(const HolderState& holder) {
+    return "Slurm job " + holder.job_id + " " + holder.state +
+           (holder.reason.empty() || holder.reason == "None" ? "" : " (" + holder.reason + ")");
+}
+
 std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
                                      const std::filesystem::path& cwd) {
     return {"srun",         "--jobid=" + holder_job, "--overlap", "--nodes=1", "--ntasks=1",

@@ -71,6 +71,9 @@ enum class HolderFate {
     released,   // CANCELLED, TIMEOUT, COMPLETED, FAILED, DEADLINE, OUT_OF_MEMORY: the node leaves
 };
 HolderFate fate_of(std::string_view slurm_state);
+// Why a holder no longer holds its node, as the logs and the cluster's errors say it:
+// "Slurm job 12 NODE_FAIL (NodeDown)".
+std::string holder_loss_text(const HolderState& holder);
 
 // The argv prefix that runs a process on the node's host as a step of its holder: srun --jobid
 // --overlap, one task, the caller's environment, the step named `step_name` (to be cancelled by

@@ -119,17 +119,38 @@ std::optional<HostLoss> SlurmHosts::lost(const std::string& node_id) {
     }
     const CommandOutput listed = slurm(squeue_argv());
     if (listed.status.code != 0) return std::nullopt;  // no answer: nothing is known to be lost
-    for (const HolderState& h : parse_squeue(settings_, listed.out)) {
-        if (h.job_id != job) continue;
-        switch (fate_of(h.state)) {
+    std::optional<HolderState> seen;
+    for (HolderState& h : parse_squeue(settings_, listed.out)) {
+        if (h.job_id == job) seen = std::move(h);
+    }
+    std::optional<HostLoss> loss = HostLoss::released;  // gone from squeue
+    std::string why = "its Slurm job " + job + " is gone";
+    if (seen) {
+        switch (fate_of(seen->state)) {
             case HolderFate::held:
             case HolderFate::waiting: return std::nullopt;
-            case HolderFate::preempted: return HostLoss::preempted;
-            case HolderFate::failed: return HostLoss::failed;
-            case HolderFate::released: return HostLoss::released;
+            case HolderFate::preempted: loss = HostLoss::preempted; break;
+            case HolderFate::failed: loss = HostLoss::failed; break;
+            case HolderFate::released: loss = HostLoss::released; break;
+        }
+        why = holder_loss_text(*seen);
+    }
+    // Reported here, as the poll would: the engine hears of the loss before it hears that the
+    // node's job stopped for it, so the job is never placed on that node again.
+    bool report = false;
+    {
+        std::lock_guard guard(mutex_);
+        auto it = holders_.find(node_id);
+        if (it != holders_.end() && it->second.job_id == job && it->second.granted && !it->second.lost) {
+            it->second.lost = true;
+            report = true;
         }
     }
-    return HostLoss::released;  // gone from squeue
+    if (report) {
+        log::info("slurm: node " + node_id + " lost: " + why);
+        if (on_loss) on_loss(node_id, *loss, why);
+    }
+    return loss;
 }
 
 void SlurmHosts::kill_processes(const std::string& node_id) {
@@ -203,8 +224,7 @@ void SlurmHosts::poll_once() {
             h.reason = seen->second.reason;
             if (!h.granted || h.lost) continue;
             const HolderFate fate = fate_of(h.state);
-            const std::string why = "Slurm job " + h.job_id + " " + h.state +
-                                    (h.reason.empty() || h.reason == "None" ? "" : " (" + h.reason + ")");
+            const std::string why = holder_loss_text(seen->second);
             if (fate == HolderFate::preempted) losses.push_back({node, HostLoss::preempted, why});
             if (fate == HolderFate::failed) losses.push_back({node, HostLoss::failed, why});
             if (fate == HolderFate::released) losses.push_back({node, HostLoss::released, why});

@@ -94,6 +94,12 @@ TEST(SlurmCommands, WhatAHoldersStateMeansForItsNode) {
     EXPECT_EQ(fate_of("COMPLETED"), HolderFate::released);
 }
 
+TEST(SlurmCommands, LossTextNamesTheJobItsStateAndAReasonWhenThereIsOne) {
+    EXPECT_EQ(holder_loss_text({"12", "tvm-1", "NODE_FAIL", "host1", "NodeDown"}), "Slurm job 12 NODE_FAIL (NodeDown)");
+    EXPECT_EQ(holder_loss_text({"7", "tvm-1", "CANCELLED by 0", "host1", "None"}), "Slurm job 7 CANCELLED by 0");
+    EXPECT_EQ(holder_loss_text({"7", "tvm-1", "PREEMPTED", "host1", ""}), "Slurm job 7 PREEMPTED");
+}
+
 TEST(SlurmCommands, InstancesAndHolderNames) {
     const std::string a = slurm_instance_id("/data/dir", 1);
     EXPECT_EQ(a.size(), 11u);

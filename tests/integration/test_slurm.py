@@ -163,11 +163,19 @@ class SlurmNodesTest(unittest.TestCase):
         harness.wait_for(lambda: [n["state"] for n in self.nodes("frail")] == ["unusable"], timeout=150, interval=0.5,
                          what="the node unusable")
         self.assertEqual(self.nodes("frail")[0]["nodeId"], node["nodeId"])
-        self.assertEqual(self.client.jobs.get(RG, WS, EXP, "stranded").execution_state, "queued")  # requeued
+        stranded = self.client.jobs.get(RG, WS, EXP, "stranded")
+        self.assertEqual(stranded.execution_state, "queued", self.what_happened(stranded))  # requeued
         errors = self.client.clusters.get(RG, WS, "frail").errors
         self.assertIn("NodeFailed", [e.code for e in errors])
         self.client.jobs.begin_terminate(RG, WS, EXP, "stranded").result()
         self.client.clusters.begin_delete(RG, WS, "frail").result()
+
+    def what_happened(self, job):
+        """A failure's evidence: the job's errors and what the emulator's log says of it and of Slurm."""
+        errors = [(e.code, e.message) for e in (job.execution_info.errors or [])] if job.execution_info else []
+        with open(os.path.join(self.location, "emulator.log"), errors="replace") as f:
+            lines = [l for l in f if job.name in l or "slurm" in l or "lost" in l]
+        return f"errors {errors}; emulator.log:\n" + "".join(lines[-40:])
 
     def test_c_a_restarted_emulator_leaks_no_allocation(self):
         self.client.clusters.begin_create(RG, WS, "kept", m.ClusterCreateParameters(
