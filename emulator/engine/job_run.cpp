@@ -190,6 +190,7 @@ private:
         // the shell that runs the command in there.
         plan_inputs.default_python = in_container() ? "$(command -v python || echo python3)" : in_.default_python;
         plan_inputs.mpi_agent = in_.mpi_agent.string();
+        plan_inputs.on_hosts = in_.nodes[0].hosts != nullptr;
         std::vector<std::string> hosts;
         for (const JobNode& node : in_.nodes) {
             plan_inputs.nodes.push_back({node.id, node.address, node.slots});
@@ -482,12 +483,18 @@ private:
         for (const auto& [name, value] : planned.env) env[name] = expand_variables(value, envs_[node]);
         std::vector<std::string> argv{shell_, "-c", planned.command};
         if (planned.mpi_launcher) {
-            // mpirun runs on the machine beside the master node; its ranks enter their nodes.
+            // mpirun runs on the machine beside the master node (on the master node's host when
+            // the nodes are hosts); its ranks enter their nodes.
             argv[0] = "/bin/bash";
             env["OMPI_ALLOW_RUN_AS_ROOT"] = "1";
             env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1";
             env["BAI_MPI_NODES"] = (dirs_[0] / "mpi-nodes").string();
             env["TMPDIR"] = (in_.nodes[0].root / "tmp").string();
+            if (in_.nodes[0].hosts) {
+                std::vector<std::string> prefix = wrapper(0, env);
+                prefix.insert(prefix.end(), argv.begin(), argv.end());
+                argv = std::move(prefix);
+            }
         } else if (std::vector<std::string> prefix = wrapper(node, env); !prefix.empty()) {
             if (runtime_.kind == RuntimeKind::docker) env = merged(docker_environment(), env);
             prefix.insert(prefix.end(), argv.begin(), argv.end());

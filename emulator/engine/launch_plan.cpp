@@ -1,5 +1,7 @@
 #include "emulator/engine/launch_plan.h"
 
+#include <algorithm>
+
 #include <stdexcept>
 
 namespace bai::engine {
@@ -158,14 +160,32 @@ void plan_toolkit(LaunchPlan& plan, const json& p, const PlanInputs& in) {
 
 }  // namespace
 
+namespace {
+
+bool loopback_address(const std::string& address) { return address.rfind("127.", 0) == 0; }
+
+// Which network OpenMPI's TCP layers use.
+std::string mpi_network(const PlanInputs& in) {
+    // One machine: loopback only, the out-of-band and byte-transfer layers stay on lo.
+    if (!in.on_hosts) return " --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo";
+    // Hosts: their own network, as OpenMPI chooses it; but hosts at loopback addresses on
+    // interfaces of their own (several hosts in network namespaces of one machine) need
+    // btl_tcp_if_exclude to name lo alone: its default excludes 127.0.0.0/8 by address, and the
+    // ranks then find no way to each other.
+    const bool all_loopback = std::all_of(in.nodes.begin(), in.nodes.end(),
+                                          [](const PlanNode& node) { return loopback_address(node.address); });
+    return all_loopback ? " --mca btl_tcp_if_exclude lo" : "";
+}
+
+}  // namespace
+
 std::string mpirun_command(const PlanInputs& in, int process_count, const std::string& command) {
-    // Loopback only: the out-of-band and byte-transfer TCP layers stay on lo. rtc_hwloc_vmhole
-    // none: OpenMPI 4.1's daemons otherwise race to share the hwloc topology in one memory hole
-    // when several start on one machine, and one in ten runs crashed (orted, SIGSEGV in
-    // hwloc_shmem_topology_write); with it, 0 in 60.
+    // rtc_hwloc_vmhole none: OpenMPI 4.1's daemons otherwise race to share the hwloc topology in
+    // one memory hole when several start on one machine, and one in ten runs crashed (orted,
+    // SIGSEGV in hwloc_shmem_topology_write); with it, 0 in 60.
     return "mpirun --hostfile " + shell_quote(in.launcher_hostfile) + " -np " + std::to_string(process_count) +
            " --oversubscribe --bind-to none --mca plm_rsh_agent " + shell_quote(in.mpi_agent) +
-           " --mca routed direct --mca rtc_hwloc_vmhole none --mca oob_tcp_if_include lo --mca btl_tcp_if_include lo" +
+           " --mca routed direct --mca rtc_hwloc_vmhole none" + mpi_network(in) +
            (in.rank_directory.empty() ? std::string() : " --wdir " + shell_quote(in.rank_directory)) + " /bin/bash -c " +
            shell_quote(command);
 }

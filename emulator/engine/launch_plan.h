@@ -27,6 +27,9 @@ struct PlanInputs {
     // Where the ranks start when it is not mpirun's own directory (in containers: the job's
     // directory as the nodes see it).
     std::string rank_directory;
+    // The nodes are hosts of a cluster manager (Slurm), each a machine of its own: mpirun runs
+    // on the master node's host and OpenMPI talks over the hosts' network, not loopback.
+    bool on_hosts = false;
 };
 
 struct PlannedProcess {

@@ -82,6 +82,21 @@ TEST(LaunchPlan, MpirunStartsRanksInTheContainersJobDirectory) {
               std::string::npos);
 }
 
+// Nodes that are hosts of their own talk over the hosts' network: no layer held to lo; hosts at
+// loopback addresses (namespaces of one machine) keep lo alone out of the byte-transfer layer.
+TEST(LaunchPlan, MpirunOnHostsUsesTheirNetwork) {
+    PlanInputs in = two_nodes();
+    in.on_hosts = true;
+    in.nodes = {{"tvm-a", "10.1.0.7", 4}, {"tvm-b", "10.1.0.8", 4}};
+    std::string command = mpirun_command(in, 2, "x");
+    EXPECT_EQ(command.find("if_include"), std::string::npos) << command;
+    EXPECT_EQ(command.find("if_exclude"), std::string::npos) << command;
+    in.nodes = {{"tvm-a", "127.77.3.11", 4}, {"tvm-b", "127.77.3.12", 4}};
+    command = mpirun_command(in, 2, "x");
+    EXPECT_EQ(command.find("if_include"), std::string::npos) << command;
+    EXPECT_NE(command.find(" --mca btl_tcp_if_exclude lo "), std::string::npos) << command;
+}
+
 TEST(LaunchPlan, PyTorchRanksSpreadInBlocksWithTheirIndex) {
     LaunchPlan plan = plan_launch({{"pyTorchSettings", {{"pythonScriptFilePath", "train.py"}, {"processCount", 3},
                                                        {"communicationBackend", "gloo"}}}},

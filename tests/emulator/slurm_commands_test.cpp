@@ -2,6 +2,8 @@
 // here are as the test cluster's squeue printed them (tests/integration/test_slurm_cluster.py).
 #include "emulator/engine/slurm_commands.h"
 
+#include "emulator/engine/process.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -121,9 +123,30 @@ TEST(SlurmCommands, AStepRunsInItsHoldersAllocationAndIsCancelledByItself) {
     EXPECT_TRUE(has(prefix, "--export=ALL"));
     EXPECT_TRUE(has(prefix, "--job-name=run7-rank0"));
     EXPECT_TRUE(has(prefix, "--chdir=/data/nodes/c/tvm-1/jobs/j"));
-    EXPECT_EQ(prefix.back(), "--");
+    EXPECT_TRUE(has(prefix, "--mpi=none"));
+    EXPECT_TRUE(has(prefix, "--"));
     EXPECT_EQ(scancel_step_argv("42", "3"), (std::vector<std::string>{"scancel", "--signal=KILL", "42.3"}));
     EXPECT_EQ(scancel_argv({"1", "2"}), (std::vector<std::string>{"scancel", "1", "2"}));
+}
+
+// What follows srun's "--" runs on the host: the process it starts has none of the variables srun
+// gives a step, and all the others, values with spaces and newlines among them.
+TEST(SlurmCommands, AStepsProcessDropsSlurmsVariables) {
+    std::vector<std::string> prefix = srun_prefix("42", "s", "/tmp");
+    std::vector<std::string> argv(std::find(prefix.begin(), prefix.end(), "--") + 1, prefix.end());
+    argv.insert(argv.end(), {"/usr/bin/env", "-0"});
+    const Environment env{{"SLURM_JOB_ID", "42"}, {"SLURM_PROCID", "0"}, {"PMIX_RANK", "0"}, {"PMI_FD", "5"},
+                          {"SLURM_CONF_NOT", "x"}, {"KEPT", "a b\nSLURM_X=1"}, {"PATH", "/usr/bin:/bin"},
+                          {"MY_SLURM_JOB", "7"}};
+    const CommandOutput out = run_command(argv, env, std::filesystem::temp_directory_path());
+    ASSERT_EQ(out.status.code, 0) << out.err;
+    std::vector<std::string> seen;
+    for (size_t start = 0, end; (end = out.out.find('\0', start)) != std::string::npos; start = end + 1) {
+        // (PWD: the shell's own, as every shell exports it)
+        if (out.out.compare(start, 4, "PWD=") != 0) seen.push_back(out.out.substr(start, end - start));
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<std::string>{"KEPT=a b\nSLURM_X=1", "MY_SLURM_JOB=7", "PATH=/usr/bin:/bin"}));
 }
 
 TEST(SlurmCommands, AHostsAddressAndAHoldersSteps) {

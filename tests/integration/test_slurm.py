@@ -4,14 +4,18 @@ job), its setup task and its jobs run there (their host names written into the s
 placed at the hosts' addresses, given back when the cluster shrinks; a low-priority node
 pre-empted by Slurm itself (a job of a higher partition takes its host) becomes the node's
 pre-emption: its job requeued and run again on a new node; a host whose slurmd is killed makes its
-node unusable and its job requeued; an emulator killed and started again cancels what it had held,
-never leaking an allocation.
+node unusable and its job requeued; an emulator killed mid-job and started again cancels what it
+had held, never leaking an allocation, and runs the job again; an MPI job's ranks on both hosts
+of a cluster that auto-scales from no node to two and back, talking over the hosts' network; an
+allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
+import importlib.util
 import os
 import signal
 import subprocess
 import unittest
 
+from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
@@ -32,12 +36,11 @@ class SlurmNodesTest(unittest.TestCase):
         CLUSTER.start()
         cls.location = None
         cls.start_emulator()
-        cls.client = harness.arm_client(BatchAI, cls.emu.endpoints)
         harness.arm_client(ResourceManagementClient, cls.emu.endpoints).resource_groups.create_or_update(
             RG, {"location": "eastus"})
         cls.client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
         cls.client.experiments.begin_create(RG, WS, EXP).result()
-        cls.share = ShareServiceClient.from_connection_string(harness.connection_string(cls.emu.endpoints)).create_share("out")
+        cls.share.create_share()
 
     @classmethod
     def start_emulator(cls):
@@ -45,6 +48,9 @@ class SlurmNodesTest(unittest.TestCase):
             "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
             "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri"]).start()
         cls.location = cls.emu.location
+        # (Clients of this emulator's ports: a restart brings new ones.)
+        cls.client = harness.arm_client(BatchAI, cls.emu.endpoints)
+        cls.share = ShareServiceClient.from_connection_string(harness.connection_string(cls.emu.endpoints)).get_share_client("out")
 
     @classmethod
     def tearDownClass(cls):
@@ -68,13 +74,26 @@ class SlurmNodesTest(unittest.TestCase):
         all_nodes = requests.get(f"{self.emu.endpoints['arm']}/emulator/nodes", verify=False, timeout=10).json()["value"]
         return [n for n in all_nodes if n["cluster"].lower().endswith("/clusters/" + cluster)]
 
+    def history(self, cluster):
+        """The engine's history of a cluster's nodes (the portal's API): [{time, event, node, detail}]."""
+        import requests
+        cluster_id = self.client.clusters.get(RG, WS, cluster).id
+        return requests.get(f"{self.emu.endpoints['arm']}/portal/api/resource", params={"id": cluster_id}, verify=False,
+                            timeout=10).json()["history"]
+
     def volumes(self):
         return m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
             account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/out",
             credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="afs")])
 
-    def read(self, path):
-        return self.share.get_file_client(path).download_file().readall().decode()
+    def read(self, path, missing=None):
+        """A file of the share; `missing` when there is none and it is given."""
+        try:
+            return self.share.get_file_client(path).download_file().readall().decode()
+        except ResourceNotFoundError:
+            if missing is None:
+                raise
+            return missing
 
     def job(self, cluster_id, name, command, priority="normal"):
         return self.client.jobs.begin_create(RG, WS, EXP, name, m.JobCreateParameters(
@@ -84,7 +103,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low", "frail"):
+        for name in ("two", "low", "frail", "kept", "auto", "outside"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -149,7 +168,8 @@ class SlurmNodesTest(unittest.TestCase):
         self.client.clusters.begin_delete(RG, WS, "low").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
-    def test_d_a_hosts_slurmd_killed_makes_its_node_unusable(self):
+    def test_z_a_hosts_slurmd_killed_makes_its_node_unusable(self):
+        # The last one: its host stays down.
         cluster = self.client.clusters.begin_create(RG, WS, "frail", m.ClusterCreateParameters(
             vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
@@ -178,11 +198,12 @@ class SlurmNodesTest(unittest.TestCase):
         return f"errors {errors}; emulator.log:\n" + "".join(lines[-40:])
 
     def test_c_a_restarted_emulator_leaks_no_allocation(self):
-        self.client.clusters.begin_create(RG, WS, "kept", m.ClusterCreateParameters(
+        cluster = self.client.clusters.begin_create(RG, WS, "kept", m.ClusterCreateParameters(
             vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes()),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
-        harness.wait_for(lambda: self.client.clusters.get(RG, WS, "kept").node_state_counts.idle_node_count == 1,
-                         timeout=60, interval=0.2, what="the node idle")
+        self.job(cluster.id, "survivor", "echo run >> $AZ_BATCHAI_MOUNT_ROOT/afs/survivor; sleep 600")
+        harness.wait_for(lambda: self.read("survivor", "") == "run\n", timeout=60, interval=0.2, what="the job running")
         before = self.holders(("RUNNING",))
         self.assertEqual(len(before), 1)
         # Killed: nothing of it gives the allocation back.
@@ -190,14 +211,68 @@ class SlurmNodesTest(unittest.TestCase):
         self.emu.process.wait(timeout=10)
         self.assertEqual(self.holders(("RUNNING",)), before)
         type(self).start_emulator()
-        type(self).client = harness.arm_client(BatchAI, self.emu.endpoints)
-        # The old holder is cancelled at start; the cluster gets a node (a new holder) again.
-        harness.wait_for(lambda: self.client.clusters.get(RG, WS, "kept").node_state_counts.idle_node_count == 1,
-                         timeout=60, interval=0.2, what="the node idle again")
+        # The old holder is cancelled at start; the cluster gets a node (a new holder) again, and
+        # the job that ran when the emulator was killed is requeued and runs again there.
+        harness.wait_for(lambda: self.read("survivor") == "run\nrun\n", timeout=60, interval=0.2, what="its second run")
         now = self.holders(("RUNNING",))
         self.assertEqual(len(now), 1)
         self.assertNotEqual(now[0][0], before[0][0])
         self.assertIn(before[0][0], [h[0] for h in self.holders(("CANCELLED",))])
+        self.client.jobs.begin_terminate(RG, WS, EXP, "survivor").result()
+        self.client.clusters.begin_delete(RG, WS, "kept").result()
+        harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+
+    @unittest.skipIf(importlib.util.find_spec("mpi4py") is None, "SKIPPED: python3-mpi4py is not installed (tools/setup installs it)")
+    def test_e_an_mpi_job_spans_the_hosts_of_an_auto_scaled_cluster(self):
+        cluster = self.client.clusters.begin_create(RG, WS, "auto", m.ClusterCreateParameters(
+            vm_size="STANDARD_D2",  # two cores: one node per host
+            scale_settings=m.ScaleSettings(auto_scale=m.AutoScaleSettings(minimum_node_count=0, maximum_node_count=2,
+                                                                          initial_node_count=0)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes()),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        self.assertEqual(self.holders(), [])
+        # Each rank: its host, the world's size, an allreduce over the hosts' network, and how
+        # many of srun's variables it sees (none: it runs as on a Batch AI node; OpenMPI's own
+        # PMIX_ ones it has).
+        rank = ("import os, socket; from mpi4py import MPI; c = MPI.COMM_WORLD; total = c.allreduce(c.Get_rank() + 1); "
+                "slurm = len([v for v in os.environ if v.startswith('SLURM_')]); "
+                "open(os.environ['AZ_BATCHAI_MOUNT_ROOT'] + '/afs/mpi-%d' % c.Get_rank(), 'w').write("
+                "'%s %d %d %d' % (socket.gethostname(), c.Get_size(), total, slurm))")
+        self.client.jobs.begin_create(RG, WS, EXP, "spread", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            custom_mpi_settings=m.CustomMpiSettings(command_line=f'/usr/bin/python3 -c "{rank}"', process_count=4))).result()
+        harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, "spread").execution_state in ("succeeded", "failed"),
+                         timeout=120, interval=0.2, what="the MPI job done")
+        job = self.client.jobs.get(RG, WS, EXP, "spread")
+        self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
+        # Four ranks, two slots a node: two on each host.
+        self.assertEqual(sorted(self.read(f"mpi-{r}") for r in range(4)), ["host1 4 10 0"] * 2 + ["host2 4 10 0"] * 2)
+        # Scaled up to two nodes for it (an allocation on each host), then down to none.
+        history = [e for e in self.history("auto") if e["event"] == "placed"]
+        self.assertEqual(sorted(e["detail"] for e in history), sorted(CLUSTER.host_address(i) for i in (1, 2)))
+        harness.wait_for(lambda: not self.holders() and self.client.clusters.get(RG, WS, "auto").current_node_count == 0,
+                         timeout=90, interval=0.5, what="the cluster back to no node, its allocations given back")
+        self.client.clusters.begin_delete(RG, WS, "auto").result()
+
+    def test_f_an_allocation_cancelled_from_outside_is_a_deallocation(self):
+        self.client.clusters.begin_create(RG, WS, "outside", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        first = harness.wait_for(lambda: (lambda n: n[0] if n and n[0]["state"] == "idle" else None)(self.nodes("outside")),
+                                 timeout=60, interval=0.2, what="the node idle")
+        held = self.holders(("RUNNING",), node=first["nodeId"])
+        self.assertEqual(len(held), 1)
+        subprocess.run(["scancel", held[0][0]], env=CLUSTER.env(), timeout=30, check=True)
+        # The node leaves, as a deallocation: the cluster's target brings a new one, a new allocation.
+        second = harness.wait_for(lambda: (lambda n: n[0] if n and n[0]["nodeId"] != first["nodeId"] and n[0]["state"] == "idle"
+                                           else None)(self.nodes("outside")), timeout=60, interval=0.2, what="a new node")
+        self.assertEqual(len(self.nodes("outside")), 1)
+        self.assertEqual(len(self.holders(("RUNNING",), node=second["nodeId"])), 1)
+        events = [(e["node"], e["event"]) for e in self.history("outside")]
+        self.assertIn((first["nodeId"], "released"), events)
+        self.assertIn((first["nodeId"], "leaves"), events)
+        self.assertEqual(self.client.clusters.get(RG, WS, "outside").errors or [], [])  # not a failure
+        self.client.clusters.begin_delete(RG, WS, "outside").result()
 
 
 if __name__ == "__main__":
