@@ -5,7 +5,7 @@ placed at the hosts' addresses, given back when the cluster shrinks; a low-prior
 pre-empted by Slurm itself (a job of a higher partition takes its host) becomes the node's
 pre-emption: its job requeued and run again on a new node; a host whose slurmd is killed makes its
 node unusable and its job requeued; an emulator killed mid-job and started again cancels what it
-had held, never leaking an allocation, and runs the job again; an MPI job's ranks on both hosts
+had held, never leaking an allocation, and runs the job again; MPI and Horovod jobs' ranks on both hosts
 of a cluster that auto-scales from no node to two and back, talking over the hosts' network; an
 allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
@@ -223,7 +223,7 @@ class SlurmNodesTest(unittest.TestCase):
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
     @unittest.skipIf(importlib.util.find_spec("mpi4py") is None, "SKIPPED: python3-mpi4py is not installed (tools/setup installs it)")
-    def test_e_an_mpi_job_spans_the_hosts_of_an_auto_scaled_cluster(self):
+    def test_e_mpi_and_horovod_jobs_span_the_hosts_of_an_auto_scaled_cluster(self):
         cluster = self.client.clusters.begin_create(RG, WS, "auto", m.ClusterCreateParameters(
             vm_size="STANDARD_D2",  # two cores: one node per host
             scale_settings=m.ScaleSettings(auto_scale=m.AutoScaleSettings(minimum_node_count=0, maximum_node_count=2,
@@ -233,23 +233,33 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertEqual(self.holders(), [])
         # Each rank: its host, the world's size, an allreduce over the hosts' network, and how
         # many of srun's variables it sees (none: it runs as on a Batch AI node; OpenMPI's own
-        # PMIX_ ones it has).
-        rank = ("import os, socket; from mpi4py import MPI; c = MPI.COMM_WORLD; total = c.allreduce(c.Get_rank() + 1); "
-                "slurm = len([v for v in os.environ if v.startswith('SLURM_')]); "
-                "open(os.environ['AZ_BATCHAI_MOUNT_ROOT'] + '/afs/mpi-%d' % c.Get_rank(), 'w').write("
-                "'%s %d %d %d' % (socket.gethostname(), c.Get_size(), total, slurm))")
-        self.client.jobs.begin_create(RG, WS, EXP, "spread", m.JobCreateParameters(
-            cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
-            custom_mpi_settings=m.CustomMpiSettings(command_line=f'/usr/bin/python3 -c "{rank}"', process_count=4))).result()
-        harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, "spread").execution_state in ("succeeded", "failed"),
-                         timeout=120, interval=0.2, what="the MPI job done")
-        job = self.client.jobs.get(RG, WS, EXP, "spread")
-        self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
-        # Four ranks, two slots a node: two on each host.
-        self.assertEqual(sorted(self.read(f"mpi-{r}") for r in range(4)), ["host1 4 10 0"] * 2 + ["host2 4 10 0"] * 2)
+        # PMIX_ ones it has). Started by a custom MPI job and by a Horovod one (the same mpirun,
+        # with the toolkit's interpreter and script).
+        self.share.get_file_client("rank.py").upload_file(
+            "import os, socket, sys\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\ntotal = c.allreduce(c.Get_rank() + 1)\n"
+            "slurm = len([v for v in os.environ if v.startswith('SLURM_')])\n"
+            "with open(os.environ['AZ_BATCHAI_MOUNT_ROOT'] + '/afs/%s-%d' % (sys.argv[1], c.Get_rank()), 'w') as f:\n"
+            "    f.write('%s %d %d %d' % (socket.gethostname(), c.Get_size(), total, slurm))\n")
+        script = "$AZ_BATCHAI_MOUNT_ROOT/afs/rank.py"
+        jobs = {"spread": m.JobCreateParameters(
+                    cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+                    custom_mpi_settings=m.CustomMpiSettings(command_line=f"/usr/bin/python3 {script} mpi", process_count=4)),
+                "horovod": m.JobCreateParameters(
+                    cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+                    horovod_settings=m.HorovodSettings(python_script_file_path=script, python_interpreter_path="/usr/bin/python3",
+                                                       command_line_args="hvd", process_count=4))}
+        for name, parameters in jobs.items():
+            self.client.jobs.begin_create(RG, WS, EXP, name, parameters).result()
+        for name, prefix in (("spread", "mpi"), ("horovod", "hvd")):
+            harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, name).execution_state in ("succeeded", "failed"),
+                             timeout=120, interval=0.2, what=f"the {name} job done")
+            job = self.client.jobs.get(RG, WS, EXP, name)
+            self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
+            # Four ranks, two slots a node: two on each host.
+            self.assertEqual(sorted(self.read(f"{prefix}-{r}") for r in range(4)), ["host1 4 10 0"] * 2 + ["host2 4 10 0"] * 2)
         # Scaled up to two nodes for it (an allocation on each host), then down to none.
-        history = [e for e in self.history("auto") if e["event"] == "placed"]
-        self.assertEqual(sorted(e["detail"] for e in history), sorted(CLUSTER.host_address(i) for i in (1, 2)))
+        placed = sorted({e["detail"] for e in self.history("auto") if e["event"] == "placed"})
+        self.assertEqual(placed, sorted(CLUSTER.host_address(i) for i in (1, 2)))
         harness.wait_for(lambda: not self.holders() and self.client.clusters.get(RG, WS, "auto").current_node_count == 0,
                          timeout=90, interval=0.5, what="the cluster back to no node, its allocations given back")
         self.client.clusters.begin_delete(RG, WS, "auto").result()
