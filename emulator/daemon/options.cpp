@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace bai::daemon {
@@ -107,6 +109,17 @@ Options parse_options(const std::vector<std::string>& args) {
             o.slurm_lowpriority_partition = value();
         } else if (flag == "--slurm-qos-lowpriority") {
             o.slurm_lowpriority_qos = value();
+        } else if (flag == "--slurm-size-map") {
+            const std::string path = value();
+            std::ifstream in(path);
+            std::stringstream text;
+            text << in.rdbuf();
+            if (!in) throw std::invalid_argument("--slurm-size-map: cannot read " + path);
+            try {
+                o.slurm_sizes = engine::parse_size_map(text.str());
+            } catch (const std::invalid_argument& e) {
+                throw std::invalid_argument("--slurm-size-map " + path + ": " + e.what());
+            }
         } else if (flag == "--container-runtime") {
             o.containers.choice = engine::parse_runtime_choice(value());
         } else if (flag == "--image") {
@@ -145,6 +158,7 @@ std::string usage() {
            "                        [--strict-gpus] [--no-passthrough] [--share-mounts fuse|bind]\n"
            "                        [--compute local|slurm] [--slurm-partition P] [--slurm-account A]\n"
            "                        [--slurm-partition-lowpriority P] [--slurm-qos-lowpriority Q]\n"
+           "                        [--slurm-size-map FILE]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
@@ -189,13 +203,16 @@ std::string usage() {
            "                     for small files; the File API catches up with the disk when it\n"
            "                     reads a path; no fault plans; shares with modes stay FUSE)\n"
            "  --compute C        where the clusters' nodes run: local (default: this machine) or slurm\n"
-           "                     (each node a Slurm allocation of its vmSize's cores and GPUs, its\n"
+           "                     (each node a Slurm allocation of its vmSize's cores, memory and GPUs, its\n"
            "                     processes steps in it; sbatch, srun, squeue, scancel on the PATH,\n"
            "                     SLURM_CONF as the emulator's; the data directory on a filesystem the\n"
            "                     hosts share; shares as bind mounts; no containerSettings yet)\n"
            "  --slurm-partition P, --slurm-account A  where and as whom the nodes are allocated\n"
            "  --slurm-partition-lowpriority P, --slurm-qos-lowpriority Q  what low-priority\n"
            "                     clusters' nodes are allocated in, for Slurm to pre-empt them\n"
+           "  --slurm-size-map FILE  what a vmSize asks of Slurm where the site's hosts differ from\n"
+           "                     Azure's machines: {\"Standard_NC6\": {\"cores\": 8, \"memoryMiB\": 64000,\n"
+           "                     \"gpus\": 1}}, each field optional (memoryMiB 0: the partition's default)\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

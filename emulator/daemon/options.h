@@ -9,6 +9,7 @@
 #include "common/http/loopback.h"
 #include "emulator/engine/container_runtime.h"
 #include "emulator/engine/gpu_inventory.h"
+#include "emulator/engine/slurm_sizes.h"
 #include "emulator/batch/app_packages.h"
 #include "emulator/batch/batch_account.h"
 #include "emulator/identity/service_principals.h"
@@ -55,6 +56,7 @@ struct Options {
     std::string slurm_account;
     std::string slurm_lowpriority_partition;
     std::string slurm_lowpriority_qos;
+    engine::SizeMap slurm_sizes;  // --slurm-size-map FILE
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
     bool show_version = false;

@@ -46,6 +46,7 @@ std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std
     settings.account = options.slurm_account;
     settings.lowpriority_partition = options.slurm_lowpriority_partition;
     settings.lowpriority_qos = options.slurm_lowpriority_qos;
+    settings.sizes = options.slurm_sizes;
     settings.log_dir = location / "slurm";
     std::filesystem::create_directories(settings.log_dir);
     const std::filesystem::path id_file = settings.log_dir / "instance";

@@ -225,6 +225,7 @@ void LocalEngine::load_cluster(const std::string& cluster_id, bool created) {
         }
         cluster.target = std::clamp(cluster.target, spec.auto_scale->minimum, spec.auto_scale->ceiling());
     }
+    if (options_.hosts) return;  // the GPUs are the hosts', which the host system gives
     int gpus_wanted = spec.vm_size.gpus * cluster.target;
     int gpus_held = 0;
     for (auto& slot : cluster.nodes) gpus_held += static_cast<int>(slot->node.gpus.size());
@@ -273,13 +274,14 @@ void LocalEngine::add_node(ClusterState& cluster) {
         if (copy.hosts) {
             // First a host for it (a Slurm allocation), however long the host system takes.
             try {
-                std::optional<std::string> address = copy.hosts->acquire(copy, spec, *control);
-                if (!address) {
+                std::optional<HostGrant> grant = copy.hosts->acquire(copy, spec, *control);
+                if (!grant) {
                     post([this, key, id = copy.id] { node_ready(key, id, false, "NodeRemoved", "the node was removed"); });
                     return;
                 }
-                copy.address = *address;
-                post([this, key, id = copy.id, address = *address] { node_placed(key, id, address); });
+                copy.address = grant->address;
+                copy.gpus = grant->gpus;
+                post([this, key, id = copy.id, grant = *grant] { node_placed(key, id, grant); });
             } catch (const std::exception& e) {
                 post([this, key, id = copy.id, why = std::string(e.what())] { node_ready(key, id, false, "AllocationFailed", why); });
                 return;
@@ -324,14 +326,16 @@ void LocalEngine::node_ready(const std::string& cluster_key, const std::string& 
     }
 }
 
-void LocalEngine::node_placed(const std::string& cluster_key, const std::string& node_id, const std::string& address) {
+void LocalEngine::node_placed(const std::string& cluster_key, const std::string& node_id, const HostGrant& grant) {
     auto it = clusters_.find(cluster_key);
     if (it == clusters_.end()) return;
     for (auto& slot : it->second.nodes) {
         if (slot->node.id != node_id) continue;
-        slot->node.address = address;
-        log::info("cluster " + it->second.spec.name + ": node " + node_id + " placed on " + address);
-        note(cluster_key, node_id, "", "", "placed", address);
+        slot->node.address = grant.address;
+        slot->node.gpus = grant.gpus;
+        log::info("cluster " + it->second.spec.name + ": node " + node_id + " placed on " + grant.address +
+                  (grant.gpus.empty() ? "" : " with " + std::to_string(grant.gpus.size()) + " GPU(s)"));
+        note(cluster_key, node_id, "", "", "placed", grant.address);
         return;
     }
 }
@@ -385,7 +389,7 @@ void LocalEngine::remove_node(ClusterState& cluster, size_t index, const std::st
 void LocalEngine::finish_removal(NodeSlot& slot) {
     Node& node = slot.node;
     addresses_in_use_.erase(slot.address_number);
-    gpu_pool_->give_back(node.gpus);
+    if (!node.hosts) gpu_pool_->give_back(node.gpus);  // (a host's GPUs are its host system's)
     slot.volumes->release();
     if (node.hosts) node.hosts->release(node.id);
     reaper_.remove(node.root);

@@ -180,7 +180,7 @@ private:
     void node_ready(const std::string& cluster_key, const std::string& node_id, bool usable, const std::string& code,
                     const std::string& message);
     // The node's host answered (its address), before its setup: on the engine thread.
-    void node_placed(const std::string& cluster_key, const std::string& node_id, const std::string& address);
+    void node_placed(const std::string& cluster_key, const std::string& node_id, const HostGrant& grant);
     // The node's host was taken away (NodeHosts::on_loss), on the engine thread.
     void host_lost(const std::string& node_id, HostLoss loss, const std::string& why);
     void start_job(ClusterState& cluster, const QueuedJob& job, std::vector<NodeSlot*> nodes);

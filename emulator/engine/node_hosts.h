@@ -25,6 +25,12 @@ enum class HostLoss {
     released,   // the host was given back by someone else: the node leaves, its job requeued
 };
 
+// A host given to a node: its address, and the GPUs the host system gave it there.
+struct HostGrant {
+    std::string address;
+    std::vector<std::string> gpus;  // UUIDs
+};
+
 class NodeHosts {
 public:
     virtual ~NodeHosts() = default;
@@ -34,9 +40,10 @@ public:
     // Gives back every host, and stops watching.
     virtual void stop() = 0;
 
-    // Blocks until the node has a host (its address), `control` is cancelled (nullopt: nothing is
-    // left held), or the host system refuses or ends it first (std::runtime_error saying why).
-    virtual std::optional<std::string> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) = 0;
+    // Blocks until the node has a host (its address and GPUs), `control` is cancelled (nullopt:
+    // nothing is left held), or the host system refuses or ends it first, or its GPUs cannot be
+    // read there (std::runtime_error saying why).
+    virtual std::optional<HostGrant> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) = 0;
     // The arguments put before a command to run it on the node's host as `step` (a name of its
     // own, unique on the node), in `cwd`. Throws std::runtime_error when the node has no host.
     virtual std::vector<std::string> launch_prefix(const std::string& node_id, const std::string& step,

@@ -123,27 +123,19 @@ std::string holder_loss_text(const HolderState& holder) {
 }
 
 std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
-                                     const std::filesystem::path& cwd) {
+                                     const std::filesystem::path& cwd, int gpus) {
     // --mpi=none: a cluster whose MpiDefault is pmix would otherwise give the step PMIx's
     // variables, and the job's own mpirun would take itself for a rank that srun started.
     // The process then drops what srun put in its environment (SLURM_*, PMI*_): it runs as on
     // a Batch AI node, and an mpirun or a framework that reads them (SLURM_JOB_ID, SLURM_PROCID)
     // does not take the holder's one-task allocation for the job's.
-    return {"srun",
-            "--jobid=" + holder_job,
-            "--overlap",
-            "--nodes=1",
-            "--ntasks=1",
-            "--mpi=none",
-            "--export=ALL",
-            "--job-name=" + step_name,
-            "--chdir=" + cwd.string(),
-            "--quiet",
-            "--",
-            "/bin/sh",
-            "-c",
-            "unset $(awk 'BEGIN { for (v in ENVIRON) if (v ~ /^(SLURM|PMIX|PMI)_[A-Za-z0-9_]*$/) print v }'); exec \"$@\"",
-            "bai-node"};
+    std::vector<std::string> argv{"srun", "--jobid=" + holder_job, "--overlap", "--nodes=1", "--ntasks=1", "--mpi=none"};
+    if (gpus > 0) argv.push_back("--gres=gpu:" + std::to_string(gpus));
+    argv.insert(argv.end(),
+                {"--export=ALL", "--job-name=" + step_name, "--chdir=" + cwd.string(), "--quiet", "--", "/bin/sh", "-c",
+                 "unset $(awk 'BEGIN { for (v in ENVIRON) if (v ~ /^(SLURM|PMIX|PMI)_[A-Za-z0-9_]*$/) print v }'); exec \"$@\"",
+                 "bai-node"});
+    return argv;
 }
 
 std::vector<std::string> scontrol_node_argv(const std::string& host) {

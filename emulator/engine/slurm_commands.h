@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "emulator/engine/slurm_sizes.h"
+
 namespace bai::engine {
 
 // What `--compute slurm` was given (or its config file).
@@ -20,6 +22,7 @@ struct SlurmSettings {
     std::string lowpriority_partition;   // --slurm-partition-lowpriority (partition_prio pre-emption)
     std::string lowpriority_qos;         // --slurm-qos-lowpriority (qos pre-emption)
     std::filesystem::path log_dir;       // DIR/slurm: the holders' own output
+    SizeMap sizes;                       // --slurm-size-map
 };
 
 // A node to hold: its id, its cluster, its size as Slurm asks for it.
@@ -78,8 +81,10 @@ std::string holder_loss_text(const HolderState& holder);
 // The argv prefix that runs a process on the node's host as a step of its holder: srun --jobid
 // --overlap, one task, the caller's environment, the step named `step_name` (to be cancelled by
 // name: a SIGKILL to the srun client does not reach the step).
+// A node with GPUs asks for them in each step (`gpus`): under a cgroup device constraint a step
+// sees only the GPUs it asked for.
 std::vector<std::string> srun_prefix(const std::string& holder_job, const std::string& step_name,
-                                     const std::filesystem::path& cwd);
+                                     const std::filesystem::path& cwd, int gpus = 0);
 // A host's address: scontrol show node -o HOST, its NodeAddr (the host name itself when the
 // configuration gives none); nullopt when the output names no node.
 std::vector<std::string> scontrol_node_argv(const std::string& host);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/log/logger.h"
+#include "emulator/engine/slurm_gpus.h"
 
 namespace bai::engine {
 
@@ -50,10 +51,10 @@ void SlurmHosts::stop() {
     if (!held.empty()) slurm(scancel_argv(held));
 }
 
-std::optional<std::string> SlurmHosts::acquire(const Node& node, const ClusterSpec& spec, RunControl& control) {
-    // Cores and GPUs as the vmSize has them; memory is left to the partition's default (an Azure
-    // size's memory rarely fits a site's hosts).
-    const HolderAsk ask{node.id, node.cluster_key, std::max(1, spec.vm_size.cores), 0, spec.vm_size.gpus, node.low_priority};
+std::optional<HostGrant> SlurmHosts::acquire(const Node& node, const ClusterSpec& spec, RunControl& control) {
+    // Cores, memory and GPUs as the vmSize has them, or as the site's size map says.
+    const HostSize size = host_size(settings_.sizes, spec.vm_size);
+    const HolderAsk ask{node.id, node.cluster_key, size.cores, size.memory_mib, size.gpus, node.low_priority};
     const CommandOutput submitted = slurm(sbatch_argv(settings_, ask));
     std::optional<std::string> job = parse_sbatch_answer(submitted.out);
     if (submitted.status.code != 0 || !job) {
@@ -61,7 +62,7 @@ std::optional<std::string> SlurmHosts::acquire(const Node& node, const ClusterSp
     }
     {
         std::lock_guard guard(mutex_);
-        holders_[node.id] = Holder{*job, "", "", "", false, false};
+        holders_[node.id] = Holder{*job, "", "", "", false, false, size.gpus};
         poll_now_ = true;
     }
     changed_.notify_all();
@@ -82,7 +83,11 @@ std::optional<std::string> SlurmHosts::acquire(const Node& node, const ClusterSp
             const std::string host = h.host;
             lock.unlock();
             const CommandOutput shown = slurm(scontrol_node_argv(host));
-            return parse_node_address(shown.out).value_or(host);
+            HostGrant grant{parse_node_address(shown.out).value_or(host), {}};
+            if (size.gpus > 0) {
+                for (const Gpu& gpu : gpus_of(*job, host, size.gpus)) grant.gpus.push_back(gpu.uuid);
+            }
+            return grant;
         }
         if (fate != HolderFate::waiting && fate != HolderFate::held) {
             const std::string why = h.state + (h.reason.empty() || h.reason == "None" ? "" : " (" + h.reason + ")");
@@ -90,6 +95,28 @@ std::optional<std::string> SlurmHosts::acquire(const Node& node, const ClusterSp
             throw std::runtime_error("Slurm ended the node's allocation (job " + *job + ") before it ran: " + why);
         }
         changed_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+}
+
+std::vector<Gpu> SlurmHosts::gpus_of(const std::string& job, const std::string& host, int count) const {
+    const std::string where = "the GPUs of Slurm job " + job + " on " + host;
+    const CommandOutput detail = slurm(scontrol_job_argv(job));
+    if (detail.status.code != 0) throw std::runtime_error(where + ": scontrol: " + detail.err.substr(0, detail.err.find('\n')));
+    std::vector<std::string> argv = srun_prefix(job, "gpus", "/", count);
+    for (std::string& word : nvidia_smi_argv()) argv.push_back(std::move(word));
+    const CommandOutput listed = slurm(argv);
+    if (listed.status.code != 0) {
+        const std::string& said = listed.err.empty() ? listed.out : listed.err;
+        throw std::runtime_error(where + " cannot be read: nvidia-smi there: " + said.substr(0, said.find('\n')));
+    }
+    try {
+        std::vector<Gpu> gpus = allocated_gpus(parse_nvidia_smi(listed.out), parse_gres_indexes(detail.out), count);
+        std::string uuids;
+        for (const Gpu& g : gpus) uuids += (uuids.empty() ? "" : ",") + g.uuid;
+        log::info("slurm: job " + job + " on " + host + " holds GPU(s) " + uuids);
+        return gpus;
+    } catch (const std::exception& e) {
+        throw std::runtime_error(where + ": " + e.what());
     }
 }
 
@@ -104,7 +131,7 @@ std::vector<std::string> SlurmHosts::launch_prefix(const std::string& node_id, c
     for (const auto& [name, value] : env_) {
         if (name.rfind("SLURM_", 0) == 0) argv.push_back(name + "=" + value);
     }
-    const std::vector<std::string> srun = srun_prefix(it->second.job_id, step, cwd);
+    const std::vector<std::string> srun = srun_prefix(it->second.job_id, step, cwd, it->second.gpus);
     argv.insert(argv.end(), srun.begin(), srun.end());
     return argv;
 }

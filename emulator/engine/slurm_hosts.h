@@ -24,7 +24,7 @@ public:
 
     void start() override;
     void stop() override;
-    std::optional<std::string> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) override;
+    std::optional<HostGrant> acquire(const Node& node, const ClusterSpec& spec, RunControl& control) override;
     std::vector<std::string> launch_prefix(const std::string& node_id, const std::string& step,
                                            const std::filesystem::path& cwd) override;
     std::optional<HostLoss> lost(const std::string& node_id) override;
@@ -39,9 +39,11 @@ private:
         std::string reason;
         bool granted = false;  // acquire returned it: a loss is reported from then on
         bool lost = false;     // reported (or released by the engine): not again
+        int gpus = 0;          // asked for: each step asks for them too
     };
 
     CommandOutput slurm(const std::vector<std::string>& argv) const;
+    std::vector<Gpu> gpus_of(const std::string& job, const std::string& host, int count) const;
     void poll_loop();
     void poll_once();
 

@@ -32,8 +32,12 @@ def run(argv, check=True, **kwargs):
 
 
 class SlurmCluster:
-    def __init__(self, hosts=2, cpus=2, memory_mib=2000):
+    def __init__(self, hosts=2, cpus=2, memory_mib=16000, gpus=0):
         self.hosts = hosts
+        # GPUs per host: generic resources whose device files are plain files of the cluster's
+        # directory (Slurm binds none of them here: no cgroup device constraint), the index
+        # Slurm gives a step in CUDA_VISIBLE_DEVICES as on a GPU host.
+        self.gpus = gpus
         self.cpus = cpus
         self.memory_mib = memory_mib
         # Names short enough for interfaces (15 characters); a subnet per run (chosen at start).
@@ -52,7 +56,10 @@ class SlurmCluster:
         return f"127.77.{self.subnet}.{10 + i}"
 
     def env(self):
-        return dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
+        env = dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
+        if self.gpus:  # the hosts' nvidia-smi first on the PATH
+            env["PATH"] = os.path.join(self.dir, "bin") + ":" + env.get("PATH", "/usr/bin:/bin")
+        return env
 
     def cannot_start(self):
         """None when this machine can run the cluster, else why not."""
@@ -156,8 +163,25 @@ class SlurmCluster:
         for sub in ("state", "spool", "log"):
             os.makedirs(os.path.join(d, sub))
         port = 21000 + 4 * self.subnet  # per subnet: two suites' controllers never share a port
+        gres = f" Gres=gpu:{self.gpus}" if self.gpus else ""
         nodes = "\n".join(f"NodeName={self.host_name(i)} NodeAddr={self.host_address(i)} CPUs={self.cpus} "
-                          f"RealMemory={self.memory_mib} State=UNKNOWN" for i in range(1, self.hosts + 1))
+                          f"RealMemory={self.memory_mib}{gres} State=UNKNOWN" for i in range(1, self.hosts + 1))
+        if self.gpus:
+            # nvidia-smi as the hosts' would answer the emulator's query: each host's GPUs by
+            # index, their UUIDs naming the host.
+            os.makedirs(os.path.join(d, "bin"))
+            with open(os.path.join(d, "bin", "nvidia-smi"), "w") as f:
+                f.write("#!/bin/sh\nh=$(hostname)\n" + "".join(
+                    f'echo "{g}, GPU-$h-{g}, Fake GPU, 16384"\n' for g in range(self.gpus)))
+            os.chmod(os.path.join(d, "bin", "nvidia-smi"), 0o755)
+            with open(os.path.join(d, "gres.conf"), "w") as f:
+                f.write("AutoDetect=off\n")
+                for i in range(1, self.hosts + 1):
+                    devices = os.path.join(d, "dev", self.host_name(i))
+                    os.makedirs(devices)
+                    for g in range(self.gpus):
+                        open(os.path.join(devices, f"nvidia{g}"), "w").close()
+                    f.write(f"NodeName={self.host_name(i)} Name=gpu File={devices}/nvidia[0-{self.gpus - 1}]\n")
         names = ",".join(self.host_name(i) for i in range(1, self.hosts + 1))
         with open(os.path.join(d, "slurm.conf"), "w") as f:
             f.write(f"""ClusterName=baitest
@@ -183,6 +207,7 @@ MpiDefault=none
 ReturnToService=2
 SlurmdTimeout=5
 SchedulerType=sched/backfill
+{"GresTypes=gpu" if self.gpus else ""}
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 JobAcctGatherType=jobacct_gather/none

@@ -10,7 +10,9 @@ of a cluster that auto-scales from no node to two and back, talking over the hos
 allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import importlib.util
+import json
 import os
+import re
 import signal
 import subprocess
 import unittest
@@ -25,7 +27,7 @@ import harness
 from slurm_cluster import SlurmCluster
 
 RG, WS, EXP = "rg-slurm", "ws", "exp"
-CLUSTER = SlurmCluster(hosts=2)
+CLUSTER = SlurmCluster(hosts=2, gpus=2)
 CANNOT = CLUSTER.cannot_start()
 
 
@@ -35,6 +37,10 @@ class SlurmNodesTest(unittest.TestCase):
     def setUpClass(cls):
         CLUSTER.start()
         cls.location = None
+        # The test hosts' two cores: an NC6 of one core, a GiB, and its GPU.
+        cls.size_map = os.path.join(CLUSTER.dir, "sizes.json")
+        with open(cls.size_map, "w") as f:
+            json.dump({"Standard_NC6": {"cores": 1, "memoryMiB": 1024}}, f)
         cls.start_emulator()
         harness.arm_client(ResourceManagementClient, cls.emu.endpoints).resource_groups.create_or_update(
             RG, {"location": "eastus"})
@@ -46,7 +52,8 @@ class SlurmNodesTest(unittest.TestCase):
     def start_emulator(cls):
         cls.emu = harness.Emulator(location=cls.location, env=CLUSTER.env(), args=[
             "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
-            "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri"]).start()
+            "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri",
+            "--slurm-size-map", cls.size_map]).start()
         cls.location = cls.emu.location
         # (Clients of this emulator's ports: a restart brings new ones.)
         cls.client = harness.arm_client(BatchAI, cls.emu.endpoints)
@@ -103,7 +110,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low", "frail", "kept", "auto", "outside"):
+        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -166,6 +173,36 @@ class SlurmNodesTest(unittest.TestCase):
             subprocess.run(["scancel", blocker], env=CLUSTER.env(), timeout=30)
         self.client.jobs.begin_terminate(RG, WS, EXP, "long").result()
         self.client.clusters.begin_delete(RG, WS, "low").result()
+        harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+
+    def test_g_a_gpu_nodes_gpus_are_those_slurm_gave_its_allocation(self):
+        cluster = self.client.clusters.begin_create(RG, WS, "gpu", m.ClusterCreateParameters(
+            vm_size="STANDARD_NC6", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=3)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes()),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        nodes = harness.wait_for(lambda: (lambda n: n if len(n) == 3 and all(x["state"] == "idle" for x in n) else None)(
+            self.nodes("gpu")), timeout=60, interval=0.2, what="three idle GPU nodes")
+        # Each node: one GPU, the one at the index Slurm gave its holder on its host.
+        for node in nodes:
+            (holder,) = self.holders(("RUNNING",), node=node["nodeId"])
+            detail = subprocess.run(["scontrol", "show", "job", "-d", holder[0]], capture_output=True, text=True,
+                                    env=CLUSTER.env(), timeout=30).stdout
+            index = re.search(r"GRES=gpu:1\(IDX:(\d)\)", detail).group(1)
+            self.assertEqual(node["gpus"], [f"GPU-{holder[2]}-{index}"])
+        self.assertEqual(len({g for n in nodes for g in n["gpus"]}), 3)  # never one GPU twice
+        # A job sees its node's GPU in the variables the emulator gives as locally (Slurm sets
+        # CUDA_VISIBLE_DEVICES itself in a step that asks for GPUs: empty here, where its device
+        # files are plain files).
+        self.job(cluster.id, "cuda", "echo $(hostname) $AZ_BATCHAI_NUM_GPUS $NVIDIA_VISIBLE_DEVICES "
+                                     "> $AZ_BATCHAI_MOUNT_ROOT/afs/cuda")
+        harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, "cuda").execution_state in ("succeeded", "failed"),
+                         timeout=60, interval=0.2, what="the job done")
+        self.assertEqual(self.client.jobs.get(RG, WS, EXP, "cuda").execution_state, "succeeded")
+        host, count, visible = self.read("cuda").split()
+        self.assertEqual(count, "1")
+        self.assertIn(visible, [n["gpus"][0] for n in nodes])
+        self.assertTrue(visible.startswith(f"GPU-{host}-"), visible)  # the GPU of the host it ran on
+        self.client.clusters.begin_delete(RG, WS, "gpu").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
     def test_z_a_hosts_slurmd_killed_makes_its_node_unusable(self):

@@ -1,0 +1,116 @@
+#include "emulator/engine/slurm_gpus.h"
+
+#include <algorithm>
+#include <charconv>
+#include <stdexcept>
+
+namespace bai::engine {
+namespace {
+
+std::string_view trimmed(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
+    return text;
+}
+
+int number(std::string_view text, const std::string& what) {
+    text = trimmed(text);
+    int value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
+        throw std::invalid_argument(what + ": '" + std::string(text) + "' is not a number");
+    }
+    return value;
+}
+
+// "0-1,3" -> 0, 1, 3 (at most 1024 indexes: no host has more GPUs).
+void add_ranges(std::string_view list, std::vector<int>& out) {
+    while (!list.empty()) {
+        const size_t comma = list.find(',');
+        const std::string_view part = list.substr(0, comma);
+        const size_t dash = part.find('-');
+        const int first = number(part.substr(0, dash), "a GPU index");
+        const int last = dash == std::string_view::npos ? first : number(part.substr(dash + 1), "a GPU index");
+        if (last < first || last - first > 1024 || out.size() > 1024) {
+            throw std::invalid_argument("a GPU index range '" + std::string(part) + "' is not one");
+        }
+        for (int i = first; i <= last; ++i) out.push_back(i);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> scontrol_job_argv(const std::string& job) { return {"scontrol", "show", "job", "-d", job}; }
+
+std::vector<int> parse_gres_indexes(std::string_view detail) {
+    // Each node's line: "Nodes=host1 CPU_IDs=0-1 Mem=500 GRES=gpu:2(IDX:0-1)", or with a type
+    // ("gpu:a100:2(IDX:0,2)"), beside other resources ("gpu:1(IDX:3),mps:0(...)").
+    std::vector<int> out;
+    for (size_t at = detail.find("GRES="); at != std::string_view::npos; at = detail.find("GRES=", at + 1)) {
+        std::string_view rest = detail.substr(at + 5);
+        rest = rest.substr(0, rest.find_first_of(" \n"));
+        for (size_t gpu = rest.find("gpu"); gpu != std::string_view::npos; gpu = rest.find("gpu", gpu + 1)) {
+            if (gpu > 0 && rest[gpu - 1] != ',') continue;
+            const size_t open = rest.find("(IDX:", gpu);
+            const size_t close = rest.find(')', open);
+            if (open == std::string_view::npos || close == std::string_view::npos) continue;
+            add_ranges(rest.substr(open + 5, close - open - 5), out);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::vector<std::string> nvidia_smi_argv() {
+    return {"nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader,nounits"};
+}
+
+std::vector<Gpu> parse_nvidia_smi(std::string_view csv) {
+    std::vector<Gpu> out;
+    while (!csv.empty()) {
+        const size_t end = csv.find('\n');
+        const std::string_view line = trimmed(csv.substr(0, end));
+        csv = end == std::string_view::npos ? std::string_view() : csv.substr(end + 1);
+        if (line.empty()) continue;
+        std::vector<std::string_view> fields;
+        std::string_view rest = line;
+        for (size_t comma; (comma = rest.find(',')) != std::string_view::npos && fields.size() < 3; rest.remove_prefix(comma + 1)) {
+            fields.push_back(trimmed(rest.substr(0, comma)));
+        }
+        fields.push_back(trimmed(rest));
+        if (fields.size() != 4 || fields[1].rfind("GPU-", 0) != 0) {
+            throw std::invalid_argument("nvidia-smi printed a line that is not index, uuid, name, memory: '" + std::string(line) + "'");
+        }
+        Gpu gpu;
+        gpu.index = number(fields[0], "nvidia-smi's index");
+        gpu.uuid = std::string(fields[1]);
+        gpu.name = std::string(fields[2]);
+        // (memory.total in MiB; "[N/A]" on some boards)
+        int mib = 0;
+        std::from_chars(fields[3].data(), fields[3].data() + fields[3].size(), mib);
+        gpu.memory_bytes = static_cast<std::uint64_t>(std::max(mib, 0)) * 1024 * 1024;
+        out.push_back(std::move(gpu));
+    }
+    return out;
+}
+
+std::vector<Gpu> allocated_gpus(const std::vector<Gpu>& seen, const std::vector<int>& indexes, int count) {
+    if (static_cast<int>(seen.size()) == count) return seen;
+    std::vector<Gpu> out;
+    for (const Gpu& gpu : seen) {
+        if (std::find(indexes.begin(), indexes.end(), gpu.index) != indexes.end()) out.push_back(gpu);
+    }
+    if (static_cast<int>(out.size()) != count) {
+        std::string listed;
+        for (int i : indexes) listed += (listed.empty() ? "" : ",") + std::to_string(i);
+        throw std::runtime_error("Slurm gave the node " + std::to_string(count) + " GPU(s) (indexes " + listed + "), and " +
+                                 std::to_string(out.size()) + " of the " +
+                                 std::to_string(seen.size()) + " nvidia-smi lists on its host are among them");
+    }
+    return out;
+}
+
+}  // namespace bai::engine

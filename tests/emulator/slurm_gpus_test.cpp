@@ -1,0 +1,54 @@
+// A node's GPUs on Slurm, read from scontrol's and nvidia-smi's words as they print them.
+#include "emulator/engine/slurm_gpus.h"
+
+#include <gtest/gtest.h>
+
+namespace bai::engine {
+namespace {
+
+std::vector<std::string> uuids(const std::vector<Gpu>& gpus) {
+    std::vector<std::string> out;
+    for (const Gpu& g : gpus) out.push_back(g.uuid);
+    return out;
+}
+
+TEST(SlurmGpus, TheAllocationsIndexesFromScontrol) {
+    // As the test cluster's scontrol printed it (Slurm 22.05), and as other versions and typed
+    // GPUs write it.
+    EXPECT_EQ(parse_gres_indexes("   JOB_GRES=gpu:1\n     Nodes=host1 CPU_IDs=1 Mem=500 GRES=gpu:1(IDX:0)\n"),
+              (std::vector<int>{0}));
+    EXPECT_EQ(parse_gres_indexes("Nodes=g7 CPU_IDs=0-7 Mem=0 GRES=gpu:a100:3(IDX:0-1,3)\n"), (std::vector<int>{0, 1, 3}));
+    EXPECT_EQ(parse_gres_indexes("Nodes=g7 GRES=gpu(IDX:2),mps:100(0/100,0/100)\n"), (std::vector<int>{2}));
+    EXPECT_EQ(parse_gres_indexes("Nodes=c1 CPU_IDs=0 Mem=0 GRES=\n"), (std::vector<int>{}));
+    EXPECT_EQ(parse_gres_indexes("JobId=4 JobName=x\n"), (std::vector<int>{}));
+    EXPECT_THROW(parse_gres_indexes("Nodes=g GRES=gpu:1(IDX:x)\n"), std::invalid_argument);
+    EXPECT_THROW(parse_gres_indexes("Nodes=g GRES=gpu:1(IDX:3-1)\n"), std::invalid_argument);
+    EXPECT_THROW(parse_gres_indexes("Nodes=g GRES=gpu:1(IDX:0-99999999)\n"), std::invalid_argument);
+}
+
+TEST(SlurmGpus, NvidiaSmisLines) {
+    std::vector<Gpu> gpus = parse_nvidia_smi("0, GPU-8e3c0f1a-0000, NVIDIA H100 80GB HBM3, 81559\n"
+                                             "1, GPU-77aa, Tesla K80, [N/A]\n\n");
+    ASSERT_EQ(gpus.size(), 2u);
+    EXPECT_EQ(gpus[0].index, 0);
+    EXPECT_EQ(gpus[0].uuid, "GPU-8e3c0f1a-0000");
+    EXPECT_EQ(gpus[0].name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(gpus[0].memory_bytes, 81559ull * 1024 * 1024);
+    EXPECT_EQ(gpus[1].memory_bytes, 0u);
+    EXPECT_THROW(parse_nvidia_smi("No devices were found\n"), std::invalid_argument);
+    EXPECT_THROW(parse_nvidia_smi("x, GPU-1, n, 1\n"), std::invalid_argument);
+    EXPECT_TRUE(parse_nvidia_smi("").empty());
+}
+
+TEST(SlurmGpus, TheNodesAreThoseAtSlurmsIndexesUnlessTheStepSeesOnlyThem) {
+    const std::vector<Gpu> host = parse_nvidia_smi("0, GPU-a, G, 1\n1, GPU-b, G, 1\n2, GPU-c, G, 1\n3, GPU-d, G, 1\n");
+    EXPECT_EQ(uuids(allocated_gpus(host, {1, 3}, 2)), (std::vector<std::string>{"GPU-b", "GPU-d"}));
+    // A cgroup shows the step its own GPUs only, numbered from 0: those are the node's.
+    const std::vector<Gpu> constrained = parse_nvidia_smi("0, GPU-c, G, 1\n");
+    EXPECT_EQ(uuids(allocated_gpus(constrained, {2}, 1)), (std::vector<std::string>{"GPU-c"}));
+    EXPECT_THROW(allocated_gpus(host, {5}, 1), std::runtime_error);
+    EXPECT_THROW(allocated_gpus({}, {0}, 1), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace bai::engine
