@@ -8,7 +8,7 @@ munge: the tests' two-host cluster of tests/integration/slurm_cluster.py is star
 2. submit -> running on an idle node: the client sends a job's PUT, the job's process prints its
    start time (`date +%s.%N`, the same clock on the head and the hosts of the test cluster);
 3. N trivial jobs (`true`) queued on a 2-node cluster (one node per host under Slurm): wall time,
-   jobs/s, and the emulator's CPU per job.
+   jobs/s, and the CPU per job of the emulator and of its child processes (srun clients).
 
 Usage: tools/bench/slurm_nodes.py [--build DIR] [--rounds R] [--samples N] [--jobs N]
 """
@@ -53,7 +53,7 @@ def many_jobs(b, emu, jobs, prefix):
     harness.wait_for(lambda: b.call("GET", f"{WS}/clusters/pair").json()["properties"]
                      .get("nodeStateCounts", {}).get("idleNodeCount") == 2, timeout=120, what="two nodes")
     names = [f"{prefix}{i}" for i in range(jobs)]
-    cpu_before = cpu_seconds(emu.process.pid)[0]
+    cpu_before = cpu_seconds(emu.process.pid)
     started = time.perf_counter()
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda n: Bench(emu.endpoints).submit(n, "pair", "true"), names))
@@ -61,8 +61,8 @@ def many_jobs(b, emu, jobs, prefix):
                      sum(1 for n in names if b.job(n)["executionState"] == "succeeded") == jobs,
                      timeout=1800, interval=0.5, what="the jobs")
     wall = time.perf_counter() - started
-    cpu = cpu_seconds(emu.process.pid)[0] - cpu_before
-    return wall, cpu
+    cpu = [after - before for after, before in zip(cpu_seconds(emu.process.pid), cpu_before)]
+    return wall, cpu[0], cpu[1]
 
 
 def main():
@@ -108,11 +108,13 @@ def main():
     l_l, l_s = percentile(latency["local"], 50), percentile(latency["slurm"], 50)
     print(f"| submit -> process running on an idle node, p50 ms (p90 {percentile(latency['local'], 90):.0f} / "
           f"{percentile(latency['slurm'], 90):.0f}) | {l_l:.0f} | {l_s:.0f} | {l_s / l_l:.1f}x |")
-    (w_l, c_l), (w_s, c_s) = throughput["local"], throughput["slurm"]
+    (w_l, c_l, k_l), (w_s, c_s, k_s) = throughput["local"], throughput["slurm"]
     print(f"| {args.jobs} trivial jobs over 2 nodes, jobs/s | {args.jobs / w_l:.1f} | {args.jobs / w_s:.1f} | "
           f"{w_s / w_l:.1f}x the time |")
     print(f"| the emulator's CPU per job, ms | {c_l * 1000 / args.jobs:.1f} | {c_s * 1000 / args.jobs:.1f} | "
           f"{c_s / max(c_l, 1e-9):.1f}x |")
+    print(f"| its child processes' CPU per job (shells, sandboxes; srun clients), ms | {k_l * 1000 / args.jobs:.1f} | "
+          f"{k_s * 1000 / args.jobs:.1f} | {k_s / max(k_l, 1e-9):.1f}x |")
 
 
 if __name__ == "__main__":
