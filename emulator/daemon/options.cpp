@@ -206,7 +206,7 @@ std::string usage() {
            "                     (each node a Slurm allocation of its vmSize's cores, memory and GPUs, its\n"
            "                     processes steps in it; sbatch, srun, squeue, scancel on the PATH,\n"
            "                     SLURM_CONF as the emulator's; the data directory on a filesystem the\n"
-           "                     hosts share; shares as bind mounts; no containerSettings yet)\n"
+           "                     hosts share; shares as links there; no containerSettings yet)\n"
            "  --slurm-partition P, --slurm-account A  where and as whom the nodes are allocated\n"
            "  --slurm-partition-lowpriority P, --slurm-qos-lowpriority Q  what low-priority\n"
            "                     clusters' nodes are allocated in, for Slurm to pre-empt them\n"

@@ -219,10 +219,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.share_passthrough = options.share_passthrough;
             engine_options.bind_shares = options.bind_shares;
             if (options.slurm) {
+                // (A Slurm host sees the shares' directories on the shared filesystem, not this
+                // process's mounts: the engine links them for nodes on hosts.)
                 engine_options.hosts = slurm_hosts(options, parts.nodes_dir.parent_path());
-                // A Slurm host sees the share's directory on the shared filesystem, not this
-                // process's FUSE mounts.
-                engine_options.bind_shares = true;
             }
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;

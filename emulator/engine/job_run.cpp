@@ -203,6 +203,10 @@ private:
             fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, !in_container(), notes,
                                                   *job_volumes_.back());
             dirs_.push_back(dir);
+            if (std::string unseen = mounts_unseen_on_host(node.hosts.get(), node.id, mounts_to_check(dir / "mounts", job_volume_list_));
+                !unseen.empty()) {
+                throw std::runtime_error("node " + node.id + ": " + unseen);
+            }
             NodeDirectories where{node.root, in_.job_name, in_.shared_dir, node.volume_directories,
                                   job_volumes_.back()->directories};
             views_.push_back(in_container() ? container_view(where) : host_view(where));

@@ -79,6 +79,15 @@ void attach_share(const fs::path& at, const arm::Volume& v, const StorageAccess&
     }
     fresh_mount_point(at);
     std::string why;
+    if (attached.settings().link_shares) {
+        const fs::path share_dir = storage.files.share_root(v.account, v.container);
+        link_instead(at, share_dir, true, v.account + "/" + v.container);
+        attached.disk_followers.push_back(storage.files.follow_disk_writes(v.account, v.container));
+        attached.directories.emplace_back(v.relative, share_dir);
+        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() +
+                        " (a link to its directory, which the hosts share)");
+        return;
+    }
     if (attached.settings().bind_shares && v.file_mode == 0777 && v.directory_mode == 0777) {
         const fs::path share_dir = storage.files.share_root(v.account, v.container);
         if (bind_directory(share_dir, at, why)) {
@@ -184,6 +193,13 @@ void attach_file_server(const fs::path& at, const arm::Volume& v, const StorageA
     const fs::path directory = file_server_directory(v, storage);
     fresh_mount_point(at);
     std::string why;
+    if (attached.settings().link_shares) {
+        link_instead(at, directory, true, "file server " + v.file_server_id);
+        attached.directories.emplace_back(v.relative, directory);
+        notes.push_back("file server " + v.file_server_id + " at " + at.string() + " (a link to its export " +
+                        directory.string() + ", which the hosts share)");
+        return;
+    }
     try {
         mounts::ShareFsOptions options;
         options.read_only = read_only_option(v.mount_options);
@@ -250,6 +266,16 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
             case arm::Volume::Kind::unmanaged: attach_unmanaged(at, v, notes, attached); break;
         }
     }
+}
+
+std::vector<fs::path> mounts_to_check(const fs::path& root, const std::vector<arm::Volume>& volumes) {
+    std::vector<fs::path> out;
+    for (const arm::Volume& v : volumes) {
+        if (v.invalid.empty() && (v.kind == arm::Volume::Kind::blob_container || v.kind == arm::Volume::Kind::unmanaged)) {
+            out.push_back(root / v.relative);
+        }
+    }
+    return out;
 }
 
 std::optional<fs::path> backing_directory(const arm::Volume& v, const StorageAccess& storage) {

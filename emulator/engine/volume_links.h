@@ -1,7 +1,8 @@
 // How mounted volumes appear on an emulated node. A file share is FUSE-mounted from the store
 // (fuse_mounts/share/share_fs.h), or bind-mounted from its directory in the store
-// (MountSettings::bind_shares), or, where this machine cannot mount FUSE (not root, no
-// /dev/fuse), a symbolic link to its directory in the store (DIR/storage/ACCOUNT/shares/SHARE);
+// (MountSettings::bind_shares), or, for nodes on other hosts (MountSettings::link_shares) and
+// where this machine cannot mount FUSE (not root, no /dev/fuse), a symbolic link to its directory
+// in the store (DIR/storage/ACCOUNT/shares/SHARE);
 // files a job writes through a link join the store's index through adopt_share_writes(). A blob
 // container is FUSE-mounted (fuse_mounts/blob/blob_fs.h), or without FUSE an empty directory of
 // the node's own. A file server's export is its directory served through FUSE (or linked). An
@@ -31,6 +32,13 @@ struct MountSettings {
     // there when REST reads it. Not for shares with a fileMode or directoryMode other than 0777
     // (a bind mount shows the files' own modes): those stay FUSE mounts.
     bool bind_shares = false;
+    // The volumes are used on other machines that see this one's disk at the same paths (a
+    // shared filesystem: nodes on Slurm hosts) but not the mounts made here: shares and file
+    // servers are symbolic links to their directories (a share's writes followed by the store as
+    // a bind mount's are; the files show their own modes, whatever fileMode says); what only a
+    // mount can show (blob containers, unmanaged file systems) is mounted here, and whether a host
+    // sees it is for the caller to check (mounts_to_check).
+    bool link_shares = false;
 };
 
 // The volumes attached under one root (a node's mount root, a job's), released together.
@@ -65,6 +73,10 @@ private:
 void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
                     const StorageAccess& storage, std::vector<std::string>& notes, AttachedVolumes& attached,
                     bool links = true);
+
+// The mount points under `root` that only a mount made here can fill (blob containers, unmanaged
+// file systems): what a machine that does not share this one's mounts would see empty.
+std::vector<std::filesystem::path> mounts_to_check(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes);
 
 // Where a volume's files lie on this machine outside any mount: a share's directory in the store,
 // a file server's export (at its sourceDirectory); nullopt for blob containers and unmanaged file

@@ -1,6 +1,8 @@
 """A real Slurm cluster on this machine for the tests: munged, slurmctld, and N slurmd "hosts",
-each slurmd in a network namespace of its own (its own address on a private bridge) and a UTS
-namespace (its own host name), all started here and stopped by PID (and every process left in a
+each slurmd in a network namespace of its own (its own address on a private bridge), a UTS
+namespace (its own host name) and a mount namespace of its own (private: like a real cluster's
+hosts, they see this machine's disk, a shared filesystem at the same paths, but none of the mounts
+made here after they start), all started here and stopped by PID (and every process left in a
 host's namespace killed) at the end. Every address is in 127.0.0.0/8: the bridge and the hosts
 get 127.77.N.0/24 addresses, which Linux routes between namespaces with route_localnet and a
 route in each namespace's local table (emulator/engine/slurm.md, "Checked on this machine").
@@ -89,7 +91,8 @@ class SlurmCluster:
             for i in range(1, self.hosts + 1):
                 ns = self.namespaces[i - 1]
                 # nsenter, not `ip netns exec`: that one remounts /sys, and slurmd then finds no cgroups.
-                self._daemon(f"slurmd-{i}", ["nsenter", f"--net=/run/netns/{ns}", "unshare", "--uts", "sh", "-c",
+                self._daemon(f"slurmd-{i}", ["nsenter", f"--net=/run/netns/{ns}", "unshare", "--uts", "--mount",
+                                             "--propagation", "private", "sh", "-c",
                                              f"hostname {self.host_name(i)} && exec slurmd -D -N {self.host_name(i)} -f {conf}"])
             self._wait_idle()
         except BaseException:

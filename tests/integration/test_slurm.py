@@ -7,7 +7,10 @@ pre-emption: its job requeued and run again on a new node; a host whose slurmd i
 node unusable and its job requeued; an emulator killed mid-job and started again cancels what it
 had held, never leaking an allocation, and runs the job again; MPI and Horovod jobs' ranks on both hosts
 of a cluster that auto-scales from no node to two and back, talking over the hosts' network; an
-allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes.
+allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes;
+GPU nodes get the GPUs Slurm gave their allocations; a blob container the hosts cannot see (they
+run in mount namespaces of their own, as a real cluster's hosts: shares are links) makes its node
+unusable, saying why.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import importlib.util
 import json
@@ -21,6 +24,7 @@ from azure.core.exceptions import ResourceNotFoundError
 from azure.mgmt.batchai import BatchAI
 from azure.mgmt.batchai import models as m
 from azure.mgmt.resource import ResourceManagementClient
+from azure.storage.blob import BlobServiceClient
 from azure.storage.fileshare import ShareServiceClient
 
 import harness
@@ -110,7 +114,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu"):
+        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu", "blobby"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -203,6 +207,25 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertIn(visible, [n["gpus"][0] for n in nodes])
         self.assertTrue(visible.startswith(f"GPU-{host}-"), visible)  # the GPU of the host it ran on
         self.client.clusters.begin_delete(RG, WS, "gpu").result()
+        harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+
+    def test_h_a_blob_container_its_host_cannot_see_makes_the_node_unusable(self):
+        # The hosts see this machine's disk, not its mounts (slurm_cluster.py): a share is a link
+        # to its directory (every test above writes through one), a blob container a FUSE mount
+        # here that the host would see empty. The node says so instead of running jobs on it.
+        BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints)).create_container("data")
+        self.client.clusters.begin_create(RG, WS, "blobby", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_blob_file_systems=[m.AzureBlobFileSystemReference(
+                account_name=harness.DEV_ACCOUNT, container_name="data", relative_mount_path="bfs",
+                credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY))])),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        harness.wait_for(lambda: [n["state"] for n in self.nodes("blobby")] == ["unusable"], timeout=60, interval=0.2,
+                         what="the node unusable")
+        errors = [(e.code, e.message) for e in self.client.clusters.get(RG, WS, "blobby").errors]
+        self.assertEqual([c for c, _ in errors], ["MountFailed"], errors)
+        self.assertIn("/mounts/bfs is mounted on this machine, and the node's host does not see that mount", errors[0][1])
+        self.client.clusters.begin_delete(RG, WS, "blobby").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
     def test_z_a_hosts_slurmd_killed_makes_its_node_unusable(self):
