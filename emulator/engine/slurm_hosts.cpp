@@ -6,6 +6,21 @@
 #include "emulator/engine/slurm_gpus.h"
 
 namespace bai::engine {
+namespace {
+
+// What a holder's fate means for its node: nullopt while the holder has (or waits for) its host.
+std::optional<HostLoss> loss_of(HolderFate fate) {
+    switch (fate) {
+        case HolderFate::held:
+        case HolderFate::waiting: return std::nullopt;
+        case HolderFate::preempted: return HostLoss::preempted;
+        case HolderFate::failed: return HostLoss::failed;
+        case HolderFate::released: return HostLoss::released;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
 
 SlurmHosts::SlurmHosts(SlurmSettings settings, Environment env, std::chrono::milliseconds poll)
     : settings_(std::move(settings)), env_(std::move(env)), poll_every_(poll) {}
@@ -150,16 +165,12 @@ std::optional<HostLoss> SlurmHosts::lost(const std::string& node_id) {
     for (HolderState& h : parse_squeue(settings_, listed.out)) {
         if (h.job_id == job) seen = std::move(h);
     }
-    std::optional<HostLoss> loss = HostLoss::released;  // gone from squeue
+    HostLoss loss = HostLoss::released;  // gone from squeue
     std::string why = "its Slurm job " + job + " is gone";
     if (seen) {
-        switch (fate_of(seen->state)) {
-            case HolderFate::held:
-            case HolderFate::waiting: return std::nullopt;
-            case HolderFate::preempted: loss = HostLoss::preempted; break;
-            case HolderFate::failed: loss = HostLoss::failed; break;
-            case HolderFate::released: loss = HostLoss::released; break;
-        }
+        const std::optional<HostLoss> seen_loss = loss_of(fate_of(seen->state));
+        if (!seen_loss) return std::nullopt;
+        loss = *seen_loss;
         why = holder_loss_text(*seen);
     }
     // Reported here, as the poll would: the engine hears of the loss before it hears that the
@@ -175,7 +186,7 @@ std::optional<HostLoss> SlurmHosts::lost(const std::string& node_id) {
     }
     if (report) {
         log::info("slurm: node " + node_id + " lost: " + why);
-        if (on_loss) on_loss(node_id, *loss, why);
+        if (on_loss) on_loss(node_id, loss, why);
     }
     return loss;
 }
@@ -250,12 +261,10 @@ void SlurmHosts::poll_once() {
             h.host = seen->second.host;
             h.reason = seen->second.reason;
             if (!h.granted || h.lost) continue;
-            const HolderFate fate = fate_of(h.state);
-            const std::string why = holder_loss_text(seen->second);
-            if (fate == HolderFate::preempted) losses.push_back({node, HostLoss::preempted, why});
-            if (fate == HolderFate::failed) losses.push_back({node, HostLoss::failed, why});
-            if (fate == HolderFate::released) losses.push_back({node, HostLoss::released, why});
-            if (fate != HolderFate::held && fate != HolderFate::waiting) h.lost = true;
+            if (std::optional<HostLoss> loss = loss_of(fate_of(h.state))) {
+                losses.push_back({node, *loss, holder_loss_text(seen->second)});
+                h.lost = true;
+            }
         }
     }
     changed_.notify_all();
