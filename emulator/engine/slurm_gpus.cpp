@@ -4,17 +4,13 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "common/text/ascii.h"
+
 namespace bai::engine {
 namespace {
 
-std::string_view trimmed(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) text.remove_suffix(1);
-    return text;
-}
-
 int number(std::string_view text, const std::string& what) {
-    text = trimmed(text);
+    text = text::trim(text);
     int value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec != std::errc() || end != text.data() + text.size() || value < 0) {
@@ -72,15 +68,17 @@ std::vector<Gpu> parse_nvidia_smi(std::string_view csv) {
     std::vector<Gpu> out;
     while (!csv.empty()) {
         const size_t end = csv.find('\n');
-        const std::string_view line = trimmed(csv.substr(0, end));
+        std::string_view line = csv.substr(0, end);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        line = text::trim(line);
         csv = end == std::string_view::npos ? std::string_view() : csv.substr(end + 1);
         if (line.empty()) continue;
         std::vector<std::string_view> fields;
         std::string_view rest = line;
         for (size_t comma; (comma = rest.find(',')) != std::string_view::npos && fields.size() < 3; rest.remove_prefix(comma + 1)) {
-            fields.push_back(trimmed(rest.substr(0, comma)));
+            fields.push_back(text::trim(rest.substr(0, comma)));
         }
-        fields.push_back(trimmed(rest));
+        fields.push_back(text::trim(rest));
         if (fields.size() != 4 || fields[1].rfind("GPU-", 0) != 0) {
             throw std::invalid_argument("nvidia-smi printed a line that is not index, uuid, name, memory: '" + std::string(line) + "'");
         }
