@@ -1,7 +1,12 @@
 // A node's GPUs on Slurm, read from scontrol's and nvidia-smi's words as they print them.
 #include "emulator/engine/slurm_gpus.h"
 
+#include "emulator/engine/gpu_inventory.h"
+
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <memory>
 
 namespace bai::engine {
 namespace {
@@ -48,6 +53,34 @@ TEST(SlurmGpus, TheNodesAreThoseAtSlurmsIndexesUnlessTheStepSeesOnlyThem) {
     EXPECT_EQ(uuids(allocated_gpus(constrained, {2}, 1)), (std::vector<std::string>{"GPU-c"}));
     EXPECT_THROW(allocated_gpus(host, {5}, 1), std::runtime_error);
     EXPECT_THROW(allocated_gpus({}, {0}, 1), std::runtime_error);
+}
+
+// On a machine with an NVIDIA driver, the words its own nvidia-smi prints for the query a host's
+// step runs read as the same GPUs NVML lists; elsewhere it says why it did not run.
+TEST(SlurmGpus, ThisMachinesNvidiaSmiReadsAsNvmlsGpus) {
+    const GpuInventory nvml = discover_gpus(parse_gpu_source("auto"));
+    if (nvml.gpus.empty()) {
+        std::printf("SKIPPED: no NVIDIA GPU here (%s)\n", nvml.description.c_str());
+        GTEST_SKIP() << nvml.description;
+    }
+    std::string command;
+    for (const std::string& word : nvidia_smi_argv()) command += "'" + word + "' ";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+    ASSERT_TRUE(pipe);
+    std::string csv;
+    char buffer[4096];
+    for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0;) csv.append(buffer, n);
+    std::printf("%s", csv.c_str());
+    const std::vector<Gpu> smi = parse_nvidia_smi(csv);
+    ASSERT_EQ(smi.size(), nvml.gpus.size()) << csv;
+    for (size_t i = 0; i < smi.size(); ++i) {
+        EXPECT_EQ(smi[i].index, nvml.gpus[i].index);
+        EXPECT_EQ(smi[i].uuid, nvml.gpus[i].uuid);
+        EXPECT_EQ(smi[i].name, nvml.gpus[i].name);
+        // nvidia-smi prints whole MiB.
+        EXPECT_LE(smi[i].memory_bytes, nvml.gpus[i].memory_bytes);
+        EXPECT_LT(nvml.gpus[i].memory_bytes - smi[i].memory_bytes, 1024u * 1024u);
+    }
 }
 
 }  // namespace

@@ -26,6 +26,9 @@ machine_uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -1)
 echo "== NVML inventory (unit test)"
 "$bin/engine_tests" --gtest_filter='GpuInventory.*' 2>&1 | tee "$out/nvml_test.txt" | tail -5
 check "NVML inventory test ran, not skipped" grep -q "OK \] GpuInventory.AutomaticUsesNvmlWhenADriverAnswers" "$out/nvml_test.txt"
+echo "== nvidia-smi's query as a Slurm host's step runs it (unit test)"
+"$bin/engine_tests" --gtest_filter='SlurmGpus.ThisMachinesNvidiaSmi*' 2>&1 | tee "$out/slurm_smi_test.txt" | tail -8
+check "nvidia-smi's words read as NVML's GPUs, not skipped" grep -q "OK \] SlurmGpus.ThisMachinesNvidiaSmiReadsAsNvmlsGpus" "$out/slurm_smi_test.txt"
 
 echo "== emulator with the machine's GPUs"
 data=$(mktemp -d /tmp/bai-gpu-XXXXXX)
