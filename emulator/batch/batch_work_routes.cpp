@@ -75,6 +75,9 @@ void BatchApi::add_job(const BatchAccount& account, const httplib::Request& req,
     refuse_unknown_properties(body, "JobAddParameter");
     const std::string now = time::format_iso8601(time::now());
     json job = new_job_document(body, now);
+    // When its maxWallClockTime counts from, kept with it from the start: written later, the
+    // job's ETag would change under a client that has just read it.
+    job["_addedTicks"] = time::to_ticks(nodes_.now());
     std::optional<json> auto_pool;
     if (body["poolInfo"].contains("autoPoolSpecification")) {
         json spec = body["poolInfo"]["autoPoolSpecification"]["pool"];

@@ -144,6 +144,7 @@ std::string PoolNodes::make_schedule_job(const std::string& account, const json&
         if (!store_.get(account, kJobs, job["id"])) break;
     }
     job["_jobScheduleId"] = schedule.value("id", "");
+    job["_addedTicks"] = time::to_ticks(clock_.now());  // before it is stored (arm_job_clock)
     const json spec = job["poolInfo"].value("autoPoolSpecification", json());
     std::optional<json> pool;
     if (spec.is_object()) {

@@ -608,7 +608,8 @@ void PoolNodes::job_terminating(const std::string& account, const std::string& j
 }
 
 // The job's maxWallClockTime, counted from when it was added (on the nodes' clock, kept in the
-// document as _addedTicks), read again when the timer fires.
+// document as _addedTicks when it is added; written here for a job stored without it), read again
+// when the timer fires.
 void PoolNodes::arm_job_clock(const std::string& account, const std::string& job_id) {
     std::optional<StoredEntity> job = store_.update(account, kJobs, job_id, [&](json& doc) {
         if (doc.contains("_addedTicks")) return false;

@@ -159,6 +159,7 @@ BlobService::BlobService(AccountRegistry& accounts, BlobStore& store, ContentFil
       store_(store),
       files_(files),
       settings_(settings),
+      journal_(store.changes()),
       endpoint_("batchai-emulator-blob", accounts, files,
                 [this](StorageRequest& r) {
                     // The service stores a blob name's backslashes as slashes.
@@ -296,6 +297,10 @@ Operation BlobService::container_operation(const StorageRequest& r) {
         if (m == "GET" && comp == "blobs") {
             return op("FindBlobsByTags", {ResourceLevel::container, "f", "f", ServiceSasScope::container},
                       &BlobService::find_blobs_by_tags);
+        }
+        if (m == "GET" && comp == kChangesComp) {
+            return op("ListChanges", {ResourceLevel::container, "l", "l", ServiceSasScope::container},
+                      &BlobService::list_changes);
         }
         if (m == "GET" && comp == "list") {
             Operation o = op("ListBlobs", {ResourceLevel::container, "l", "l", ServiceSasScope::container},

@@ -5,10 +5,19 @@
 
 #include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/blob_store.h"
+#include "fake_storage/engine/change_journal.h"
 #include "fake_storage/engine/service_settings.h"
 #include "fake_storage/http/storage_endpoint.h"
 
 namespace bai::storage {
+
+// GET /ACCOUNT/CONTAINER?restype=container&comp=x-bai-changes[&since=N&epoch=E][&timeout=S]: what
+// changed in the container after change N of the emulator's run E (ChangeJournal), waiting up to S
+// seconds (at most kMaxChangesWait) for a change when none did. An extension of the emulator's for
+// its blob filesystem on other hosts; authorized as List Blobs. Answers JSON:
+// {"epoch": E, "next": N, "everything": false, "paths": ["a/b", ...]} ("" names the container).
+inline constexpr const char* kChangesComp = "x-bai-changes";
+inline constexpr int kMaxChangesWait = 30;
 
 class BlobService {
 public:
@@ -18,6 +27,9 @@ public:
         endpoint_.serve(req, res, body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
+    // Answers the readers of the change feed waiting now, and makes later ones answer at once
+    // (before the listener finishes its connections).
+    void stop_waiting() { journal_.close(); }
 
 private:
     Operation resolve(const StorageRequest& request);
@@ -38,6 +50,8 @@ private:
     void get_container_acl(StorageCall& call);
     void set_container_acl(StorageCall& call);
     void list_blobs(StorageCall& call);
+    // blob_changes.cpp: the container's change feed (an extension of the emulator's).
+    void list_changes(StorageCall& call);
     void lease_container(StorageCall& call);
     void lease_blob(StorageCall& call);
     void put_blob(StorageCall& call);
@@ -90,6 +104,7 @@ private:
     BlobStore& store_;
     ContentFiles& files_;
     ServiceSettings& settings_;
+    ChangeJournal journal_;
     StorageEndpoint endpoint_;
 };
 

@@ -296,7 +296,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         list.delimiter = "/";
         list.brief = true;
         do {
-            storage::BlobListPage page = s.blobs.list_blobs(s.account, s.container, list);
+            storage::BlobListPage page = s.blobs->list(list);
             for (const storage::BlobListEntry& item : page.entries) {
                 std::string name = item.is_prefix ? item.prefix.substr(list.prefix.size()) : item.blob.name.substr(list.prefix.size());
                 if (item.is_prefix && !name.empty()) name.pop_back();  // the trailing '/'
@@ -311,7 +311,7 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
             }
             list.marker = page.next_marker;
         } while (!list.marker.empty());
-        const time::TimePoint container_time = s.blobs.get_container(s.account, s.container).last_modified;
+        const time::TimePoint container_time = s.blobs->modified();
         for (auto& [name, entry] : found) {
             if (entry.kind == Entry::directory && entry.modified == time::TimePoint{}) entry.modified = container_time;
             listing->items.push_back({name, entry});
@@ -406,7 +406,7 @@ void open_handle(State& s, Node& node, fuse_file_info* fi, bool writing, bool tr
         handle->staging = node.staging;
         if (handle->staging) ++handle->staging->handles;
     }
-    if (!handle->staging) handle->snapshot = s.blobs.open_blob(s.account, s.container, path_of(s, node));
+    if (!handle->staging) handle->snapshot = s.blobs->open(path_of(s, node));
     {
         std::lock_guard guard(s.mutex);
         s.handles.insert(handle.get());
@@ -531,7 +531,7 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
         Entry entry = find(s, path);
         if (entry.kind == Entry::none) return (void)fuse_reply_err(req, ENOENT);
         if (entry.kind == Entry::directory) return (void)fuse_reply_err(req, EISDIR);
-        s.blobs.delete_blob(s.account, s.container, path, {}, storage::DeleteSnapshots::include);
+        s.blobs->remove(path);
         mark_removed(s, path);
         s.notifier.queue(path, false);  // its virtual directory may have gone with it
         fuse_reply_err(req, 0);
@@ -548,7 +548,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
         if (entry.kind != Entry::directory) return (void)fuse_reply_err(req, ENOTDIR);
         if (has_children(s, path)) return (void)fuse_reply_err(req, ENOTEMPTY);
         try {
-            s.blobs.delete_blob(s.account, s.container, path, {}, storage::DeleteSnapshots::include);
+            s.blobs->remove(path);
         } catch (const storage::StorageError& e) {
             if (e.status() != 404) throw;
         }
@@ -610,10 +610,8 @@ void move_nodes(State& s, const std::string& from, const std::string& to) {
 }
 
 void move_blob(State& s, const std::string& from, const std::string& to) {
-    storage::BlobStore::CopyRequest keep;  // a rename keeps the tags as well as the metadata
-    keep.source_tags = true;
-    s.blobs.copy_blob(s.account, s.container, to, s.account, s.container, from, keep, {});
-    s.blobs.delete_blob(s.account, s.container, from, {}, storage::DeleteSnapshots::include);
+    s.blobs->copy(from, to);  // the tags as well as the metadata
+    s.blobs->remove(from);
 }
 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
@@ -644,7 +642,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
         if (target.kind == Entry::directory) {
             if (has_children(s, to)) return (void)fuse_reply_err(req, ENOTEMPTY);
             try {
-                s.blobs.delete_blob(s.account, s.container, to, {}, storage::DeleteSnapshots::include);
+                s.blobs->remove(to);
             } catch (const storage::StorageError& e) {
                 if (e.status() != 404) throw;
             }
@@ -655,7 +653,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
         list.prefix = from + "/";
         std::vector<std::string> names;
         do {
-            storage::BlobListPage page = s.blobs.list_blobs(s.account, s.container, list);
+            storage::BlobListPage page = s.blobs->list(list);
             for (const auto& item : page.entries) names.push_back(item.blob.name);
             list.marker = page.next_marker;
         } while (!list.marker.empty());
@@ -707,7 +705,11 @@ fuse_lowlevel_ops operations() {
 
 BlobFs::BlobFs(storage::BlobStore& blobs, storage::ContentFiles& content, std::string account, std::string container,
                BlobFsOptions options)
-    : state_(std::make_unique<State>(blobs, content, std::move(account), std::move(container), std::move(options))) {}
+    : BlobFs(std::make_unique<StoreContainer>(blobs, content, std::move(account), std::move(container)),
+             std::move(options)) {}
+
+BlobFs::BlobFs(std::unique_ptr<BlobContainer> container, BlobFsOptions options)
+    : state_(std::make_unique<State>(std::move(container), std::move(options))) {}
 
 BlobFs::~BlobFs() { unmount(); }
 
@@ -715,9 +717,13 @@ void BlobFs::mount(const fs::path& mountpoint) {
     State& s = *state_;
     if (s.server.running()) throw std::runtime_error("the container is already mounted at " + s.server.mountpoint().string());
     try {
-        s.blobs.get_container(s.account, s.container);
-    } catch (const storage::StorageError&) {
-        throw std::runtime_error("the blob container " + s.container + " of storage account " + s.account + " does not exist");
+        s.blobs->modified();
+    } catch (const storage::StorageError& e) {
+        if (e.status() == 404) {
+            throw std::runtime_error("the blob container " + s.container + " of storage account " + s.account + " does not exist");
+        }
+        throw std::runtime_error("cannot reach the blob container " + s.container + " of storage account " + s.account +
+                                 ": " + e.what());
     }
     std::error_code ec;
     fs::create_directories(s.options.staging_dir, ec);
@@ -733,9 +739,11 @@ void BlobFs::mount(const fs::path& mountpoint) {
     FuseMountSpec spec{s.account + "/" + s.container, "bai-blob", s.options.read_only};
     spec.kernel_permissions = false;  // every entry is 0777 (0555 read-only, and the mount is then ro)
     s.server.start(ops, &s, mountpoint, spec);
-    s.notifier.start(s.blobs.changes(), s.account, s.container, &s,
+    s.notifier.start(s.blobs->changes(), s.account, s.container, &s,
                      [&s](const std::string& path, bool itself) { invalidate(s, path, itself); });
 }
+
+bool BlobFs::serving() const { return state_->server.running() && !state_->server.ended(); }
 
 void BlobFs::unmount() {
     State& s = *state_;

@@ -1,5 +1,6 @@
-// A blob container as a FUSE filesystem, as blobfuse showed one, served straight from the store's
-// BlobStore (libfuse3 low-level API, a pool of threads):
+// A blob container as a FUSE filesystem, as blobfuse showed one, served from a BlobContainer: the
+// store's BlobStore in this process, or the Blob REST API (libfuse3 low-level API, a pool of
+// threads):
 // - directories are virtual: a name "a/b/c" makes the directories a and a/b; an empty directory
 //   is a zero-byte marker blob carrying the metadata hdi_isfolder=true (what mkdir creates);
 // - a file opened for reading is a snapshot of the blob committed when it was opened;
@@ -7,7 +8,7 @@
 //   blob's bytes first, unless truncated), and committed as one whole blob (Put Blob) at each flush (close), fsync and
 //   release: readers through the REST API see the old blob or the new one, never a part;
 // - rename is copy then delete (a directory's: one blob at a time; not atomic), as in blobfuse;
-// - the kernel caches entries and attributes; the store's change notifications invalidate them.
+// - the kernel caches entries and attributes; the container's change notifications invalidate them.
 // The differences from POSIX are listed in fuse_mounts/README.md.
 #pragma once
 
@@ -15,7 +16,7 @@
 #include <memory>
 #include <string>
 
-#include "fake_storage/engine/blob_store.h"
+#include "fuse_mounts/blob/blob_container.h"
 #include "fuse_mounts/common/mount_faults.h"
 
 namespace bai::mounts {
@@ -41,6 +42,7 @@ class BlobFs {
 public:
     BlobFs(storage::BlobStore& blobs, storage::ContentFiles& content, std::string account, std::string container,
            BlobFsOptions options);
+    BlobFs(std::unique_ptr<BlobContainer> container, BlobFsOptions options);
     ~BlobFs();
     BlobFs(const BlobFs&) = delete;
     BlobFs& operator=(const BlobFs&) = delete;
@@ -50,6 +52,8 @@ public:
     void mount(const std::filesystem::path& mountpoint);
     // Commits what is still staged, then unmounts (as ShareFs::unmount).
     void unmount();
+    // Whether the mount is served: false once unmounted, from outside (fusermount -u) too.
+    bool serving() const;
 
     struct State;
 

@@ -12,7 +12,7 @@ bool is_marker(const storage::BlobInfo& blob) {
 
 std::optional<storage::BlobInfo> find_blob(State& s, const std::string& path) {
     try {
-        return s.blobs.get_blob(s.account, s.container, path);
+        return s.blobs->properties(path);
     } catch (const storage::StorageError& e) {
         if (e.status() != 404) throw;
         return std::nullopt;
@@ -23,7 +23,7 @@ bool has_children(State& s, const std::string& path) {
     storage::ListOptions list;
     list.prefix = path.empty() ? "" : path + "/";
     list.max_results = 1;
-    return !s.blobs.list_blobs(s.account, s.container, list).entries.empty();
+    return !s.blobs->list(list).entries.empty();
 }
 
 Entry directory_entry(time::TimePoint modified) {
@@ -48,9 +48,9 @@ Entry entry_of_blob(const storage::BlobInfo& blob) {
 }
 
 Entry find(State& s, const std::string& path) {
-    if (path.empty()) return directory_entry(s.blobs.get_container(s.account, s.container).last_modified);
+    if (path.empty()) return directory_entry(s.blobs->modified());
     if (std::optional<storage::BlobInfo> blob = find_blob(s, path)) return entry_of_blob(*blob);
-    if (has_children(s, path)) return directory_entry(s.blobs.get_container(s.account, s.container).last_modified);
+    if (has_children(s, path)) return directory_entry(s.blobs->modified());
     return {};
 }
 

@@ -69,7 +69,7 @@ std::shared_ptr<Staging> stage_blob(State& s, const std::string& path, bool empt
     storage::OpenBlob blob;
     if (!empty) {
         try {
-            blob = s.blobs.open_blob(s.account, s.container, path);
+            blob = s.blobs->open(path);
         } catch (const storage::StorageError& e) {
             if (e.status() != 404) throw;
             empty = true;
@@ -134,8 +134,6 @@ void commit_locked(State& s, Node& node, Staging& staging) {
     }
     struct stat st {};
     if (::fstat(staging.fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "cannot read the staged file");
-    auto writer = s.content.begin(false);
-    writer->append_from(staging.fd, 0, static_cast<std::uint64_t>(st.st_size));
     storage::ContentSettings settings;
     settings.content_type = "application/octet-stream";
     storage::Metadata metadata;
@@ -144,7 +142,7 @@ void commit_locked(State& s, Node& node, Staging& staging) {
         settings.content_md5.clear();
         metadata = old->metadata;
     }
-    s.blobs.put_blob(s.account, s.container, path, *writer, settings, metadata, {});
+    s.blobs->put(path, staging.fd, static_cast<std::uint64_t>(st.st_size), settings, metadata);
     staging.dirty = false;
 }
 
@@ -154,10 +152,9 @@ void commit(State& s, Node& node, Staging& staging) {
 }
 
 Entry put_empty(State& s, const std::string& path, const storage::Metadata& metadata) {
-    auto writer = s.content.begin(false);
     storage::ContentSettings settings;
     settings.content_type = "application/octet-stream";
-    return entry_of_blob(s.blobs.put_blob(s.account, s.container, path, *writer, settings, metadata, {}));
+    return entry_of_blob(s.blobs->put(path, -1, 0, settings, metadata));
 }
 
 std::shared_ptr<Staging> staging_of(State& s, Node& node, bool truncate) {

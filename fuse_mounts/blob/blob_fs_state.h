@@ -82,12 +82,11 @@ struct DirListing {
 }  // namespace blob_fs
 
 struct BlobFs::State {
-    State(storage::BlobStore& b, storage::ContentFiles& c, std::string a, std::string n, BlobFsOptions o)
-        : blobs(b), content(c), account(std::move(a)), container(std::move(n)), options(std::move(o)) {}
-    storage::BlobStore& blobs;
-    storage::ContentFiles& content;
-    std::string account;
-    std::string container;
+    State(std::unique_ptr<BlobContainer> c, BlobFsOptions o)
+        : blobs(std::move(c)), account(blobs->account()), container(blobs->container()), options(std::move(o)) {}
+    std::unique_ptr<BlobContainer> blobs;
+    const std::string account;
+    const std::string container;
     BlobFsOptions options;
     std::mutex mutex;  // nodes, by_path, next_number
     blob_fs::Node root;

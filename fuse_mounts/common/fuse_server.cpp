@@ -15,6 +15,8 @@
 
 namespace bai::mounts {
 
+bool FuseServer::ended() const { return session_ && loop_ended_; }
+
 void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::filesystem::path& mountpoint,
                        const FuseMountSpec& spec) {
     if (session_) throw std::runtime_error("already mounted at " + mountpoint_.string());
@@ -36,12 +38,14 @@ void FuseServer::start(const fuse_lowlevel_ops& ops, void* userdata, const std::
     mountpoint_ = mountpoint;
     if (spec.passthrough) channel_ = PassthroughChannel::install(session_);  // null: served as before
     fuse_session* session = session_;
-    loop_ = std::thread([session] {
+    loop_ended_ = false;
+    loop_ = std::thread([this, session] {
         fuse_loop_config* config = fuse_loop_cfg_create();
         fuse_loop_cfg_set_clone_fd(config, 0);
         fuse_loop_cfg_set_idle_threads(config, 4);
         fuse_session_loop_mt(session, config);
         fuse_loop_cfg_destroy(config);
+        loop_ended_ = true;  // (the loop resets the session's exited flag as it returns)
     });
     // (A stat of the mount point is a request: only once the loop serves.)
     struct stat st {};

@@ -3,6 +3,7 @@
 // operations; this brings the mount, the loop, and the unmount that frees whoever still waits.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -46,6 +47,8 @@ public:
     // interrupt(), then the session's descriptor is closed and the session destroyed.
     void stop();
     bool running() const { return session_ != nullptr; }
+    // Whether the loop has ended by itself (the mount was unmounted from outside: fusermount -u).
+    bool ended() const;
     // For notifications to the kernel (fuse_lowlevel_notify_*): valid until stop().
     fuse_session* session() const { return session_; }
     const std::filesystem::path& mountpoint() const { return mountpoint_; }
@@ -58,7 +61,8 @@ private:
     std::thread loop_;
     std::filesystem::path mountpoint_;
     unsigned connection_ = 0;
-    bool interrupted_ = false;  // the kernel's id of the connection (the mount's minor device number)
+    bool interrupted_ = false;
+    std::atomic<bool> loop_ended_{false};  // the kernel's id of the connection (the mount's minor device number)
 };
 
 }  // namespace bai::mounts

@@ -247,7 +247,7 @@ private:
     Response send(const std::string& base, httplib::Request request, bool storage) {
         if (storage && !request.has_header("Authorization")) {
             std::string path = request.target.substr(1, request.target.find_first_of("/?", 1) - 1);
-            if (auto key = account_key(path)) sign_shared_key(request, path, *key);
+            if (auto key = account_key(path)) storage::sign_shared_key(request, path, *key);
         }
         request.path = request.target;
         httplib::Result result = client_for(base).send(request);

@@ -4,26 +4,8 @@
 #include "common/crypto/digest.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/batch_shared_key.h"
-#include "fake_storage/auth/shared_key.h"
-#include "fake_storage/http/storage_request.h"
 
 namespace bai::scenarios {
-
-void sign_shared_key(httplib::Request& request, const std::string& account, const std::string& base64_key) {
-    // The service refuses dates more than 15 minutes off its own: this one is real time.
-    request.set_header("x-ms-date", time::format_rfc1123(time::now()));
-    if (!request.has_header("x-ms-version")) request.set_header("x-ms-version", "2020-04-08");
-    if (!request.body.empty()) {
-        request.set_header("Content-Length", std::to_string(request.body.size()));
-        if (!request.has_header("Content-Type")) request.set_header("Content-Type", "application/octet-stream");
-    }
-    request.path = request.target.substr(0, request.target.find('?'));
-    storage::StorageRequest parsed = storage::parse_storage_request(request);
-    std::string to_sign = storage::shared_key_string_to_sign(parsed, parsed.raw_path);
-    std::string key = crypto::base64_decode(base64_key).value_or("");
-    request.set_header("Authorization",
-                       "SharedKey " + account + ":" + crypto::base64_encode(crypto::hmac_sha256(key, to_sign)));
-}
 
 void sign_batch_shared_key(httplib::Request& request, const std::string& account, const std::string& base64_key) {
     request.set_header("ocp-date", time::format_rfc1123(time::now()));

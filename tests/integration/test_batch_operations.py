@@ -5,6 +5,7 @@ extensions."""
 import os
 import shutil
 import tempfile
+import time
 from datetime import datetime, timedelta, timezone
 
 from azure.batch import models as bm
@@ -36,6 +37,9 @@ class BatchOperations(BatchTestCase):
         # Through the SDK's options, on a job.
         self.job("cond-job", "cond")
         job_etag = self.raw("GET", "/jobs/cond-job").headers["ETag"]
+        # Nothing a client sees changes by itself in an idle job: neither does its ETag.
+        time.sleep(0.5)
+        self.assertEqual(self.raw("GET", "/jobs/cond-job").headers["ETag"], job_etag)
         with self.assertRaises(bm.BatchErrorException) as caught:
             self.client.job.patch("cond-job", bm.JobPatchParameter(priority=5), bm.JobPatchOptions(if_match="0x1"))
         self.assertEqual(caught.exception.error.code, "ConditionNotMet")

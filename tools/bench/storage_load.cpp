@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
                 request.body = body;
                 request.set_header("x-ms-blob-type", "BlockBlob");
             }
-            bai::scenarios::sign_shared_key(request, args.account, args.key);
+            bai::storage::sign_shared_key(request, args.account, args.key);
             auto start = std::chrono::steady_clock::now();
             int status = connection.send(request, answer);
             double ms = bai::bench::ms_since(start);

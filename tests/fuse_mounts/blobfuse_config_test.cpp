@@ -1,0 +1,75 @@
+// bai-blobfuse's configuration file and command line, as blobfuse's.
+#include "fuse_mounts/remote/blobfuse_config.h"
+
+#include <gtest/gtest.h>
+
+namespace bai::mounts {
+namespace {
+
+std::string error_of(const std::string& text) {
+    BlobRestSettings s;
+    try {
+        parse_blobfuse_config(text, s);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(BlobfuseConfig, ReadsBlobfusesKeysAndNamesTheLineOfABadOne) {
+    BlobRestSettings s;
+    parse_blobfuse_config("# a comment\naccountName devstoreaccount1\r\naccountKey  a2V5\n\n  containerName data\n"
+                          "blobEndpoint http://127.0.0.1:10000/devstoreaccount1\nauthType Key\n",
+                          s);
+    EXPECT_EQ(s.account, "devstoreaccount1");
+    EXPECT_EQ(s.key, "a2V5");
+    EXPECT_EQ(s.container, "data");
+    EXPECT_EQ(s.endpoint, "http://127.0.0.1:10000/devstoreaccount1");
+    EXPECT_EQ(error_of("accountName a\nbogus 1\n"), "config line 2: bogus: unknown key");
+    EXPECT_EQ(error_of("accountKey\n"), "config line 1: accountKey has no value");
+    EXPECT_NE(error_of("authType MSI\n").find("only Key and SAS"), std::string::npos);
+}
+
+TEST(BlobfuseConfig, TheSettingsAreCheckedWhenTheContainerIsMade) {
+    BlobRestSettings s;
+    s.endpoint = "http://127.0.0.1:1/devstoreaccount1";
+    s.account = "devstoreaccount1";
+    s.container = "data";
+    s.follow_changes = false;
+    EXPECT_THROW(BlobRestContainer{s}, std::invalid_argument);  // neither key nor SAS
+    s.key = "not base64!";
+    EXPECT_THROW(BlobRestContainer{s}, std::invalid_argument);
+    s.key = "a2V5";
+    s.endpoint = "ftp://x";
+    EXPECT_THROW(BlobRestContainer{s}, std::invalid_argument);
+    s.endpoint = "http://127.0.0.1:1/devstoreaccount1";
+    BlobRestContainer made(s);
+    EXPECT_EQ(made.container(), "data");
+    // Nothing listens there: a storage error, not a crash.
+    try {
+        made.properties("x");
+        FAIL() << "no error";
+    } catch (const storage::StorageError& e) {
+        EXPECT_EQ(e.status(), 503);
+    }
+}
+
+TEST(BlobfuseCommand, TakesBlobfusesCommandLine) {
+    BlobfuseCommand c = parse_blobfuse_command({"/mnt/data", "--tmp-path=/tmp/bf", "--config-file=/etc/bf.cfg", "-o",
+                                                "attr_timeout=240", "-o", "ro", "--use-https=false"});
+    EXPECT_EQ(c.mountpoint, "/mnt/data");
+    EXPECT_EQ(c.config_file, "/etc/bf.cfg");
+    EXPECT_EQ(c.tmp_path, "/tmp/bf");
+    BlobFsOptions options;
+    apply_blob_mount_options(c.mount_options, options);
+    EXPECT_TRUE(options.read_only);
+    EXPECT_EQ(options.attr_timeout, 240);
+    EXPECT_THROW(parse_blobfuse_command({"--config-file=/x"}), std::invalid_argument);  // no mount point
+    EXPECT_THROW(parse_blobfuse_command({"/mnt"}), std::invalid_argument);              // no config
+    EXPECT_THROW(parse_blobfuse_command({"/mnt", "--config-file=/x", "-o", "frobnicate"}), std::invalid_argument);
+    EXPECT_THROW(parse_blobfuse_command({"/mnt", "/other", "--config-file=/x"}), std::invalid_argument);
+    EXPECT_THROW(parse_blobfuse_command({"/mnt", "--config-file="}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace bai::mounts
