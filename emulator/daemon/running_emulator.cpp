@@ -20,6 +20,8 @@
 #include "emulator/daemon/data_dir_lock.h"
 #include "emulator/engine/engine_routes.h"
 #include "emulator/engine/slurm_hosts.h"
+#include "emulator/daemon/host_programs.h"
+#include "fake_storage/auth/sas_signer.h"
 #include "emulator/portal/portal_actions.h"
 #include "emulator/portal/portal_batch.h"
 #include "emulator/portal/portal_routes.h"
@@ -228,11 +230,24 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.workloads = hooks.workloads;
             engine_options.trace = hooks.trace;
             if (hooks.observe) store.observe(hooks.observe);
-            auto made = std::make_unique<engine::LocalEngine>(
-                store,
-                engine::StorageAccess{*parts.file_store, *parts.blob_store, *parts.content,
-                                      parts.content->temporary_dir(), {}},
-                engine_options);
+            engine::StorageAccess storage{*parts.file_store, *parts.blob_store, *parts.content,
+                                          parts.content->temporary_dir(), {}, {}};
+            if (options.slurm) {
+                // Hosts that do not see this machine's mounts mount blob containers themselves,
+                // through the Blob endpoint, each with a SAS for its container.
+                std::string why;
+                storage.remote_blobs.program = publish_blobfuse(parts.location, why);
+                if (!why.empty()) log::warning("blob containers cannot be mounted on Slurm hosts that do not share this machine's mounts: " + why);
+                storage.remote_blobs.endpoint = [&parts] { return parts.published.blob; };
+                storage.remote_blobs.sas = [&parts](const std::string& account, const std::string& container, bool read_only) {
+                    std::optional<storage::Account> found = parts.accounts.find(account);
+                    if (!found) return std::string();
+                    // As long as a node may live; the file that holds it goes with the node.
+                    return storage::service_sas_query(*found, storage::SasService::blob, container, "",
+                                                      read_only ? "rl" : "racwdl", time::now() + std::chrono::hours(24 * 365));
+                };
+            }
+            auto made = std::make_unique<engine::LocalEngine>(store, std::move(storage), engine_options);
             parts.job_engine = made.get();
             return made;
         });

@@ -19,6 +19,7 @@
 #include "emulator/engine/launch_plan.h"
 #include "emulator/engine/node_gateway.h"
 #include "emulator/engine/node_setup.h"
+#include "emulator/engine/host_volumes.h"
 #include "emulator/engine/node_view.h"
 #include "emulator/engine/sandbox.h"
 #include "emulator/engine/volume_links.h"
@@ -203,9 +204,12 @@ private:
             fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, !in_container(), notes,
                                                   *job_volumes_.back());
             dirs_.push_back(dir);
-            if (std::string unseen = mounts_unseen_on_host(node.hosts.get(), node.id, mounts_to_check(dir / "mounts", job_volume_list_));
-                !unseen.empty()) {
-                throw std::runtime_error("node " + node.id + ": " + unseen);
+            if (node.hosts) {
+                if (std::string why = attach_on_host(*node.hosts, node.id, "bai-job-" + in_.job_name + "-", dir / "mounts", job_volume_list_,
+                                                     storage_, dir / "host-mounts", *job_volumes_.back());
+                    !why.empty()) {
+                    throw std::runtime_error("node " + node.id + ": " + why);
+                }
             }
             NodeDirectories where{node.root, in_.job_name, in_.shared_dir, node.volume_directories,
                                   job_volumes_.back()->directories};
@@ -590,7 +594,8 @@ private:
         }
         remove_containers();
         // What the job left running on its nodes' hosts (a SIGKILL to an srun client does not
-        // reach its step) ends with it.
+        // reach its step) ends with it, its own volumes' mounts there first (told to unmount).
+        for (auto& volumes : job_volumes_) volumes->release_on_hosts();
         for (const JobNode& node : in_.nodes) {
             if (!node.hosts) continue;
             try {

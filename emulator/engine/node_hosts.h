@@ -31,6 +31,9 @@ struct HostGrant {
     std::vector<std::string> gpus;  // UUIDs
 };
 
+// The names of the steps that serve the node itself (its volumes on the host), not a job.
+inline constexpr const char* kNodeStepPrefix = "bai-node-";
+
 class NodeHosts {
 public:
     virtual ~NodeHosts() = default;
@@ -52,7 +55,8 @@ public:
     // it lost it. A job whose processes failed asks before it says so: a host taken away kills
     // them before the host system's notice arrives (its job is then requeued, not failed).
     virtual std::optional<HostLoss> lost(const std::string& node_id) = 0;
-    // Kills whatever still runs on the node's host (a job's processes once the job is over).
+    // Kills whatever still runs on the node's host (a job's processes once the job is over),
+    // except the steps named kNodeStepPrefix..., which live as long as the node.
     virtual void kill_processes(const std::string& node_id) = 0;
     // Gives the node's host back (nothing happens when it has none).
     virtual void release(const std::string& node_id) = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "emulator/engine/host_volumes.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/node_hosts.h"
 #include "emulator/engine/process.h"
@@ -31,27 +32,6 @@ Environment node_base_environment(const fs::path& node_root) {
     return env;
 }
 
-std::string mounts_unseen_on_host(NodeHosts* hosts, const std::string& node_id, const std::vector<fs::path>& points) {
-    if (!hosts || points.empty()) return "";
-    std::vector<std::string> argv = hosts->launch_prefix(node_id, "mount-check", "/");
-    argv.insert(argv.end(), {"stat", "-c", "%d"});
-    for (const fs::path& point : points) argv.push_back(point.string());
-    const CommandOutput seen = run_command(argv, node_base_environment(), fs::temp_directory_path());
-    std::istringstream lines(seen.out);
-    for (const fs::path& point : points) {
-        struct stat here {};
-        std::string there;
-        std::getline(lines, there);
-        if (::stat(point.c_str(), &here) != 0 || there != std::to_string(static_cast<unsigned long long>(here.st_dev))) {
-            return point.string() + " is mounted on this machine, and the node's host does not see that mount (it sees "
-                   "this machine's disk, not its FUSE mounts): blob containers and unmanaged file systems on Slurm hosts "
-                   "need hosts that share the emulator's mounts" +
-                   (seen.status.code != 0 && !seen.err.empty() ? " (" + seen.err.substr(0, seen.err.find('\n')) + ")" : "");
-        }
-    }
-    return "";
-}
-
 NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const StorageAccess& storage, RunControl& control,
                             AttachedVolumes& volumes) {
     std::error_code ec;
@@ -62,9 +42,12 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
     try {
         const std::vector<arm::Volume> list = arm::volumes_of(spec.mount_volumes);
         attach_volumes(node.mount_root(), list, storage, notes, volumes);
-        if (std::string unseen = mounts_unseen_on_host(node.hosts.get(), node.id, mounts_to_check(node.mount_root(), list));
-            !unseen.empty()) {
-            return {false, "MountFailed", std::string("node ") + node.id + ": " + unseen};
+        if (node.hosts) {
+            if (std::string why = attach_on_host(*node.hosts, node.id, kNodeStepPrefix, node.mount_root(), list, storage,
+                                                 node.root / "host-mounts", volumes);
+                !why.empty()) {
+                return {false, "MountFailed", std::string("node ") + node.id + ": " + why};
+            }
         }
     } catch (const std::exception& e) {
         return {false, "MountFailed", std::string("node ") + node.id + ": " + e.what()};

@@ -27,12 +27,6 @@ struct NodeSetupResult {
 NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const StorageAccess& storage, RunControl& control,
                             AttachedVolumes& volumes);
 
-// Empty when the node's host sees each of these mount points as this machine does (the same
-// filesystem there: a host that shares this machine's mounts), else what it does not see, for the
-// node's or the job's error. Asked with `stat` in a step on the host; nothing to ask without hosts.
-std::string mounts_unseen_on_host(NodeHosts* hosts, const std::string& node_id,
-                                  const std::vector<std::filesystem::path>& points);
-
 // The environment every process on a node starts from: PATH, HOME, locale and user of the
 // emulator's own environment, nothing else of it, and TMPDIR, the node's own temporary directory
 // (node_root/tmp, made here) when a node is given: nodes share one machine, and programs such as

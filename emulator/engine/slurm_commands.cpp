@@ -153,7 +153,7 @@ std::optional<std::string> parse_node_address(std::string_view output) {
 }
 
 std::vector<std::string> squeue_steps_argv(const std::string& holder_job) {
-    return {"squeue", "--steps", "--noheader", "--jobs=" + holder_job, "--format=%i"};
+    return {"squeue", "--steps", "--noheader", "--jobs=" + holder_job, "--format=%i %j"};
 }
 
 std::vector<std::string> parse_steps(const std::string& holder_job, std::string_view output) {
@@ -163,7 +163,13 @@ std::vector<std::string> parse_steps(const std::string& holder_job, std::string_
         while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
         while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
         if (line.size() <= prefix.size() || line.substr(0, prefix.size()) != prefix) continue;
-        const std::string_view step = line.substr(prefix.size());
+        const size_t space = line.find(' ');
+        const std::string_view step = line.substr(prefix.size(), space == std::string_view::npos ? std::string_view::npos : space - prefix.size());
+        if (space != std::string_view::npos) {
+            std::string_view name = line.substr(space + 1);
+            while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+            if (name.substr(0, std::string_view(kNodeStepPrefix).size()) == kNodeStepPrefix) continue;
+        }
         if (all_digits(step)) steps.emplace_back(step);  // not "batch", "extern", "interactive"
     }
     return steps;

@@ -90,7 +90,8 @@ std::vector<std::string> srun_prefix(const std::string& holder_job, const std::s
 std::vector<std::string> scontrol_node_argv(const std::string& host);
 std::optional<std::string> parse_node_address(std::string_view output);
 // The steps started into a holder (squeue --steps), their ids without the holder's own ("batch",
-// "extern"): what is left of a node's processes.
+// "extern") and those that live as long as the node (named kNodeStepPrefix..., node_hosts.h):
+// what is left of a job's processes.
 std::vector<std::string> squeue_steps_argv(const std::string& holder_job);
 std::vector<std::string> parse_steps(const std::string& holder_job, std::string_view output);
 

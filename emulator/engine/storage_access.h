@@ -18,6 +18,15 @@ struct FileServerExport {
     std::string mount_point;  // "/mnt/data"
 };
 
+// How a node's host that does not see this machine's mounts reaches a blob container: through the
+// Blob REST API, with bai-blobfuse (host_blob_mounts.h). Unset (no program) on one machine.
+struct RemoteBlobAccess {
+    std::filesystem::path program;  // bai-blobfuse where every host finds it (the shared data directory)
+    std::function<std::string()> endpoint;  // the Blob endpoint's URL as published (http://HOST:PORT)
+    // A SAS query for the container ("" when the account is unknown).
+    std::function<std::string(const std::string& account, const std::string& container, bool read_only)> sas;
+};
+
 struct StorageAccess {
     storage::FileStore& files;
     storage::BlobStore& blobs;
@@ -27,6 +36,7 @@ struct StorageAccess {
     // The export of the file server with that resource id; throws std::runtime_error naming it
     // when there is no such file server. Set by the job engine.
     std::function<FileServerExport(const std::string& file_server_id)> file_server_export;
+    RemoteBlobAccess remote_blobs;
 };
 
 }  // namespace bai::engine

@@ -1,5 +1,7 @@
 #include "emulator/engine/volume_links.h"
 
+#include <csignal>
+
 #include <sys/mount.h>
 
 #include <cerrno>
@@ -18,7 +20,16 @@ namespace bai::engine {
 
 namespace fs = std::filesystem;
 
+void AttachedVolumes::release_on_hosts() {
+    for (HostMount& mount : host_mounts) {
+        if (!mount.unmount()) mount.process->kill_group(SIGTERM);
+        mount.process->wait();
+    }
+    host_mounts.clear();
+}
+
 void AttachedVolumes::release() {
+    release_on_hosts();
     for (auto& mount : mounts) mount->unmount();
     mounts.clear();
     for (auto& mount : blob_mounts) mount->unmount();

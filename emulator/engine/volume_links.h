@@ -10,6 +10,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "emulator/arm/mount_volumes.h"
+#include "emulator/engine/process.h"
 #include "emulator/engine/storage_access.h"
 #include "fuse_mounts/blob/blob_fs.h"
 #include "fuse_mounts/share/share_fs.h"
@@ -51,6 +53,8 @@ public:
 
     // Unmounts what was mounted (processes still inside lose it).
     void release();
+    // Ends what serves the volumes on the node's host (host_mounts) alone.
+    void release_on_hosts();
 
     // relativeMountPath and the directory of this machine that holds the volume: the mount point
     // of a mounted volume, the store's directory of a linked share, a file server's export.
@@ -59,6 +63,14 @@ public:
     std::vector<std::unique_ptr<mounts::BlobFs>> blob_mounts;
     std::vector<std::filesystem::path> command_mounts;  // where mountCommands (and bind mounts) mounted
     std::vector<std::shared_ptr<void>> disk_followers;  // FileStore::follow_disk_writes of bound shares
+    // What serves a volume on the node's host (bai-blobfuse's steps, host_volumes.h): at release,
+    // `unmount` unmounts it there (the program then ends by itself; a signal to the step's srun
+    // would have Slurm kill it before it unmounts), and the process is waited for.
+    struct HostMount {
+        std::unique_ptr<Process> process;
+        std::function<bool()> unmount;  // false: it could not (then the process is signalled)
+    };
+    std::vector<HostMount> host_mounts;
     const MountSettings& settings() const { return settings_; }
 
 private:

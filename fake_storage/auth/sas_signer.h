@@ -15,6 +15,11 @@ namespace bai::storage {
 std::string read_sas_query(const Account& account, SasService service, const std::string& container,
                            const std::string& name, time::TimePoint expiry);
 
+// The same for a container or share (`name` empty) or one of its blobs or files, with the SAS
+// permissions `permissions` in the service's order ("racwdl").
+std::string service_sas_query(const Account& account, SasService service, const std::string& container,
+                              const std::string& name, const std::string& permissions, time::TimePoint expiry);
+
 // Percent-encodes a path for a URL, keeping '/'.
 std::string encode_url_path(const std::string& path);
 

@@ -149,6 +149,15 @@ httplib::Result BlobRestContainer::send(httplib::Request request, long long cont
 }
 
 time::TimePoint BlobRestContainer::modified() {
+    if (!settings_.sas.empty()) {
+        // A container's SAS does not reach Get Container Properties (the service's rule): a
+        // listing says that the container is there, and its virtual directories show the time
+        // of the mount.
+        storage::ListOptions one;
+        one.max_results = 1;
+        list(one);
+        return started_;
+    }
     httplib::Request req;
     req.method = "HEAD";
     req.path = target("", "restype=container");

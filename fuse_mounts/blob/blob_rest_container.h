@@ -42,6 +42,7 @@ public:
 
     const std::string& account() const override { return settings_.account; }
     const std::string& container() const override { return settings_.container; }
+    // With a SAS, which cannot read the container's Last-Modified, the time this object was made.
     time::TimePoint modified() override;
     storage::BlobInfo properties(const std::string& name) override;
     storage::BlobListPage list(const storage::ListOptions& options) override;
@@ -68,6 +69,7 @@ private:
     BlobRestSettings settings_;
     std::string origin_;     // scheme://host:port
     std::string base_path_;  // the endpoint's path ("/ACCOUNT" path-style, "" otherwise)
+    const time::TimePoint started_ = time::now();  // the container's time, as far as a SAS tells
     storage::StoreChanges changes_;
     std::mutex pool_mutex_;
     std::vector<std::unique_ptr<httplib::Client>> idle_;  // kept-alive connections

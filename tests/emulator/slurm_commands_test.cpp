@@ -156,6 +156,9 @@ TEST(SlurmCommands, AHostsAddressAndAHoldersSteps) {
     EXPECT_EQ(parse_node_address("NodeName=gpu7 Arch=x86_64 State=IDLE\n"), "gpu7");
     EXPECT_FALSE(parse_node_address("Node host9 not found\n"));
     EXPECT_EQ(parse_steps("42", "42.0\n42.batch\n42.extern\n42.13\n421.0\n"), (std::vector<std::string>{"0", "13"}));
+    // With their names (--format="%i %j"): a node's own steps (its blob mounts) are spared.
+    EXPECT_EQ(parse_steps("42", "42.0 job-run\n42.1 bai-node-mount-0\n42.batch batch\n42.2 step two\n"),
+              (std::vector<std::string>{"0", "2"}));
     EXPECT_EQ(squeue_steps_argv("42").front(), "squeue");
 }
 

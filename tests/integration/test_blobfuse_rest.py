@@ -35,10 +35,11 @@ class BlobfuseOverRest(unittest.TestCase):
         self.mnt = os.path.join(self.dir, "mnt")
         os.mkdir(self.mnt)
 
-    def config(self, key=harness.DEV_KEY, container="data", extra=""):
+    def config(self, key=harness.DEV_KEY, container="data", extra="", sas=None):
         path = os.path.join(self.dir, "blobfuse.cfg")
+        credential = f"sasToken {sas}" if sas else f"accountKey {key}"
         with open(path, "w") as f:
-            f.write(f"accountName {harness.DEV_ACCOUNT}\naccountKey {key}\ncontainerName {container}\n"
+            f.write(f"accountName {harness.DEV_ACCOUNT}\n{credential}\ncontainerName {container}\n"
                     f"blobEndpoint {self.emu.endpoints['blob']}/{harness.DEV_ACCOUNT}\n{extra}")
         return path
 
@@ -137,6 +138,35 @@ class BlobfuseOverRest(unittest.TestCase):
         harness.wait_for(lambda: os.stat(self.at("f.txt")).st_size == 17, timeout=15, what="the size after the restart")
         with open(self.at("f.txt")) as f:
             self.assertEqual(f.read(), "after the restart")
+
+    def test_a_container_sas_is_enough_and_a_read_only_one_keeps_it_read_only(self):
+        from datetime import datetime, timedelta, timezone
+        from azure.storage.blob import ContainerSasPermissions, generate_container_sas
+        self.container.upload_blob("f.txt", b"12345")
+        sas = lambda permission: generate_container_sas(
+            harness.DEV_ACCOUNT, "data", account_key=harness.DEV_KEY, permission=permission,
+            expiry=datetime.now(timezone.utc) + timedelta(hours=1))
+        process = self.start(*LONG_CACHES, config=self.config(sas=sas(ContainerSasPermissions(
+            read=True, add=True, create=True, write=True, delete=True, list=True))))
+        harness.wait_for(lambda: os.path.ismount(self.mnt) or process.poll() is not None, what="the mount")
+        self.assertIsNone(process.poll(), self.log())
+        with open(self.at("f.txt")) as f:
+            self.assertEqual(f.read(), "12345")
+        with open(self.at("g.txt"), "w") as f:
+            f.write("written under a SAS")
+        self.assertEqual(self.container.download_blob("g.txt").readall(), b"written under a SAS")
+        self.container.upload_blob("f.txt", b"changed", overwrite=True)  # the feed answers a SAS too
+        harness.wait_for(lambda: os.stat(self.at("f.txt")).st_size == 7, timeout=10, what="the new size")
+        self.stop(process)
+        # Read and list only, mounted -o ro: reads work, writes are refused by the mount itself.
+        process = self.start("-o", "ro", config=self.config(sas=sas(ContainerSasPermissions(read=True, list=True))))
+        harness.wait_for(lambda: os.path.ismount(self.mnt) or process.poll() is not None, what="the mount")
+        with open(self.at("g.txt")) as f:
+            self.assertEqual(f.read(), "written under a SAS")
+        with self.assertRaises(OSError):
+            with open(self.at("h.txt"), "w") as f:
+                f.write("no")
+        self.assertNotIn("h.txt", self.blobs())
 
     def test_unmounted_from_outside_it_ends(self):
         process = self.mounted()

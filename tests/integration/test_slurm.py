@@ -8,9 +8,10 @@ node unusable and its job requeued; an emulator killed mid-job and started again
 had held, never leaking an allocation, and runs the job again; MPI and Horovod jobs' ranks on both hosts
 of a cluster that auto-scales from no node to two and back, talking over the hosts' network; an
 allocation cancelled from outside (scancel) is a deallocation: the node leaves, a new one comes;
-GPU nodes get the GPUs Slurm gave their allocations; a blob container the hosts cannot see (they
-run in mount namespaces of their own, as a real cluster's hosts: shares are links) makes its node
-unusable, saying why.
+GPU nodes get the GPUs Slurm gave their allocations; blob containers, which the hosts cannot see
+mounted here (they run in mount namespaces of their own, as a real cluster's hosts: shares are
+links), are mounted on the hosts by bai-blobfuse over the Blob REST API, a node's for its life and
+a job's for the job's.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import importlib.util
 import json
@@ -54,8 +55,9 @@ class SlurmNodesTest(unittest.TestCase):
 
     @classmethod
     def start_emulator(cls):
+        # On the bridge's address: the hosts reach the Blob endpoint there (blob containers).
         cls.emu = harness.Emulator(location=cls.location, env=CLUSTER.env(), args=[
-            "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
+            "--host", CLUSTER.bridge_address, "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
             "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri",
             "--slurm-size-map", cls.size_map]).start()
         cls.location = cls.emu.location
@@ -209,24 +211,49 @@ class SlurmNodesTest(unittest.TestCase):
         self.client.clusters.begin_delete(RG, WS, "gpu").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
-    def test_h_a_blob_container_its_host_cannot_see_makes_the_node_unusable(self):
-        # The hosts see this machine's disk, not its mounts (slurm_cluster.py): a share is a link
-        # to its directory (every test above writes through one), a blob container a FUSE mount
-        # here that the host would see empty. The node says so instead of running jobs on it.
-        BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints)).create_container("data")
-        self.client.clusters.begin_create(RG, WS, "blobby", m.ClusterCreateParameters(
+    def test_h_blob_containers_are_mounted_on_the_hosts_over_rest(self):
+        # The hosts see this machine's disk, not its mounts (slurm_cluster.py): a blob container
+        # is mounted on each host by bai-blobfuse over the Blob REST API (the emulator listens on
+        # the bridge's address), the node's for the node's life, a job's for the job's.
+        container = BlobServiceClient.from_connection_string(harness.connection_string(self.emu.endpoints)).create_container("data")
+        container.upload_blob("in/given.txt", b"put through REST")
+        blob = lambda path: m.AzureBlobFileSystemReference(
+            account_name=harness.DEV_ACCOUNT, container_name="data", relative_mount_path=path,
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY))
+        cluster = self.client.clusters.begin_create(RG, WS, "blobby", m.ClusterCreateParameters(
             vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
-            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_blob_file_systems=[m.AzureBlobFileSystemReference(
-                account_name=harness.DEV_ACCOUNT, container_name="data", relative_mount_path="bfs",
-                credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY))])),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_blob_file_systems=[blob("bfs")],
+                                                                azure_file_shares=self.volumes().azure_file_shares)),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
-        harness.wait_for(lambda: [n["state"] for n in self.nodes("blobby")] == ["unusable"], timeout=60, interval=0.2,
-                         what="the node unusable")
-        errors = [(e.code, e.message) for e in self.client.clusters.get(RG, WS, "blobby").errors]
-        self.assertEqual([c for c, _ in errors], ["MountFailed"], errors)
-        self.assertIn("/mounts/bfs is mounted on this machine, and the node's host does not see that mount", errors[0][1])
+        harness.wait_for(lambda: [n["state"] for n in self.nodes("blobby")] == ["idle"], timeout=60, interval=0.2,
+                         what="the node idle")
+        self.assertEqual(self.client.clusters.get(RG, WS, "blobby").errors or [], [])
+        script = ("set -e; cat $AZ_BATCHAI_MOUNT_ROOT/bfs/in/given.txt > $AZ_BATCHAI_MOUNT_ROOT/afs/blob-read; "
+                  "mkdir -p $AZ_BATCHAI_MOUNT_ROOT/bfs/out $AZ_BATCHAI_JOB_MOUNT_ROOT/jbfs/out; "
+                  "hostname > $AZ_BATCHAI_MOUNT_ROOT/bfs/out/node-level; hostname > $AZ_BATCHAI_JOB_MOUNT_ROOT/jbfs/out/job-level; "
+                  "grep ' fuse.bai-blob ' /proc/mounts | cut -d' ' -f2 | sort > $AZ_BATCHAI_MOUNT_ROOT/afs/blob-mounts")
+        for name in ("blob-one", "blob-two"):  # the node's mount outlives a job
+            self.client.jobs.begin_create(RG, WS, EXP, name, m.JobCreateParameters(
+                cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+                mount_volumes=m.MountVolumes(azure_blob_file_systems=[blob("jbfs")]),
+                custom_toolkit_settings=m.CustomToolkitSettings(command_line=script))).result()
+            job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+                self.client.jobs.get(RG, WS, EXP, name)), timeout=120, interval=0.2, what=f"job {name} done")
+            self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
+            self.assertEqual(self.read("blob-read"), "put through REST")
+            # Two bai-blobfuse mounts on the host (the node's and the job's), none of this machine's.
+            node = self.nodes("blobby")[0]
+            self.assertEqual(self.read("blob-mounts").split(), sorted([
+                os.path.join(node["root"], "mounts", "bfs"), os.path.join(node["root"], "jobs", name, "mounts", "jbfs")]))
+            host = [h[2] for h in self.holders(("RUNNING",), node=self.nodes("blobby")[0]["nodeId"])][0]
+            for path in ("out/node-level", "out/job-level"):
+                self.assertEqual(container.download_blob(path).readall().decode().strip(), host)
+                container.delete_blob(path)
         self.client.clusters.begin_delete(RG, WS, "blobby").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+        program = os.path.join(self.location, "bin", "bai-blobfuse")
+        harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
+                         what="bai-blobfuse gone")
 
     def test_z_a_hosts_slurmd_killed_makes_its_node_unusable(self):
         # The last one: its host stays down.

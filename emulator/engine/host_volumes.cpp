@@ -1,0 +1,153 @@
+#include "emulator/engine/host_volumes.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "emulator/engine/node_hosts.h"
+#include "emulator/engine/node_setup.h"
+#include "emulator/engine/process.h"
+#include "fuse_mounts/blob/blob_mount_options.h"
+
+namespace bai::engine {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The points (of `points`) whose device the host sees differ from this machine's: not the mount
+// made here. `error` gets the check's own failure, if any.
+std::vector<fs::path> unseen_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step,
+                                     const std::vector<fs::path>& points, std::string& error) {
+    std::vector<std::string> argv = hosts.launch_prefix(node_id, step + "mount-check", "/");
+    argv.insert(argv.end(), {"stat", "-c", "%d"});
+    for (const fs::path& point : points) argv.push_back(point.string());
+    const CommandOutput seen = run_command(argv, node_base_environment(), fs::temp_directory_path());
+    if (seen.status.code != 0 && !seen.err.empty()) error = seen.err.substr(0, seen.err.find('\n'));
+    std::istringstream lines(seen.out);
+    std::vector<fs::path> unseen;
+    for (const fs::path& point : points) {
+        struct stat here {};
+        std::string there;
+        std::getline(lines, there);
+        if (::stat(point.c_str(), &here) != 0 || there != std::to_string(static_cast<unsigned long long>(here.st_dev))) {
+            unseen.push_back(point);
+        }
+    }
+    return unseen;
+}
+
+// The last line bai-blobfuse wrote (srun's own lines after it say only that it exited), else
+// the last line.
+std::string tail_of(const fs::path& file) {
+    std::ifstream in(file);
+    std::string line, last, own;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        last = line;
+        if (line.rfind("bai-blobfuse: ", 0) == 0) own = line.substr(14);
+    }
+    return own.empty() ? last : own;
+}
+
+// Writes `text` to `file`, readable by its owner alone (it holds a SAS).
+void write_private(const fs::path& file, const std::string& text) {
+    std::error_code ec;
+    fs::create_directories(file.parent_path(), ec);
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) throw std::runtime_error("cannot write " + file.string() + ": " + std::strerror(errno));
+    const bool written = ::fchmod(fd, 0600) == 0 && ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    if (!written) throw std::runtime_error("cannot write " + file.string());
+}
+
+// Mounts the container at `point` on the node's host; "" once the host shows it mounted.
+std::string mount_blob_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step,
+                               const fs::path& point, const arm::Volume& v, const StorageAccess& storage,
+                               const fs::path& scratch, AttachedVolumes& attached) {
+    const std::string what = point.string() + " (the blob container " + v.account + "/" + v.container + ")";
+    const RemoteBlobAccess& remote = storage.remote_blobs;
+    if (remote.program.empty() || !remote.endpoint || !remote.sas) {
+        return what + " is mounted on this machine, and the node's host does not see that mount; bai-blobfuse, which "
+                      "would mount it there, is not available (see the emulator's log)";
+    }
+    mounts::BlobFsOptions options;
+    mounts::apply_blob_mount_options(v.mount_options, options);  // checked when mounted here
+    const std::string sas = remote.sas(v.account, v.container, options.read_only);
+    if (sas.empty()) return what + ": no storage account " + v.account;
+    const fs::path config = scratch / (step + ".cfg");
+    const fs::path log = scratch / (step + ".log");
+    write_private(config, "accountName " + v.account + "\nsasToken " + sas + "\ncontainerName " + v.container +
+                              "\nblobEndpoint " + remote.endpoint() + "/" + v.account + "\n");
+    std::vector<std::string> argv = hosts.launch_prefix(node_id, step, "/");
+    // Files being written are staged on the host's own disk (the shared one may not take O_TMPFILE).
+    argv.insert(argv.end(), {remote.program.string(), point.string(), "--config-file=" + config.string(),
+                             "--tmp-path=/tmp/bai-blobfuse-" + node_id + "-" + step});
+    std::istringstream words(v.mount_options);
+    for (std::string word; words >> word;) argv.push_back(word);
+    std::unique_ptr<Process> process = Process::start({argv, node_base_environment(), "/", log, log});
+    // The host shows the mount (its type is fuse.bai-blob), or bai-blobfuse is gone from it
+    // (given a few seconds to start there), or a minute passes.
+    std::vector<std::string> check = hosts.launch_prefix(node_id, step + "-check", "/");
+    check.insert(check.end(),
+                 {"/bin/sh", "-c",
+                  "i=0; while [ $i -lt 600 ]; do "
+                  "[ \"$(findmnt -n -o FSTYPE --mountpoint \"$1\")\" = fuse.bai-blob ] && exit 0; "
+                  "[ $i -gt 50 ] && ! pgrep -f -- \"--config-file=$2\" >/dev/null && exit 3; "
+                  "i=$((i+1)); sleep 0.1; done; exit 4",
+                  "bai-mount-check", point.string(), config.string()});
+    const CommandOutput checked = run_command(check, node_base_environment(), fs::temp_directory_path());
+    if (checked.status.code != 0) {
+        process->kill_group(SIGTERM);
+        process->wait();
+        std::string why = tail_of(log);
+        if (why.empty()) why = checked.err.substr(0, checked.err.find('\n'));
+        return what + ": bai-blobfuse did not mount it on the node's host" + (why.empty() ? "" : ": " + why);
+    }
+    NodeHosts* on = &hosts;
+    attached.host_mounts.push_back({std::move(process), [on, node_id, step, point] {
+        try {
+            std::vector<std::string> argv = on->launch_prefix(node_id, step + "-unmount", "/");
+            argv.insert(argv.end(), {"/bin/sh", "-c", "fusermount3 -u \"$1\" || fusermount3 -u -z \"$1\"", "bai-unmount",
+                                     point.string()});
+            return run_command(argv, node_base_environment(), fs::temp_directory_path()).status.code == 0;
+        } catch (const std::exception&) {
+            return false;  // the node has no host any more
+        }
+    }});
+    return "";
+}
+
+}  // namespace
+
+std::string attach_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step, const fs::path& root,
+                           const std::vector<arm::Volume>& volumes, const StorageAccess& storage,
+                           const fs::path& scratch, AttachedVolumes& attached) {
+    const std::vector<fs::path> points = mounts_to_check(root, volumes);
+    if (points.empty()) return "";
+    std::string error;
+    const std::vector<fs::path> unseen = unseen_on_host(hosts, node_id, step, points, error);
+    int mounted = 0;
+    for (const fs::path& point : unseen) {
+        const arm::Volume* volume = nullptr;
+        for (const arm::Volume& v : volumes) {
+            if (root / v.relative == point) volume = &v;
+        }
+        if (!volume || !volume->blob()) {
+            return point.string() + " is mounted on this machine, and the node's host does not see that mount (it sees "
+                   "this machine's disk, not its mounts): unmanaged file systems on Slurm hosts need hosts that share "
+                   "the emulator's mounts" + (error.empty() ? "" : " (" + error + ")");
+        }
+        std::string why = mount_blob_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++), point, *volume,
+                                             storage, scratch, attached);
+        if (!why.empty()) return why;
+    }
+    return "";
+}
+
+}  // namespace bai::engine
