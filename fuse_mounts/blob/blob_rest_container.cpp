@@ -111,15 +111,19 @@ std::string BlobRestContainer::target(const std::string& name, const std::string
     return q.empty() ? t : t + "?" + q;
 }
 
-httplib::Result BlobRestContainer::send(httplib::Request request, long long content_length) {
+void BlobRestContainer::sign(httplib::Request& request, long long content_length) const {
     request.target = request.path;
     if (!settings_.key.empty()) {
         storage::sign_shared_key(request, settings_.account, settings_.key, content_length);
-    } else {
+    } else {  // the SAS is in the target
         request.set_header("x-ms-date", time::format_rfc1123(time::now()));
         request.set_header("x-ms-version", kVersion);
     }
     request.path = request.target;
+}
+
+httplib::Result BlobRestContainer::send(httplib::Request request, long long content_length) {
+    sign(request, content_length);
     for (int attempt = 0;; ++attempt) {
         std::unique_ptr<httplib::Client> c;
         {
@@ -321,14 +325,7 @@ void BlobRestContainer::follow() {
         httplib::Request req;
         req.method = "GET";
         req.path = target("", query);
-        req.target = req.path;
-        if (!settings_.key.empty()) {
-            storage::sign_shared_key(req, settings_.account, settings_.key);
-        } else {
-            req.set_header("x-ms-date", time::format_rfc1123(time::now()));
-            req.set_header("x-ms-version", kVersion);
-        }
-        req.path = req.target;
+        sign(req, -1);
         httplib::Result result = feed_->send(req);
         std::vector<std::string> paths;
         bool everything = false;

@@ -60,6 +60,8 @@ private:
     struct Call;
     // The request's target: the container (empty name) or a blob, and the query (without '?').
     std::string target(const std::string& name, const std::string& query) const;
+    // Signs the request (its path the target): SharedKey, or the date and version beside a SAS.
+    void sign(httplib::Request& request, long long content_length) const;
     // Sends a request (signed, retried once on a dropped connection); throws StorageError with the
     // service's status and code when it answers an error, 503 ServerUnreachable when it is unreachable.
     httplib::Result send(httplib::Request request, long long content_length = -1);
