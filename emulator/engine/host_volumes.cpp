@@ -55,6 +55,19 @@ std::string tail_of(const fs::path& file) {
     return own.empty() ? last : own;
 }
 
+// Runs `command` (a shell's, the point as $1) on the node's host to unmount `point`; false when it
+// failed or the node has no host any more.
+bool unmount_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step, const fs::path& point,
+                     const std::string& command) {
+    try {
+        std::vector<std::string> argv = hosts.launch_prefix(node_id, step + "-unmount", "/");
+        argv.insert(argv.end(), {"/bin/sh", "-c", command, "bai-unmount", point.string()});
+        return run_command(argv, node_base_environment(), fs::temp_directory_path()).status.code == 0;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 // Writes `text` to `file`, readable by its owner alone (it holds a SAS).
 void write_private(const fs::path& file, const std::string& text) {
     std::error_code ec;
@@ -111,14 +124,31 @@ std::string mount_blob_on_host(NodeHosts& hosts, const std::string& node_id, con
     }
     NodeHosts* on = &hosts;
     attached.host_mounts.push_back({std::move(process), [on, node_id, step, point] {
-        try {
-            std::vector<std::string> argv = on->launch_prefix(node_id, step + "-unmount", "/");
-            argv.insert(argv.end(), {"/bin/sh", "-c", "fusermount3 -u \"$1\" || fusermount3 -u -z \"$1\"", "bai-unmount",
-                                     point.string()});
-            return run_command(argv, node_base_environment(), fs::temp_directory_path()).status.code == 0;
-        } catch (const std::exception&) {
-            return false;  // the node has no host any more
-        }
+        return unmount_on_host(*on, node_id, step, point, "fusermount3 -u \"$1\" || fusermount3 -u -z \"$1\"");
+    }});
+    return "";
+}
+
+
+// Runs an unmanaged file system's mountCommand on the node's host, with the mount point appended,
+// as attach_unmanaged does here (five minutes at most); unmounted there at release.
+std::string mount_command_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step,
+                                  const fs::path& point, const arm::Volume& v, const fs::path& scratch,
+                                  AttachedVolumes& attached) {
+    const fs::path log = scratch / (step + ".log");
+    std::error_code ec;
+    fs::create_directories(scratch, ec);
+    fs::remove(log, ec);
+    std::vector<std::string> argv = hosts.launch_prefix(node_id, step, point.parent_path());
+    argv.insert(argv.end(), {"timeout", "300", "/bin/sh", "-c", v.mount_command + " \"$1\"", "bai-mount", point.string()});
+    const ExitStatus status = Process::start({argv, node_base_environment(), "/", log, log})->wait();
+    if (status.code != 0) {
+        return "cannot mount the unmanaged file system at " + v.relative + " on the node's host: its mountCommand (" +
+               v.mount_command + ") exited with " + std::to_string(status.code) + ": " + tail_of(log);
+    }
+    NodeHosts* on = &hosts;
+    attached.host_mounts.push_back({nullptr, [on, node_id, step, point] {
+        return unmount_on_host(*on, node_id, step, point, "umount \"$1\" || umount -l \"$1\"");
     }});
     return "";
 }
@@ -128,24 +158,27 @@ std::string mount_blob_on_host(NodeHosts& hosts, const std::string& node_id, con
 std::string attach_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step, const fs::path& root,
                            const std::vector<arm::Volume>& volumes, const StorageAccess& storage,
                            const fs::path& scratch, AttachedVolumes& attached) {
-    const std::vector<fs::path> points = mounts_to_check(root, volumes);
-    if (points.empty()) return "";
-    std::string error;
-    const std::vector<fs::path> unseen = unseen_on_host(hosts, node_id, step, points, error);
     int mounted = 0;
-    for (const fs::path& point : unseen) {
+    std::vector<fs::path> blob_points;
+    for (const arm::Volume& v : volumes) {
+        if (!v.invalid.empty()) continue;
+        if (v.kind == arm::Volume::Kind::unmanaged) {
+            std::string why = mount_command_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++),
+                                                    root / v.relative, v, scratch, attached);
+            if (!why.empty()) return why;
+        }
+        if (v.blob()) blob_points.push_back(root / v.relative);
+    }
+    if (blob_points.empty()) return "";
+    std::string error;
+    for (const fs::path& point : unseen_on_host(hosts, node_id, step, blob_points, error)) {
         const arm::Volume* volume = nullptr;
         for (const arm::Volume& v : volumes) {
-            if (root / v.relative == point) volume = &v;
-        }
-        if (!volume || !volume->blob()) {
-            return point.string() + " is mounted on this machine, and the node's host does not see that mount (it sees "
-                   "this machine's disk, not its mounts): unmanaged file systems on Slurm hosts need hosts that share "
-                   "the emulator's mounts" + (error.empty() ? "" : " (" + error + ")");
+            if (v.blob() && root / v.relative == point) volume = &v;
         }
         std::string why = mount_blob_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++), point, *volume,
                                              storage, scratch, attached);
-        if (!why.empty()) return why;
+        if (!why.empty()) return why + (error.empty() ? "" : " (" + error + ")");
     }
     return "";
 }

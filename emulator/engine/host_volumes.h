@@ -1,6 +1,7 @@
 // Volumes on a node's host that sees this machine's disk (a shared filesystem) but not its mounts:
-// a Slurm host. Shares and file servers are links there (MountSettings::link_shares); what only a
-// mount can show is checked on the host, and a blob container it does not see is mounted there by
+// a Slurm host. Shares and file servers are links there (MountSettings::link_shares); an unmanaged
+// file system's mountCommand runs on the host (a step; unmounted there at release); a blob
+// container is mounted here too, checked on the host, and where the host does not see it, mounted by
 // bai-blobfuse (fuse_mounts/remote/) through the Blob REST API, as blobfuse mounted one on a
 // Batch AI node: a step of the node's host allocation that lives until the volumes are released,
 // with a SAS for that container alone in a file of the node's (0600). The emulator's change feed

@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 
 void AttachedVolumes::release_on_hosts() {
     for (HostMount& mount : host_mounts) {
-        if (!mount.unmount()) mount.process->kill_group(SIGTERM);
+        const bool unmounted = mount.unmount();
+        if (!mount.process) continue;
+        if (!unmounted) mount.process->kill_group(SIGTERM);
         mount.process->wait();
     }
     host_mounts.clear();
@@ -243,6 +245,11 @@ std::string tail_of(const fs::path& path, size_t limit) {
 void attach_unmanaged(const fs::path& at, const arm::Volume& v, std::vector<std::string>& notes,
                       AttachedVolumes& attached) {
     fresh_mount_point(at);
+    if (attached.settings().link_shares) {  // run on the node's host instead (host_volumes.h)
+        attached.directories.emplace_back(v.relative, at);
+        notes.push_back("unmanaged file system at " + at.string() + " (" + v.mount_command + ", on the node's host)");
+        return;
+    }
     const fs::path log = at.parent_path() / (".mount-" + at.filename().string() + ".log");
     std::error_code ec;
     fs::remove(log, ec);
@@ -277,16 +284,6 @@ void attach_volumes(const fs::path& root, const std::vector<arm::Volume>& volume
             case arm::Volume::Kind::unmanaged: attach_unmanaged(at, v, notes, attached); break;
         }
     }
-}
-
-std::vector<fs::path> mounts_to_check(const fs::path& root, const std::vector<arm::Volume>& volumes) {
-    std::vector<fs::path> out;
-    for (const arm::Volume& v : volumes) {
-        if (v.invalid.empty() && (v.kind == arm::Volume::Kind::blob_container || v.kind == arm::Volume::Kind::unmanaged)) {
-            out.push_back(root / v.relative);
-        }
-    }
-    return out;
 }
 
 std::optional<fs::path> backing_directory(const arm::Volume& v, const StorageAccess& storage) {

@@ -38,8 +38,8 @@ struct MountSettings {
     // shared filesystem: nodes on Slurm hosts) but not the mounts made here: shares and file
     // servers are symbolic links to their directories (a share's writes followed by the store as
     // a bind mount's are; the files show their own modes, whatever fileMode says); what only a
-    // mount can show (blob containers, unmanaged file systems) is mounted here, and whether a host
-    // sees it is for the caller to check (mounts_to_check).
+    // mount can show is the caller's to bring to the host (host_volumes.h): blob containers are
+    // mounted here too, unmanaged file systems' mountCommands run on the host alone.
     bool link_shares = false;
 };
 
@@ -67,7 +67,7 @@ public:
     // `unmount` unmounts it there (the program then ends by itself; a signal to the step's srun
     // would have Slurm kill it before it unmounts), and the process is waited for.
     struct HostMount {
-        std::unique_ptr<Process> process;
+        std::unique_ptr<Process> process;  // null where nothing stays running (a mountCommand's mount)
         std::function<bool()> unmount;  // false: it could not (then the process is signalled)
     };
     std::vector<HostMount> host_mounts;
@@ -85,10 +85,6 @@ private:
 void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
                     const StorageAccess& storage, std::vector<std::string>& notes, AttachedVolumes& attached,
                     bool links = true);
-
-// The mount points under `root` that only a mount made here can fill (blob containers, unmanaged
-// file systems): what a machine that does not share this one's mounts would see empty.
-std::vector<std::filesystem::path> mounts_to_check(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes);
 
 // Where a volume's files lie on this machine outside any mount: a share's directory in the store,
 // a file server's export (at its sourceDirectory); nullopt for blob containers and unmanaged file

@@ -256,6 +256,14 @@ PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 Pree
         done = run(["squeue", "-t", "all", "-h", "-j", str(job), "-o", "%T %N"], check=False, env=self.env())
         return tuple(done.stdout.split()) if done.stdout.strip() else (None, None)
 
+    def mounts_on(self, i):
+        """What host i's processes see mounted (its slurmd's mount namespace): [(point, type)]."""
+        for name, process in self.daemons:
+            if name == f"slurmd-{i}" and process.poll() is None:
+                with open(f"/proc/{process.pid}/mounts") as f:
+                    return [tuple(line.split()[1:3]) for line in f]
+        return []
+
     def kill_slurmd(self, i):
         """Kills host i's slurmd (SIGKILL) as a host's crash would; what runs there keeps running."""
         for name, process in self.daemons:

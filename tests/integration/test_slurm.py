@@ -222,8 +222,11 @@ class SlurmNodesTest(unittest.TestCase):
             credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY))
         cluster = self.client.clusters.begin_create(RG, WS, "blobby", m.ClusterCreateParameters(
             vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
-            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_blob_file_systems=[blob("bfs")],
-                                                                azure_file_shares=self.volumes().azure_file_shares)),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(
+                azure_blob_file_systems=[blob("bfs")], azure_file_shares=self.volumes().azure_file_shares,
+                # Run on the host, not here: a tmpfs the host alone sees.
+                unmanaged_file_systems=[m.UnmanagedFileSystemReference(
+                    mount_command="mount -t tmpfs -o size=1m tmpfs", relative_mount_path="scratch")])),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
         harness.wait_for(lambda: [n["state"] for n in self.nodes("blobby")] == ["idle"], timeout=60, interval=0.2,
                          what="the node idle")
@@ -231,7 +234,9 @@ class SlurmNodesTest(unittest.TestCase):
         script = ("set -e; cat $AZ_BATCHAI_MOUNT_ROOT/bfs/in/given.txt > $AZ_BATCHAI_MOUNT_ROOT/afs/blob-read; "
                   "mkdir -p $AZ_BATCHAI_MOUNT_ROOT/bfs/out $AZ_BATCHAI_JOB_MOUNT_ROOT/jbfs/out; "
                   "hostname > $AZ_BATCHAI_MOUNT_ROOT/bfs/out/node-level; hostname > $AZ_BATCHAI_JOB_MOUNT_ROOT/jbfs/out/job-level; "
-                  "grep ' fuse.bai-blob ' /proc/mounts | cut -d' ' -f2 | sort > $AZ_BATCHAI_MOUNT_ROOT/afs/blob-mounts")
+                  "grep ' fuse.bai-blob ' /proc/mounts | cut -d' ' -f2 | sort > $AZ_BATCHAI_MOUNT_ROOT/afs/blob-mounts; "
+                  "stat -f -c %T $AZ_BATCHAI_MOUNT_ROOT/scratch > $AZ_BATCHAI_MOUNT_ROOT/afs/scratch-type; "
+                  "touch $AZ_BATCHAI_MOUNT_ROOT/scratch/written-on-the-host")
         for name in ("blob-one", "blob-two"):  # the node's mount outlives a job
             self.client.jobs.begin_create(RG, WS, EXP, name, m.JobCreateParameters(
                 cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
@@ -241,6 +246,8 @@ class SlurmNodesTest(unittest.TestCase):
                 self.client.jobs.get(RG, WS, EXP, name)), timeout=120, interval=0.2, what=f"job {name} done")
             self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
             self.assertEqual(self.read("blob-read"), "put through REST")
+            self.assertEqual(self.read("scratch-type").strip(), "tmpfs")
+            self.assertEqual(os.listdir(os.path.join(self.nodes("blobby")[0]["root"], "mounts", "scratch")), [])
             # Two bai-blobfuse mounts on the host (the node's and the job's), none of this machine's.
             node = self.nodes("blobby")[0]
             self.assertEqual(self.read("blob-mounts").split(), sorted([
@@ -251,6 +258,9 @@ class SlurmNodesTest(unittest.TestCase):
                 container.delete_blob(path)
         self.client.clusters.begin_delete(RG, WS, "blobby").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
+        # Unmounted on the hosts as the node and the jobs left.
+        for i in (1, 2):
+            self.assertEqual([p for p, _ in CLUSTER.mounts_on(i) if p.startswith(self.location)], [])
         program = os.path.join(self.location, "bin", "bai-blobfuse")
         harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
                          what="bai-blobfuse gone")
