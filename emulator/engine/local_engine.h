@@ -229,6 +229,7 @@ private:
     // made into documents when asked for.
     struct NodeView {
         std::string cluster, cluster_key, location, node_id, address, state, vm_size, root;
+        std::optional<NodeHosts::Placement> placement;  // on a host system's host
         std::optional<std::string> job;
         std::vector<std::string> gpus;
         int cores = 0;

@@ -40,6 +40,7 @@ void LocalEngine::publish() {
             view.vm_size = cluster.spec.vm_size.name;
             view.low_priority = n.low_priority;
             view.root = n.root.string();
+            if (n.hosts) view.placement = n.hosts->placement(n.id);
             nodes.push_back(std::move(view));
         }
     }
@@ -62,7 +63,9 @@ json LocalEngine::nodes() {
                        {"cores", n.cores},
                        {"vmSize", n.vm_size},
                        {"lowPriority", n.low_priority},
-                       {"root", n.root}});
+                       {"root", n.root},
+                       {"host", n.placement ? json{{"name", n.placement->host}, {"allocation", n.placement->allocation}}
+                                            : json()}});
     }
     return out;
 }

@@ -61,6 +61,14 @@ public:
     // Gives the node's host back (nothing happens when it has none).
     virtual void release(const std::string& node_id) = 0;
 
+    // Where the node is, for people (the node listing, the portal): the host's name and the host
+    // system's id of what holds it (a Slurm job); nullopt while it has no host.
+    struct Placement {
+        std::string host;
+        std::string allocation;
+    };
+    virtual std::optional<Placement> placement(const std::string& node_id) const = 0;
+
     // Set by the engine before start(): called once for each host that was given and is taken
     // away, on the hosts' own thread, or on the thread whose lost() found it first (before lost()
     // returns). It must not call back into this object.

@@ -203,6 +203,13 @@ void SlurmHosts::kill_processes(const std::string& node_id) {
     for (const std::string& step : parse_steps(job, slurm(squeue_steps_argv(job)).out)) slurm(scancel_step_argv(job, step));
 }
 
+std::optional<NodeHosts::Placement> SlurmHosts::placement(const std::string& node_id) const {
+    std::lock_guard guard(mutex_);
+    auto it = holders_.find(node_id);
+    if (it == holders_.end() || !it->second.granted) return std::nullopt;
+    return Placement{it->second.host, it->second.job_id};
+}
+
 void SlurmHosts::release(const std::string& node_id) {
     std::string job;
     {

@@ -30,6 +30,7 @@ public:
     std::optional<HostLoss> lost(const std::string& node_id) override;
     void kill_processes(const std::string& node_id) override;
     void release(const std::string& node_id) override;
+    std::optional<Placement> placement(const std::string& node_id) const override;
 
 private:
     struct Holder {

@@ -197,6 +197,7 @@ class PortalTest(unittest.TestCase):
         self.eventually(lambda: self.browser.find_elements(By.CSS_SELECTOR, f"tr[data-node='{node_id}']"),
                         "the cluster's node")
         self.assertEqual(self.text_of(f"tr[data-node='{node_id}'] [data-state]"), "idle")
+        self.assertEqual(self.text_of(f"tr[data-node='{node_id}'] [data-host]"), "this machine")  # no Slurm host
         self.assertEqual(self.text_of("#node-states [data-node-state='idle']"), "idle 1")
         self.shot("cluster")
 

@@ -138,6 +138,9 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertEqual(self.read("setup-host2"), "host2\n")
         addresses = sorted(n["ipAddress"] for n in self.nodes("two"))
         self.assertEqual(addresses, sorted(CLUSTER.host_address(i) for i in (1, 2)))
+        # The listing (and the portal) name each node's host and the Slurm job that holds it.
+        placed = sorted((n["host"]["name"], n["host"]["allocation"]) for n in self.nodes("two"))
+        self.assertEqual(placed, sorted((h[2], h[0]) for h in self.holders(("RUNNING",))))
         # Two jobs at once: one on each node, each on its host.
         jobs = [self.job(cluster.id, f"where{i}", f"sleep 2; hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/job{i}") for i in (1, 2)]
         for j in jobs:

@@ -26,12 +26,14 @@ function nodesTable(nodes) {
   const rows = nodes.map((node) =>
     el("tr", {"data-node": node.nodeId},
        el("td", {class: "mono"}, node.nodeId), el("td", {}, stateBadge(node.state)), el("td", {}, node.ipAddress),
+       el("td", {"data-host": node.host ? node.host.name : ""},
+          node.host ? node.host.name + " (allocation " + node.host.allocation + ")" : "this machine"),
        el("td", {}, node.lowPriority ? "low priority" : "dedicated"),
        el("td", {class: "mono"}, (node.gpus || []).join(", ") || "-"),
        el("td", {}, node.job ? link(resourceHash(node.job), node.job.split("/").pop()) : "-"),
        el("td", {}, node.lowPriority ? actionButton("preempt:" + node.nodeId, "pre-empt", {action: "preempt", node: node.nodeId}) : null,
           node.state !== "unusable" ? actionButton("fail:" + node.nodeId, "fail", {action: "fail-node", node: node.nodeId}) : null)));
-  return table(["node", "state", "address", "priority", "GPUs", "job", ""], rows);
+  return table(["node", "state", "address", "host", "priority", "GPUs", "job", ""], rows);
 }
 
 // ---- the nodes' timeline: a Gantt chart of the jobs each node ran, drawn from the engine's history ----
