@@ -245,9 +245,9 @@ private:
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
-        if (in_.nodes[0].hosts && runtime_.kind != RuntimeKind::host) {
-            throw std::runtime_error("containerSettings: a job on nodes of a Slurm cluster runs on their hosts, without a "
-                                     "container (not supported yet)");
+        if (in_.nodes[0].hosts && runtime_.kind == RuntimeKind::docker) {
+            throw std::runtime_error("containerSettings: docker containers on the hosts of a Slurm cluster are not supported "
+                                     "yet (--container-runtime sandbox runs the job in bubblewrap there)");
         }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
@@ -367,8 +367,8 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const JobNode& node = in_.nodes[i];
             SandboxSpec spec;
-            std::string why;
-            roots_.push_back(WritableRoot::mount(lower, node.root / "containers" / in_.job_name, why));
+            std::string why = "the node's host would not see the overlay that makes it writable (made on this machine)";
+            roots_.push_back(node.hosts ? nullptr : WritableRoot::mount(lower, node.root / "containers" / in_.job_name, why));
             spec.root = roots_.back() ? roots_.back()->path() : lower;
             spec.root_writable = roots_.back() != nullptr;
             if (spec.root_writable) spec.host_read_only = submounts;
@@ -389,6 +389,16 @@ private:
                 spec.binds.push_back(bind);
             }
             if (uses_mpi()) spec.binds.push_back(agent_bind());
+            if (node.hosts) {
+                // On a host the node's mount root holds links to its shares' directories
+                // (MountSettings::link_shares), which do not resolve inside the sandbox (nor can a
+                // bind land on them): it sees a directory of its own there, each volume bound in it.
+                const fs::path own = node.root / "sandbox-mounts";
+                for (const auto& [relative, directory] : node.volume_directories) fs::create_directories(own / relative, ec);
+                for (SandboxBind& bind : spec.binds) {
+                    if (bind.host == node.root / "mounts") bind.host = own;
+                }
+            }
             order_binds(spec.binds);
             spec.dirs.push_back(views_[i].paths.mount_root);
             spec.devices = node.gpu_devices;
@@ -422,10 +432,14 @@ private:
     // The command words that put a process of node `node` into its container; none on the host.
     std::vector<std::string> wrapper(size_t node, const Environment& env) {
         if (const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts) {
-            // A step of its own on the node's host, named to be cancelled by name.
-            return hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" +
-                                                                std::to_string(++steps_),
-                                        dirs_[node]);
+            // A step of its own on the node's host, named to be cancelled by name; in its sandbox
+            // there (bubblewrap on the host, over the paths the hosts share) with one.
+            std::vector<std::string> prefix = hosts->launch_prefix(
+                in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_), dirs_[node]);
+            if (runtime_.kind == RuntimeKind::sandbox) {
+                for (std::string& word : sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {})) prefix.push_back(std::move(word));
+            }
+            return prefix;
         }
         if (runtime_.kind == RuntimeKind::sandbox) {
             return sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {});

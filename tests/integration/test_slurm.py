@@ -57,7 +57,7 @@ class SlurmNodesTest(unittest.TestCase):
     def start_emulator(cls):
         # On the bridge's address: the hosts reach the Blob endpoint there (blob containers).
         cls.emu = harness.Emulator(location=cls.location, env=CLUSTER.env(), args=[
-            "--host", CLUSTER.bridge_address, "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
+            "--host", CLUSTER.bridge_address, "--container-runtime", "sandbox", "--lro-delay", "0", "--gpus", "none", "--autoscale-idle", "1000", "--compute", "slurm",
             "--slurm-partition", "main", "--slurm-partition-lowpriority", "lowpri",
             "--slurm-size-map", cls.size_map]).start()
         cls.location = cls.emu.location
@@ -116,7 +116,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu", "blobby"):
+        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu", "blobby", "boxed"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -267,6 +267,30 @@ class SlurmNodesTest(unittest.TestCase):
         program = os.path.join(self.location, "bin", "bai-blobfuse")
         harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
                          what="bai-blobfuse gone")
+
+    def test_i_a_containers_job_runs_in_a_sandbox_on_the_host(self):
+        # containerSettings on a host: bubblewrap there over the host's root (no --image for it),
+        # read-only (the writable overlay would be made on this machine), the node's hostname.
+        cluster = self.client.clusters.begin_create(RG, WS, "boxed", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=self.volumes()),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        script = ("set -e; hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/boxed-name; "
+                  "grep -o '127[.]77[.][0-9]*[.]1[0-9]' /proc/net/fib_trie | sort -u > $AZ_BATCHAI_MOUNT_ROOT/afs/boxed-address; "
+                  "(touch /usr/bai-boxed 2>/dev/null && echo writable || echo read-only) > $AZ_BATCHAI_MOUNT_ROOT/afs/boxed-root")
+        self.client.jobs.begin_create(RG, WS, EXP, "boxed", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image="ubuntu:22.04")),
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line=script))).result()
+        job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+            self.client.jobs.get(RG, WS, EXP, "boxed")), timeout=120, interval=0.2, what="the job done")
+        self.assertEqual(job.execution_state, "succeeded", self.what_happened(job))
+        node = self.nodes("boxed")[0]
+        self.assertEqual(self.read("boxed-name").strip(), node["nodeId"])  # the sandbox's hostname
+        self.assertEqual(self.read("boxed-address").split(), [node["ipAddress"]])  # on its host's network
+        self.assertEqual(self.read("boxed-root").strip(), "read-only")
+        self.assertFalse(os.path.exists("/usr/bai-boxed"))
+        self.client.clusters.begin_delete(RG, WS, "boxed").result()
 
     def test_z_a_hosts_slurmd_killed_makes_its_node_unusable(self):
         # The last one: its host stays down.
