@@ -152,6 +152,16 @@ std::optional<std::string> parse_node_address(std::string_view output) {
     return address.empty() ? name : address;
 }
 
+bool parse_node_unresponsive(std::string_view output) {
+    for (std::string_view field : split(output.substr(0, output.find('\n')), ' ')) {
+        if (field.substr(0, 6) != "State=") continue;
+        const std::string_view state = field.substr(6);
+        return state.find("NOT_RESPONDING") != std::string_view::npos || state.find("DOWN") != std::string_view::npos ||
+               state.find("FAIL") != std::string_view::npos || (!state.empty() && state.back() == '*');
+    }
+    return false;
+}
+
 std::vector<std::string> squeue_steps_argv(const std::string& holder_job) {
     return {"squeue", "--steps", "--noheader", "--jobs=" + holder_job, "--format=%i %j"};
 }

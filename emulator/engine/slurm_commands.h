@@ -89,6 +89,10 @@ std::vector<std::string> srun_prefix(const std::string& holder_job, const std::s
 // configuration gives none); nullopt when the output names no node.
 std::vector<std::string> scontrol_node_argv(const std::string& host);
 std::optional<std::string> parse_node_address(std::string_view output);
+// Whether that output says the host is not answering (its State has NOT_RESPONDING, DOWN or
+// FAIL, or ends with '*' as older versions print it): a slurmd that died, which Slurm calls down
+// only after SlurmdTimeout. false when it names no state.
+bool parse_node_unresponsive(std::string_view output);
 // The steps started into a holder (squeue --steps), their ids without the holder's own ("batch",
 // "extern") and those that live as long as the node (named kNodeStepPrefix..., node_hosts.h):
 // what is left of a job's processes.

@@ -152,26 +152,42 @@ std::vector<std::string> SlurmHosts::launch_prefix(const std::string& node_id, c
 }
 
 std::optional<HostLoss> SlurmHosts::lost(const std::string& node_id) {
-    std::string job;
+    std::string job, host;
     {
         std::lock_guard guard(mutex_);
         auto it = holders_.find(node_id);
         if (it == holders_.end()) return HostLoss::released;
         job = it->second.job_id;
-    }
-    const CommandOutput listed = slurm(squeue_argv());
-    if (listed.status.code != 0) return std::nullopt;  // no answer: nothing is known to be lost
-    std::optional<HolderState> seen;
-    for (HolderState& h : parse_squeue(settings_, listed.out)) {
-        if (h.job_id == job) seen = std::move(h);
+        host = it->second.host;
     }
     HostLoss loss = HostLoss::released;  // gone from squeue
     std::string why = "its Slurm job " + job + " is gone";
-    if (seen) {
-        const std::optional<HostLoss> seen_loss = loss_of(fate_of(seen->state));
-        if (!seen_loss) return std::nullopt;
-        loss = *seen_loss;
-        why = holder_loss_text(*seen);
+    // While the host does not answer (a slurmd that died: its steps' sruns fail before Slurm
+    // calls the host down, after SlurmdTimeout; Slurm itself says NOT_RESPONDING only after its
+    // next ping, and a step started there fails), the answer waits for Slurm's verdict.
+    const auto deadline = std::chrono::steady_clock::now() + kUnresponsiveWait;
+    for (;;) {
+        const CommandOutput listed = slurm(squeue_argv());
+        if (listed.status.code != 0) return std::nullopt;  // no answer: nothing is known to be lost
+        std::optional<HolderState> seen;
+        for (HolderState& h : parse_squeue(settings_, listed.out)) {
+            if (h.job_id == job) seen = std::move(h);
+        }
+        if (!seen) break;
+        if (const std::optional<HostLoss> seen_loss = loss_of(fate_of(seen->state))) {
+            loss = *seen_loss;
+            why = holder_loss_text(*seen);
+            break;
+        }
+        if (host.empty() || std::chrono::steady_clock::now() > deadline) return std::nullopt;
+        if (!parse_node_unresponsive(slurm(scontrol_node_argv(host)).out)) {
+            std::vector<std::string> probe{"timeout", "10"};
+            for (std::string& word : srun_prefix(job, std::string(kNodeStepPrefix) + "probe", "/")) probe.push_back(std::move(word));
+            probe.push_back("true");
+            if (slurm(probe).status.code == 0) return std::nullopt;  // it answers: what failed was the job's
+        }
+        std::unique_lock lock(mutex_);
+        if (changed_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) return std::nullopt;
     }
     // Reported here, as the poll would: the engine hears of the loss before it hears that the
     // node's job stopped for it, so the job is never placed on that node again.

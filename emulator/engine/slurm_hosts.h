@@ -4,6 +4,7 @@
 // instance and reports the ones Slurm took away (pre-empted, NODE_FAIL, cancelled from outside).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -43,6 +44,8 @@ private:
         int gpus = 0;          // asked for: each step asks for them too
     };
 
+    // How long lost() waits for Slurm's verdict on a host that does not answer.
+    static constexpr std::chrono::minutes kUnresponsiveWait{10};
     CommandOutput slurm(const std::vector<std::string>& argv) const;
     std::vector<Gpu> gpus_of(const std::string& job, const std::string& host, int count) const;
     void poll_loop();

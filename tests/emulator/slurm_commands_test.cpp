@@ -155,6 +155,13 @@ TEST(SlurmCommands, AHostsAddressAndAHoldersSteps) {
               "127.77.20.11");
     EXPECT_EQ(parse_node_address("NodeName=gpu7 Arch=x86_64 State=IDLE\n"), "gpu7");
     EXPECT_FALSE(parse_node_address("Node host9 not found\n"));
+    // A slurmd that stopped answering, before Slurm calls its host down.
+    EXPECT_TRUE(parse_node_unresponsive("NodeName=host1 CPUAlloc=1 State=ALLOCATED+NOT_RESPONDING ThreadsPerCore=1\n"));
+    EXPECT_TRUE(parse_node_unresponsive("NodeName=host1 State=DOWN+NOT_RESPONDING Reason=Not responding\n"));
+    EXPECT_TRUE(parse_node_unresponsive("NodeName=host1 State=MIXED* \n"));
+    EXPECT_FALSE(parse_node_unresponsive("NodeName=host1 State=ALLOCATED ThreadsPerCore=1\n"));
+    EXPECT_FALSE(parse_node_unresponsive("NodeName=host1 State=MIXED+DRAIN\n"));
+    EXPECT_FALSE(parse_node_unresponsive("Node host9 not found\n"));
     EXPECT_EQ(parse_steps("42", "42.0\n42.batch\n42.extern\n42.13\n421.0\n"), (std::vector<std::string>{"0", "13"}));
     // With their names (--format="%i %j"): a node's own steps (its blob mounts) are spared.
     EXPECT_EQ(parse_steps("42", "42.0 job-run\n42.1 bai-node-mount-0\n42.batch batch\n42.2 step two\n"),

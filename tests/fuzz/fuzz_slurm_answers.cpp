@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 break;
             case 2:
                 if (auto address = parse_node_address(input); address && address->empty()) __builtin_trap();
+                (void)parse_node_unresponsive(input);
                 break;
             case 3:
                 for (const std::string& step : parse_steps("42", input)) {
