@@ -3,8 +3,10 @@
 #include <strings.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <pugixml.hpp>
 
+#include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/engine/storage_error.h"
@@ -73,8 +75,12 @@ storage::BlobListPage parse_list_blobs(const std::string& xml, const std::string
 std::string error_message(const httplib::Response& r) {
     pugi::xml_document doc;
     if (!r.body.empty() && doc.load_buffer(r.body.data(), r.body.size())) {
-        std::string message = doc.child("Error").child_value("Message");
-        if (!message.empty()) return message.substr(0, message.find('\n'));
+        // Its first line with words ("RequestId:..." and "Time:..." follow on lines of their own).
+        std::istringstream lines(doc.child("Error").child_value("Message"));
+        for (std::string line; std::getline(lines, line);) {
+            const std::string_view words = text::trim(line);
+            if (!words.empty() && words != "\r") return std::string(words.substr(0, words.find('\r')));
+        }
     }
     // A HEAD's error has no body: its code is in the header alone.
     const std::string code = r.get_header_value("x-ms-error-code");

@@ -1,5 +1,6 @@
 // bai-blobfuse's configuration file and command line, as blobfuse's.
 #include "fuse_mounts/remote/blobfuse_config.h"
+#include "fuse_mounts/blob/blob_rest_answers.h"
 
 #include <gtest/gtest.h>
 
@@ -69,6 +70,20 @@ TEST(BlobfuseCommand, TakesBlobfusesCommandLine) {
     EXPECT_THROW(parse_blobfuse_command({"/mnt", "--config-file=/x", "-o", "frobnicate"}), std::invalid_argument);
     EXPECT_THROW(parse_blobfuse_command({"/mnt", "/other", "--config-file=/x"}), std::invalid_argument);
     EXPECT_THROW(parse_blobfuse_command({"/mnt", "--config-file="}), std::invalid_argument);
+}
+
+TEST(BlobRestAnswers, AnErrorsMessageIsItsFirstLineWithWordsElseItsCode) {
+    httplib::Response r;
+    r.status = 404;
+    r.body = "<?xml version=\"1.0\"?><Error><Code>BlobNotFound</Code><Message>The specified blob does not exist.\n"
+             "RequestId:1\nTime:2026</Message></Error>";
+    EXPECT_EQ(error_message(r), "The specified blob does not exist.");
+    r.body = "<Error><Message>\r\n  \nSecond line.\r\nRequestId:1</Message></Error>";  // found by the fuzzer
+    EXPECT_EQ(error_message(r), "Second line.");
+    r.body = "";  // a HEAD's
+    r.headers.emplace("x-ms-error-code", "AuthorizationFailure");
+    r.status = 403;
+    EXPECT_EQ(error_message(r), "AuthorizationFailure (HTTP 403)");
 }
 
 }  // namespace

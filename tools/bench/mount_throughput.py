@@ -15,7 +15,9 @@ disk without FUSE, side by side in one run (the mounts' benchmark):
 The mount is a node's cluster-level mount of a running emulator (found through GET
 /emulator/nodes): `--volume share` (azureFileShares, fuse.bai-share) or `--volume container`
 (azureBlobFileSystems, fuse.bai-blob: writes are staged and committed as a blob at close, so the
-write figure includes that commit); "native" is a directory beside the emulator's data directory on
+write figure includes that commit); or, with `--volume container-rest`, the same container mounted
+by bai-blobfuse over the Blob REST API (as on a Slurm host that does not share the emulator's
+mounts), with the same cache timeouts; "native" is a directory beside the emulator's data directory on
 the same disk. Share targets: write and read at least 70% of native, creates at least 40%.
 
 Small files are never removed between rounds (each round has its own directories; all go at the
@@ -31,7 +33,7 @@ second wins each round by about as much as the other wins the next.
 With --inside-job, the measure is a job's instead: a shell loop in a job on the node writes the
 small files on the share's mount and in the job's local temporary directory, alternating.
 
-Usage: tools/bench/mount_throughput.py [--volume share|container] [--build DIR] [--size-mib 1024]
+Usage: tools/bench/mount_throughput.py [--volume share|container|container-rest] [--build DIR] [--size-mib 1024]
        [--files 10000] [--repeat 4] [--no-passthrough] [--share-mounts fuse|bind] [--inside-job]
 """
 import argparse
@@ -227,7 +229,7 @@ def main():
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--files", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=4)
-    parser.add_argument("--volume", choices=["share", "container"], default="share")
+    parser.add_argument("--volume", choices=["share", "container", "container-rest"], default="share")
     parser.add_argument("--no-passthrough", action="store_true",
                         help="start the emulator with --no-passthrough (every read and write served by it)")
     parser.add_argument("--share-mounts", choices=["fuse", "bind"], default="fuse",
@@ -264,6 +266,8 @@ def main():
             volumes = {"azureBlobFileSystems": [{
                 "accountName": harness.DEV_ACCOUNT, "containerName": "bench",
                 "relativeMountPath": "vol", "credentials": {"accountKey": harness.DEV_KEY}}]}
+        if args.volume == "container-rest":
+            return over_rest(args, emu)
         call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
         call("PUT", WS, {"location": "eastus"})
         call("PUT", f"{WS}/clusters/c", {"properties": {
@@ -303,60 +307,87 @@ def main():
         if args.volume == "share":
             backing = os.path.join(emu.location, "storage", harness.DEV_ACCOUNT, "shares", "bench")
             interleaved = interleaved_writes(mount, backing, args.files)
-        native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
-        try:
-            # This VM's disk and memory are noisy (the native figures move by up to 5x between
-            # runs, and a write into memory just freed by the previous measure's file runs several
-            # times faster than one into memory the VM handed back): each measure runs --repeat
-            # times, mount and native alternating which goes first, and the medians are compared.
-            samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": [],
-                       "fs": [], "ns": [], "fm": [], "nm": []}
-            dropped = True
-            for round_number in range(args.repeat):
-                order = [("f", mount), ("n", native)]
-                if round_number % 2:
-                    order.reverse()
-                for key, directory in order:
-                    w, r, k, dropped_now = sequential(directory, args.size_mib)
-                    dropped = dropped and dropped_now
-                    samples[key + "w"].append(w)
-                    samples[key + "r"].append(r)
-                    samples[key + "k"].append(k)
-                for key, directory in order:
-                    c, ls = small_files(directory, args.files, round_number)
-                    samples[key + "c"].append(c)
-                    samples[key + "l"].append(ls)
-                for key, directory in order:
-                    samples[key + "m"].append(missing_lookups(directory, args.files, round_number))
-                for key, directory in order:
-                    samples[key + "s"].append(small_writes(directory, args.files, round_number))
-            med = {k: statistics.median(v) for k, v in samples.items()}
-            def round_ratios(measure, higher_better=True):
-                pairs = zip(samples["f" + measure], samples["n" + measure])
-                return [f / n if higher_better else n / f for f, n in pairs]
+        measure(args, emu, mount, interleaved if args.volume == "share" else None)
 
-            rows = [
-                (f"sequential write {args.size_mib} MiB, 1 MiB writes + fsync, MiB/s", "w", True),
-                (f"sequential read {args.size_mib} MiB, 1 MiB reads" +
-                 ("" if dropped else " (page cache NOT dropped: not root)") + ", MiB/s", "r", True),
-                ("the same read again (page cache warm), MiB/s", "k", True),
-                (f"create + stat of {args.files} files, files/s", "c", True),
-                (f"ls -l of {args.files} entries, ms", "l", False),
-                (f"create + write {SMALL_FILE} B + close of {args.files} files, files/s", "s", True),
-                (f"stat of {args.files} missing names (one round trip each through the mount), us each", "m", False),
-            ]
-            # Whoever goes second in a round writes into memory the first has just freed, several
-            # times faster on this VM; rounds alternate, so the geometric mean of the rounds'
-            # ratios cancels that advantage (a median of alternating values would not).
-            rows = [(label, med["f" + m], med["n" + m], statistics.geometric_mean(round_ratios(m, better)),
-                     round_ratios(m, better)) for label, m, better in rows]
-            spread = {k: (min(v), max(v)) for k, v in samples.items()}
-        finally:
-            shutil.rmtree(native, ignore_errors=True)
+
+def over_rest(args, emu):
+    """The container mounted by bai-blobfuse (its config as the engine writes one for a host)."""
+    work = tempfile.mkdtemp(prefix="bai-bench-rest-", dir=os.path.dirname(emu.location))
+    mount = os.path.join(work, "mnt")
+    os.mkdir(mount)
+    config = os.path.join(work, "blobfuse.cfg")
+    with open(config, "w") as f:
+        f.write(f"accountName {harness.DEV_ACCOUNT}\naccountKey {harness.DEV_KEY}\ncontainerName bench\n"
+                f"blobEndpoint {emu.endpoints['blob']}/{harness.DEV_ACCOUNT}\n")
+    program = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(harness.EMULATOR)), "fuse_mounts", "bai-blobfuse"),
+                                mount, f"--config-file={config}", f"--tmp-path={os.path.join(work, 'tmp')}"])
+    try:
+        harness.wait_for(lambda: os.path.ismount(mount) or program.poll() is not None, what="the bai-blobfuse mount")
+        if program.poll() is not None:
+            sys.exit("bai-blobfuse did not mount (root and /dev/fuse are needed)")
+        measure(args, emu, mount, None)
+    finally:
+        program.terminate()
+        program.wait(30)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def measure(args, emu, mount, interleaved):
+    native = tempfile.mkdtemp(prefix="bai-bench-native-", dir=os.path.dirname(emu.location))
+    try:
+        # This VM's disk and memory are noisy (the native figures move by up to 5x between
+        # runs, and a write into memory just freed by the previous measure's file runs several
+        # times faster than one into memory the VM handed back): each measure runs --repeat
+        # times, mount and native alternating which goes first, and the medians are compared.
+        samples = {"fw": [], "fr": [], "fk": [], "nw": [], "nr": [], "nk": [], "fc": [], "fl": [], "nc": [], "nl": [],
+                   "fs": [], "ns": [], "fm": [], "nm": []}
+        dropped = True
+        for round_number in range(args.repeat):
+            order = [("f", mount), ("n", native)]
+            if round_number % 2:
+                order.reverse()
+            for key, directory in order:
+                w, r, k, dropped_now = sequential(directory, args.size_mib)
+                dropped = dropped and dropped_now
+                samples[key + "w"].append(w)
+                samples[key + "r"].append(r)
+                samples[key + "k"].append(k)
+            for key, directory in order:
+                c, ls = small_files(directory, args.files, round_number)
+                samples[key + "c"].append(c)
+                samples[key + "l"].append(ls)
+            for key, directory in order:
+                samples[key + "m"].append(missing_lookups(directory, args.files, round_number))
+            for key, directory in order:
+                samples[key + "s"].append(small_writes(directory, args.files, round_number))
+        med = {k: statistics.median(v) for k, v in samples.items()}
+        def round_ratios(measure, higher_better=True):
+            pairs = zip(samples["f" + measure], samples["n" + measure])
+            return [f / n if higher_better else n / f for f, n in pairs]
+
+        rows = [
+            (f"sequential write {args.size_mib} MiB, 1 MiB writes + fsync, MiB/s", "w", True),
+            (f"sequential read {args.size_mib} MiB, 1 MiB reads" +
+             ("" if dropped else " (page cache NOT dropped: not root)") + ", MiB/s", "r", True),
+            ("the same read again (page cache warm), MiB/s", "k", True),
+            (f"create + stat of {args.files} files, files/s", "c", True),
+            (f"ls -l of {args.files} entries, ms", "l", False),
+            (f"create + write {SMALL_FILE} B + close of {args.files} files, files/s", "s", True),
+            (f"stat of {args.files} missing names (one round trip each through the mount), us each", "m", False),
+        ]
+        # Whoever goes second in a round writes into memory the first has just freed, several
+        # times faster on this VM; rounds alternate, so the geometric mean of the rounds'
+        # ratios cancels that advantage (a median of alternating values would not).
+        rows = [(label, med["f" + m], med["n" + m], statistics.geometric_mean(round_ratios(m, better)),
+                 round_ratios(m, better)) for label, m, better in rows]
+        spread = {k: (min(v), max(v)) for k, v in samples.items()}
+    finally:
+        shutil.rmtree(native, ignore_errors=True)
     print(f"machine: {os.cpu_count()} cores; emulator {harness.EMULATOR}; mount {mount}")
     print(f"medians of {args.repeat} rounds, mount and native taking turns to go first; ranges: " +
           ", ".join(f"{k} {lo:.0f}-{hi:.0f}" for k, (lo, hi) in spread.items()) + "\n")
-    mount_kind = "bind" if args.volume == "share" and args.share_mounts == "bind" else "FUSE"
+    mount_kind = ("bind" if args.volume == "share" and args.share_mounts == "bind" else
+                  "bai-blobfuse (REST)" if args.volume == "container-rest" else "FUSE")
     print(f"| measure | {mount_kind} {args.volume} mount (median) | native disk (median) | mount / native: geometric mean "
           "of the rounds' ratios (each round's, mount first in the 1st, 3rd...) |")
     print("|---|---|---|---|")
@@ -364,7 +395,7 @@ def main():
         each = ", ".join(f"{r * 100:.0f}" for r in ratios)
         print(f"| {label} | {fuse:.1f} | {nat:.1f} | {ratio * 100:.0f}% ({each}) |")
     print("\n(ls -l and the stat of missing names: the ratio is native time / mount time)")
-    if args.volume == "share":
+    if interleaved:
         through, direct = interleaved
         print(f"\ninterleaved in one directory (create + write {SMALL_FILE} B + close, {args.files} files each way, "
               f"alternating): through the mount {through:.1f} us per file, straight into the share's directory "
