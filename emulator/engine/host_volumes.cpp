@@ -42,15 +42,16 @@ std::vector<fs::path> unseen_on_host(NodeHosts& hosts, const std::string& node_i
     return unseen;
 }
 
-// The last line bai-blobfuse wrote (srun's own lines after it say only that it exited), else
-// the last line.
+// The last line the step's command wrote (srun's and slurmstepd's own lines after it say only that
+// it exited or was cancelled), without bai-blobfuse's name; else the last line.
 std::string tail_of(const fs::path& file) {
     std::ifstream in(file);
     std::string line, last, own;
     while (std::getline(in, line)) {
         if (line.empty()) continue;
         last = line;
-        if (line.rfind("bai-blobfuse: ", 0) == 0) own = line.substr(14);
+        if (line.rfind("srun: ", 0) == 0 || line.rfind("slurmstepd", 0) == 0) continue;
+        own = line.rfind("bai-blobfuse: ", 0) == 0 ? line.substr(14) : line;
     }
     return own.empty() ? last : own;
 }

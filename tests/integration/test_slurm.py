@@ -116,7 +116,7 @@ class SlurmNodesTest(unittest.TestCase):
 
     def tearDown(self):
         # What a test left (when it failed) must not hold the hosts the next one needs.
-        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu", "blobby", "boxed"):
+        for name in ("two", "low", "frail", "kept", "auto", "outside", "gpu", "blobby", "badmount", "boxed"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -267,6 +267,19 @@ class SlurmNodesTest(unittest.TestCase):
         program = os.path.join(self.location, "bin", "bai-blobfuse")
         harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
                          what="bai-blobfuse gone")
+        # A mountCommand that fails on the host: the node is unusable, with the command's own words.
+        self.client.clusters.begin_create(RG, WS, "badmount", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(unmanaged_file_systems=[m.UnmanagedFileSystemReference(
+                mount_command="echo no such export >&2; exit 32;", relative_mount_path="nfs")])),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        harness.wait_for(lambda: [n["state"] for n in self.nodes("badmount")] == ["unusable"], timeout=60, interval=0.2,
+                         what="the node unusable")
+        errors = [(e.code, e.message) for e in self.client.clusters.get(RG, WS, "badmount").errors]
+        self.assertEqual([c for c, _ in errors], ["MountFailed"], errors)
+        self.assertIn("on the node's host: its mountCommand", errors[0][1])
+        self.assertIn("exited with 32: no such export", errors[0][1])
+        self.client.clusters.begin_delete(RG, WS, "badmount").result()
 
     def test_i_a_containers_job_runs_in_a_sandbox_on_the_host(self):
         # containerSettings on a host: bubblewrap there over the host's root (no --image for it),
