@@ -96,6 +96,9 @@ std::unique_ptr<httplib::Client> BlobRestContainer::client() const {
     auto c = std::make_unique<httplib::Client>(origin_);
     c->set_url_encode(false);  // targets are encoded here
     c->set_keep_alive(true);
+    // The head and the body go in separate writes: without this, Nagle's algorithm holds the
+    // body until the server's delayed ACK (40 ms): 22 small files a second were written so.
+    c->set_tcp_nodelay(true);
     c->set_connection_timeout(std::chrono::seconds(10));
     c->set_read_timeout(std::chrono::seconds(kFeedWaitSeconds + 30));
     c->set_write_timeout(std::chrono::seconds(60));
