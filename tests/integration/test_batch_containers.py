@@ -242,7 +242,9 @@ class BatchContainerPools(BatchContainersTestCase):
         harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the task's container")
         self.client.pool.resize("leaving", bm.PoolResizeParameter(target_dedicated_nodes=0, node_deallocation_option="requeue"))
         harness.wait_for(lambda: engine.owned_containers() == [], timeout=30, what="the container to go with its node")
-        self.assertEqual(self.client.task.get("leaving", "held").state, bm.TaskState.active)  # requeued
+        # The container goes before the task is written back as requeued: wait for that too.
+        harness.wait_for(lambda: self.client.task.get("leaving", "held").state == bm.TaskState.active,
+                         timeout=30, what="the task to be requeued")
         self.client.pool.resize("leaving", bm.PoolResizeParameter(target_dedicated_nodes=1))
         first = harness.wait_for(lambda: engine.owned_containers(), timeout=60, what="the requeued task's container")
         self.emu.send(9)
