@@ -38,8 +38,9 @@ bool names_this_server(const std::string& host, const std::string& own_host) {
 
 }  // namespace
 
-CopySource parse_copy_source(const std::string& url, const std::string& own_host) {
-    auto bad = [&] { invalid_header("x-ms-copy-source", url); };
+CopySource parse_copy_source(const std::string& url, const std::string& own_host, const std::string& header,
+                             const std::string& cloud_suffix) {
+    auto bad = [&] { invalid_header(header, url); };
     size_t scheme = url.find("://");
     if (scheme == std::string::npos) bad();
     std::string rest = url.substr(scheme + 3);
@@ -51,7 +52,6 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
     CopySource s;
     if (question != std::string::npos) s.query = target.substr(question + 1);
     std::string path = target.substr(0, question);
-    const std::string cloud_suffix = ".blob.core.windows.net";
     std::vector<std::string> parts;
     size_t start = 1;
     const bool cloud_host = host.size() > cloud_suffix.size() && host.ends_with(cloud_suffix);

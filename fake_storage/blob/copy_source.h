@@ -21,7 +21,11 @@ struct CopySource {
 // to the local account. 400 InvalidHeaderValue naming x-ms-copy-source when it is neither.
 // `own_host`: the request's Host header; a URL of another host (not a loopback name of the same
 // port) is 404 CannotVerifyCopySource: the emulator reaches no other server.
-CopySource parse_copy_source(const std::string& url, const std::string& own_host);
+// `header` is the header named in that error; `cloud_suffix` the cloud's host names of the service
+// (Rename File's source is a URL of the File service, parsed the same way).
+CopySource parse_copy_source(const std::string& url, const std::string& own_host,
+                             const std::string& header = "x-ms-copy-source",
+                             const std::string& cloud_suffix = ".blob.core.windows.net");
 
 // Whether a container of an account lets anonymous clients read its blobs.
 using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;

@@ -140,6 +140,20 @@ public:
                                  const std::string& path, const Metadata& metadata);
     void delete_file(const std::string& account, const std::string& share,
                      const std::string& path);
+    // Rename File and Rename Directory: the file (or, with `directory`, the directory and all it
+    // holds) at `from` takes the path `to` in the same share, keeping its content, properties and
+    // metadata (unless `options` sets them) and its file ID; a new ETag and Last-Modified.
+    struct RenameOptions {
+        // A file at `to` is replaced only with this (and one with the ReadOnly attribute only with
+        // ignore_read_only too); a directory there never is.
+        bool replace_if_exists = false;
+        bool ignore_read_only = false;
+        std::optional<Metadata> metadata;
+        SmbUpdate smb;
+        std::optional<std::string> content_type;
+    };
+    ShareEntry rename(const std::string& account, const std::string& share, const std::string& from,
+                      const std::string& to, bool directory, const RenameOptions& options);
     // The ranges of the file that hold data, within [first, last].
     std::vector<std::pair<std::uint64_t, std::uint64_t>> list_ranges(
         const std::string& account, const std::string& share, const std::string& path,

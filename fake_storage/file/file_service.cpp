@@ -7,6 +7,7 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/file/file_xml.h"
+#include "fake_storage/file/rename_source.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/storage_headers.h"
 #include "fake_storage/http/storage_operations.h"
@@ -111,6 +112,22 @@ void write_share_headers(httplib::Response& res, const ShareInfo& s) {
     write_metadata(res, s.metadata);
 }
 
+// A boolean header ("true" or "false"); `fallback` when it is absent.
+bool bool_header(const StorageRequest& r, const std::string& name, bool fallback) {
+    if (!r.has_header(name)) return fallback;
+    const std::string value = r.header(name);
+    if (strcasecmp(value.c_str(), "true") == 0) return true;
+    if (strcasecmp(value.c_str(), "false") == 0) return false;
+    invalid_header(name, value);
+}
+
+bool has_metadata_headers(const StorageRequest& r) {
+    for (const auto& [name, value] : r.http->headers) {
+        if (name.size() > 10 && strncasecmp(name.c_str(), "x-ms-meta-", 10) == 0) return true;
+    }
+    return false;
+}
+
 std::optional<std::int64_t> quota_header(const StorageRequest& r) {
     auto q = read_uint_header(r, "x-ms-share-quota");
     if (!q) return std::nullopt;
@@ -121,7 +138,8 @@ std::optional<std::int64_t> quota_header(const StorageRequest& r) {
 }  // namespace
 
 FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files)
-    : store_(store),
+    : accounts_(accounts),
+      store_(store),
       endpoint_("batchai-emulator-file", accounts, files,
                 [this](const StorageRequest& r) { return resolve(r); }) {}
 
@@ -189,6 +207,7 @@ Operation FileService::directory_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "properties") {
         return op("SetDirectoryProperties", ResourceLevel::object, "w", &FileService::set_directory_properties);
     }
+    if (m == "PUT" && comp == "rename") return op("RenameDirectory", ResourceLevel::object, "w", &FileService::rename_directory);
     unsupported(r);
 }
 
@@ -221,6 +240,7 @@ Operation FileService::file_operation(const StorageRequest& r) {
         return op("GetFileMetadata", "r", &FileService::get_file_metadata);
     }
     if (m == "DELETE" && comp.empty()) return op("DeleteFile", "d", &FileService::delete_file);
+    if (m == "PUT" && comp == "rename") return op("RenameFile", "w", &FileService::rename_file);
     unsupported(r);
 }
 
@@ -414,6 +434,25 @@ void FileService::list_ranges(StorageCall& call) {
     set_version_headers(call.response, e.etag, e.last_modified);
     call.response.set_header("x-ms-content-length", std::to_string(e.size));
     call.response.set_content(ranges_xml(ranges), "application/xml");
+}
+
+void FileService::rename(StorageCall& call, bool directory) {
+    const StorageRequest& r = call.request;
+    const std::string from = authorize_rename_source(call, accounts_, directory);
+    FileStore::RenameOptions o;
+    o.replace_if_exists = bool_header(r, "x-ms-file-rename-replace-if-exists", false);
+    o.ignore_read_only = bool_header(r, "x-ms-file-rename-ignore-readonly", false);
+    if (o.ignore_read_only && !o.replace_if_exists) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\n"
+             "HeaderName:x-ms-file-rename-ignore-readonly\nHeaderValue:true\n"
+             "(it needs x-ms-file-rename-replace-if-exists: true)");
+    }
+    if (has_metadata_headers(r)) o.metadata = read_metadata(r);
+    o.smb = smb_update(r, directory, false);
+    if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
+    ShareEntry e = store_.rename(call.account.name, r.container, from, r.name, directory, o);
+    write_entry_headers(call.response, e);
 }
 
 }  // namespace bai::storage

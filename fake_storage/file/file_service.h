@@ -44,7 +44,12 @@ private:
     void get_file_metadata(StorageCall& call);
     void delete_file(StorageCall& call);
     void list_ranges(StorageCall& call);
+    // Rename File and Rename Directory.
+    void rename(StorageCall& call, bool directory);
+    void rename_file(StorageCall& call) { rename(call, false); }
+    void rename_directory(StorageCall& call) { rename(call, true); }
 
+    AccountRegistry& accounts_;
     FileStore& store_;
     StorageEndpoint endpoint_;
 };

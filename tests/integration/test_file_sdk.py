@@ -180,6 +180,96 @@ class FileSdk(StorageTestCase, unittest.TestCase):
                                                     credential=account_token).list_shares()]
         self.assertIn(self.name, names)
 
+    def test_rename_file_keeps_content_properties_and_id(self):
+        self.share.create_directory("in")
+        self.share.create_directory("out")
+        f = self.share.get_file_client("in/a.txt")
+        f.upload_file(b"payload", metadata={"k": "v"}, content_settings=ContentSettings(content_type="text/plain"))
+        before = f.get_file_properties()
+        moved = f.rename_file("out/b.txt")
+        after = moved.get_file_properties()
+        self.assertEqual(moved.download_file().readall(), b"payload")
+        self.assertEqual(after.metadata, {"k": "v"})
+        self.assertEqual(after.content_settings.content_type, "text/plain")
+        self.assertEqual(after.file_id, before.file_id)
+        self.assertNotEqual(after.etag, before.etag)
+        with self.assertRaises(ResourceNotFoundError):
+            f.get_file_properties()
+        self.assertEqual([e["name"] for e in self.share.list_directories_and_files("in")], [])
+        # What the rename sets: metadata and content type given with it.
+        again = moved.rename_file("out/c.txt", metadata={"new": "1"}, content_type="application/json")
+        props = again.get_file_properties()
+        self.assertEqual((props.metadata, props.content_settings.content_type), ({"new": "1"}, "application/json"))
+        # A change of case only is a rename of the entry to itself.
+        self.assertEqual(again.rename_file("out/C.TXT").download_file().readall(), b"payload")
+        self.assertEqual([e["name"] for e in self.share.list_directories_and_files("out")], ["C.TXT"])
+        on_disk = os.path.join(self.emu.location, "storage", DEV_ACCOUNT, "shares", self.name, "out")
+        self.assertEqual(os.listdir(on_disk), ["C.TXT"])
+
+    def test_rename_directory_moves_what_it_holds(self):
+        d = self.share.create_directory("run1")
+        d.create_subdirectory("ckpt").upload_file("epoch1.pt", b"w1")
+        d.upload_file("log.txt", b"log")
+        renamed = d.rename_directory("run1-done")
+        self.assertEqual(sorted(e["name"] for e in renamed.list_directories_and_files()), ["ckpt", "log.txt"])
+        self.assertEqual(self.share.get_file_client("run1-done/ckpt/epoch1.pt").download_file().readall(), b"w1")
+        with self.assertRaises(ResourceNotFoundError):
+            d.get_directory_properties()
+        # The entries moved keep working: written, listed, deleted under their new path.
+        self.share.get_file_client("run1-done/ckpt/epoch2.pt").upload_file(b"w2")
+        self.assertEqual(sorted(e["name"] for e in self.share.list_directories_and_files("run1-done/ckpt")),
+                         ["epoch1.pt", "epoch2.pt"])
+        self.share.get_directory_client("run1-done/ckpt").delete_file("epoch1.pt")
+        with self.assertRaises(HttpResponseError) as caught:
+            self.share.get_directory_client("run1-done").rename_directory("run1-done/inside")
+        self.assertEqual((caught.exception.status_code, caught.exception.error_code), (400, "InvalidResourceName"))
+
+    def test_rename_conflicts_and_missing_entries(self):
+        self.share.get_file_client("a").upload_file(b"a")
+        self.share.get_file_client("b").upload_file(b"b")
+        self.share.create_directory("d")
+        a = self.share.get_file_client("a")
+        with self.assertRaises(ResourceExistsError) as caught:
+            a.rename_file("b")
+        self.assertEqual(caught.exception.error_code, "ResourceAlreadyExists")
+        with self.assertRaises(ResourceExistsError) as caught:
+            a.rename_file("d", overwrite=True)  # a directory is never replaced
+        self.assertEqual(caught.exception.error_code, "ResourceAlreadyExists")
+        self.share.get_file_client("b").set_http_headers(ContentSettings(), file_attributes="ReadOnly")
+        with self.assertRaises(ResourceExistsError) as caught:
+            a.rename_file("b", overwrite=True)
+        self.assertEqual(caught.exception.error_code, "ReadOnlyAttribute")
+        self.assertEqual(a.rename_file("b", overwrite=True, ignore_read_only=True).download_file().readall(), b"a")
+        with self.assertRaises(ResourceNotFoundError) as caught:
+            a.rename_file("c")
+        self.assertEqual(caught.exception.error_code, "ResourceNotFound")
+        with self.assertRaises(ResourceNotFoundError) as caught:
+            self.share.get_file_client("b").rename_file("missing/c")
+        self.assertEqual(caught.exception.error_code, "ParentNotFound")
+        with self.assertRaises(ResourceNotFoundError):  # a directory is not renamed as a file
+            self.share.get_file_client("d").rename_file("e")
+        other = self.svc.create_share(self.name + "-other")
+        self.addCleanup(lambda: self.svc.delete_share(self.name + "-other"))
+        with self.assertRaises(HttpResponseError) as caught:
+            other.get_file_client("x").rename_file("y")  # the source is that share's: fine, but missing
+        self.assertEqual(caught.exception.error_code, "ResourceNotFound")
+
+    def test_rename_with_a_sas_needs_delete_at_the_source(self):
+        self.share.get_file_client("src").upload_file(b"s")
+        expiry = utcnow() + datetime.timedelta(hours=1)
+
+        def share_with(**permission):
+            token = generate_share_sas(DEV_ACCOUNT, self.name, DEV_KEY, permission=ShareSasPermissions(**permission),
+                                       expiry=expiry)
+            return ShareServiceClient(f"{self.endpoints['file']}/{DEV_ACCOUNT}", credential=token) \
+                .get_share_client(self.name)
+        with self.assertRaises(HttpResponseError) as caught:
+            share_with(read=True, write=True).get_file_client("src").rename_file("dst")
+        self.assertEqual((caught.exception.status_code, caught.exception.error_code),
+                         (403, "AuthorizationPermissionMismatch"))
+        moved = share_with(read=True, write=True, delete=True).get_file_client("src").rename_file("dst")
+        self.assertEqual(moved.download_file().readall(), b"s")
+
     def test_512_mib_upload_and_download(self):
         f = self.share.get_file_client("large.bin")
         data = os.urandom(MiB) * 512
