@@ -419,6 +419,7 @@ void RunningEmulator::stop() {
     fs::remove(p.location / endpoints::kFileName, ec);
     for (auto& listener : p.listeners) listener->stop_accepting();
     p.blob_service->stop_waiting();
+    p.file_service->stop_waiting();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (auto& listener : p.listeners) listener->finish(deadline);
     p.arm_api->stop();

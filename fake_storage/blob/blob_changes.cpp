@@ -1,38 +1,12 @@
-// The container's change feed (blob_service.h, kChangesComp).
-#include <nlohmann/json.hpp>
-
+// The container's change feed (fake_storage/http/change_feed.h).
 #include "fake_storage/blob/blob_service.h"
-#include "fake_storage/http/storage_headers.h"
+#include "fake_storage/http/change_feed.h"
 
 namespace bai::storage {
 
-namespace {
-
-std::optional<std::uint64_t> number_param(const StorageRequest& r, const char* name, std::uint64_t most) {
-    std::optional<std::string> text = r.param(name);
-    if (!text) return std::nullopt;
-    if (text->empty() || text->size() > 20 || text->find_first_not_of("0123456789") != std::string::npos) {
-        invalid_query(name, *text);
-    }
-    const std::uint64_t value = std::stoull(*text);
-    if (value > most) invalid_query(name, *text);
-    return value;
-}
-
-}  // namespace
-
 void BlobService::list_changes(StorageCall& call) {
-    const StorageRequest& r = call.request;
-    store_.get_container(call.account.name, r.container);  // 404 ContainerNotFound
-    const std::optional<std::uint64_t> since = number_param(r, "since", UINT64_MAX);
-    const std::string epoch = r.param("epoch").value_or("");
-    if (since && epoch.empty()) invalid_query("epoch", "");
-    const std::uint64_t wait = number_param(r, "timeout", kMaxChangesWait).value_or(0);
-    ChangeJournal::Read read =
-        journal_.read(call.account.name, r.container, epoch, since, std::chrono::seconds(wait));
-    nlohmann::json body = {{"epoch", read.epoch}, {"next", read.next}, {"everything", read.everything},
-                           {"paths", read.paths}};
-    call.response.set_content(body.dump(), "application/json");
+    store_.get_container(call.account.name, call.request.container);  // 404 ContainerNotFound
+    answer_changes(call.request, journal_, call.account.name, call.request.container, call.response);
 }
 
 }  // namespace bai::storage

@@ -1,4 +1,5 @@
 #include "fake_storage/blob/blob_service.h"
+#include "fake_storage/http/change_feed.h"
 
 #include <unistd.h>
 

@@ -11,14 +11,6 @@
 
 namespace bai::storage {
 
-// GET /ACCOUNT/CONTAINER?restype=container&comp=x-bai-changes[&since=N&epoch=E][&timeout=S]: what
-// changed in the container after change N of the emulator's run E (ChangeJournal), waiting up to S
-// seconds (at most kMaxChangesWait) for a change when none did. An extension of the emulator's for
-// its blob filesystem on other hosts; authorized as List Blobs. Answers JSON:
-// {"epoch": E, "next": N, "everything": false, "paths": ["a/b", ...]} ("" names the container).
-inline constexpr const char* kChangesComp = "x-bai-changes";
-inline constexpr int kMaxChangesWait = 30;
-
 class BlobService {
 public:
     BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files, ServiceSettings& settings);

@@ -7,6 +7,7 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/file/file_xml.h"
+#include "fake_storage/http/change_feed.h"
 #include "fake_storage/file/rename_source.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/storage_headers.h"
@@ -178,6 +179,11 @@ Operation FileService::share_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "metadata") return op("SetShareMetadata", "w", &FileService::set_share_metadata);
     if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
     if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
+    if (m == "GET" && comp == kChangesComp) {  // authorized as List Directories and Files
+        return Operation{"ListChanges",
+                         {SasService::file, r.container, "", {ResourceLevel::container, "l", "l", ServiceSasScope::container, false}},
+                         false, false, nullptr, std::bind(&FileService::list_changes, this, _1)};
+    }
     unsupported(r);
 }
 
@@ -453,6 +459,11 @@ void FileService::rename(StorageCall& call, bool directory) {
     if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
     ShareEntry e = store_.rename(call.account.name, r.container, from, r.name, directory, o);
     write_entry_headers(call.response, e);
+}
+
+void FileService::list_changes(StorageCall& call) {
+    store_.get_share(call.account.name, call.request.container);  // 404 ShareNotFound
+    answer_changes(call.request, journal_, call.account.name, call.request.container, call.response);
 }
 
 }  // namespace bai::storage

@@ -3,6 +3,7 @@
 
 #include <httplib.h>
 
+#include "fake_storage/engine/change_journal.h"
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/http/storage_endpoint.h"
 
@@ -16,6 +17,8 @@ public:
         endpoint_.serve(req, res, body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
+    // Answers the readers of the change feed waiting now, and makes later ones answer at once.
+    void stop_waiting() { journal_.close(); }
 
 private:
     Operation resolve(const StorageRequest& request);
@@ -48,9 +51,12 @@ private:
     void rename(StorageCall& call, bool directory);
     void rename_file(StorageCall& call) { rename(call, false); }
     void rename_directory(StorageCall& call) { rename(call, true); }
+    // The share's change feed (fake_storage/http/change_feed.h).
+    void list_changes(StorageCall& call);
 
     AccountRegistry& accounts_;
     FileStore& store_;
+    ChangeJournal journal_{store_.changes()};
     StorageEndpoint endpoint_;
 };
 

@@ -37,6 +37,15 @@ public:
     // Where the container's changes made elsewhere are published (by the store itself, or by what
     // follows the emulator's change feed).
     virtual storage::StoreChanges& changes() = 0;
+
+    // Whether directories are entries of their own (a file share): there until removed, whatever
+    // is below them, and removed by remove() only when empty (the service says when not).
+    virtual bool hierarchical() const { return false; }
+    // Renames a file, or a directory with all it holds, in one call of the service (a file there
+    // replaced); false where the service has none (a container: the filesystem copies and deletes).
+    virtual bool rename(const std::string& /*from*/, const std::string& /*to*/, bool /*directory*/) { return false; }
+    // The mount's type is fuse.<this>.
+    virtual const char* mount_type() const { return "bai-blob"; }
 };
 
 // The container in the emulator's own BlobStore.

@@ -44,7 +44,9 @@ std::string child_path(State& s, fuse_ino_t parent, const char* name) {
 
 // The errno for what the store answered.
 int errno_of(const storage::StorageError& e) {
+    if (e.code() == "DirectoryNotEmpty") return ENOTEMPTY;
     switch (e.status()) {
+        case 403: return EACCES;
         case 404: return ENOENT;
         case 409: return EEXIST;
         case 400: return EINVAL;
@@ -546,11 +548,11 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
         Entry entry = find(s, path);
         if (entry.kind == Entry::none) return (void)fuse_reply_err(req, ENOENT);
         if (entry.kind != Entry::directory) return (void)fuse_reply_err(req, ENOTDIR);
-        if (has_children(s, path)) return (void)fuse_reply_err(req, ENOTEMPTY);
+        if (!s.blobs->hierarchical() && has_children(s, path)) return (void)fuse_reply_err(req, ENOTEMPTY);
         try {
             s.blobs->remove(path);
         } catch (const storage::StorageError& e) {
-            if (e.status() != 404) throw;
+            if (e.status() != 404 || s.blobs->hierarchical()) throw;
         }
         mark_removed(s, path);
         s.notifier.queue(path, false);
@@ -631,7 +633,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
         if (source.kind == Entry::file) {
             if (target.kind == Entry::directory) return (void)fuse_reply_err(req, EISDIR);
             commit_staged_under(s, from);
-            move_blob(s, from, to);
+            if (!s.blobs->rename(from, to, false)) move_blob(s, from, to);
             mark_removed(s, to);
             move_nodes(s, from, to);
             s.notifier.queue(from, false);
@@ -648,6 +650,12 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
             }
         }
         commit_staged_under(s, from);
+        if (s.blobs->rename(from, to, true)) {
+            mark_removed(s, to);
+            move_nodes(s, from, to);
+            s.notifier.queue(from, false);
+            return (void)fuse_reply_err(req, 0);
+        }
         // Every blob below, then the marker (a directory without one gets none).
         storage::ListOptions list;
         list.prefix = from + "/";
@@ -719,11 +727,10 @@ void BlobFs::mount(const fs::path& mountpoint) {
     try {
         s.blobs->modified();
     } catch (const storage::StorageError& e) {
-        if (e.status() == 404) {
-            throw std::runtime_error("the blob container " + s.container + " of storage account " + s.account + " does not exist");
-        }
-        throw std::runtime_error("cannot reach the blob container " + s.container + " of storage account " + s.account +
-                                 ": " + e.what());
+        const std::string what = (s.blobs->hierarchical() ? "the file share " : "the blob container ") + s.container +
+                                 " of storage account " + s.account;
+        if (e.status() == 404) throw std::runtime_error(what + " does not exist");
+        throw std::runtime_error("cannot reach " + what + ": " + e.what());
     }
     std::error_code ec;
     fs::create_directories(s.options.staging_dir, ec);
@@ -736,7 +743,7 @@ void BlobFs::mount(const fs::path& mountpoint) {
     s.root.number = FUSE_ROOT_ID;
     s.root.nlookup = 2;
     static const fuse_lowlevel_ops ops = operations();
-    FuseMountSpec spec{s.account + "/" + s.container, "bai-blob", s.options.read_only};
+    FuseMountSpec spec{s.account + "/" + s.container, s.blobs->mount_type(), s.options.read_only};
     spec.kernel_permissions = false;  // every entry is 0777 (0555 read-only, and the mount is then ro)
     s.server.start(ops, &s, mountpoint, spec);
     s.notifier.start(s.blobs->changes(), s.account, s.container, &s,

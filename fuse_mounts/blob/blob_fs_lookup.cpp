@@ -50,7 +50,7 @@ Entry entry_of_blob(const storage::BlobInfo& blob) {
 Entry find(State& s, const std::string& path) {
     if (path.empty()) return directory_entry(s.blobs->modified());
     if (std::optional<storage::BlobInfo> blob = find_blob(s, path)) return entry_of_blob(*blob);
-    if (has_children(s, path)) return directory_entry(s.blobs->modified());
+    if (!s.blobs->hierarchical() && has_children(s, path)) return directory_entry(s.blobs->modified());
     return {};
 }
 

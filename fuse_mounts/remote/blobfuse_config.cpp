@@ -6,7 +6,10 @@
 
 namespace bai::mounts {
 
-void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings) {
+void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings, RemoteVolume volume) {
+    const bool share = volume == RemoteVolume::share;
+    const std::string volume_key = share ? "shareName" : "containerName";
+    const std::string endpoint_key = share ? "fileEndpoint" : "blobEndpoint";
     int number = 0;
     while (!text.empty()) {
         const size_t end = text.find('\n');
@@ -27,9 +30,9 @@ void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings) {
             settings.key = value;
         } else if (key == "sasToken") {
             settings.sas = value;
-        } else if (key == "containerName") {
+        } else if (key == volume_key) {
             settings.container = value;
-        } else if (key == "blobEndpoint") {
+        } else if (key == endpoint_key) {
             settings.endpoint = value;
         } else if (key == "caCertFile") {
             settings.ca_file = value;
@@ -38,7 +41,12 @@ void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings) {
                 throw std::invalid_argument(where + " " + value + ": only Key and SAS are supported");
             }
         } else {
-            throw std::invalid_argument(where + ": unknown key");
+            throw std::invalid_argument(where + ": unknown key" +
+                                        (key == "containerName" || key == "shareName" || key == "blobEndpoint" ||
+                                                 key == "fileEndpoint"
+                                             ? " here (a " + std::string(share ? "share" : "container") + " takes " +
+                                                   volume_key + " and " + endpoint_key + ")"
+                                             : ""));
         }
     }
 }
@@ -58,6 +66,8 @@ BlobfuseCommand parse_blobfuse_command(const std::vector<std::string>& args) {
         } else if (auto v = value_of(arg, "--tmp-path")) {
             c.tmp_path = *v;
         } else if (auto v = value_of(arg, "--container-name")) {
+            c.container = *v;
+        } else if (auto v = value_of(arg, "--share-name")) {
             c.container = *v;
         } else if (arg == "-o") {
             if (i + 1 == args.size()) throw std::invalid_argument("-o has no value");

@@ -3,6 +3,7 @@
 // emulator's Blob URL, http://HOST:PORT/ACCOUNT), authType (Key or SAS, optional), caCertFile
 // (HTTPS only). And its command line, as blobfuse's: MOUNTPOINT --config-file=FILE
 // [--tmp-path=DIR] [--container-name=NAME] [-o OPTIONS]... (the other blobfuse flags accepted).
+// bai-sharefuse takes the same, with shareName, fileEndpoint and --share-name.
 #pragma once
 
 #include <string>
@@ -15,13 +16,18 @@
 
 namespace bai::mounts {
 
+// What a remote mount shows: a blob container (bai-blobfuse) or a file share (bai-sharefuse, whose
+// file names the share with shareName and the File endpoint with fileEndpoint instead).
+enum class RemoteVolume { container, share };
+
 // Applies the file's text to `settings`. Throws std::invalid_argument naming the line and key.
-void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings);
+void parse_blobfuse_config(std::string_view text, BlobRestSettings& settings,
+                           RemoteVolume volume = RemoteVolume::container);
 
 struct BlobfuseCommand {
     std::string mountpoint;
     std::string config_file;
-    std::string container;  // --container-name: overrides the file's
+    std::string container;  // --container-name (--share-name): overrides the file's
     std::string tmp_path;
     std::string mount_options;  // what apply_blob_mount_options takes
 };

@@ -1,6 +1,6 @@
-// libFuzzer: what bai-blobfuse reads: its config file and command line (blobfuse_config.h), and
-// the Blob service's answers (blob_rest_answers.h: List Blobs pages, a blob's headers, an error's
-// body). The first byte picks the reader; the rest is its input. A reader may refuse, never crash.
+// libFuzzer: what bai-blobfuse and bai-sharefuse read: their config files and command line
+// (blobfuse_config.h), and the services' answers (blob_rest_answers.h: List Blobs pages, a blob's
+// headers, an error's body; share_rest_answers.h: List Directories and Files pages, a file's headers). The first byte picks the reader; the rest is its input. A reader may refuse, never crash.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -11,6 +11,7 @@
 #include "fake_storage/engine/storage_error.h"
 #include "fuse_mounts/blob/blob_rest_answers.h"
 #include "fuse_mounts/remote/blobfuse_config.h"
+#include "fuse_mounts/share/share_rest_answers.h"
 
 using namespace bai::mounts;
 
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (size == 0) return 0;
     const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
     try {
-        switch (data[0] % 4) {
+        switch (data[0] % 6) {
             case 0: {
                 BlobRestSettings settings;
                 parse_blobfuse_config(input, settings);
@@ -58,7 +59,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     head.remove_prefix(std::min(end + 1, head.size()));
                 }
                 (void)info_of("data", "blob", r);
+                (void)share_file_info("work", "dir/f", r);
                 if (error_message(r).empty()) __builtin_trap();
+                break;
+            }
+            case 4: {
+                bai::storage::BlobListPage page = parse_list_directory(input, "work", "dir/");
+                for (const auto& e : page.entries) {
+                    const std::string& name = e.is_prefix ? e.prefix : e.blob.name;
+                    if (!name.starts_with("dir/") || name.size() <= 4 || name.find('/', 4) < name.size() - 1) __builtin_trap();
+                }
+                break;
+            }
+            case 5: {
+                BlobRestSettings settings;
+                parse_blobfuse_config(input, settings, RemoteVolume::share);
                 break;
             }
         }
