@@ -6,7 +6,7 @@ namespace bai::daemon {
 
 namespace fs = std::filesystem;
 
-fs::path publish_blobfuse(const fs::path& location, std::string& why) {
+fs::path publish_host_program(const fs::path& location, const std::string& name, std::string& why) {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (ec) {
@@ -14,9 +14,9 @@ fs::path publish_blobfuse(const fs::path& location, std::string& why) {
         return {};
     }
     // Installed side by side, or as built (build/emulator/ and build/fuse_mounts/).
-    for (const fs::path& candidate : {self.parent_path() / "bai-blobfuse", self.parent_path().parent_path() / "fuse_mounts" / "bai-blobfuse"}) {
+    for (const fs::path& candidate : {self.parent_path() / name, self.parent_path().parent_path() / "fuse_mounts" / name}) {
         if (!fs::is_regular_file(candidate, ec)) continue;
-        const fs::path published = location / "bin" / "bai-blobfuse";
+        const fs::path published = location / "bin" / name;
         fs::create_directories(published.parent_path(), ec);
         // Into a new file, renamed over the old: a host running the old one keeps it.
         const fs::path partial = published.string() + ".partial";
@@ -30,7 +30,7 @@ fs::path publish_blobfuse(const fs::path& location, std::string& why) {
         }
         return published;
     }
-    why = "bai-blobfuse is not beside " + self.string();
+    why = name + " is not beside " + self.string();
     return {};
 }
 

@@ -109,6 +109,12 @@ Options parse_options(const std::vector<std::string>& args) {
             o.slurm_lowpriority_partition = value();
         } else if (flag == "--slurm-qos-lowpriority") {
             o.slurm_lowpriority_qos = value();
+        } else if (flag == "--slurm-storage") {
+            const std::string mode = value();
+            if (mode != "shared" && mode != "rest") {
+                throw std::invalid_argument("--slurm-storage must be shared or rest, not '" + mode + "'");
+            }
+            o.slurm_rest_storage = mode == "rest";
         } else if (flag == "--slurm-size-map") {
             const std::string path = value();
             std::ifstream in(path);
@@ -137,6 +143,7 @@ Options parse_options(const std::vector<std::string>& args) {
             throw std::invalid_argument("unknown argument '" + args[i] + "' (see --help)");
         }
     }
+    if (o.slurm_rest_storage && !o.slurm) throw std::invalid_argument("--slurm-storage is for --compute slurm");
     // Azurite's variable, so that a setup written for Azurite finds its accounts here too;
     // --account of the same name wins.
     if (const char* azurite = std::getenv("AZURITE_ACCOUNTS"); azurite && *azurite) {
@@ -158,7 +165,7 @@ std::string usage() {
            "                        [--strict-gpus] [--no-passthrough] [--share-mounts fuse|bind]\n"
            "                        [--compute local|slurm] [--slurm-partition P] [--slurm-account A]\n"
            "                        [--slurm-partition-lowpriority P] [--slurm-qos-lowpriority Q]\n"
-           "                        [--slurm-size-map FILE]\n"
+           "                        [--slurm-size-map FILE] [--slurm-storage shared|rest]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
@@ -213,6 +220,10 @@ std::string usage() {
            "  --slurm-size-map FILE  what a vmSize asks of Slurm where the site's hosts differ from\n"
            "                     Azure's machines: {\"Standard_NC6\": {\"cores\": 8, \"memoryMiB\": 64000,\n"
            "                     \"gpus\": 1}}, each field optional (memoryMiB 0: the partition's default)\n"
+           "  --slurm-storage S  how the hosts reach the file shares: shared (default: the data\n"
+           "                     directory is on a filesystem they share; shares are links there) or\n"
+           "                     rest (they share its nodes/ and bin/ only, not storage/: each share is\n"
+           "                     mounted on them by bai-sharefuse through the File endpoint)\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

@@ -236,7 +236,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                 // Hosts that do not see this machine's mounts mount blob containers themselves,
                 // through the Blob endpoint, each with a SAS for its container.
                 std::string why;
-                storage.remote_blobs.program = publish_blobfuse(parts.location, why);
+                storage.remote_blobs.program = publish_host_program(parts.location, "bai-blobfuse", why);
                 if (!why.empty()) log::warning("blob containers cannot be mounted on Slurm hosts that do not share this machine's mounts: " + why);
                 storage.remote_blobs.endpoint = [&parts] { return parts.published.blob; };
                 storage.remote_blobs.sas = [&parts](const std::string& account, const std::string& container, bool read_only) {
@@ -245,6 +245,21 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     // As long as a node may live; the file that holds it goes with the node.
                     return storage::service_sas_query(*found, storage::SasService::blob, container, "",
                                                       read_only ? "rl" : "racwdl", time::now() + std::chrono::hours(24 * 365));
+                };
+            }
+            if (options.slurm_rest_storage) {
+                // Hosts that do not see the store's directories mount the shares through the File
+                // endpoint, each with a SAS for its share.
+                engine_options.remote_shares = true;
+                std::string why;
+                storage.remote_shares.program = publish_host_program(parts.location, "bai-sharefuse", why);
+                if (!why.empty()) log::warning("file shares cannot be mounted on the Slurm hosts: " + why);
+                storage.remote_shares.endpoint = [&parts] { return parts.published.file; };
+                storage.remote_shares.sas = [&parts](const std::string& account, const std::string& share, bool read_only) {
+                    std::optional<storage::Account> found = parts.accounts.find(account);
+                    if (!found) return std::string();
+                    return storage::service_sas_query(*found, storage::SasService::file, share, "",
+                                                      read_only ? "rl" : "rcwdl", time::now() + std::chrono::hours(24 * 365));
                 };
             }
             auto made = std::make_unique<engine::LocalEngine>(store, std::move(storage), engine_options);

@@ -51,7 +51,10 @@ std::string tail_of(const fs::path& file) {
         if (line.empty()) continue;
         last = line;
         if (line.rfind("srun: ", 0) == 0 || line.rfind("slurmstepd", 0) == 0) continue;
-        own = line.rfind("bai-blobfuse: ", 0) == 0 ? line.substr(14) : line;
+        own = line;
+        for (const std::string program : {"bai-blobfuse: ", "bai-sharefuse: "}) {
+            if (line.rfind(program, 0) == 0) own = line.substr(program.size());
+        }
     }
     return own.empty() ? last : own;
 }
@@ -80,48 +83,60 @@ void write_private(const fs::path& file, const std::string& text) {
     if (!written) throw std::runtime_error("cannot write " + file.string());
 }
 
-// Mounts the container at `point` on the node's host; "" once the host shows it mounted.
-std::string mount_blob_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step,
-                               const fs::path& point, const arm::Volume& v, const StorageAccess& storage,
-                               const fs::path& scratch, AttachedVolumes& attached) {
-    const std::string what = point.string() + " (the blob container " + v.account + "/" + v.container + ")";
-    const RemoteBlobAccess& remote = storage.remote_blobs;
+// The program that mounts a volume of the store on a host, and the words of its config file.
+struct RemoteMount {
+    const char* program;       // "bai-blobfuse"
+    const char* what;          // "blob container"
+    const char* volume_key;    // its config file's key for the volume's name
+    const char* endpoint_key;  // ... and for the endpoint
+    const char* fstype;        // what findmnt shows once it is mounted
+};
+constexpr RemoteMount kBlobMount{"bai-blobfuse", "blob container", "containerName", "blobEndpoint", "fuse.bai-blob"};
+constexpr RemoteMount kShareMount{"bai-sharefuse", "file share", "shareName", "fileEndpoint", "fuse.bai-share"};
+
+// Mounts the container (or share) at `point` on the node's host; "" once the host shows it mounted.
+std::string mount_remote_on_host(NodeHosts& hosts, const std::string& node_id, const std::string& step,
+                                 const fs::path& point, const arm::Volume& v, const RemoteMount& kind,
+                                 const RemoteVolumeAccess& remote, const fs::path& scratch, AttachedVolumes& attached) {
+    const std::string what = point.string() + " (the " + kind.what + " " + v.account + "/" + v.container + ")";
     if (remote.program.empty() || !remote.endpoint || !remote.sas) {
-        return what + " is mounted on this machine, and the node's host does not see that mount; bai-blobfuse, which "
-                      "would mount it there, is not available (see the emulator's log)";
+        return what + " is mounted on this machine, and the node's host does not see that mount; " + kind.program +
+               ", which would mount it there, is not available (see the emulator's log)";
     }
     mounts::BlobFsOptions options;
-    mounts::apply_blob_mount_options(v.mount_options, options);  // checked when mounted here
+    if (v.blob()) mounts::apply_blob_mount_options(v.mount_options, options);  // checked when mounted here
     const std::string sas = remote.sas(v.account, v.container, options.read_only);
     if (sas.empty()) return what + ": no storage account " + v.account;
     const fs::path config = scratch / (step + ".cfg");
     const fs::path log = scratch / (step + ".log");
-    write_private(config, "accountName " + v.account + "\nsasToken " + sas + "\ncontainerName " + v.container +
-                              "\nblobEndpoint " + remote.endpoint() + "/" + v.account + "\n");
+    write_private(config, "accountName " + v.account + "\nsasToken " + sas + "\n" + kind.volume_key + " " + v.container +
+                              "\n" + kind.endpoint_key + " " + remote.endpoint() + "/" + v.account + "\n");
     std::vector<std::string> argv = hosts.launch_prefix(node_id, step, "/");
     // Files being written are staged on the host's own disk (the shared one may not take O_TMPFILE).
     argv.insert(argv.end(), {remote.program.string(), point.string(), "--config-file=" + config.string(),
-                             "--tmp-path=/tmp/bai-blobfuse-" + node_id + "-" + step});
-    std::istringstream words(v.mount_options);
-    for (std::string word; words >> word;) argv.push_back(word);
+                             "--tmp-path=/tmp/" + std::string(kind.program) + "-" + node_id + "-" + step});
+    if (v.blob()) {
+        std::istringstream words(v.mount_options);
+        for (std::string word; words >> word;) argv.push_back(word);
+    }
     std::unique_ptr<Process> process = Process::start({argv, node_base_environment(), "/", log, log});
-    // The host shows the mount (its type is fuse.bai-blob), or bai-blobfuse is gone from it
-    // (given a few seconds to start there), or a minute passes.
+    // The host shows the mount (of its type), or the program is gone from it (given a few seconds
+    // to start there), or a minute passes.
     std::vector<std::string> check = hosts.launch_prefix(node_id, step + "-check", "/");
     check.insert(check.end(),
                  {"/bin/sh", "-c",
                   "i=0; while [ $i -lt 600 ]; do "
-                  "[ \"$(findmnt -n -o FSTYPE --mountpoint \"$1\")\" = fuse.bai-blob ] && exit 0; "
+                  "[ \"$(findmnt -n -o FSTYPE --mountpoint \"$1\")\" = \"$3\" ] && exit 0; "
                   "[ $i -gt 50 ] && ! pgrep -f -- \"--config-file=$2\" >/dev/null && exit 3; "
                   "i=$((i+1)); sleep 0.1; done; exit 4",
-                  "bai-mount-check", point.string(), config.string()});
+                  "bai-mount-check", point.string(), config.string(), kind.fstype});
     const CommandOutput checked = run_command(check, node_base_environment(), fs::temp_directory_path());
     if (checked.status.code != 0) {
         process->kill_group(SIGTERM);
         process->wait();
         std::string why = tail_of(log);
         if (why.empty()) why = checked.err.substr(0, checked.err.find('\n'));
-        return what + ": bai-blobfuse did not mount it on the node's host" + (why.empty() ? "" : ": " + why);
+        return what + ": " + kind.program + " did not mount it on the node's host" + (why.empty() ? "" : ": " + why);
     }
     NodeHosts* on = &hosts;
     attached.host_mounts.push_back({std::move(process), [on, node_id, step, point] {
@@ -168,6 +183,12 @@ std::string attach_on_host(NodeHosts& hosts, const std::string& node_id, const s
                                                     root / v.relative, v, scratch, attached);
             if (!why.empty()) return why;
         }
+        if (v.kind == arm::Volume::Kind::file_share && attached.settings().remote_shares) {
+            std::string why = mount_remote_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++),
+                                                   root / v.relative, v, kShareMount, storage.remote_shares, scratch,
+                                                   attached);
+            if (!why.empty()) return why;
+        }
         if (v.blob()) blob_points.push_back(root / v.relative);
     }
     if (blob_points.empty()) return "";
@@ -177,8 +198,8 @@ std::string attach_on_host(NodeHosts& hosts, const std::string& node_id, const s
         for (const arm::Volume& v : volumes) {
             if (v.blob() && root / v.relative == point) volume = &v;
         }
-        std::string why = mount_blob_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++), point, *volume,
-                                             storage, scratch, attached);
+        std::string why = mount_remote_on_host(hosts, node_id, step + "mount-" + std::to_string(mounted++), point, *volume,
+                                               kBlobMount, storage.remote_blobs, scratch, attached);
         if (!why.empty()) return why + (error.empty() ? "" : " (" + error + ")");
     }
     return "";

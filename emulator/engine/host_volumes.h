@@ -5,7 +5,9 @@
 // bai-blobfuse (fuse_mounts/remote/) through the Blob REST API, as blobfuse mounted one on a
 // Batch AI node: a step of the node's host allocation that lives until the volumes are released,
 // with a SAS for that container alone in a file of the node's (0600). The emulator's change feed
-// keeps that mount's caches coherent with REST (blob_rest_container.h).
+// keeps that mount's caches coherent with REST (blob_rest_container.h). Where the hosts do not see
+// the store's directories either (MountSettings::remote_shares), a file share is mounted there the
+// same way by bai-sharefuse through the File REST API.
 #pragma once
 
 #include <filesystem>

@@ -522,7 +522,10 @@ private:
             prefix.insert(prefix.end(), argv.begin(), argv.end());
             argv = std::move(prefix);
         }
-        return {argv, env, dirs_[node], stdouterr_ / planned.stdout_name, stdouterr_ / planned.stderr_name};
+        // On a host, srun writes the output here: into the share's directory in the store (the
+        // node's mount point here shows nothing where the share is mounted on the host alone).
+        const fs::path logs = in_.nodes[node].hosts ? in_store(stdouterr_) : stdouterr_;
+        return {argv, env, dirs_[node], logs / planned.stdout_name, logs / planned.stderr_name};
     }
 
     static Environment merged(Environment base, const Environment& over) {

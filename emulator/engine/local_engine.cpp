@@ -250,7 +250,8 @@ void LocalEngine::add_node(ClusterState& cluster) {
     auto slot = std::make_unique<NodeSlot>();
     // On hosts that see this machine's disk but not its mounts, shares are links to their directories.
     slot->volumes = std::make_shared<AttachedVolumes>(
-        MountSettings{&faults_, options_.share_passthrough, options_.bind_shares, options_.hosts != nullptr});
+        MountSettings{&faults_, options_.share_passthrough, options_.bind_shares, options_.hosts != nullptr,
+                      options_.hosts != nullptr && options_.remote_shares});
     Node& node = slot->node;
     int n = 1;
     while (addresses_in_use_.count(n)) ++n;

@@ -51,6 +51,9 @@ struct EngineOptions {
     bool share_passthrough = true;
     // --share-mounts bind: shares are bind mounts of their directories (volume_links.h).
     bool bind_shares = false;
+    // Nodes on hosts that reach the shares through the File REST API alone (--slurm-storage rest):
+    // MountSettings::remote_shares.
+    bool remote_shares = false;
     // Where jobs with containerSettings run (--container-runtime, --image, --strict-images).
     ContainerOptions containers;
     Clock* clock = nullptr;  // a real clock when null

@@ -64,7 +64,8 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
     in.cluster_volumes = arm::volumes_of(cluster.spec.mount_volumes);
     in.containers = &options_.containers;
     in.runtimes = &runtimes_;
-    in.mounts = {&faults_, options_.share_passthrough, options_.bind_shares, options_.hosts != nullptr};
+    in.mounts = {&faults_, options_.share_passthrough, options_.bind_shares, options_.hosts != nullptr,
+                 options_.hosts != nullptr && options_.remote_shares};
     in.workloads = options_.workloads;
     in.clock = &clock_;
     in.started = started_at;

@@ -10,6 +10,7 @@
 #include "emulator/engine/host_volumes.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/node_hosts.h"
+#include "emulator/engine/node_view.h"
 #include "emulator/engine/process.h"
 #include "emulator/engine/volume_links.h"
 
@@ -39,8 +40,9 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
     fs::create_directories(node.jobs_root(), ec);
     if (ec) return {false, "NodeSetupFailed", "cannot create the node's directories under " + node.root.string() + ": " + ec.message()};
     std::vector<std::string> notes;
+    std::vector<arm::Volume> list;
     try {
-        const std::vector<arm::Volume> list = arm::volumes_of(spec.mount_volumes);
+        list = arm::volumes_of(spec.mount_volumes);
         attach_volumes(node.mount_root(), list, storage, notes, volumes);
         if (node.hosts) {
             if (std::string why = attach_on_host(*node.hosts, node.id, kNodeStepPrefix, node.mount_root(), list, storage,
@@ -62,6 +64,22 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
     add_user_variables(env, task.value("secrets", json::array()));
     std::string prefix = expand_variables(task.value("stdOutErrPathPrefix", ""), env);
     fs::path logs = fs::path(prefix) / task.value("stdOutErrPathSuffix", "");
+    if (node.hosts) {
+        // The task's output is written here, by srun: into a share's directory in the store, not
+        // through what this machine has at the node's mount point (nothing, where the share is
+        // mounted on the host alone).
+        for (const arm::Volume& v : list) {
+            if (!v.invalid.empty() || v.kind != arm::Volume::Kind::file_share) continue;
+            std::optional<fs::path> dir;
+            try {
+                dir = backing_directory(v, storage);
+            } catch (const std::exception&) {
+                continue;
+            }
+            if (!dir) continue;
+            if (std::optional<fs::path> stored = rebase(logs, node.mount_root() / v.relative, *dir)) logs = *stored;
+        }
+    }
     fs::create_directories(logs, ec);
     if (ec) return {false, "SetupTaskFailed", "cannot create the setup task's log directory " + logs.string() + ": " + ec.message()};
     ProcessSpec p{{"/bin/bash", "-c", task.value("commandLine", "")},

@@ -18,13 +18,14 @@ struct FileServerExport {
     std::string mount_point;  // "/mnt/data"
 };
 
-// How a node's host that does not see this machine's mounts reaches a blob container: through the
-// Blob REST API, with bai-blobfuse (host_blob_mounts.h). Unset (no program) on one machine.
-struct RemoteBlobAccess {
-    std::filesystem::path program;  // bai-blobfuse where every host finds it (the shared data directory)
-    std::function<std::string()> endpoint;  // the Blob endpoint's URL as published (http://HOST:PORT)
-    // A SAS query for the container ("" when the account is unknown).
-    std::function<std::string(const std::string& account, const std::string& container, bool read_only)> sas;
+// How a node's host that does not see this machine's mounts reaches a blob container (or, when it
+// does not see the store's directories either, a file share): through the Blob (File) REST API,
+// with bai-blobfuse (bai-sharefuse) (host_volumes.h). Unset (no program) on one machine.
+struct RemoteVolumeAccess {
+    std::filesystem::path program;  // the program where every host finds it (the shared data directory)
+    std::function<std::string()> endpoint;  // the endpoint's URL as published (http://HOST:PORT)
+    // A SAS query for the container or share ("" when the account is unknown).
+    std::function<std::string(const std::string& account, const std::string& volume, bool read_only)> sas;
 };
 
 struct StorageAccess {
@@ -36,7 +37,8 @@ struct StorageAccess {
     // The export of the file server with that resource id; throws std::runtime_error naming it
     // when there is no such file server. Set by the job engine.
     std::function<FileServerExport(const std::string& file_server_id)> file_server_export;
-    RemoteBlobAccess remote_blobs;
+    RemoteVolumeAccess remote_blobs;
+    RemoteVolumeAccess remote_shares;
 };
 
 }  // namespace bai::engine

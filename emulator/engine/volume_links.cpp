@@ -92,6 +92,13 @@ void attach_share(const fs::path& at, const arm::Volume& v, const StorageAccess&
     }
     fresh_mount_point(at);
     std::string why;
+    if (attached.settings().remote_shares) {
+        attached.disk_followers.push_back(storage.files.follow_disk_writes(v.account, v.container));
+        attached.directories.emplace_back(v.relative, at);
+        notes.push_back("file share " + v.account + "/" + v.container + " at " + at.string() +
+                        " (mounted on the node's host through the File REST API)");
+        return;
+    }
     if (attached.settings().link_shares) {
         const fs::path share_dir = storage.files.share_root(v.account, v.container);
         link_instead(at, share_dir, true, v.account + "/" + v.container);

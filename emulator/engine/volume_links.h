@@ -41,6 +41,11 @@ struct MountSettings {
     // mount can show is the caller's to bring to the host (host_volumes.h): blob containers are
     // mounted here too, unmanaged file systems' mountCommands run on the host alone.
     bool link_shares = false;
+    // With link_shares: the hosts do not see the store's directories either (--slurm-storage
+    // rest): a share's mount point here is an empty directory, and the share is mounted on the
+    // host by bai-sharefuse through the File REST API (host_volumes.h); the store still follows
+    // what this machine writes into the share's directory (a job's logs) for REST to see.
+    bool remote_shares = false;
 };
 
 // The volumes attached under one root (a node's mount root, a job's), released together.

@@ -264,6 +264,19 @@ PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 Pree
                     return [tuple(line.split()[1:3]) for line in f]
         return []
 
+    def hide_on_hosts(self, path):
+        """Every host sees an empty directory at `path` (a tmpfs mounted there in its mount
+        namespace), as a host that does not share that directory would; show_on_hosts undoes it."""
+        for name, process in self.daemons:
+            if name.startswith("slurmd-") and process.poll() is None:
+                run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "mount", "-t", "tmpfs", "-o", "size=1m",
+                     "bai-hidden", path])
+
+    def show_on_hosts(self, path):
+        for name, process in self.daemons:
+            if name.startswith("slurmd-") and process.poll() is None:
+                run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "umount", "-l", path], check=False)
+
     def kill_slurmd(self, i):
         """Kills host i's slurmd (SIGKILL) as a host's crash would; what runs there keeps running."""
         for name, process in self.daemons:

@@ -11,7 +11,8 @@ allocation cancelled from outside (scancel) is a deallocation: the node leaves, 
 GPU nodes get the GPUs Slurm gave their allocations; blob containers, which the hosts cannot see
 mounted here (they run in mount namespaces of their own, as a real cluster's hosts: shares are
 links), are mounted on the hosts by bai-blobfuse over the Blob REST API, a node's for its life and
-a job's for the job's.
+a job's for the job's; with --slurm-storage rest, hosts that cannot see the store's directory get
+every share mounted by bai-sharefuse over the File REST API.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import importlib.util
 import json
@@ -280,6 +281,83 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertIn("on the node's host: its mountCommand", errors[0][1])
         self.assertIn("exited with 32: no such export", errors[0][1])
         self.client.clusters.begin_delete(RG, WS, "badmount").result()
+
+    def test_j_hosts_without_the_store_mount_the_shares_over_rest(self):
+        # --slurm-storage rest: the hosts share the data directory's nodes/ and bin/ but not its
+        # storage/ (hidden on them here by an empty tmpfs): every share is mounted on the host by
+        # bai-sharefuse through the File endpoint, a node's for its life and a job's for the job's.
+        emu = harness.Emulator(env=CLUSTER.env(), args=[
+            "--host", CLUSTER.bridge_address, "--lro-delay", "0", "--gpus", "none", "--compute", "slurm",
+            "--slurm-partition", "main", "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
+        self.addCleanup(emu.close)
+        storage_dir = os.path.join(emu.location, "storage")
+        CLUSTER.hide_on_hosts(storage_dir)
+        self.addCleanup(CLUSTER.show_on_hosts, storage_dir)
+        harness.arm_client(ResourceManagementClient, emu.endpoints).resource_groups.create_or_update(RG, {"location": "eastus"})
+        client = harness.arm_client(BatchAI, emu.endpoints)
+        client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
+        client.experiments.begin_create(RG, WS, EXP).result()
+        shares = ShareServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
+        out, scratch = shares.create_share("out"), shares.create_share("scratch")
+        out.get_file_client("given.txt").upload_file(b"put through REST")
+        share = lambda name, path: m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/{name}",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path=path)
+        cluster = client.clusters.begin_create(RG, WS, "restful", m.ClusterCreateParameters(
+            vm_size="STANDARD_D2", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=2)),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_file_shares=[share("out", "afs")]),
+                                   setup_task=m.SetupTask(command_line="hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/setup-$(hostname)",
+                                                          std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs")),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        harness.wait_for(lambda: client.clusters.get(RG, WS, "restful").node_state_counts.idle_node_count == 2,
+                         timeout=90, interval=0.2, what="two idle nodes")
+        self.assertEqual(client.clusters.get(RG, WS, "restful").errors or [], [])
+        read = lambda path: out.get_file_client(path).download_file().readall().decode()
+        self.assertEqual(sorted(read(f"setup-host{i}") for i in (1, 2)), ["host1\n", "host2\n"])
+        script = (f"set -e; h=$(hostname); cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_JOB_MOUNT_ROOT/jfs/read-$h; "
+                  f"ls -A {storage_dir} | wc -l > $AZ_BATCHAI_MOUNT_ROOT/afs/storage-entries-$h; "
+                  "grep ' fuse.bai-share ' /proc/mounts | cut -d' ' -f2 | sort > $AZ_BATCHAI_MOUNT_ROOT/afs/share-mounts-$h; "
+                  "mkdir -p $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h/ckpt; echo weights > $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h/ckpt/w.pt; "
+                  "mv $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h $AZ_BATCHAI_MOUNT_ROOT/afs/runs/done-$h; echo printed")
+        names = ("rest1", "rest2")
+        for name in names:
+            client.jobs.begin_create(RG, WS, EXP, name, m.JobCreateParameters(
+                cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+                mount_volumes=m.MountVolumes(azure_file_shares=[share("scratch", "jfs")]),
+                custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 2; " + script))).result()
+        for name in names:
+            job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+                client.jobs.get(RG, WS, EXP, name)), timeout=120, interval=0.2, what=f"job {name} done")
+            errors = [(e.code, e.message) for e in (job.execution_info.errors or [])] if job.execution_info else []
+            self.assertEqual(job.execution_state, "succeeded", errors)
+            # Its output, which the emulator wrote into the share here, as `job file` lists it.
+            files = {f.name: f for f in client.jobs.list_output_files(RG, WS, EXP, name, m.JobsListOutputFilesOptions(
+                outputdirectoryid="stdouterr"))}
+            self.assertIn("stdout.txt", files)
+        import requests
+        nodes = [n for n in requests.get(f"{emu.endpoints['arm']}/emulator/nodes", verify=False, timeout=10).json()["value"]
+                 if n["cluster"].lower().endswith("/clusters/restful")]
+        roots = {n["host"]["name"]: n["root"] for n in nodes}
+        self.assertEqual(sorted(roots), ["host1", "host2"])
+        for host, root in roots.items():
+            self.assertEqual(scratch.get_file_client(f"read-{host}").download_file().readall(), b"put through REST")
+            self.assertEqual(read(f"storage-entries-{host}").strip(), "0")  # the store is not there
+            job = [n for n in names if os.path.isdir(os.path.join(root, "jobs", n))][0]
+            self.assertEqual(read(f"share-mounts-{host}").split(), sorted([
+                os.path.join(root, "mounts", "afs"), os.path.join(root, "jobs", job, "mounts", "jfs")]))
+            self.assertEqual(read(f"runs/done-{host}/ckpt/w.pt"), "weights\n")
+        self.assertEqual(sorted(e["name"] for e in out.list_directories_and_files("runs")), ["done-host1", "done-host2"])
+        client.clusters.begin_delete(RG, WS, "restful").result()
+        instance = open(os.path.join(emu.location, "slurm", "instance")).read().strip()
+        harness.wait_for(lambda: instance not in subprocess.run(["squeue", "-h", "-o", "%j"], capture_output=True, text=True,
+                                                                env=CLUSTER.env()).stdout,
+                         timeout=60, interval=0.2, what="the holders cancelled")
+        # Unmounted on the hosts as the nodes and the jobs left; bai-sharefuse gone.
+        for i in (1, 2):
+            self.assertEqual([p for p, t in CLUSTER.mounts_on(i) if p.startswith(emu.location) and p != storage_dir], [])
+        program = os.path.join(emu.location, "bin", "bai-sharefuse")
+        harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
+                         what="bai-sharefuse gone")
 
     def test_i_a_containers_job_runs_in_a_sandbox_on_the_host(self):
         # containerSettings on a host: bubblewrap there over the host's root (no --image for it),
