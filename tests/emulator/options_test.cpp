@@ -104,6 +104,10 @@ TEST(Options, RejectsBadValuesNamingTheFlag) {
     expect_rejected({"--frobnicate"}, "--frobnicate");
     expect_rejected({"--version=1"}, "--version=1");
     expect_rejected({"--gpus", "fake:many"}, "--gpus");
+    expect_rejected({"--compute", "slurm", "--slurm-storage", "nfs"}, "--slurm-storage must be shared or rest");
+    expect_rejected({"--slurm-storage", "rest"}, "--slurm-storage is for --compute slurm");
+    EXPECT_TRUE(parse_options({"--compute", "slurm", "--slurm-storage", "rest"}).slurm_rest_storage);
+    EXPECT_FALSE(parse_options({"--compute", "slurm", "--slurm-storage=shared"}).slurm_rest_storage);
 }
 
 TEST(Options, LoopbackHosts) {

@@ -1,6 +1,8 @@
 // bai-blobfuse's configuration file and command line, as blobfuse's.
 #include "fuse_mounts/remote/blobfuse_config.h"
 #include "fuse_mounts/blob/blob_rest_answers.h"
+#include "fuse_mounts/share/share_rest_answers.h"
+#include "fuse_mounts/share/share_rest_container.h"
 
 #include <gtest/gtest.h>
 
@@ -84,6 +86,64 @@ TEST(BlobRestAnswers, AnErrorsMessageIsItsFirstLineWithWordsElseItsCode) {
     r.headers.emplace("x-ms-error-code", "AuthorizationFailure");
     r.status = 403;
     EXPECT_EQ(error_message(r), "AuthorizationFailure (HTTP 403)");
+}
+
+TEST(SharefuseConfig, AShareTakesShareNameAndFileEndpointAndNotTheContainersWords) {
+    BlobRestSettings s;
+    parse_blobfuse_config("accountName a\nsasToken sv=1&sig=x\nshareName work\nfileEndpoint http://127.0.0.1:1/a\n", s,
+                          RemoteVolume::share);
+    EXPECT_EQ(s.container, "work");
+    EXPECT_EQ(s.endpoint, "http://127.0.0.1:1/a");
+    try {
+        parse_blobfuse_config("containerName work\n", s, RemoteVolume::share);
+        ADD_FAILURE() << "a container's key was taken for a share";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "config line 1: containerName: unknown key here (a share takes shareName and fileEndpoint)");
+    }
+    EXPECT_EQ(parse_blobfuse_command({"/mnt", "--config-file=/x", "--share-name=other"}).container, "other");
+    s.follow_changes = false;
+    s.endpoint = "ftp://x";
+    try {
+        ShareRestContainer container{s};
+        ADD_FAILURE() << "an ftp endpoint was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "fileEndpoint: not an http(s):// URL: 'ftp://x'");
+    }
+}
+
+TEST(ShareRestAnswers, AListingNamesFilesAndDirectoriesBelowItsPrefix) {
+    const std::string xml =
+        "<?xml version=\"1.0\"?><EnumerationResults><Entries>"
+        "<File><Name>a.txt</Name><Properties><Content-Length>5</Content-Length>"
+        "<LastWriteTime>2026-11-28T06:00:00.0000000Z</LastWriteTime></Properties></File>"
+        "<Directory><Name>sub</Name><Properties><Last-Modified>Sat, 28 Nov 2026 07:00:00 GMT</Last-Modified></Properties></Directory>"
+        "<File><Name>x/y</Name></File><Link><Name>z</Name></Link><File><Name></Name></File>"
+        "</Entries><NextMarker>m</NextMarker></EnumerationResults>";
+    storage::BlobListPage page = parse_list_directory(xml, "work", "dir/");
+    ASSERT_EQ(page.entries.size(), 2u);  // a name with '/', an unknown element and a nameless one skipped
+    EXPECT_FALSE(page.entries[0].is_prefix);
+    EXPECT_EQ(page.entries[0].blob.name, "dir/a.txt");
+    EXPECT_EQ(page.entries[0].blob.size, 5u);
+    EXPECT_EQ(page.entries[0].blob.last_modified, *time::parse_iso8601("2026-11-28T06:00:00Z"));
+    EXPECT_TRUE(page.entries[1].is_prefix);
+    EXPECT_EQ(page.entries[1].prefix, "dir/sub/");
+    EXPECT_EQ(page.entries[1].blob.last_modified, *time::parse_rfc1123("Sat, 28 Nov 2026 07:00:00 GMT"));
+    EXPECT_EQ(page.next_marker, "m");
+    EXPECT_THROW(parse_list_directory("not xml <", "work", ""), storage::StorageError);
+}
+
+TEST(ShareRestAnswers, AFilesTimeIsItsLastWriteTime) {
+    httplib::Response r;
+    r.headers.emplace("Content-Length", "12");
+    r.headers.emplace("Last-Modified", "Sat, 28 Nov 2026 07:00:00 GMT");
+    r.headers.emplace("x-ms-file-last-write-time", "2026-11-28T05:00:00.1234567Z");
+    r.headers.emplace("x-ms-meta-k", "v");
+    storage::BlobInfo info = share_file_info("work", "d/f", r);
+    EXPECT_EQ(info.size, 12u);
+    EXPECT_EQ(info.last_modified, *time::parse_iso8601("2026-11-28T05:00:00.1234567Z"));
+    EXPECT_EQ(info.metadata.at("k"), "v");
+    r.headers.erase("x-ms-file-last-write-time");
+    EXPECT_EQ(share_file_info("work", "d/f", r).last_modified, *time::parse_rfc1123("Sat, 28 Nov 2026 07:00:00 GMT"));
 }
 
 }  // namespace

@@ -348,7 +348,8 @@ class SlurmNodesTest(unittest.TestCase):
             self.assertEqual(read(f"runs/done-{host}/ckpt/w.pt"), "weights\n")
         self.assertEqual(sorted(e["name"] for e in out.list_directories_and_files("runs")), ["done-host1", "done-host2"])
         client.clusters.begin_delete(RG, WS, "restful").result()
-        instance = open(os.path.join(emu.location, "slurm", "instance")).read().strip()
+        with open(os.path.join(emu.location, "slurm", "instance")) as f:
+            instance = f.read().strip()
         harness.wait_for(lambda: instance not in subprocess.run(["squeue", "-h", "-o", "%j"], capture_output=True, text=True,
                                                                 env=CLUSTER.env()).stdout,
                          timeout=60, interval=0.2, what="the holders cancelled")
