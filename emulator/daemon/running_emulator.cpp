@@ -50,6 +50,7 @@ std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std
     settings.lowpriority_qos = options.slurm_lowpriority_qos;
     settings.sizes = options.slurm_sizes;
     settings.log_dir = location / "slurm";
+    settings.shares_disk = !options.slurm_rest_storage;
     std::filesystem::create_directories(settings.log_dir);
     const std::filesystem::path id_file = settings.log_dir / "instance";
     std::ifstream in(id_file);

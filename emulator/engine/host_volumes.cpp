@@ -111,6 +111,11 @@ std::string mount_remote_on_host(NodeHosts& hosts, const std::string& node_id, c
     const fs::path log = scratch / (step + ".log");
     write_private(config, "accountName " + v.account + "\nsasToken " + sas + "\n" + kind.volume_key + " " + v.container +
                               "\n" + kind.endpoint_key + " " + remote.endpoint() + "/" + v.account + "\n");
+    try {
+        hosts.copy_to_host(node_id, {point, config});  // where the host does not see them here
+    } catch (const std::exception& e) {
+        return what + ": " + e.what();
+    }
     std::vector<std::string> argv = hosts.launch_prefix(node_id, step, "/");
     // Files being written are staged on the host's own disk (the shared one may not take O_TMPFILE).
     argv.insert(argv.end(), {remote.program.string(), point.string(), "--config-file=" + config.string(),
@@ -155,6 +160,11 @@ std::string mount_command_on_host(NodeHosts& hosts, const std::string& node_id, 
     std::error_code ec;
     fs::create_directories(scratch, ec);
     fs::remove(log, ec);
+    try {
+        hosts.copy_to_host(node_id, {point});  // where the host does not see it here
+    } catch (const std::exception& e) {
+        return "cannot mount the unmanaged file system at " + v.relative + " on the node's host: " + e.what();
+    }
     std::vector<std::string> argv = hosts.launch_prefix(node_id, step, point.parent_path());
     argv.insert(argv.end(), {"timeout", "300", "/bin/sh", "-c", v.mount_command + " \"$1\"", "bai-mount", point.string()});
     const ExitStatus status = Process::start({argv, node_base_environment(), "/", log, log})->wait();

@@ -201,8 +201,10 @@ private:
         fs::create_directories(in_.shared_dir, ec);
         for (const JobNode& node : in_.nodes) {
             job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.mounts));
-            fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, !in_container(), notes,
-                                                  *job_volumes_.back());
+            // (A host that has a copy of the node's directories of its own gets a directory: the
+            // job's shared one is not there.)
+            const bool links = !in_container() && (!node.hosts || node.hosts->shares_disk());
+            fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, links, notes, *job_volumes_.back());
             dirs_.push_back(dir);
             if (node.hosts) {
                 if (std::string why = attach_on_host(*node.hosts, node.id, "bai-job-" + in_.job_name + "-", dir / "mounts", job_volume_list_,
@@ -277,9 +279,34 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
             write_file(dirs_[0] / "mpi-nodes" / in_.nodes[i].address,
-                       node_script(in_.nodes[i].id, in_.nodes[i].address, dirs_[i], env, wrapper(i, envs_[i])), fs::perms::owner_all);
+                       // (On a host the step starts in the node's job directory: srun --chdir.
+                       // The script runs on the master's host, where another node's may not be.)
+                       node_script(in_.nodes[i].id, in_.nodes[i].address, in_.nodes[i].hosts ? fs::path() : dirs_[i], env,
+                                   wrapper(i, envs_[i])),
+                       fs::perms::owner_all);
         }
+        copy_to_hosts();
         log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
+    }
+
+    // Hosts that do not see the data directory get the job's directory on their node, its hostfile,
+    // the MPI agent and, on the master's, the scripts through which mpirun enters each node.
+    void copy_to_hosts() {
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            const JobNode& node = in_.nodes[i];
+            if (!node.hosts || node.hosts->shares_disk()) continue;
+            if (runtime_.kind == RuntimeKind::sandbox) {
+                throw std::runtime_error("containerSettings: sandboxes on Slurm hosts that do not share the data directory "
+                                         "(--slurm-storage rest) are not supported yet");
+            }
+            std::vector<fs::path> copied{dirs_[i], dirs_[i] / "mounts", dirs_[i] / "shared", dirs_[i] / "hostfile"};
+            if (i == 0) {
+                copied.push_back(dirs_[0] / "mpi-nodes");
+                for (const JobNode& each : in_.nodes) copied.push_back(dirs_[0] / "mpi-nodes" / each.address);
+            }
+            if (uses_mpi()) copied.push_back(in_.mpi_agent);  // OpenMPI's daemons check that it is there too
+            node.hosts->copy_to_host(node.id, copied);
+        }
     }
 
     // The shares and file servers mounted on the master node and their directories behind the mounts.

@@ -394,7 +394,10 @@ void LocalEngine::finish_removal(NodeSlot& slot) {
     addresses_in_use_.erase(slot.address_number);
     if (!node.hosts) gpu_pool_->give_back(node.gpus);  // (a host's GPUs are its host system's)
     slot.volumes->release();
-    if (node.hosts) node.hosts->release(node.id);
+    if (node.hosts) {
+        node.hosts->remove_from_host(node.id, node.root);  // where the host has a copy of its own
+        node.hosts->release(node.id);
+    }
     reaper_.remove(node.root);
 }
 

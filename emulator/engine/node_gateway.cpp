@@ -27,8 +27,9 @@ std::string node_script(const std::string& id, const std::string& address, const
                         const Environment& env, const std::vector<std::string>& wrapper) {
     // Appends throughout: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
     std::string script = "#!/bin/sh\n# Runs its argument on emulated node ";
-    script.append(id).append(" (").append(address).append(").\ncd ");
-    script.append(shell_quote(cwd.string())).append(" || exit 1\nexec env -i");
+    script.append(id).append(" (").append(address).append(").\n");
+    if (!cwd.empty()) script.append("cd ").append(shell_quote(cwd.string())).append(" || exit 1\n");
+    script.append("exec env -i");
     for (const auto& [name, value] : env) script.append(" ").append(shell_quote(std::string(name).append("=").append(value)));
     for (const std::string& word : wrapper) script.append(" ").append(shell_quote(word));
     script.append(" /bin/sh -c \"$1\"\n");

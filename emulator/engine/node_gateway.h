@@ -27,7 +27,8 @@ namespace bai::engine {
 
 // The script through which the gateway (and the MPI agent) runs a command on a node: its argument
 // in `cwd` with exactly `env`, through `wrapper` (the node's sandbox or container; nothing on the
-// host) when there is one.
+// host) when there is one. An empty `cwd`: the wrapper enters the directory itself (srun --chdir
+// into a node on a Slurm host).
 std::string node_script(const std::string& id, const std::string& address, const std::filesystem::path& cwd,
                         const Environment& env, const std::vector<std::string>& wrapper);
 

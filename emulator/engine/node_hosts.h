@@ -61,6 +61,18 @@ public:
     // Gives the node's host back (nothing happens when it has none).
     virtual void release(const std::string& node_id) = 0;
 
+    // Whether the hosts see this machine's data directory at the same path (a shared filesystem).
+    // When they do not (--slurm-storage rest), what a node's processes need of it there (its
+    // directories, scripts, the programs that mount volumes) is copied to its host.
+    virtual bool shares_disk() const { return true; }
+    // Copies `paths` of this machine to the same paths on the node's host: a directory as itself
+    // (not what it holds), a file or link as it is, modes kept, missing parents made. Nothing
+    // happens where the hosts share the disk. Throws std::runtime_error saying why it could not.
+    virtual void copy_to_host(const std::string& /*node_id*/, const std::vector<std::filesystem::path>& /*paths*/) {}
+    // Removes `path` and what it holds on the node's host (not across mounts), where the hosts do
+    // not share the disk: the node's directory when it leaves. Failures are logged, not thrown.
+    virtual void remove_from_host(const std::string& /*node_id*/, const std::filesystem::path& /*path*/) {}
+
     // Where the node is, for people (the node listing, the portal): the host's name and the host
     // system's id of what holds it (a Slurm job); nullopt while it has no host.
     struct Placement {

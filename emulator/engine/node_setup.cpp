@@ -39,6 +39,20 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
     fs::create_directories(node.mount_root(), ec);
     fs::create_directories(node.jobs_root(), ec);
     if (ec) return {false, "NodeSetupFailed", "cannot create the node's directories under " + node.root.string() + ": " + ec.message()};
+    if (node.hosts && !node.hosts->shares_disk()) {
+        // A host that does not see the data directory gets the node's directories, and the
+        // programs that mount volumes there, at the same paths.
+        fs::create_directories(node.root / "tmp", ec);
+        std::vector<fs::path> copied{node.root, node.mount_root(), node.jobs_root(), node.root / "tmp"};
+        for (const fs::path& program : {storage.remote_blobs.program, storage.remote_shares.program}) {
+            if (!program.empty()) copied.push_back(program);
+        }
+        try {
+            node.hosts->copy_to_host(node.id, copied);
+        } catch (const std::exception& e) {
+            return {false, "NodeSetupFailed", "node " + node.id + ": " + e.what()};
+        }
+    }
     std::vector<std::string> notes;
     std::vector<arm::Volume> list;
     try {

@@ -73,7 +73,11 @@ std::vector<std::string> sbatch_argv(const SlurmSettings& settings, const Holder
     if (!partition.empty()) argv.push_back("--partition=" + partition);
     if (!settings.account.empty()) argv.push_back("--account=" + settings.account);
     if (ask.low_priority && !settings.lowpriority_qos.empty()) argv.push_back("--qos=" + settings.lowpriority_qos);
-    argv.push_back("--output=" + (settings.log_dir / (ask.node_id + ".holder.log")).string());
+    if (settings.shares_disk) {
+        argv.push_back("--output=" + (settings.log_dir / (ask.node_id + ".holder.log")).string());
+    } else {  // DIR is not there on the host
+        argv.insert(argv.end(), {"--output=/dev/null", "--chdir=/"});
+    }
     argv.insert(argv.end(), {"--wrap", "exec sleep infinity"});
     return argv;
 }

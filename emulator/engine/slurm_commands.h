@@ -23,6 +23,9 @@ struct SlurmSettings {
     std::string lowpriority_qos;         // --slurm-qos-lowpriority (qos pre-emption)
     std::filesystem::path log_dir;       // DIR/slurm: the holders' own output
     SizeMap sizes;                       // --slurm-size-map
+    // The hosts see the data directory (false: --slurm-storage rest; the holders then write
+    // their output nowhere and start in /).
+    bool shares_disk = true;
 };
 
 // A node to hold: its id, its cluster, its size as Slurm asks for it.

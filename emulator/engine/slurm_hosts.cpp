@@ -1,12 +1,27 @@
 #include "emulator/engine/slurm_hosts.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <stdexcept>
 
 #include "common/log/logger.h"
 #include "emulator/engine/slurm_gpus.h"
 
 namespace bai::engine {
+
 namespace {
+
+// The last line of a command's output file (what tar or srun said of its failure).
+std::string last_line(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    std::string line, last;
+    while (std::getline(in, line)) {
+        if (!line.empty()) last = line;
+    }
+    return last.empty() ? "(no output)" : last;
+}
 
 // What a holder's fate means for its node: nullopt while the holder has (or waits for) its host.
 std::optional<HostLoss> loss_of(HolderFate fate) {
@@ -237,6 +252,52 @@ void SlurmHosts::release(const std::string& node_id) {
     }
     changed_.notify_all();
     slurm(scancel_argv({job}));
+}
+
+void SlurmHosts::copy_to_host(const std::string& node_id, const std::vector<std::filesystem::path>& paths) {
+    if (settings_.shares_disk || paths.empty()) return;
+    // A tar of the paths (each itself, relative to /) made here and unpacked there by a step whose
+    // stdin srun forwards from the file.
+    std::vector<std::string> pack{"tar", "-C", "/", "--no-recursion", "-cf", "-"};
+    for (const std::filesystem::path& path : paths) pack.push_back(path.lexically_normal().relative_path().string());
+    std::string pattern = (settings_.log_dir / "copy-XXXXXX").string();
+    const int fd = ::mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error("cannot make a file in " + settings_.log_dir.string());
+    ::close(fd);
+    const std::filesystem::path archive = pattern, log = pattern + ".log";
+    struct Remove {
+        std::filesystem::path a, b;
+        ~Remove() {
+            std::error_code ec;
+            std::filesystem::remove(a, ec);
+            std::filesystem::remove(b, ec);
+        }
+    } remove{archive, log};
+    const ExitStatus packed = Process::start({pack, env_, "/", archive, log})->wait();
+    if (packed.code != 0) throw std::runtime_error("cannot pack what the node's host needs: " + last_line(log));
+    std::vector<std::string> unpack = launch_prefix(node_id, std::string(kNodeStepPrefix) + "copy", "/");
+    unpack.insert(unpack.end(), {"tar", "-C", "/", "-xpf", "-"});
+    ProcessSpec spec{unpack, env_, "/", log, log};
+    spec.stdin_path = archive;
+    const ExitStatus unpacked = Process::start(spec)->wait();
+    if (unpacked.code != 0) throw std::runtime_error("cannot copy what the node needs to its host: " + last_line(log));
+}
+
+void SlurmHosts::remove_from_host(const std::string& node_id, const std::filesystem::path& path) {
+    if (settings_.shares_disk || path.lexically_normal().relative_path().empty()) return;
+    {
+        std::lock_guard guard(mutex_);
+        auto it = holders_.find(node_id);
+        if (it == holders_.end() || !it->second.granted || it->second.lost) return;  // the host is gone with it
+    }
+    try {
+        std::vector<std::string> argv = launch_prefix(node_id, std::string(kNodeStepPrefix) + "remove", "/");
+        argv.insert(argv.end(), {"rm", "-rf", "--one-file-system", "--", path.string()});
+        const CommandOutput done = run_command(argv, env_, settings_.log_dir);
+        if (done.status.code != 0) log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + done.err);
+    } catch (const std::exception& e) {
+        log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + e.what());
+    }
 }
 
 void SlurmHosts::poll_loop() {

@@ -32,6 +32,9 @@ public:
     void kill_processes(const std::string& node_id) override;
     void release(const std::string& node_id) override;
     std::optional<Placement> placement(const std::string& node_id) const override;
+    bool shares_disk() const override { return settings_.shares_disk; }
+    void copy_to_host(const std::string& node_id, const std::vector<std::filesystem::path>& paths) override;
+    void remove_from_host(const std::string& node_id, const std::filesystem::path& path) override;
 
 private:
     struct Holder {

@@ -269,8 +269,15 @@ PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 Pree
         namespace), as a host that does not share that directory would; show_on_hosts undoes it."""
         for name, process in self.daemons:
             if name.startswith("slurmd-") and process.poll() is None:
-                run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "mount", "-t", "tmpfs", "-o", "size=1m",
+                run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "mount", "-t", "tmpfs", "-o", "size=256m",
                      "bai-hidden", path])
+
+    def exists_on(self, i, path):
+        """Whether host i sees `path` (in its slurmd's mount namespace)."""
+        for name, process in self.daemons:
+            if name == f"slurmd-{i}" and process.poll() is None:
+                return run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "test", "-e", path], check=False).returncode == 0
+        return False
 
     def show_on_hosts(self, path):
         for name, process in self.daemons:

@@ -12,7 +12,7 @@ GPU nodes get the GPUs Slurm gave their allocations; blob containers, which the 
 mounted here (they run in mount namespaces of their own, as a real cluster's hosts: shares are
 links), are mounted on the hosts by bai-blobfuse over the Blob REST API, a node's for its life and
 a job's for the job's; with --slurm-storage rest, hosts that cannot see the store's directory get
-every share mounted by bai-sharefuse over the File REST API.
+every share mounted by bai-sharefuse over the File REST API, the node's directories copied there.
 SKIPPED where Slurm, munge or namespaces are not available (slurm_cluster.py)."""
 import importlib.util
 import json
@@ -282,17 +282,18 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertIn("exited with 32: no such export", errors[0][1])
         self.client.clusters.begin_delete(RG, WS, "badmount").result()
 
-    def test_j_hosts_without_the_store_mount_the_shares_over_rest(self):
-        # --slurm-storage rest: the hosts share the data directory's nodes/ and bin/ but not its
-        # storage/ (hidden on them here by an empty tmpfs): every share is mounted on the host by
-        # bai-sharefuse through the File endpoint, a node's for its life and a job's for the job's.
+    def test_j_hosts_without_the_data_directory_mount_the_shares_over_rest(self):
+        # --slurm-storage rest: the hosts do not see the data directory (hidden on them here by an
+        # empty tmpfs: their own disk): the node's directories, scripts and the mounting programs
+        # are copied there, and every share is mounted on the host by bai-sharefuse through the
+        # File endpoint, a node's for its life and a job's for the job's.
         emu = harness.Emulator(env=CLUSTER.env(), args=[
             "--host", CLUSTER.bridge_address, "--lro-delay", "0", "--gpus", "none", "--compute", "slurm",
             "--slurm-partition", "main", "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
         self.addCleanup(emu.close)
         storage_dir = os.path.join(emu.location, "storage")
-        CLUSTER.hide_on_hosts(storage_dir)
-        self.addCleanup(CLUSTER.show_on_hosts, storage_dir)
+        CLUSTER.hide_on_hosts(emu.location)
+        self.addCleanup(CLUSTER.show_on_hosts, emu.location)
         harness.arm_client(ResourceManagementClient, emu.endpoints).resource_groups.create_or_update(RG, {"location": "eastus"})
         client = harness.arm_client(BatchAI, emu.endpoints)
         client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
@@ -315,7 +316,8 @@ class SlurmNodesTest(unittest.TestCase):
         read = lambda path: out.get_file_client(path).download_file().readall().decode()
         self.assertEqual(sorted(read(f"setup-host{i}") for i in (1, 2)), ["host1\n", "host2\n"])
         script = (f"set -e; h=$(hostname); cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_JOB_MOUNT_ROOT/jfs/read-$h; "
-                  f"ls -A {storage_dir} | wc -l > $AZ_BATCHAI_MOUNT_ROOT/afs/storage-entries-$h; "
+                  f"(test -e {storage_dir} && echo there || echo absent) > $AZ_BATCHAI_MOUNT_ROOT/afs/storage-$h; "
+                  f"stat -f -c %T {emu.location} > $AZ_BATCHAI_MOUNT_ROOT/afs/location-$h; "
                   "grep ' fuse.bai-share ' /proc/mounts | cut -d' ' -f2 | sort > $AZ_BATCHAI_MOUNT_ROOT/afs/share-mounts-$h; "
                   "mkdir -p $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h/ckpt; echo weights > $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h/ckpt/w.pt; "
                   "mv $AZ_BATCHAI_MOUNT_ROOT/afs/runs/$h $AZ_BATCHAI_MOUNT_ROOT/afs/runs/done-$h; echo printed")
@@ -341,12 +343,27 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertEqual(sorted(roots), ["host1", "host2"])
         for host, root in roots.items():
             self.assertEqual(scratch.get_file_client(f"read-{host}").download_file().readall(), b"put through REST")
-            self.assertEqual(read(f"storage-entries-{host}").strip(), "0")  # the store is not there
+            self.assertEqual(read(f"storage-{host}").strip(), "absent")  # the store is not there
+            self.assertEqual(read(f"location-{host}").strip(), "tmpfs")  # the host's own copy
             job = [n for n in names if os.path.isdir(os.path.join(root, "jobs", n))][0]
             self.assertEqual(read(f"share-mounts-{host}").split(), sorted([
                 os.path.join(root, "mounts", "afs"), os.path.join(root, "jobs", job, "mounts", "jfs")]))
             self.assertEqual(read(f"runs/done-{host}/ckpt/w.pt"), "weights\n")
         self.assertEqual(sorted(e["name"] for e in out.list_directories_and_files("runs")), ["done-host1", "done-host2"])
+        # MPI over both hosts: the hostfile, the scripts through which mpirun enters the nodes and
+        # its agent were copied to the hosts.
+        out.get_file_client("rank.py").upload_file(
+            "import os, socket\nfrom mpi4py import MPI\nc = MPI.COMM_WORLD\ntotal = c.allreduce(c.Get_rank() + 1)\n"
+            "with open(os.environ['AZ_BATCHAI_MOUNT_ROOT'] + '/afs/rank-%d' % c.Get_rank(), 'w') as f:\n"
+            "    f.write('%s %d %d' % (socket.gethostname(), c.Get_size(), total))\n")
+        client.jobs.begin_create(RG, WS, EXP, "ranks", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            custom_mpi_settings=m.CustomMpiSettings(command_line="/usr/bin/python3 $AZ_BATCHAI_MOUNT_ROOT/afs/rank.py",
+                                                    process_count=4))).result()
+        job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+            client.jobs.get(RG, WS, EXP, "ranks")), timeout=120, interval=0.2, what="the MPI job done")
+        self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
+        self.assertEqual(sorted(read(f"rank-{r}") for r in range(4)), ["host1 4 10"] * 2 + ["host2 4 10"] * 2)
         client.clusters.begin_delete(RG, WS, "restful").result()
         with open(os.path.join(emu.location, "slurm", "instance")) as f:
             instance = f.read().strip()
@@ -355,7 +372,10 @@ class SlurmNodesTest(unittest.TestCase):
                          timeout=60, interval=0.2, what="the holders cancelled")
         # Unmounted on the hosts as the nodes and the jobs left; bai-sharefuse gone.
         for i in (1, 2):
-            self.assertEqual([p for p, t in CLUSTER.mounts_on(i) if p.startswith(emu.location) and p != storage_dir], [])
+            self.assertEqual([p for p, t in CLUSTER.mounts_on(i) if p.startswith(emu.location) and p != emu.location], [])
+            # The host's copy of its node's directories went with the node.
+            self.assertTrue(CLUSTER.exists_on(i, os.path.join(emu.location, "bin", "bai-sharefuse")))
+            self.assertEqual([root for root in roots.values() if CLUSTER.exists_on(i, root)], [])
         program = os.path.join(emu.location, "bin", "bai-sharefuse")
         harness.wait_for(lambda: not subprocess.run(["pgrep", "-f", program], capture_output=True).stdout, timeout=30,
                          what="bai-sharefuse gone")
