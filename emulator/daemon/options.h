@@ -57,8 +57,8 @@ struct Options {
     std::string slurm_lowpriority_partition;
     std::string slurm_lowpriority_qos;
     engine::SizeMap slurm_sizes;  // --slurm-size-map FILE
-    // --slurm-storage rest: the hosts see the data directory's nodes/ and bin/, not its storage/
-    // (the store on this machine's own disk): shares are mounted on them by bai-sharefuse.
+    // --slurm-storage rest: the hosts do not see the data directory: a node's directories are
+    // copied to its host, shares mounted there by bai-sharefuse (emulator/engine/slurm.md).
     bool slurm_rest_storage = false;
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
