@@ -115,6 +115,16 @@ Options parse_options(const std::vector<std::string>& args) {
                 throw std::invalid_argument("--slurm-storage must be shared or rest, not '" + mode + "'");
             }
             o.slurm_rest_storage = mode == "rest";
+        } else if (flag == "--slurm-blob-endpoint" || flag == "--slurm-file-endpoint") {
+            std::string url = value();
+            while (url.ends_with("/")) url.pop_back();
+            const size_t scheme = url.find("://");
+            const std::string prefix = url.substr(0, scheme == std::string::npos ? 0 : scheme);
+            if ((prefix != "http" && prefix != "https") || url.size() <= scheme + 3 ||
+                url.find('/', scheme + 3) != std::string::npos) {
+                throw std::invalid_argument(flag + " takes http(s)://HOST:PORT (the account is added), not '" + url + "'");
+            }
+            (flag == "--slurm-blob-endpoint" ? o.slurm_blob_endpoint : o.slurm_file_endpoint) = url;
         } else if (flag == "--slurm-size-map") {
             const std::string path = value();
             std::ifstream in(path);
@@ -144,6 +154,9 @@ Options parse_options(const std::vector<std::string>& args) {
         }
     }
     if (o.slurm_rest_storage && !o.slurm) throw std::invalid_argument("--slurm-storage is for --compute slurm");
+    if ((!o.slurm_blob_endpoint.empty() || !o.slurm_file_endpoint.empty()) && !o.slurm) {
+        throw std::invalid_argument("--slurm-blob-endpoint and --slurm-file-endpoint are for --compute slurm");
+    }
     // Azurite's variable, so that a setup written for Azurite finds its accounts here too;
     // --account of the same name wins.
     if (const char* azurite = std::getenv("AZURITE_ACCOUNTS"); azurite && *azurite) {
@@ -166,6 +179,7 @@ std::string usage() {
            "                        [--compute local|slurm] [--slurm-partition P] [--slurm-account A]\n"
            "                        [--slurm-partition-lowpriority P] [--slurm-qos-lowpriority Q]\n"
            "                        [--slurm-size-map FILE] [--slurm-storage shared|rest]\n"
+           "                        [--slurm-blob-endpoint URL] [--slurm-file-endpoint URL]\n"
            "                        [--container-runtime auto|docker|sandbox|host]\n"
            "                        [--image IMAGE=DIR]... [--strict-images] [--version] [--help]\n"
            "\n"
@@ -225,6 +239,9 @@ std::string usage() {
            "                     rest (they need nothing of it: a node's directories and the programs\n"
            "                     that mount volumes are copied to its host, each share is mounted\n"
            "                     there by bai-sharefuse through the File endpoint)\n"
+           "  --slurm-blob-endpoint URL, --slurm-file-endpoint URL  the Blob and File endpoints as\n"
+           "                     the hosts reach them, http(s)://HOST:PORT: a proxy the site runs in\n"
+           "                     front of this machine's loopback endpoints (default: as published)\n"
            "  --container-runtime R where jobs with containerSettings run: auto (docker when an engine\n"
            "                     answers, else a bubblewrap sandbox, else the host), docker, sandbox\n"
            "                     or host (default auto)\n"

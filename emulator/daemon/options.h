@@ -60,6 +60,11 @@ struct Options {
     // --slurm-storage rest: the hosts do not see the data directory: a node's directories are
     // copied to its host, shares mounted there by bai-sharefuse (emulator/engine/slurm.md).
     bool slurm_rest_storage = false;
+    // --slurm-blob-endpoint, --slurm-file-endpoint: the Blob and File endpoints as the hosts reach
+    // them (http(s)://HOST:PORT of a proxy the site runs in front of this machine's loopback
+    // endpoints); "": the endpoints as published.
+    std::string slurm_blob_endpoint;
+    std::string slurm_file_endpoint;
     // Where jobs with containerSettings run: --container-runtime, --image IMAGE=DIR, --strict-images.
     engine::ContainerOptions containers;
     bool show_version = false;

@@ -239,7 +239,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                 std::string why;
                 storage.remote_blobs.program = publish_host_program(parts.location, "bai-blobfuse", why);
                 if (!why.empty()) log::warning("blob containers cannot be mounted on Slurm hosts that do not share this machine's mounts: " + why);
-                storage.remote_blobs.endpoint = [&parts] { return parts.published.blob; };
+                storage.remote_blobs.endpoint = [&parts, given = options.slurm_blob_endpoint] {
+                    return given.empty() ? parts.published.blob : given;
+                };
                 storage.remote_blobs.sas = [&parts](const std::string& account, const std::string& container, bool read_only) {
                     std::optional<storage::Account> found = parts.accounts.find(account);
                     if (!found) return std::string();
@@ -255,7 +257,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                 std::string why;
                 storage.remote_shares.program = publish_host_program(parts.location, "bai-sharefuse", why);
                 if (!why.empty()) log::warning("file shares cannot be mounted on the Slurm hosts: " + why);
-                storage.remote_shares.endpoint = [&parts] { return parts.published.file; };
+                storage.remote_shares.endpoint = [&parts, given = options.slurm_file_endpoint] {
+                    return given.empty() ? parts.published.file : given;
+                };
                 storage.remote_shares.sas = [&parts](const std::string& account, const std::string& share, bool read_only) {
                     std::optional<storage::Account> found = parts.accounts.find(account);
                     if (!found) return std::string();

@@ -108,6 +108,12 @@ TEST(Options, RejectsBadValuesNamingTheFlag) {
     expect_rejected({"--slurm-storage", "rest"}, "--slurm-storage is for --compute slurm");
     EXPECT_TRUE(parse_options({"--compute", "slurm", "--slurm-storage", "rest"}).slurm_rest_storage);
     EXPECT_FALSE(parse_options({"--compute", "slurm", "--slurm-storage=shared"}).slurm_rest_storage);
+    EXPECT_EQ(parse_options({"--compute", "slurm", "--slurm-file-endpoint", "http://head:10001/"}).slurm_file_endpoint,
+              "http://head:10001");
+    expect_rejected({"--compute", "slurm", "--slurm-blob-endpoint", "head:10000"}, "--slurm-blob-endpoint takes http(s)://HOST:PORT");
+    expect_rejected({"--compute", "slurm", "--slurm-blob-endpoint", "http://head:10000/devstoreaccount1"},
+                    "--slurm-blob-endpoint takes");
+    expect_rejected({"--slurm-file-endpoint", "http://head:1"}, "are for --compute slurm");
 }
 
 TEST(Options, LoopbackHosts) {

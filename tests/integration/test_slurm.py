@@ -19,6 +19,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import unittest
 
@@ -31,6 +32,7 @@ from azure.storage.fileshare import ShareServiceClient
 
 import harness
 from slurm_cluster import SlurmCluster
+from tcp_relay import TcpRelay
 
 RG, WS, EXP = "rg-slurm", "ws", "exp"
 CLUSTER = SlurmCluster(hosts=2, gpus=2)
@@ -286,9 +288,17 @@ class SlurmNodesTest(unittest.TestCase):
         # --slurm-storage rest: the hosts do not see the data directory (hidden on them here by an
         # empty tmpfs: their own disk): the node's directories, scripts and the mounting programs
         # are copied there, and every share is mounted on the host by bai-sharefuse through the
-        # File endpoint, a node's for its life and a job's for the job's.
+        # File endpoint, a node's for its life and a job's for the job's. The emulator listens on
+        # 127.0.0.1, which the hosts do not reach: they reach its File endpoint through a relay on
+        # the bridge (a site's proxy), named by --slurm-file-endpoint.
+        relay = TcpRelay(CLUSTER.bridge_address)
+        self.addCleanup(relay.close)
+        with socket.create_server(("127.0.0.1", 0)) as probe:
+            file_port = probe.getsockname()[1]
+        relay.target = ("127.0.0.1", file_port)
         emu = harness.Emulator(env=CLUSTER.env(), args=[
-            "--host", CLUSTER.bridge_address, "--lro-delay", "0", "--gpus", "none", "--compute", "slurm",
+            "--file-port", str(file_port), "--slurm-file-endpoint", f"http://{CLUSTER.bridge_address}:{relay.port}",
+            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm",
             "--slurm-partition", "main", "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
         self.addCleanup(emu.close)
         storage_dir = os.path.join(emu.location, "storage")
@@ -364,6 +374,7 @@ class SlurmNodesTest(unittest.TestCase):
             client.jobs.get(RG, WS, EXP, "ranks")), timeout=120, interval=0.2, what="the MPI job done")
         self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
         self.assertEqual(sorted(read(f"rank-{r}") for r in range(4)), ["host1 4 10"] * 2 + ["host2 4 10"] * 2)
+        self.assertGreater(relay.connections, 0)  # the hosts' mounts came through the site's proxy
         client.clusters.begin_delete(RG, WS, "restful").result()
         with open(os.path.join(emu.location, "slurm", "instance")) as f:
             instance = f.read().strip()
