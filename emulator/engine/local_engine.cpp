@@ -284,6 +284,7 @@ void LocalEngine::add_node(ClusterState& cluster) {
                 }
                 copy.address = grant->address;
                 copy.gpus = grant->gpus;
+                copy.gpu_devices = grant->gpu_devices;
                 post([this, key, id = copy.id, grant = *grant] { node_placed(key, id, grant); });
             } catch (const std::exception& e) {
                 post([this, key, id = copy.id, why = std::string(e.what())] { node_ready(key, id, false, "AllocationFailed", why); });
@@ -336,6 +337,7 @@ void LocalEngine::node_placed(const std::string& cluster_key, const std::string&
         if (slot->node.id != node_id) continue;
         slot->node.address = grant.address;
         slot->node.gpus = grant.gpus;
+        slot->node.gpu_devices = grant.gpu_devices;
         log::info("cluster " + it->second.spec.name + ": node " + node_id + " placed on " + grant.address +
                   (grant.gpus.empty() ? "" : " with " + std::to_string(grant.gpus.size()) + " GPU(s)"));
         note(cluster_key, node_id, "", "", "placed", grant.address);

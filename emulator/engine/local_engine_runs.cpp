@@ -77,7 +77,8 @@ void LocalEngine::start_job(ClusterState& cluster, const QueuedJob& queued, std:
         run.node_ids.push_back(slot->node.id);
         int slots = cluster.spec.vm_size.gpus > 0 ? cluster.spec.vm_size.gpus : cluster.spec.vm_size.cores;
         in.nodes.push_back({slot->node.id, slot->node.address, slot->node.root, slot->node.gpus, slots,
-                            devices_of(slot->node.gpus), slot->volumes->directories, slot->node.hosts});
+                            slot->node.hosts ? slot->node.gpu_devices : devices_of(slot->node.gpus),
+                            slot->volumes->directories, slot->node.hosts});
     }
     {
         std::lock_guard guard(snapshot_mutex_);

@@ -19,6 +19,7 @@ struct Node {
     std::string cluster_key;
     std::filesystem::path root;  // DIR/nodes/CLUSTER/NODE
     std::vector<std::string> gpus;  // UUIDs, owned by this node while it exists
+    std::vector<std::string> gpu_devices;  // on a host: their device nodes there (HostGrant)
     bool low_priority = false;
     NodeState state = NodeState::preparing;
     std::string job_key;           // the job it runs (running, or leaving after it)

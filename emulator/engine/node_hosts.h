@@ -29,6 +29,7 @@ enum class HostLoss {
 struct HostGrant {
     std::string address;
     std::vector<std::string> gpus;  // UUIDs
+    std::vector<std::string> gpu_devices;  // their device nodes on the host (/dev/nvidiaN), where known
 };
 
 // The names of the steps that serve the node itself (its volumes on the host), not a job.

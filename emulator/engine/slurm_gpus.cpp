@@ -60,8 +60,47 @@ std::vector<int> parse_gres_indexes(std::string_view detail) {
     return out;
 }
 
-std::vector<std::string> nvidia_smi_argv() {
-    return {"nvidia-smi", "--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader,nounits"};
+std::vector<std::string> gpu_query_argv() {
+    return {"/bin/sh", "-c",
+            "nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits || exit; "
+            "for f in /proc/driver/nvidia/gpus/*/information; do [ -r \"$f\" ] || continue; echo \"$1\"; cat \"$f\"; done; "
+            "exit 0",
+            "bai-gpus", std::string(kGpuInformation)};
+}
+
+std::vector<Gpu> parse_gpu_query(std::string_view output) {
+    const size_t first = output.find(kGpuInformation);
+    std::vector<Gpu> gpus = parse_nvidia_smi(output.substr(0, first));
+    if (first == std::string_view::npos) return gpus;
+    // "GPU UUID: \t GPU-8c17..." and "Device Minor: \t 0" in each GPU's block.
+    std::string_view rest = output.substr(first);
+    while (!rest.empty()) {
+        rest.remove_prefix(std::min(rest.size(), kGpuInformation.size()));
+        const size_t next = rest.find(kGpuInformation);
+        const std::string_view block = rest.substr(0, next);
+        rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
+        std::string uuid;
+        int minor = -1;
+        for (size_t at = 0; at < block.size();) {
+            const size_t end = std::min(block.find('\n', at), block.size());
+            const std::string_view line = block.substr(at, end - at);
+            at = end + 1;
+            const size_t colon = line.find(':');
+            if (colon == std::string_view::npos) continue;
+            const std::string_view key = text::trim(line.substr(0, colon));
+            const std::string_view value = text::trim(line.substr(colon + 1));
+            if (key == "GPU UUID") uuid = std::string(value);
+            if (key == "Device Minor") {
+                int n = -1;
+                auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+                if (ec == std::errc() && p == value.data() + value.size() && n >= 0 && n < 1 << 20) minor = n;
+            }
+        }
+        for (Gpu& gpu : gpus) {
+            if (!uuid.empty() && gpu.uuid == uuid) gpu.minor = minor;
+        }
+    }
+    return gpus;
 }
 
 std::vector<Gpu> parse_nvidia_smi(std::string_view csv) {

@@ -115,7 +115,10 @@ std::optional<HostGrant> SlurmHosts::acquire(const Node& node, const ClusterSpec
             const CommandOutput shown = slurm(scontrol_node_argv(host));
             HostGrant grant{parse_node_address(shown.out).value_or(host), {}};
             if (size.gpus > 0) {
-                for (const Gpu& gpu : gpus_of(*job, host, size.gpus)) grant.gpus.push_back(gpu.uuid);
+                for (const Gpu& gpu : gpus_of(*job, host, size.gpus)) {
+                    grant.gpus.push_back(gpu.uuid);
+                    if (gpu.minor >= 0) grant.gpu_devices.push_back("/dev/nvidia" + std::to_string(gpu.minor));
+                }
             }
             return grant;
         }
@@ -133,14 +136,14 @@ std::vector<Gpu> SlurmHosts::gpus_of(const std::string& job, const std::string& 
     const CommandOutput detail = slurm(scontrol_job_argv(job));
     if (detail.status.code != 0) throw std::runtime_error(where + ": scontrol: " + detail.err.substr(0, detail.err.find('\n')));
     std::vector<std::string> argv = srun_prefix(job, "gpus", "/", count);
-    for (std::string& word : nvidia_smi_argv()) argv.push_back(std::move(word));
+    for (std::string& word : gpu_query_argv()) argv.push_back(std::move(word));
     const CommandOutput listed = slurm(argv);
     if (listed.status.code != 0) {
         const std::string& said = listed.err.empty() ? listed.out : listed.err;
         throw std::runtime_error(where + " cannot be read: nvidia-smi there: " + said.substr(0, said.find('\n')));
     }
     try {
-        std::vector<Gpu> gpus = allocated_gpus(parse_nvidia_smi(listed.out), parse_gres_indexes(detail.out), count);
+        std::vector<Gpu> gpus = allocated_gpus(parse_gpu_query(listed.out), parse_gres_indexes(detail.out), count);
         std::string uuids;
         for (const Gpu& g : gpus) uuids += (uuids.empty() ? "" : ",") + g.uuid;
         log::info("slurm: job " + job + " on " + host + " holds GPU(s) " + uuids);

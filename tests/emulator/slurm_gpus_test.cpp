@@ -43,6 +43,16 @@ TEST(SlurmGpus, NvidiaSmisLines) {
     EXPECT_THROW(parse_nvidia_smi("No devices were found\n"), std::invalid_argument);
     EXPECT_THROW(parse_nvidia_smi("x, GPU-1, n, 1\n"), std::invalid_argument);
     EXPECT_TRUE(parse_nvidia_smi("").empty());
+    // With the driver's information of each GPU: its device minor, by UUID.
+    const std::string info(kGpuInformation);
+    std::vector<Gpu> minors = parse_gpu_query(
+        "0, GPU-a, NVIDIA H200, 143771\n1, GPU-b, NVIDIA H200, 143771\n" + info + "\nModel: \t\t NVIDIA H200\n"
+        "GPU UUID: \t GPU-b\nDevice Minor: \t 3\nBus Location: \t 0000:00:06.0\n" + info +
+        "\nGPU UUID: \t GPU-z\nDevice Minor: \t 7\n" + info + "\nGPU UUID: \t GPU-a\nDevice Minor: \t nope\n");
+    ASSERT_EQ(minors.size(), 2u);
+    EXPECT_EQ(minors[0].minor, -1);  // its minor unreadable
+    EXPECT_EQ(minors[1].minor, 3);
+    EXPECT_EQ(parse_gpu_query("0, GPU-a, G, 1\n")[0].minor, -1);  // no driver information (fake GPUs)
 }
 
 TEST(SlurmGpus, TheNodesAreThoseAtSlurmsIndexesUnlessTheStepSeesOnlyThem) {
@@ -64,14 +74,14 @@ TEST(SlurmGpus, ThisMachinesNvidiaSmiReadsAsNvmlsGpus) {
         GTEST_SKIP() << nvml.description;
     }
     std::string command;
-    for (const std::string& word : nvidia_smi_argv()) command += "'" + word + "' ";
+    for (const std::string& word : gpu_query_argv()) command += "'" + word + "' ";
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
     ASSERT_TRUE(pipe);
     std::string csv;
     char buffer[4096];
     for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0;) csv.append(buffer, n);
     std::printf("%s", csv.c_str());
-    const std::vector<Gpu> smi = parse_nvidia_smi(csv);
+    const std::vector<Gpu> smi = parse_gpu_query(csv);
     ASSERT_EQ(smi.size(), nvml.gpus.size()) << csv;
     for (size_t i = 0; i < smi.size(); ++i) {
         EXPECT_EQ(smi[i].index, nvml.gpus[i].index);
@@ -80,6 +90,9 @@ TEST(SlurmGpus, ThisMachinesNvidiaSmiReadsAsNvmlsGpus) {
         // nvidia-smi prints whole MiB.
         EXPECT_LE(smi[i].memory_bytes, nvml.gpus[i].memory_bytes);
         EXPECT_LT(nvml.gpus[i].memory_bytes - smi[i].memory_bytes, 1024u * 1024u);
+        // The driver's information names its device node, as NVML's minor number does.
+        EXPECT_EQ(smi[i].minor, nvml.gpus[i].minor);
+        EXPECT_GE(smi[i].minor, 0);
     }
 }
 

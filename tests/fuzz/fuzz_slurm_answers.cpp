@@ -54,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 break;
             }
             case 5: {
-                const std::vector<Gpu> gpus = parse_nvidia_smi(input);
+                const std::vector<Gpu> gpus = parse_gpu_query(input);
                 for (const Gpu& g : gpus) {
                     if (g.uuid.rfind("GPU-", 0) != 0 || g.index < 0) __builtin_trap();
                 }

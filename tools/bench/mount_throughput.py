@@ -17,7 +17,8 @@ The mount is a node's cluster-level mount of a running emulator (found through G
 (azureBlobFileSystems, fuse.bai-blob: writes are staged and committed as a blob at close, so the
 write figure includes that commit); or, with `--volume container-rest`, the same container mounted
 by bai-blobfuse over the Blob REST API (as on a Slurm host that does not share the emulator's
-mounts), with the same cache timeouts; "native" is a directory beside the emulator's data directory on
+mounts), with the same cache timeouts; or, with `--volume share-rest`, the share mounted by
+bai-sharefuse over the File REST API (a Slurm host of --slurm-storage rest); "native" is a directory beside the emulator's data directory on
 the same disk. Share targets: write and read at least 70% of native, creates at least 40%.
 
 Small files are never removed between rounds (each round has its own directories; all go at the
@@ -33,7 +34,7 @@ second wins each round by about as much as the other wins the next.
 With --inside-job, the measure is a job's instead: a shell loop in a job on the node writes the
 small files on the share's mount and in the job's local temporary directory, alternating.
 
-Usage: tools/bench/mount_throughput.py [--volume share|container|container-rest] [--build DIR] [--size-mib 1024]
+Usage: tools/bench/mount_throughput.py [--volume share|container|container-rest|share-rest] [--build DIR] [--size-mib 1024]
        [--files 10000] [--repeat 4] [--no-passthrough] [--share-mounts fuse|bind] [--inside-job]
 """
 import argparse
@@ -229,7 +230,7 @@ def main():
     parser.add_argument("--size-mib", type=int, default=1024)
     parser.add_argument("--files", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=4)
-    parser.add_argument("--volume", choices=["share", "container", "container-rest"], default="share")
+    parser.add_argument("--volume", choices=["share", "container", "container-rest", "share-rest"], default="share")
     parser.add_argument("--no-passthrough", action="store_true",
                         help="start the emulator with --no-passthrough (every read and write served by it)")
     parser.add_argument("--share-mounts", choices=["fuse", "bind"], default="fuse",
@@ -253,7 +254,7 @@ def main():
                 raise RuntimeError(f"{method} {path}: {r.status_code} {r.text}")
             return r
 
-        if args.volume == "share":
+        if args.volume in ("share", "share-rest"):
             with ShareServiceClient.from_connection_string(harness.connection_string(ep)) as shares:
                 shares.create_share("bench")
             volumes = {"azureFileShares": [{
@@ -266,7 +267,7 @@ def main():
             volumes = {"azureBlobFileSystems": [{
                 "accountName": harness.DEV_ACCOUNT, "containerName": "bench",
                 "relativeMountPath": "vol", "credentials": {"accountKey": harness.DEV_KEY}}]}
-        if args.volume == "container-rest":
+        if args.volume in ("container-rest", "share-rest"):
             return over_rest(args, emu)
         call("PUT", f"/subscriptions/{SUB}/resourcegroups/bench", {"location": "eastus"}, api_version="2021-04-01")
         call("PUT", WS, {"location": "eastus"})
@@ -311,20 +312,24 @@ def main():
 
 
 def over_rest(args, emu):
-    """The container mounted by bai-blobfuse (its config as the engine writes one for a host)."""
+    """The container mounted by bai-blobfuse, or the share by bai-sharefuse (their configs as the
+    engine writes one for a host)."""
+    share = args.volume == "share-rest"
+    name = "bai-sharefuse" if share else "bai-blobfuse"
     work = tempfile.mkdtemp(prefix="bai-bench-rest-", dir=os.path.dirname(emu.location))
     mount = os.path.join(work, "mnt")
     os.mkdir(mount)
-    config = os.path.join(work, "blobfuse.cfg")
+    config = os.path.join(work, "remote.cfg")
     with open(config, "w") as f:
-        f.write(f"accountName {harness.DEV_ACCOUNT}\naccountKey {harness.DEV_KEY}\ncontainerName bench\n"
-                f"blobEndpoint {emu.endpoints['blob']}/{harness.DEV_ACCOUNT}\n")
-    program = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(harness.EMULATOR)), "fuse_mounts", "bai-blobfuse"),
+        f.write(f"accountName {harness.DEV_ACCOUNT}\naccountKey {harness.DEV_KEY}\n" +
+                (f"shareName bench\nfileEndpoint {emu.endpoints['file']}/{harness.DEV_ACCOUNT}\n" if share else
+                 f"containerName bench\nblobEndpoint {emu.endpoints['blob']}/{harness.DEV_ACCOUNT}\n"))
+    program = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(harness.EMULATOR)), "fuse_mounts", name),
                                 mount, f"--config-file={config}", f"--tmp-path={os.path.join(work, 'tmp')}"])
     try:
-        harness.wait_for(lambda: os.path.ismount(mount) or program.poll() is not None, what="the bai-blobfuse mount")
+        harness.wait_for(lambda: os.path.ismount(mount) or program.poll() is not None, what=f"the {name} mount")
         if program.poll() is not None:
-            sys.exit("bai-blobfuse did not mount (root and /dev/fuse are needed)")
+            sys.exit(f"{name} did not mount (root and /dev/fuse are needed)")
         measure(args, emu, mount, None)
     finally:
         program.terminate()
@@ -387,7 +392,7 @@ def measure(args, emu, mount, interleaved):
     print(f"medians of {args.repeat} rounds, mount and native taking turns to go first; ranges: " +
           ", ".join(f"{k} {lo:.0f}-{hi:.0f}" for k, (lo, hi) in spread.items()) + "\n")
     mount_kind = ("bind" if args.volume == "share" and args.share_mounts == "bind" else
-                  "bai-blobfuse (REST)" if args.volume == "container-rest" else "FUSE")
+                  {"container-rest": "bai-blobfuse (REST)", "share-rest": "bai-sharefuse (REST)"}.get(args.volume, "FUSE"))
     print(f"| measure | {mount_kind} {args.volume} mount (median) | native disk (median) | mount / native: geometric mean "
           "of the rounds' ratios (each round's, mount first in the 1st, 3rd...) |")
     print("|---|---|---|---|")
