@@ -21,7 +21,7 @@ std::vector<int> parse_gres_indexes(std::string_view scontrol_job_detail);
 // the driver lists in /proc/driver/nvidia/gpus/*/information (its UUID and device minor: the
 // N of /dev/nvidiaN, which nvidia-smi's queries do not give), a line kGpuInformation and that file.
 std::vector<std::string> gpu_query_argv();
-inline constexpr std::string_view kGpuInformation = "-- bai: the driver's information of a GPU";
+inline constexpr std::string_view kGpuInformation = "-- bai: driver information of a GPU";
 // nvidia-smi's lines ("0, GPU-8e3c..., NVIDIA H100 80GB HBM3, 81559"); throws std::invalid_argument
 // on a line it cannot read.
 std::vector<Gpu> parse_nvidia_smi(std::string_view csv);
