@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/content_files.h"
@@ -44,6 +46,14 @@ public:
     // Renames a file, or a directory with all it holds, in one call of the service (a file there
     // replaced); false where the service has none (a container: the filesystem copies and deletes).
     virtual bool rename(const std::string& /*from*/, const std::string& /*to*/, bool /*directory*/) { return false; }
+    // Writes the runs `ranges` ([start, end) of `fd`) into the existing file `name`, first setting its
+    // size to `size` when `resize`: what a file share's writer changed, and nothing else of what
+    // others wrote meanwhile (as on an SMB mount). False where the service has no such writes (a
+    // block blob is put whole).
+    virtual bool update(const std::string& /*name*/, int /*fd*/, std::uint64_t /*size*/, bool /*resize*/,
+                        const std::vector<std::pair<std::uint64_t, std::uint64_t>>& /*ranges*/) {
+        return false;
+    }
     // The mount's type is fuse.<this>.
     virtual const char* mount_type() const { return "bai-blob"; }
 };

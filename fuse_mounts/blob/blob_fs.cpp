@@ -495,6 +495,7 @@ void op_write_buf(fuse_req_t req, fuse_ino_t, fuse_bufvec* in, off_t offset, fus
     ssize_t written = fuse_buf_copy(&out, in, static_cast<fuse_buf_copy_flags>(0));
     if (written < 0) return (void)fuse_reply_err(req, static_cast<int>(-written));
     handle.staging->dirty = true;
+    handle.staging->wrote(static_cast<std::uint64_t>(offset), static_cast<std::uint64_t>(offset) + written);
     fuse_reply_write(req, static_cast<size_t>(written));
 }
 

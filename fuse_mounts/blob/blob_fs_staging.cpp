@@ -77,6 +77,8 @@ std::shared_ptr<Staging> stage_blob(State& s, const std::string& path, bool empt
     }
     staging->in_memory = empty || blob.info.size <= kMemoryStagingBytes;
     staging->fd = staging_fd(s, staging->in_memory);
+    staging->whole = empty;
+    staging->committed_size = empty ? 0 : blob.info.size;
     if (empty) return staging;
     const int fd = staging->fd;
     if (blob.in_memory()) {
@@ -99,6 +101,19 @@ std::shared_ptr<Staging> stage_blob(State& s, const std::string& path, bool empt
 }
 
 }  // namespace
+
+void Staging::wrote(std::uint64_t start, std::uint64_t end) {
+    if (end <= start) return;
+    // Merged with the runs it touches or meets.
+    auto it = written.upper_bound(start);
+    if (it != written.begin() && std::prev(it)->second >= start) --it;
+    while (it != written.end() && it->first <= end) {
+        start = std::min(start, it->first);
+        end = std::max(end, it->second);
+        it = written.erase(it);
+    }
+    written.emplace(start, end);
+}
 
 Staging::~Staging() {
     if (fd >= 0) ::close(fd);
@@ -134,6 +149,24 @@ void commit_locked(State& s, Node& node, Staging& staging) {
     }
     struct stat st {};
     if (::fstat(staging.fd, &st) != 0) throw std::system_error(errno, std::generic_category(), "cannot read the staged file");
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (!staging.whole) {
+        // Only what this mount wrote (within the file's size now), where the service takes that.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+        for (const auto& [start, end] : staging.written) {
+            if (start < size) ranges.emplace_back(start, std::min(end, size));
+        }
+        try {
+            if (s.blobs->update(path, staging.fd, size, size != staging.committed_size, ranges)) {
+                staging.written.clear();
+                staging.committed_size = size;
+                staging.dirty = false;
+                return;
+            }
+        } catch (const storage::StorageError& e) {
+            if (e.status() != 404) throw;  // deleted meanwhile: put whole again, below
+        }
+    }
     storage::ContentSettings settings;
     settings.content_type = "application/octet-stream";
     storage::Metadata metadata;
@@ -142,7 +175,10 @@ void commit_locked(State& s, Node& node, Staging& staging) {
         settings.content_md5.clear();
         metadata = old->metadata;
     }
-    s.blobs->put(path, staging.fd, static_cast<std::uint64_t>(st.st_size), settings, metadata);
+    s.blobs->put(path, staging.fd, size, settings, metadata);
+    staging.written.clear();
+    staging.committed_size = size;
+    staging.whole = false;
     staging.dirty = false;
 }
 
@@ -173,6 +209,7 @@ std::shared_ptr<Staging> staging_of(State& s, Node& node, bool truncate) {
         std::lock_guard guard(staging->mutex);
         if (::ftruncate(staging->fd, 0) != 0) throw std::system_error(errno, std::generic_category(), "truncate");
         staging->dirty = true;
+        staging->whole = true;
     }
     return staging;
 }

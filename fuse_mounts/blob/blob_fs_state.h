@@ -39,6 +39,13 @@ struct Staging {
     std::vector<int> retired;  // a memfd that make_room replaced: a read that loaded it may use it
     int handles = 0;
     bool dirty = false;
+    // What was written since the bytes were staged or last committed, for a container that takes
+    // writes of ranges (BlobContainer::update): the runs written ([start, end), merged), the size
+    // the file had then, and whether it must be put whole (staged empty: created or truncated).
+    std::map<std::uint64_t, std::uint64_t> written;
+    std::uint64_t committed_size = 0;
+    bool whole = true;
+    void wrote(std::uint64_t start, std::uint64_t end);
     std::mutex mutex;  // writes and commits
     Staging() = default;
     Staging(const Staging&) = delete;

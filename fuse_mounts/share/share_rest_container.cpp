@@ -151,28 +151,44 @@ storage::BlobInfo ShareRestContainer::put(const std::string& name, int fd, std::
     req.set_header("x-ms-content-length", std::to_string(size));
     set_file_content_headers(req, settings);
     for (const auto& [key, value] : metadata) req.set_header("x-ms-meta-" + key, value);
-    httplib::Result answer = session_.send(req, 0);
-    storage::BlobInfo file = share_file_info(container(), name, *answer);
-    if (size > 0) {
-        for (const auto& [start, end] : data_runs(fd, size)) {
-            for (std::uint64_t at = start; at < end; at += kRangeSize) {
-                const std::uint64_t length = std::min(kRangeSize, end - at);
-                httplib::Request range;
-                range.method = "PUT";
-                range.path = session_.target(name, "comp=range");
-                range.set_header("x-ms-write", "update");
-                range.set_header("x-ms-range", "bytes=" + std::to_string(at) + "-" + std::to_string(at + length - 1));
-                range.body = read_staged(fd, at, length);
-                answer = session_.send(range, static_cast<long long>(length));
-                file.etag = answer->get_header_value("ETag");
-                file.last_modified = time_of(*answer, "Last-Modified");
-            }
-        }
-    }
+    storage::BlobInfo file = share_file_info(container(), name, *session_.send(req, 0));
+    if (size > 0) put_ranges(name, fd, data_runs(fd, size), file);
     file.size = size;
     file.content = settings;
     file.metadata = metadata;
     return file;
+}
+
+void ShareRestContainer::put_ranges(const std::string& name, int fd,
+                                    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs, storage::BlobInfo& file) {
+    for (const auto& [start, end] : runs) {
+        for (std::uint64_t at = start; at < end; at += kRangeSize) {
+            const std::uint64_t length = std::min(kRangeSize, end - at);
+            httplib::Request range;
+            range.method = "PUT";
+            range.path = session_.target(name, "comp=range");
+            range.set_header("x-ms-write", "update");
+            range.set_header("x-ms-range", "bytes=" + std::to_string(at) + "-" + std::to_string(at + length - 1));
+            range.body = read_staged(fd, at, length);
+            httplib::Result answer = session_.send(range, static_cast<long long>(length));
+            file.etag = answer->get_header_value("ETag");
+            file.last_modified = time_of(*answer, "Last-Modified");
+        }
+    }
+}
+
+bool ShareRestContainer::update(const std::string& name, int fd, std::uint64_t size, bool resize,
+                                const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+    storage::BlobInfo file;
+    if (resize) {
+        httplib::Request req;
+        req.method = "PUT";
+        req.path = session_.target(name, "comp=properties");
+        req.set_header("x-ms-content-length", std::to_string(size));
+        session_.send(req, 0);
+    }
+    put_ranges(name, fd, ranges, file);
+    return true;
 }
 
 void ShareRestContainer::remove(const std::string& name) {

@@ -38,10 +38,17 @@ public:
     void copy(const std::string& from, const std::string& to) override;
     bool hierarchical() const override { return true; }
     bool rename(const std::string& from, const std::string& to, bool directory) override;
+    // Set File Properties (x-ms-content-length) when resized, then Put Range of each run.
+    bool update(const std::string& name, int fd, std::uint64_t size, bool resize,
+                const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) override;
     storage::StoreChanges& changes() override { return changes_; }
     const char* mount_type() const override { return "bai-share"; }
 
 private:
+    // Put Range of each run of `fd` (4 MiB at a time), `file`'s ETag and time the last answer's.
+    void put_ranges(const std::string& name, int fd, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& runs,
+                    storage::BlobInfo& file);
+
     storage::StoreChanges changes_;  // before the session, whose feed thread publishes to it
     StorageRestSession session_;
     const time::TimePoint started_ = time::now();

@@ -45,8 +45,8 @@ class SharefuseOverRest(unittest.TestCase):
                     f"fileEndpoint {self.emu.endpoints['file']}/{harness.DEV_ACCOUNT}\n{extra}")
         return path
 
-    def start(self, *options, config=None):
-        argv = [SHAREFUSE, self.mnt, f"--config-file={config or self.config()}",
+    def start(self, *options, config=None, mnt=None):
+        argv = [SHAREFUSE, mnt or self.mnt, f"--config-file={config or self.config()}",
                 f"--tmp-path={os.path.join(self.dir, 'tmp')}", *options]
         log = open(os.path.join(self.dir, "sharefuse.log"), "wb")
         self.addCleanup(log.close)
@@ -54,9 +54,9 @@ class SharefuseOverRest(unittest.TestCase):
         self.addCleanup(self.stop, process)
         return process
 
-    def mounted(self, *options, config=None):
-        process = self.start(*options, config=config)
-        harness.wait_for(lambda: os.path.ismount(self.mnt) or process.poll() is not None, what="the mount")
+    def mounted(self, *options, config=None, mnt=None):
+        process = self.start(*options, config=config, mnt=mnt)
+        harness.wait_for(lambda: os.path.ismount(mnt or self.mnt) or process.poll() is not None, what="the mount")
         self.assertIsNone(process.poll(), self.log())
         return process
 
@@ -141,6 +141,32 @@ class SharefuseOverRest(unittest.TestCase):
         os.truncate(self.at("log.txt"), 4)
         self.assertEqual(self.read("log.txt"), b"line")
         self.assertEqual(os.stat(self.at("log.txt")).st_size, 4)
+
+    def test_a_writer_commits_what_it_wrote_not_what_others_wrote_meanwhile(self):
+        # Two hosts' mounts of one share (two bai-sharefuse here) write their own parts of one file,
+        # both open at once; and REST writes another part meanwhile: each close sends its own
+        # writes (Put Range of them), never its stale copy of the rest, as on an SMB mount.
+        self.share.get_file_client("shards.bin").upload_file(b"." * 30)
+        other = os.path.join(self.dir, "other")
+        os.mkdir(other)
+        self.mounted()
+        self.mounted(mnt=other)
+        first = open(self.at("shards.bin"), "r+b")
+        second = open(os.path.join(other, "shards.bin"), "r+b")
+        first.seek(0)
+        first.write(b"AAAAAAAAAA")
+        second.seek(10)
+        second.write(b"BBBBBBBBBB")
+        self.share.get_file_client("shards.bin").upload_range(b"CCCCCCCCCC", offset=20, length=10)
+        first.close()
+        second.close()
+        self.assertEqual(self.read("shards.bin"), b"A" * 10 + b"B" * 10 + b"C" * 10)
+        # Grown past its end by one, shrunk by the other: the size is the last close's.
+        with open(self.at("shards.bin"), "ab") as f:
+            f.write(b"DDDDD")
+        self.assertEqual(self.read("shards.bin"), b"A" * 10 + b"B" * 10 + b"C" * 10 + b"D" * 5)
+        os.truncate(os.path.join(other, "shards.bin"), 12)
+        self.assertEqual(self.read("shards.bin"), b"A" * 10 + b"BB")
 
     def test_changes_through_rest_reach_the_mount_despite_hour_long_caches(self):
         self.share.get_file_client("f.txt").upload_file(b"12345")
