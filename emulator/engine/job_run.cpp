@@ -290,16 +290,19 @@ private:
     }
 
     // Hosts that do not see the data directory get the job's directory on their node, its hostfile,
-    // the MPI agent and, on the master's, the scripts through which mpirun enters each node.
+    // the MPI agent, the directories its sandbox binds and, on the master's, the scripts through
+    // which mpirun enters each node.
     void copy_to_hosts() {
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const JobNode& node = in_.nodes[i];
             if (!node.hosts || node.hosts->shares_disk()) continue;
-            if (runtime_.kind == RuntimeKind::sandbox) {
-                throw std::runtime_error("containerSettings: sandboxes on Slurm hosts that do not share the data directory "
-                                         "(--slurm-storage rest) are not supported yet");
-            }
             std::vector<fs::path> copied{dirs_[i], dirs_[i] / "mounts", dirs_[i] / "shared", dirs_[i] / "hostfile"};
+            if (runtime_.kind == RuntimeKind::sandbox) {  // what set_up_sandboxes made for its binds
+                const fs::path own = node.root / "sandbox-mounts";
+                // (The job's shared directory, bound at AZ_BATCHAI_SHARED_JOB_TEMP: each host its own.)
+                copied.insert(copied.end(), {node.root / "home", own, in_.shared_dir});
+                for (const auto& [relative, directory] : node.volume_directories) copied.push_back(own / relative);
+            }
             if (i == 0) {
                 copied.push_back(dirs_[0] / "mpi-nodes");
                 for (const JobNode& each : in_.nodes) copied.push_back(dirs_[0] / "mpi-nodes" / each.address);

@@ -298,7 +298,7 @@ class SlurmNodesTest(unittest.TestCase):
         relay.target = ("127.0.0.1", file_port)
         emu = harness.Emulator(env=CLUSTER.env(), args=[
             "--file-port", str(file_port), "--slurm-file-endpoint", f"http://{CLUSTER.bridge_address}:{relay.port}",
-            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm",
+            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm", "--container-runtime", "sandbox",
             "--slurm-partition", "main", "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
         self.addCleanup(emu.close)
         storage_dir = os.path.join(emu.location, "storage")
@@ -375,6 +375,18 @@ class SlurmNodesTest(unittest.TestCase):
         self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
         self.assertEqual(sorted(read(f"rank-{r}") for r in range(4)), ["host1 4 10"] * 2 + ["host2 4 10"] * 2)
         self.assertGreater(relay.connections, 0)  # the hosts' mounts came through the site's proxy
+        # containerSettings: a sandbox on the host, the node's share bound in from its mount there.
+        client.jobs.begin_create(RG, WS, EXP, "boxed", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image="ubuntu:22.04")),
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line=(
+                "set -e; cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_MOUNT_ROOT/afs/boxed-read; "
+                "hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/boxed-name")))).result()
+        job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+            client.jobs.get(RG, WS, EXP, "boxed")), timeout=120, interval=0.2, what="the sandboxed job done")
+        self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
+        self.assertEqual(read("boxed-read"), "put through REST")
+        self.assertIn(read("boxed-name").strip(), [n["nodeId"] for n in nodes])  # the sandbox's hostname
         client.clusters.begin_delete(RG, WS, "restful").result()
         with open(os.path.join(emu.location, "slurm", "instance")) as f:
             instance = f.read().strip()

@@ -10,6 +10,10 @@ munge: the tests' two-host cluster of tests/integration/slurm_cluster.py is star
 3. N trivial jobs (`true`) queued on a 2-node cluster (one node per host under Slurm): wall time,
    jobs/s, and the CPU per job of the emulator and of its child processes (srun clients).
 
+Three emulators side by side: local, Slurm with the data directory shared by the hosts, and Slurm
+with --slurm-storage rest (the data directory hidden on the hosts by an empty tmpfs: a node's
+directories and each job's are copied to its host by an srun step).
+
 Usage: tools/bench/slurm_nodes.py [--build DIR] [--rounds R] [--samples N] [--jobs N]
 """
 import argparse
@@ -62,6 +66,10 @@ def many_jobs(b, emu, jobs, prefix):
                      timeout=1800, interval=0.5, what="the jobs")
     wall = time.perf_counter() - started
     cpu = [after - before for after, before in zip(cpu_seconds(emu.process.pid), cpu_before)]
+    # Its nodes hold both hosts: given back before the next emulator's cluster asks for them.
+    b.call("DELETE", f"{WS}/clusters/pair")
+    harness.wait_for(lambda: b.session.get(f"{b.ep['arm']}{WS}/clusters/pair?api-version=2018-05-01",
+                                           timeout=30).status_code == 404, timeout=120, what="the cluster gone")
     return wall, cpu[0], cpu[1]
 
 
@@ -81,40 +89,48 @@ def main():
     common = ["--lro-delay", "0", "--gpus", "none"]
     try:
         with harness.Emulator(args=common) as local, harness.Emulator(env=cluster.env(), args=common + [
-                "--compute", "slurm", "--slurm-partition", "main"]) as slurm:
-            sides = {"local": (local, prepare(local)), "slurm": (slurm, prepare(slurm))}
-            alloc = {"local": [], "slurm": []}
+                "--compute", "slurm", "--slurm-partition", "main"]) as slurm, harness.Emulator(
+                env=cluster.env(), args=common + ["--compute", "slurm", "--slurm-partition", "main",
+                                                  "--slurm-storage", "rest"]) as rest:
+            cluster.hide_on_hosts(rest.location)
+            sides = {"local": (local, prepare(local)), "slurm": (slurm, prepare(slurm)), "rest": (rest, prepare(rest))}
+            names = list(sides)
+            alloc = {side: [] for side in names}
             for r in range(args.rounds):
-                for side in (("local", "slurm") if r % 2 == 0 else ("slurm", "local")):
+                for side in names[r % 3:] + names[:r % 3]:  # each goes first in turn
                     alloc[side].append(allocation_seconds(sides[side][1], f"alloc{r}"))
             latency = {}
-            for side in ("local", "slurm"):
+            for side in names:
                 emu, b = sides[side]
                 b.cluster("warm", 1)
                 latency[side] = submit_to_running(b, emu.location, "warm", args.samples, "lat")[0]
                 b.call("DELETE", f"{WS}/clusters/warm")
             time.sleep(2)
-            throughput = {side: many_jobs(sides[side][1], sides[side][0], args.jobs, "many") for side in ("local", "slurm")}
+            throughput = {side: many_jobs(sides[side][1], sides[side][0], args.jobs, "many") for side in names}
+            cluster.show_on_hosts(rest.location)
     finally:
         cluster.stop()
 
     print(f"machine: {os.cpu_count()} cores; Slurm: 2 slurmd hosts in namespaces (2 CPUs each); "
           f"emulator {harness.EMULATOR}\n")
-    print("| measure | local | Slurm | Slurm / local |")
-    print("|---|---|---|---|")
-    a_l, a_s = statistics.median(alloc["local"]), statistics.median(alloc["slurm"])
-    print(f"| a node's allocation (create -> idle), median s; rounds {['%.2f' % x for x in alloc['local']]} / "
-          f"{['%.2f' % x for x in alloc['slurm']]} | {a_l:.2f} | {a_s:.2f} | {a_s / a_l:.1f}x |")
-    l_l, l_s = percentile(latency["local"], 50), percentile(latency["slurm"], 50)
-    print(f"| submit -> process running on an idle node, p50 ms (p90 {percentile(latency['local'], 90):.0f} / "
-          f"{percentile(latency['slurm'], 90):.0f}) | {l_l:.0f} | {l_s:.0f} | {l_s / l_l:.1f}x |")
-    (w_l, c_l, k_l), (w_s, c_s, k_s) = throughput["local"], throughput["slurm"]
-    print(f"| {args.jobs} trivial jobs over 2 nodes, jobs/s | {args.jobs / w_l:.1f} | {args.jobs / w_s:.1f} | "
-          f"{w_s / w_l:.1f}x the time |")
-    print(f"| the emulator's CPU per job, ms | {c_l * 1000 / args.jobs:.1f} | {c_s * 1000 / args.jobs:.1f} | "
-          f"{c_s / max(c_l, 1e-9):.1f}x |")
-    print(f"| its child processes' CPU per job (shells, sandboxes; srun clients), ms | {k_l * 1000 / args.jobs:.1f} | "
-          f"{k_s * 1000 / args.jobs:.1f} | {k_s / max(k_l, 1e-9):.1f}x |")
+    print("| measure | local | Slurm | Slurm, --slurm-storage rest | Slurm / local | rest / local |")
+    print("|---|---|---|---|---|---|")
+    a = {side: statistics.median(alloc[side]) for side in alloc}
+    rounds = " / ".join(str(['%.2f' % x for x in alloc[side]]) for side in alloc)
+    print(f"| a node's allocation (create -> idle), median s; rounds {rounds} | {a['local']:.2f} | {a['slurm']:.2f} | "
+          f"{a['rest']:.2f} | {a['slurm'] / a['local']:.1f}x | {a['rest'] / a['local']:.1f}x |")
+    p50 = {side: percentile(latency[side], 50) for side in latency}
+    p90 = " / ".join(f"{percentile(latency[side], 90):.0f}" for side in latency)
+    print(f"| submit -> process running on an idle node, p50 ms (p90 {p90}) | {p50['local']:.0f} | {p50['slurm']:.0f} | "
+          f"{p50['rest']:.0f} | {p50['slurm'] / p50['local']:.1f}x | {p50['rest'] / p50['local']:.1f}x |")
+    wall = {side: throughput[side][0] for side in throughput}
+    print(f"| {args.jobs} trivial jobs over 2 nodes, jobs/s | {args.jobs / wall['local']:.1f} | {args.jobs / wall['slurm']:.1f} | "
+          f"{args.jobs / wall['rest']:.1f} | {wall['slurm'] / wall['local']:.1f}x the time | {wall['rest'] / wall['local']:.1f}x the time |")
+    for i, what in ((1, "the emulator's CPU per job, ms"),
+                    (2, "its child processes' CPU per job (shells, sandboxes; srun clients; tar), ms")):
+        ms = {side: throughput[side][i] * 1000 / args.jobs for side in throughput}
+        print(f"| {what} | {ms['local']:.1f} | {ms['slurm']:.1f} | {ms['rest']:.1f} | "
+              f"{ms['slurm'] / max(ms['local'], 1e-9):.1f}x | {ms['rest'] / max(ms['local'], 1e-9):.1f}x |")
 
 
 if __name__ == "__main__":
