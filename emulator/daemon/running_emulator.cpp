@@ -72,6 +72,20 @@ std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std
 
 namespace fs = std::filesystem;
 
+// The SAS a host's mount of a container or share gets: for that volume alone, `letters` (read and
+// list when read-only), as long as a node may live (the file that holds it goes with the node);
+// "" for an account that does not exist.
+std::function<std::string(const std::string&, const std::string&, bool)> volume_sas(storage::AccountRegistry& accounts,
+                                                                                    storage::SasService service,
+                                                                                    std::string letters) {
+    return [&accounts, service, letters](const std::string& account, const std::string& volume, bool read_only) {
+        std::optional<storage::Account> found = accounts.find(account);
+        if (!found) return std::string();
+        return storage::service_sas_query(*found, service, volume, "", read_only ? "rl" : letters,
+                                          time::now() + std::chrono::hours(24 * 365));
+    };
+}
+
 std::string url(const std::string& scheme, const std::string& host, int port) {
     std::string h = host.find(':') != std::string::npos ? "[" + host + "]" : host;
     return scheme + "://" + h + ":" + std::to_string(port);
@@ -242,13 +256,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                 storage.remote_blobs.endpoint = [&parts, given = options.slurm_blob_endpoint] {
                     return given.empty() ? parts.published.blob : given;
                 };
-                storage.remote_blobs.sas = [&parts](const std::string& account, const std::string& container, bool read_only) {
-                    std::optional<storage::Account> found = parts.accounts.find(account);
-                    if (!found) return std::string();
-                    // As long as a node may live; the file that holds it goes with the node.
-                    return storage::service_sas_query(*found, storage::SasService::blob, container, "",
-                                                      read_only ? "rl" : "racwdl", time::now() + std::chrono::hours(24 * 365));
-                };
+                storage.remote_blobs.sas = volume_sas(parts.accounts, storage::SasService::blob, "racwdl");
             }
             if (options.slurm_rest_storage) {
                 // Hosts that do not see the store's directories mount the shares through the File
@@ -260,12 +268,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                 storage.remote_shares.endpoint = [&parts, given = options.slurm_file_endpoint] {
                     return given.empty() ? parts.published.file : given;
                 };
-                storage.remote_shares.sas = [&parts](const std::string& account, const std::string& share, bool read_only) {
-                    std::optional<storage::Account> found = parts.accounts.find(account);
-                    if (!found) return std::string();
-                    return storage::service_sas_query(*found, storage::SasService::file, share, "",
-                                                      read_only ? "rl" : "rcwdl", time::now() + std::chrono::hours(24 * 365));
-                };
+                storage.remote_shares.sas = volume_sas(parts.accounts, storage::SasService::file, "rcwdl");
             }
             auto made = std::make_unique<engine::LocalEngine>(store, std::move(storage), engine_options);
             parts.job_engine = made.get();

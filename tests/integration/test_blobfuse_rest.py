@@ -5,7 +5,6 @@ emulator's change feed even with caches of an hour; a restarted emulator, a wron
 container and a bad config file are reported, never a hang. Skipped (visibly) without /dev/fuse."""
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,7 @@ import unittest
 from azure.storage.blob import BlobServiceClient
 
 import harness
+from remote_mount import RemoteMountTest
 
 BLOBFUSE = os.environ.get("BAI_BLOBFUSE", "bai-blobfuse")
 WHY_NOT = "" if os.path.exists("/dev/fuse") and os.geteuid() == 0 else "no /dev/fuse, or not root"
@@ -24,7 +24,9 @@ LONG_CACHES = ["-o", "attr_timeout=3600,entry_timeout=3600,negative_timeout=3600
 
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
-class BlobfuseOverRest(unittest.TestCase):
+class BlobfuseOverRest(RemoteMountTest, unittest.TestCase):
+    PROGRAM = BLOBFUSE
+
     def setUp(self):
         self.emu = harness.Emulator().start()
         self.addCleanup(self.emu.close)
@@ -42,39 +44,6 @@ class BlobfuseOverRest(unittest.TestCase):
             f.write(f"accountName {harness.DEV_ACCOUNT}\n{credential}\ncontainerName {container}\n"
                     f"blobEndpoint {self.emu.endpoints['blob']}/{harness.DEV_ACCOUNT}\n{extra}")
         return path
-
-    def start(self, *options, config=None):
-        argv = [BLOBFUSE, self.mnt, f"--config-file={config or self.config()}",
-                f"--tmp-path={os.path.join(self.dir, 'tmp')}", *options]
-        log = open(os.path.join(self.dir, "blobfuse.log"), "wb")
-        self.addCleanup(log.close)
-        process = subprocess.Popen(argv, stderr=log)
-        self.addCleanup(self.stop, process)
-        return process
-
-    def mounted(self, *options):
-        process = self.start(*options)
-        harness.wait_for(lambda: os.path.ismount(self.mnt) or process.poll() is not None, what="the mount")
-        self.assertIsNone(process.poll(), self.log())
-        return process
-
-    def stop(self, process):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-                subprocess.run(["umount", "-l", self.mnt], capture_output=True)
-                self.fail("bai-blobfuse did not end on SIGTERM")
-
-    def log(self):
-        with open(os.path.join(self.dir, "blobfuse.log"), errors="replace") as f:
-            return f.read()
-
-    def at(self, *parts):
-        return os.path.join(self.mnt, *parts)
 
     def blobs(self):
         return sorted(b.name for b in self.container.list_blobs())

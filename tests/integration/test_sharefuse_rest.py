@@ -7,8 +7,6 @@ SAS, and what it cannot mount reported. Skipped (visibly) without /dev/fuse."""
 import errno
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import unittest
@@ -17,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from azure.storage.fileshare import ShareServiceClient, ShareSasPermissions, generate_share_sas
 
 import harness
+from remote_mount import RemoteMountTest
 
 SHAREFUSE = os.environ.get("BAI_SHAREFUSE", "bai-sharefuse")
 WHY_NOT = "" if os.path.exists("/dev/fuse") and os.geteuid() == 0 else "no /dev/fuse, or not root"
@@ -26,7 +25,9 @@ LONG_CACHES = ["-o", "attr_timeout=3600,entry_timeout=3600,negative_timeout=3600
 
 
 @unittest.skipIf(WHY_NOT, WHY_NOT)
-class SharefuseOverRest(unittest.TestCase):
+class SharefuseOverRest(RemoteMountTest, unittest.TestCase):
+    PROGRAM = SHAREFUSE
+
     def setUp(self):
         self.emu = harness.Emulator().start()
         self.addCleanup(self.emu.close)
@@ -44,39 +45,6 @@ class SharefuseOverRest(unittest.TestCase):
             f.write(f"accountName {harness.DEV_ACCOUNT}\n{credential}\nshareName {share}\n"
                     f"fileEndpoint {self.emu.endpoints['file']}/{harness.DEV_ACCOUNT}\n{extra}")
         return path
-
-    def start(self, *options, config=None, mnt=None):
-        argv = [SHAREFUSE, mnt or self.mnt, f"--config-file={config or self.config()}",
-                f"--tmp-path={os.path.join(self.dir, 'tmp')}", *options]
-        log = open(os.path.join(self.dir, "sharefuse.log"), "wb")
-        self.addCleanup(log.close)
-        process = subprocess.Popen(argv, stderr=log)
-        self.addCleanup(self.stop, process)
-        return process
-
-    def mounted(self, *options, config=None, mnt=None):
-        process = self.start(*options, config=config, mnt=mnt)
-        harness.wait_for(lambda: os.path.ismount(mnt or self.mnt) or process.poll() is not None, what="the mount")
-        self.assertIsNone(process.poll(), self.log())
-        return process
-
-    def stop(self, process):
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-                subprocess.run(["umount", "-l", self.mnt], capture_output=True)
-                self.fail("bai-sharefuse did not end on SIGTERM")
-
-    def log(self):
-        with open(os.path.join(self.dir, "sharefuse.log"), errors="replace") as f:
-            return f.read()
-
-    def at(self, *parts):
-        return os.path.join(self.mnt, *parts)
 
     def names(self, directory=""):
         return sorted(e["name"] for e in self.share.list_directories_and_files(directory))
