@@ -432,7 +432,7 @@ class SlurmNodesTest(unittest.TestCase):
         cluster = self.client.clusters.begin_create(RG, WS, "frail", m.ClusterCreateParameters(
             vm_size="STANDARD_D1", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
             user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
-        job = self.job(cluster.id, "stranded", "sleep 600")
+        self.job(cluster.id, "stranded", "sleep 600")
         node = harness.wait_for(lambda: (lambda n: n[0] if n and n[0].get("job") else None)(self.nodes("frail")),
                                 timeout=60, interval=0.2, what="the job running")
         host = [h[2] for h in self.holders(("RUNNING",), node=node["nodeId"])]
