@@ -203,7 +203,8 @@ private:
             job_volumes_.push_back(std::make_unique<AttachedVolumes>(in_.mounts));
             // (A host that has a copy of the node's directories of its own gets a directory: the
             // job's shared one is not there.)
-            const bool links = !in_container() && (!node.hosts || node.hosts->shares_disk());
+            const bool own_copy = node.hosts && !node.hosts->shares_disk();
+            const bool links = !in_container() && !own_copy;
             fs::path dir = prepare_node_directory(node, in_, job_volume_list_, storage_, links, notes, *job_volumes_.back());
             dirs_.push_back(dir);
             if (node.hosts) {
@@ -213,7 +214,9 @@ private:
                     throw std::runtime_error("node " + node.id + ": " + why);
                 }
             }
-            NodeDirectories where{node.root, in_.job_name, in_.shared_dir, node.volume_directories,
+            // (A host with a copy of its own has the job's shared directory in the node's job
+            // directory, which goes with the node: not shared between the job's nodes there.)
+            NodeDirectories where{node.root, in_.job_name, own_copy ? dir / "shared" : in_.shared_dir, node.volume_directories,
                                   job_volumes_.back()->directories};
             views_.push_back(in_container() ? container_view(where) : host_view(where));
             Environment env = node_base_environment(node.root);
@@ -299,8 +302,7 @@ private:
             std::vector<fs::path> copied{dirs_[i], dirs_[i] / "mounts", dirs_[i] / "shared", dirs_[i] / "hostfile"};
             if (runtime_.kind == RuntimeKind::sandbox) {  // what set_up_sandboxes made for its binds
                 const fs::path own = node.root / "sandbox-mounts";
-                // (The job's shared directory, bound at AZ_BATCHAI_SHARED_JOB_TEMP: each host its own.)
-                copied.insert(copied.end(), {node.root / "home", own, in_.shared_dir});
+                copied.insert(copied.end(), {node.root / "home", own});
                 for (const auto& [relative, directory] : node.volume_directories) copied.push_back(own / relative);
             }
             if (i == 0) {
