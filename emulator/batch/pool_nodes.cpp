@@ -280,6 +280,12 @@ void PoolNodes::reconcile(const Key& key) {
     }
     if (!short_of_nodes) pool.wanting_since.reset();
     if (deleting) {
+        // Gone once the tasks its nodes stopped are back in their queues (task_done reconciles
+        // then): a client that finds the pool gone finds them requeued.
+        if (!pool.stopping.empty()) {
+            publish(key);
+            return;
+        }
         if (stored) store_.remove(key.first, kPools, key.second);
         if (!pool.queue.empty()) {  // tasks that wait for a pool of this id to come again
             pool.deleting = false;
@@ -621,6 +627,9 @@ void PoolNodes::remove_node(Pool& pool, size_t index, const std::string& task_re
     trace("batch pool " + pool.id, "node " + node->id + " leaves");
     // Its tasks go back to the queue (requeueCount, not retryCount), as the service requeues
     // them, unless they are terminated.
+    for (const auto& [run_key, run] : running_) {
+        if (run.on(node->id)) pool.stopping.insert(run_key);
+    }
     stop_node_tasks(*node, task_reason);
     if (node->start_task.joinable()) {
         // It may not have begun (on a virtual clock it needs a turn this thread holds): it reports

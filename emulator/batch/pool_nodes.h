@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <set>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -238,6 +239,9 @@ private:
         std::string id;
         std::vector<std::unique_ptr<Node>> nodes;
         bool deleting = false;
+        // The runs (running_'s keys) that its nodes stopped as they left and that have not ended
+        // yet: a pool being deleted stays (deleting) until their tasks are requeued.
+        std::set<std::string> stopping;
         std::deque<TaskRef> queue;  // tasks waiting for a slot, in the order they came
         // An auto-scale pool's metrics, one sample each kSamplePeriod, newest first, a day's worth.
         std::deque<MetricSample> samples;

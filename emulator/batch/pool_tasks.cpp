@@ -407,6 +407,7 @@ void PoolNodes::task_done(const std::string& run_key, int exit_code, json failur
     if (it == running_.end()) return;
     RunningTask run = std::move(it->second);
     running_.erase(it);
+    for (auto& [key, pool] : state_) pool.stopping.erase(run_key);
     run.thread.join();
     const std::string reason = run.control->reason();
     const std::string now = time::now_iso8601();
