@@ -97,8 +97,7 @@ public:
         const int append = O_WRONLY | O_CREAT | O_APPEND;
         const std::string out = spec.stdout_path.string(), err = spec.stderr_path.string();
         if (!spec.cwd.empty()) check(::posix_spawn_file_actions_addchdir_np(&actions_, spec.cwd.c_str()));
-        const std::string in = spec.stdin_path.empty() ? std::string("/dev/null") : spec.stdin_path.string();
-        check(::posix_spawn_file_actions_addopen(&actions_, 0, in.c_str(), O_RDONLY, 0));
+        check(::posix_spawn_file_actions_addopen(&actions_, 0, "/dev/null", O_RDONLY, 0));
         check(::posix_spawn_file_actions_addopen(&actions_, 1, out.c_str(), append, 0644));
         if (err == out) {
             check(::posix_spawn_file_actions_adddup2(&actions_, 1, 2));

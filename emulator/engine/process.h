@@ -19,7 +19,6 @@ struct ProcessSpec {
     std::filesystem::path cwd;
     std::filesystem::path stdout_path;  // appended to, created when missing
     std::filesystem::path stderr_path;
-    std::filesystem::path stdin_path;  // what it reads; /dev/null when empty
 };
 
 struct ExitStatus {

@@ -1,26 +1,25 @@
 #include "emulator/engine/slurm_hosts.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
-#include <fstream>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/log/logger.h"
+#include "emulator/engine/shell_words.h"
 #include "emulator/engine/slurm_gpus.h"
 
 namespace bai::engine {
 
 namespace {
 
-// The last line of a command's output file (what tar or srun said of its failure).
-std::string last_line(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    std::string line, last;
-    while (std::getline(in, line)) {
-        if (!line.empty()) last = line;
+// The last line with words of a command's output (what tar or srun said of its failure).
+std::string last_line(std::string_view text) {
+    std::string_view last;
+    while (!text.empty()) {
+        const size_t end = std::min(text.find('\n'), text.size());
+        if (end > 0) last = text.substr(0, end);
+        text.remove_prefix(std::min(end + 1, text.size()));
     }
-    return last.empty() ? "(no output)" : last;
+    return last.empty() ? "(no output)" : std::string(last);
 }
 
 // What a holder's fate means for its node: nullopt while the holder has (or waits for) its host.
@@ -259,31 +258,16 @@ void SlurmHosts::release(const std::string& node_id) {
 
 void SlurmHosts::copy_to_host(const std::string& node_id, const std::vector<std::filesystem::path>& paths) {
     if (settings_.shares_disk || paths.empty()) return;
-    // A tar of the paths (each itself, relative to /) made here and unpacked there by a step whose
-    // stdin srun forwards from the file.
-    std::vector<std::string> pack{"tar", "-C", "/", "--no-recursion", "-cf", "-"};
-    for (const std::filesystem::path& path : paths) pack.push_back(path.lexically_normal().relative_path().string());
-    std::string pattern = (settings_.log_dir / "copy-XXXXXX").string();
-    const int fd = ::mkstemp(pattern.data());
-    if (fd < 0) throw std::runtime_error("cannot make a file in " + settings_.log_dir.string());
-    ::close(fd);
-    const std::filesystem::path archive = pattern, log = pattern + ".log";
-    struct Remove {
-        std::filesystem::path a, b;
-        ~Remove() {
-            std::error_code ec;
-            std::filesystem::remove(a, ec);
-            std::filesystem::remove(b, ec);
-        }
-    } remove{archive, log};
-    const ExitStatus packed = Process::start({pack, env_, "/", archive, log})->wait();
-    if (packed.code != 0) throw std::runtime_error("cannot pack what the node's host needs: " + last_line(log));
+    // A tar of the paths (each itself, relative to /) made here, piped into a step that unpacks it
+    // there (srun forwards its stdin to the step).
     std::vector<std::string> unpack = launch_prefix(node_id, std::string(kNodeStepPrefix) + "copy", "/");
     unpack.insert(unpack.end(), {"tar", "-C", "/", "-xpf", "-"});
-    ProcessSpec spec{unpack, env_, "/", log, log};
-    spec.stdin_path = archive;
-    const ExitStatus unpacked = Process::start(spec)->wait();
-    if (unpacked.code != 0) throw std::runtime_error("cannot copy what the node needs to its host: " + last_line(log));
+    std::string pipeline = "set -o pipefail; tar -C / --no-recursion -cf -";
+    for (const std::filesystem::path& path : paths) pipeline += " " + shell_quote(path.lexically_normal().relative_path().string());
+    pipeline += " |";
+    for (const std::string& word : unpack) pipeline += " " + shell_quote(word);
+    const CommandOutput done = run_command({"/bin/bash", "-c", pipeline}, env_, settings_.log_dir);
+    if (done.status.code != 0) throw std::runtime_error("cannot copy what the node needs to its host: " + last_line(done.err));
 }
 
 void SlurmHosts::remove_from_host(const std::string& node_id, const std::filesystem::path& path) {
@@ -297,7 +281,9 @@ void SlurmHosts::remove_from_host(const std::string& node_id, const std::filesys
         std::vector<std::string> argv = launch_prefix(node_id, std::string(kNodeStepPrefix) + "remove", "/");
         argv.insert(argv.end(), {"rm", "-rf", "--one-file-system", "--", path.string()});
         const CommandOutput done = run_command(argv, env_, settings_.log_dir);
-        if (done.status.code != 0) log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + done.err);
+        if (done.status.code != 0) {
+            log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + last_line(done.err));
+        }
     } catch (const std::exception& e) {
         log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + e.what());
     }
