@@ -1,17 +1,11 @@
 #include "fuse_mounts/blob/blob_rest_container.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <nlohmann/json.hpp>
-#include <stdexcept>
-#include <system_error>
+#include <chrono>
+#include <thread>
 
 #include "common/crypto/base64.h"
 #include "common/text/percent_encoding.h"
 #include "common/time/timestamps.h"
-#include "fake_storage/auth/shared_key_signer.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fuse_mounts/blob/blob_rest_answers.h"
 
@@ -78,20 +72,7 @@ storage::BlobListPage BlobRestContainer::list(const storage::ListOptions& option
 }
 
 storage::OpenBlob BlobRestContainer::open(const std::string& name) {
-    // The whole blob is downloaded into an unnamed file, as blobfuse's file cache does: readers
-    // then see the blob as it was when opened.
-    int fd = ::open(settings().staging_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot stage in " + settings().staging_dir.string());
-    storage::BlobPart part(fd, 0, 0);  // owns fd from here
-    httplib::Result result = session_.download(name, fd);
-    storage::OpenBlob blob;
-    blob.info = info_of(settings().container, name, *result);
-    part.size = blob.info.size;
-    if (::lseek(fd, 0, SEEK_END) != static_cast<off_t>(blob.info.size)) {
-        throw StorageError(502, "IncompleteBody", "Get Blob of " + name + " ended before its Content-Length");
-    }
-    blob.parts.push_back(std::move(part));
-    return blob;
+    return session_.download_whole(name, "Get Blob", [&](const httplib::Response& r) { return info_of(container(), name, r); });
 }
 
 storage::BlobInfo BlobRestContainer::put(const std::string& name, int fd, std::uint64_t size,

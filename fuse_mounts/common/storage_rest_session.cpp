@@ -1,5 +1,6 @@
 #include "fuse_mounts/common/storage_rest_session.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -144,7 +145,11 @@ httplib::Result StorageRestSession::send(httplib::Request request, long long con
     }
 }
 
-httplib::Result StorageRestSession::download(const std::string& name, int fd) {
+storage::OpenBlob StorageRestSession::download_whole(
+    const std::string& name, const char* operation, const std::function<storage::BlobInfo(const httplib::Response&)>& info_of) {
+    const int fd = ::open(settings_.staging_dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot stage in " + settings_.staging_dir.string());
+    storage::BlobPart part(fd, 0, 0);  // owns fd from here
     httplib::Request req;
     req.method = "GET";
     req.path = target(name, "");
@@ -162,15 +167,25 @@ httplib::Result StorageRestSession::download(const std::string& name, int fd) {
         }
         return true;
     };
-    try {
-        return send(req);
-    } catch (const StorageError& e) {
-        if (e.status() == 503) throw;
-        httplib::Response r;
-        r.status = e.status();
-        r.body = error_body;
-        throw StorageError(e.status(), e.code(), error_message(r));
+    httplib::Result result = [&] {
+        try {
+            return send(req);
+        } catch (const StorageError& e) {
+            if (e.status() == 503) throw;
+            httplib::Response r;
+            r.status = e.status();
+            r.body = error_body;
+            throw StorageError(e.status(), e.code(), error_message(r));
+        }
+    }();
+    storage::OpenBlob whole;
+    whole.info = info_of(*result);
+    part.size = whole.info.size;
+    if (::lseek(fd, 0, SEEK_END) != static_cast<off_t>(whole.info.size)) {
+        throw StorageError(502, "IncompleteBody", std::string(operation) + " of " + name + " ended before its Content-Length");
     }
+    whole.parts.push_back(std::move(part));
+    return whole;
 }
 
 void StorageRestSession::follow(const std::string& restype, storage::StoreChanges& changes) {

@@ -9,12 +9,14 @@
 
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/store_changes.h"
 
 namespace bai::mounts {
@@ -59,9 +61,12 @@ public:
     // StorageError with the service's status and code when it answers an error, 503
     // ServerUnreachable when it is unreachable.
     httplib::Result send(httplib::Request request, long long content_length = -1);
-    // GET of `name` with its body written into `fd` (a new, empty file); the answer's headers
-    // returned. An error's body is read for its message, as send() does.
-    httplib::Result download(const std::string& name, int fd);
+    // The whole of `name` (GET, `operation` in errors: "Get Blob") downloaded into an unnamed file
+    // of the staging directory, as blobfuse's file cache does: readers keep that version while
+    // open. `info_of` reads its properties from the answer's headers. An error's body is read for
+    // its message, as send() does; a body shorter than its properties say is 502 IncompleteBody.
+    storage::OpenBlob download_whole(const std::string& name, const char* operation,
+                                     const std::function<storage::BlobInfo(const httplib::Response&)>& info_of);
     // Follows the volume's change feed (`restype`: container or share) until destruction,
     // publishing its changes to `changes` ("" for everything when it cannot tell).
     void follow(const std::string& restype, storage::StoreChanges& changes);

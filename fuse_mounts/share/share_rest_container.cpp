@@ -1,10 +1,8 @@
 #include "fuse_mounts/share/share_rest_container.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <system_error>
 
 #include "common/text/percent_encoding.h"
 #include "fake_storage/engine/storage_error.h"
@@ -115,20 +113,8 @@ storage::BlobListPage ShareRestContainer::list(const storage::ListOptions& optio
 }
 
 storage::OpenBlob ShareRestContainer::open(const std::string& name) {
-    // The whole file is downloaded into an unnamed file: readers then see it as it was when opened.
-    const std::filesystem::path& staging = session_.settings().staging_dir;
-    int fd = ::open(staging.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot stage in " + staging.string());
-    storage::BlobPart part(fd, 0, 0);  // owns fd from here
-    httplib::Result result = session_.download(name, fd);
-    storage::OpenBlob file;
-    file.info = share_file_info(container(), name, *result);
-    part.size = file.info.size;
-    if (::lseek(fd, 0, SEEK_END) != static_cast<off_t>(file.info.size)) {
-        throw StorageError(502, "IncompleteBody", "Get File of " + name + " ended before its Content-Length");
-    }
-    file.parts.push_back(std::move(part));
-    return file;
+    return session_.download_whole(name, "Get File",
+                                   [&](const httplib::Response& r) { return share_file_info(container(), name, r); });
 }
 
 storage::BlobInfo ShareRestContainer::put(const std::string& name, int fd, std::uint64_t size,
