@@ -316,26 +316,16 @@ private:
 
     // The shares and file servers mounted on the master node and their directories behind the mounts.
     void note_share_directories() {
-        auto note = [this](const fs::path& mount, const arm::Volume& v) {
-            try {
-                if (std::optional<fs::path> dir = backing_directory(v, storage_)) share_dirs_.emplace_back(mount, *dir);
-            } catch (const std::exception&) {
-                // not mounted either: the run has already failed on it
-            }
-        };
-        for (const arm::Volume& v : in_.cluster_volumes) note(in_.nodes[0].root / "mounts" / v.relative, v);
-        for (const arm::Volume& v : job_volume_list_) note(dirs_[0] / "mounts" / v.relative, v);
+        share_dirs_ = backing_directories(in_.nodes[0].root / "mounts", in_.cluster_volumes, storage_);
+        for (auto& job_level : backing_directories(dirs_[0] / "mounts", job_volume_list_, storage_)) {
+            share_dirs_.push_back(std::move(job_level));
+        }
     }
 
     // Where the emulator itself writes a path of the master node: a share's files in the store's
     // directory, not through the node's FUSE mount (a file the emulator kept open on its own mount
     // would hang its exit if it were killed); the index learns of them at the end of the run.
-    fs::path in_store(const fs::path& path) const {
-        for (const auto& [mount, dir] : share_dirs_) {
-            if (std::optional<fs::path> stored = rebase(path, mount, dir)) return *stored;
-        }
-        return path;
-    }
+    fs::path in_store(const fs::path& path) const { return in_backing_directory(path, share_dirs_); }
 
     // Password-less ssh between the job's nodes (node_gateway.h): the gateway, its name, token
     // and the calling node in every node's environment, and the job's `ssh` on its PATH (a link
@@ -684,7 +674,7 @@ private:
     std::vector<SandboxSpec> sandboxes_;
     std::vector<std::unique_ptr<WritableRoot>> roots_;
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
-    std::vector<std::pair<fs::path, fs::path>> share_dirs_;       // master's share mount points -> store directories
+    BackingDirectories share_dirs_;  // master's share mount points -> store directories
     ImageSource image_;  // docker: the image and its registry's credentials
     const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers and steps
     int steps_ = 0;

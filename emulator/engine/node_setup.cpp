@@ -10,7 +10,6 @@
 #include "emulator/engine/host_volumes.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/node_hosts.h"
-#include "emulator/engine/node_view.h"
 #include "emulator/engine/process.h"
 #include "emulator/engine/volume_links.h"
 
@@ -78,22 +77,10 @@ NodeSetupResult set_up_node(const Node& node, const ClusterSpec& spec, const Sto
     add_user_variables(env, task.value("secrets", json::array()));
     std::string prefix = expand_variables(task.value("stdOutErrPathPrefix", ""), env);
     fs::path logs = fs::path(prefix) / task.value("stdOutErrPathSuffix", "");
-    if (node.hosts) {
-        // The task's output is written here, by srun: into a share's directory in the store, not
-        // through what this machine has at the node's mount point (nothing, where the share is
-        // mounted on the host alone).
-        for (const arm::Volume& v : list) {
-            if (!v.invalid.empty() || v.kind != arm::Volume::Kind::file_share) continue;
-            std::optional<fs::path> dir;
-            try {
-                dir = backing_directory(v, storage);
-            } catch (const std::exception&) {
-                continue;
-            }
-            if (!dir) continue;
-            if (std::optional<fs::path> stored = rebase(logs, node.mount_root() / v.relative, *dir)) logs = *stored;
-        }
-    }
+    // On a host the task's output is written here, by srun: into a share's directory in the
+    // store, not through what this machine has at the node's mount point (nothing, where the share
+    // is mounted on the host alone).
+    if (node.hosts) logs = in_backing_directory(logs, backing_directories(node.mount_root(), list, storage));
     fs::create_directories(logs, ec);
     if (ec) return {false, "SetupTaskFailed", "cannot create the setup task's log directory " + logs.string() + ": " + ec.message()};
     ProcessSpec p{{"/bin/bash", "-c", task.value("commandLine", "")},

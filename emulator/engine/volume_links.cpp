@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "common/log/logger.h"
+#include "emulator/engine/node_view.h"
 #include "emulator/engine/process.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fuse_mounts/blob/blob_mount_options.h"
@@ -300,6 +301,26 @@ std::optional<fs::path> backing_directory(const arm::Volume& v, const StorageAcc
         case arm::Volume::Kind::file_server: return file_server_directory(v, storage);
         default: return std::nullopt;
     }
+}
+
+BackingDirectories backing_directories(const fs::path& root, const std::vector<arm::Volume>& volumes,
+                                       const StorageAccess& storage) {
+    BackingDirectories out;
+    for (const arm::Volume& v : volumes) {
+        try {
+            if (std::optional<fs::path> dir = backing_directory(v, storage)) out.emplace_back(root / v.relative, *dir);
+        } catch (const std::exception&) {
+            // not attached either
+        }
+    }
+    return out;
+}
+
+fs::path in_backing_directory(const fs::path& path, const BackingDirectories& directories) {
+    for (const auto& [mount, dir] : directories) {
+        if (std::optional<fs::path> stored = rebase(path, mount, dir)) return *stored;
+    }
+    return path;
 }
 
 void adopt_share_writes(storage::FileStore& files, const std::vector<fs::path>& directories) {

@@ -96,6 +96,15 @@ void attach_volumes(const std::filesystem::path& root, const std::vector<arm::Vo
 // systems, which have no such directory. Throws as attach_volumes for a missing file server.
 std::optional<std::filesystem::path> backing_directory(const arm::Volume& volume, const StorageAccess& storage);
 
+// Each volume of `volumes` attached under `root` that has a backing directory: its mount point
+// and that directory (a volume whose directory cannot be found is left out: attaching it failed).
+using BackingDirectories = std::vector<std::pair<std::filesystem::path, std::filesystem::path>>;
+BackingDirectories backing_directories(const std::filesystem::path& root, const std::vector<arm::Volume>& volumes,
+                                       const StorageAccess& storage);
+// Where this machine writes `path` itself: in the backing directory of the first mount point of
+// `directories` it lies under (not through the mount, which may show nothing here), else `path`.
+std::filesystem::path in_backing_directory(const std::filesystem::path& path, const BackingDirectories& directories);
+
 // For each directory that (through the links) lies in a share of the store: brings the share's
 // index up to what is on disk there.
 void adopt_share_writes(storage::FileStore& files, const std::vector<std::filesystem::path>& directories);
