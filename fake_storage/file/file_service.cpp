@@ -122,13 +122,6 @@ bool bool_header(const StorageRequest& r, const std::string& name, bool fallback
     invalid_header(name, value);
 }
 
-bool has_metadata_headers(const StorageRequest& r) {
-    for (const auto& [name, value] : r.http->headers) {
-        if (name.size() > 10 && strncasecmp(name.c_str(), "x-ms-meta-", 10) == 0) return true;
-    }
-    return false;
-}
-
 std::optional<std::int64_t> quota_header(const StorageRequest& r) {
     auto q = read_uint_header(r, "x-ms-share-quota");
     if (!q) return std::nullopt;
@@ -454,7 +447,7 @@ void FileService::rename(StorageCall& call, bool directory) {
              "HeaderName:x-ms-file-rename-ignore-readonly\nHeaderValue:true\n"
              "(it needs x-ms-file-rename-replace-if-exists: true)");
     }
-    if (has_metadata_headers(r)) o.metadata = read_metadata(r);
+    if (Metadata metadata = read_metadata(r); !metadata.empty()) o.metadata = std::move(metadata);  // else kept
     o.smb = smb_update(r, directory, false);
     if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
     ShareEntry e = store_.rename(call.account.name, r.container, from, r.name, directory, o);
