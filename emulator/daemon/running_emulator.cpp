@@ -51,6 +51,7 @@ std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std
     settings.sizes = options.slurm_sizes;
     settings.log_dir = location / "slurm";
     settings.shares_disk = !options.slurm_rest_storage;
+    settings.docker_owner = (location / "nodes").string();  // as the engine labels its containers
     std::filesystem::create_directories(settings.log_dir);
     const std::filesystem::path id_file = settings.log_dir / "instance";
     std::ifstream in(id_file);

@@ -171,4 +171,32 @@ const RuntimeAvailability& RuntimeProbe::availability() {
     return available_;
 }
 
+RuntimeAvailability RuntimeProbe::availability_on(const std::string& host, const std::function<std::optional<bool>(std::string&)>& ask) {
+    RuntimeAvailability available = availability();
+    const auto now = std::chrono::steady_clock::now();
+    HostEngine engine;
+    bool known = false;
+    {
+        std::lock_guard<std::mutex> lock(hosts_mutex_);
+        auto it = hosts_.find(host);
+        if (it != hosts_.end() && (it->second.docker || now - it->second.asked < std::chrono::minutes(1))) {
+            engine = it->second;
+            known = true;
+        }
+    }
+    if (!known) {
+        const std::optional<bool> answered = ask(engine.answer);
+        engine.docker = answered.value_or(false);
+        engine.asked = now;
+        if (answered) {
+            std::lock_guard<std::mutex> lock(hosts_mutex_);
+            hosts_[host] = engine;
+        }
+    }
+    available.docker = engine.docker;
+    available.docker_version = engine.docker ? engine.answer : "";
+    available.docker_why = engine.docker ? "" : "on host " + host + ": " + engine.answer;
+    return available;
+}
+
 }  // namespace bai::engine

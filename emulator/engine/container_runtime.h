@@ -3,7 +3,9 @@
 // the host. The choice is pure (choose_runtime); what works on this machine is probed once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -72,6 +74,13 @@ public:
     RuntimeProbe(std::string bwrap, std::string docker, std::string owner = "")
         : bwrap_(std::move(bwrap)), docker_(std::move(docker)), owner_(std::move(owner)) {}
     const RuntimeAvailability& availability();
+    // What a node's host offers (node_hosts.h): this machine's sandbox (bubblewrap is asked of the
+    // hosts as of this machine), and the docker engine that `ask` finds there (it runs `docker
+    // version --format {{.Server.Version}}` on the host: true and the version, or false and why;
+    // nullopt when it could not ask, which is not remembered). Asked once per host: an engine that
+    // answered is remembered, one that did not is asked again after a minute (a site may start it
+    // later).
+    RuntimeAvailability availability_on(const std::string& host, const std::function<std::optional<bool>(std::string& answer)>& ask);
     const std::string& bwrap() const { return bwrap_; }
     const std::string& docker() const { return docker_; }
     const std::string& owner() const { return owner_; }
@@ -82,6 +91,13 @@ private:
     std::string owner_;
     std::once_flag once_;
     RuntimeAvailability available_;
+    struct HostEngine {
+        bool docker = false;
+        std::string answer;  // the version, or why not
+        std::chrono::steady_clock::time_point asked;
+    };
+    std::mutex hosts_mutex_;
+    std::map<std::string, HostEngine> hosts_;
 };
 
 }  // namespace bai::engine

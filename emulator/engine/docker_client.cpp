@@ -16,6 +16,7 @@ std::vector<std::string> docker_run_command(const std::string& docker, const Doc
     if (run.init) argv.push_back("--init");
     if (!run.cidfile.empty()) argv.insert(argv.end(), {"--cidfile", run.cidfile});
     if (!run.owner.empty()) argv.insert(argv.end(), {"--label", std::string(kOwnerLabel).append("=").append(run.owner)});
+    if (!run.allocation.empty()) argv.insert(argv.end(), {"--label", std::string(kAllocationLabel).append("=").append(run.allocation)});
     // Appends: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
     for (const SandboxBind& bind : run.binds) {
         argv.insert(argv.end(), {"--volume", bind.host.string().append(":").append(bind.view).append(bind.read_only ? ":ro" : "")});

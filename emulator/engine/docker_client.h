@@ -26,6 +26,7 @@ struct DockerRun {
     std::string cwd;
     std::vector<std::string> variables;  // names, values from the client's environment
     std::string owner;  // the emulator's (kOwnerLabel); none when empty
+    std::string allocation;  // what holds the node on its host (kAllocationLabel); none when empty
     // The user's own options of docker run (a Batch task's containerRunOptions): before the
     // emulator's, which docker then takes (the last of a repeated option wins), so that none can
     // rename, keep or hide the container the emulator removes.
@@ -39,6 +40,9 @@ struct DockerRun {
 // The label every container of an emulator carries, its value the emulator's nodes directory:
 // one engine may serve several emulators, and each removes only its own.
 inline constexpr const char* kOwnerLabel = "bai-emulator.owner";
+// On a node's host (node_hosts.h), the host system's id of what holds the node (a Slurm job):
+// what the host's own cleanup goes by when that ends (slurm_commands.h, holder_script).
+inline constexpr const char* kAllocationLabel = "bai-emulator.allocation";
 
 std::vector<std::string> docker_run_command(const std::string& docker, const DockerRun& run,
                                             const std::vector<std::string>& command);

@@ -60,12 +60,16 @@ std::string docker_config_json(const ImageSource& source) {
     return config.dump();
 }
 
-PullResult pull_image(const std::string& docker, const ImageSource& source, const fs::path& scratch, RunControl& control,
+PullResult pull_image(const DockerClient& docker, const ImageSource& source, const fs::path& scratch, RunControl& control,
                       const std::function<void(const std::string&)>& log) {
     const Environment env = docker_environment();
+    const auto command = [&docker](std::vector<std::string> words) {
+        words.insert(words.begin(), docker.argv.begin(), docker.argv.end());
+        return words;
+    };
     {
-        std::shared_ptr<Process> inspect = control.start({{docker, "image", "inspect", "--format", "{{.Id}}", source.reference}, env, "/",
-                                                          "/dev/null", "/dev/null"});
+        std::shared_ptr<Process> inspect =
+            control.start({command({"image", "inspect", "--format", "{{.Id}}", source.reference}), env, "/", "/dev/null", "/dev/null"});
         if (!inspect) return {PullResult::Outcome::cancelled, ""};
         if (inspect->wait().code == 0) {
             log("image " + source.reference + " is on the engine: not pulled");
@@ -76,11 +80,21 @@ PullResult pull_image(const std::string& docker, const ImageSource& source, cons
     fs::remove_all(scratch, ec);
     fs::create_directories(scratch, ec);
     fs::permissions(scratch, fs::perms::owner_all, ec);
-    std::vector<std::string> argv{docker};
+    std::vector<std::string> argv;
+    bool sent = false;
     if (!source.username.empty()) {
         const fs::path config = scratch / "config.json";
         std::ofstream(config) << docker_config_json(source);
         fs::permissions(config, fs::perms::owner_read | fs::perms::owner_write, ec);
+        if (docker.send) {
+            try {
+                docker.send({scratch, config});
+                sent = true;
+            } catch (const std::exception& e) {
+                fs::remove_all(scratch, ec);
+                return {PullResult::Outcome::failed, std::string("the registry's credentials could not reach the docker client: ") + e.what()};
+            }
+        }
         argv.insert(argv.end(), {"--config", scratch.string()});
         log("pulling " + source.reference + " as " + source.username + " (credentials for " + source.registry + ")");
     } else {
@@ -88,6 +102,7 @@ PullResult pull_image(const std::string& docker, const ImageSource& source, cons
         log("pulling " + source.reference);
     }
     argv.insert(argv.end(), {"pull", source.reference});
+    argv = command(std::move(argv));
     const fs::path output = scratch / "pull.log";
     PullResult result;
     try {
@@ -111,6 +126,7 @@ PullResult pull_image(const std::string& docker, const ImageSource& source, cons
         result = {PullResult::Outcome::failed, e.what()};
     }
     fs::remove_all(scratch, ec);  // the credentials go with it
+    if (sent && docker.withdraw) docker.withdraw(scratch);  // there too
     return result;
 }
 

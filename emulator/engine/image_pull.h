@@ -10,6 +10,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "emulator/engine/run_control.h"
 
@@ -50,10 +51,24 @@ struct PullResult {
     std::string message;  // failed: docker's (the registry's) last words
 };
 
+// The docker client a pull runs: this machine's, or one on a node's host.
+struct DockerClient {
+    // The words that run it: its path, or those that put a command on the host, then `docker`.
+    std::vector<std::string> argv;
+    // For a host that does not see this machine's disk: copies a directory and the files named
+    // there (the same paths), and removes it there again. Unset: the client sees this disk.
+    std::function<void(const std::vector<std::filesystem::path>&)> send;
+    std::function<void(const std::filesystem::path&)> withdraw;
+};
+
 // Pulls the image unless the engine has it (an image a user imported or built is used as it is,
 // as `docker run` would). `scratch` (made and removed here) holds the credentials' config and
 // the pull's output; each line of the output goes to `log`.
-PullResult pull_image(const std::string& docker, const ImageSource& source, const std::filesystem::path& scratch,
+PullResult pull_image(const DockerClient& docker, const ImageSource& source, const std::filesystem::path& scratch,
                       RunControl& control, const std::function<void(const std::string&)>& log);
+inline PullResult pull_image(const std::string& docker, const ImageSource& source, const std::filesystem::path& scratch,
+                             RunControl& control, const std::function<void(const std::string&)>& log) {
+    return pull_image(DockerClient{{docker}, {}, {}}, source, scratch, control, log);
+}
 
 }  // namespace bai::engine

@@ -169,9 +169,66 @@ private:
         return std::nullopt;
     }
 
+    // What can run the job's container: this machine's runtimes, or, on hosts, theirs (the
+    // docker engine asked of each node's host; every node's must answer for docker).
+    RuntimeAvailability availability() {
+        if (!in_.nodes[0].hosts) return in_.runtimes->availability();
+        const bool wants_docker = in_.containers->choice == RuntimeChoice::automatic || in_.containers->choice == RuntimeChoice::docker;
+        if (!wants_docker || !in_.properties.contains("containerSettings")) return in_.runtimes->availability();
+        RuntimeAvailability available;
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            available = in_.runtimes->availability_on(in_.nodes[i].address, [this, i](std::string& answer) {
+                return ask_host_docker(i, answer);
+            });
+            if (!available.docker) break;
+        }
+        return available;
+    }
+
+    // `docker version` on node i's host: its engine's version, or why none answers; nullopt
+    // when the run was cancelled before it could ask.
+    std::optional<bool> ask_host_docker(size_t i, std::string& answer) {
+        const JobNode& node = in_.nodes[i];
+        std::error_code ec;
+        fs::create_directories(node.root / "tmp", ec);
+        const fs::path output = node.root / "tmp" / (".docker-version-" + run_tag_);
+        std::vector<std::string> argv = host_prefix(i, "docker-version");
+        argv.insert(argv.end(), {"timeout", "10", "docker", "version", "--format", "{{.Server.Version}}"});
+        int code = -1;
+        try {
+            std::shared_ptr<Process> ask = control_.start({argv, docker_environment(), "/", output, output});
+            if (!ask) return std::nullopt;
+            code = ask->wait().code;
+        } catch (const std::exception& e) {
+            answer = e.what();
+            return false;
+        }
+        if (control_.cancelled()) return std::nullopt;
+        std::ifstream in(output);
+        std::string last;
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty()) last = line;
+        }
+        fs::remove(output, ec);
+        if (code == 0 && !last.empty()) {
+            answer = last;
+            return true;
+        }
+        answer = "no docker engine answers" + (last.empty() ? std::string() : " (" + last + ")");
+        return false;
+    }
+
+    // The words that run a command on node i's host as a step of this run (named after `what`);
+    // none for a node of this machine.
+    std::vector<std::string> host_prefix(size_t i, const std::string& what) {
+        if (!in_.nodes[i].hosts) return {};
+        return in_.nodes[i].hosts->launch_prefix(in_.nodes[i].id, "bai-" + run_tag_ + "-" + std::to_string(i) + "-" + what, "/");
+    }
+
     void set_up() {
         if (in_.containers && in_.runtimes) {
-            runtime_ = choose_runtime(in_.properties, *in_.containers, in_.runtimes->availability());
+            available_ = availability();
+            runtime_ = choose_runtime(in_.properties, *in_.containers, available_);
         } else {
             runtime_ = choose_runtime(in_.properties, {RuntimeChoice::host, {}, false}, {});
         }
@@ -250,10 +307,6 @@ private:
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
-        if (in_.nodes[0].hosts && runtime_.kind == RuntimeKind::docker) {
-            throw std::runtime_error("containerSettings: docker containers on the hosts of a Slurm cluster are not supported "
-                                     "yet (--container-runtime sandbox runs the job in bubblewrap there)");
-        }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
@@ -277,6 +330,7 @@ private:
         }
         open_node_gateway();
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
+        if (runtime_.kind == RuntimeKind::docker) set_up_containers();
         // The scripts through which the MPI agent and ssh enter each node (its container, if any).
         fs::create_directories(dirs_[0] / "mpi-nodes", ec);
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
@@ -300,9 +354,10 @@ private:
             const JobNode& node = in_.nodes[i];
             if (!node.hosts || node.hosts->shares_disk()) continue;
             std::vector<fs::path> copied{dirs_[i], dirs_[i] / "mounts", dirs_[i] / "shared", dirs_[i] / "hostfile"};
-            if (runtime_.kind == RuntimeKind::sandbox) {  // what set_up_sandboxes made for its binds
+            if (in_container()) {  // what on_host_binds made for the container's binds
                 const fs::path own = node.root / "sandbox-mounts";
-                copied.insert(copied.end(), {node.root / "home", own});
+                if (runtime_.kind == RuntimeKind::sandbox) copied.push_back(node.root / "home");
+                copied.push_back(own);
                 for (const auto& [relative, directory] : node.volume_directories) copied.push_back(own / relative);
             }
             if (i == 0) {
@@ -411,16 +466,7 @@ private:
                 spec.binds.push_back(bind);
             }
             if (uses_mpi()) spec.binds.push_back(agent_bind());
-            if (node.hosts) {
-                // On a host the node's mount root holds links to its shares' directories
-                // (MountSettings::link_shares), which do not resolve inside the sandbox (nor can a
-                // bind land on them): it sees a directory of its own there, each volume bound in it.
-                const fs::path own = node.root / "sandbox-mounts";
-                for (const auto& [relative, directory] : node.volume_directories) fs::create_directories(own / relative, ec);
-                for (SandboxBind& bind : spec.binds) {
-                    if (bind.host == node.root / "mounts") bind.host = own;
-                }
-            }
+            on_host_binds(node, spec.binds);
             order_binds(spec.binds);
             spec.dirs.push_back(views_[i].paths.mount_root);
             spec.devices = node.gpu_devices;
@@ -437,43 +483,95 @@ private:
         if (!fs::exists(lower / "bin" / "bash", ec)) shell_ = "/bin/sh";
     }
 
+    // A container's binds on a node's host. The node's mount root there holds links to its
+    // shares' directories (MountSettings::link_shares), which do not resolve inside a container
+    // (nor can a bind land on them): the container sees a directory of its own there, each volume
+    // bound in it. A host that does not see this machine's disk has no job `ssh` (left out:
+    // docker would make a directory where it is missing).
+    void on_host_binds(const JobNode& node, std::vector<SandboxBind>& binds) {
+        if (!node.hosts) return;
+        std::error_code ec;
+        const fs::path own = node.root / "sandbox-mounts";
+        for (const auto& [relative, directory] : node.volume_directories) fs::create_directories(own / relative, ec);
+        for (SandboxBind& bind : binds) {
+            if (bind.host == node.root / "mounts") bind.host = own;
+        }
+        if (!node.hosts->shares_disk()) {
+            binds.erase(std::remove_if(binds.begin(), binds.end(), [this](const SandboxBind& b) { return b.host == in_.node_ssh; }),
+                        binds.end());
+        }
+    }
+
+    // Each node's container binds: the job's paths, the MPI agent, as its host sees them.
+    void set_up_containers() {
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            std::vector<SandboxBind> binds = views_[i].binds;
+            if (uses_mpi()) binds.push_back(agent_bind());
+            on_host_binds(in_.nodes[i], binds);
+            order_binds(binds);
+            container_binds_.push_back(std::move(binds));
+        }
+    }
+
     // The image from its registry before any process (image_pull.h): a failed pull fails the job
-    // at its preparation with docker's (the registry's) message. nullopt: go on.
+    // at its preparation with docker's (the registry's) message. nullopt: go on. On hosts, each
+    // host's own engine pulls it (once per host), the credentials' file copied there for the pull
+    // where the host does not see this machine's disk.
     std::optional<JobOutcome> pull() {
         const ImageSource& source = image_;
-        const std::string& version = in_.runtimes->availability().docker_version;
-        if (!version.empty()) log_.line("docker engine " + version);
-        const PullResult pulled = pull_image(in_.runtimes->docker(), source, dirs_[0] / ".image-pull", control_,
-                                             [this](const std::string& line) { log_.line(line); });
-        if (pulled.outcome == PullResult::Outcome::cancelled) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
-        if (pulled.outcome != PullResult::Outcome::failed) return std::nullopt;
-        return JobOutcome{Result::failed, std::nullopt, "JobPreparationFailed",
-                          "The image " + source.reference + " could not be pulled: " + pulled.message};
+        if (!available_.docker_version.empty()) log_.line("docker engine " + available_.docker_version);
+        std::vector<std::string> pulled_on;
+        for (size_t i = 0; i < in_.nodes.size(); ++i) {
+            const JobNode& node = in_.nodes[i];
+            DockerClient client{{in_.runtimes->docker()}, {}, {}};
+            if (node.hosts) {
+                if (std::find(pulled_on.begin(), pulled_on.end(), node.address) != pulled_on.end()) continue;
+                pulled_on.push_back(node.address);
+                client.argv = host_prefix(i, "docker-pull");
+                client.argv.push_back(docker_client(i));
+                if (!node.hosts->shares_disk()) {
+                    client.send = [&node](const std::vector<fs::path>& paths) { node.hosts->copy_to_host(node.id, paths); };
+                    client.withdraw = [&node](const fs::path& path) { node.hosts->remove_from_host(node.id, path); };
+                }
+            } else if (i > 0) {
+                break;  // one engine for every node of this machine
+            }
+            const PullResult pulled = pull_image(client, source, dirs_[i] / ".image-pull", control_,
+                                                 [this, i](const std::string& line) { log_.node_line(i, line); });
+            if (pulled.outcome == PullResult::Outcome::cancelled) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
+            if (pulled.outcome != PullResult::Outcome::failed) continue;
+            return JobOutcome{Result::failed, std::nullopt, "JobPreparationFailed",
+                              "The image " + source.reference + " could not be pulled" + (node.hosts ? " on " + describe(node) : "") + ": " +
+                                  pulled.message};
+        }
+        return std::nullopt;
     }
+
+    // The docker client of node i: this machine's, or the one on the PATH of the node's host.
+    std::string docker_client(size_t i) const { return in_.nodes[i].hosts ? "docker" : in_.runtimes->docker(); }
 
     // The command words that put a process of node `node` into its container; none on the host.
     std::vector<std::string> wrapper(size_t node, const Environment& env) {
+        std::vector<std::string> prefix;
         if (const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts) {
-            // A step of its own on the node's host, named to be cancelled by name; in its sandbox
-            // there (bubblewrap on the host, over the paths the hosts share) with one.
-            std::vector<std::string> prefix = hosts->launch_prefix(
-                in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_), dirs_[node]);
-            if (runtime_.kind == RuntimeKind::sandbox) {
-                for (std::string& word : sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {})) prefix.push_back(std::move(word));
-            }
-            return prefix;
+            // A step of its own on the node's host; in its sandbox or its container there
+            // (bubblewrap on the host over the paths the hosts see, or the host's docker engine).
+            prefix = hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_),
+                                          dirs_[node]);
         }
         if (runtime_.kind == RuntimeKind::sandbox) {
-            return sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {});
+            for (std::string& word : sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {})) prefix.push_back(std::move(word));
         }
         if (runtime_.kind == RuntimeKind::docker) {
             std::vector<std::string> variables;
             for (const auto& [name, value] : env) {
                 if (!machine_variable(name)) variables.push_back(name);
             }
-            return docker_exec_command(in_.runtimes->docker(), container_name(node), views_[node].job_dir, variables);
+            for (std::string& word : docker_exec_command(docker_client(node), container_name(node), views_[node].job_dir, variables)) {
+                prefix.push_back(std::move(word));
+            }
         }
-        return {};
+        return prefix;
     }
 
     // Unique per run: a requeued job's next run may start before this one's containers are gone.
@@ -491,18 +589,22 @@ private:
             run.owner = in_.runtimes->owner();
             run.name = container_name(i);
             run.image = runtime_.image;
-            run.binds = views_[i].binds;
-            if (uses_mpi()) run.binds.push_back(agent_bind());
+            run.binds = container_binds_[i];
+            if (in_.nodes[i].hosts) {
+                if (std::optional<NodeHosts::Placement> where = in_.nodes[i].hosts->placement(in_.nodes[i].id)) run.allocation = where->allocation;
+            }
             // Fake GPUs have no devices, and an engine asked for them refuses the container
             // ("could not select device driver"): their UUIDs reach the job in its variables.
             if (!in_.nodes[i].gpu_devices.empty()) run.gpus = in_.nodes[i].gpus;
             run.shm_bytes = shm_bytes_;
             run.cwd = views_[i].job_dir;
             const fs::path output = dirs_[i] / ".container.log";
-            std::shared_ptr<Process> start = control_.start({docker_start_command(in_.runtimes->docker(), run), docker_environment(), "/",
-                                                             output, output});
+            std::vector<std::string> argv = host_prefix(i, "docker-run");
+            const std::vector<std::string> start_words = docker_start_command(docker_client(i), run);
+            argv.insert(argv.end(), start_words.begin(), start_words.end());
+            std::shared_ptr<Process> start = control_.start({argv, docker_environment(), "/", output, output});
             if (!start) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
-            containers_.push_back(run.name);  // removed at the end, started or not
+            containers_.push_back(i);  // removed at the end, started or not
             const int code = start->wait().code;
             std::string last;
             std::ifstream in(output);
@@ -612,15 +714,30 @@ private:
 
     // The job's containers go with it, and what still runs in them (a killed `docker exec`
     // client leaves its process running there): removed by name.
+    // On hosts each by its host's engine (a host taken away meanwhile has none to ask: its
+    // holder's own cleanup removes them there, slurm_commands.h's holder_script).
     void remove_containers() {
-        if (containers_.empty()) return;
-        std::vector<std::string> argv{in_.runtimes->docker(), "rm", "--force"};
-        argv.insert(argv.end(), containers_.begin(), containers_.end());
+        std::vector<std::vector<std::string>> commands;
+        for (size_t i : containers_) {
+            if (in_.nodes[i].hosts || commands.empty()) {  // this machine's engine removes them all at once
+                try {
+                    commands.push_back(host_prefix(i, "docker-rm"));
+                } catch (const std::exception& e) {
+                    log_.node_line(i, "could not remove the container of " + describe(in_.nodes[i]) + ": " + e.what());
+                    continue;
+                }
+                commands.back().insert(commands.back().begin(), {"timeout", "60"});
+                commands.back().insert(commands.back().end(), {docker_client(i), "rm", "--force"});
+            }
+            commands.back().push_back(container_name(i));
+        }
         containers_.clear();
-        try {
-            Process::start({argv, docker_environment(), "/", "/dev/null", "/dev/null"})->wait();
-        } catch (const std::exception& e) {
-            log_.line(std::string("could not remove the job's containers: ") + e.what());
+        for (const std::vector<std::string>& argv : commands) {
+            try {
+                Process::start({argv, docker_environment(), "/", "/dev/null", "/dev/null"})->wait();
+            } catch (const std::exception& e) {
+                log_.line(std::string("could not remove the job's containers: ") + e.what());
+            }
         }
     }
 
@@ -678,7 +795,9 @@ private:
     ImageSource image_;  // docker: the image and its registry's credentials
     const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers and steps
     int steps_ = 0;
-    std::vector<std::string> containers_;  // docker containers started, removed at the end
+    std::vector<size_t> containers_;  // the nodes whose docker containers were started, removed at the end
+    std::vector<std::vector<SandboxBind>> container_binds_;  // each node's container's binds
+    RuntimeAvailability available_;  // what could run the job's container where its nodes are
     std::unique_ptr<NodeGateway> gateway_;
     std::string shell_ = "/bin/bash";
     fs::path stdouterr_;

@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "emulator/engine/docker_client.h"
+#include "emulator/engine/shell_words.h"
+
 namespace bai::engine {
 namespace {
 
@@ -78,8 +81,32 @@ std::vector<std::string> sbatch_argv(const SlurmSettings& settings, const Holder
     } else {  // DIR is not there on the host
         argv.insert(argv.end(), {"--output=/dev/null", "--chdir=/"});
     }
-    argv.insert(argv.end(), {"--wrap", "exec sleep infinity"});
+    argv.insert(argv.end(), {"--wrap", holder_script(settings)});
     return argv;
+}
+
+std::string holder_script(const SlurmSettings& settings) {
+    if (settings.docker_owner.empty()) return "exec sleep infinity";
+    const std::string owner = shell_quote(std::string(kOwnerLabel) + "=" + settings.docker_owner);
+    const std::string allocation = kAllocationLabel;
+    // (`sleep & wait`: a shell in a foreground sleep would run its trap only once the sleep ends.)
+    return "owner=" + owner +
+           "\n"
+           "ours() { timeout 30 docker ps --all --quiet --filter \"label=$owner\" \"$@\" 2>/dev/null; }\n"
+           "running() { [ -n \"$(squeue --noheader --jobs=\"$1\" --states=RUNNING,COMPLETING,SUSPENDED --format=%i 2>/dev/null)\" ]; }\n"
+           "if command -v docker >/dev/null 2>&1; then\n"
+           "  if command -v squeue >/dev/null 2>&1 && running \"$SLURM_JOB_ID\"; then\n"
+           "    for id in $(ours); do\n"
+           "      held=$(timeout 30 docker inspect --format '{{index .Config.Labels \"" + allocation + "\"}}' \"$id\" 2>/dev/null)\n"
+           "      if [ -n \"$held\" ] && [ \"$held\" != \"$SLURM_JOB_ID\" ] && ! running \"$held\"; then\n"
+           "        timeout 30 docker rm --force \"$id\" >/dev/null 2>&1\n"
+           "      fi\n"
+           "    done\n"
+           "  fi\n"
+           "  trap 'ids=$(ours --filter \"label=" + allocation + "=$SLURM_JOB_ID\"); [ -z \"$ids\" ] || timeout 30 docker rm --force $ids >/dev/null 2>&1; exit 0' TERM\n"
+           "fi\n"
+           "sleep infinity &\n"
+           "wait\n";
 }
 
 std::optional<std::string> parse_sbatch_answer(std::string_view answer) {

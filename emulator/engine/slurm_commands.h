@@ -26,6 +26,9 @@ struct SlurmSettings {
     // The hosts see the data directory (false: --slurm-storage rest; the holders then write
     // their output nowhere and start in /).
     bool shares_disk = true;
+    // The label value of this emulator's docker containers (docker_client.h's kOwnerLabel): what
+    // a holder removes from its host's engine when its allocation ends (holder_script).
+    std::string docker_owner;
 };
 
 // A node to hold: its id, its cluster, its size as Slurm asks for it.
@@ -47,10 +50,16 @@ std::string holder_name(const SlurmSettings& settings, const std::string& node_i
 // The node id in a holder's name, or nullopt when the name is not this instance's.
 std::optional<std::string> node_of_holder(const SlurmSettings& settings, std::string_view job_name);
 
-// sbatch --parsable ... --wrap 'exec sleep infinity': a holder that does nothing (every process of
-// the node is a step started into it). Throws std::invalid_argument for a size Slurm cannot be
-// asked for (no cores).
+// sbatch --parsable ... --wrap SCRIPT: a holder that does nothing but wait (every process of the
+// node is a step started into it). Throws std::invalid_argument for a size Slurm cannot be asked
+// for (no cores).
 std::vector<std::string> sbatch_argv(const SlurmSettings& settings, const HolderAsk& ask);
+// The holder's script. Where the host has a docker client, it also keeps the host's engine clean of
+// this emulator's containers (labelled with settings.docker_owner and the Slurm job that held their
+// node): when its allocation ends (cancelled, pre-empted: Slurm's SIGTERM) it removes its own; when
+// it starts, those of allocations Slurm no longer runs (a host that failed with its jobs running),
+// asked of squeue on the host, and only when squeue answers for the holder itself.
+std::string holder_script(const SlurmSettings& settings);
 // The job id in sbatch --parsable's answer ("123" or "123;cluster"); nullopt for anything else.
 std::optional<std::string> parse_sbatch_answer(std::string_view answer);
 

@@ -106,5 +106,38 @@ TEST(ShmSize, DockerSyntaxInBinaryUnits) {
     EXPECT_EQ(parse_shm_size("0"), std::nullopt);
 }
 
+// A node's host's docker engine (a Slurm host): asked there once, a failure asked again (after a
+// minute), an ask that could not be made not remembered; the sandbox is this machine's answer.
+TEST(RuntimeProbe, AHostsDockerEngineIsAskedOnceAndRemembered) {
+    RuntimeProbe probe("", "");  // this machine: neither bubblewrap nor docker
+    int asked = 0;
+    auto answers = [&asked](std::optional<bool> result, std::string text) {
+        return [&asked, result, text](std::string& answer) -> std::optional<bool> {
+            ++asked;
+            answer = text;
+            return result;
+        };
+    };
+    RuntimeAvailability a = probe.availability_on("127.77.1.10", answers(true, "20.10.24+dfsg1"));
+    EXPECT_TRUE(a.docker);
+    EXPECT_EQ(a.docker_version, "20.10.24+dfsg1");
+    EXPECT_FALSE(a.sandbox);  // this machine's: no bwrap
+    a = probe.availability_on("127.77.1.10", answers(false, "never asked"));
+    EXPECT_TRUE(a.docker);
+    EXPECT_EQ(asked, 1);
+    a = probe.availability_on("127.77.1.11", answers(false, "no docker engine answers"));
+    EXPECT_FALSE(a.docker);
+    EXPECT_EQ(a.docker_why, "on host 127.77.1.11: no docker engine answers");
+    EXPECT_TRUE(a.docker_version.empty());
+    a = probe.availability_on("127.77.1.11", answers(true, "asked within the minute"));
+    EXPECT_FALSE(a.docker);  // remembered for a minute
+    EXPECT_EQ(asked, 2);
+    a = probe.availability_on("127.77.1.12", answers(std::nullopt, "cancelled"));
+    EXPECT_FALSE(a.docker);
+    a = probe.availability_on("127.77.1.12", answers(true, "24.0.5"));
+    EXPECT_TRUE(a.docker);  // the cancelled ask was not remembered
+    EXPECT_EQ(asked, 4);
+}
+
 }  // namespace
 }  // namespace bai::engine

@@ -41,6 +41,10 @@ TEST(DockerRun, NamesLabelsBindsGpusAndPassesVariablesByName) {
     EXPECT_NE(std::find(argv.begin(), argv.end(), "/data/agent:/agent:ro"), argv.end());
     EXPECT_EQ(std::vector<std::string>(argv.end() - 4, argv.end()),
               (std::vector<std::string>{"127.0.0.1:5000/bai/train:1", "/bin/bash", "-c", "true"}));
+    run.allocation = "4711";  // on a node's host: what holds the node there
+    const std::vector<std::string> hosted = docker_run_command("docker", run, {});
+    EXPECT_NE(std::find(hosted.begin(), hosted.end(), "bai-emulator.allocation=4711"), hosted.end());
+    run.allocation.clear();
     run.gpus.clear();
     run.owner.clear();
     const std::vector<std::string> plain = docker_run_command("docker", run, {});

@@ -55,6 +55,30 @@ TEST(SlurmCommands, AHolderAsksForTheNodesSizeAndItsPriority) {
     EXPECT_THROW(sbatch_argv(settings(), ask), std::invalid_argument);
 }
 
+// With docker's owner label, the holder's script cleans the host's engine: its own containers when
+// its allocation ends (SIGTERM), those of allocations Slurm no longer runs when it starts; the owner
+// is quoted for the shell.
+TEST(SlurmCommands, AHoldersScriptRemovesItsContainersFromItsHost) {
+    SlurmSettings s = settings();
+    s.docker_owner = "/data/it's nodes";
+    HolderAsk ask{"n1", "/c", 1, 0, 0, false};
+    const std::vector<std::string> argv = sbatch_argv(s, ask);
+    ASSERT_EQ(argv[argv.size() - 2], "--wrap");
+    const std::string& script = argv.back();
+    EXPECT_EQ(script, holder_script(s));
+    EXPECT_NE(script.find("owner='bai-emulator.owner=/data/it'\\''s nodes'"), std::string::npos) << script;
+    EXPECT_NE(script.find("trap '"), std::string::npos);
+    EXPECT_NE(script.find("label=bai-emulator.allocation=$SLURM_JOB_ID"), std::string::npos);
+    EXPECT_NE(script.find("' TERM"), std::string::npos);
+    EXPECT_NE(script.find("running \"$SLURM_JOB_ID\""), std::string::npos);  // squeue must answer for the holder itself
+    EXPECT_NE(script.find("sleep infinity &\nwait"), std::string::npos);
+    // The script is valid shell.
+    ProcessSpec check{{"/bin/sh", "-n", "-c", script}, {}, "/", "/dev/null", "/dev/null"};
+    EXPECT_EQ(Process::start(check)->wait().code, 0);
+    s.docker_owner.clear();
+    EXPECT_EQ(holder_script(s), "exec sleep infinity");
+}
+
 TEST(SlurmCommands, ReadsSbatchsAnswer) {
     EXPECT_EQ(parse_sbatch_answer("123\n"), "123");
     EXPECT_EQ(parse_sbatch_answer("77;baitest\n"), "77");

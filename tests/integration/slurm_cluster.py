@@ -25,6 +25,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import unittest
 
 COMMANDS = ["slurmctld", "slurmd", "munged", "sbatch", "srun", "squeue", "scancel", "sinfo", "ip", "nsenter", "unshare"]
 
@@ -283,6 +284,51 @@ PartitionName=lowpri Nodes={names} MaxTime=INFINITE State=UP PriorityTier=1 Pree
         for name, process in self.daemons:
             if name.startswith("slurmd-") and process.poll() is None:
                 run(["nsenter", f"--mount=/proc/{process.pid}/ns/mnt", "umount", "-l", path], check=False)
+
+    # ---- a docker engine on each host ----
+
+    DOCKER_DIR = "/run/bai-docker"
+    DOCKER_HOST = "unix://" + DOCKER_DIR + "/docker.sock"
+
+    def _slurmd_pid(self, i):
+        for name, process in self.daemons:
+            if name == f"slurmd-{i}" and process.poll() is None:
+                return process.pid
+        raise RuntimeError(f"host {i}'s slurmd is not running")
+
+    def _in_host(self, i, *namespaces):
+        pid = self._slurmd_pid(i)
+        option = {"mnt": "mount", "net": "net", "uts": "uts"}
+        return ["nsenter"] + [f"--{option[ns]}=/proc/{pid}/ns/{ns}" for ns in namespaces]
+
+    def start_docker(self):
+        """A docker engine on each host (Debian's dockerd in the host's network, mount and UTS
+        namespaces: no iptables, no bridge, containers on the host's network), answering there at
+        DOCKER_HOST: a tmpfs at DOCKER_DIR in each host's mount namespace holds its socket and exec
+        root, so every host's clients reach their own engine by one path, as on a real cluster.
+        Stopped with the cluster. Raises unittest.SkipTest where dockerd is missing or does not
+        come up."""
+        if not shutil.which("dockerd") or not shutil.which("docker"):
+            raise unittest.SkipTest("no docker engine for the hosts: docker.io is not installed")
+        os.makedirs(self.DOCKER_DIR, exist_ok=True)  # the mount point, in every namespace
+        for i in range(1, self.hosts + 1):
+            run(self._in_host(i, "mnt") + ["mount", "-t", "tmpfs", "-o", "size=64m,mode=0711", "bai-docker", self.DOCKER_DIR])
+            root = os.path.join(self.dir, f"docker-{i}")
+            self._daemon(f"dockerd-{i}", self._in_host(i, "net", "mnt", "uts") + [
+                "dockerd", "--iptables=false", "--ip6tables=false", "--bridge=none", "--data-root", root,
+                "--exec-root", self.DOCKER_DIR + "/exec", "--pidfile", self.DOCKER_DIR + "/dockerd.pid",
+                "--host", self.DOCKER_HOST])
+        deadline = time.time() + 60
+        for i in range(1, self.hosts + 1):
+            while self.docker_on(i, "version", "--format", "{{.Server.Version}}").returncode != 0:
+                if time.time() > deadline:
+                    raise unittest.SkipTest(f"dockerd did not start on host {i}: " + self._log(f"dockerd-{i}.out"))
+                time.sleep(0.2)
+
+    def docker_on(self, i, *args, input=None):
+        """The docker client on host i, against that host's engine."""
+        return subprocess.run(self._in_host(i, "net", "mnt") + ["docker", "--host", self.DOCKER_HOST] + list(args),
+                              capture_output=True, input=input, timeout=120)
 
     def kill_slurmd(self, i):
         """Kills host i's slurmd (SIGKILL) as a host's crash would; what runs there keeps running."""
