@@ -11,6 +11,7 @@ emulator's left alone. SKIPPED where Slurm, namespaces or docker.io are not avai
 import json
 import os
 import re
+import socket
 import subprocess
 import unittest
 
@@ -89,10 +90,10 @@ class SlurmDockerTest(unittest.TestCase):
 
     # ---- helpers ----
 
-    def containers_on(self, i, *filters):
-        """The containers on host i's engine that this emulator labelled (running or not), with
-        more `label=...` filters when given: {id: {label: value}}."""
-        argv = ["ps", "--all", "--quiet", "--filter", f"label={docker_engine.OWNER_LABEL}={self.owner}"]
+    def containers_on(self, i, *filters, owner=None):
+        """The containers on host i's engine that this emulator (or `owner`) labelled (running or
+        not), with more `label=...` filters when given: {id: {label: value}}."""
+        argv = ["ps", "--all", "--quiet", "--filter", f"label={docker_engine.OWNER_LABEL}={owner or self.owner}"]
         for f in filters:
             argv += ["--filter", f]
         ids = CLUSTER.docker_on(i, *argv).stdout.decode().split()
@@ -127,11 +128,11 @@ class SlurmDockerTest(unittest.TestCase):
         return harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
             self.client.jobs.get(RG, WS, EXP, name)), timeout=180, interval=0.3, what=f"{name} done")
 
-    def execution_log(self, name):
+    def execution_log(self, name, client=None):
         """The master node's execution log (the longest: it has every node's lines, each other
         node's file its own), as listOutputFiles links them."""
         import requests
-        files = self.client.jobs.list_output_files(RG, WS, EXP, name, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr"))
+        files = (client or self.client).jobs.list_output_files(RG, WS, EXP, name, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr"))
         return max((requests.get(f.download_url, timeout=10).text for f in files if f.name.startswith("execution")),
                    key=len, default="")
 
@@ -215,6 +216,70 @@ class SlurmDockerTest(unittest.TestCase):
         self.client.jobs.begin_terminate(RG, WS, EXP, "long").result()
         harness.wait_for(lambda: not any(self.containers_on(i) for i in (1, 2)), timeout=60, interval=0.3,
                          what="the terminated job's container removed")
+
+    def test_c_hosts_without_the_data_directory_run_containers_over_the_shares_mounts(self):
+        # --slurm-storage rest: the hosts do not see the data directory (hidden there), the shares
+        # are mounted on the host by bai-sharefuse and bound into the container from there; the
+        # registry's credentials are copied to the host for the pull and removed after it.
+        relay = TcpRelay(CLUSTER.bridge_address)
+        self.addCleanup(relay.close)
+        with socket.create_server(("127.0.0.1", 0)) as probe:
+            file_port = probe.getsockname()[1]
+        relay.target = ("127.0.0.1", file_port)
+        emu = harness.Emulator(env=dict(CLUSTER.env(), DOCKER_HOST=CLUSTER.DOCKER_HOST), args=[
+            "--file-port", str(file_port), "--slurm-file-endpoint", f"http://{CLUSTER.bridge_address}:{relay.port}",
+            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm", "--slurm-partition", "main",
+            "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
+        self.addCleanup(emu.close)
+        CLUSTER.hide_on_hosts(emu.location)
+        self.addCleanup(CLUSTER.show_on_hosts, emu.location)
+        harness.arm_client(ResourceManagementClient, emu.endpoints).resource_groups.create_or_update(RG, {"location": "eastus"})
+        client = harness.arm_client(BatchAI, emu.endpoints)
+        client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
+        client.experiments.begin_create(RG, WS, EXP).result()
+        shares = ShareServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
+        out, scratch = shares.create_share("out"), shares.create_share("scratch")
+        out.get_file_client("given.txt").upload_file(b"put through REST")
+        share = lambda name, path: m.AzureFileShareReference(
+            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/{name}",
+            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path=path)
+        cluster = client.clusters.begin_create(RG, WS, "restful", m.ClusterCreateParameters(
+            vm_size="STANDARD_D2", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
+            node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_file_shares=[share("out", "afs")])),
+            user_account_settings=m.UserAccountSettings(admin_user_name="u", admin_user_password="Pw-123456"))).result()
+        self.addCleanup(lambda: client.clusters.begin_delete(RG, WS, "restful").result())
+        harness.wait_for(lambda: client.clusters.get(RG, WS, "restful").node_state_counts.idle_node_count == 1,
+                         timeout=90, interval=0.2, what="the node idle")
+        for i in (1, 2):  # pulled again: its credentials must reach the host
+            CLUSTER.docker_on(i, "rmi", self.private)
+        client.jobs.begin_create(RG, WS, EXP, "boxed", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=1, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            mount_volumes=m.MountVolumes(azure_file_shares=[share("scratch", "jfs")]),
+            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(
+                image=self.private, credentials=m.PrivateRegistryCredentials(
+                    username=docker_engine.USER, password=docker_engine.PASSWORD))),
+            custom_toolkit_settings=m.CustomToolkitSettings(command_line=(
+                "set -e; cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_JOB_MOUNT_ROOT/jfs/read; "
+                "cat /etc/bai-image > $AZ_BATCHAI_MOUNT_ROOT/afs/image; hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/host")))).result()
+        job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
+            client.jobs.get(RG, WS, EXP, "boxed")), timeout=180, interval=0.3, what="the job done")
+        self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
+        read = lambda path: out.get_file_client(path).download_file().readall().decode()
+        self.assertEqual(scratch.get_file_client("read").download_file().readall(), b"put through REST")
+        self.assertEqual(read("image"), "from-the-registry\n")
+        host = read("host").strip()
+        i = int(host[-1])
+        log = self.execution_log("boxed", client)
+        self.assertIn("pulling " + self.private + " as " + docker_engine.USER, log)
+        self.assertEqual(CLUSTER.docker_on(i, "image", "inspect", self.private).returncode, 0)
+        self.assertEqual(self.containers_on(i, owner=os.path.join(emu.location, "nodes")), {})
+        import requests
+        node = [n for n in requests.get(f"{emu.endpoints['arm']}/emulator/nodes", verify=False, timeout=10).json()["value"]
+                if n["cluster"].lower().endswith("/clusters/restful")][0]
+        job_dir = os.path.join(node["root"], "jobs", "boxed")
+        self.assertTrue(CLUSTER.exists_on(i, job_dir))  # the host's own copy of the job's directory
+        self.assertFalse(CLUSTER.exists_on(i, os.path.join(job_dir, ".image-pull")))  # the credentials went after the pull
+        self.assertFalse(os.path.exists(os.path.join(job_dir, ".image-pull")))
 
 
 if __name__ == "__main__":
