@@ -19,7 +19,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import unittest
 
@@ -32,7 +31,7 @@ from azure.storage.fileshare import ShareServiceClient
 
 import harness
 from slurm_cluster import SlurmCluster
-from tcp_relay import TcpRelay
+from slurm_rest import RestEmulator, share
 
 RG, WS, EXP = "rg-slurm", "ws", "exp"
 CLUSTER = SlurmCluster(hosts=2, gpus=2)
@@ -291,29 +290,9 @@ class SlurmNodesTest(unittest.TestCase):
         # File endpoint, a node's for its life and a job's for the job's. The emulator listens on
         # 127.0.0.1, which the hosts do not reach: they reach its File endpoint through a relay on
         # the bridge (a site's proxy), named by --slurm-file-endpoint.
-        relay = TcpRelay(CLUSTER.bridge_address)
-        self.addCleanup(relay.close)
-        with socket.create_server(("127.0.0.1", 0)) as probe:
-            file_port = probe.getsockname()[1]
-        relay.target = ("127.0.0.1", file_port)
-        emu = harness.Emulator(env=CLUSTER.env(), args=[
-            "--file-port", str(file_port), "--slurm-file-endpoint", f"http://{CLUSTER.bridge_address}:{relay.port}",
-            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm", "--container-runtime", "sandbox",
-            "--slurm-partition", "main", "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
-        self.addCleanup(emu.close)
+        rest = RestEmulator(self, CLUSTER, self.size_map, RG, WS, EXP, args=["--container-runtime", "sandbox"])
+        emu, client, relay, out, scratch, read = rest.emu, rest.client, rest.relay, rest.out, rest.scratch, rest.read
         storage_dir = os.path.join(emu.location, "storage")
-        CLUSTER.hide_on_hosts(emu.location)
-        self.addCleanup(CLUSTER.show_on_hosts, emu.location)
-        harness.arm_client(ResourceManagementClient, emu.endpoints).resource_groups.create_or_update(RG, {"location": "eastus"})
-        client = harness.arm_client(BatchAI, emu.endpoints)
-        client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
-        client.experiments.begin_create(RG, WS, EXP).result()
-        shares = ShareServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
-        out, scratch = shares.create_share("out"), shares.create_share("scratch")
-        out.get_file_client("given.txt").upload_file(b"put through REST")
-        share = lambda name, path: m.AzureFileShareReference(
-            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/{name}",
-            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path=path)
         cluster = client.clusters.begin_create(RG, WS, "restful", m.ClusterCreateParameters(
             vm_size="STANDARD_D2", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=2)),
             node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_file_shares=[share("out", "afs")]),
@@ -323,7 +302,6 @@ class SlurmNodesTest(unittest.TestCase):
         harness.wait_for(lambda: client.clusters.get(RG, WS, "restful").node_state_counts.idle_node_count == 2,
                          timeout=90, interval=0.2, what="two idle nodes")
         self.assertEqual(client.clusters.get(RG, WS, "restful").errors or [], [])
-        read = lambda path: out.get_file_client(path).download_file().readall().decode()
         self.assertEqual(sorted(read(f"setup-host{i}") for i in (1, 2)), ["host1\n", "host2\n"])
         script = (f"set -e; h=$(hostname); cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_JOB_MOUNT_ROOT/jfs/read-$h; "
                   f"(test -e {storage_dir} && echo there || echo absent) > $AZ_BATCHAI_MOUNT_ROOT/afs/storage-$h; "

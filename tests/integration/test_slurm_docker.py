@@ -11,7 +11,6 @@ emulator's left alone. SKIPPED where Slurm, namespaces or docker.io are not avai
 import json
 import os
 import re
-import socket
 import subprocess
 import unittest
 
@@ -24,6 +23,7 @@ from azure.storage.fileshare import ShareServiceClient
 import docker_engine
 import harness
 from slurm_cluster import SlurmCluster
+from slurm_rest import GIVEN, RestEmulator, share
 from tcp_relay import TcpRelay
 
 RG, WS, EXP = "rg-slurm-docker", "ws", "exp"
@@ -104,9 +104,7 @@ class SlurmDockerTest(unittest.TestCase):
         return found
 
     def volumes(self):
-        return m.MountVolumes(azure_file_shares=[m.AzureFileShareReference(
-            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/out",
-            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path="afs")])
+        return m.MountVolumes(azure_file_shares=[share("out", "afs")])
 
     def cluster(self, name, nodes, vm_size="STANDARD_D1"):
         return self.client.clusters.begin_create(RG, WS, name, m.ClusterCreateParameters(
@@ -221,28 +219,8 @@ class SlurmDockerTest(unittest.TestCase):
         # --slurm-storage rest: the hosts do not see the data directory (hidden there), the shares
         # are mounted on the host by bai-sharefuse and bound into the container from there; the
         # registry's credentials are copied to the host for the pull and removed after it.
-        relay = TcpRelay(CLUSTER.bridge_address)
-        self.addCleanup(relay.close)
-        with socket.create_server(("127.0.0.1", 0)) as probe:
-            file_port = probe.getsockname()[1]
-        relay.target = ("127.0.0.1", file_port)
-        emu = harness.Emulator(env=dict(CLUSTER.env(), DOCKER_HOST=CLUSTER.DOCKER_HOST), args=[
-            "--file-port", str(file_port), "--slurm-file-endpoint", f"http://{CLUSTER.bridge_address}:{relay.port}",
-            "--lro-delay", "0", "--gpus", "none", "--compute", "slurm", "--slurm-partition", "main",
-            "--slurm-size-map", self.size_map, "--slurm-storage", "rest"]).start()
-        self.addCleanup(emu.close)
-        CLUSTER.hide_on_hosts(emu.location)
-        self.addCleanup(CLUSTER.show_on_hosts, emu.location)
-        harness.arm_client(ResourceManagementClient, emu.endpoints).resource_groups.create_or_update(RG, {"location": "eastus"})
-        client = harness.arm_client(BatchAI, emu.endpoints)
-        client.workspaces.begin_create(RG, WS, m.WorkspaceCreateParameters(location="eastus")).result()
-        client.experiments.begin_create(RG, WS, EXP).result()
-        shares = ShareServiceClient.from_connection_string(harness.connection_string(emu.endpoints))
-        out, scratch = shares.create_share("out"), shares.create_share("scratch")
-        out.get_file_client("given.txt").upload_file(b"put through REST")
-        share = lambda name, path: m.AzureFileShareReference(
-            account_name=harness.DEV_ACCOUNT, azure_file_url=f"https://{harness.DEV_ACCOUNT}.file.core.windows.net/{name}",
-            credentials=m.AzureStorageCredentialsInfo(account_key=harness.DEV_KEY), relative_mount_path=path)
+        rest = RestEmulator(self, CLUSTER, self.size_map, RG, WS, EXP, env={"DOCKER_HOST": CLUSTER.DOCKER_HOST})
+        emu, client, read = rest.emu, rest.client, rest.read
         cluster = client.clusters.begin_create(RG, WS, "restful", m.ClusterCreateParameters(
             vm_size="STANDARD_D2", scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)),
             node_setup=m.NodeSetup(mount_volumes=m.MountVolumes(azure_file_shares=[share("out", "afs")])),
@@ -264,8 +242,7 @@ class SlurmDockerTest(unittest.TestCase):
         job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
             client.jobs.get(RG, WS, EXP, "boxed")), timeout=180, interval=0.3, what="the job done")
         self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
-        read = lambda path: out.get_file_client(path).download_file().readall().decode()
-        self.assertEqual(scratch.get_file_client("read").download_file().readall(), b"put through REST")
+        self.assertEqual(rest.scratch.get_file_client("read").download_file().readall(), GIVEN)
         self.assertEqual(read("image"), "from-the-registry\n")
         host = read("host").strip()
         i = int(host[-1])
