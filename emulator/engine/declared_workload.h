@@ -35,6 +35,9 @@ public:
     virtual ~DeclaredWorkloads() = default;
     // nullopt when `command` names no declared workload (the job runs its processes).
     virtual std::optional<JobOutcome> play(const std::string& command, const WorkloadContext& context) = 0;
+    // Whether play() would play `command` (runs no process): the job needs none of what its
+    // processes would (ssh between its nodes, the scripts mpirun enters them by).
+    virtual bool plays(const std::string& command) const = 0;
 };
 
 }  // namespace bai::engine

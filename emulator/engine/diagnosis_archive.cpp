@@ -5,6 +5,8 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <unordered_map>
 #include <stdexcept>
 #include <vector>
 
@@ -53,13 +55,18 @@ struct Entry {
 }  // namespace
 
 std::string diagnosis_archive_name(const std::string& pool) {
+    // Every job of a cluster ends with one: the name is made once per cluster.
+    static std::mutex mutex;
+    static std::unordered_map<std::string, std::string> names;
+    std::lock_guard lock(mutex);
+    if (auto it = names.find(pool); it != names.end()) return it->second;
     static constexpr char kHex[] = "0123456789abcdef";
     std::string hex;
     for (unsigned char c : crypto::hmac_sha256("tvmps", pool)) {
         hex += kHex[c >> 4];
         hex += kHex[c & 0xF];
     }
-    return "diagnosis-tvmps_" + hex + "_d.zip";
+    return names.emplace(pool, "diagnosis-tvmps_" + hex + "_d.zip").first->second;
 }
 
 fs::path write_diagnosis_archive(const fs::path& directory, const std::string& pool) {

@@ -328,6 +328,10 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             write_file(dirs_[i] / "hostfile", plan_.hostfile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
         }
+        if (played()) {
+            log_.line("toolkit " + plan_.tool_type + ": a declared workload, played on the clock");
+            return;  // no process: no ssh, containers or scripts to enter the nodes by
+        }
         open_node_gateway();
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
         if (runtime_.kind == RuntimeKind::docker) set_up_containers();
@@ -657,9 +661,12 @@ private:
         return base;
     }
 
+    // Whether the job's command names a declared workload (scenarios): it runs no process.
+    bool played() const { return in_.workloads && in_.clock && !plan_.processes.empty() && in_.workloads->plays(plan_.processes[0].command); }
+
     // A job whose command names a declared workload (scenarios) runs no process.
     std::optional<JobOutcome> play_declared_workload() {
-        if (!in_.workloads || !in_.clock || plan_.processes.empty()) return std::nullopt;
+        if (!played()) return std::nullopt;
         const PlannedProcess& master = plan_.processes[0];
         WorkloadContext context{in_.job_id,
                                 envs_[0],

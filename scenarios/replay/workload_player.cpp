@@ -71,6 +71,8 @@ std::optional<JobOutcome> WorkloadPlayer::play(const std::string& command, const
     return JobOutcome{JobOutcome::Result::succeeded, 0, "", ""};
 }
 
+bool WorkloadPlayer::plays(const std::string& command) const { return workload_name(command).has_value(); }
+
 int WorkloadPlayer::attempts(const std::string& job_id) const {
     std::lock_guard guard(mutex_);
     auto it = attempts_.find(job_id);

@@ -20,6 +20,7 @@ public:
     // files at the end, then exits with its code; attempts up to fail_first exit with 1. A
     // cancelled attempt (pre-emption, terminate) writes nothing more and counts as an attempt.
     std::optional<engine::JobOutcome> play(const std::string& command, const engine::WorkloadContext& context) override;
+    bool plays(const std::string& command) const override;
 
     // How many times the job has started a workload (a requeued job starts again).
     int attempts(const std::string& job_id) const;

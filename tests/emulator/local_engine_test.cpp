@@ -93,6 +93,7 @@ public:
         }
         return JobOutcome{JobOutcome::Result::succeeded, 0, "", ""};
     }
+    bool plays(const std::string&) const override { return true; }
 };
 
 TEST_F(LocalEngineTest, RecordsItsHistoryAndWhereANodeLocalStdoutWent) {

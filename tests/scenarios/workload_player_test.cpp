@@ -64,6 +64,17 @@ TEST_F(WorkloadPlayerTest, AJobTakesTheWorkloadsVirtualTimeAndLeavesItsOutput) {
     EXPECT_EQ(store->get(id)->body["properties"]["executionInfo"]["exitCode"], 0);
 }
 
+// What the engine asks before it sets up what processes would need (ssh, node scripts).
+TEST_F(WorkloadPlayerTest, ItPlaysTheCommandsThatNameAWorkload) {
+    EXPECT_TRUE(player->plays("workload train"));
+    EXPECT_TRUE(player->plays("python workload train"));
+    EXPECT_TRUE(player->plays("mpirun -np 2 bash -c 'python workload hvd'"));
+    EXPECT_TRUE(player->plays("workload undeclared"));  // played: it fails as undeclared
+    EXPECT_FALSE(player->plays("echo workload train"));
+    EXPECT_FALSE(player->plays("python train.py"));
+    EXPECT_FALSE(player->plays("workload"));
+}
+
 TEST_F(WorkloadPlayerTest, FirstAttemptsFailAndExitCodesAreTheDeclaredOnes) {
     start(1, clock.get(), player.get());
     std::string flaky = add_workload_job("flaky", "flaky");
