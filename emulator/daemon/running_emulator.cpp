@@ -42,7 +42,8 @@ namespace {
 
 // --compute slurm: the nodes' hosts are Slurm allocations named after this data directory (its
 // instance id, kept in DIR/slurm/instance), found and cancelled again by the next start.
-std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std::filesystem::path& location) {
+std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std::filesystem::path& nodes_dir) {
+    const std::filesystem::path location = nodes_dir.parent_path();
     engine::SlurmSettings settings;
     settings.partition = options.slurm_partition;
     settings.account = options.slurm_account;
@@ -51,7 +52,7 @@ std::shared_ptr<engine::NodeHosts> slurm_hosts(const Options& options, const std
     settings.sizes = options.slurm_sizes;
     settings.log_dir = location / "slurm";
     settings.shares_disk = !options.slurm_rest_storage;
-    settings.docker_owner = (location / "nodes").string();  // as the engine labels its containers
+    settings.docker_owner = nodes_dir.string();  // as the engine labels its containers (RuntimeProbe's owner)
     std::filesystem::create_directories(settings.log_dir);
     const std::filesystem::path id_file = settings.log_dir / "instance";
     std::ifstream in(id_file);
@@ -239,7 +240,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             if (options.slurm) {
                 // (A Slurm host sees the shares' directories on the shared filesystem, not this
                 // process's mounts: the engine links them for nodes on hosts.)
-                engine_options.hosts = slurm_hosts(options, parts.nodes_dir.parent_path());
+                engine_options.hosts = slurm_hosts(options, parts.nodes_dir);
             }
             engine_options.containers = options.containers;
             engine_options.clock = hooks.clock;

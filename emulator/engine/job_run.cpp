@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <thread>
@@ -105,8 +106,7 @@ public:
             return finish({Result::failed, std::nullopt, "JobPreparationFailed", e.what()});
         }
         if (runtime_.kind == RuntimeKind::docker) {
-            if (std::optional<JobOutcome> stopped = pull()) return finish(*stopped);
-            if (std::optional<JobOutcome> stopped = start_containers()) return finish(*stopped);
+            if (std::optional<JobOutcome> stopped = prepare_containers()) return finish(*stopped);
         }
         if (!plan_.preparation.empty()) {
             log_.line("job preparation on " + std::to_string(plan_.preparation.size()) + " node(s)");
@@ -185,36 +185,37 @@ private:
         return available;
     }
 
-    // `docker version` on node i's host: its engine's version, or why none answers; nullopt
-    // when the run was cancelled before it could ask.
+    // `docker version` on node i's host (srun given 30 s: a step Slurm holds back must not hold
+    // the job): its engine's version, or why none answers; nullopt, not remembered, when the
+    // answer says nothing of the host's engine (the run cancelled, the host taken away).
     std::optional<bool> ask_host_docker(size_t i, std::string& answer) {
         const JobNode& node = in_.nodes[i];
-        std::error_code ec;
-        fs::create_directories(node.root / "tmp", ec);
-        const fs::path output = node.root / "tmp" / (".docker-version-" + run_tag_);
-        std::vector<std::string> argv = host_prefix(i, "docker-version");
-        argv.insert(argv.end(), {"timeout", "10", "docker", "version", "--format", "{{.Server.Version}}"});
-        int code = -1;
+        if (control_.cancelled()) return std::nullopt;
+        std::vector<std::string> argv{"timeout", "30"};
         try {
-            std::shared_ptr<Process> ask = control_.start({argv, docker_environment(), "/", output, output});
-            if (!ask) return std::nullopt;
-            code = ask->wait().code;
+            const std::vector<std::string> prefix = host_prefix(i, "docker-version");
+            argv.insert(argv.end(), prefix.begin(), prefix.end());
         } catch (const std::exception& e) {
             answer = e.what();
-            return false;
+            return std::nullopt;
         }
-        if (control_.cancelled()) return std::nullopt;
-        std::ifstream in(output);
-        std::string last;
-        for (std::string line; std::getline(in, line);) {
-            if (!line.empty()) last = line;
+        argv.insert(argv.end(), {"timeout", "10", "docker", "version", "--format", "{{.Server.Version}}"});
+        CommandOutput asked;
+        try {
+            std::error_code ec;
+            fs::create_directories(node.root / "tmp", ec);
+            asked = run_command(argv, docker_environment(), node.root / "tmp");
+        } catch (const std::exception& e) {
+            answer = e.what();
+            return std::nullopt;
         }
-        fs::remove(output, ec);
-        if (code == 0 && !last.empty()) {
-            answer = last;
+        if (asked.status.code == 0 && !last_line(asked.out).empty()) {
+            answer = last_line(asked.out);
             return true;
         }
-        answer = "no docker engine answers" + (last.empty() ? std::string() : " (" + last + ")");
+        if (control_.cancelled() || node.hosts->lost(node.id)) return std::nullopt;
+        const std::string said = last_line(asked.err);
+        answer = "no docker engine answers" + (said.empty() ? std::string() : " (" + said + ")");
         return false;
     }
 
@@ -307,6 +308,13 @@ private:
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
+        if (in_.nodes[0].hosts && runtime_.kind == RuntimeKind::docker && uses_mpi()) {
+            // mpirun on the master's host takes that node for its own and starts its ranks there,
+            // outside the container (in the master's container it would have neither srun nor
+            // docker to reach the others).
+            throw std::runtime_error("containerSettings: MPI jobs (mpirun) in docker containers on the hosts of a Slurm "
+                                     "cluster are not supported yet");
+        }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
@@ -328,11 +336,7 @@ private:
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             write_file(dirs_[i] / "hostfile", plan_.hostfile, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read);
         }
-        if (played()) {
-            log_.line("toolkit " + plan_.tool_type + ": a declared workload, played on the clock");
-            return;  // no process: no ssh, containers or scripts to enter the nodes by
-        }
-        open_node_gateway();
+        if (!played()) open_node_gateway();  // a played job runs no process that would ssh
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
         if (runtime_.kind == RuntimeKind::docker) set_up_containers();
         // The scripts through which the MPI agent and ssh enter each node (its container, if any).
@@ -487,6 +491,23 @@ private:
         if (!fs::exists(lower / "bin" / "bash", ec)) shell_ = "/bin/sh";
     }
 
+    // The image pulled and the job's containers started. A failure on a node's host may be the
+    // host taken away under the step (the job is then requeued, as when its processes fail so);
+    // a node that has lost its host meanwhile fails it.
+    std::optional<JobOutcome> prepare_containers() {
+        std::optional<JobOutcome> stopped;
+        try {
+            stopped = pull();
+            if (!stopped) stopped = start_containers();
+        } catch (const std::exception& e) {
+            stopped = JobOutcome{Result::failed, std::nullopt, "JobPreparationFailed", e.what()};
+        }
+        if (stopped && stopped->result == Result::failed) {
+            if (std::optional<JobOutcome> lost = host_lost(1)) return lost;
+        }
+        return stopped;
+    }
+
     // A container's binds on a node's host. The node's mount root there holds links to its
     // shares' directories (MountSettings::link_shares), which do not resolve inside a container
     // (nor can a bind land on them): the container sees a directory of its own there, each volume
@@ -556,13 +577,9 @@ private:
 
     // The command words that put a process of node `node` into its container; none on the host.
     std::vector<std::string> wrapper(size_t node, const Environment& env) {
-        std::vector<std::string> prefix;
-        if (const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts) {
-            // A step of its own on the node's host; in its sandbox or its container there
-            // (bubblewrap on the host over the paths the hosts see, or the host's docker engine).
-            prefix = hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_),
-                                          dirs_[node]);
-        }
+        // On a host: a step of its own there; in its sandbox or its container there (bubblewrap
+        // on the host over the paths the hosts see, or the host's docker engine).
+        std::vector<std::string> prefix = step_prefix(node);
         if (runtime_.kind == RuntimeKind::sandbox) {
             for (std::string& word : sandbox_command(in_.runtimes->bwrap(), sandboxes_[node], {})) prefix.push_back(std::move(word));
         }
@@ -576,6 +593,15 @@ private:
             }
         }
         return prefix;
+    }
+
+    // The words that start a process of node `node` as a step of its own on the node's host, in
+    // the node's job directory; none for a node of this machine.
+    std::vector<std::string> step_prefix(size_t node) {
+        const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts;
+        if (!hosts) return {};
+        return hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_),
+                                    dirs_[node]);
     }
 
     // Unique per run: a requeued job's next run may start before this one's containers are gone.
@@ -610,11 +636,12 @@ private:
             if (!start) return JobOutcome{Result::cancelled, std::nullopt, "", ""};
             containers_.push_back(i);  // removed at the end, started or not
             const int code = start->wait().code;
-            std::string last;
-            std::ifstream in(output);
-            for (std::string line; std::getline(in, line);) {
-                if (!line.empty()) last = line;
+            std::string said;
+            {
+                std::ifstream in(output);
+                said.assign(std::istreambuf_iterator<char>(in), {});
             }
+            const std::string last = last_line(said);
             std::error_code ec;
             fs::remove(output, ec);
             if (control_.cancelled()) return JobOutcome{Result::cancelled, std::nullopt, "", ""};

@@ -1,5 +1,7 @@
 #include "emulator/engine/process.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -209,6 +211,16 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
     const int rc = ::posix_spawn(&pid, exe.c_str(), actions.get(), attributes.get(), argv.data(), env.pointers.data());
     if (rc != 0) throw std::runtime_error("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
     return std::make_unique<SpawnedProcess>(pid);
+}
+
+std::string last_line(std::string_view text, std::string_view none) {
+    std::string_view last;
+    while (!text.empty()) {
+        const size_t end = std::min(text.find('\n'), text.size());
+        if (end > 0) last = text.substr(0, end);
+        text.remove_prefix(std::min(end + 1, text.size()));
+    }
+    return std::string(last.empty() ? none : last);
 }
 
 }  // namespace bai::engine

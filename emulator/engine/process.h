@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emulator/engine/shell_words.h"
@@ -55,5 +56,9 @@ struct CommandOutput {
 };
 CommandOutput run_command(const std::vector<std::string>& argv, const Environment& env,
                           const std::filesystem::path& scratch);
+
+// The last line with words of a command's output (what it said of its failure); `none` when it
+// has none.
+std::string last_line(std::string_view text, std::string_view none = "");
 
 }  // namespace bai::engine

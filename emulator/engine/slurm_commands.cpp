@@ -89,21 +89,25 @@ std::string holder_script(const SlurmSettings& settings) {
     if (settings.docker_owner.empty()) return "exec sleep infinity";
     const std::string owner = shell_quote(std::string(kOwnerLabel) + "=" + settings.docker_owner);
     const std::string allocation = kAllocationLabel;
-    // (`sleep & wait`: a shell in a foreground sleep would run its trap only once the sleep ends.)
+    // The sweep reads the jobs Slurm runs once, and only when that answer lists this holder (a
+    // controller that does not answer must not make live containers look orphaned). The trap
+    // stays within Slurm's default KillWait (30 s). (`sleep & wait`: a shell in a foreground
+    // sleep would run its trap only once the sleep ends.)
     return "owner=" + owner +
            "\n"
-           "ours() { timeout 30 docker ps --all --quiet --filter \"label=$owner\" \"$@\" 2>/dev/null; }\n"
-           "running() { [ -n \"$(squeue --noheader --jobs=\"$1\" --states=RUNNING,COMPLETING,SUSPENDED --format=%i 2>/dev/null)\" ]; }\n"
+           "ours() { timeout 10 docker ps --all --quiet --filter \"label=$owner\" \"$@\" 2>/dev/null; }\n"
            "if command -v docker >/dev/null 2>&1; then\n"
-           "  if command -v squeue >/dev/null 2>&1 && running \"$SLURM_JOB_ID\"; then\n"
+           "  if command -v squeue >/dev/null 2>&1 &&\n"
+           "     live=$(squeue --noheader --states=RUNNING,COMPLETING,SUSPENDED --format=%i 2>/dev/null) &&\n"
+           "     printf '%s\\n' $live | grep -qx \"$SLURM_JOB_ID\"; then\n"
            "    for id in $(ours); do\n"
-           "      held=$(timeout 30 docker inspect --format '{{index .Config.Labels \"" + allocation + "\"}}' \"$id\" 2>/dev/null)\n"
-           "      if [ -n \"$held\" ] && [ \"$held\" != \"$SLURM_JOB_ID\" ] && ! running \"$held\"; then\n"
-           "        timeout 30 docker rm --force \"$id\" >/dev/null 2>&1\n"
+           "      held=$(timeout 10 docker inspect --format '{{index .Config.Labels \"" + allocation + "\"}}' \"$id\" 2>/dev/null)\n"
+           "      if [ -n \"$held\" ] && ! printf '%s\\n' $live | grep -qx \"$held\"; then\n"
+           "        timeout 10 docker rm --force \"$id\" >/dev/null 2>&1\n"
            "      fi\n"
            "    done\n"
            "  fi\n"
-           "  trap 'ids=$(ours --filter \"label=" + allocation + "=$SLURM_JOB_ID\"); [ -z \"$ids\" ] || timeout 30 docker rm --force $ids >/dev/null 2>&1; exit 0' TERM\n"
+           "  trap 'ids=$(ours --filter \"label=" + allocation + "=$SLURM_JOB_ID\"); [ -z \"$ids\" ] || timeout 15 docker rm --force $ids >/dev/null 2>&1; exit 0' TERM\n"
            "fi\n"
            "sleep infinity &\n"
            "wait\n";

@@ -11,17 +11,6 @@ namespace bai::engine {
 
 namespace {
 
-// The last line with words of a command's output (what tar or srun said of its failure).
-std::string last_line(std::string_view text) {
-    std::string_view last;
-    while (!text.empty()) {
-        const size_t end = std::min(text.find('\n'), text.size());
-        if (end > 0) last = text.substr(0, end);
-        text.remove_prefix(std::min(end + 1, text.size()));
-    }
-    return last.empty() ? "(no output)" : std::string(last);
-}
-
 // What a holder's fate means for its node: nullopt while the holder has (or waits for) its host.
 std::optional<HostLoss> loss_of(HolderFate fate) {
     switch (fate) {
@@ -267,7 +256,7 @@ void SlurmHosts::copy_to_host(const std::string& node_id, const std::vector<std:
     pipeline += " |";
     for (const std::string& word : unpack) pipeline += " " + shell_quote(word);
     const CommandOutput done = run_command({"/bin/bash", "-c", pipeline}, env_, settings_.log_dir);
-    if (done.status.code != 0) throw std::runtime_error("cannot copy what the node needs to its host: " + last_line(done.err));
+    if (done.status.code != 0) throw std::runtime_error("cannot copy what the node needs to its host: " + last_line(done.err, "(no output)"));
 }
 
 void SlurmHosts::remove_from_host(const std::string& node_id, const std::filesystem::path& path) {
@@ -282,7 +271,7 @@ void SlurmHosts::remove_from_host(const std::string& node_id, const std::filesys
         argv.insert(argv.end(), {"rm", "-rf", "--one-file-system", "--", path.string()});
         const CommandOutput done = run_command(argv, env_, settings_.log_dir);
         if (done.status.code != 0) {
-            log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + last_line(done.err));
+            log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + last_line(done.err, "(no output)"));
         }
     } catch (const std::exception& e) {
         log::warning("slurm: cannot remove " + path.string() + " on the host of " + node_id + ": " + e.what());

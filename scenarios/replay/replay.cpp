@@ -147,6 +147,8 @@ private:
         } catch (const std::invalid_argument& e) {
             throw StepFailure(scenario_.file + ": emulator: " + e.what());
         }
+        // The virtual clock is this machine's engine's: a Slurm cluster's time is real.
+        if (options.slurm) throw StepFailure(scenario_.file + ": emulator: --compute slurm: scenarios run on this machine's engine");
         // The replay's data directory is this process's alone: no file locks per statement
         // (most of a large replay's system calls).
         options.sole_user = true;

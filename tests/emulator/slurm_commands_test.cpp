@@ -7,6 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <unistd.h>
+#include <thread>
+#include <iterator>
+#include <fstream>
+#include <csignal>
 
 namespace bai::engine {
 namespace {
@@ -55,26 +61,90 @@ TEST(SlurmCommands, AHolderAsksForTheNodesSizeAndItsPriority) {
     EXPECT_THROW(sbatch_argv(settings(), ask), std::invalid_argument);
 }
 
-// With docker's owner label, the holder's script cleans the host's engine: its own containers when
-// its allocation ends (SIGTERM), those of allocations Slurm no longer runs when it starts; the owner
-// is quoted for the shell.
-TEST(SlurmCommands, AHoldersScriptRemovesItsContainersFromItsHost) {
+// The holder's script run against a docker and a squeue of the test's (scripts on the PATH that
+// log what they are asked): at start it removes this emulator's containers of allocations Slurm
+// no longer runs (and none when squeue does not answer, or does not list the holder); on SIGTERM,
+// the containers of its own allocation.
+class HolderScript : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() / ("bai-holder-" + std::to_string(::getpid()) + "-" +
+                                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::remove_all(dir_);
+        std::filesystem::create_directories(dir_ / "bin");
+        // Containers: c-own (this holder's, 100), c-orphan (7: ended), c-live (55: running),
+        // c-other (another emulator's: not listed by the owner filter).
+        write("bin/docker", "#!/bin/sh\necho \"$*\" >> \"$LOG\"\n"
+                            "case \"$1\" in\n"
+                            "  ps) case \"$*\" in *allocation=100*) echo c-own ;; *\"owner=/data/it's nodes\"*) printf 'c-own\\nc-orphan\\nc-live\\n' ;; esac ;;\n"
+                            "  inspect) case \"$*\" in *c-own) echo 100 ;; *c-orphan) echo 7 ;; *c-live) echo 55 ;; esac ;;\n"
+                            "esac\n");
+        write("bin/squeue", "#!/bin/sh\n[ -n \"$SQUEUE_FAILS\" ] && exit 1\nprintf \"$RUNNING\"\n");
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    void write(const std::string& name, const std::string& text) {
+        std::ofstream(dir_ / name) << text;
+        std::filesystem::permissions(dir_ / name, std::filesystem::perms::owner_all);
+    }
+    std::string log() const {
+        std::ifstream in(dir_ / "docker.log");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+    // Runs the script until it sleeps, then sends it SIGTERM as Slurm does; what docker was asked.
+    std::string run(const std::string& running, bool squeue_fails = false) {
+        SlurmSettings s;
+        s.docker_owner = "/data/it's nodes";
+        Environment env{{"PATH", (dir_ / "bin").string() + ":/usr/bin:/bin"}, {"LOG", (dir_ / "docker.log").string()},
+                        {"SLURM_JOB_ID", "100"}, {"RUNNING", running}};
+        if (squeue_fails) env["SQUEUE_FAILS"] = "1";
+        std::shared_ptr<Process> p = Process::start({{"/bin/sh", "-c", holder_script(s)}, env, "/", "/dev/null", "/dev/null"});
+        // Asleep once the sweep is done: the sleep's parent is the script.
+        for (int i = 0; i < 500; ++i) {
+            const CommandOutput sleeping = run_command({"pgrep", "-P", std::to_string(p->pid()), "sleep"}, env, dir_);
+            if (sleeping.status.code == 0) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        const std::string before = log();
+        ::kill(p->pid(), SIGTERM);
+        EXPECT_EQ(p->wait().code, 0);  // the trap exits 0
+        p->kill_group(SIGKILL);  // the sleep
+        return before + "--TERM--\n" + log().substr(before.size());
+    }
+
+    std::filesystem::path dir_;
+};
+
+TEST_F(HolderScript, SweepsEndedAllocationsAtStartAndItsOwnAtTerm) {
+    const std::string asked = run("100\n55\n");
+    const std::string at_start = asked.substr(0, asked.find("--TERM--"));
+    const std::string at_term = asked.substr(asked.find("--TERM--"));
+    EXPECT_NE(at_start.find("rm --force c-orphan"), std::string::npos) << asked;
+    EXPECT_EQ(at_start.find("rm --force c-live"), std::string::npos) << asked;
+    EXPECT_EQ(at_start.find("rm --force c-own"), std::string::npos) << asked;
+    EXPECT_NE(at_start.find("ps --all --quiet --filter label=bai-emulator.owner=/data/it's nodes"), std::string::npos) << asked;
+    EXPECT_NE(at_term.find("ps --all --quiet --filter label=bai-emulator.owner=/data/it's nodes --filter label=bai-emulator.allocation=100"),
+              std::string::npos) << asked;
+    EXPECT_NE(at_term.find("rm --force c-own"), std::string::npos) << asked;
+    EXPECT_EQ(at_term.find("c-live"), std::string::npos) << asked;
+}
+
+TEST_F(HolderScript, NoSweepWhenSqueueFailsOrDoesNotListTheHolder) {
+    std::string asked = run("", true);
+    EXPECT_EQ(asked.find("rm --force c-orphan"), std::string::npos) << asked;
+    EXPECT_NE(asked.find("rm --force c-own"), std::string::npos) << asked;  // the trap still cleans its own
+    std::filesystem::remove(dir_ / "docker.log");
+    asked = run("55\n");  // a controller's partial answer: the holder itself is not in it
+    EXPECT_EQ(asked.find("rm --force c-orphan"), std::string::npos) << asked;
+    EXPECT_EQ(asked.find("rm --force c-live"), std::string::npos) << asked;
+}
+
+TEST(SlurmCommands, AHoldersScriptIsTheWrapOfItsSbatchAndPlainWithoutDocker) {
     SlurmSettings s = settings();
-    s.docker_owner = "/data/it's nodes";
-    HolderAsk ask{"n1", "/c", 1, 0, 0, false};
-    const std::vector<std::string> argv = sbatch_argv(s, ask);
+    s.docker_owner = "/data/nodes";
+    const std::vector<std::string> argv = sbatch_argv(s, {"n1", "/c", 1, 0, 0, false});
     ASSERT_EQ(argv[argv.size() - 2], "--wrap");
-    const std::string& script = argv.back();
-    EXPECT_EQ(script, holder_script(s));
-    EXPECT_NE(script.find("owner='bai-emulator.owner=/data/it'\\''s nodes'"), std::string::npos) << script;
-    EXPECT_NE(script.find("trap '"), std::string::npos);
-    EXPECT_NE(script.find("label=bai-emulator.allocation=$SLURM_JOB_ID"), std::string::npos);
-    EXPECT_NE(script.find("' TERM"), std::string::npos);
-    EXPECT_NE(script.find("running \"$SLURM_JOB_ID\""), std::string::npos);  // squeue must answer for the holder itself
-    EXPECT_NE(script.find("sleep infinity &\nwait"), std::string::npos);
-    // The script is valid shell.
-    ProcessSpec check{{"/bin/sh", "-n", "-c", script}, {}, "/", "/dev/null", "/dev/null"};
-    EXPECT_EQ(Process::start(check)->wait().code, 0);
+    EXPECT_EQ(argv.back(), holder_script(s));
     s.docker_owner.clear();
     EXPECT_EQ(holder_script(s), "exec sleep infinity");
 }

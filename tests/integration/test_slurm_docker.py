@@ -82,7 +82,7 @@ class SlurmDockerTest(unittest.TestCase):
         cls.emu.close()
 
     def tearDown(self):
-        for name in ("pair", "single"):
+        for name in ("pair", "single", "ranks"):
             try:
                 self.client.clusters.begin_delete(RG, WS, name).result()
             except Exception:
@@ -132,7 +132,8 @@ class SlurmDockerTest(unittest.TestCase):
         import requests
         files = (client or self.client).jobs.list_output_files(RG, WS, EXP, name, m.JobsListOutputFilesOptions(outputdirectoryid="stdouterr"))
         return max((requests.get(f.download_url, timeout=10).text for f in files if f.name.startswith("execution")),
-                   key=len, default="")
+                   key=len, default="") + "".join(requests.get(f.download_url, timeout=10).text
+                                                  for f in files if f.name in ("stderr.txt", "stdout.txt"))
 
     # ---- tests ----
 
@@ -188,6 +189,23 @@ class SlurmDockerTest(unittest.TestCase):
                                    capture_output=True, text=True).stdout
         self.assertEqual(leftovers, "")
 
+    def test_d_an_mpi_job_in_docker_on_the_hosts_is_refused_by_name(self):
+        # mpirun on the master's host would start that node's ranks outside its container: refused
+        # at the job's preparation, nothing left on the hosts' engines.
+        cluster = self.cluster("ranks", 2, "STANDARD_D2")
+        self.idle("ranks", 2)
+        self.client.jobs.begin_create(RG, WS, EXP, "ranks", m.JobCreateParameters(
+            cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
+            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image=LOCAL_IMAGE)),
+            custom_mpi_settings=m.CustomMpiSettings(command_line="hostname", process_count=4))).result()
+        job = self.done("ranks")
+        self.assertEqual(job.execution_state, "failed")
+        errors = [(e.code, e.message) for e in job.execution_info.errors]
+        self.assertEqual(errors[0][0], "JobPreparationFailed", errors)
+        self.assertIn("MPI jobs (mpirun) in docker containers on the hosts of a Slurm cluster are not supported yet", errors[0][1])
+        for i in (1, 2):
+            self.assertEqual(self.containers_on(i), {})
+
     def test_b_a_holder_cancelled_from_outside_takes_its_container_with_it(self):
         cluster = self.cluster("single", 1)
         self.idle("single", 1)
@@ -205,7 +223,9 @@ class SlurmDockerTest(unittest.TestCase):
         self.assertEqual(state[0], "RUNNING")  # the label names the Slurm job that holds the node
         self.assertTrue(state[1].startswith("bai"))  # a holder of this emulator's
         subprocess.run(["scancel", allocation], env=CLUSTER.env(), timeout=30, check=True)
-        # The holder's TERM trap removed the container from its host's engine (its processes with it).
+        # Gone from its host's engine with its allocation (its processes with it): the holder's
+        # TERM trap removes it, or the next holder's sweep on that host does (the unit tests
+        # HolderScript.* tell the two apart).
         harness.wait_for(lambda: not self.containers_on(host), timeout=30, interval=0.2, what="the container gone with its allocation")
         # The job is requeued onto the cluster's next node (as a deallocation), and runs again.
         harness.wait_for(lambda: len([c for i in (1, 2) for c in self.containers_on(i).values()

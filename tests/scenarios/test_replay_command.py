@@ -58,6 +58,11 @@ class ReplayCommand(unittest.TestCase):
         path = self.write("nojob.scenario", SETUP + "fault preempt job ghost\n")
         r = self.replay(path)
         self.assertIn(f"{path}:6: there is no job ghost", r.stdout)
+        # The virtual clock is this machine's engine's: a Slurm cluster is refused by name.
+        path = self.write("slurm.scenario", "name on slurm\nemulator --compute slurm\nadvance 1m\n")
+        r = self.replay(path)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("--compute slurm: scenarios run on this machine's engine", r.stdout)
 
     def test_a_passing_file_its_trace_and_the_seed_variable(self):
         path = self.write("passes.scenario", "seed 5\n" + SETUP + "set s = seed-${seed}\nrequest GET arm ${ws}?api-version=2018-05-01\n"
