@@ -286,6 +286,7 @@ private:
         }
         plan_inputs.launcher_hostfile = (dirs_[0] / "hostfile").string();
         if (in_container()) plan_inputs.rank_directory = views_[0].job_dir;
+        plan_inputs.master_through_agent = plan_inputs.on_hosts && runtime_.kind == RuntimeKind::docker;
         plan_ = plan_launch(in_.properties, plan_inputs);
 
         const Environment& master = envs_[0];
@@ -308,13 +309,6 @@ private:
         log_.line("job " + in_.job_id);
         log_.line("runtime: " + runtime_.reason);
         if (!runtime_.error.empty()) throw std::runtime_error(runtime_.error);
-        if (in_.nodes[0].hosts && runtime_.kind == RuntimeKind::docker && uses_mpi()) {
-            // mpirun on the master's host takes that node for its own and starts its ranks there,
-            // outside the container (in the master's container it would have neither srun nor
-            // docker to reach the others).
-            throw std::runtime_error("containerSettings: MPI jobs (mpirun) in docker containers on the hosts of a Slurm "
-                                     "cluster are not supported yet");
-        }
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             log_.node_line(i, "node " + std::to_string(i) + ": " + describe(in_.nodes[i]) + ", GPUs: " +
                       envs_[i].at("NVIDIA_VISIBLE_DEVICES"));
@@ -668,7 +662,9 @@ private:
             env["BAI_MPI_NODES"] = (dirs_[0] / "mpi-nodes").string();
             env["TMPDIR"] = (in_.nodes[0].root / "tmp").string();
             if (in_.nodes[0].hosts) {
-                std::vector<std::string> prefix = wrapper(0, env);
+                // With docker, on the master's host itself, as locally beside the nodes: in the
+                // master's container it would have neither srun nor docker to reach the others.
+                std::vector<std::string> prefix = runtime_.kind == RuntimeKind::docker ? step_prefix(0) : wrapper(0, env);
                 prefix.insert(prefix.end(), argv.begin(), argv.end());
                 argv = std::move(prefix);
             }

@@ -186,6 +186,9 @@ std::string mpirun_command(const PlanInputs& in, int process_count, const std::s
     return "mpirun --hostfile " + shell_quote(in.launcher_hostfile) + " -np " + std::to_string(process_count) +
            " --oversubscribe --bind-to none --mca plm_rsh_agent " + shell_quote(in.mpi_agent) +
            " --mca routed direct --mca rtc_hwloc_vmhole none" + mpi_network(in) +
+           // Not resolving addresses to interfaces of its own, mpirun takes every node for another
+           // (the master's address is one of its host's) and enters each through the agent.
+           (in.master_through_agent ? " --mca if_base_do_not_resolve 1" : "") +
            (in.rank_directory.empty() ? std::string() : " --wdir " + shell_quote(in.rank_directory)) + " /bin/bash -c " +
            shell_quote(command);
 }

@@ -30,6 +30,10 @@ struct PlanInputs {
     // The nodes are hosts of a cluster manager (Slurm), each a machine of its own: mpirun runs
     // on the master node's host and OpenMPI talks over the hosts' network, not loopback.
     bool on_hosts = false;
+    // mpirun runs on the master's own host but outside its container (docker on hosts): it must
+    // take no node for its own, or it would start the master's ranks itself, outside the
+    // container; every node's ranks then start through the agent.
+    bool master_through_agent = false;
 };
 
 struct PlannedProcess {

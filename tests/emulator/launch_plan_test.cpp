@@ -80,6 +80,13 @@ TEST(LaunchPlan, MpirunStartsRanksInTheContainersJobDirectory) {
     in.rank_directory = "/mnt/batch/tasks/shared/LS_root/jobs/j";
     EXPECT_NE(mpirun_command(in, 2, "x").find(" --wdir '/mnt/batch/tasks/shared/LS_root/jobs/j' /bin/bash -c 'x'"),
               std::string::npos);
+    EXPECT_EQ(mpirun_command(in, 2, "x").find("if_base_do_not_resolve"), std::string::npos);
+    // On the master's own host, outside its container (docker on hosts), mpirun would take that
+    // node for its own and start its ranks outside the container: it resolves no address to an
+    // interface of its own.
+    in.on_hosts = true;
+    in.master_through_agent = true;
+    EXPECT_NE(mpirun_command(in, 2, "x").find(" --mca if_base_do_not_resolve 1 "), std::string::npos);
 }
 
 // Nodes that are hosts of their own talk over the hosts' network: no layer held to lo; hosts at

@@ -30,6 +30,8 @@ RG, WS, EXP = "rg-slurm-docker", "ws", "exp"
 CLUSTER = SlurmCluster(hosts=2)
 CANNOT = CLUSTER.cannot_start()
 LOCAL_IMAGE = "bai/hosted-local:1"  # imported on each host's engine
+MPI_IMAGE = "bai/hosted-mpi:1"  # with the hosts' OpenMPI, imported on each host's engine
+MPI_PACKAGES = ["openmpi-bin", "openmpi-common", "libopenmpi3", "libpmix2", "libhwloc15", "libhwloc-plugins"]
 ALLOCATION_LABEL = "bai-emulator.allocation"
 
 
@@ -48,9 +50,12 @@ class SlurmDockerTest(unittest.TestCase):
             root = os.path.join(CLUSTER.dir, "image")
             docker_engine.image_root(os.path.join(root, "rootfs"), "imported-on-the-host")
             tar = subprocess.run(["tar", "-C", os.path.join(root, "rootfs"), "-c", "."], capture_output=True, check=True).stdout
+            docker_engine.image_root(os.path.join(root, "mpi"), "the hosts mpi image", MPI_PACKAGES)
+            mpi_tar = subprocess.run(["tar", "-C", os.path.join(root, "mpi"), "-c", "."], capture_output=True, check=True).stdout
             for i in (1, 2):
-                done = CLUSTER.docker_on(i, "import", "-", LOCAL_IMAGE, input=tar)
-                assert done.returncode == 0, done.stderr
+                for name, image in ((LOCAL_IMAGE, tar), (MPI_IMAGE, mpi_tar)):
+                    done = CLUSTER.docker_on(i, "import", "-", name, input=image)
+                    assert done.returncode == 0, done.stderr
             cls.size_map = os.path.join(CLUSTER.dir, "sizes.json")
             with open(cls.size_map, "w") as f:
                 json.dump({"Standard_D1": {"cores": 1, "memoryMiB": 512}, "Standard_D2": {"cores": 2, "memoryMiB": 512}}, f)
@@ -189,20 +194,22 @@ class SlurmDockerTest(unittest.TestCase):
                                    capture_output=True, text=True).stdout
         self.assertEqual(leftovers, "")
 
-    def test_d_an_mpi_job_in_docker_on_the_hosts_is_refused_by_name(self):
-        # mpirun on the master's host would start that node's ranks outside its container: refused
-        # at the job's preparation, nothing left on the hosts' engines.
+    def test_d_mpi_ranks_run_in_their_nodes_containers_on_both_hosts(self):
+        # mpirun runs on the master node's host (as locally beside the nodes) and takes no node
+        # for its own: its daemons start in each node's container, the master's too, through the
+        # node's script (a step, then docker exec there).
         cluster = self.cluster("ranks", 2, "STANDARD_D2")
         self.idle("ranks", 2)
+        command = ("echo $(hostname) $(cat /etc/bai-image | tr ' ' -) $OMPI_COMM_WORLD_SIZE "
+                   "> $AZ_BATCHAI_MOUNT_ROOT/afs/mpi-rank-$OMPI_COMM_WORLD_RANK")
         self.client.jobs.begin_create(RG, WS, EXP, "ranks", m.JobCreateParameters(
             cluster=m.ResourceId(id=cluster.id), node_count=2, std_out_err_path_prefix="$AZ_BATCHAI_MOUNT_ROOT/afs",
-            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image=LOCAL_IMAGE)),
-            custom_mpi_settings=m.CustomMpiSettings(command_line="hostname", process_count=4))).result()
+            container_settings=m.ContainerSettings(image_source_registry=m.ImageSourceRegistry(image=MPI_IMAGE)),
+            custom_mpi_settings=m.CustomMpiSettings(command_line=command, process_count=4))).result()
         job = self.done("ranks")
-        self.assertEqual(job.execution_state, "failed")
-        errors = [(e.code, e.message) for e in job.execution_info.errors]
-        self.assertEqual(errors[0][0], "JobPreparationFailed", errors)
-        self.assertIn("MPI jobs (mpirun) in docker containers on the hosts of a Slurm cluster are not supported yet", errors[0][1])
+        self.assertEqual(job.execution_state, "succeeded", self.execution_log("ranks"))
+        ranks = sorted(self.read(f"mpi-rank-{r}") or "" for r in range(4))
+        self.assertEqual(ranks, ["host1 the-hosts-mpi-image 4\n"] * 2 + ["host2 the-hosts-mpi-image 4\n"] * 2)
         for i in (1, 2):
             self.assertEqual(self.containers_on(i), {})
 
