@@ -209,8 +209,8 @@ private:
             answer = e.what();
             return std::nullopt;
         }
-        if (asked.status.code == 0 && !last_line(asked.out).empty()) {
-            answer = last_line(asked.out);
+        if (const std::string version = last_line(asked.out); asked.status.code == 0 && !version.empty()) {
+            answer = version;
             return true;
         }
         if (control_.cancelled() || node.hosts->lost(node.id)) return std::nullopt;
@@ -219,11 +219,11 @@ private:
         return false;
     }
 
-    // The words that run a command on node i's host as a step of this run (named after `what`);
-    // none for a node of this machine.
-    std::vector<std::string> host_prefix(size_t i, const std::string& what) {
+    // The words that run a command on node i's host as a step of this run named after `what`, in
+    // `cwd` there; none for a node of this machine.
+    std::vector<std::string> host_prefix(size_t i, const std::string& what, const fs::path& cwd = "/") {
         if (!in_.nodes[i].hosts) return {};
-        return in_.nodes[i].hosts->launch_prefix(in_.nodes[i].id, "bai-" + run_tag_ + "-" + std::to_string(i) + "-" + what, "/");
+        return in_.nodes[i].hosts->launch_prefix(in_.nodes[i].id, "bai-" + run_tag_ + "-" + std::to_string(i) + "-" + what, cwd);
     }
 
     void set_up() {
@@ -591,12 +591,7 @@ private:
 
     // The words that start a process of node `node` as a step of its own on the node's host, in
     // the node's job directory; none for a node of this machine.
-    std::vector<std::string> step_prefix(size_t node) {
-        const std::shared_ptr<NodeHosts>& hosts = in_.nodes[node].hosts;
-        if (!hosts) return {};
-        return hosts->launch_prefix(in_.nodes[node].id, "bai-" + run_tag_ + "-" + std::to_string(node) + "-" + std::to_string(++steps_),
-                                    dirs_[node]);
-    }
+    std::vector<std::string> step_prefix(size_t node) { return host_prefix(node, std::to_string(++steps_), dirs_[node]); }
 
     // Unique per run: a requeued job's next run may start before this one's containers are gone.
     std::string container_name(size_t node) const {

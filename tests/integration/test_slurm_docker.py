@@ -127,9 +127,10 @@ class SlurmDockerTest(unittest.TestCase):
         except ResourceNotFoundError:
             return None
 
-    def done(self, name):
+    def done(self, name, client=None):
+        client = client or self.client
         return harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
-            self.client.jobs.get(RG, WS, EXP, name)), timeout=180, interval=0.3, what=f"{name} done")
+            client.jobs.get(RG, WS, EXP, name)), timeout=180, interval=0.3, what=f"{name} done")
 
     def execution_log(self, name, client=None):
         """The master node's execution log (the longest: it has every node's lines, each other
@@ -266,8 +267,7 @@ class SlurmDockerTest(unittest.TestCase):
             custom_toolkit_settings=m.CustomToolkitSettings(command_line=(
                 "set -e; cat $AZ_BATCHAI_MOUNT_ROOT/afs/given.txt > $AZ_BATCHAI_JOB_MOUNT_ROOT/jfs/read; "
                 "cat /etc/bai-image > $AZ_BATCHAI_MOUNT_ROOT/afs/image; hostname > $AZ_BATCHAI_MOUNT_ROOT/afs/host")))).result()
-        job = harness.wait_for(lambda: (lambda j: j if j.execution_state in ("succeeded", "failed") else None)(
-            client.jobs.get(RG, WS, EXP, "boxed")), timeout=180, interval=0.3, what="the job done")
+        job = self.done("boxed", client)
         self.assertEqual(job.execution_state, "succeeded", [(e.code, e.message) for e in (job.execution_info.errors or [])])
         self.assertEqual(rest.scratch.get_file_client("read").download_file().readall(), GIVEN)
         self.assertEqual(read("image"), "from-the-registry\n")
