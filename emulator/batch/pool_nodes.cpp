@@ -6,6 +6,7 @@
 #include "common/crypto/digest.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
+#include "common/text/json_value_at.h"
 #include "common/time/timestamps.h"
 #include "emulator/batch/autoscale_formula.h"
 #include "emulator/batch/batch_error.h"
@@ -453,7 +454,7 @@ Wrap PoolNodes::wrap_for(const Node& node) const {
 }
 
 std::optional<NodeContainers> PoolNodes::containers_for(const json& pool_doc, const Node& node) {
-    const json configuration = pool_doc.value("/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
+    const json configuration = text::value_at(pool_doc, "/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
     if (!configuration.is_object()) return std::nullopt;
     NodeContainers containers;
     containers.runtimes = &runtimes_;
@@ -527,7 +528,7 @@ void PoolNodes::make_node_directories(const fs::path& root) {
 void PoolNodes::launch_start_task(Pool& pool, Node& node, const json& doc) {
     const json task = doc.value("startTask", json());
     std::optional<NodeContainers> containers = containers_for(doc, node);
-    const json configuration = doc.value("/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
+    const json configuration = text::value_at(doc, "/virtualMachineConfiguration/containerConfiguration"_json_pointer, json());
     const bool prefetch = containers && !configuration.value("containerImageNames", json::array()).empty();
     if (!task.is_object() && !prefetch) {
         node.state = "idle";

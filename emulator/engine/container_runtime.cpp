@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "common/text/json_value_at.h"
 #include "emulator/engine/docker_client.h"
 #include "emulator/engine/process.h"
 
@@ -37,7 +38,7 @@ RuntimeDecision refused(RuntimeDecision d, const std::string& why) {
 
 RuntimeDecision choose_runtime(const json& properties, const ContainerOptions& options,
                                const RuntimeAvailability& available) {
-    return choose_runtime_for_image(properties.value("/containerSettings/imageSourceRegistry/image"_json_pointer, ""), options,
+    return choose_runtime_for_image(text::value_at(properties, "/containerSettings/imageSourceRegistry/image"_json_pointer, ""), options,
                                     available);
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/crypto/random_id.h"
+#include "common/text/json_value_at.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/mount_volumes.h"
 #include "emulator/engine/diagnosis_archive.h"
@@ -235,11 +236,11 @@ private:
         }
         if (runtime_.kind == RuntimeKind::docker) {
             // What docker pulls and runs: the image under its registry's server.
-            image_ = image_source(in_.properties.value("/containerSettings/imageSourceRegistry"_json_pointer, json::object()));
+            image_ = image_source(text::value_at(in_.properties, "/containerSettings/imageSourceRegistry"_json_pointer, json::object()));
             runtime_.image = image_.reference;
         }
         job_volume_list_ = arm::volumes_of(in_.properties.value("mountVolumes", json()));
-        if (std::string shm = in_.properties.value("/containerSettings/shmSize"_json_pointer, ""); !shm.empty()) {
+        if (std::string shm = text::value_at(in_.properties, "/containerSettings/shmSize"_json_pointer, ""); !shm.empty()) {
             shm_bytes_ = parse_shm_size(shm);
         }
         std::vector<std::string> notes;

@@ -20,6 +20,7 @@
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
+#include "emulator/engine/cpu_affinity.h"
 
 namespace bai::engine {
 
@@ -256,12 +257,15 @@ int NodeGateway::run(const Node& node, const std::string& command, const int fds
     const std::string script = node.script.string();
     const std::string line = command.empty() ? "exec /bin/sh" : command;
     std::vector<char*> argv{const_cast<char*>(script.c_str()), const_cast<char*>(line.c_str()), nullptr};
+    const std::optional<cpu_set_t> cpus = children_cpus();  // (read before the fork: no lock in the child)
     std::unique_lock<std::mutex> lock(mutex_);
     if (stopping_) return kRefused;
     pid_t pid = fork();
     if (pid == 0) {
-        // Its own session (killed as a group), no signal blocked, nothing of the emulator's open.
+        // Its own session (killed as a group), no signal blocked, nothing of the emulator's open,
+        // every CPU the emulator was given.
         setsid();
+        if (cpus) sched_setaffinity(0, sizeof *cpus, &*cpus);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, nullptr);

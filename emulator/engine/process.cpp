@@ -14,6 +14,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "emulator/engine/cpu_affinity.h"
+
 namespace bai::engine {
 namespace {
 
@@ -206,9 +208,16 @@ std::unique_ptr<Process> Process::start(const ProcessSpec& spec) {
     FileActions actions(spec);
     SpawnAttributes attributes;
     pid_t pid = 0;
+    // posix_spawn's child starts on its calling thread's CPUs: where the emulator's threads run
+    // on fewer than it was given (cpu_affinity.h), the thread widens its own for the spawn.
+    const std::optional<cpu_set_t> wider = children_cpus();
+    cpu_set_t own;
+    const bool widened = wider && ::sched_getaffinity(0, sizeof own, &own) == 0 && !CPU_EQUAL(&own, &*wider) &&
+                         ::sched_setaffinity(0, sizeof *wider, &*wider) == 0;
     // The child's failures before exec (its directory, its log files, the executable) come back
     // here as the error.
     const int rc = ::posix_spawn(&pid, exe.c_str(), actions.get(), attributes.get(), argv.data(), env.pointers.data());
+    if (widened) ::sched_setaffinity(0, sizeof own, &own);
     if (rc != 0) throw std::runtime_error("cannot start " + spec.argv[0] + ": " + std::strerror(rc));
     return std::make_unique<SpawnedProcess>(pid);
 }

@@ -37,6 +37,12 @@ WritableRoot::~WritableRoot() {
 }
 
 void remove_tree(const fs::path& path, std::error_code& ec) {
+    // Nothing there, nothing mounted there (a new job's directory, mostly): the mount table, read
+    // whole, is not.
+    if (fs::symlink_status(path, ec).type() == fs::file_type::not_found) {
+        ec.clear();
+        return;
+    }
     if (!mounts::release_mounts_under(path).empty()) {
         // Still mounted: walking into it could remove what is not ours.
         ec = std::make_error_code(std::errc::device_or_resource_busy);

@@ -7,7 +7,9 @@
 
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "emulator/engine/cpu_affinity.h"
 #include "tests/common/test_dir.h"
 
 namespace bai::engine {
@@ -133,6 +135,42 @@ TEST(Process, ACommandThatCannotStartThrowsWithTheReason) {
     not_executable.argv = {(sh.dir / "out.txt").string()};
     std::ofstream(sh.dir / "out.txt") << "text";
     EXPECT_THROW(Process::start(not_executable), std::runtime_error);
+}
+
+int cpus_of_this_thread() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
+// A replay's threads run on one CPU (cpu_affinity.h); a process a job starts gets them all.
+TEST(Process, AProcessStartedFromThreadsOnOneCpuGetsEveryCpu) {
+    if (cpus_of_this_thread() < 2) GTEST_SKIP() << "this machine gives the test one CPU";
+    const int all = cpus_of_this_thread();
+    Shell sh;
+    int pinned = 0, pinned_child_thread = 0, pinned_after = 0;
+    std::string child;
+    // On a thread of its own: the test's main thread keeps its CPUs.
+    std::thread([&] {
+        ASSERT_TRUE(run_threads_on_one_cpu());
+        pinned = cpus_of_this_thread();
+        std::thread([&] { pinned_child_thread = cpus_of_this_thread(); }).join();
+        EXPECT_EQ(Process::start(sh.spec("grep Cpus_allowed_list /proc/self/status"))->wait().code, 0);
+        pinned_after = cpus_of_this_thread();
+    }).join();
+    EXPECT_EQ(pinned, 1);
+    EXPECT_EQ(pinned_child_thread, 1);  // threads it starts after inherit the one CPU
+    EXPECT_EQ(pinned_after, 1);         // the spawn gave it back
+    std::ifstream status("/proc/self/status");  // the main thread's, never narrowed
+    std::string own;
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("Cpus_allowed_list", 0) == 0) own = line;
+    }
+    ASSERT_FALSE(own.empty());
+    EXPECT_EQ(read(sh.dir / "out.txt"), own + "\n") << "the main thread has " << all << " CPUs";
+    const std::optional<cpu_set_t> children = children_cpus();
+    ASSERT_TRUE(children.has_value());
+    EXPECT_EQ(CPU_COUNT(&*children), all);
 }
 
 }  // namespace

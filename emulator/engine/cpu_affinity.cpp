@@ -1,0 +1,35 @@
+#include "emulator/engine/cpu_affinity.h"
+
+#include <atomic>
+
+namespace bai::engine {
+namespace {
+
+cpu_set_t children_set;
+std::atomic<bool> children_set_known{false};
+
+}  // namespace
+
+bool run_threads_on_one_cpu() {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return false;
+    const int cpu = ::sched_getcpu();
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) return false;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    // Published before the move: a thread that sees the narrower mask sees this too.
+    if (!children_set_known.load(std::memory_order_acquire)) {
+        children_set = allowed;
+        children_set_known.store(true, std::memory_order_release);
+    }
+    return ::sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+std::optional<cpu_set_t> children_cpus() {
+    if (!children_set_known.load(std::memory_order_acquire)) return std::nullopt;
+    return children_set;
+}
+
+}  // namespace bai::engine
