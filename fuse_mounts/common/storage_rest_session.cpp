@@ -72,13 +72,19 @@ StorageRestSession::StorageRestSession(StorageRestSettings settings, StorageRest
 }
 
 StorageRestSession::~StorageRestSession() {
-    {
-        std::lock_guard guard(stop_mutex_);
-        stopping_ = true;
-        if (feed_) feed_->stop();  // the long poll in flight
-    }
+    if (!follower_.joinable()) return;
+    std::unique_lock lock(stop_mutex_);
+    stopping_ = true;
     stop_cv_.notify_all();
-    if (follower_.joinable()) follower_.join();
+    // The long poll in flight is stopped by shutting its socket; a stop that comes before the
+    // poll has opened one stops nothing, and the poll would hold the follower for its whole wait
+    // (20 s): asked again until the follower has left.
+    while (!follower_left_) {
+        if (feed_) feed_->stop();
+        stop_cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    lock.unlock();
+    follower_.join();
 }
 
 std::unique_ptr<httplib::Client> StorageRestSession::client() const {
@@ -194,6 +200,14 @@ void StorageRestSession::follow(const std::string& restype, storage::StoreChange
 }
 
 void StorageRestSession::follow_loop(std::string restype, storage::StoreChanges* changes) {
+    struct Leaving {
+        StorageRestSession& session;
+        ~Leaving() {
+            std::lock_guard guard(session.stop_mutex_);
+            session.follower_left_ = true;
+            session.stop_cv_.notify_all();
+        }
+    } leaving{*this};
     std::optional<std::uint64_t> since;
     std::string epoch;
     bool unreachable = false;

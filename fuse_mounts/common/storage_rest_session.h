@@ -87,6 +87,7 @@ private:
     std::mutex stop_mutex_;
     std::condition_variable stop_cv_;
     bool stopping_ = false;
+    bool follower_left_ = false;  // follow_loop has returned
     std::shared_ptr<httplib::Client> feed_;  // the change feed's connection (stopped at destruction)
 };
 
