@@ -334,7 +334,14 @@ private:
         if (!played()) open_node_gateway();  // a played job runs no process that would ssh
         if (runtime_.kind == RuntimeKind::sandbox) set_up_sandboxes();
         if (runtime_.kind == RuntimeKind::docker) set_up_containers();
-        // The scripts through which the MPI agent and ssh enter each node (its container, if any).
+        if (!played()) write_node_scripts();  // a played job runs no process that would use them
+        copy_to_hosts();
+        log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
+    }
+
+    // The scripts through which the MPI agent and ssh enter each node (its container, if any).
+    void write_node_scripts() {
+        std::error_code ec;
         fs::create_directories(dirs_[0] / "mpi-nodes", ec);
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             const Environment env = runtime_.kind == RuntimeKind::docker ? merged(docker_environment(), envs_[i]) : envs_[i];
@@ -345,8 +352,6 @@ private:
                                    wrapper(i, envs_[i])),
                        fs::perms::owner_all);
         }
-        copy_to_hosts();
-        log_.line("toolkit " + plan_.tool_type + ": " + std::to_string(plan_.processes.size()) + " process(es)");
     }
 
     // Hosts that do not see the data directory get the job's directory on their node, its hostfile,
@@ -363,7 +368,7 @@ private:
                 copied.push_back(own);
                 for (const auto& [relative, directory] : node.volume_directories) copied.push_back(own / relative);
             }
-            if (i == 0) {
+            if (i == 0 && !played()) {
                 copied.push_back(dirs_[0] / "mpi-nodes");
                 for (const JobNode& each : in_.nodes) copied.push_back(dirs_[0] / "mpi-nodes" / each.address);
             }
