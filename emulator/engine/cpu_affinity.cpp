@@ -1,11 +1,13 @@
 #include "emulator/engine/cpu_affinity.h"
 
 #include <atomic>
+#include <mutex>
 
 namespace bai::engine {
 namespace {
 
 cpu_set_t children_set;
+std::once_flag children_set_once;
 std::atomic<bool> children_set_known{false};
 
 }  // namespace
@@ -19,11 +21,12 @@ bool run_threads_on_one_cpu() {
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    // Published before the move: a thread that sees the narrower mask sees this too.
-    if (!children_set_known.load(std::memory_order_acquire)) {
+    // Published before the move: a thread that sees the narrower mask sees this too. The first
+    // call's set stays (a later call may come from a thread it narrowed).
+    std::call_once(children_set_once, [&] {
         children_set = allowed;
         children_set_known.store(true, std::memory_order_release);
-    }
+    });
     return ::sched_setaffinity(0, sizeof one, &one) == 0;
 }
 

@@ -149,7 +149,6 @@ TEST(Process, AProcessStartedFromThreadsOnOneCpuGetsEveryCpu) {
     const int all = cpus_of_this_thread();
     Shell sh;
     int pinned = 0, pinned_child_thread = 0, pinned_after = 0;
-    std::string child;
     // On a thread of its own: the test's main thread keeps its CPUs.
     std::thread([&] {
         ASSERT_TRUE(run_threads_on_one_cpu());

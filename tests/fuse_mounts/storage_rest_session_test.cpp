@@ -66,29 +66,37 @@ TEST(StorageRestSession, DestroyedAtAnyMomentItsFollowerEndsAtOnce) {
     settings.sas = "sv=2020-08-04&sig=x";
     storage::StoreChanges changes;
     // The session is destroyed from another thread started as the follower publishes its first
-    // answer's change: the destruction lands while the follower goes on to its long poll (a stop
-    // that came before the poll's socket was open once left the poll to run its course, 20 s;
-    // here the feed never answers it, so that would hang).
+    // answer's change: the destruction lands while the follower goes on to its long poll, at any
+    // point of it, before its socket is open too. The feed never answers the poll, so only the
+    // destruction can end it (the client's own read timeout, 50 s, is beyond the watchdog).
     for (int round = 0; round < 100; ++round) {
         std::unique_ptr<StorageRestSession> session =
             std::make_unique<StorageRestSession>(settings, StorageRestKeys{"blobEndpoint", "containerName", "blob"});
         std::mutex mutex;
-        std::condition_variable started;
+        std::condition_variable changed;
+        bool followed = false;  // follow() has returned: the session may go
         std::future<void> destroyed;
         const std::uint64_t id = changes.subscribe([&](const storage::StoreChange&) {
-            std::lock_guard guard(mutex);
+            std::unique_lock lock(mutex);
+            changed.wait(lock, [&] { return followed; });
             if (destroyed.valid()) return;
             destroyed = std::async(std::launch::async, [&session] { session.reset(); });
-            started.notify_all();
+            changed.notify_all();
         });
+        struct Unsubscribe {
+            storage::StoreChanges& changes;
+            std::uint64_t id;
+            ~Unsubscribe() { changes.unsubscribe(id); }
+        } unsubscribe{changes, id};
         session->follow("container", changes);
         {
             std::unique_lock lock(mutex);
-            ASSERT_TRUE(started.wait_for(lock, std::chrono::seconds(10), [&] { return destroyed.valid(); })) << "round " << round;
+            followed = true;
+            changed.notify_all();
+            ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return destroyed.valid(); })) << "round " << round;
         }
         // (10 s is only the watchdog of a hang.)
         ASSERT_EQ(destroyed.wait_for(std::chrono::seconds(10)), std::future_status::ready) << "round " << round;
-        changes.unsubscribe(id);
         feed.next_round();
     }
 }
