@@ -3,8 +3,13 @@
 virtual days on a 100-node auto-scaling low-priority cluster, with a pre-emption every 4 hours,
 replayed by `batchai-emulator replay`. Reports the wall time, the virtual time and their ratio.
 
+With --baseline OTHER (another build's batchai-emulator), each run replays the scenario with both,
+alternating which goes first, and reports each run's wall and CPU time (user + system, the
+replay's process and what it started) and the ratio of the medians: a change measured side by
+side in one sitting, as this machine's speed varies from hour to hour.
+
 Usage: tools/bench/replay_scale.py [--emulator build/emulator/batchai-emulator] [--jobs 1000]
-       [--days 7] [--runs 3] [--keep FILE]"""
+       [--days 7] [--runs 3] [--keep FILE] [--baseline OTHER_EMULATOR]"""
 import argparse
 import os
 import re
@@ -76,6 +81,7 @@ def main():
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", help="also write the scenario to this file")
+    parser.add_argument("--baseline", help="another build's batchai-emulator, run alternately beside this one")
     args = parser.parse_args()
     text, jobs = scenario(args.jobs, args.days)
     if args.keep:
@@ -84,16 +90,25 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".scenario", delete=False) as f:
         f.write(text)
         path = f.name
-    walls, reported = [], None
+    builds = [args.emulator] + ([args.baseline] if args.baseline else [])
+    walls = {b: [] for b in builds}
+    cpus = {b: [] for b in builds}
+    reported = None
     try:
         for run in range(args.runs):
-            started = time.monotonic()
-            done = subprocess.run([args.emulator, "replay", path], capture_output=True, text=True)
-            walls.append(time.monotonic() - started)
-            if done.returncode != 0:
-                sys.stdout.write(done.stdout + done.stderr)
-                return 1
-            reported = done.stdout.strip()
+            for build in builds if run % 2 == 0 else builds[::-1]:
+                before = os.times()
+                started = time.monotonic()
+                done = subprocess.run([build, "replay", path], capture_output=True, text=True)
+                walls[build].append(time.monotonic() - started)
+                after = os.times()
+                cpus[build].append(after.children_user - before.children_user +
+                                   after.children_system - before.children_system)
+                if done.returncode != 0:
+                    sys.stdout.write(build + ": " + done.stdout + done.stderr)
+                    return 1
+                if build == args.emulator:
+                    reported = done.stdout.strip()
     finally:
         os.unlink(path)
     m = re.search(r"(\d+) events, (\S+) of virtual time in ([\d.]+) s", reported)
@@ -101,11 +116,21 @@ def main():
     d, rest = virtual.split("d")
     h, mi, s = rest.split(":")
     virtual_s = int(d) * 86400 + int(h) * 3600 + int(mi) * 60 + float(s)
-    median = statistics.median(walls)
+    median = statistics.median(walls[args.emulator])
     print(f"scenario: {jobs} declared-workload jobs, {args.days} virtual days, auto-scale 0..100 low-priority nodes, "
           f"a pre-emption every 4 h")
     print(f"trace: {events} events; virtual time {virtual} ({virtual_s:.0f} s)")
-    print(f"wall time (whole command, {args.runs} runs): median {median:.3f} s, min {min(walls):.3f} s, max {max(walls):.3f} s")
+    mine = walls[args.emulator]
+    print(f"wall time (whole command, {args.runs} runs): median {median:.3f} s, min {min(mine):.3f} s, max {max(mine):.3f} s")
+    if args.baseline:
+        def rounds(values):
+            return ", ".join(f"{v:.2f}" for v in values)
+        for name, build in (("this build", args.emulator), ("baseline", args.baseline)):
+            print(f"{name}: wall {statistics.median(walls[build]):.3f} s ({rounds(walls[build])}), "
+                  f"CPU {statistics.median(cpus[build]):.3f} s ({rounds(cpus[build])})")
+        print(f"this build / baseline, medians: wall {median / statistics.median(walls[args.baseline]):.3f}, "
+              f"CPU {statistics.median(cpus[args.emulator]) / statistics.median(cpus[args.baseline]):.3f}; "
+              f"runs alternate which goes first")
     print(f"time compression: x{virtual_s / median:,.0f} (target: under 0.5 s of wall time)")
     print(f"command: {' '.join([os.path.relpath(args.emulator), 'replay', '<generated scenario>'])} "
           f"(tools/bench/replay_scale.py --keep FILE writes it)")
