@@ -563,6 +563,64 @@ bool LeanListener::serve_one(Connection& connection) {
     return sent && keep_alive;
 }
 
+void LeanListener::answer(httplib::Request& request, httplib::Response& response) {
+    const auto started = std::chrono::steady_clock::now();
+    const bool was_tls = tls_connection;
+    tls_connection = tls_ && !tls_optional_;
+    const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
+    request.set_header("Content-Length", std::to_string(request.body.size()));
+    try {
+        if (bodiless && request.path == "/health") {
+            response.set_content(health_body_, "application/json");
+        } else if (bodiless) {
+            handler_(request, response, nullptr);
+        } else {
+            // Given to the handler as a connection's reader gives it: once, then done.
+            const std::string body = std::move(request.body);
+            request.body.clear();
+            bool given = false;
+            httplib::ContentReader reader(
+                [&](const httplib::ContentReceiver& receiver) {
+                    if (given || body.empty()) return true;
+                    given = true;
+                    return receiver(body.data(), body.size());
+                },
+                [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return false; });
+            handler_(request, response, &reader);
+        }
+        if (response.status < 0) response.status = 200;
+        if (response.content_provider_) {
+            std::string streamed;
+            httplib::DataSink sink;
+            sink.write = [&](const char* data, size_t size) {
+                streamed.append(data, size);
+                return true;
+            };
+            sink.is_writable = [] { return true; };
+            sink.done = [] {};
+            const std::uint64_t length = response.content_length_;
+            while (streamed.size() < length) {
+                const std::uint64_t before = streamed.size();
+                if (!response.content_provider_(before, length - before, sink) || streamed.size() == before) break;
+            }
+            response.content_provider_success_ = streamed.size() == length;
+            response.content_provider_ = nullptr;
+            response.body = std::move(streamed);
+        }
+    } catch (const std::exception& e) {
+        log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
+        response = httplib::Response();
+        response.status = 500;
+    }
+    // As write_response sends it: no body for HEAD, 204 or 304.
+    if (request.method == "HEAD" || response.status == 204 || response.status == 304) response.body.clear();
+    tls_connection = was_tls;
+    if (request_log_) {
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+        request_log_->record(name_, request.method, request.target, response.status, ms);
+    }
+}
+
 std::string health_json(const std::string& service) {
     return R"({"status":"ok","service":")" + service + R"(","version":")" + kVersion + R"("})";
 }

@@ -147,6 +147,7 @@ struct RunningEmulator::Parts {
     http::Routes arm_routes;
     http::Routes batch_routes;
     std::vector<std::unique_ptr<http::Endpoint>> listeners;
+    http::LeanListener* arm_listener = nullptr;  // one of listeners
     endpoints::Endpoints published;
     bool stopped = false;
 };
@@ -341,6 +342,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
         "batch", http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite()), request_log);
     batch_owned->use_tls(tls, true);
     http::Endpoint& arm = *arm_listener;
+    p->arm_listener = arm_listener.get();
     http::Endpoint& batch_listener = *batch_owned;
     auto storage_listener = [&](const char* name, auto& service) {
         return std::make_unique<http::LeanListener>(
@@ -429,6 +431,14 @@ RunningEmulator::~RunningEmulator() { stop(); }
 const endpoints::Endpoints& RunningEmulator::endpoints() const { return parts_->published; }
 const fs::path& RunningEmulator::location() const { return parts_->location; }
 engine::LocalEngine& RunningEmulator::engine() { return *parts_->job_engine; }
+httplib::Response RunningEmulator::answer_arm(httplib::Request request) {
+    const std::string& base = parts_->published.arm;  // https://HOST:PORT
+    request.set_header("Host", base.substr(base.find("//") + 2));
+    httplib::Response response;
+    parts_->arm_listener->answer(request, response);
+    return response;
+}
+
 bool RunningEmulator::operations_idle() const { return parts_->arm_api->operations_idle(); }
 
 std::string RunningEmulator::dev_connection_string() const {

@@ -4,6 +4,8 @@
 // with a virtual clock and its declared workloads.
 #pragma once
 
+#include <httplib.h>
+
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -56,6 +58,10 @@ public:
     engine::LocalEngine& engine();
     // No ARM operation waits to complete (a replay settles on it and on the clock).
     bool operations_idle() const;
+    // Answers an ARM request without a socket (a replay's), as the ARM endpoint answers one
+    // sent to it over TLS: request.target as sent (path and query); Host and Content-Length are
+    // set here, the path and query parsed as the endpoint parses them.
+    httplib::Response answer_arm(httplib::Request request);
     // The connection string of devstoreaccount1 on this emulator's endpoints.
     std::string dev_connection_string() const;
 

@@ -24,4 +24,10 @@ bool run_threads_on_one_cpu();
 // run_threads_on_one_cpu; nullopt otherwise).
 std::optional<cpu_set_t> children_cpus();
 
+// Moves the calling thread off the turn-takers' CPU onto the others the process had (set by
+// run_threads_on_one_cpu): for a thread whose work takes no turn (removing trees in the
+// background), which would otherwise share that one CPU with the turns. False (nothing
+// changed) where run_threads_on_one_cpu was not called or the system refuses.
+bool run_beside_turns();
+
 }  // namespace bai::engine

@@ -220,11 +220,18 @@ private:
         return false;
     }
 
+    // Made when first needed: a played job names no container or step, and the first random
+    // bytes a thread asks for set up a generator of its own (its seed read from the system).
+    const std::string& run_tag() const {
+        if (run_tag_.empty()) run_tag_ = crypto::random_hex(3);
+        return run_tag_;
+    }
+
     // The words that run a command on node i's host as a step of this run named after `what`, in
     // `cwd` there; none for a node of this machine.
     std::vector<std::string> host_prefix(size_t i, const std::string& what, const fs::path& cwd = "/") {
         if (!in_.nodes[i].hosts) return {};
-        return in_.nodes[i].hosts->launch_prefix(in_.nodes[i].id, "bai-" + run_tag_ + "-" + std::to_string(i) + "-" + what, cwd);
+        return in_.nodes[i].hosts->launch_prefix(in_.nodes[i].id, "bai-" + run_tag() + "-" + std::to_string(i) + "-" + what, cwd);
     }
 
     void set_up() {
@@ -601,7 +608,7 @@ private:
 
     // Unique per run: a requeued job's next run may start before this one's containers are gone.
     std::string container_name(size_t node) const {
-        return docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" + run_tag_ + "-" +
+        return docker_name("bai-" + in_.job_name + "-" + in_.shared_dir.filename().string().substr(0, 8) + "-" + run_tag() + "-" +
                            std::to_string(node));
     }
 
@@ -824,7 +831,7 @@ private:
     std::vector<std::unique_ptr<AttachedVolumes>> job_volumes_;  // per node
     BackingDirectories share_dirs_;  // master's share mount points -> store directories
     ImageSource image_;  // docker: the image and its registry's credentials
-    const std::string run_tag_ = crypto::random_hex(3);  // in the names of this run's containers and steps
+    mutable std::string run_tag_;  // in the names of this run's containers and steps (run_tag())
     int steps_ = 0;
     std::vector<size_t> containers_;  // the nodes whose docker containers were started, removed at the end
     std::vector<std::vector<SandboxBind>> container_binds_;  // each node's container's binds

@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "emulator/engine/cpu_affinity.h"
 #include "emulator/engine/writable_root.h"
 #include "fuse_mounts/manager/mount_table.h"
 
@@ -53,6 +54,8 @@ void TreeReaper::drain() {
 }
 
 void TreeReaper::run() {
+    // The removal takes no turn of a virtual clock: in a replay it runs beside the turns.
+    run_beside_turns();
     std::unique_lock lock(mutex_);
     while (true) {
         work_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

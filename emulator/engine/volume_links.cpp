@@ -2,7 +2,11 @@
 
 #include <csignal>
 
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <cerrno>
 #include <cstring>
@@ -323,11 +327,30 @@ fs::path in_backing_directory(const fs::path& path, const BackingDirectories& di
     return path;
 }
 
+namespace {
+
+// Where a directory really is, its links resolved: what the kernel says of it opened (three
+// system calls, where weakly_canonical reads each component of a deep path as a link), else
+// weakly_canonical (a directory that is not there).
+fs::path real_directory(const fs::path& dir, std::error_code& ec) {
+    ec.clear();
+    const int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        char target[PATH_MAX];
+        const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), target, sizeof target);
+        ::close(fd);
+        if (n > 0 && n < static_cast<ssize_t>(sizeof target) && target[0] == '/') return fs::path(std::string(target, n));
+    }
+    return fs::weakly_canonical(dir, ec);
+}
+
+}  // namespace
+
 void adopt_share_writes(storage::FileStore& files, const std::vector<fs::path>& directories) {
     std::error_code ec;
-    const fs::path store = fs::weakly_canonical(files.storage_root(), ec);
+    const fs::path store = real_directory(files.storage_root(), ec);
     for (const fs::path& dir : directories) {
-        fs::path real = fs::weakly_canonical(dir, ec);
+        fs::path real = real_directory(dir, ec);
         if (ec) continue;
         fs::path rel = real.lexically_relative(store);
         auto it = rel.begin();

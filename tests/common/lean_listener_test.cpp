@@ -114,6 +114,31 @@ TEST_F(LeanListenerTest, AnswersRequestsOnOneKeepAliveConnection) {
     EXPECT_NE(health->body.find("\"service\":\"test\""), std::string::npos);
 }
 
+TEST_F(LeanListenerTest, AnswersARequestHandedOverWithoutASocketAsItsConnectionsWould) {
+    auto answer = [&](const std::string& method, const std::string& target, const std::string& body = "") {
+        httplib::Request request;
+        request.method = method;
+        request.target = target;
+        request.path = target.substr(0, target.find('?'));
+        request.body = body;
+        httplib::Response response;
+        listener_->answer(request, response);
+        return response;
+    };
+    httplib::Response get = answer("GET", "/a?b=c");
+    EXPECT_EQ(get.status, 200);
+    EXPECT_EQ(get.body, "GET /a?b=c [] ");
+    // The body is given once, through the reader, as a connection gives it: not twice.
+    httplib::Response put = answer("PUT", "/x", "payload");
+    EXPECT_EQ(put.body, "PUT /x [payload] ");
+    EXPECT_EQ(answer("POST", "/x").body, "POST /x [] ");
+    EXPECT_TRUE(answer("HEAD", "/x").body.empty());
+    EXPECT_EQ(answer("GET", "/provider").body, "abcdef");
+    EXPECT_EQ(answer("GET", "/throw").status, 500);
+    EXPECT_NE(answer("GET", "/health").body.find("\"service\":\"test\""), std::string::npos);
+    EXPECT_FALSE(LeanListener::serving_tls());
+}
+
 TEST_F(LeanListenerTest, SendsWhatAContentProviderGives) {
     httplib::Client client("127.0.0.1", listener_->port());
     auto provided = client.Get("/provider");

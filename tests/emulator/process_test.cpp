@@ -148,18 +148,35 @@ TEST(Process, AProcessStartedFromThreadsOnOneCpuGetsEveryCpu) {
     if (cpus_of_this_thread() < 2) GTEST_SKIP() << "this machine gives the test one CPU";
     const int all = cpus_of_this_thread();
     Shell sh;
-    int pinned = 0, pinned_child_thread = 0, pinned_after = 0;
+    int pinned = 0, pinned_child_thread = 0, pinned_after = 0, beside = 0;
+    bool beside_overlaps = true;
     // On a thread of its own: the test's main thread keeps its CPUs.
     std::thread([&] {
         ASSERT_TRUE(run_threads_on_one_cpu());
         pinned = cpus_of_this_thread();
+        cpu_set_t turns;
+        CPU_ZERO(&turns);
+        ::sched_getaffinity(0, sizeof turns, &turns);
         std::thread([&] { pinned_child_thread = cpus_of_this_thread(); }).join();
+        // A thread that takes no turn moves to the other CPUs.
+        std::thread([&] {
+            EXPECT_TRUE(run_beside_turns());
+            beside = cpus_of_this_thread();
+            cpu_set_t now;
+            CPU_ZERO(&now);
+            ::sched_getaffinity(0, sizeof now, &now);
+            cpu_set_t both;
+            CPU_AND(&both, &now, &turns);
+            beside_overlaps = CPU_COUNT(&both) != 0;
+        }).join();
         EXPECT_EQ(Process::start(sh.spec("grep Cpus_allowed_list /proc/self/status"))->wait().code, 0);
         pinned_after = cpus_of_this_thread();
     }).join();
     EXPECT_EQ(pinned, 1);
     EXPECT_EQ(pinned_child_thread, 1);  // threads it starts after inherit the one CPU
     EXPECT_EQ(pinned_after, 1);         // the spawn gave it back
+    EXPECT_EQ(beside, all - 1);
+    EXPECT_FALSE(beside_overlaps);
     std::ifstream status("/proc/self/status");  // the main thread's, never narrowed
     std::string own;
     for (std::string line; std::getline(status, line);) {
