@@ -19,6 +19,7 @@
 #include "emulator/engine/image_pull.h"
 #include "emulator/engine/job_environment.h"
 #include "emulator/engine/launch_plan.h"
+#include "emulator/engine/make_directories.h"
 #include "emulator/engine/node_gateway.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/host_volumes.h"
@@ -79,7 +80,7 @@ fs::path prepare_node_directory(const JobNode& node, const JobRunInputs& in, con
     fs::path dir = node.root / "jobs" / in.job_name;
     std::error_code ec;
     remove_tree(dir, ec);  // never into a share a previous run left mounted there
-    fs::create_directories(dir / "mounts", ec);
+    make_directories_below(node.root, dir / "mounts", ec);
     if (!ec) fs::create_directories(node.root / "mounts", ec);
     if (ec) throw std::runtime_error("cannot create " + dir.string() + ": " + ec.message());
     if (links) {
@@ -300,7 +301,7 @@ private:
         const Environment& master = envs_[0];
         note_share_directories();
         stdouterr_ = host_path(stdouterr_directory(in_.properties, master, in_.preview_layout), "stdOutErrPathPrefix");
-        fs::create_directories(in_store(stdouterr_), ec);
+        make_directories_below(dirs_[0], in_store(stdouterr_), ec);  // (the job's temp directory, often)
         if (ec) throw std::runtime_error("cannot create the stdouterr directory " + stdouterr_.string() + ": " + ec.message());
         if (in_.stdouterr_ready) in_.stdouterr_ready(in_store(stdouterr_));
         // The preview's service wrote no execution.log beside the logs: the emulator's goes to the
