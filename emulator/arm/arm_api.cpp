@@ -75,4 +75,8 @@ void ArmApi::stop() {
 
 bool ArmApi::operations_idle() const { return !operations_ || operations_->idle(); }
 
+bool ArmApi::wait_operations_idle(std::chrono::steady_clock::time_point until) const {
+    return !operations_ || operations_->wait_idle(until);
+}
+
 }  // namespace bai::arm

@@ -46,6 +46,8 @@ public:
     void stop();
     // No long-running operation is waiting to complete or completing (scenarios settle on it).
     bool operations_idle() const;
+    // Waits until operations_idle() or `until`; whether idle.
+    bool wait_operations_idle(std::chrono::steady_clock::time_point until) const;
 
     ResourceStore& store() { return *store_; }
     ComputeEngine& engine() { return *engine_; }

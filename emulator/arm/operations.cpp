@@ -172,6 +172,11 @@ bool OperationTracker::idle() const {
     return pending_.empty() && !completing_;
 }
 
+bool OperationTracker::wait_idle(std::chrono::steady_clock::time_point until) const {
+    std::unique_lock lock(mutex_);
+    return idle_cv_.wait_until(lock, until, [this] { return pending_.empty() && !completing_; });
+}
+
 void OperationTracker::run_worker() {
     std::unique_lock lock(mutex_);
     auto next_forget = std::chrono::steady_clock::now() + std::chrono::hours(1);
@@ -210,6 +215,7 @@ void OperationTracker::run_worker() {
         complete_all(due);
         lock.lock();
         completing_ = false;
+        if (pending_.empty()) idle_cv_.notify_all();
     }
 }
 

@@ -57,6 +57,8 @@ public:
     std::optional<Operation> get(const std::string& id) const;
     // Nothing pending and nothing being completed.
     bool idle() const;
+    // Waits until idle() or `until`; whether idle.
+    bool wait_idle(std::chrono::steady_clock::time_point until) const;
     // Forgets the operations that finished before `cutoff` (their status URLs answer 404 then);
     // how many. The worker does it for those finished kKeepFinished ago, at start and hourly, so
     // that the table does not grow without end.
@@ -83,6 +85,7 @@ private:
     Completer completer_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
+    mutable std::condition_variable idle_cv_;  // notified when the worker has emptied the queue
     using Due = std::pair<std::chrono::steady_clock::time_point, std::string>;
     std::priority_queue<Due, std::vector<Due>, std::greater<Due>> pending_;  // soonest on top
     bool stopping_ = false;

@@ -441,6 +441,10 @@ httplib::Response RunningEmulator::answer_arm(httplib::Request request) {
 
 bool RunningEmulator::operations_idle() const { return parts_->arm_api->operations_idle(); }
 
+bool RunningEmulator::wait_operations_idle(std::chrono::steady_clock::time_point until) const {
+    return parts_->arm_api->wait_operations_idle(until);
+}
+
 std::string RunningEmulator::dev_connection_string() const {
     return storage::connection_string(*parts_->accounts.find(storage::kDevAccountName), parts_->published.blob,
                                       parts_->published.file);

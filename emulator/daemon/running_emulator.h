@@ -58,6 +58,8 @@ public:
     engine::LocalEngine& engine();
     // No ARM operation waits to complete (a replay settles on it and on the clock).
     bool operations_idle() const;
+    // Waits until operations_idle() or `until`; whether idle.
+    bool wait_operations_idle(std::chrono::steady_clock::time_point until) const;
     // Answers an ARM request without a socket (a replay's), as the ARM endpoint answers one
     // sent to it over TLS: request.target as sent (path and query); Host and Content-Length are
     // set here, the path and query parsed as the endpoint parses them.

@@ -194,7 +194,7 @@ private:
                 if (emulator_->operations_idle()) return;
             }
             if (std::chrono::steady_clock::now() > until) break;
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            emulator_->wait_operations_idle(until);
         }
         fail("the virtual clock waited " + std::to_string(options_.real_limit.count()) +
              " s of real time for the emulator to settle: a real process (a job's or a setup task's) still runs");

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -373,6 +374,30 @@ TEST(ArmOperations, FinishedOnesAreForgottenAfterTheirTimeInProgressOnesNever) {
     EXPECT_EQ(slow.forget_finished_before(time::now() + std::chrono::seconds(1)), 1u);
     EXPECT_FALSE(slow.get(done.id));
     EXPECT_EQ(slow.get(waiting.id)->status, "InProgress");
+    slow.stop();
+}
+
+// A replay settles on the operations: wait_idle returns once the worker has completed them (at
+// once, not at a poll's next turn), and says false where one is still due at the deadline.
+TEST(ArmOperations, WaitIdleReturnsWhenTheWorkerHasCompletedThem) {
+    bai::testing::TestDir dir;
+    auto db = db::Database::open(dir / "state.db");
+    OperationTracker::migrate(*db);
+    OperationTracker quick(*db, std::chrono::milliseconds(0));
+    std::atomic<int> completed{0};
+    quick.start([&](const Operation&) { ++completed; });
+    EXPECT_TRUE(quick.wait_idle(std::chrono::steady_clock::now()));
+    for (int i = 0; i < 20; ++i) {
+        Operation op = quick.begin(Operation{"", "delete", "/r/" + std::to_string(i), "", "Microsoft.BatchAI", "s", "eastus", "2018-05-01"});
+        ASSERT_TRUE(quick.wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+        EXPECT_EQ(completed.load(), i + 1);
+        EXPECT_EQ(quick.get(op.id)->status, "Succeeded");
+    }
+    quick.stop();
+    OperationTracker slow(*db, std::chrono::hours(1));
+    slow.start([](const Operation&) {});
+    slow.begin(Operation{"", "delete", "/r/late", "", "Microsoft.BatchAI", "s", "eastus", "2018-05-01"});
+    EXPECT_FALSE(slow.wait_idle(std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
     slow.stop();
 }
 

@@ -414,6 +414,10 @@ class BatchNodes(BatchTestCase):
         self.client.pool.resize("counted", bm.PoolResizeParameter(target_dedicated_nodes=0,
                                                                   node_deallocation_option="taskcompletion"))
         self.assertEqual(self.client.pool.get("counted").allocation_state, bm.AllocationState.resizing)
+        # The idle node leaves at once, the busy one at its task's end: stopped once the first has
+        # gone (a stop that came first would keep both, as the service's would).
+        harness.wait_for(lambda: self.client.pool.get("counted").current_dedicated_nodes == 1, timeout=30,
+                         what="the idle node to leave")
         r = self.raw("POST", "/pools/counted/stopresize")
         self.assertEqual(r.status_code, 202, r.text)
         self.assertEqual(r.headers["DataServiceId"], f"{self.url}/pools/counted/stopresize")
