@@ -1,7 +1,6 @@
 #include "common/http/lean_listener.h"
 
 #include <arpa/inet.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -21,6 +20,7 @@
 
 #include "common/http/request_head.h"
 #include "common/log/logger.h"
+#include "common/memory/release_free_memory.h"
 #include "common/text/ascii.h"
 #include "common/version.h"
 
@@ -482,10 +482,9 @@ void LeanListener::serve(int fd) {
         last = --serving_ == 0 && !stopping_;
         changed_.notify_all();
     }
-    // Nothing else is served: what the connections' threads freed goes back to the system
-    // (glibc keeps it in per-thread arenas otherwise: 13 of 52 MiB after the storage bench).
+    // Nothing else is served: what the connections' threads freed goes back to the system.
     // `this` may be gone by now (finish() returns once serving_ is 0); only locals are used.
-    if (last) ::malloc_trim(0);
+    if (last) memory::release_free_memory();
 }
 
 bool LeanListener::serve_one(Connection& connection) {
@@ -565,10 +564,16 @@ bool LeanListener::serve_one(Connection& connection) {
 
 void LeanListener::answer(httplib::Request& request, httplib::Response& response) {
     const auto started = std::chrono::steady_clock::now();
-    const bool was_tls = tls_connection;
-    tls_connection = tls_ && !tls_optional_;
+    struct TlsAsServed {  // serving_tls() as on a connection of this listener's, then as it was
+        bool was = tls_connection;
+        explicit TlsAsServed(bool now) { tls_connection = now; }
+        ~TlsAsServed() { tls_connection = was; }
+    } tls_as_served(tls_ && !tls_optional_);
+    request.path = request.target.substr(0, request.target.find('?'));  // as parse_request_head sets it
     const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-    request.set_header("Content-Length", std::to_string(request.body.size()));
+    if (!request.has_header("Content-Length") && (!bodiless || !request.body.empty())) {
+        request.set_header("Content-Length", std::to_string(request.body.size()));
+    }
     try {
         if (bodiless && request.path == "/health") {
             response.set_content(health_body_, "application/json");
@@ -589,7 +594,8 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
             handler_(request, response, &reader);
         }
         if (response.status < 0) response.status = 200;
-        if (response.content_provider_) {
+        const bool sends_body = request.method != "HEAD" && response.status != 204 && response.status != 304;
+        if (response.content_provider_ && sends_body) {
             std::string streamed;
             httplib::DataSink sink;
             sink.write = [&](const char* data, size_t size) {
@@ -603,7 +609,9 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
                 const std::uint64_t before = streamed.size();
                 if (!response.content_provider_(before, length - before, sink) || streamed.size() == before) break;
             }
-            response.content_provider_success_ = streamed.size() == length;
+            // (A connection's client would see the body end early: no answer it could use.)
+            if (streamed.size() != length) throw std::runtime_error("the response's content provider ended before its length");
+            response.content_provider_success_ = true;
             response.content_provider_ = nullptr;
             response.body = std::move(streamed);
         }
@@ -613,8 +621,10 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
         response.status = 500;
     }
     // As write_response sends it: no body for HEAD, 204 or 304.
-    if (request.method == "HEAD" || response.status == 204 || response.status == 304) response.body.clear();
-    tls_connection = was_tls;
+    if (request.method == "HEAD" || response.status == 204 || response.status == 304) {
+        response.body.clear();
+        response.content_provider_ = nullptr;
+    }
     if (request_log_) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
         request_log_->record(name_, request.method, request.target, response.status, ms);

@@ -1,6 +1,5 @@
 #include "emulator/daemon/running_emulator.h"
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,6 +9,7 @@
 #include "common/crypto/random_id.h"
 #include "common/db/database.h"
 #include "common/http/lean_listener.h"
+#include "common/memory/release_free_memory.h"
 #include "common/http/routes.h"
 #include "common/log/logger.h"
 #include "common/version.h"
@@ -416,7 +416,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     // What starting read and let go (recovery reads queued and running jobs, the storage sweep
     // every content id) goes back to the system before the daemon idles.
-    ::malloc_trim(0);
+    memory::release_free_memory();
     for (auto& listener : p->listeners) listener->start();
     endpoints::write(p->location / endpoints::kFileName, p->published);
     log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file +
@@ -433,7 +433,7 @@ const fs::path& RunningEmulator::location() const { return parts_->location; }
 engine::LocalEngine& RunningEmulator::engine() { return *parts_->job_engine; }
 httplib::Response RunningEmulator::answer_arm(httplib::Request request) {
     const std::string& base = parts_->published.arm;  // https://HOST:PORT
-    request.set_header("Host", base.substr(base.find("//") + 2));
+    if (!request.has_header("Host")) request.set_header("Host", base.substr(base.find("//") + 2));
     httplib::Response response;
     parts_->arm_listener->answer(request, response);
     return response;

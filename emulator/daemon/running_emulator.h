@@ -61,8 +61,9 @@ public:
     // Waits until operations_idle() or `until`; whether idle.
     bool wait_operations_idle(std::chrono::steady_clock::time_point until) const;
     // Answers an ARM request without a socket (a replay's), as the ARM endpoint answers one
-    // sent to it over TLS: request.target as sent (path and query); Host and Content-Length are
-    // set here, the path and query parsed as the endpoint parses them.
+    // sent to it over TLS: request.target as sent (path and query); Host (the endpoint's) and
+    // Content-Length are set here where the request has none, the path and query parsed as the
+    // endpoint parses them.
     httplib::Response answer_arm(httplib::Request request);
     // The connection string of devstoreaccount1 on this emulator's endpoints.
     std::string dev_connection_string() const;

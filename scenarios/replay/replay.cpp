@@ -87,6 +87,25 @@ private:
     std::map<std::string, std::string> clusters_;
 };
 
+// A request target as httplib's client puts it on the wire (its URL encoding, on by default):
+// space, '+', quote, comma, semicolon, CR and LF and bytes over 0x7F percent-encoded, the rest as
+// written (checked against httplib 0.11's encoder for every byte). The ARM
+// requests a replay answers in-process get the same.
+std::string encoded_as_sent(const std::string& target) {
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : target) {
+        if (c == ' ' || c == '+' || c == '\r' || c == '\n' || c == '\'' || c == ',' || c == ';' || c >= 0x80) {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out;
+}
+
 std::string join(const std::vector<std::string>& words) {
     std::string out;
     for (const std::string& w : words) out += (out.empty() ? "" : " ") + w;
@@ -255,6 +274,7 @@ private:
         // ARM's requests are handed to its endpoint in this process (no TLS, no socket: most of
         // what a request cost the replay); the others go through the endpoints.
         if (base == emulator_->endpoints().arm) {
+            request.target = encoded_as_sent(request.target);
             httplib::Response answered = emulator_->answer_arm(std::move(request));
             return {answered.status, std::move(answered.headers), std::move(answered.body)};
         }

@@ -79,6 +79,19 @@ protected:
             return;
         }
         if (req.path == "/throw") throw std::runtime_error("boom");
+        if (req.path == "/parts") {  // what came in request.body, what the reader gave (twice asked), the length
+            std::string read;
+            for (int i = 0; body != nullptr && i < 2; ++i) {
+                (*body)([&](const char* data, size_t size) {
+                    read.append(data, size);
+                    return true;
+                });
+            }
+            res.set_content("body [" + req.body + "] read [" + read + "] length [" + req.get_header_value("Content-Length") +
+                                "] tls " + (LeanListener::serving_tls() ? "yes" : "no"),
+                            "text/plain");
+            return;
+        }
         std::string received = req.body;
         if (body != nullptr && req.path != "/ignore-body") {
             (*body)([&](const char* data, size_t size) {
@@ -119,7 +132,7 @@ TEST_F(LeanListenerTest, AnswersARequestHandedOverWithoutASocketAsItsConnections
         httplib::Request request;
         request.method = method;
         request.target = target;
-        request.path = target.substr(0, target.find('?'));
+        request.path = target;  // as the replay hands it over
         request.body = body;
         httplib::Response response;
         listener_->answer(request, response);
@@ -131,11 +144,15 @@ TEST_F(LeanListenerTest, AnswersARequestHandedOverWithoutASocketAsItsConnections
     // The body is given once, through the reader, as a connection gives it: not twice.
     httplib::Response put = answer("PUT", "/x", "payload");
     EXPECT_EQ(put.body, "PUT /x [payload] ");
+    // Through the reader only, once however often it is asked, with its length; the path without
+    // the query, as a connection's request head gives it.
+    EXPECT_EQ(answer("PUT", "/parts?a=b", "abc").body, "body [] read [abc] length [3] tls no");
+    EXPECT_EQ(answer("GET", "/parts").body, "body [] read [] length [] tls no");
     EXPECT_EQ(answer("POST", "/x").body, "POST /x [] ");
     EXPECT_TRUE(answer("HEAD", "/x").body.empty());
     EXPECT_EQ(answer("GET", "/provider").body, "abcdef");
     EXPECT_EQ(answer("GET", "/throw").status, 500);
-    EXPECT_NE(answer("GET", "/health").body.find("\"service\":\"test\""), std::string::npos);
+    EXPECT_NE(answer("GET", "/health?x=1").body.find("\"service\":\"test\""), std::string::npos);
     EXPECT_FALSE(LeanListener::serving_tls());
 }
 

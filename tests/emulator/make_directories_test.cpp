@@ -38,6 +38,26 @@ TEST(MakeDirectoriesBelow, GoesThroughALinkToADirectory) {
     EXPECT_FALSE(ec) << ec.message();
 }
 
+TEST(MakeDirectoriesBelow, DotsAndLinksResolveAsTheSystemResolvesThem) {
+    bai::testing::TestDir dir;
+    fs::create_directories(dir / "base");
+    fs::create_directories(dir / "away/target");
+    fs::create_directory_symlink(dir / "away/target", dir / "base/link");
+    std::error_code ec;
+    // link/.. is the target's parent (away), not base: as create_directories makes it.
+    make_directories_below(dir / "base", dir / "base/link/../x", ec);
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(fs::is_directory(dir / "away/x"));
+    EXPECT_FALSE(fs::exists(dir / "base/x"));
+    make_directories_below(dir / "base", dir / "base/a/b/", ec);  // a trailing separator
+    EXPECT_FALSE(ec) << ec.message();
+    EXPECT_TRUE(fs::is_directory(dir / "base/a/b"));
+    fs::create_symlink(dir / "nowhere", dir / "base/dangling");
+    make_directories_below(dir / "base", dir / "base/dangling/x", ec);
+    EXPECT_TRUE(ec);  // (create_directories fails there too)
+    EXPECT_FALSE(fs::exists(dir / "nowhere"));
+}
+
 TEST(MakeDirectoriesBelow, AFileInThePathIsAnErrorAsForCreateDirectories) {
     bai::testing::TestDir dir;
     std::ofstream(dir / "file") << "x";
