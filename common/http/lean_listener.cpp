@@ -289,11 +289,16 @@ namespace {
 
 // Writes the status line and headers in one send, with the body when it is in memory; a
 // content provider's bytes follow. False when the connection cannot go on.
+// Whether an answer of `status` to `request` carries a body: not to HEAD, not 204, 304 or 1xx.
+bool carries_body(const httplib::Request& request, int status) {
+    return request.method != "HEAD" && status != 204 && status != 304 && status >= 200;
+}
+
 bool write_response(Connection& connection, const httplib::Request& request, httplib::Response& response,
                     bool keep_alive) {
     if (response.status < 0) response.status = 200;
     const int status = response.status;
-    const bool has_body = request.method != "HEAD" && status != 204 && status != 304 && status >= 200;
+    const bool has_body = carries_body(request, status);
     std::uint64_t length = response.content_provider_ ? response.content_length_ : response.body.size();
     std::string out;
     out.reserve(640 + (response.content_provider_ || !has_body ? 0 : response.body.size()));
@@ -594,8 +599,7 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
             handler_(request, response, &reader);
         }
         if (response.status < 0) response.status = 200;
-        const bool sends_body = request.method != "HEAD" && response.status != 204 && response.status != 304;
-        if (response.content_provider_ && sends_body) {
+        if (response.content_provider_ && carries_body(request, response.status)) {
             std::string streamed;
             httplib::DataSink sink;
             sink.write = [&](const char* data, size_t size) {
@@ -620,8 +624,8 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
         response = httplib::Response();
         response.status = 500;
     }
-    // As write_response sends it: no body for HEAD, 204 or 304.
-    if (request.method == "HEAD" || response.status == 204 || response.status == 304) {
+    // As write_response sends it: no body where none is carried.
+    if (!carries_body(request, response.status)) {
         response.body.clear();
         response.content_provider_ = nullptr;
     }

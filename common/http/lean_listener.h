@@ -55,11 +55,10 @@ public:
     // Answers a request handed over by this process, with no socket (a scenario's replay): on
     // the calling thread, as serve_one answers one read from a connection of this listener's (the
     // body, in request.body, is given to the handler as it would be read, its Content-Length set
-    // where the request has none; serving_tls() true
-    // where the listener serves TLS only; the request log records it). The response is left as
-    // the handler made it: a streamed body is read into response.body (none for HEAD, 204
-    // or 304, as none is sent; one that ends early is a 500); no Content-Length, Connection or
-    // Keep-Alive header.
+    // where the request has none; serving_tls() true where the listener serves TLS only; the
+    // request log records it). The response is left as the handler made it: a streamed body is
+    // read into response.body (none for HEAD, 204 or 304, as none is sent; one that ends early is
+    // a 500); no Content-Length, Connection or Keep-Alive header.
     void answer(httplib::Request& request, httplib::Response& response);
 
     bool bind(const std::string& host, int port) override;

@@ -15,8 +15,8 @@ namespace bai::engine {
 // Makes `path` and its missing parents, as create_directories does, where `path` lies lexically
 // below `base`, a directory that should exist: each level below `base` is made top-down with one
 // mkdir (one already there, or a link to a directory, is gone through). Any other path, one with
-// a "." or ".." in it or its base, or a `base` that is not there, goes to create_directories. `ec` is set as create_directories sets it (a level that is a file: not a
-// directory).
+// a "." or ".." in it or its base, or a `base` that is not there, goes to create_directories.
+// `ec` is set as create_directories sets it (a level that is a file: not a directory).
 void make_directories_below(const std::filesystem::path& base, const std::filesystem::path& path,
                             std::error_code& ec);
 

@@ -89,8 +89,8 @@ private:
 
 // A request target as httplib's client puts it on the wire (its URL encoding, on by default):
 // space, '+', quote, comma, semicolon, CR and LF and bytes over 0x7F percent-encoded, the rest as
-// written (checked against httplib 0.11's encoder for every byte). The ARM
-// requests a replay answers in-process get the same.
+// written (checked against httplib 0.11's encoder for every byte). The ARM requests a replay
+// answers in-process get the same.
 std::string encoded_as_sent(const std::string& target) {
     static const char* hex = "0123456789ABCDEF";
     std::string out;

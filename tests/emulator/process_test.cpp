@@ -137,10 +137,17 @@ TEST(Process, ACommandThatCannotStartThrowsWithTheReason) {
     EXPECT_THROW(Process::start(not_executable), std::runtime_error);
 }
 
-int cpus_of_this_thread() {
+// The calling thread's CPUs (none where the system does not say).
+cpu_set_t cpu_set_of_this_thread() {
     cpu_set_t set;
     CPU_ZERO(&set);
-    return ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+    if (::sched_getaffinity(0, sizeof set, &set) != 0) CPU_ZERO(&set);
+    return set;
+}
+
+int cpus_of_this_thread() {
+    const cpu_set_t set = cpu_set_of_this_thread();
+    return CPU_COUNT(&set);
 }
 
 // A replay's threads run on one CPU (cpu_affinity.h); a process a job starts gets them all.
@@ -154,17 +161,13 @@ TEST(Process, AProcessStartedFromThreadsOnOneCpuGetsEveryCpu) {
     std::thread([&] {
         ASSERT_TRUE(run_threads_on_one_cpu());
         pinned = cpus_of_this_thread();
-        cpu_set_t turns;
-        CPU_ZERO(&turns);
-        ::sched_getaffinity(0, sizeof turns, &turns);
+        const cpu_set_t turns = cpu_set_of_this_thread();
         std::thread([&] { pinned_child_thread = cpus_of_this_thread(); }).join();
         // A thread that takes no turn moves to the other CPUs.
         std::thread([&] {
             EXPECT_TRUE(run_beside_turns());
             beside = cpus_of_this_thread();
-            cpu_set_t now;
-            CPU_ZERO(&now);
-            ::sched_getaffinity(0, sizeof now, &now);
+            const cpu_set_t now = cpu_set_of_this_thread();
             cpu_set_t both;
             CPU_AND(&both, &now, &turns);
             beside_overlaps = CPU_COUNT(&both) != 0;
