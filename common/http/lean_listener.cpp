@@ -18,6 +18,7 @@
 #include <system_error>
 #include <vector>
 
+#include "common/http/quick_client_wait.h"
 #include "common/http/request_head.h"
 #include "common/log/logger.h"
 #include "common/memory/release_free_memory.h"
@@ -115,9 +116,10 @@ public:
 
     // Waits up to `milliseconds` for bytes and reads up to `chunk` of what is there; false at the
     // end of the stream, on a timeout or an error.
-    bool fill(int milliseconds, size_t chunk = kHeadRead) {
+    // `ready`: bytes are known to be there (no wait).
+    bool fill(int milliseconds, size_t chunk = kHeadRead, bool ready = false) {
         // TLS may hold decrypted bytes of a record already read from the socket.
-        if (ssl_ == nullptr || SSL_pending(ssl_) == 0) {
+        if (!ready && (ssl_ == nullptr || SSL_pending(ssl_) == 0)) {
             pollfd p{fd_, POLLIN, 0};
             int ready;
             do {
@@ -165,7 +167,9 @@ public:
             if (!idle && !deadline) deadline = clock::now() + std::chrono::seconds(LeanListener::kHeadSeconds);
             int wait = idle ? LeanListener::kIdleSeconds * 1000
                             : static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock::now()).count());
-            if (wait <= 0 || !fill(wait)) return {};
+            const bool ready = idle && ssl_ == nullptr && next_request_.spin(fd_);
+            if (wait <= 0 || !fill(wait, kHeadRead, ready)) return {};
+            if (idle) next_request_.arrived();
         }
         too_large = true;
         return {};
@@ -231,6 +235,9 @@ public:
         }
     }
 
+    // An answer went out: the next request is waited for from now.
+    void answered() { next_request_.answered(); }
+
     // Between requests: a buffer grown for a large body is given back.
     void release_if_empty() {
         if (read_ == end_ && in_.size() > kHeadRead) {
@@ -280,6 +287,7 @@ private:
 
     int fd_;
     SSL* ssl_;
+    QuickClientWait next_request_;
     std::vector<char> in_;  // bytes [read_, end_) are read from the socket and not yet consumed
     size_t read_ = 0;
     size_t end_ = 0;
@@ -513,6 +521,7 @@ bool LeanListener::serve_one(Connection& connection) {
         return false;
     }
     ++in_flight_;
+    const QuickClientWait::Busy busy;
     auto started = std::chrono::steady_clock::now();
     request.remote_addr = connection.remote_addr;
     request.remote_port = connection.remote_port;
@@ -559,6 +568,7 @@ bool LeanListener::serve_one(Connection& connection) {
     const bool keep_alive = framing.keep_alive && body_done && !stopping_ && !handler_closes;
     connection.linger = handler_closes && !body_done && !body_failed;
     bool sent = write_response(connection, request, response, keep_alive);
+    if (sent) connection.answered();
     --in_flight_;
     if (request_log_) {
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();

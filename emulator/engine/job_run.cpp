@@ -236,7 +236,9 @@ private:
     }
 
     void set_up() {
-        if (in_.containers && in_.runtimes) {
+        // (A job without containerSettings runs on the host whatever runtimes there are: nothing
+        // to ask of docker or bubblewrap for it.)
+        if (in_.containers && in_.runtimes && in_.properties.contains("containerSettings")) {
             available_ = availability();
             runtime_ = choose_runtime(in_.properties, *in_.containers, available_);
         } else {
