@@ -3,6 +3,7 @@
 in one run, with wrk (a C client that is not the bottleneck) and one connection per wrk thread.
 
   /usr/bin/python3 tools/bench/blob_wrk.py [--rounds 3] [--seconds 3] [--connections 1 8] [--markdown OUT]
+                                          [--baseline OTHER_EMULATOR]
 
 Calls, each on both servers: 4 KiB GET of a blob in a public container (anonymous); 4 KiB Put Blob
 through a container SAS URL; 4 KiB Append Block (SAS; spread over 64 append blobs, each far from
@@ -11,8 +12,10 @@ Lease Blob acquire then release (SAS; one blob per connection; a pair counts as 
 Each round runs every call on both servers, the one that goes first alternating between rounds;
 the table has every round's figure, the medians and the ratio of the medians. Installs wrk with
 apt-get and azurite@3.37.0 with npm (into ~/.cache/bai-bench/azurite) when missing; starts both
-servers on free loopback ports with fresh data directories and stops them by PID. Not part of
-the tests.
+servers on free loopback ports with fresh data directories and stops them by PID. With
+--baseline, another build's batchai-emulator is a third server in every round (its order
+alternating with the others'), and the table compares this build with it too. Not part of the
+tests.
 """
 import argparse
 import datetime
@@ -135,6 +138,7 @@ def main():
     p.add_argument("--connections", type=int, nargs="+", default=[1, 8])
     p.add_argument("--azurite-prefix", default=os.path.expanduser("~/.cache/bai-bench/azurite"))
     p.add_argument("--markdown", help="also write the table here")
+    p.add_argument("--baseline", help="another build's batchai-emulator, measured beside this one")
     args = p.parse_args()
     ensure_wrk()
     workdir = tempfile.mkdtemp(prefix="bai-blob-wrk-")
@@ -145,6 +149,10 @@ def main():
         azurite, azurite_url = start_azurite(workdir, args.azurite_prefix)
         servers.append(azurite)
         urls = {"emulator": prepare(endpoints["blob"], args.connections), "azurite": prepare(azurite_url, args.connections)}
+        if args.baseline:
+            baseline, baseline_endpoints = start_emulator(workdir, os.path.abspath(args.baseline), "baseline")
+            servers.append(baseline)
+            urls["baseline"] = prepare(baseline_endpoints["blob"], args.connections)
         scripts = {}
         for name, text in SCRIPTS.items():
             path = os.path.join(workdir, f"{name}.lua")
@@ -153,7 +161,9 @@ def main():
             scripts[name] = path
         rates = {}  # (call, connections, server) -> [ops/s per round]
         for round_ in range(args.rounds):
-            order = ["emulator", "azurite"] if round_ % 2 == 0 else ["azurite", "emulator"]
+            order = [name for name in ("emulator", "azurite", "baseline") if name in urls]
+            if round_ % 2 == 1:
+                order.reverse()
             for call in CALLS:
                 for c in args.connections:
                     for server in order:
@@ -162,13 +172,19 @@ def main():
                             rate /= 2  # acquire + release
                         rates.setdefault((call, c, server), []).append(rate)
                         print(f"round {round_ + 1} {call} c={c} {server}: {rate:.0f}/s", file=sys.stderr)
-        lines = ["| call | connections | emulator ops/s (rounds) | Azurite ops/s (rounds) | emulator / Azurite |",
-                 "|---|---|---|---|---|"]
+        with_baseline = "baseline" in urls
+        lines = ["| call | connections | emulator ops/s (rounds) | Azurite ops/s (rounds) | emulator / Azurite |" +
+                 (" baseline ops/s (rounds) | emulator / baseline |" if with_baseline else ""),
+                 "|---|---|---|---|---|" + ("---|---|" if with_baseline else "")]
+        fmt = lambda v: f"{statistics.median(v):.0f} ({', '.join(f'{x:.0f}' for x in v)})"  # noqa: E731
         for call in CALLS:
             for c in args.connections:
                 e, a = rates[(call, c, "emulator")], rates[(call, c, "azurite")]
-                fmt = lambda v: f"{statistics.median(v):.0f} ({', '.join(f'{x:.0f}' for x in v)})"  # noqa: E731
-                lines.append(f"| {call} | {c} | {fmt(e)} | {fmt(a)} | {statistics.median(e) / statistics.median(a):.1f}x |")
+                line = f"| {call} | {c} | {fmt(e)} | {fmt(a)} | {statistics.median(e) / statistics.median(a):.1f}x |"
+                if with_baseline:
+                    b = rates[(call, c, "baseline")]
+                    line += f" {fmt(b)} | {statistics.median(e) / statistics.median(b):.2f} |"
+                lines.append(line)
         table = "\n".join(lines)
         print(table)
         if args.markdown:

@@ -77,9 +77,9 @@ class Server:
         os.unlink(self.log.name)
 
 
-def start_emulator(workdir):
-    location = os.path.join(workdir, "emulator")
-    server = Server([EMULATOR, "--location", location, "--arm-port", "0", "--blob-port", "0",
+def start_emulator(workdir, emulator=None, name="emulator"):
+    location = os.path.join(workdir, name)
+    server = Server([emulator or EMULATOR, "--location", location, "--arm-port", "0", "--blob-port", "0",
                      "--file-port", "0", "--batch-port", "0"])
     path = os.path.join(location, "endpoints.json")
     deadline = time.monotonic() + 30
@@ -218,7 +218,11 @@ def main():
     p.add_argument("--azurite-prefix", default=os.path.expanduser("~/.cache/bai-bench/azurite"))
     p.add_argument("--markdown", help="also write the table here")
     p.add_argument("--json", help="also write every round's figures here")
+    p.add_argument("--emulator", help="another build's batchai-emulator (default: build/emulator/batchai-emulator)")
     a = p.parse_args()
+    if a.emulator:
+        global EMULATOR
+        EMULATOR = os.path.abspath(a.emulator)
     if not os.path.exists(EMULATOR):
         sys.exit(f"build first (tools/build): {EMULATOR} is missing")
     for name in ("storage_load", "memory_blob_server"):
