@@ -500,6 +500,36 @@ void LeanListener::serve(int fd) {
     if (last) memory::release_free_memory();
 }
 
+bool LeanListener::bodiless(const httplib::Request& request) {
+    return request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
+}
+
+template <typename ReadSmallBody, typename Then>
+void LeanListener::dispatch(httplib::Request& request, httplib::Response& response, ReadSmallBody read_small_body,
+                            const httplib::ContentReader* body, Then then) {
+    try {
+        if (bodiless(request) && request.path == "/health") {
+            response.set_content(health_body_, "application/json");
+        } else if (bodiless(request)) {
+            read_small_body();
+            handler_(request, response, nullptr);
+        } else {
+            handler_(request, response, body);
+        }
+        then();
+    } catch (const std::exception& e) {
+        log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
+        response = httplib::Response();
+        response.status = 500;
+    }
+}
+
+void LeanListener::log_request(const httplib::Request& request, int status, std::chrono::steady_clock::time_point started) {
+    if (!request_log_) return;
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+    request_log_->record(name_, request.method, request.target, status, ms);
+}
+
 bool LeanListener::serve_one(Connection& connection) {
     bool too_large = false;
     std::string_view head = connection.read_head(too_large);
@@ -537,29 +567,19 @@ bool LeanListener::serve_one(Connection& connection) {
         return ok;
     };
     if (framing.expects_continue && !body_done) connection.send_all("HTTP/1.1 100 Continue\r\n\r\n");
-    const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-    try {
-        if (bodiless && request.path == "/health") {
-            response.set_content(health_body_, "application/json");
-        } else if (bodiless) {
+    std::optional<httplib::ContentReader> reader;
+    if (!bodiless(request)) reader.emplace(read_body, [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return false; });
+    dispatch(
+        request, response,
+        [&] {
             bool too_much = false;
             read_body([&](const char* data, size_t size) {
                 too_much = request.body.size() + size > (4u << 20);
                 if (!too_much) request.body.append(data, size);
                 return !too_much;
             });
-            handler_(request, response, nullptr);
-        } else {
-            httplib::ContentReader reader(read_body, [](httplib::MultipartContentHeader, httplib::ContentReceiver) {
-                return false;
-            });
-            handler_(request, response, &reader);
-        }
-    } catch (const std::exception& e) {
-        log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
-        response = httplib::Response();
-        response.status = 500;
-    }
+        },
+        reader ? &*reader : nullptr, [] {});
     // What the handler left of the body is read and dropped, so that the next request starts
     // where it should; a body that cannot be read to its end ends the connection, and so does a
     // handler that answers "Connection: close" (a body refused for its size is not read at all).
@@ -570,10 +590,7 @@ bool LeanListener::serve_one(Connection& connection) {
     bool sent = write_response(connection, request, response, keep_alive);
     if (sent) connection.answered();
     --in_flight_;
-    if (request_log_) {
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-        request_log_->record(name_, request.method, request.target, response.status, ms);
-    }
+    log_request(request, response.status, started);
     return sent && keep_alive;
 }
 
@@ -585,29 +602,26 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
         ~TlsAsServed() { tls_connection = was; }
     } tls_as_served(tls_ && !tls_optional_);
     request.path = request.target.substr(0, request.target.find('?'));  // as parse_request_head sets it
-    const bool bodiless = request.method == "GET" || request.method == "HEAD" || request.method == "OPTIONS";
-    if (!request.has_header("Content-Length") && (!bodiless || !request.body.empty())) {
+    if (!request.has_header("Content-Length") && (!bodiless(request) || !request.body.empty())) {
         request.set_header("Content-Length", std::to_string(request.body.size()));
     }
-    try {
-        if (bodiless && request.path == "/health") {
-            response.set_content(health_body_, "application/json");
-        } else if (bodiless) {
-            handler_(request, response, nullptr);
-        } else {
-            // Given to the handler as a connection's reader gives it: once, then done.
-            const std::string body = std::move(request.body);
-            request.body.clear();
-            bool given = false;
-            httplib::ContentReader reader(
-                [&](const httplib::ContentReceiver& receiver) {
-                    if (given || body.empty()) return true;
-                    given = true;
-                    return receiver(body.data(), body.size());
-                },
-                [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return false; });
-            handler_(request, response, &reader);
-        }
+    // The body of a request that has a reader is given through it as a connection's reader gives
+    // it: once, then done (a bodiless request's stays in the request).
+    std::string body;
+    bool given = false;
+    std::optional<httplib::ContentReader> reader;
+    if (!bodiless(request)) {
+        body = std::move(request.body);
+        request.body.clear();
+        reader.emplace(
+            [&](const httplib::ContentReceiver& receiver) {
+                if (given || body.empty()) return true;
+                given = true;
+                return receiver(body.data(), body.size());
+            },
+            [](httplib::MultipartContentHeader, httplib::ContentReceiver) { return false; });
+    }
+    dispatch(request, response, [] {}, reader ? &*reader : nullptr, [&] {
         if (response.status < 0) response.status = 200;
         if (response.content_provider_ && carries_body(request, response.status)) {
             std::string streamed;
@@ -629,20 +643,13 @@ void LeanListener::answer(httplib::Request& request, httplib::Response& response
             response.content_provider_ = nullptr;
             response.body = std::move(streamed);
         }
-    } catch (const std::exception& e) {
-        log::error(name_ + " " + request.method + " " + request.target + ": " + e.what());
-        response = httplib::Response();
-        response.status = 500;
-    }
+    });
     // As write_response sends it: no body where none is carried.
     if (!carries_body(request, response.status)) {
         response.body.clear();
         response.content_provider_ = nullptr;
     }
-    if (request_log_) {
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
-        request_log_->record(name_, request.method, request.target, response.status, ms);
-    }
+    log_request(request, response.status, started);
 }
 
 std::string health_json(const std::string& service) {

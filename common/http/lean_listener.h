@@ -80,6 +80,16 @@ private:
     void accept_loop();
     void serve(int fd);
     bool serve_one(Connection& connection);
+    // GET, HEAD and OPTIONS: handed to the handler with no reader.
+    static bool bodiless(const httplib::Request& request);
+    // The handler's answer to a request, whether a connection read it (serve_one) or it was
+    // handed over (answer): GET /health answered here; a bodiless request handed no reader
+    // (`read_small_body()` first puts what body it has in the request), any other `body` (its
+    // reader); `then()` after the handler. An exception from either is logged and answered 500.
+    template <typename ReadSmallBody, typename Then>
+    void dispatch(httplib::Request& request, httplib::Response& response, ReadSmallBody read_small_body,
+                  const httplib::ContentReader* body, Then then);
+    void log_request(const httplib::Request& request, int status, std::chrono::steady_clock::time_point started);
 
     std::string name_;
     Handler handler_;
