@@ -115,17 +115,18 @@ public:
     int local_port = -1;
 
     // Waits up to `milliseconds` for bytes and reads up to `chunk` of what is there; false at the
-    // end of the stream, on a timeout or an error.
-    // `ready`: bytes are known to be there (no wait).
+    // end of the stream, on a timeout or an error. `ready`: a plain connection's bytes (or its
+    // end) were just seen there: read without waiting first (and waited for as usual if, after
+    // all, nothing is there to read).
     bool fill(int milliseconds, size_t chunk = kHeadRead, bool ready = false) {
         // TLS may hold decrypted bytes of a record already read from the socket.
         if (!ready && (ssl_ == nullptr || SSL_pending(ssl_) == 0)) {
             pollfd p{fd_, POLLIN, 0};
-            int ready;
+            int polled;
             do {
-                ready = ::poll(&p, 1, std::max(milliseconds, 0));
-            } while (ready < 0 && errno == EINTR);
-            if (ready <= 0) return false;
+                polled = ::poll(&p, 1, std::max(milliseconds, 0));
+            } while (polled < 0 && errno == EINTR);
+            if (polled <= 0) return false;
         }
         compact();
         // Grown (and zeroed) only when what is read does not fit what it already holds: a
@@ -136,8 +137,9 @@ public:
             n = SSL_read(ssl_, in_.data() + end_, static_cast<int>(chunk));
         } else {
             do {
-                n = ::recv(fd_, in_.data() + end_, chunk, 0);
+                n = ::recv(fd_, in_.data() + end_, chunk, ready ? MSG_DONTWAIT : 0);
             } while (n < 0 && errno == EINTR);
+            if (ready && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return fill(milliseconds, chunk);
         }
         if (n <= 0) return false;
         end_ += static_cast<size_t>(n);
@@ -167,6 +169,7 @@ public:
             if (!idle && !deadline) deadline = clock::now() + std::chrono::seconds(LeanListener::kHeadSeconds);
             int wait = idle ? LeanListener::kIdleSeconds * 1000
                             : static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - clock::now()).count());
+            if (idle) next_request_.waits();
             const bool ready = idle && ssl_ == nullptr && next_request_.spin(fd_);
             if (wait <= 0 || !fill(wait, kHeadRead, ready)) return {};
             if (idle) next_request_.arrived();
@@ -234,9 +237,6 @@ public:
             if (::recv(fd_, sink, sizeof sink, 0) <= 0) return;
         }
     }
-
-    // An answer went out: the next request is waited for from now.
-    void answered() { next_request_.answered(); }
 
     // Between requests: a buffer grown for a large body is given back.
     void release_if_empty() {
@@ -588,13 +588,13 @@ bool LeanListener::serve_one(Connection& connection) {
     const bool keep_alive = framing.keep_alive && body_done && !stopping_ && !handler_closes;
     connection.linger = handler_closes && !body_done && !body_failed;
     bool sent = write_response(connection, request, response, keep_alive);
-    if (sent) connection.answered();
     --in_flight_;
     log_request(request, response.status, started);
     return sent && keep_alive;
 }
 
 void LeanListener::answer(httplib::Request& request, httplib::Response& response) {
+    const QuickClientWait::Busy busy;
     const auto started = std::chrono::steady_clock::now();
     struct TlsAsServed {  // serving_tls() as on a connection of this listener's, then as it was
         bool was = tls_connection;

@@ -31,27 +31,27 @@ private:
     int fds_[2] = {-1, -1};
 };
 
-// A client that sent its last request 10 us after the answer before it.
+// A client that sent its last request 10 us after the connection began to wait for it.
 QuickClientWait quick_client() {
     QuickClientWait wait;
-    const auto answered = QuickClientWait::Clock::now();
-    wait.answered(answered);
-    wait.arrived(answered + 10us);
+    const auto waited = QuickClientWait::Clock::now();
+    wait.waits(waited);
+    wait.arrived(waited + 10us);
     return wait;
 }
 
-TEST(QuickClientWait, AClientIsQuickOnlyWhenItsRequestFollowedAnAnswerWithinTheWindow) {
+TEST(QuickClientWait, AClientIsQuickOnlyWhenItsRequestCameWithinTheWindow) {
     QuickClientWait wait;
     EXPECT_FALSE(wait.quick());
-    wait.arrived();  // a first request: no answer before it
+    wait.arrived();  // no wait began: nothing to measure
     EXPECT_FALSE(wait.quick());
     EXPECT_TRUE(quick_client().quick());
-    const auto answered = QuickClientWait::Clock::now();
-    wait.answered(answered);
-    wait.arrived(answered + QuickClientWait::kQuick - 1us);
+    const auto waited = QuickClientWait::Clock::now();
+    wait.waits(waited);
+    wait.arrived(waited + QuickClientWait::kQuick - 1us);
     EXPECT_TRUE(wait.quick());
-    wait.answered(answered);
-    wait.arrived(answered + QuickClientWait::kQuick);
+    wait.waits(waited);
+    wait.arrived(waited + QuickClientWait::kQuick);
     EXPECT_FALSE(wait.quick());
 }
 
