@@ -295,13 +295,13 @@ private:
 
 namespace {
 
-// Writes the status line and headers in one send, with the body when it is in memory; a
-// content provider's bytes follow. False when the connection cannot go on.
 // Whether an answer of `status` to `request` carries a body: not to HEAD, not 204, 304 or 1xx.
 bool carries_body(const httplib::Request& request, int status) {
     return request.method != "HEAD" && status != 204 && status != 304 && status >= 200;
 }
 
+// Writes the status line and headers in one send, with the body when it is in memory; a
+// content provider's bytes follow. False when the connection cannot go on.
 bool write_response(Connection& connection, const httplib::Request& request, httplib::Response& response,
                     bool keep_alive) {
     if (response.status < 0) response.status = 200;

@@ -171,12 +171,13 @@ private:
         return std::nullopt;
     }
 
-    // What can run the job's container: this machine's runtimes, or, on hosts, theirs (the
-    // docker engine asked of each node's host; every node's must answer for docker).
+    // What can run the job's container (set_up asks only for a job with containerSettings): this
+    // machine's runtimes, or, on hosts, theirs (the docker engine asked of each node's host; every
+    // node's must answer for docker).
     RuntimeAvailability availability() {
         if (!in_.nodes[0].hosts) return in_.runtimes->availability();
         const bool wants_docker = in_.containers->choice == RuntimeChoice::automatic || in_.containers->choice == RuntimeChoice::docker;
-        if (!wants_docker || !in_.properties.contains("containerSettings")) return in_.runtimes->availability();
+        if (!wants_docker) return in_.runtimes->availability();
         RuntimeAvailability available;
         for (size_t i = 0; i < in_.nodes.size(); ++i) {
             available = in_.runtimes->availability_on(in_.nodes[i].address, [this, i](std::string& answer) {
