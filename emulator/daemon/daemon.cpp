@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/endpoints/endpoints_file.h"
+#include "common/endpoints/user_pointer.h"
 #include "common/log/logger.h"
 #include "common/version.h"
 #include "emulator/batch/batch_account.h"
@@ -54,6 +55,20 @@ void print_banner(const fs::path& location, const endpoints::Endpoints& e, const
     std::fflush(stdout);
 }
 
+// bai finds this emulator from any directory through the pointer (common/endpoints/user_pointer.h).
+// An emulator that cannot make it still serves: bai then needs --data-dir or the default ports.
+std::optional<fs::path> publish_user_pointer(const fs::path& endpoints_file) {
+    std::optional<fs::path> pointer = endpoints::pointer_path();
+    if (!pointer) return std::nullopt;
+    try {
+        endpoints::publish_pointer(*pointer, endpoints_file);
+    } catch (const std::exception& e) {
+        log::warning(std::string("no pointer for bai: ") + e.what());
+        return std::nullopt;
+    }
+    return pointer;
+}
+
 }  // namespace
 
 int run(const Options& options) {
@@ -63,10 +78,13 @@ int run(const Options& options) {
     } catch (const StartError& e) {
         return cannot_start(e.what());
     }
+    const fs::path endpoints_file = fs::absolute(emulator->location() / endpoints::kFileName);
+    const std::optional<fs::path> pointer = publish_user_pointer(endpoints_file);
     print_banner(emulator->location(), emulator->endpoints(), emulator->dev_connection_string(), !options.strict_auth);
 
     int signal = wait_for_stop_signal();
     log::info(std::string("stopping on ") + (signal == SIGINT ? "SIGINT" : "SIGTERM"));
+    if (pointer) endpoints::withdraw_pointer(*pointer, endpoints_file);
     emulator->stop();
     log::close();
     return 0;

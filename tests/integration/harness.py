@@ -10,9 +10,13 @@ import subprocess
 import tempfile
 import time
 
+# The tests' emulators leave the user's pointer to a running emulator alone (bai would find them
+# from any directory); test_bai_status sets its own, in a home of its own.
+os.environ["BATCHAI_EMULATOR_POINTER"] = "off"
+
 EMULATOR = os.environ.get("BAI_EMULATOR", "batchai-emulator")
 CLI = os.environ.get("BAI_CLI", "bai")
-EPHEMERAL = ["--arm-port", "0", "--blob-port", "0", "--file-port", "0", "--batch-port", "0"]
+EPHEMERAL = ["--arm-port", "0", "--blob-port", "0", "--file-port", "0", "--batch-port", "0", "--proxy-port", "0"]
 
 
 def wait_for(predicate, timeout=20.0, interval=0.02, what="condition"):
@@ -109,14 +113,14 @@ class Emulator:
         self.close()
 
 
-def run_cli(*args, env=None, timeout=30):
+def run_cli(*args, env=None, timeout=30, cwd=None):
     """Runs bai; returns the CompletedProcess (text)."""
     full_env = dict(os.environ)
     full_env.pop("BATCHAI_EMULATOR_ENDPOINT", None)
     full_env.pop("BATCHAI_EMULATOR_CA_CERT", None)
     full_env.update(env or {})
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=full_env,
-                          timeout=timeout)
+                          timeout=timeout, cwd=cwd)
 
 
 DEV_ACCOUNT = "devstoreaccount1"
