@@ -1,0 +1,348 @@
+"""Replays the Storage service's recordings (storage-file-python, storage-blob-python) against one
+emulator per folder and compares every answer with the cloud's (storage_compare).
+
+- Each recording gets accounts of its own (the recorded, scrubbed name with the recording's
+  number after it, made with `--account NAME:KEY`), so that recordings replay in parallel
+  without seeing each other's shares and containers; the emulator's account names and URLs are
+  written back as the cloud's before comparing.
+- What the recorded account held that the recording did not make (other tests' shares and
+  containers, shown by its listings) is made first.
+- Each request goes as recorded (path, query, headers, body, `x-ms-version`) to the path-style
+  endpoint, signed again: SharedKey over the request as sent, or, where the URL carried a SAS,
+  the same SAS re-signed with the emulator's key (storage_signing), times moved to now. Copy
+  sources (`x-ms-copy-source`) name the emulator's URL of the recording's account, their SAS
+  re-signed the same way. Conditional headers' dates move by as long as has passed since the
+  recording, so that a condition on "15 minutes ago" means the same.
+- Where the recording waited (a lease or SAS to expire: 3 to 30 seconds between two requests'
+  `x-ms-date`), the replay waits as long.
+- Requests go over one keep-alive connection per recording and service.
+"""
+import base64
+import hashlib
+import http.client
+import os
+import re
+import sys
+import time
+import urllib.parse
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+from . import storage_exchanges
+from .storage_compare import compare
+from .storage_signing import is_sas, resign_sas_query, shifted_http_date
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from raw_storage import RawClient  # noqa: E402
+
+# Not sent again: the recorder's and the connection's, and what is made anew for each request.
+DROPPED = {"authorization", "connection", "accept-encoding", "content-length", "transfer-encoding", "x-ms-date",
+           "host", "user-agent", "expect"}
+SHIFTED_DATES = ("if-modified-since", "if-unmodified-since", "x-ms-source-if-modified-since",
+                 "x-ms-source-if-unmodified-since")
+URL_HEADERS = ("x-ms-copy-source", "x-ms-file-rename-source")
+WAITED = (3.0, 30.0)
+# Values a request names from an earlier answer: the emulator's are sent instead of the cloud's.
+LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
+LEARNED_HEADERS = ("if-match", "if-none-match", "x-ms-source-if-match", "x-ms-source-if-none-match",
+                   "x-ms-copy-source", "x-ms-file-rename-source")
+LEARNED_QUERY = ("snapshot", "sharesnapshot", "prevsnapshot", "versionid")
+CLOUD_URL = re.compile(r"https?://([a-z0-9]+)\.(blob|file)\.core\.windows\.net(/[^?\s]*)?(\?[^\s]*)?")
+
+
+@dataclass
+class Answer:
+    recording: str
+    index: int
+    operation: str
+    method: str
+    path: str
+    categories: list = field(default_factory=list)
+    differences: list = field(default_factory=list)   # Difference objects
+    seconds: float = 0.0
+
+    @property
+    def identical(self):
+        return not self.differences
+
+    @property
+    def same_status(self):
+        return not any(d.kind == "status" for d in self.differences)
+
+    def where(self):
+        return f"{self.recording}#{self.index}"
+
+
+def account_key(name):
+    return base64.b64encode(hashlib.sha512(name.encode()).digest()).decode()
+
+
+def local_name(recorded, number):
+    return f"{re.sub('[^a-z0-9]', '', recorded.lower())[:20]}{number:03d}"
+
+
+class Connections:
+    """One keep-alive HTTP connection per endpoint; a connection the emulator closed while idle
+    is opened again and the request sent once more (it had not been read)."""
+
+    def __init__(self, endpoints):
+        self.endpoints = endpoints
+        self.open = {}
+
+    def send(self, service, method, target, headers, body):
+        for attempt in (0, 1):
+            conn = self.open.get(service)
+            if conn is None:
+                parsed = urllib.parse.urlsplit(self.endpoints[service])
+                conn = self.open[service] = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=60)
+            try:
+                conn.putrequest(method, target, skip_host=False, skip_accept_encoding=True)
+                for k, v in headers.items():
+                    conn.putheader(k, v)
+                conn.endheaders(body if body else None)
+                response = conn.getresponse()
+                data = response.read()
+                out = (response.status, {k.lower(): v for k, v in response.getheaders()}, data)
+                if response.will_close:
+                    conn.close()
+                    self.open.pop(service, None)
+                return out
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, http.client.CannotSendRequest):
+                conn.close()
+                self.open.pop(service, None)
+                if attempt:
+                    raise
+
+    def close(self):
+        for conn in self.open.values():
+            conn.close()
+
+
+class RecordingPlayer:
+    def __init__(self, endpoints, path, name, number):
+        self.endpoints = endpoints
+        self.name = name
+        self.exchanges = storage_exchanges.load(path)
+        recorded = sorted({x.account for x in self.exchanges})
+        self.accounts = {a: local_name(a, number) for a in recorded}
+        # The account other accounts' names (unscrubbed copy sources) stand for.
+        counts = {}
+        for x in self.exchanges:
+            counts[x.account] = counts.get(x.account, 0) + 1
+        self.main_account = max(counts, key=counts.get) if counts else None
+        self.connections = Connections(endpoints)
+        self.learned = {}   # the cloud's ETags, snapshot times and version ids -> the emulator's
+
+    # -- the accounts ----------------------------------------------------------------------------
+    def local_accounts(self):
+        return [(name, account_key(name)) for name in self.accounts.values()]
+
+    def _local(self, recorded):
+        return self.accounts.get(recorded) or self.accounts[self.main_account]
+
+    def _base(self, service, recorded):
+        return f"{self.endpoints[service]}/{self._local(recorded)}"
+
+    # -- the run ---------------------------------------------------------------------------------
+    def run(self):
+        try:
+            self._prepare()
+            out = []
+            previous = None
+            sent_at = time.monotonic()
+            for x in self.exchanges:
+                if previous is not None and previous.date and x.date:
+                    gap = x.date - previous.date
+                    if WAITED[0] <= gap <= WAITED[1]:
+                        time.sleep(max(0.0, gap - (time.monotonic() - sent_at)))
+                sent_at = time.monotonic()
+                out.append(self._play(x))
+                previous = x
+            return out
+        finally:
+            self.connections.close()
+
+    def _prepare(self):
+        """Makes the shares and containers that the recorded account held before the recording
+        began: those its first request found there (anything but a create that made it, or a
+        ShareNotFound/ContainerNotFound), and those its listings show that it never made (what
+        other tests had left in the shared account)."""
+        from .storage_compare import error_code
+        first, made = {}, set()
+        for x in self.exchanges:
+            segments = [s for s in x.path.split("/") if s]
+            if not segments:
+                continue
+            key = (x.service, x.account, urllib.parse.unquote(segments[0]))
+            creates = x.method == "PUT" and len(segments) == 1 and \
+                x.params().get("restype") in ("share", "container") and "comp" not in x.params()
+            if creates and x.status == 201:
+                made.add(key)
+            if key not in first:
+                code = error_code(x.response_headers, x.response_body) if x.status >= 400 else None
+                first[key] = not ((creates and x.status == 201) or code in ("ShareNotFound", "ContainerNotFound")
+                                  or code == "ContainerBeingDeleted")
+        wanted = [key for key, existed in first.items() if existed]
+        for x in self.exchanges:
+            if x.method != "GET" or x.path.strip("/") or x.params().get("comp") != "list" or x.status != 200:
+                continue
+            try:
+                root = ET.fromstring(x.response_body.lstrip(b"\xef\xbb\xbf"))
+            except ET.ParseError:
+                continue
+            for item in root.iter("Share" if x.service == "file" else "Container"):
+                name = item.findtext("Name")
+                key = (x.service, x.account, name)
+                if name and key not in made and item.find("Snapshot") is None and key not in wanted:
+                    wanted.append(key)
+        for service, account, name in wanted:
+            restype = "share" if service == "file" else "container"
+            local = self._local(account)
+            client = RawClient(self.endpoints[service], account=local, key=account_key(local), version="2019-02-02")
+            r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype)])
+            if r.status not in (201, 409):
+                raise RuntimeError(f"could not make {service} {name} of {account}: {r.status} {r.body[:200]}")
+
+    def _play(self, x):
+        started = time.monotonic()
+        delta = time.time() - x.date if x.date else 0.0
+        local = self._local(x.account)
+        key = account_key(local)
+        raw_path = f"/{local}{x.path}"
+        query = x.query
+        headers = {k: v for k, v in x.headers.items() if k not in DROPPED}
+        for name in SHIFTED_DATES:
+            if name in headers:
+                headers[name] = shifted_http_date(headers[name], delta)
+        for name in LEARNED_HEADERS:
+            if name in headers:
+                headers[name] = self._learned(headers[name])
+        for name in URL_HEADERS:
+            if name in headers:
+                headers[name] = self._rewrite_url(headers[name], x.account, delta)
+        query = self._learned_query(query)
+        body = x.body
+        if x.method == "PUT" and x.params().get("comp") == "acl" and body:
+            body = _shift_policy_times(body, delta)
+        headers["x-ms-date"] = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
+        headers["Content-Length"] = str(len(body))
+        if query and is_sas(query):
+            query = resign_sas_query(x.service, local, key, x.path, query, delta)
+        else:
+            pairs = urllib.parse.parse_qsl(query, keep_blank_values=True)
+            client = RawClient(self.endpoints[x.service], account=local, key=key)
+            headers["Authorization"] = client.sign(x.method, raw_path, pairs, headers)
+        target = raw_path + ("?" + query if query else "")
+        operation = storage_exchanges.operation(x)
+        answer = Answer(self.name, x.index, operation, x.method, x.path)
+        try:
+            status, got_headers, got_body = self.connections.send(x.service, x.method, target, headers, body)
+        except OSError as e:
+            from .compare import Difference
+            answer.differences.append(Difference("status", "status", x.status, f"no answer: {e}"))
+            answer.categories = [f"no answer: {operation}"]
+            return answer
+        got_headers = {k: self._as_cloud(v) for k, v in got_headers.items()}
+        self._learn(x.response_headers, got_headers)
+        judged = compare(x, status, got_headers, self._as_cloud_bytes(got_body), operation)
+        answer.categories = judged.categories
+        answer.differences = judged.differences
+        answer.seconds = time.monotonic() - started
+        return answer
+
+    # -- values learned from answers ------------------------------------------------------------
+    def _learn(self, cloud, emulator):
+        for name in LEARNED_ANSWERS:
+            c, e = cloud.get(name), emulator.get(name)
+            if c and e and c != e:
+                self.learned[c] = e
+
+    def _learned(self, value):
+        for cloud, emulator in self.learned.items():
+            value = value.replace(cloud, emulator)
+        return value
+
+    def _learned_query(self, query):
+        """A snapshot's time or a version id in the query (`snapshot`, `sharesnapshot`,
+        `prevsnapshot`, `versionid`) as the emulator named it."""
+        if not query or not self.learned:
+            return query
+        out = []
+        for part in query.split("&"):
+            name, _, value = part.partition("=")
+            if name.lower() in LEARNED_QUERY and value:
+                plain = urllib.parse.unquote(value)
+                if plain in self.learned:
+                    value = urllib.parse.quote(self.learned[plain], safe="")
+                part = f"{name}={value}"
+            out.append(part)
+        return "&".join(out)
+
+    # -- URLs ------------------------------------------------------------------------------------
+    def _rewrite_url(self, value, default_account, delta):
+        """A cloud URL (a copy source) as the emulator's URL of the recording's account, its SAS
+        re-signed."""
+        m = CLOUD_URL.match(value.strip())
+        if not m:
+            return value
+        account, service, path, query = m.group(1), m.group(2), m.group(3) or "/", (m.group(4) or "")[1:]
+        account = account if account in self.accounts else default_account
+        local = self._local(account)
+        query = self._learned_query(query)
+        if query and is_sas(query):
+            query = resign_sas_query(service, local, account_key(local), path, query, delta)
+        return f"{self._base(service, account)}{path}" + (f"?{query}" if query else "")
+
+    def _as_cloud(self, text):
+        for recorded, local in self.accounts.items():
+            for service in ("blob", "file"):
+                text = text.replace(f"{self.endpoints[service]}/{local}",
+                                    f"https://{recorded}.{service}.core.windows.net")
+            text = text.replace(local, recorded)
+        return text
+
+    def _as_cloud_bytes(self, data):
+        if not data or not (data.lstrip(b"\xef\xbb\xbf").startswith(b"<")):
+            return data
+        return self._as_cloud(data.decode("utf-8", "replace")).encode("utf-8")
+
+
+def _shift_policy_times(body, delta):
+    """A stored access policy's Start and Expiry moved as the SAS times are."""
+    from .storage_signing import shifted_time
+
+    def moved(m):
+        return f"<{m.group(1)}>{shifted_time(m.group(2), delta) or m.group(2)}</{m.group(1)}>"
+    text = body.decode("utf-8", "replace")
+    return re.sub(r"<(Start|Expiry)>([^<]+)</\1>", moved, text).encode("utf-8")
+
+
+def replay_folder(folder, emulator_factory, selection=None, workers=4):
+    """[Answer] for every recording of folder (whose file name matches the selection glob),
+    against one emulator made by emulator_factory(extra_args)."""
+    import concurrent.futures
+    from .known import matches  # noqa: F401
+    from . import known
+    files = storage_exchanges.folder_files(folder)
+    label = os.path.basename(folder.rstrip("/"))
+    players = []
+    for number, path in enumerate(files):
+        name = f"{label}/{os.path.basename(path)}"
+        if selection and not known.matches(name, selection):
+            continue
+        players.append((number, path, name))
+    if not players:
+        return []
+    # The accounts come from the recordings; the player needs the endpoints to exist first.
+    loaded = [RecordingPlayer({"blob": "", "file": ""}, path, name, number) for number, path, name in players]
+    args = []
+    for p in loaded:
+        for account, key in p.local_accounts():
+            args += ["--account", f"{account}:{key}"]
+    with emulator_factory(args) as emu:
+        for p in loaded:
+            p.endpoints = {"blob": emu.endpoints["blob"], "file": emu.endpoints["file"]}
+            p.connections = Connections(p.endpoints)
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            results = list(pool.map(lambda p: p.run(), loaded))
+    return [a for r in results for a in r]
