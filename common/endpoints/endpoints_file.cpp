@@ -10,6 +10,8 @@ namespace bai::endpoints {
 void write(const std::filesystem::path& path, const Endpoints& e) {
     nlohmann::json doc = {{"arm", e.arm},     {"blob", e.blob},       {"file", e.file},
                           {"batch", e.batch}, {"ca_cert", e.ca_cert}, {"pid", e.pid}};
+    if (!e.proxy.empty()) doc["proxy"] = e.proxy;
+    if (!e.proxy_ca.empty()) doc["proxy_ca"] = e.proxy_ca;
     std::filesystem::path tmp = path;
     tmp += ".tmp";
     {
@@ -41,6 +43,8 @@ std::optional<Endpoints> read(const std::filesystem::path& path) {
     take("file", e.file);
     take("ca_cert", e.ca_cert);
     if (doc.contains("batch") && doc["batch"].is_string()) e.batch = doc["batch"].get<std::string>();
+    if (doc.contains("proxy") && doc["proxy"].is_string()) e.proxy = doc["proxy"].get<std::string>();
+    if (doc.contains("proxy_ca") && doc["proxy_ca"].is_string()) e.proxy_ca = doc["proxy_ca"].get<std::string>();
     if (doc.contains("pid") && doc["pid"].is_number_integer()) e.pid = doc["pid"].get<long>();
     return e;
 }

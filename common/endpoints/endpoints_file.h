@@ -14,6 +14,10 @@ struct Endpoints {
     std::string ca_cert;  // absolute path of the PEM that clients must trust for ARM
     long pid = 0;
     std::string batch;  // http://127.0.0.1:P, the Batch service (empty in files of older versions)
+    // http://127.0.0.1:P, the proxy front door for Azure's own host names, and the PEM of the CA
+    // that signs its certificates (both empty in files of older versions).
+    std::string proxy;
+    std::string proxy_ca;
 };
 
 inline constexpr const char* kFileName = "endpoints.json";

@@ -79,10 +79,13 @@ bool offers_tls(int fd, int seconds) {
 }
 
 thread_local bool tls_connection = false;
+thread_local std::string tunnel_authority_served;
 
 }  // namespace
 
 bool LeanListener::serving_tls() { return tls_connection; }
+
+const std::string& LeanListener::tunnel_authority() { return tunnel_authority_served; }
 
 // One accepted connection: what has been read of it and not yet consumed, and the writes.
 class Connection {
@@ -237,6 +240,13 @@ public:
             if (::recv(fd_, sink, sizeof sink, 0) <= 0) return;
         }
     }
+
+    // Whether bytes were read that no request has consumed yet.
+    bool has_unread() const { return end_ > read_; }
+    bool is_tls() const { return ssl_ != nullptr; }
+    int fd() const { return fd_; }
+    // The connection goes on in `ssl` (owned from now on): a tunnel's handshake has just run.
+    void start_tls(SSL* ssl) { ssl_ = ssl; }
 
     // Between requests: a buffer grown for a large body is given back.
     void release_if_empty() {
@@ -476,6 +486,7 @@ void LeanListener::serve(int fd) {
     SSL* ssl = nullptr;
     const bool use_tls = tls_ && (!tls_optional_ || offers_tls(fd, kHandshakeSeconds));
     tls_connection = use_tls;
+    tunnel_authority_served.clear();
     if (use_tls) {
         // A TLS read waits in poll() first too, but a record that arrives in pieces is read
         // inside SSL_read: this bounds that wait.
@@ -550,9 +561,10 @@ bool LeanListener::serve_one(Connection& connection) {
         write_response(connection, httplib::Request(), response, false);
         return false;
     }
+    auto started = std::chrono::steady_clock::now();
+    if (tunnel_opener_ && request.method == "CONNECT") return open_tunnel(connection, request, started);
     ++in_flight_;
     const QuickClientWait::Busy busy;
-    auto started = std::chrono::steady_clock::now();
     request.remote_addr = connection.remote_addr;
     request.remote_port = connection.remote_port;
     request.local_addr = connection.local_addr;
@@ -591,6 +603,42 @@ bool LeanListener::serve_one(Connection& connection) {
     --in_flight_;
     log_request(request, response.status, started);
     return sent && keep_alive;
+}
+
+bool LeanListener::open_tunnel(Connection& connection, const httplib::Request& request,
+                               std::chrono::steady_clock::time_point started) {
+    auto refuse = [&](httplib::Response refusal) {
+        write_response(connection, request, refusal, false);
+        log_request(request, refusal.status, started);
+        return false;
+    };
+    if (connection.is_tls()) {
+        httplib::Response nested;
+        nested.status = 400;
+        nested.set_content("A tunnel cannot be opened inside a tunnel or a TLS connection.\n", "text/plain");
+        return refuse(std::move(nested));
+    }
+    TunnelOpening opening = tunnel_opener_(request.target);
+    if (!opening.tls) return refuse(std::move(opening.refusal));
+    // A client that sent its handshake before it was answered has bytes here that the TLS
+    // handshake would never see: it is not served (no client waits for less than the answer).
+    if (connection.has_unread()) {
+        httplib::Response early;
+        early.status = 400;
+        early.set_content("The TLS handshake came before the tunnel was established.\n", "text/plain");
+        return refuse(std::move(early));
+    }
+    if (!connection.send_all("HTTP/1.1 200 Connection Established\r\n\r\n")) return false;
+    log_request(request, 200, started);
+    timeval timeout{kTransferSeconds, 0};
+    setsockopt(connection.fd(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    SSL* ssl = accept_tls(opening.tls.get(), connection.fd(),
+                          std::chrono::steady_clock::now() + std::chrono::seconds(kHandshakeSeconds));
+    if (ssl == nullptr) return false;
+    connection.start_tls(ssl);
+    tls_connection = true;
+    tunnel_authority_served = request.target;
+    return !stopping_;
 }
 
 void LeanListener::answer(httplib::Request& request, httplib::Response& response) {

@@ -52,6 +52,22 @@ public:
     // Whether the connection the calling thread serves is TLS (for a handler that writes URLs).
     static bool serving_tls();
 
+    // Makes this listener a proxy's (before start()): a CONNECT request, a client asking for a
+    // tunnel to the authority it names ("host:port"), is given to `opener`, which answers with
+    // either the TLS context to serve the tunnel with or a refusal. Opened, the tunnel is
+    // answered "200 Connection Established", the TLS handshake runs with this listener as the
+    // server, and the requests that come through it go to the handler with tunnel_authority()
+    // set. Refused, the refusal is sent and the connection closed. A listener without an opener
+    // hands CONNECT to its handler like any other method.
+    struct TunnelOpening {
+        TlsContext tls;              // null: refused
+        httplib::Response refusal;  // sent when refused
+    };
+    using TunnelOpener = std::function<TunnelOpening(const std::string& authority)>;
+    void open_tunnels(TunnelOpener opener) { tunnel_opener_ = std::move(opener); }
+    // The authority of the CONNECT whose tunnel the calling thread serves ("" when none).
+    static const std::string& tunnel_authority();
+
     // Answers a request handed over by this process, with no socket (a scenario's replay): on
     // the calling thread, as serve_one answers one read from a connection of this listener's (the
     // body, in request.body, is given to the handler as it would be read, its Content-Length set
@@ -80,6 +96,8 @@ private:
     void accept_loop();
     void serve(int fd);
     bool serve_one(Connection& connection);
+    // A CONNECT to a listener with a tunnel opener: whether the connection goes on (in the tunnel).
+    bool open_tunnel(Connection& connection, const httplib::Request& request, std::chrono::steady_clock::time_point started);
     // GET, HEAD and OPTIONS: handed to the handler with no reader.
     static bool bodiless(const httplib::Request& request);
     // The handler's answer to a request, whether a connection read it (serve_one) or it was
@@ -97,6 +115,7 @@ private:
     std::string health_body_;
     TlsContext tls_;
     bool tls_optional_ = false;
+    TunnelOpener tunnel_opener_;
     int listen_fd_ = -1;
     int port_ = -1;
     std::string error_;

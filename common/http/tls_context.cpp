@@ -8,13 +8,18 @@
 
 namespace bai::http {
 
-TlsContext make_server_tls(const std::string& certificate_pem, const std::string& private_key_pem) {
+TlsContext new_server_tls() {
     TlsContext context(SSL_CTX_new(TLS_server_method()), SSL_CTX_free);
     if (!context) throw std::runtime_error("cannot create a TLS context");
     SSL_CTX_set_min_proto_version(context.get(), TLS1_2_VERSION);
     SSL_CTX_set_options(context.get(), SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
     // Partial writes are continued by the writer; a moving buffer is fine (std::string reuse).
     SSL_CTX_set_mode(context.get(), SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    return context;
+}
+
+TlsContext make_server_tls(const std::string& certificate_pem, const std::string& private_key_pem) {
+    TlsContext context = new_server_tls();
     if (SSL_CTX_use_certificate_chain_file(context.get(), certificate_pem.c_str()) != 1) {
         throw std::runtime_error("cannot load the certificate " + certificate_pem);
     }

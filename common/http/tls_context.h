@@ -13,6 +13,10 @@ namespace bai::http {
 
 using TlsContext = std::shared_ptr<SSL_CTX>;
 
+// A server context with the settings every listener uses (TLS 1.2 and later, no compression or
+// renegotiation) and no certificate yet. Throws std::runtime_error when none can be made.
+TlsContext new_server_tls();
+
 // Throws std::runtime_error naming the file when the certificate or key cannot be used.
 TlsContext make_server_tls(const std::string& certificate_pem, const std::string& private_key_pem);
 

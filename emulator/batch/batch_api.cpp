@@ -1,6 +1,7 @@
 #include "emulator/batch/batch_api.h"
 
 #include "common/http/lean_listener.h"
+#include "common/http/proxied_host.h"
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
@@ -70,6 +71,8 @@ std::function<void(httplib::Request&)> BatchApi::path_rewrite() const {
 
 std::string BatchApi::base_url(const httplib::Request& req) const {
     std::string out = http::LeanListener::serving_tls() ? "https://" : "http://";
+    // Through the proxy front door, at the account's own host name: the cloud's URLs.
+    if (const std::string& host = http::proxied_host(); !host.empty()) return out + host;
     out += host_port_;
     if (std::string in_path = req.get_header_value(kPathAccountHeader); !in_path.empty()) out += "/" + in_path;
     return out;

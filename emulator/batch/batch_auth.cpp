@@ -1,5 +1,6 @@
 #include "emulator/batch/batch_auth.h"
 
+#include "common/http/proxied_host.h"
 #include "common/text/ascii.h"
 #include "emulator/batch/batch_error.h"
 #include "emulator/batch/batch_shared_key.h"
@@ -47,6 +48,11 @@ void take_account_from_path(httplib::Request& request, const BatchAccountRegistr
     for (auto it = request.headers.begin(); it != request.headers.end();) {
         it = text::iequals(it->first, kPathAccountHeader) ? request.headers.erase(it)
                                                           : std::next(it);
+    }
+    // ACCOUNT.REGION.batch.azure.com through the proxy front door: the account is the host's.
+    if (const std::string& host = http::proxied_host(); !host.empty()) {
+        request.headers.emplace(kPathAccountHeader, host.substr(0, host.find('.')));
+        return;
     }
     const std::string& path = request.path;
     if (path.size() < 2 || path[0] != '/') return;

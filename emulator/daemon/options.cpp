@@ -65,6 +65,8 @@ Options parse_options(const std::vector<std::string>& args) {
             o.file_port = parse_port(flag, value());
         } else if (flag == "--batch-port") {
             o.batch_port = parse_port(flag, value());
+        } else if (flag == "--proxy-port") {
+            o.proxy_port = parse_port(flag, value());
         } else if (flag == "--account") {
             o.accounts.push_back(storage::parse_account_flag(value()));
         } else if (flag == "--strict-auth" && !inline_value) {
@@ -169,7 +171,7 @@ Options parse_options(const std::vector<std::string>& args) {
 
 std::string usage() {
     return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
-           "                        [--file-port P] [--batch-port P] [--account NAME:KEY]...\n"
+           "                        [--file-port P] [--batch-port P] [--proxy-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--batch-application [ACCOUNT/]APP:VERSION=DIR]...\n"
            "                        [--service-principal ID:SECRET]...\n"
            "                        [--service-principal-cert ID:PEM]... [--strict-auth] [--debug FILE]\n"
@@ -189,6 +191,8 @@ std::string usage() {
            "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
            "  --file-port P      File service (default 10004; 0: any free port)\n"
            "  --batch-port P     the Azure Batch service (default 10447; 0: any free port)\n"
+           "  --proxy-port P     the proxy front door: HTTPS_PROXY for programs that use Azure's own\n"
+           "                     host names (default 10080; 0: any free port; `bai env` sets it up)\n"
            "  --account NAME:KEY an extra storage account with a base64 key (repeatable)\n"
            "                     (AZURITE_ACCOUNTS=NAME:KEY1[:KEY2];... adds accounts as Azurite does)\n"
            "  --batch-account NAME:KEY an extra Batch account with a base64 key (repeatable;\n"

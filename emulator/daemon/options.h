@@ -24,6 +24,7 @@ struct Options {
     int blob_port = 10000;
     int file_port = 10004;
     int batch_port = 10447;  // the Azure Batch service
+    int proxy_port = 10080;  // the proxy front door for Azure's host names
     std::vector<storage::Account> accounts;
     std::vector<batch::BatchAccount> batch_accounts;  // besides devbatchaccount1
     std::vector<batch::AppPackage> batch_applications;  // --batch-application

@@ -28,6 +28,8 @@
 #include "emulator/portal/portal_storage.h"
 #include "emulator/identity/token_service.h"
 #include "emulator/engine/local_engine.h"
+#include "emulator/proxy/proxy_ca.h"
+#include "emulator/proxy/proxy_front.h"
 #include "emulator/tls/self_signed_cert.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/blob/blob_service.h"
@@ -146,6 +148,10 @@ struct RunningEmulator::Parts {
     // listeners below serve them, so they are declared first and outlive them.
     http::Routes arm_routes;
     http::Routes batch_routes;
+    // The public cloud's sign-in authority (login.microsoftonline.com through the proxy front
+    // door) and the CA of the front door's certificates.
+    http::Routes sign_in_routes;
+    std::unique_ptr<proxy::ProxyCa> proxy_ca;
     std::vector<std::unique_ptr<http::Endpoint>> listeners;
     http::LeanListener* arm_listener = nullptr;  // one of listeners
     endpoints::Endpoints published;
@@ -344,33 +350,49 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     http::Endpoint& arm = *arm_listener;
     p->arm_listener = arm_listener.get();
     http::Endpoint& batch_listener = *batch_owned;
-    auto storage_listener = [&](const char* name, auto& service) {
-        return std::make_unique<http::LeanListener>(
-            name,
-            [&service](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
-                service->serve(req, res, body);
-            },
-            request_log);
+    auto storage_handler = [](auto& service) -> http::LeanListener::Handler {
+        return [&service](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
+            service->serve(req, res, body);
+        };
     };
-    auto blob_owned = storage_listener("blob", parts.blob_service);
-    auto file_owned = storage_listener("file", parts.file_service);
+    auto blob_owned = std::make_unique<http::LeanListener>("blob", storage_handler(parts.blob_service), request_log);
+    auto file_owned = std::make_unique<http::LeanListener>("file", storage_handler(parts.file_service), request_log);
     http::Endpoint& blob = *blob_owned;
     http::Endpoint& file = *file_owned;
+    // The proxy front door: Azure's host names, each served by the handler of its service's
+    // endpoint (the same checks of keys, SAS and tokens), the sign-in authority by routes of its own.
+    try {
+        p->proxy_ca = std::make_unique<proxy::ProxyCa>(p->location / "proxy");
+    } catch (const std::exception& e) {
+        throw StartError(std::string("proxy CA: ") + e.what());
+    }
+    auto proxy_owned = std::make_unique<http::LeanListener>(
+        "proxy",
+        proxy::proxy_handler({http::serve_routes(p->arm_routes, 64u << 20), http::serve_routes(p->sign_in_routes, 1u << 20),
+                              storage_handler(parts.blob_service), storage_handler(parts.file_service),
+                              http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite())}),
+        request_log);
+    proxy_owned->open_tunnels(proxy::tunnel_opener(*p->proxy_ca));
+    http::Endpoint& proxy_listener = *proxy_owned;
     p->listeners.push_back(std::move(arm_listener));
     p->listeners.push_back(std::move(blob_owned));
     p->listeners.push_back(std::move(file_owned));
     p->listeners.push_back(std::move(batch_owned));
+    p->listeners.push_back(std::move(proxy_owned));
 
     if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
     if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());
     if (!file.bind(options.host, options.file_port)) throw StartError(file.error());
     if (!batch_listener.bind(options.host, options.batch_port)) throw StartError(batch_listener.error());
+    if (!proxy_listener.bind(options.host, options.proxy_port)) throw StartError(proxy_listener.error());
 
     p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
                     url("http", options.host, file.port()), certificate.certificate.string(),
-                    static_cast<long>(::getpid()), url("http", options.host, batch_listener.port())};
+                    static_cast<long>(::getpid()), url("http", options.host, batch_listener.port()),
+                    url("http", options.host, proxy_listener.port()), p->proxy_ca->certificate_path().string()};
     add_endpoints_route(p->arm_routes, p->published);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
+    identity::add_identity_routes(p->sign_in_routes, *p->tokens, identity::kPublicAuthority);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
     if (!options.strict_auth) {
         const std::string portal_token = crypto::random_hex(16);
@@ -420,7 +442,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     for (auto& listener : p->listeners) listener->start();
     endpoints::write(p->location / endpoints::kFileName, p->published);
     log::info("listening: arm " + p->published.arm + ", blob " + p->published.blob + ", file " + p->published.file +
-              ", batch " + p->published.batch);
+              ", batch " + p->published.batch + ", proxy " + p->published.proxy);
     return std::unique_ptr<RunningEmulator>(new RunningEmulator(std::move(p)));
 }
 

@@ -40,6 +40,9 @@ struct TokenVerdict {
     nlohmann::json claims;  // when the signature held: the token's claims
 };
 
+// The public cloud's sign-in authority, as the proxy front door serves it.
+inline constexpr const char* kPublicAuthority = "https://login.microsoftonline.com";
+
 class TokenService {
 public:
     static constexpr std::chrono::seconds kLifetime{3599};

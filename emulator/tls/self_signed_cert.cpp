@@ -11,18 +11,10 @@
 #include <memory>
 #include <stdexcept>
 
-#include "common/crypto/owned.h"
+#include "emulator/tls/x509_building.h"
 
 namespace bai::tls {
 namespace {
-
-using PkeyPtr = crypto::Owned<EVP_PKEY, EVP_PKEY_free>;
-using X509Ptr = crypto::Owned<X509, X509_free>;
-using FilePtr = crypto::Owned<std::FILE, std::fclose>;
-
-[[noreturn]] void fail(const std::string& what) {
-    throw std::runtime_error("TLS certificate: " + what);
-}
 
 bool is_ip_address(const std::string& host) {
     ASN1_OCTET_STRING* ip = a2i_IPADDRESS(host.c_str());
@@ -31,50 +23,14 @@ bool is_ip_address(const std::string& host) {
     return true;
 }
 
-void add_extension(X509* cert, int nid, const std::string& value) {
-    X509V3_CTX ctx;
-    X509V3_set_ctx_nodb(&ctx);
-    X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
-    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
-    if (ext == nullptr) fail("cannot build extension " + value);
-    X509_add_ext(cert, ext, -1);
-    X509_EXTENSION_free(ext);
-}
-
-X509Ptr load_certificate(const std::filesystem::path& path) {
-    FilePtr file(std::fopen(path.c_str(), "r"));
-    if (!file) return nullptr;
-    return X509Ptr(PEM_read_X509(file.get(), nullptr, nullptr, nullptr));
-}
-
-void write_pem(const std::filesystem::path& path, mode_t mode, EVP_PKEY* key, X509* cert) {
-    std::filesystem::path tmp = path;
-    tmp += ".tmp";
-    FilePtr file(std::fopen(tmp.c_str(), "w"));
-    if (!file) fail("cannot write " + tmp.string());
-    ::chmod(tmp.c_str(), mode);
-    bool ok = key != nullptr
-                  ? PEM_write_PrivateKey(file.get(), key, nullptr, nullptr, 0, nullptr, nullptr)
-                  : PEM_write_X509(file.get(), cert);
-    if (!ok || std::fflush(file.get()) != 0) fail("cannot write " + tmp.string());
-    file.reset();
-    std::filesystem::rename(tmp, path);
-}
-
 void generate(const CertificateFiles& files, const std::string& host) {
     PkeyPtr key(EVP_EC_gen("P-256"));
     if (!key) fail("cannot generate an EC key");
 
     X509Ptr cert(X509_new());
     X509_set_version(cert.get(), 2);
-    unsigned char serial[16];
-    RAND_bytes(serial, sizeof serial);
-    serial[0] &= 0x7f;
-    BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
-    BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(cert.get()));
-    BN_free(bn);
-    X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(cert.get()), 10L * 365 * 24 * 3600);
+    set_random_serial(cert.get());
+    set_validity(cert.get(), 3600, 10L * 365 * 24 * 3600);
     X509_set_pubkey(cert.get(), key.get());
 
     X509_NAME* name = X509_get_subject_name(cert.get());
@@ -88,12 +44,12 @@ void generate(const CertificateFiles& files, const std::string& host) {
     }
     // A self-signed certificate that clients use as their trust anchor: it must be a CA, and
     // strict verifiers (Python 3.13's default) also want key usage and key identifiers.
-    add_extension(cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0");
-    add_extension(cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign");
-    add_extension(cert.get(), NID_ext_key_usage, "serverAuth");
-    add_extension(cert.get(), NID_subject_key_identifier, "hash");
-    add_extension(cert.get(), NID_authority_key_identifier, "keyid:always");
-    add_extension(cert.get(), NID_subject_alt_name, san);
+    add_extension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0");
+    add_extension(cert.get(), cert.get(), NID_key_usage, "critical,digitalSignature,keyCertSign");
+    add_extension(cert.get(), cert.get(), NID_ext_key_usage, "serverAuth");
+    add_extension(cert.get(), cert.get(), NID_subject_key_identifier, "hash");
+    add_extension(cert.get(), cert.get(), NID_authority_key_identifier, "keyid:always");
+    add_extension(cert.get(), cert.get(), NID_subject_alt_name, san);
 
     if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) fail("cannot sign");
     write_pem(files.private_key, 0600, key.get(), nullptr);

@@ -95,16 +95,18 @@ void verify_shared_key(const StorageRequest& r, const Account& account) {
     if (!r.has_header("x-ms-date") && !r.has_header("Date")) {
         authentication_failed("Request date header not specified (x-ms-date or Date).");
     }
-    std::vector<std::string> paths = {r.raw_path};
-    if (auto decoded = percent_decode(r.raw_path, false); decoded && *decoded != r.raw_path) {
-        paths.push_back(*decoded);
-    }
+    std::vector<std::string> paths;
+    auto add_path = [&](const std::string& path) {
+        paths.push_back(path);
+        if (auto decoded = percent_decode(path, false); decoded && *decoded != path) paths.push_back(*decoded);
+    };
+    // A host-style request was signed for the path it was sent with, which has no account (as
+    // the cloud checks it); a path-style one for its own path.
+    if (!r.host_style) add_path(r.raw_path);
     // A batch's part is signed for the path its request line gave, which has no account.
-    if (r.batch_part) {
+    if (r.batch_part || r.host_style) {
         const size_t after_account = r.raw_path.find('/', 1);
-        const std::string without = after_account == std::string::npos ? "/" : r.raw_path.substr(after_account);
-        paths.push_back(without);
-        if (auto decoded = percent_decode(without, false); decoded && *decoded != without) paths.push_back(*decoded);
+        add_path(after_account == std::string::npos ? "/" : r.raw_path.substr(after_account));
     }
     std::string first_string_to_sign;
     for (const std::string& path : paths) {

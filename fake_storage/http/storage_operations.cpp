@@ -5,12 +5,16 @@
 #include <charconv>
 
 #include "common/crypto/base64.h"
+#include "common/http/lean_listener.h"
+#include "common/http/proxied_host.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
 
 std::string service_endpoint(const StorageCall& call) {
+    // The cloud's own URL for a request that came to the account's host name (no trailing '/').
+    if (call.request.host_style) return (http::LeanListener::serving_tls() ? "https://" : "http://") + http::proxied_host();
     return "http://" + call.request.header("Host") + "/" + call.account.name + (call.request.secondary ? "-secondary" : "");
 }
 

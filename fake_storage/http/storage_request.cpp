@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/http/proxied_host.h"
 #include "common/text/ascii.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
@@ -37,6 +38,13 @@ StorageRequest parse_storage_request(const httplib::Request& http) {
     std::string_view query = question == std::string_view::npos ? "" : target.substr(question + 1);
     if (path.empty() || path[0] != '/') invalid_uri();
     r.raw_path = std::string(path);
+    // ACCOUNT[-secondary].SERVICE.core.windows.net (the front door checked the name): parsed as the
+    // path-style path it stands for.
+    if (const std::string& host = http::proxied_host(); !host.empty()) {
+        r.host_style = true;
+        r.raw_path = "/" + host.substr(0, host.find('.')) + r.raw_path;
+        path = r.raw_path;
+    }
 
     // /account[/container[/name...]]; the name keeps its own slashes (encoded or not).
     std::string_view rest = path.substr(1);

@@ -26,6 +26,10 @@ struct StorageRequest {
     bool secondary = false;  // addressed to ACCOUNT-secondary (account is the account's own name)
     // One request of a Blob batch: its path was sent without the account, and its client signed it so.
     bool batch_part = false;
+    // Addressed to ACCOUNT.blob|file.core.windows.net through the proxy front door: the account
+    // came from the host name, and raw_path (which starts with it, as for a path-style request)
+    // was sent, and signed, without it.
+    bool host_style = false;
 
     std::optional<std::string> param(const std::string& lower_name) const;
     bool has_param(const std::string& lower_name) const { return query.contains(lower_name); }
@@ -33,7 +37,8 @@ struct StorageRequest {
     bool has_header(const std::string& name) const;
 };
 
-// Splits `target` ("/acct/c/blob?x=1"). Throws StorageError 400 InvalidUri for targets that do
+// Splits `target` ("/acct/c/blob?x=1"; "/c/blob?x=1" with the account from http::proxied_host()
+// when the request came through the proxy front door). Throws StorageError 400 InvalidUri for targets that do
 // not decode (bad percent escapes, NUL, invalid UTF-8).
 StorageRequest parse_storage_request(const httplib::Request& http);
 

@@ -158,7 +158,7 @@ private:
     void start_emulator(const Where&) {
         std::vector<std::string> args{"--gpus", "none"};
         args.insert(args.end(), scenario_.emulator_args.begin(), scenario_.emulator_args.end());
-        for (const char* forced : {"--arm-port", "--blob-port", "--file-port", "--batch-port", "--lro-delay"}) args.insert(args.end(), {forced, "0"});
+        for (const char* forced : {"--arm-port", "--blob-port", "--file-port", "--batch-port", "--proxy-port", "--lro-delay"}) args.insert(args.end(), {forced, "0"});
         args.insert(args.end(), {"--location", options_.data_dir.string()});
         daemon::Options options;
         try {

@@ -15,6 +15,7 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
     EXPECT_EQ(o.blob_port, 10000);
     EXPECT_EQ(o.file_port, 10004);
     EXPECT_EQ(o.batch_port, 10447);
+    EXPECT_EQ(o.proxy_port, 10080);
     EXPECT_TRUE(o.batch_accounts.empty());
     EXPECT_FALSE(o.debug_log.has_value());
     EXPECT_EQ(o.gpus.kind, engine::GpuSource::Kind::automatic);
@@ -32,8 +33,9 @@ TEST(Options, ParsesEveryFlagInBothForms) {
     ASSERT_EQ(o.accounts.size(), 2u);
     EXPECT_EQ(o.accounts[1].name, "acct2");
     EXPECT_EQ(*o.debug_log, "/tmp/log");
-    Options b = parse_options({"--batch-port", "0", "--batch-account", "team1:a2V5", "--batch-account=team2:a2V5"});
+    Options b = parse_options({"--batch-port", "0", "--proxy-port", "0", "--batch-account", "team1:a2V5", "--batch-account=team2:a2V5"});
     EXPECT_EQ(b.batch_port, 0);
+    EXPECT_EQ(b.proxy_port, 0);
     ASSERT_EQ(b.batch_accounts.size(), 2u);
     EXPECT_EQ(b.batch_accounts[0].name, "team1");
     EXPECT_EQ(b.batch_accounts[1].key, "a2V5");

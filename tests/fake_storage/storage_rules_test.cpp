@@ -3,6 +3,7 @@
 
 #include "common/crypto/base64.h"
 #include "common/crypto/digest.h"
+#include "common/http/proxied_host.h"
 #include "fake_storage/auth/sas.h"
 #include "fake_storage/auth/shared_key.h"
 #include "fake_storage/engine/conditions.h"
@@ -126,6 +127,38 @@ TEST(SharedKey, AcceptsTheRightKeyAndRefusesOthers) {
     EXPECT_EQ(code_of([&] { verify_shared_key(r, account); }), "no error");
     account.key1 = account.key2 = crypto::base64_encode("another key");
     EXPECT_EQ(code_of([&] { verify_shared_key(r, account); }), "403 AuthenticationFailed");
+}
+
+TEST(SharedKey, AHostStyleRequestIsSignedForThePathItWasSentWith) {
+    // ACCOUNT.blob.core.windows.net through the proxy front door: the client signs "/ACCOUNT/c/b",
+    // not the path-style "/ACCOUNT/ACCOUNT/c/b".
+    Account account{"devstoreaccount1", std::string(kDevAccountKey), std::string(kDevAccountKey)};
+    const http::ProxiedHostScope host("devstoreaccount1.blob.core.windows.net");
+    auto http = make_request("GET", "/c/b%20x", {{"x-ms-date", "now"}, {"x-ms-version", "2021-06-08"}});
+    StorageRequest r = parse_storage_request(http);
+    EXPECT_TRUE(r.host_style);
+    EXPECT_EQ(r.account, "devstoreaccount1");
+    EXPECT_EQ(r.container, "c");
+    EXPECT_EQ(r.name, "b x");
+    auto sign = [&](const std::string& path) {
+        return crypto::base64_encode(crypto::hmac_sha256(*crypto::base64_decode(kDevAccountKey), shared_key_string_to_sign(r, path)));
+    };
+    http.headers.emplace("Authorization", "SharedKey devstoreaccount1:" + sign("/c/b%20x"));
+    EXPECT_EQ(code_of([&] { verify_shared_key(r, account); }), "no error");
+    // The path-style form of the same request is not what a host-style client signs.
+    http.headers.erase("Authorization");
+    http.headers.emplace("Authorization", "SharedKey devstoreaccount1:" + sign(r.raw_path));
+    EXPECT_EQ(code_of([&] { verify_shared_key(r, account); }), "403 AuthenticationFailed");
+}
+
+TEST(StorageRequest, TheSecondaryHostNamesTheAccountsSecondary) {
+    const http::ProxiedHostScope host("acct1-secondary.file.core.windows.net");
+    auto http = make_request("GET", "/share/dir/f?comp=list", {});
+    StorageRequest r = parse_storage_request(http);
+    EXPECT_EQ(r.account, "acct1-secondary");  // the endpoint takes -secondary off, as for a path-style URL
+    EXPECT_EQ(r.container, "share");
+    EXPECT_EQ(r.name, "dir/f");
+    EXPECT_EQ(r.raw_path, "/acct1-secondary/share/dir/f");
 }
 
 TEST(Sas, ServiceSasChecksSignatureTimePermissionAndScope) {

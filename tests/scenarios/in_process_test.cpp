@@ -26,7 +26,7 @@ protected:
     void SetUp() override {
         daemon::Options options;
         options.location = dir / "data";
-        options.arm_port = options.blob_port = options.file_port = options.batch_port = 0;
+        options.arm_port = options.blob_port = options.file_port = options.batch_port = options.proxy_port = 0;
         options.lro_delay_ms = 0;
         options.gpus = daemon::parse_options({"--gpus", "none"}).gpus;
         Scenario s = parse_scenario("workload train duration 3h prints \"done\"\n", "in-process.scenario");

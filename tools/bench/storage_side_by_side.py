@@ -80,7 +80,7 @@ class Server:
 def start_emulator(workdir, emulator=None, name="emulator"):
     location = os.path.join(workdir, name)
     server = Server([emulator or EMULATOR, "--location", location, "--arm-port", "0", "--blob-port", "0",
-                     "--file-port", "0", "--batch-port", "0"])
+                     "--file-port", "0", "--batch-port", "0", "--proxy-port", "0"])
     path = os.path.join(location, "endpoints.json")
     deadline = time.monotonic() + 30
     while not os.path.exists(path):
