@@ -43,6 +43,10 @@ void print_banner(const fs::path& location, const endpoints::Endpoints& e, const
     std::printf("  Blob            %s/%s\n", e.blob.c_str(), std::string(storage::kDevAccountName).c_str());
     std::printf("  File            %s/%s\n", e.file.c_str(), std::string(storage::kDevAccountName).c_str());
     std::printf("  Batch           %s   (account %s)\n", e.batch.c_str(), std::string(batch::kDevBatchAccountName).c_str());
+    if (!e.proxy.empty()) {
+        std::printf("  proxy           %s   (Azure's host names; trust %s; eval \"$(bai env)\")\n", e.proxy.c_str(),
+                    e.proxy_ca.c_str());
+    }
     std::printf("  sign-in         %s/adfs   (tenant %s)\n", e.arm.c_str(), identity::kTenantId);
     std::printf("                  service principal %s, secret %s\n", identity::kWellKnownClientId,
                 identity::kWellKnownClientSecret);
