@@ -407,6 +407,7 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
 
 void BlobService::list_containers(StorageCall& call) {
     ListOptions o = list_options(call.request);
+    o.max_results_asked = call.request.param("maxresults").has_value();
     ContainerListPage page = store_.list_containers(call.account.name, o);
     call.response.set_content(
         list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata"), store_.clock_now()),
@@ -506,6 +507,7 @@ void BlobService::lease_blob(StorageCall& call) {
 
 void BlobService::list_blobs(StorageCall& call) {
     ListOptions o = list_options(call.request);
+    o.max_results_asked = call.request.param("maxresults").has_value();
     o.snapshots = includes(call.request, "snapshots");
     o.uncommitted = includes(call.request, "uncommittedblobs");
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);

@@ -15,7 +15,7 @@ std::string paging(const ListOptions& o, bool with_delimiter) {
     std::string xml;
     if (!o.prefix.empty()) xml += element("Prefix", o.prefix);
     if (!o.marker.empty()) xml += element("Marker", o.marker);
-    xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
+    if (o.max_results_asked) xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
     if (with_delimiter && !o.delimiter.empty()) xml += element("Delimiter", o.delimiter);
     return xml;
 }

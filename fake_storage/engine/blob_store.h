@@ -195,6 +195,7 @@ struct ListOptions {
     std::string delimiter;
     std::string marker;
     int max_results = 5000;
+    bool max_results_asked = false;  // the service names MaxResults in a listing only when asked
     bool snapshots = false;    // List Blobs: include=snapshots
     bool uncommitted = false;  // include=uncommittedblobs: names with staged blocks only, too
     // What a mount's listing shows alone: each blob's name, size, times, and the metadata of

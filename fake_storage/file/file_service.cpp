@@ -92,7 +92,16 @@ bool has_content_headers(const StorageRequest& r) {
     return false;
 }
 
-void write_entry_headers(httplib::Response& res, const ShareEntry& e) {
+// x-ms-version at or after `date` (both YYYY-MM-DD): what the service answers depends on it.
+bool version_at_least(const StorageRequest& r, const char* date) {
+    return r.header("x-ms-version") >= date;
+}
+
+// A read answers whether the entry is stored encrypted (x-ms-server-encrypted), a write whether
+// what it wrote was (x-ms-request-server-encrypted).
+enum class Answering { read, write };
+
+void write_entry_headers(httplib::Response& res, const ShareEntry& e, Answering answering) {
     set_version_headers(res, e.etag, e.last_modified);
     res.set_header("x-ms-file-creation-time", time::format_iso8601(e.smb.creation_time));
     res.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
@@ -101,15 +110,23 @@ void write_entry_headers(httplib::Response& res, const ShareEntry& e) {
     res.set_header("x-ms-file-permission-key", kPermissionKey);
     res.set_header("x-ms-file-id", std::to_string(e.id));
     res.set_header("x-ms-file-parent-id", "0");
-    res.set_header("x-ms-request-server-encrypted", "true");
+    res.set_header(answering == Answering::read ? "x-ms-server-encrypted" : "x-ms-request-server-encrypted", "true");
 }
 
-void write_share_headers(httplib::Response& res, const ShareInfo& s) {
+// Access tiers came with 2019-12-12, share leases with 2020-02-10: older versions answer neither.
+void write_share_headers(httplib::Response& res, const ShareInfo& s, const StorageRequest& r) {
     set_version_headers(res, s.etag, s.last_modified);
     res.set_header("x-ms-share-quota", std::to_string(s.quota_gib));
-    res.set_header("x-ms-access-tier", "TransactionOptimized");
-    res.set_header("x-ms-lease-status", "unlocked");
-    res.set_header("x-ms-lease-state", "available");
+    res.set_header("x-ms-has-immutability-policy", "false");
+    res.set_header("x-ms-has-legal-hold", "false");
+    if (version_at_least(r, "2019-12-12")) {
+        res.set_header("x-ms-access-tier", "TransactionOptimized");
+        res.set_header("x-ms-access-tier-change-time", time::format_rfc1123(s.last_modified));
+    }
+    if (version_at_least(r, "2020-02-10")) {
+        res.set_header("x-ms-lease-status", "unlocked");
+        res.set_header("x-ms-lease-state", "available");
+    }
     write_metadata(res, s.metadata);
 }
 
@@ -226,7 +243,7 @@ Operation FileService::file_operation(const StorageRequest& r) {
         Operation o = op("PutRange", "w", &FileService::put_range);
         o.streams_body = true;
         o.max_body = kMaxRangeSize;
-        o.digest_body = r.has_header("Content-MD5");
+        o.digest_body = true;  // the service answers the range's Content-MD5, asked or not
         return o;
     }
     if ((m == "GET" || m == "HEAD") && comp.empty()) {
@@ -245,10 +262,11 @@ Operation FileService::file_operation(const StorageRequest& r) {
 
 void FileService::list_shares(StorageCall& call) {
     ListOptions o = list_options(call.request);
+    o.max_results_asked = call.request.param("maxresults").has_value();
     SharePage page = store_.list_shares(call.account.name, o);
-    call.response.set_content(
-        list_shares_xml(service_endpoint(call), o, page, includes(call.request, "metadata")),
-        "application/xml");
+    ListSharesShape shape{includes(call.request, "metadata"), version_at_least(call.request, "2019-12-12"),
+                          version_at_least(call.request, "2020-02-10")};
+    call.response.set_content(list_shares_xml(service_endpoint(call), o, page, shape), "application/xml");
 }
 
 void FileService::create_share(StorageCall& call) {
@@ -259,7 +277,7 @@ void FileService::create_share(StorageCall& call) {
 }
 
 void FileService::share_properties(StorageCall& call) {
-    write_share_headers(call.response, store_.get_share(call.account.name, call.request.container));
+    write_share_headers(call.response, store_.get_share(call.account.name, call.request.container), call.request);
 }
 
 void FileService::delete_share(StorageCall& call) {
@@ -294,13 +312,13 @@ void FileService::create_directory(StorageCall& call) {
     ShareEntry e = store_.create_directory(call.account.name, r.container, r.name,
                                            read_metadata(r), smb_update(r, true, true));
     call.response.status = 201;
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::directory_properties(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.get_directory(call.account.name, r.container, r.name);
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::read);
     write_metadata(call.response, e.metadata);
 }
 
@@ -313,21 +331,25 @@ void FileService::set_directory_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.set_directory_metadata(call.account.name, r.container, r.name, read_metadata(r));
     set_version_headers(call.response, e.etag, e.last_modified);
+    call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
 void FileService::set_directory_properties(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.set_directory_properties(call.account.name, r.container, r.name,
                                                    smb_update(r, true, false));
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::list_directory(StorageCall& call) {
     const StorageRequest& r = call.request;
     ListOptions o = list_options(r);
     o.delimiter.clear();
+    o.max_results_asked = r.param("maxresults").has_value();
     DirectoryPage page = store_.list_directory(call.account.name, r.container, r.name, o);
-    call.response.set_content(list_directory_xml(service_endpoint(call), r.container, r.name, o, page),
+    // File ids, SMB times, attributes and permission keys in listings came with 2020-04-08.
+    call.response.set_content(list_directory_xml(service_endpoint(call), r.container, r.name, o, page,
+                                                 version_at_least(r, "2020-04-08")),
                               "application/xml");
 }
 
@@ -341,7 +363,7 @@ void FileService::create_file(StorageCall& call) {
                                       file_content_settings(r), read_metadata(r),
                                       smb_update(r, false, true), write_conditions(call).create_new_only);
     call.response.status = 201;
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::put_range(StorageCall& call) {
@@ -358,10 +380,9 @@ void FileService::put_range(StorageCall& call) {
                  "HeaderName:Content-Length\nHeaderValue:" + std::to_string(call.content->size()) +
                      "\n(the body must be as long as the range)");
         }
-        if (r.has_header("Content-MD5")) {
-            check_content_md5(r, call.content->md5());
-            call.response.set_header("Content-MD5", r.header("Content-MD5"));
-        }
+        if (r.has_header("Content-MD5")) check_content_md5(r, call.content->md5());
+        call.response.set_header("Content-MD5", crypto::base64_encode(call.content->md5()));
+        call.response.set_header("x-ms-request-server-encrypted", "true");
         e = store_.put_range(call.account.name, r.container, r.name, range->first, *call.content);
     } else if (write == "clear") {
         if (call.content->size() != 0) invalid_header("Content-Length", std::to_string(call.content->size()));
@@ -373,23 +394,29 @@ void FileService::put_range(StorageCall& call) {
     }
     call.response.status = 201;
     set_version_headers(call.response, e.etag, e.last_modified);
-    call.response.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
-    call.response.set_header("x-ms-request-server-encrypted", "true");
+    // Put Range names the file's last write time from 2021-06-08 (x-ms-file-last-write-mode).
+    if (version_at_least(r, "2021-06-08")) {
+        call.response.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
+    }
 }
 
 void FileService::get_file(StorageCall& call) {
     const StorageRequest& r = call.request;
     auto file = std::make_shared<OpenFile>(store_.open_file(call.account.name, r.container, r.name));
     const ShareEntry& e = file->info;
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::read);
     write_metadata(call.response, e.metadata);
     call.response.set_header("x-ms-type", "File");
+    call.response.set_header("x-ms-lease-state", "available");
+    call.response.set_header("x-ms-lease-status", "unlocked");
     answer_with_content(r, call.response,
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {
                              return ::pread(file->fd, into, size, static_cast<off_t>(offset));
                          }},
                         "x-ms-content-md5");
+    // The service offers ranges on a download, not on Get File Properties.
+    if (r.method == "HEAD") call.response.headers.erase("Accept-Ranges");
 }
 
 void FileService::set_file_properties(StorageCall& call) {
@@ -399,13 +426,14 @@ void FileService::set_file_properties(StorageCall& call) {
     ShareEntry e = store_.set_file_properties(call.account.name, r.container, r.name,
                                               read_uint_header(r, "x-ms-content-length"), content,
                                               smb_update(r, false, false));
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::set_file_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.set_file_metadata(call.account.name, r.container, r.name, read_metadata(r));
     set_version_headers(call.response, e.etag, e.last_modified);
+    call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
 void FileService::get_file_metadata(StorageCall& call) {
@@ -451,7 +479,7 @@ void FileService::rename(StorageCall& call, bool directory) {
     o.smb = smb_update(r, directory, false);
     if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
     ShareEntry e = store_.rename(call.account.name, r.container, from, r.name, directory, o);
-    write_entry_headers(call.response, e);
+    write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::list_changes(StorageCall& call) {

@@ -15,25 +15,30 @@ std::string paging(const ListOptions& o) {
     std::string xml;
     if (!o.prefix.empty()) xml += element("Prefix", o.prefix);
     if (!o.marker.empty()) xml += element("Marker", o.marker);
-    xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
+    if (o.max_results_asked) xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
     return xml;
 }
 
 }  // namespace
 
 std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, const SharePage& page,
-                            bool include_metadata) {
+                            const ListSharesShape& shape) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       text::markup_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
     for (const ShareInfo& s : page.shares) {
         xml += "<Share>" + element("Name", s.name) + "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
         xml += element("Etag", s.etag);
+        if (shape.leases) xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>";
         xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
-        xml += "<AccessTier>TransactionOptimized</AccessTier><LeaseStatus>unlocked</LeaseStatus>"
-               "<LeaseState>available</LeaseState>";
+        if (shape.tiers) {
+            xml += "<AccessTier>TransactionOptimized</AccessTier>";
+            xml += element("AccessTierChangeTime", time::format_rfc1123(s.last_modified));
+            xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
+                   "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
+        }
         xml += "</Properties>";
-        if (include_metadata) xml += metadata_xml(s.metadata);
+        if (shape.metadata) xml += metadata_xml(s.metadata);
         xml += "</Share>";
     }
     return xml + "</Shares>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
@@ -41,24 +46,29 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
 
 std::string list_directory_xml(const std::string& endpoint, const std::string& share,
                                const std::string& directory_path, const ListOptions& o,
-                               const DirectoryPage& page) {
+                               const DirectoryPage& page, bool extended) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       text::markup_escape(endpoint) + "/\" ShareName=\"" + text::markup_escape(share) +
                       "\" DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging(o);
-    xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId><Entries>";
+    if (extended) xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId>";
+    xml += "<Entries>";
     for (const ShareEntry& e : page.entries) {
         const char* tag = e.is_dir ? "Directory" : "File";
-        xml += std::string("<") + tag + ">" + element("Name", e.name) +
-               "<FileId>" + std::to_string(e.id) + "</FileId><Properties>";
+        xml += std::string("<") + tag + ">" + element("Name", e.name);
+        if (extended) xml += "<FileId>" + std::to_string(e.id) + "</FileId>";
+        xml += "<Properties>";
         if (!e.is_dir) xml += "<Content-Length>" + std::to_string(e.size) + "</Content-Length>";
-        xml += element("CreationTime", time::format_iso8601(e.smb.creation_time));
-        xml += element("LastAccessTime", time::format_iso8601(e.smb.last_write_time));
-        xml += element("LastWriteTime", time::format_iso8601(e.smb.last_write_time));
-        xml += element("ChangeTime", time::format_iso8601(e.smb.change_time));
-        xml += element("Last-Modified", time::format_rfc1123(e.last_modified));
-        xml += element("Etag", e.etag);
-        xml += "</Properties>" + element("Attributes", e.smb.attributes) +
-               element("PermissionKey", kPermissionKey) + "</" + tag + ">";
+        if (extended) {
+            xml += element("CreationTime", time::format_iso8601(e.smb.creation_time));
+            xml += element("LastAccessTime", time::format_iso8601(e.smb.last_write_time));
+            xml += element("LastWriteTime", time::format_iso8601(e.smb.last_write_time));
+            xml += element("ChangeTime", time::format_iso8601(e.smb.change_time));
+            xml += element("Last-Modified", time::format_rfc1123(e.last_modified));
+            xml += element("Etag", e.etag);
+        }
+        xml += "</Properties>";
+        if (extended) xml += element("Attributes", e.smb.attributes) + element("PermissionKey", kPermissionKey);
+        xml += std::string("</") + tag + ">";
     }
     return xml + "</Entries>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
 }

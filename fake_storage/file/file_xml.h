@@ -7,11 +7,21 @@
 
 namespace bai::storage {
 
+// What a share listing holds besides names, by what was asked and by x-ms-version: a share's
+// properties grew with the versions.
+struct ListSharesShape {
+    bool metadata = false;  // include=metadata
+    bool tiers = true;      // 2019-12-12: AccessTier and its change time, the encryption scope
+    bool leases = true;     // 2020-02-10: LeaseStatus and LeaseState
+};
+
 std::string list_shares_xml(const std::string& service_endpoint, const ListOptions& options,
-                            const SharePage& page, bool include_metadata);
+                            const SharePage& page, const ListSharesShape& shape);
+// extended: each entry's FileId, SMB times, Attributes and PermissionKey and the DirectoryId
+// (2020-04-08); before, a name and a file's Content-Length.
 std::string list_directory_xml(const std::string& service_endpoint, const std::string& share,
                                const std::string& directory_path, const ListOptions& options,
-                               const DirectoryPage& page);
+                               const DirectoryPage& page, bool extended);
 std::string ranges_xml(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges);
 
 // The fixed permission key every file and directory reports (permissions are not modelled).

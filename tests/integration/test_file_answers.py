@@ -1,0 +1,139 @@
+"""The File service's answers as the cloud gives them at the x-ms-version a client sends: the
+headers of reads and writes, and the listings' shapes, as the Storage service's recordings show
+them (tests/integration/test_storage_replay.py replays those)."""
+import base64
+import hashlib
+import re
+import unittest
+
+from harness import DEV_ACCOUNT, StorageTestCase
+from raw_storage import RawClient
+
+OLD, TIERS, LEASES, EXTENDED, LAST_WRITE = "2019-02-02", "2019-12-12", "2020-02-10", "2020-04-08", "2021-06-08"
+
+
+class FileAnswers(StorageTestCase, unittest.TestCase):
+    def setUp(self):
+        self.share = self.id().rsplit(".", 1)[1].replace("_", "-")[:60].strip("-").lower()
+        self.assertEqual(self.client(OLD).request("PUT", self.path(), [("restype", "share")]).status, 201)
+        self.addCleanup(lambda: self.client(OLD).request("DELETE", self.path(), [("restype", "share")]))
+
+    def client(self, version):
+        return RawClient(self.endpoints["file"], version=version)
+
+    def path(self, name=""):
+        return f"/{DEV_ACCOUNT}/{self.share}" + (f"/{name}" if name else "")
+
+    def create_file(self, name, size, version=OLD):
+        r = self.client(version).request("PUT", self.path(name), headers={
+            "x-ms-type": "file", "x-ms-content-length": str(size), "x-ms-file-attributes": "none",
+            "x-ms-file-creation-time": "now", "x-ms-file-last-write-time": "now", "x-ms-file-permission": "Inherit"})
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(r.headers.get("x-ms-request-server-encrypted"), "true")
+        self.assertNotIn("x-ms-server-encrypted", r.headers)
+        return r
+
+    def put_range(self, name, data, version=OLD, headers=None):
+        return self.client(version).request("PUT", self.path(name), [("comp", "range")], body=data, headers={
+            "x-ms-write": "update", "x-ms-range": f"bytes=0-{len(data) - 1}", **(headers or {})})
+
+    def test_put_range_answers_the_ranges_md5_asked_or_not(self):
+        self.create_file("f", 1024)
+        data = b"a" * 512
+        r = self.put_range("f", data)
+        self.assertEqual(r.status, 201, r.body)
+        self.assertEqual(r.headers.get("content-md5"), base64.b64encode(hashlib.md5(data).digest()).decode())
+        self.assertEqual(r.headers.get("x-ms-request-server-encrypted"), "true")
+        wrong = base64.b64encode(hashlib.md5(b"b").digest()).decode()
+        self.assertEqual(self.put_range("f", data, headers={"Content-MD5": wrong}).code, "Md5Mismatch")
+
+    def test_put_range_names_the_last_write_time_from_2021_06_08(self):
+        self.create_file("f", 512)
+        self.assertNotIn("x-ms-file-last-write-time", self.put_range("f", b"a" * 512, OLD).headers)
+        self.assertIn("x-ms-file-last-write-time", self.put_range("f", b"a" * 512, LAST_WRITE).headers)
+
+    def test_clear_range_answers_no_encryption(self):
+        self.create_file("f", 512)
+        r = self.client(OLD).request("PUT", self.path("f"), [("comp", "range")],
+                                     headers={"x-ms-write": "clear", "x-ms-range": "bytes=0-511"})
+        self.assertEqual(r.status, 201, r.body)
+        self.assertNotIn("x-ms-request-server-encrypted", r.headers)
+        self.assertNotIn("content-md5", r.headers)
+
+    def test_reads_say_the_file_is_stored_encrypted_and_unleased(self):
+        self.create_file("f", 16)
+        for method in ("GET", "HEAD"):
+            r = self.client(OLD).request(method, self.path("f"))
+            self.assertEqual(r.status, 200, r.body)
+            self.assertEqual(r.headers.get("x-ms-server-encrypted"), "true", method)
+            self.assertNotIn("x-ms-request-server-encrypted", r.headers, method)
+            self.assertEqual((r.headers.get("x-ms-lease-state"), r.headers.get("x-ms-lease-status")),
+                             ("available", "unlocked"), method)
+        self.assertEqual(self.client(OLD).request("GET", self.path("f")).headers.get("accept-ranges"), "bytes")
+        self.assertNotIn("accept-ranges", self.client(OLD).request("HEAD", self.path("f")).headers)
+
+    def test_directory_reads_and_metadata_writes_say_encrypted(self):
+        d = self.client(OLD).request("PUT", self.path("d"), [("restype", "directory")], headers={
+            "x-ms-file-attributes": "none", "x-ms-file-creation-time": "now",
+            "x-ms-file-last-write-time": "now", "x-ms-file-permission": "Inherit"})
+        self.assertEqual(d.status, 201, d.body)
+        r = self.client(OLD).request("GET", self.path("d"), [("restype", "directory")])
+        self.assertEqual(r.headers.get("x-ms-server-encrypted"), "true")
+        self.assertNotIn("x-ms-request-server-encrypted", r.headers)
+        m = self.client(OLD).request("PUT", self.path("d"), [("restype", "directory"), ("comp", "metadata")],
+                                     headers={"x-ms-meta-a": "b"})
+        self.assertEqual(m.headers.get("x-ms-request-server-encrypted"), "true")
+        self.create_file("f", 0)
+        m = self.client(OLD).request("PUT", self.path("f"), [("comp", "metadata")], headers={"x-ms-meta-a": "b"})
+        self.assertEqual(m.headers.get("x-ms-request-server-encrypted"), "true")
+
+    def test_share_properties_by_version(self):
+        old = self.client(OLD).request("GET", self.path(), [("restype", "share")])
+        self.assertEqual((old.headers.get("x-ms-has-immutability-policy"), old.headers.get("x-ms-has-legal-hold")),
+                         ("false", "false"))
+        for name in ("x-ms-access-tier", "x-ms-lease-state", "x-ms-lease-status"):
+            self.assertNotIn(name, old.headers)
+        tiers = self.client(TIERS).request("GET", self.path(), [("restype", "share")])
+        self.assertEqual(tiers.headers.get("x-ms-access-tier"), "TransactionOptimized")
+        self.assertIn("x-ms-access-tier-change-time", tiers.headers)
+        self.assertNotIn("x-ms-lease-state", tiers.headers)
+        leases = self.client(LEASES).request("GET", self.path(), [("restype", "share")])
+        self.assertEqual((leases.headers.get("x-ms-lease-state"), leases.headers.get("x-ms-lease-status")),
+                         ("available", "unlocked"))
+
+    def list_shares(self, version, *query):
+        r = self.client(version).request("GET", f"/{DEV_ACCOUNT}/", [("comp", "list"), ("prefix", self.share), *query])
+        self.assertEqual(r.status, 200, r.body)
+        return r.body.decode()
+
+    def test_list_shares_shape_by_version_and_max_results_only_when_asked(self):
+        old = self.list_shares(OLD)
+        self.assertIn(f"<Name>{self.share}</Name>", old)
+        self.assertIn("<Quota>", old)
+        for element in ("LeaseStatus", "AccessTier", "DefaultEncryptionScope", "MaxResults"):
+            self.assertNotIn(f"<{element}>", old)
+        self.assertIn("<MaxResults>3</MaxResults>", self.list_shares(OLD, ("maxresults", "3")))
+        tiers = self.list_shares(TIERS)
+        self.assertIn("<AccessTier>TransactionOptimized</AccessTier>", tiers)
+        self.assertIn("<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>", tiers)
+        self.assertNotIn("<LeaseStatus>", tiers)
+        self.assertIn("<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>", self.list_shares(LEASES))
+
+    def test_directory_listing_extended_from_2020_04_08(self):
+        self.create_file("f", 3)
+        def listing(version):
+            r = self.client(version).request("GET", self.path(), [("restype", "directory"), ("comp", "list")])
+            self.assertEqual(r.status, 200, r.body)
+            return r.body.decode()
+        old = listing(OLD)
+        self.assertRegex(old, r"<File><Name>f</Name><Properties><Content-Length>3</Content-Length></Properties></File>")
+        for element in ("FileId", "DirectoryId", "Attributes", "PermissionKey", "CreationTime", "MaxResults"):
+            self.assertNotIn(f"<{element}>", old)
+        new = listing(EXTENDED)
+        for element in ("FileId", "DirectoryId", "Attributes", "PermissionKey", "CreationTime"):
+            self.assertIn(f"<{element}>", new)
+        self.assertTrue(re.search(r"<File><Name>f</Name><FileId>\d+</FileId>", new), new)
+
+
+if __name__ == "__main__":
+    unittest.main()
