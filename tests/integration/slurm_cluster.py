@@ -68,7 +68,7 @@ class SlurmCluster:
         """None when this machine can run the cluster, else why not."""
         missing = [c for c in COMMANDS if not shutil.which(c)]
         if missing:
-            return "needs " + ", ".join(missing) + " (tools/setup installs slurm-wlm and munge)"
+            return "needs " + ", ".join(missing) + " (tools/setup --test installs slurm-wlm and munge)"
         if os.geteuid() != 0:
             return "needs root (network and UTS namespaces, a bridge)"
         probe = self.tag + "p"

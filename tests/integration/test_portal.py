@@ -40,7 +40,7 @@ HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 
 
 
 @unittest.skipUnless(webdriver and CHROMIUM and DRIVER,
-                     "SKIPPED: needs chromium, chromium-driver and python3-selenium (tools/setup installs them)")
+                     "SKIPPED: needs chromium, chromium-driver and python3-selenium (tools/setup --test installs them)")
 class PortalTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -459,7 +459,7 @@ class SlurmNodesTest(unittest.TestCase):
         self.client.clusters.begin_delete(RG, WS, "kept").result()
         harness.wait_for(lambda: not self.holders(), timeout=60, interval=0.2, what="the holders cancelled")
 
-    @unittest.skipIf(importlib.util.find_spec("mpi4py") is None, "SKIPPED: python3-mpi4py is not installed (tools/setup installs it)")
+    @unittest.skipIf(importlib.util.find_spec("mpi4py") is None, "SKIPPED: python3-mpi4py is not installed (tools/setup --test installs it)")
     def test_e_mpi_and_horovod_jobs_span_the_hosts_of_an_auto_scaled_cluster(self):
         cluster = self.client.clusters.begin_create(RG, WS, "auto", m.ClusterCreateParameters(
             vm_size="STANDARD_D2",  # two cores: one node per host
