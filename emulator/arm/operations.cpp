@@ -262,12 +262,18 @@ std::string OperationTracker::results_path(const Operation& op) { return prefix(
 
 std::string OperationTracker::statuses_path(const Operation& op) { return prefix(op) + "/operationstatuses/" + op.id; }
 
+void OperationTracker::ask_back(httplib::Response& res) {
+    // Whole seconds (RFC 9110's delay-seconds); 1 is the least a client honours, since azure-core
+    // and msrest treat 0 as absent. The default --lro-delay (500 ms) is over by the first poll.
+    res.set_header("Retry-After", "1");
+}
+
 void OperationTracker::send_accepted(httplib::Response& res, const Operation& op, const std::string& base_url,
                                      bool async_header) {
     const std::string query = "?api-version=" + op.api_version;
     if (async_header) res.set_header("Azure-AsyncOperation", base_url + results_path(op) + query);
     res.set_header("Location", base_url + statuses_path(op) + query);
-    res.set_header("Retry-After", "1");
+    ask_back(res);
     res.status = 202;
     res.body.clear();  // no body and, as recorded, no Content-Type
 }

@@ -68,6 +68,10 @@ public:
     // The two polling URLs of an operation, after the base URL, without the query.
     static std::string results_path(const Operation& op);
     static std::string statuses_path(const Operation& op);
+    // Retry-After on every answer that tells a client to come back (the 202 and each poll while
+    // in progress): a client that finds none waits its own default, 30 s in azure-core and
+    // msrestazure (README, "Long-running operations").
+    static void ask_back(httplib::Response& res);
     // 202 with an empty body and the polling headers.
     static void send_accepted(httplib::Response& res, const Operation& op, const std::string& base_url,
                               bool async_header = true);

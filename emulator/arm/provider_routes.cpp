@@ -67,7 +67,9 @@ void add_provider_routes(Router& router, ArmContext& ctx) {
     router.add("GET", std::string(kOperationPath) + "/operationresults/{operationId}", Versions::any_dated,
                "Microsoft.BatchAI/locations/operationresults/read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, OperationTracker::document(require_operation(ctx, p), req.base_url));
+                   Operation op = require_operation(ctx, p);
+                   if (op.status == "InProgress") OperationTracker::ask_back(res);
+                   send_json(res, 200, OperationTracker::document(op, req.base_url));
                });
     // The Location URL: 202 while in progress (how Location polling learns it), then 200.
     router.add("GET", std::string(kOperationPath) + "/operationstatuses/{operationId}", Versions::any_dated,
@@ -77,7 +79,7 @@ void add_provider_routes(Router& router, ArmContext& ctx) {
                    if (op.status == "Failed") return send_json(res, 400, {{"error", op.error}});
                    if (op.status == "InProgress") {
                        res.set_header("Location", req.base_url + req.http.path + "?api-version=" + op.api_version);
-                       res.set_header("Retry-After", "1");
+                       OperationTracker::ask_back(res);
                    }
                    send_json(res, op.status == "InProgress" ? 202 : 200, OperationTracker::document(op, req.base_url));
                });

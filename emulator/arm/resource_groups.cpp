@@ -131,7 +131,7 @@ void delete_group(ArmContext& ctx, const ArmRequest& req, const Params& p, httpl
     res.status = 202;
     res.set_header("Location", req.base_url + "/subscriptions/" + p["subscriptionId"] + "/operationresults/" +
                                    deletion_token(op, p["resourceGroupName"]) + "?api-version=" + op.api_version);
-    res.set_header("Retry-After", "1");
+    OperationTracker::ask_back(res);
 }
 
 // GET of a deletion's Location: 202 while the group goes, then 200 with no body.
@@ -145,7 +145,7 @@ void poll_deletion(ArmContext& ctx, const ArmRequest& req, const Params& p, http
     if (op->status == "InProgress") {
         res.status = 202;
         res.set_header("Location", req.base_url + req.http.path + "?api-version=" + req.api_version());
-        res.set_header("Retry-After", "1");
+        OperationTracker::ask_back(res);
         return;
     }
     if (op->status == "Failed") return send_json(res, 400, {{"error", op->error}});

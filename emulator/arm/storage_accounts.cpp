@@ -161,7 +161,7 @@ void send_account_accepted(ArmContext& ctx, const ArmRequest& req, const Params&
     res.set_header("Location", req.base_url + "/subscriptions/" + op.subscription + "/providers/Microsoft.Storage/locations/" +
                                    text::percent_encode(location) + "/asyncoperations/" + op.id +
                                    "?monitor=true&api-version=" + op.api_version);
-    res.set_header("Retry-After", "1");
+    OperationTracker::ask_back(res);
     empty_text(res);
 }
 
@@ -401,7 +401,7 @@ void add_storage_account_routes(Router& router, ArmContext& ctx) {
                    if (op->status == "InProgress") {
                        res.status = 202;
                        res.set_header("Location", req.base_url + req.http.path + "?monitor=true&api-version=" + op->api_version);
-                       res.set_header("Retry-After", "1");
+                       OperationTracker::ask_back(res);
                        empty_text(res);
                        return;
                    }

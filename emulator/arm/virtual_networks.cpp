@@ -208,7 +208,8 @@ void begin_operation(ArmContext& ctx, const ArmRequest& req, const Params& p, co
                              text::percent_encode(location);
     res.set_header("Azure-AsyncOperation", base + "/operations/" + op.id + "?api-version=" + op.api_version);
     if (location_header) res.set_header("Location", base + "/operationResults/" + op.id + "?api-version=" + op.api_version);
-    res.set_header("Retry-After", "10");
+    // The Network provider asked back after 10 s; the emulator's operations end in --lro-delay.
+    OperationTracker::ask_back(res);
 }
 
 void put_network(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
@@ -360,6 +361,7 @@ void add_virtual_network_routes(Router& router, ArmContext& ctx) {
                        if (!op || op->provider != "Microsoft.Network" || !iequals(op->subscription, p["subscriptionId"])) {
                            throw CloudError(404, "NotFound", "Operation " + p["operationId"] + " not found.");
                        }
+                       if (op->status == "InProgress") OperationTracker::ask_back(res);
                        if (std::string(kind) == "operationResults") {
                            // The Location of a delete: 202 until it ends, then 204.
                            res.status = op->status == "InProgress" ? 202 : 204;
