@@ -1,6 +1,9 @@
 #include "emulator/arm/batch_accounts.h"
 
+#include <cctype>
+
 #include "common/crypto/random_id.h"
+#include "common/http/proxied_host.h"
 #include "common/time/timestamps.h"
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_ids.h"
@@ -29,8 +32,18 @@ batch::BatchAccount account_of(const nlohmann::json& stored) {
 // cloud's host name is the account's own (ACCOUNT.REGION.batch.azure.com) where the emulator's
 // Batch endpoint serves every account: HOST:PORT/ACCOUNT, which `az batch account login` turns
 // into https://HOST:PORT/ACCOUNT/ and the endpoint (plain HTTP and HTTPS on one port) takes apart.
+// Asked at management.azure.com through the proxy front door, the account's endpoint is the
+// cloud's own host name, which the front door serves.
 nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored) {
     nlohmann::json v = redacted(stored);
+    if (!http::proxied_host().empty()) {
+        std::string region;
+        for (char c : stored.value("location", std::string())) {
+            if (c != ' ') region += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        }
+        v["properties"]["accountEndpoint"] = stored["name"].get<std::string>() + "." + region + ".batch.azure.com";
+        return v;
+    }
     std::string endpoint = ctx.batch_endpoint;
     if (size_t scheme = endpoint.find("://"); scheme != std::string::npos) endpoint.erase(0, scheme + 3);
     v["properties"]["accountEndpoint"] = endpoint + "/" + stored["name"].get<std::string>();

@@ -1,6 +1,7 @@
 #include "emulator/arm/storage_accounts.h"
 
 #include "common/crypto/random_id.h"
+#include "common/http/proxied_host.h"
 #include "common/log/logger.h"
 #include "common/text/percent_encoding.h"
 #include "common/time/timestamps.h"
@@ -87,7 +88,14 @@ nlohmann::json view(const ArmContext& ctx, const nlohmann::json& stored, const s
     nlohmann::json v = redacted(stored);
     const std::string name = stored["name"];
     nlohmann::json& p = v["properties"];
-    p["primaryEndpoints"] = {{"blob", ctx.blob_endpoint + "/" + name + "/"}, {"file", ctx.file_endpoint + "/" + name + "/"}};
+    // Asked at management.azure.com through the proxy front door: the cloud's endpoints, which the
+    // front door serves; else the emulator's path-style ones.
+    if (!http::proxied_host().empty()) {
+        p["primaryEndpoints"] = {{"blob", "https://" + name + ".blob.core.windows.net/"},
+                                 {"file", "https://" + name + ".file.core.windows.net/"}};
+    } else {
+        p["primaryEndpoints"] = {{"blob", ctx.blob_endpoint + "/" + name + "/"}, {"file", ctx.file_endpoint + "/" + name + "/"}};
+    }
     const bool newer = api_version >= "2019-06-01";
     const nlohmann::json created = p.value("creationTime", nlohmann::json(""));
     nlohmann::json service{{"enabled", true}, {"lastEnabledTime", created}};

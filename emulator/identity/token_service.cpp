@@ -7,6 +7,7 @@
 
 #include "common/crypto/random_id.h"
 #include "emulator/identity/jwt_guard.h"
+#include "emulator/identity/user_sign_in.h"
 #include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
 #include "common/text/utf8.h"
@@ -28,15 +29,15 @@ std::string issuer(const std::string& base, const std::string& tenant) {
     throw SignInError{status, std::move(error), code, std::move(description)};
 }
 
-void require_tenant(const std::string& tenant) {
+}  // namespace
+
+void require_known_tenant(const std::string& tenant) {
     if (!known_tenant(tenant)) {
         refuse(400, "invalid_tenant", 90002,
                "Tenant '" + tenant + "' not found. Check to make sure you have the correct tenant ID and are signing into "
                "the correct cloud.");
     }
 }
-
-}  // namespace
 
 std::map<std::string, std::string> parse_form(const std::string& body) {
     std::map<std::string, std::string> fields;
@@ -89,9 +90,24 @@ const SigningKey& TokenService::key() const {
     return *key_;  // never replaced once made
 }
 
-nlohmann::json TokenService::openid_configuration(const std::string& base, const std::string& tenant) const {
-    require_tenant(tenant);
+nlohmann::json TokenService::openid_configuration(const std::string& base, const std::string& tenant, bool v2) const {
+    require_known_tenant(tenant);
     const std::string root = base + "/" + tenant;
+    if (v2) {  // as the cloud's v2.0 document names its endpoints
+        const std::string v2_issuer = base + "/" + std::string(kTenantId) + "/v2.0";
+        return {{"issuer", v2_issuer},
+                {"token_endpoint", root + "/oauth2/v2.0/token"},
+                {"authorization_endpoint", root + "/oauth2/v2.0/authorize"},
+                {"device_authorization_endpoint", root + "/oauth2/v2.0/devicecode"},
+                {"jwks_uri", root + "/discovery/v2.0/keys"},
+                {"token_endpoint_auth_methods_supported", {"client_secret_post", "private_key_jwt", "client_secret_basic"}},
+                {"response_types_supported", {"code", "id_token", "code id_token", "id_token token"}},
+                {"grant_types_supported", {"client_credentials", kDeviceCodeGrant, "refresh_token"}},
+                {"scopes_supported", {"openid", "profile", "email", "offline_access"}},
+                {"subject_types_supported", {"pairwise"}},
+                {"id_token_signing_alg_values_supported", {"RS256"}},
+                {"tenant_region_scope", "WW"}};
+    }
     return {{"issuer", issuer(base, tenant)},
             {"token_endpoint", root + "/oauth2/token"},
             {"authorization_endpoint", root + "/oauth2/authorize"},
@@ -99,7 +115,7 @@ nlohmann::json TokenService::openid_configuration(const std::string& base, const
             {"jwks_uri", root + "/discovery/keys"},
             {"token_endpoint_auth_methods_supported", {"client_secret_post", "client_secret_basic"}},
             {"response_types_supported", {"code", "id_token", "code id_token", "token id_token", "token"}},
-            {"grant_types_supported", {"client_credentials"}},
+            {"grant_types_supported", {"client_credentials", kDeviceCodeGrant, "refresh_token"}},
             {"subject_types_supported", {"pairwise"}},
             {"id_token_signing_alg_values_supported", {"RS256"}},
             {"access_token_issuer", issuer(base, tenant)},
@@ -107,6 +123,21 @@ nlohmann::json TokenService::openid_configuration(const std::string& base, const
 }
 
 nlohmann::json TokenService::keys() const { return {{"keys", {key().jwk}}}; }
+
+std::string TokenService::sign(const nlohmann::json& claims) const {
+    jwt::jwt_object token{jwt::params::algorithm("RS256"), jwt::params::secret(key().private_pem)};
+    for (const auto& [name, value] : claims.items()) {
+        if (value.is_string()) {
+            token.add_claim(name, value.get<std::string>());
+        } else if (value.is_number_integer()) {
+            token.add_claim(name, value.get<long long>());
+        } else {
+            throw std::invalid_argument("a claim of a signed token is a string or an integer: " + name);
+        }
+    }
+    token.header().add_header("kid", key().key_id);
+    return token.signature();
+}
 
 std::string TokenService::issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                                 const std::string& audience, std::chrono::system_clock::time_point now) const {
@@ -177,7 +208,7 @@ void check_assertion(const std::string& base, const std::string& tenant, const s
 
 nlohmann::json TokenService::grant(const std::string& base, const std::string& tenant,
                                    const std::map<std::string, std::string>& form) const {
-    require_tenant(tenant);
+    require_known_tenant(tenant);
     auto field = [&](const char* name) -> std::string {
         auto it = form.find(name);
         if (it == form.end() || it->second.empty()) {
@@ -187,10 +218,12 @@ nlohmann::json TokenService::grant(const std::string& base, const std::string& t
         return it->second;
     };
     const std::string grant_type = field("grant_type");
+    if (grant_type == kDeviceCodeGrant || grant_type == "refresh_token") return grant_for_user(*this, base, tenant, form);
     if (grant_type != "client_credentials") {
         refuse(400, "unsupported_grant_type", 70003,
                "The app requested an unsupported grant type '" + grant_type + "'. This emulator signs in service "
-               "principals with a client secret or a certificate (client_credentials) only.");
+               "principals with a client secret or a certificate (client_credentials), and its well-known user with "
+               "a device code (" + std::string(kDeviceCodeGrant) + ") and refresh tokens.");
     }
     const std::string client_id = field("client_id");
     // v2 clients ask for RESOURCE/.default; v1 clients name the resource.
@@ -279,11 +312,33 @@ void add_identity_routes(http::Routes& routes, const TokenService& service, cons
     // Tenants are GUIDs or names of letters: no slash, no dot.
     const std::string tenant = "/([A-Za-z0-9-]+)";
     for (const char* path : {"/.well-known/openid-configuration", "/v2.0/.well-known/openid-configuration"}) {
-        routes.Get(tenant + path, [&service, base, answer, guarded](const httplib::Request& req, httplib::Response& res) {
-            guarded([&](httplib::Response& r) { answer(r, 200, service.openid_configuration(base, req.matches[1])); },
+        const bool v2 = std::string_view(path).starts_with("/v2.0");
+        routes.Get(tenant + path, [&service, base, answer, guarded, v2](const httplib::Request& req, httplib::Response& res) {
+            guarded([&](httplib::Response& r) { answer(r, 200, service.openid_configuration(base, req.matches[1], v2)); },
                     res);
         });
     }
+    for (const char* path : {"/oauth2/devicecode", "/oauth2/v2.0/devicecode"}) {
+        routes.Post(tenant + path, [&service, base, answer, guarded](const httplib::Request& req, httplib::Response& res) {
+            guarded([&](httplib::Response& r) { answer(r, 200, start_device_flow(service, base, req.matches[1], parse_form(req.body))); },
+                    res);
+        });
+    }
+    // MSAL's instance discovery (which names the authority's aliases): the emulator's authority is
+    // every name of the public cloud's.
+    routes.Get(tenant + "/discovery/instance", [base, answer](const httplib::Request& req, httplib::Response& res) {
+        std::string host = base.substr(base.find("://") + 3);
+        const std::string tenant_name = req.matches[1];
+        answer(res, 200,
+               {{"tenant_discovery_endpoint", base + "/" + tenant_name + "/v2.0/.well-known/openid-configuration"},
+                {"api-version", "1.1"},
+                {"metadata",
+                 {{{"preferred_network", host},
+                   {"preferred_cache", host},
+                   {"aliases", host == "login.microsoftonline.com"
+                                   ? nlohmann::json{"login.microsoftonline.com", "login.windows.net", "login.microsoft.com", "sts.windows.net"}
+                                   : nlohmann::json{host}}}}}});
+    });
     for (const char* path : {"/discovery/keys", "/discovery/v2.0/keys"}) {
         routes.Get(tenant + path, [&service, answer](const httplib::Request&, httplib::Response& res) {
             answer(res, 200, service.keys());

@@ -29,6 +29,10 @@ struct SignInError {
     std::string description;
 };
 
+// Throws SignInError 400 invalid_tenant for a tenant other than the emulator's ("adfs", its id,
+// "organizations" or "common").
+void require_known_tenant(const std::string& tenant);
+
 // The fields of an application/x-www-form-urlencoded body (the first of a repeated name counts).
 // Throws SignInError 400 invalid_request for a malformed escape or a field that is not UTF-8.
 std::map<std::string, std::string> parse_form(const std::string& body);
@@ -54,15 +58,19 @@ public:
     TokenService(std::function<SigningKey()> make_key, ServicePrincipals principals);
 
     // The OpenID configuration of `tenant` ("adfs", the tenant id, "organizations" or "common") at
-    // `base` (the ARM endpoint's URL). Throws SignInError for another tenant.
-    nlohmann::json openid_configuration(const std::string& base, const std::string& tenant) const;
+    // `base` (the authority's URL), v1's or (`v2`) v2.0's endpoints. Throws SignInError for another tenant.
+    nlohmann::json openid_configuration(const std::string& base, const std::string& tenant, bool v2 = false) const;
     nlohmann::json keys() const;
-    // The token endpoint: `form` is the request's form fields. Throws SignInError.
+    // The token endpoint: `form` is the request's form fields: a service principal's client
+    // credentials, or a user's device code or refresh token (user_sign_in.h). Throws SignInError.
     nlohmann::json grant(const std::string& base, const std::string& tenant,
                          const std::map<std::string, std::string>& form) const;
     // A token for `principal` and `audience`, as grant() issues it (for tests and tools).
     std::string issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                       const std::string& audience, std::chrono::system_clock::time_point now) const;
+
+    // `claims` as a JWT signed with the service's key (RS256, its key id in the header).
+    std::string sign(const nlohmann::json& claims) const;
 
     // Whether `token` is one of this service's (RS256 with its key: no other algorithm), not
     // expired (nor used before its nbf; five minutes' leeway, as the cloud allows), for one of
@@ -81,8 +89,10 @@ private:
 };
 
 // GET /{tenant}/.well-known/openid-configuration (and /{tenant}/v2.0/...), POST
-// /{tenant}/oauth2/token and /{tenant}/oauth2/v2.0/token, GET /{tenant}/discovery/keys (and
-// /discovery/v2.0/keys): no bearer token needed. `base` is the ARM endpoint's URL.
+// /{tenant}/oauth2/token and /{tenant}/oauth2/v2.0/token, POST /{tenant}/oauth2/devicecode (and
+// v2.0's), GET /{tenant}/discovery/keys (and /discovery/v2.0/keys), GET /common/discovery/instance
+// (MSAL's instance discovery): no bearer token needed. `base` is the authority's URL (the ARM
+// endpoint's, or the public cloud's through the proxy front door).
 void add_identity_routes(http::Routes& routes, const TokenService& service, const std::string& base);
 
 }  // namespace bai::identity
