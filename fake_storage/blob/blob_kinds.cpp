@@ -12,6 +12,7 @@ namespace bai::storage {
 void BlobService::append_block(StorageCall& call) {
     const StorageRequest& r = call.request;
     check_transactional_checksums(r, *call.content, call.response);
+    answer_one_checksum(r, call.response);
     auto [blob, offset] = store_.append_block(call.account.name, r.container, r.name, *call.content,
                                               read_conditions(r), read_append_conditions(r));
     call.response.status = 201;
@@ -110,6 +111,7 @@ void BlobService::put_page(StorageCall& call) {
     BlobInfo blob;
     if (write == "update") {
         check_transactional_checksums(r, *call.content, call.response);
+        answer_one_checksum(r, call.response);
         if (call.content->size() != end - start) {
             fail(400, "InvalidHeaderValue",
                  "The value for one of the HTTP headers is not in the correct format.\nHeaderName:Content-Length\n"

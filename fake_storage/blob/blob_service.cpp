@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/crc64.h"
 #include "common/crypto/digest.h"
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
@@ -73,13 +74,23 @@ void write_lease_headers(httplib::Response& res, const Lease& lease, time::TimeP
     if (report.duration != nullptr) res.set_header("x-ms-lease-duration", report.duration);
 }
 
-void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoint now) {
+// sealing: x-ms-version 2019-12-12 or later, which brought sealed append blobs (older versions
+// are answered without x-ms-blob-sealed).
+}  // namespace
+
+void answer_one_checksum(const StorageRequest& r, httplib::Response& response) {
+    if (r.has_header("Content-MD5")) response.headers.erase("x-ms-content-crc64");
+}
+
+namespace {
+
+void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoint now, bool sealing) {
     set_version_headers(res, b.etag, b.last_modified);
     res.set_header("x-ms-creation-time", time::format_rfc1123(b.created));
     res.set_header("x-ms-blob-type", blob_type_name(b.type));
     if (b.type == BlobType::append) {
         res.set_header("x-ms-blob-committed-block-count", std::to_string(b.committed_block_count));
-        res.set_header("x-ms-blob-sealed", b.sealed ? "true" : "false");
+        if (sealing) res.set_header("x-ms-blob-sealed", b.sealed ? "true" : "false");
     }
     if (b.type == BlobType::page) res.set_header("x-ms-blob-sequence-number", std::to_string(b.sequence_number));
     write_lease_headers(res, b.lease, now);  // a snapshot's: never leased
@@ -337,7 +348,8 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
         Operation o = op("PutBlob", "cw", &BlobService::put_blob, true);
         o.streams_body = true;
         o.digest_body = true;
-        o.crc64_body = r.has_header("x-ms-content-crc64");
+        // A block blob's Put Blob answers the body's CRC64, asked or not.
+        o.crc64_body = r.has_header("x-ms-content-crc64") || text::iequals(r.header("x-ms-blob-type"), "BlockBlob");
         o.max_body = kMaxPutBlobSize;
         return o;
     }
@@ -567,7 +579,10 @@ void BlobService::put_blob(StorageCall& call) {
                                  read_metadata(r), write_conditions(call), traits);
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
-    if (*type == BlobType::block) call.response.set_header("Content-MD5", content.content_md5);
+    if (*type == BlobType::block) {
+        call.response.set_header("Content-MD5", content.content_md5);
+        call.response.set_header("x-ms-content-crc64", crypto::base64_encode(call.content->crc64()));
+    }
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
@@ -640,6 +655,7 @@ void BlobService::put_block(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string block_id = block_id_param(r);
     check_transactional_checksums(r, *call.content, call.response);
+    answer_one_checksum(r, call.response);
     store_.put_block(call.account.name, r.container, r.name, block_id, *call.content, read_conditions(r).lease_id);
     call.response.status = 201;
     call.response.set_header("x-ms-request-server-encrypted", "true");
@@ -654,6 +670,8 @@ void BlobService::put_block_list(StorageCall& call) {
                                        read_conditions(r));
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
+    // The CRC64 of the block list as sent (the service answers it for the request's body).
+    call.response.set_header("x-ms-content-crc64", crypto::base64_encode(crypto::crc64(call.body)));
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
@@ -687,7 +705,7 @@ void BlobService::get_blob(StorageCall& call) {
         fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
     }
     if (r.method == "GET") refuse_on_incremental_copy(b);  // its snapshots are what is read
-    write_blob_headers(call.response, b, store_.clock_now());
+    write_blob_headers(call.response, b, store_.clock_now(), r.header("x-ms-version") >= "2019-12-12");
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
         // Properties say whether the tier is inferred either way; listings only when it is.

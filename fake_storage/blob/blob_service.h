@@ -11,6 +11,10 @@
 
 namespace bai::storage {
 
+// Put Block, Append Block and Put Page answer one transactional checksum: the Content-MD5 the
+// client sent, else the body's CRC64 (never both, as the service answers).
+void answer_one_checksum(const StorageRequest& request, httplib::Response& response);
+
 class BlobService {
 public:
     BlobService(AccountRegistry& accounts, BlobStore& store, ContentFiles& files, ServiceSettings& settings);
