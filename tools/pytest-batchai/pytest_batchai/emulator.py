@@ -6,6 +6,7 @@ import re
 import shlex
 import shutil
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
@@ -90,8 +91,10 @@ class Emulator:
                     doc = json.load(f)
                 if doc.get("pid") == process.pid:
                     emulator.endpoints = doc
+                    break
             except (FileNotFoundError, json.JSONDecodeError):
-                time.sleep(0.02)
+                pass
+            time.sleep(0.02)
         return emulator
 
     @classmethod
@@ -105,10 +108,8 @@ class Emulator:
                 return cls(json.load(f))
         arm = named.rstrip("/")
         ca_cert = os.environ.get("BATCHAI_EMULATOR_CA_CERT", "")
-        context = None
-        if ca_cert:
-            import ssl
-            context = ssl.create_default_context(cafile=ca_cert)
+        # Without a certificate to trust, as bai does on loopback: unverified.
+        context = ssl.create_default_context(cafile=ca_cert) if ca_cert else ssl._create_unverified_context()
         with urllib.request.urlopen(arm + "/emulator/endpoints", timeout=10, context=context) as r:
             endpoints = json.load(r)
         endpoints["ca_cert"] = ca_cert
