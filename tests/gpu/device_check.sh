@@ -32,7 +32,7 @@ check "nvidia-smi's words read as NVML's GPUs, not skipped" grep -q "OK \] Slurm
 
 echo "== emulator with the machine's GPUs"
 data=$(mktemp -d /tmp/bai-gpu-XXXXXX)
-"$bin/batchai-emulator" --location "$data" --arm-port 0 --blob-port 0 --file-port 0 --batch-port 0 --proxy-port 0 --lro-delay 0 \
+BATCHAI_EMULATOR_POINTER=off "$bin/batchai-emulator" --location "$data" --arm-port 0 --blob-port 0 --file-port 0 --batch-port 0 --proxy-port 0 --lro-delay 0 \
   --gpus auto --container-runtime auto --image host-root=/ >"$out/emulator_stdout.txt" 2>"$out/emulator_stderr.txt" &
 emulator=$!
 for _ in $(seq 100); do [ -s "$data/endpoints.json" ] && break; sleep 0.1; done
