@@ -12,6 +12,7 @@ void write(const std::filesystem::path& path, const Endpoints& e) {
                           {"batch", e.batch}, {"ca_cert", e.ca_cert}, {"pid", e.pid}};
     if (!e.proxy.empty()) doc["proxy"] = e.proxy;
     if (!e.proxy_ca.empty()) doc["proxy_ca"] = e.proxy_ca;
+    if (!e.ca_bundle.empty()) doc["ca_bundle"] = e.ca_bundle;
     std::filesystem::path tmp = path;
     tmp += ".tmp";
     {
@@ -45,6 +46,7 @@ std::optional<Endpoints> read(const std::filesystem::path& path) {
     if (doc.contains("batch") && doc["batch"].is_string()) e.batch = doc["batch"].get<std::string>();
     if (doc.contains("proxy") && doc["proxy"].is_string()) e.proxy = doc["proxy"].get<std::string>();
     if (doc.contains("proxy_ca") && doc["proxy_ca"].is_string()) e.proxy_ca = doc["proxy_ca"].get<std::string>();
+    if (doc.contains("ca_bundle") && doc["ca_bundle"].is_string()) e.ca_bundle = doc["ca_bundle"].get<std::string>();
     if (doc.contains("pid") && doc["pid"].is_number_integer()) e.pid = doc["pid"].get<long>();
     return e;
 }

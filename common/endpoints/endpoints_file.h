@@ -18,6 +18,9 @@ struct Endpoints {
     // that signs its certificates (both empty in files of older versions).
     std::string proxy;
     std::string proxy_ca;
+    // The PEM bundle a client of the proxy trusts: the system's CAs, the proxy's CA and the ARM
+    // endpoint's certificate (REQUESTS_CA_BUNDLE for both ways in).
+    std::string ca_bundle;
 };
 
 inline constexpr const char* kFileName = "endpoints.json";

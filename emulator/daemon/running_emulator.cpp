@@ -103,7 +103,9 @@ void release_mounts(const fs::path& nodes_dir, const char* when) {
 
 // The emulator's own route on ARM: where the other endpoints are, for clients that know only ARM.
 void add_endpoints_route(http::Routes& server, const endpoints::Endpoints& e) {
-    std::string body = nlohmann::json{{"arm", e.arm}, {"blob", e.blob}, {"file", e.file}, {"batch", e.batch}}.dump();
+    std::string body = nlohmann::json{{"arm", e.arm},     {"blob", e.blob},         {"file", e.file},
+                                      {"batch", e.batch}, {"proxy", e.proxy},       {"proxy_ca", e.proxy_ca},
+                                      {"ca_bundle", e.ca_bundle}}.dump();
     server.Get("/emulator/endpoints", [body](const httplib::Request&, httplib::Response& res) {
         res.set_content(body, "application/json");
     });
@@ -390,6 +392,11 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                     url("http", options.host, file.port()), certificate.certificate.string(),
                     static_cast<long>(::getpid()), url("http", options.host, batch_listener.port()),
                     url("http", options.host, proxy_listener.port()), p->proxy_ca->certificate_path().string()};
+    try {
+        p->published.ca_bundle = proxy::write_trust_bundle(p->location / "proxy", *p->proxy_ca, certificate.certificate).string();
+    } catch (const std::exception& e) {
+        throw StartError(std::string("proxy CA bundle: ") + e.what());
+    }
     add_endpoints_route(p->arm_routes, p->published);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     identity::add_identity_routes(p->sign_in_routes, *p->tokens, identity::kPublicAuthority);

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include "common/text/ascii.h"
@@ -125,6 +127,37 @@ bool ca_may_sign(const std::string& host) {
         }
     }
     return false;
+}
+
+std::filesystem::path write_trust_bundle(const std::filesystem::path& dir, const ProxyCa& ca,
+                                         const std::filesystem::path& arm_certificate) {
+    auto read = [](const std::filesystem::path& path) {
+        std::ifstream in(path, std::ios::binary);
+        std::ostringstream text;
+        text << in.rdbuf();
+        std::string out = text.str();
+        if (!out.empty() && out.back() != '\n') out += '\n';
+        return out;
+    };
+    std::string bundle;
+    for (const char* system : {"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"}) {
+        if (std::filesystem::exists(system)) {
+            bundle = read(system);
+            break;
+        }
+    }
+    bundle += "# Batch AI Emulator proxy CA (Azure's host names through the proxy front door)\n" + ca.certificate_pem();
+    bundle += "# Batch AI Emulator ARM endpoint\n" + read(arm_certificate);
+    const std::filesystem::path path = dir / "ca-bundle.pem";
+    std::filesystem::path tmp = path;
+    tmp += ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << bundle;
+        if (!out.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, path);
+    return path;
 }
 
 ProxyCa::ProxyCa(const std::filesystem::path& dir, size_t cached_names)

@@ -58,6 +58,13 @@ private:
     std::unordered_map<std::string, std::list<std::pair<std::string, http::TlsContext>>::iterator> by_name_;
 };
 
+// Writes DIR/ca-bundle.pem (atomically): the system's CAs (the first of the usual bundle files that
+// exists), the proxy's CA and `arm_certificate`, so that one REQUESTS_CA_BUNDLE (SSL_CERT_FILE,
+// CURL_CA_BUNDLE, NODE_EXTRA_CA_CERTS) lets a client reach the cloud's other hosts as before, Azure's
+// through the proxy, and the ARM endpoint directly. Returns its path.
+std::filesystem::path write_trust_bundle(const std::filesystem::path& dir, const ProxyCa& ca,
+                                         const std::filesystem::path& arm_certificate);
+
 // Whether a certificate from this CA may name `host`: within kPermittedDnsNames, "localhost" or a
 // loopback address (what the name constraints allow; the front door serves fewer).
 bool ca_may_sign(const std::string& host);

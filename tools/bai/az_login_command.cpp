@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "emulator/identity/service_principals.h"
+#include "tools/bai/az_extension.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/endpoint_resolution.h"
 
@@ -90,7 +91,11 @@ int az_login(const TargetFlags& flags, const std::string& principal_flag) {
                "az login");
     std::fprintf(stderr, "az: cloud %s (ARM %s) active, signed in as %s, subscription %s\n", kEmulatorCloudName,
                  e.arm.c_str(), principal.client_id.c_str(), identity::kDefaultSubscriptionId);
-    std::printf("export REQUESTS_CA_BUNDLE=%s\n", e.ca_cert.c_str());
+    std::fprintf(stderr, "az: extension %s (the first releases' flat az batchai commands) in %s\n", kAzExtensionName,
+                 install_az_extension().c_str());
+    // The bundle (the system's CAs, the proxy's and the ARM endpoint's) where the emulator has one:
+    // az then reaches the emulator both ways, and other hosts as before.
+    std::printf("export REQUESTS_CA_BUNDLE=%s\n", (e.ca_bundle.empty() ? e.ca_cert : e.ca_bundle).c_str());
     return 0;
 }
 

@@ -74,6 +74,9 @@ void discover_storage_endpoints(endpoints::Endpoints& e) {
         e.blob = body.value("blob", "");
         e.file = body.value("file", "");
         e.batch = body.value("batch", "");
+        e.proxy = body.value("proxy", "");
+        e.proxy_ca = body.value("proxy_ca", "");
+        e.ca_bundle = body.value("ca_bundle", "");
     } catch (const std::exception&) {
     }
 }

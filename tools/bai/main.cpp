@@ -7,6 +7,7 @@
 #include "tools/bai/az_login_command.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/command_context.h"
+#include "tools/bai/env_command.h"
 #include "tools/bai/commands.h"
 #include "tools/bai/json_query.h"
 #include "tools/bai/status_command.h"
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     status->callback([&] { status_code = run_status(options.target); });
     add_configure_command(app, ctx);
     add_az_login_commands(app, options);
+    add_env_commands(app, options);
     add_workspace_commands(app, ctx);
     add_cluster_commands(app, ctx);
     add_job_commands(app, ctx);
