@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <jwt/jwt.hpp>
 
+#include "common/crypto/base64.h"
 #include "emulator/identity/service_principals.h"
 #include "emulator/identity/signing_key.h"
 #include "emulator/identity/token_service.h"
+#include "emulator/identity/user_sign_in.h"
 
 namespace bai::identity {
 namespace {
@@ -204,6 +206,64 @@ TEST_F(TokenServiceTest, VerifiesItsOwnTokensOnly) {
                                 "eyJhbGciOiJSUzI1NiJ9.\x80\x81.sig", "a~b.c+d.e/f", "a.b.c.d"}) {
         EXPECT_EQ(service.verify(garbage, arm).check, TokenCheck::invalid) << garbage;
     }
+}
+
+nlohmann::json claims_of(const std::string& token) {
+    const size_t first = token.find('.');
+    const std::string payload = token.substr(first + 1, token.find('.', first + 1) - first - 1);
+    std::string padded = payload;
+    for (char& c : padded) c = c == '-' ? '+' : c == '_' ? '/' : c;
+    while (padded.size() % 4 != 0) padded += '=';
+    return nlohmann::json::parse(*crypto::base64_decode(padded));
+}
+
+TEST_F(TokenServiceTest, ADeviceCodeSignsInTheWellKnownUserAtOnce) {
+    const std::string az = "04b07795-8ddb-461a-bbee-02f9e1bf7b46";
+    const std::string cloud = "https://login.microsoftonline.com";
+    nlohmann::json flow = start_device_flow(service, cloud, "organizations",
+                                            {{"client_id", az}, {"scope", "https://management.core.windows.net//.default offline_access openid profile"}});
+    EXPECT_EQ(flow["user_code"], "EMULATOR");
+    EXPECT_NE(flow["message"].get<std::string>().find(kWellKnownUserName), std::string::npos);
+    // MSAL redeems it without the scopes: those of the flow count.
+    nlohmann::json tokens = service.grant(cloud, "organizations",
+                                          {{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"device_code", flow["device_code"]},
+                                           {"client_info", "1"}});
+    const nlohmann::json access = claims_of(tokens["access_token"]);
+    EXPECT_EQ(access["aud"], "https://management.core.windows.net/");
+    EXPECT_EQ(access["upn"], kWellKnownUserName);
+    EXPECT_EQ(access["oid"], well_known_user_object_id());
+    EXPECT_EQ(access["tid"], kTenantId);
+    EXPECT_EQ(service.verify(tokens["access_token"], {"https://management.core.windows.net/"}).check, TokenCheck::valid);
+    const nlohmann::json id = claims_of(tokens["id_token"]);
+    EXPECT_EQ(id["aud"], az);
+    EXPECT_EQ(id["preferred_username"], kWellKnownUserName);
+    EXPECT_FALSE(tokens["client_info"].get<std::string>().empty());
+    // The refresh token gets a token for another resource, for the same client only.
+    nlohmann::json batch = service.grant(cloud, kTenantId,
+                                         {{"grant_type", "refresh_token"}, {"client_id", az}, {"refresh_token", tokens["refresh_token"]},
+                                          {"scope", "https://batch.core.windows.net//.default"}});
+    EXPECT_EQ(claims_of(batch["access_token"])["aud"], "https://batch.core.windows.net/");
+    auto refused = [&](std::map<std::string, std::string> fields) {
+        try {
+            service.grant(cloud, "organizations", fields);
+        } catch (const SignInError& e) {
+            return e.error;
+        }
+        return std::string("granted");
+    };
+    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", "another"}, {"refresh_token", tokens["refresh_token"]},
+                       {"scope", "x/.default"}}), "invalid_grant");
+    EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"device_code", tokens["access_token"]}}), "invalid_grant");
+    EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"device_code", "not.a.token"}}), "invalid_grant");
+    EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}}), "invalid_request");
+    // A v1 client (ADAL) names the resource and gets no id token.
+    nlohmann::json v1_flow = start_device_flow(service, cloud, kTenantId, {{"client_id", az}, {"resource", "https://management.core.windows.net/"}});
+    nlohmann::json v1 = service.grant(cloud, kTenantId, {{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"code", v1_flow["device_code"]},
+                                                         {"resource", "https://management.core.windows.net/"}});
+    EXPECT_EQ(v1["resource"], "https://management.core.windows.net/");
+    EXPECT_FALSE(v1.contains("id_token"));
+    EXPECT_EQ(service.openid_configuration(cloud, "organizations", true)["device_authorization_endpoint"],
+              cloud + "/organizations/oauth2/v2.0/devicecode");
 }
 
 TEST(TokenForm, DecodesFieldsAndRefusesBadEscapes) {
