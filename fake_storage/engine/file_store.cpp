@@ -81,10 +81,13 @@ ShareInfo FileStore::get_share(const std::string& account, const std::string& na
     return *s;
 }
 
-void FileStore::delete_share(const std::string& account, const std::string& name) {
+void FileStore::delete_share(const std::string& account, const std::string& name,
+                             const std::optional<std::string>& lease_id) {
     fs::path trash = files_.root() / "tmp" / ("share-" + crypto::random_hex(8));
     db_.transaction([&](db::Database& db) {
-        require_share(db, account, name);
+        auto s = find_share(db, account, name);
+        if (!s) share_not_found();
+        check_lease_for_write(s->lease, lease_id, time::now(), LeaseTarget::container);
         for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
                                 "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
                                 "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
@@ -121,20 +124,45 @@ ShareInfo FileStore::update_share(const std::string& account, const std::string&
 }
 
 ShareInfo FileStore::set_share_metadata(const std::string& account, const std::string& name,
-                                        const Metadata& metadata) {
-    return update_share(account, name, [&](ShareInfo& s) { s.metadata = metadata; });
+                                        const Metadata& metadata, const std::optional<std::string>& lease_id) {
+    return update_share(account, name, [&](ShareInfo& s) {
+        check_lease_if_named(s.lease, lease_id, time::now(), LeaseTarget::container);
+        s.metadata = metadata;
+    });
 }
 
 ShareInfo FileStore::set_share_quota(const std::string& account, const std::string& name,
-                                     std::int64_t quota_gib) {
-    return update_share(account, name, [&](ShareInfo& s) { s.quota_gib = quota_gib; });
+                                     std::int64_t quota_gib, const std::optional<std::string>& lease_id) {
+    return update_share(account, name, [&](ShareInfo& s) {
+        check_lease_if_named(s.lease, lease_id, time::now(), LeaseTarget::container);
+        s.quota_gib = quota_gib;
+    });
+}
+
+std::pair<LeaseOutcome, ShareInfo> FileStore::lease_share(const std::string& account, const std::string& name,
+                                                          const LeaseRequest& request) {
+    std::pair<LeaseOutcome, ShareInfo> out;
+    const std::string new_id = crypto::uuid4();
+    db_.transaction([&](db::Database& db) {
+        auto s = find_share(db, account, name);
+        if (!s) share_not_found();
+        out.first = apply_lease(s->lease, request, time::now(), new_id);
+        s->lease = out.first.lease;
+        db.prepare("UPDATE shares SET lease = ?3 WHERE account = ?1 AND name = ?2")
+            .bind(1, account)
+            .bind(2, name)
+            .bind(3, lease_to_json(s->lease))
+            .run();
+        out.second = *s;
+    });
+    return out;
 }
 
 SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {
     SharePage page;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
-            "SELECT name, etag, last_modified, metadata, quota FROM shares WHERE account = ?1"
+            "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1"
             " AND name >= ?2 AND name < ?3 ORDER BY name LIMIT ?4");
         q.bind(1, account).bind(2, std::max(o.marker, o.prefix)).bind(3, o.prefix + "\xFF").bind(
             4, o.max_results + 1);

@@ -15,6 +15,7 @@
 #include <set>
 #include <mutex>
 #include <optional>
+#include <utility>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ struct ShareInfo {
     time::TimePoint last_modified;
     Metadata metadata;
     std::int64_t quota_gib = 5120;
+    Lease lease;  // Lease Share's (x-ms-version 2020-02-10)
 };
 
 struct SmbProperties {
@@ -94,11 +96,18 @@ public:
     ShareInfo create_share(const std::string& account, const std::string& name,
                            std::optional<std::int64_t> quota_gib, const Metadata& metadata);
     ShareInfo get_share(const std::string& account, const std::string& name);
-    void delete_share(const std::string& account, const std::string& name);
+    // A leased share is deleted only with its lease id (412 LeaseIdMissing, ...); an id where
+    // none is held is 412 LeaseNotPresentWithContainerOperation, as for a container.
+    void delete_share(const std::string& account, const std::string& name,
+                      const std::optional<std::string>& lease_id = std::nullopt);
+    // The share's properties change only where a lease id given is the held lease's.
     ShareInfo set_share_metadata(const std::string& account, const std::string& name,
-                                 const Metadata& metadata);
+                                 const Metadata& metadata, const std::optional<std::string>& lease_id = std::nullopt);
     ShareInfo set_share_quota(const std::string& account, const std::string& name,
-                              std::int64_t quota_gib);
+                              std::int64_t quota_gib, const std::optional<std::string>& lease_id = std::nullopt);
+    // Lease Share: the lease state machine of lease.h on the share (no new ETag).
+    std::pair<LeaseOutcome, ShareInfo> lease_share(const std::string& account, const std::string& name,
+                                                   const LeaseRequest& request);
     SharePage list_shares(const std::string& account, const ListOptions& options);
     std::uint64_t share_usage(const std::string& account, const std::string& name);
 

@@ -48,13 +48,14 @@ ShareInfo read_share(db::Statement& q) {
     s.last_modified = time::from_ticks(q.column_int(2));
     s.metadata = metadata_from_json(q.column_text(3));
     s.quota_gib = q.column_int(4);
+    s.lease = lease_from_json(q.column_text(5));
     return s;
 }
 
 std::optional<ShareInfo> find_share(db::Database& db, const std::string& account,
                                     const std::string& name) {
     auto q = db.prepare(
-        "SELECT name, etag, last_modified, metadata, quota FROM shares WHERE account = ?1 AND name = ?2");
+        "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1 AND name = ?2");
     q.bind(1, account).bind(2, name);
     if (!q.step()) return std::nullopt;
     return read_share(q);

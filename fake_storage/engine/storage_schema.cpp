@@ -125,6 +125,10 @@ CREATE INDEX page_ranges_by_content ON page_ranges(content_id) WHERE content_id 
         db::Migration{9, R"sql(
 ALTER TABLE containers ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
 )sql"},
+        // Leases on shares (lease.h's JSON; '' for none).
+        db::Migration{10, R"sql(
+ALTER TABLE shares ADD COLUMN lease TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

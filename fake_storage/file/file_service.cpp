@@ -10,6 +10,7 @@
 #include "fake_storage/http/change_feed.h"
 #include "fake_storage/file/rename_source.h"
 #include "fake_storage/http/content_response.h"
+#include "fake_storage/http/lease_headers.h"
 #include "fake_storage/http/storage_headers.h"
 #include "fake_storage/http/storage_operations.h"
 
@@ -92,6 +93,11 @@ bool has_content_headers(const StorageRequest& r) {
     return false;
 }
 
+std::optional<std::string> lease_id(const StorageRequest& r) {
+    if (!r.has_header("x-ms-lease-id")) return std::nullopt;
+    return r.header("x-ms-lease-id");
+}
+
 // x-ms-version at or after `date` (both YYYY-MM-DD): what the service answers depends on it.
 bool version_at_least(const StorageRequest& r, const char* date) {
     return r.header("x-ms-version") >= date;
@@ -123,10 +129,7 @@ void write_share_headers(httplib::Response& res, const ShareInfo& s, const Stora
         res.set_header("x-ms-access-tier", "TransactionOptimized");
         res.set_header("x-ms-access-tier-change-time", time::format_rfc1123(s.last_modified));
     }
-    if (version_at_least(r, "2020-02-10")) {
-        res.set_header("x-ms-lease-status", "unlocked");
-        res.set_header("x-ms-lease-state", "available");
-    }
+    if (version_at_least(r, "2020-02-10")) write_lease_headers(res, s.lease, time::now());
     write_metadata(res, s.metadata);
 }
 
@@ -189,6 +192,7 @@ Operation FileService::share_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "metadata") return op("SetShareMetadata", "w", &FileService::set_share_metadata);
     if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
     if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
+    if (m == "PUT" && comp == "lease") return op("LeaseShare", "w", &FileService::lease_share);
     if (m == "GET" && comp == kChangesComp) {  // authorized as List Directories and Files
         return Operation{"ListChanges",
                          {SasService::file, r.container, "", {ResourceLevel::container, "l", "l", ServiceSasScope::container, false}},
@@ -265,7 +269,7 @@ void FileService::list_shares(StorageCall& call) {
     o.max_results_asked = call.request.param("maxresults").has_value();
     SharePage page = store_.list_shares(call.account.name, o);
     ListSharesShape shape{includes(call.request, "metadata"), version_at_least(call.request, "2019-12-12"),
-                          version_at_least(call.request, "2020-02-10")};
+                          version_at_least(call.request, "2020-02-10"), time::now()};
     call.response.set_content(list_shares_xml(service_endpoint(call), o, page, shape), "application/xml");
 }
 
@@ -277,25 +281,33 @@ void FileService::create_share(StorageCall& call) {
 }
 
 void FileService::share_properties(StorageCall& call) {
-    write_share_headers(call.response, store_.get_share(call.account.name, call.request.container), call.request);
+    ShareInfo s = store_.get_share(call.account.name, call.request.container);
+    check_lease_if_named(s.lease, lease_id(call.request), time::now(), LeaseTarget::container);
+    write_share_headers(call.response, s, call.request);
 }
 
 void FileService::delete_share(StorageCall& call) {
-    store_.delete_share(call.account.name, call.request.container);
+    store_.delete_share(call.account.name, call.request.container, lease_id(call.request));
     call.response.status = 202;
 }
 
 void FileService::set_share_metadata(StorageCall& call) {
     ShareInfo s = store_.set_share_metadata(call.account.name, call.request.container,
-                                            read_metadata(call.request));
+                                            read_metadata(call.request), lease_id(call.request));
     set_version_headers(call.response, s.etag, s.last_modified);
 }
 
 void FileService::set_share_properties(StorageCall& call) {
     auto quota = quota_header(call.request);
-    ShareInfo s = quota ? store_.set_share_quota(call.account.name, call.request.container, *quota)
+    ShareInfo s = quota ? store_.set_share_quota(call.account.name, call.request.container, *quota,
+                                                 lease_id(call.request))
                         : store_.get_share(call.account.name, call.request.container);
     set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::lease_share(StorageCall& call) {
+    auto [outcome, s] = store_.lease_share(call.account.name, call.request.container, lease_request(call.request));
+    write_lease_outcome(call.response, outcome, s.etag, s.last_modified);
 }
 
 void FileService::share_stats(StorageCall& call) {

@@ -29,7 +29,12 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         xml += "<Share>" + element("Name", s.name) + "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
         xml += element("Etag", s.etag);
-        if (shape.leases) xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>available</LeaseState>";
+        if (shape.leases) {
+            const LeaseReport lease = report_lease(s.lease, shape.now);
+            xml += std::string("<LeaseStatus>") + lease.status + "</LeaseStatus><LeaseState>" + lease.state +
+                   "</LeaseState>";
+            if (lease.duration != nullptr) xml += std::string("<LeaseDuration>") + lease.duration + "</LeaseDuration>";
+        }
         xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
         if (shape.tiers) {
             xml += "<AccessTier>TransactionOptimized</AccessTier>";

@@ -12,7 +12,8 @@ namespace bai::storage {
 struct ListSharesShape {
     bool metadata = false;  // include=metadata
     bool tiers = true;      // 2019-12-12: AccessTier and its change time, the encryption scope
-    bool leases = true;     // 2020-02-10: LeaseStatus and LeaseState
+    bool leases = true;     // 2020-02-10: LeaseStatus, LeaseState and LeaseDuration
+    time::TimePoint now{};  // when the leases are reported
 };
 
 std::string list_shares_xml(const std::string& service_endpoint, const ListOptions& options,

@@ -134,6 +134,48 @@ class FileAnswers(StorageTestCase, unittest.TestCase):
             self.assertIn(f"<{element}>", new)
         self.assertTrue(re.search(r"<File><Name>f</Name><FileId>\d+</FileId>", new), new)
 
+    def lease(self, action, version=LEASES, **headers):
+        h = {"x-ms-lease-action": action, "x-ms-version": version}
+        h.update({k.replace("_", "-"): v for k, v in headers.items()})
+        return self.client(version).request("PUT", self.path(), [("restype", "share"), ("comp", "lease")], headers=h)
+
+    def test_a_leased_share_is_deleted_and_changed_only_with_its_lease(self):
+        proposed = "6d8bd6a4-3e6f-4b43-9b6a-7a9f9e3f3b11"
+        acquired = self.lease("acquire", x_ms_lease_duration="-1", x_ms_proposed_lease_id=proposed)
+        self.assertEqual(acquired.status, 201, acquired.body)
+        self.assertEqual(acquired.headers.get("x-ms-lease-id"), proposed)
+        props = self.client(LEASES).request("GET", self.path(), [("restype", "share")])
+        self.assertEqual((props.headers.get("x-ms-lease-state"), props.headers.get("x-ms-lease-status"),
+                          props.headers.get("x-ms-lease-duration")), ("leased", "locked", "infinite"))
+        self.assertIn("<LeaseStatus>locked</LeaseStatus><LeaseState>leased</LeaseState>"
+                      "<LeaseDuration>infinite</LeaseDuration>", self.list_shares(LEASES))
+        other = "00000000-0000-0000-0000-000000000001"
+        delete = lambda **h: self.client(LEASES).request("DELETE", self.path(), [("restype", "share")], headers=h)  # noqa: E731
+        self.assertEqual((delete().status, delete().code), (412, "LeaseIdMissing"))
+        refused = delete(**{"x-ms-lease-id": other})
+        self.assertEqual((refused.status, refused.code), (412, "LeaseIdMismatchWithContainerOperation"))
+        metadata = self.client(LEASES).request("PUT", self.path(), [("restype", "share"), ("comp", "metadata")],
+                                               headers={"x-ms-meta-a": "b", "x-ms-lease-id": other})
+        self.assertEqual((metadata.status, metadata.code), (412, "LeaseIdMismatchWithContainerOperation"))
+        self.assertEqual(self.client(LEASES).request("GET", self.path(), [("restype", "share")]).status, 200)
+        self.assertEqual(self.lease("acquire", x_ms_lease_duration="-1").code, "LeaseAlreadyPresent")
+        self.assertEqual(self.lease("release", x_ms_lease_id=proposed).status, 200)
+        self.assertEqual(delete(**{"x-ms-lease-id": proposed}).code, "LeaseNotPresentWithContainerOperation")
+        self.assertEqual(delete().status, 202)
+
+    def test_lease_share_bad_input(self):
+        self.assertEqual((self.lease("acquire", x_ms_lease_duration="10").status,
+                          self.lease("acquire", x_ms_lease_duration="10").code), (400, "InvalidHeaderValue"))
+        self.assertEqual(self.lease("acquire").code, "MissingRequiredHeader")
+        self.assertEqual(self.lease("grab", x_ms_lease_duration="-1").code, "InvalidHeaderValue")
+        self.assertEqual(self.lease("renew", x_ms_lease_id="00000000-0000-0000-0000-000000000001").code,
+                         "LeaseIdMismatchWithLeaseOperation")
+        missing = self.client(LEASES).request("PUT", f"/{DEV_ACCOUNT}/no-such-share", [("restype", "share"), ("comp", "lease")],
+                                              headers={"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"})
+        self.assertEqual((missing.status, missing.code), (404, "ShareNotFound"))
+        props = self.client(LEASES).request("GET", self.path(), [("restype", "share")])
+        self.assertEqual(props.headers.get("x-ms-lease-state"), "available")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -183,6 +183,19 @@ class RecordingPlayer:
                 first[key] = not ((creates and x.status == 201) or code in ("ShareNotFound", "ContainerNotFound")
                                   or code == "ContainerBeingDeleted")
         wanted = [key for key, existed in first.items() if existed]
+        # Leased by another test: listed as leased, or deleted with "LeaseIdMissing" by a recording
+        # that never leased it.
+        leased, leasing = set(), set()
+        for x in self.exchanges:
+            segments = [s for s in x.path.split("/") if s]
+            if len(segments) != 1:
+                continue
+            key = (x.service, x.account, urllib.parse.unquote(segments[0]))
+            if x.params().get("comp") == "lease":
+                leasing.add(key)
+            elif x.method == "DELETE" and key not in leasing and key in first and first[key] and \
+                    error_code(x.response_headers, x.response_body) == "LeaseIdMissing":
+                leased.add(key)
         for x in self.exchanges:
             if x.method != "GET" or x.path.strip("/") or x.params().get("comp") != "list" or x.status != 200:
                 continue
@@ -193,8 +206,11 @@ class RecordingPlayer:
             for item in root.iter("Share" if x.service == "file" else "Container"):
                 name = item.findtext("Name")
                 key = (x.service, x.account, name)
-                if name and key not in made and item.find("Snapshot") is None and key not in wanted:
-                    wanted.append(key)
+                if name and key not in made and item.find("Snapshot") is None:
+                    if key not in wanted:
+                        wanted.append(key)
+                    if item.findtext("Properties/LeaseState") == "leased":
+                        leased.add(key)
         for service, account, name in wanted:
             restype = "share" if service == "file" else "container"
             local = self._local(account)
@@ -202,6 +218,13 @@ class RecordingPlayer:
             r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype)])
             if r.status not in (201, 409):
                 raise RuntimeError(f"could not make {service} {name} of {account}: {r.status} {r.body[:200]}")
+            if (service, account, name) in leased:
+                # Another test's lease, held for ever (the recording's deletes of it are refused).
+                r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype), ("comp", "lease")],
+                                   headers={"x-ms-version": "2020-02-10", "x-ms-lease-action": "acquire",
+                                            "x-ms-lease-duration": "-1"})
+                if r.status != 201:
+                    raise RuntimeError(f"could not lease {service} {name} of {account}: {r.status} {r.body[:200]}")
 
     def _play(self, x):
         started = time.monotonic()
