@@ -69,7 +69,7 @@ class AzBatchAI(unittest.TestCase):
         # recipe's shares and a container.
         storage = StorageManagementClient(harness.StaticToken(), SUBSCRIPTION, base_url=cls.endpoints["arm"],
                                           connection_verify=cls.endpoints["ca_cert"], polling_interval=0.1)
-        for group in ("batchai.recipes", "commands", "refusals"):
+        for group in ("batchai.recipes", "commands", "refusals", "myResourceGroup"):
             harness.arm_call(cls.endpoints, "PUT", f"/subscriptions/{SUBSCRIPTION}/resourcegroups/{group}",
                              {"location": "eastus"}, api_version="2021-04-01").raise_for_status()
         storage.storage_accounts.begin_create("batchai.recipes", ACCOUNT, {
@@ -77,7 +77,7 @@ class AzBatchAI(unittest.TestCase):
         key = storage.storage_accounts.list_keys("batchai.recipes", ACCOUNT).keys[0].value
         conn = harness.connection_string(cls.endpoints, ACCOUNT, key)
         with ShareServiceClient.from_connection_string(conn) as shares:
-            for share in ("logs", "scripts", "data"):
+            for share in ("logs", "scripts", "data", "batchaiquickstart"):
                 shares.create_share(share)
             shares.get_share_client("scripts").create_directory("horovod")
             shares.get_share_client("scripts").get_file_client("horovod/tensorflow_mnist.py").upload_file(HOROVOD_SCRIPT)
@@ -135,12 +135,13 @@ class AzBatchAI(unittest.TestCase):
         self.assertEqual(r.status_code, status, r.text)
         return r.json() if r.text else None
 
-    def wait_arm(self, path, predicate, what, timeout=60):
+    def wait_arm(self, path, predicate, what, timeout=60, api_version="2018-05-01"):
         last = []
 
         def check():
-            r = harness.arm_call(self.endpoints, "GET", path)
-            last[:] = [r.text]
+            r = harness.arm_call(self.endpoints, "GET", path, api_version=api_version)
+            last[:] = [r.text + " " + harness.arm_call(self.endpoints, "GET", path.rsplit("/jobs/", 1)[0] + "/clusters",
+                                                       api_version=api_version).text]
             return predicate(r)  # not r: a 404 Response is falsy
         try:
             harness.wait_for(check, timeout=timeout, interval=0.1, what=what)
@@ -331,7 +332,7 @@ class AzBatchAI(unittest.TestCase):
 
     def test_configured_group_and_location(self):
         """`az configure --defaults`: the module takes the group (and the workspace's location from it);
-        it has no workspace default (its -w is required everywhere)."""
+        it has no workspace default (its -w is required everywhere): the extension's commands add it."""
         env = dict(self.env, AZURE_CONFIG_DIR=os.path.join(self.home, "az-defaults"))
         shutil.copytree(self.env["AZURE_CONFIG_DIR"], env["AZURE_CONFIG_DIR"])
         self.az("configure", "--defaults", "group=refusals", "location=westus2", env=env)
@@ -340,6 +341,14 @@ class AzBatchAI(unittest.TestCase):
         self.assertEqual(self.arm(workspace_path("refusals", "defaulted"))["location"], "westus2")
         listed = self.az("batchai", "workspace", "list", "--query", "[].name", "-o", "tsv", env=env).stdout
         self.assertIn("defaulted", listed.split())
+        # The module has no workspace default; with the extension, a line without -w goes to bai,
+        # which takes az's.
+        self.az("configure", "--defaults", "workspace=defaulted", env=env)
+        self.az("batchai", "cluster", "create", "-n", "viadefault", "-s", "Standard_D1", "-t", "0", "-u", "alice", "-p",
+                "Pass-word1", "-o", "none", env=env)
+        self.arm(workspace_path("refusals", "defaulted", "clusters", "viadefault"))
+        self.assertEqual(self.az("batchai", "cluster", "list", "--query", "[].name", "-o", "tsv", env=env).stdout,
+                         "viadefault\n")
 
     def test_bad_input(self):
         """Each refusal is az's `ERROR:` naming what is wrong, and leaves nothing behind."""
@@ -368,6 +377,48 @@ class AzBatchAI(unittest.TestCase):
         self.arm(workspace_path("refusals", "nowhere"), status=404)
         self.arm(workspace_path("refusals", "rws", "clusters", "c"), status=404)
         self.arm(workspace_path("refusals", "rws", "experiments", "exp", "jobs", "j"), status=404)
+
+    def test_first_tutorial_flat_lines_through_the_extension(self):
+        """The first releases' lines (no workspace: the 2017-09-01-preview API) as the quickstart
+        writes them, through the extension `bai az-login` installed."""
+        installed = os.path.join(self.env["AZURE_CONFIG_DIR"], "cliextensions", "batchai-flat")
+        self.assertTrue(os.path.isfile(os.path.join(installed, "azext_batchai_flat", "__init__.py")))
+        flat = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/myResourceGroup/providers/Microsoft.BatchAI"
+        preview = "2017-09-01-preview"
+        rg = ["--resource-group", "myResourceGroup"]
+        cluster = self.az_json("batchai", "cluster", "create", "--name", "mycluster", "--vm-size", "STANDARD_NC6",
+                               "--image", "UbuntuLTS", "--min", "1", "--max", "1", "--storage-account-name", ACCOUNT,
+                               "--afs-name", "batchaiquickstart", "--afs-mount-path", "azurefileshare",
+                               "--user-name", "azureuser", "--password", "Pass-word1", *rg, "--location", "eastus")
+        self.assertEqual((cluster["id"], cluster["vmSize"]), (flat + "/clusters/mycluster", "STANDARD_NC6"))
+        stored = harness.arm_call(self.endpoints, "GET", flat + "/clusters/mycluster", api_version=preview).json()
+        self.assertEqual(stored["properties"]["scaleSettings"]["manual"]["targetNodeCount"], 1)
+        self.assertEqual(stored["properties"]["nodeSetup"]["mountVolumes"]["azureFileShares"][0]["relativeMountPath"],
+                         "azurefileshare")
+        job_json = self.write("flat/job.json", {"properties": {
+            "nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_MOUNT_ROOT/azurefileshare",
+            "customToolkitSettings": {"commandLine": "echo Finished Epoch 1 >&2; echo trained"}}})
+        self.az("batchai", "job", "create", "--name", "myjob", "--cluster-name", "mycluster", *rg, "--config",
+                job_json, "-o", "none")
+        job_path = flat + "/jobs/myjob"
+
+        self.wait_arm(job_path, lambda r: r.json()["properties"]["executionState"].lower() in ("succeeded", "failed"),
+                      "myjob ends", api_version=preview)
+        files, streamed, clusters, jobs = self.parallel(
+            lambda: self.az("batchai", "job", "list-files", "--name", "myjob", "--output-directory-id", "stdouterr",
+                            *rg, "--query", "[].name", "-o", "tsv").stdout,
+            lambda: self.az("batchai", "job", "stream-file", "--job-name", "myjob", "--output-directory-id",
+                            "stdouterr", "--name", "stderr.txt", *rg).stdout,
+            lambda: self.az("batchai", "cluster", "list", *rg, "-o", "table").stdout,
+            lambda: self.az("batchai", "job", "list", *rg, "-o", "table").stdout)
+        self.assertLessEqual({"stderr.txt", "stdout.txt"}, set(files.split()))
+        self.assertEqual(streamed, "Finished Epoch 1\n")
+        self.assertRegex(clusters, r"\nmycluster\s+myResourceGroup\s+STANDARD_NC6\s+steady")
+        self.assertRegex(jobs, r"\nmyjob\s+myResourceGroup\s+mycluster\s+.*\s+succeeded\s+0")
+        self.az("batchai", "job", "delete", "--name", "myjob", *rg, "-y")
+        self.az("batchai", "cluster", "delete", "--name", "mycluster", *rg, "-y")
+        for path in (job_path, flat + "/clusters/mycluster"):
+            self.assertEqual(harness.arm_call(self.endpoints, "GET", path, api_version=preview).status_code, 404)
 
 
 if __name__ == "__main__":
