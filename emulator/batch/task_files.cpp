@@ -4,9 +4,11 @@
 #include <httplib.h>
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "common/http/loopback.h"
+#include "common/text/ascii.h"
 #include "common/text/percent_encoding.h"
 #include "fake_storage/http/storage_request.h"
 
@@ -23,6 +25,24 @@ struct Url {
     std::string query;  // without '?'
 };
 
+std::mutex local_blob_mutex;
+std::string local_blob_endpoint;  // http://127.0.0.1:P, once the emulator listens
+
+// https://ACCOUNT.blob.core.windows.net/CONTAINER?SAS, as a program written for the cloud names a
+// container, is the same container at the emulator's own Blob endpoint (path-style): a SAS signs
+// the account, container and blob, not the URL's shape.
+void to_local_endpoint(Url& u) {
+    static constexpr std::string_view kSuffix = ".blob.core.windows.net";
+    const std::string host = text::lower(u.base.substr(u.base.find("://") + 3));
+    if (host.size() <= kSuffix.size() || !host.ends_with(kSuffix)) return;
+    const std::string account = host.substr(0, host.size() - kSuffix.size());
+    if (account.find_first_of(".:@") != std::string::npos) return;
+    std::lock_guard lock(local_blob_mutex);
+    if (local_blob_endpoint.empty()) return;
+    u.base = local_blob_endpoint;
+    u.path = "/" + account + u.path;
+}
+
 std::optional<Url> split_url(const std::string& url) {
     size_t scheme = url.find("://");
     if (scheme == std::string::npos) return std::nullopt;
@@ -33,6 +53,7 @@ std::optional<Url> split_url(const std::string& url) {
     size_t question = rest.find('?');
     u.path = rest.substr(0, question);
     u.query = question == std::string::npos ? "" : rest.substr(question + 1);
+    to_local_endpoint(u);
     return u;
 }
 
@@ -152,6 +173,11 @@ std::vector<std::pair<fs::path, std::string>> match_files(const fs::path& base, 
 }
 
 }  // namespace
+
+void set_local_blob_endpoint(const std::string& url) {
+    std::lock_guard lock(local_blob_mutex);
+    local_blob_endpoint = url;
+}
 
 std::optional<json> download_resource_files(const json& task, const fs::path& wd) {
     for (const json& r : task.value("resourceFiles", json::array())) {

@@ -2,7 +2,9 @@
 // runs (httpUrl, or every blob of storageContainerUrl, optionally under blobPrefix), and
 // outputFiles uploaded after it, to the container SAS URL each names, when its uploadCondition
 // (taskSuccess, taskFailure, taskCompletion) holds. A failure is the task's failureInfo. Only
-// loopback hosts are reached (the emulator's own Blob endpoint, a server of the user's here).
+// loopback hosts are reached (the emulator's own Blob endpoint, a server of the user's here), and
+// the cloud's Blob host names (https://ACCOUNT.blob.core.windows.net/...), which stand for the
+// emulator's own Blob endpoint.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +12,10 @@
 #include <optional>
 
 namespace bai::batch {
+
+// Where the cloud's Blob host names are served on this machine (the emulator's Blob endpoint,
+// http://HOST:PORT): set by the daemon once it listens, for every Batch node of the process.
+void set_local_blob_endpoint(const std::string& url);
 
 // nullopt when every file is in place; else the failureInfo (category UserError).
 std::optional<nlohmann::json> download_resource_files(const nlohmann::json& task, const std::filesystem::path& wd);

@@ -15,6 +15,7 @@
 #include "common/version.h"
 #include "emulator/arm/arm_api.h"
 #include "emulator/batch/batch_api.h"
+#include "emulator/batch/task_files.h"
 #include "emulator/daemon/daemon_state.h"
 #include "emulator/daemon/data_dir_access.h"
 #include "emulator/daemon/data_dir_lock.h"
@@ -398,6 +399,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
         throw StartError(std::string("proxy CA bundle: ") + e.what());
     }
     add_endpoints_route(p->arm_routes, p->published);
+    batch::set_local_blob_endpoint(p->published.blob);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     identity::add_identity_routes(p->sign_in_routes, *p->tokens, identity::kPublicAuthority);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);
