@@ -660,7 +660,7 @@ void BlobService::get_blob(StorageCall& call) {
         fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
     }
     if (r.method == "GET") refuse_on_incremental_copy(b);  // its snapshots are what is read
-    write_blob_headers(call.response, b, store_.clock_now(), r.header("x-ms-version") >= "2019-12-12");
+    write_blob_headers(call.response, b, store_.clock_now(), read_version(r) >= "2019-12-12");
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
         // Properties say whether the tier is inferred either way; listings only when it is.

@@ -100,7 +100,7 @@ std::optional<std::string> lease_id(const StorageRequest& r) {
 
 // x-ms-version at or after `date` (both YYYY-MM-DD): what the service answers depends on it.
 bool version_at_least(const StorageRequest& r, const char* date) {
-    return r.header("x-ms-version") >= date;
+    return read_version(r) >= date;
 }
 
 // A read answers whether the entry is stored encrypted (x-ms-server-encrypted), a write whether

@@ -135,14 +135,25 @@ std::optional<ByteRange> read_range_header(const StorageRequest& r, const std::s
     return range;
 }
 
-std::string read_version(const StorageRequest& r) {
-    if (!r.has_header("x-ms-version")) return "2021-06-08";
-    std::string v = r.header("x-ms-version");
+namespace {
+bool version_shaped(const std::string& v) {
     bool shaped = v.size() == 10 && v[4] == '-' && v[7] == '-';
     for (size_t i = 0; shaped && i < v.size(); ++i) {
         if (i != 4 && i != 7 && (v[i] < '0' || v[i] > '9')) shaped = false;
     }
-    if (!shaped || v < "2009-09-19") invalid_header("x-ms-version", v);
+    return shaped && v >= "2009-09-19";
+}
+}  // namespace
+
+std::string read_version(const StorageRequest& r) {
+    if (!r.has_header("x-ms-version")) {
+        // A SAS request without x-ms-version is served at the SAS's own version (sv), as the
+        // service does; anything else at the emulator's default.
+        auto sv = r.param("sv");
+        return sv && version_shaped(*sv) ? *sv : "2021-06-08";
+    }
+    std::string v = r.header("x-ms-version");
+    if (!version_shaped(v)) invalid_header("x-ms-version", v);
     return v;
 }
 

@@ -38,7 +38,8 @@ std::optional<ByteRange> read_range(const StorageRequest& request);
 // The same for one header (x-ms-source-range of Put Block From URL).
 std::optional<ByteRange> read_range_header(const StorageRequest& request, const std::string& name);
 
-// x-ms-version: a date YYYY-MM-DD; 400 InvalidHeaderValue otherwise. Returns what to answer with.
+// x-ms-version (else a SAS's sv): a date YYYY-MM-DD; 400 InvalidHeaderValue otherwise. Returns what
+// to answer with, and what the answer's shape follows.
 std::string read_version(const StorageRequest& request);
 
 // x-ms-request-id, x-ms-version, Date, Server, x-ms-client-request-id.

@@ -6,8 +6,9 @@ import hashlib
 import re
 import unittest
 
-from harness import DEV_ACCOUNT, StorageTestCase
+from harness import DEV_ACCOUNT, DEV_KEY, StorageTestCase
 from raw_storage import RawClient
+from replay.storage_signing import resign_sas_query
 
 OLD, TIERS, LEASES, EXTENDED, LAST_WRITE = "2019-02-02", "2019-12-12", "2020-02-10", "2020-04-08", "2021-06-08"
 
@@ -175,6 +176,16 @@ class FileAnswers(StorageTestCase, unittest.TestCase):
         self.assertEqual((missing.status, missing.code), (404, "ShareNotFound"))
         props = self.client(LEASES).request("GET", self.path(), [("restype", "share")])
         self.assertEqual(props.headers.get("x-ms-lease-state"), "available")
+
+    def test_a_sas_request_without_x_ms_version_is_answered_at_the_sas_version(self):
+        self.create_file("f", 3)
+        query = resign_sas_query("file", DEV_ACCOUNT, DEV_KEY, f"/{self.share}/f",
+                                 "se=2099-01-01T00%3A00%3A00Z&sp=r&sv=2019-02-02&sr=f&sig=x", 0)
+        r = self.client(OLD).request("GET", self.path("f"), headers={"x-ms-version": None}, sign=False,
+                                     raw_query=query)
+        self.assertEqual(r.status, 200, r.body)
+        self.assertEqual(r.headers.get("x-ms-version"), "2019-02-02")
+        self.assertEqual(r.headers.get("x-ms-server-encrypted"), "true")
 
 
 if __name__ == "__main__":

@@ -74,6 +74,12 @@ def load(path):
             date=email.utils.parsedate_to_datetime(date).timestamp() if date else 0.0,
             status=int(response["status"]["code"]), response_headers=_one_value(response.get("headers")),
             response_body=_bytes((response.get("body") or {}).get("string"))))
+    # A request recorded without x-ms-date (a SAS request) was made when its neighbours were.
+    known = [x.date for x in out if x.date]
+    last = known[0] if known else 0.0
+    for x in out:
+        x.date = x.date or last
+        last = x.date
     return out
 
 
