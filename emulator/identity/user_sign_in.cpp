@@ -1,6 +1,7 @@
 #include "emulator/identity/user_sign_in.h"
 
 #include <chrono>
+#include <cstdio>
 #include <sstream>
 
 #include "common/crypto/base64.h"
@@ -191,7 +192,12 @@ nlohmann::json grant_for_user(const TokenService& service, const std::string& ba
         std::map<std::string, std::string> started{{"resource", claims.value("resource", "")}};
         if (!claims.value("scope", "").empty()) started = {{"scope", claims.value("scope", "")}};
         asked = what_is_asked(form.contains("scope") || form.contains("resource") ? form : started);
-        log::info("sign-in: " + std::string(kWellKnownUserName) + " signed in with a device code for client " + client_id);
+        // Said where the emulator's user sees it (its terminal), not only in its log: nobody typed the code.
+        const std::string done = "sign-in: completed a device-code sign-in at once, as " + std::string(kWellKnownUserName) +
+                                 " (client " + client_id + ")";
+        log::write_to_file(log::Level::info, done);
+        std::printf("%s\n", done.c_str());
+        std::fflush(stdout);
     } else if (grant_type == "refresh_token") {
         nlohmann::json claims = own_claims(service, required_field(form, "refresh_token"), kRefreshAudience, 700082, "invalid_grant", "refresh token");
         if (claims.value("appid", "") != client_id) {
