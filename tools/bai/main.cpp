@@ -1,4 +1,5 @@
-// bai: the az batchai command line against the emulator (the az CLI dropped its batchai module).
+// bai: the az batchai command line against the emulator, for machines without az, job validate and
+// submit, and what az's batchai module lacks (its flat preview commands, through the az extension).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>

@@ -7,7 +7,7 @@ extension only declares the flags, so that az's parser takes the line. `bai az-l
 
 The module's own commands stay the module's: the extension takes a module command over only on a
 line that names no workspace (no -w, no --ids), where the module would refuse it for want of one,
-and never for -h."""
+and never for -h; and the few that az 2.45's module lacks or fails in on every line (REPAIRED)."""
 import json
 import os
 import shutil
@@ -52,6 +52,22 @@ FLAT_ONLY = {
     "job stream-file": [("job_name", ["--job-name", "-j"]), ("output_directory_id", ["--output-directory-id", "-d"]),
                         ("file_name", ["--name", "-n", "--file-name", "-f"]), ("path", ["--path", "-p"])],
 }
+# Commands that az 2.45's module lacks or fails in (on every line, workspace or not): auto-scale
+# and file-server create end in a TypeError/AttributeError (its SDK's update() wants `parameters`,
+# its file_servers have no get), file-server show and delete are commented out of it.
+WORKSPACE = [("workspace", ["--workspace", "-w"])]
+REPAIRED = {
+    "cluster auto-scale": NAME + WORKSPACE + [("min_nodes", ["--min"]), ("max_nodes", ["--max"])],
+    "file-server create": NAME + WORKSPACE + [
+        ("config", ["--config-file", "-f"]), ("vm_size", ["--vm-size", "-s"]), ("disk_count", ["--disk-count"]),
+        ("disk_size", ["--disk-size"]), ("storage_sku", ["--storage-sku"]), ("caching_type", ["--caching-type"]),
+        ("user_name", ["--user-name", "-u"]), ("password", ["--password", "-p"]), ("ssh_key", ["--ssh-key", "-k"]),
+        ("generate_ssh_keys", ["--generate-ssh-keys"], "flag"), ("subnet", ["--subnet"])],
+    "file-server show": NAME + WORKSPACE,
+    "file-server delete": NAME + WORKSPACE + YES,
+}
+# `job wait --interval N`: the module sleeps on the string N (a TypeError); without it, it works.
+INTERVAL_WAIT = {"job wait": NAME + WORKSPACE + [("experiment", ["--experiment", "-e"]), ("interval", ["--interval"])]}
 # az's own flags that bai does not take (az has handled them before the command runs).
 AZ_ONLY_FLAGS = {"--debug", "--verbose", "--only-show-errors"}
 
@@ -63,9 +79,14 @@ def names_a_workspace(args):
 def commands_for(args):
     """The commands this invocation gets from the extension (all of them when az builds its index)."""
     args = list(args or [])
-    if "-h" in args or "--help" in args or names_a_workspace(args):
-        return dict(FLAT_ONLY)
-    return dict(TAKEN_OVER, **FLAT_ONLY)
+    commands = dict(FLAT_ONLY, **REPAIRED)
+    if "-h" in args or "--help" in args:
+        return commands
+    if "--interval" in args or not args:
+        commands.update(INTERVAL_WAIT)
+    if not names_a_workspace(args):
+        commands.update(TAKEN_OVER)
+    return commands
 
 
 def bai_program():
