@@ -442,7 +442,7 @@ void LeanListener::finish(std::chrono::steady_clock::time_point deadline) {
 
 void LeanListener::accept_loop() {
     for (;;) {
-        {
+        if (!refuse_when_full_) {
             std::unique_lock lock(mutex_);
             changed_.wait(lock, [&] { return stopping_ || serving_ < static_cast<int>(kMaxConnections); });
         }
@@ -457,6 +457,17 @@ void LeanListener::accept_loop() {
         if (stopping_) {
             ::close(fd);
             return;
+        }
+        if (refuse_when_full_ && serving_ >= static_cast<int>(kMaxConnections)) {
+            // Answered before anything is read (the request is not needed to refuse it); a client
+            // whose request is still coming may see a reset instead, never a wait.
+            static constexpr std::string_view kFull =
+                "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nRetry-After: 1\r\n"
+                "Content-Type: text/plain\r\nContent-Length: 57\r\n\r\n"
+                "Too many connections at once: try again when some close.\n";
+            [[maybe_unused]] ssize_t sent = ::send(fd, kFull.data(), kFull.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            ::close(fd);
+            continue;
         }
         try {
             std::thread([this, fd] { serve(fd); }).detach();

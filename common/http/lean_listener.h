@@ -65,6 +65,10 @@ public:
     };
     using TunnelOpener = std::function<TunnelOpening(const std::string& authority)>;
     void open_tunnels(TunnelOpener opener) { tunnel_opener_ = std::move(opener); }
+    // With kMaxConnections connections open, a new one is answered 503 and closed at once instead
+    // of waiting in the kernel's queue for one to end (before start()): for a proxy, whose
+    // tunnels may all stay open for long.
+    void refuse_when_full() { refuse_when_full_ = true; }
     // The authority of the CONNECT whose tunnel the calling thread serves ("" when none).
     static const std::string& tunnel_authority();
 
@@ -116,6 +120,7 @@ private:
     TlsContext tls_;
     bool tls_optional_ = false;
     TunnelOpener tunnel_opener_;
+    bool refuse_when_full_ = false;
     int listen_fd_ = -1;
     int port_ = -1;
     std::string error_;

@@ -376,6 +376,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
                               http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite())}),
         request_log);
     proxy_owned->open_tunnels(proxy::tunnel_opener(*p->proxy_ca));
+    proxy_owned->refuse_when_full();
     http::Endpoint& proxy_listener = *proxy_owned;
     p->listeners.push_back(std::move(arm_listener));
     p->listeners.push_back(std::move(blob_owned));

@@ -375,6 +375,19 @@ class ProxyFrontDoor(unittest.TestCase):
                 sockets.append(s)
             answers = [read_answer(s)[0] for s in sockets]
             self.assertEqual(answers.count(200), 1000, {a: answers.count(a) for a in set(answers)})
+            # Past the proxy's 1024 connections, one more is refused at once, not left waiting.
+            for _ in range(24):
+                s = socket.create_connection(proxy_address(self.emu), timeout=30)
+                s.sendall(f"CONNECT {BLOB_HOST}:443 HTTP/1.1\r\n\r\n".encode())
+                sockets.append(s)
+            self.assertEqual([read_answer(s)[0] for s in sockets[1000:]], [200] * 24)
+            started = time.monotonic()
+            extra = socket.create_connection(proxy_address(self.emu), timeout=10)
+            sockets.append(extra)
+            extra.sendall(f"CONNECT {BLOB_HOST}:443 HTTP/1.1\r\n\r\n".encode())
+            status, head, _ = read_answer(extra)
+            self.assertEqual(status, 503, head)
+            self.assertLess(time.monotonic() - started, 5)
             # Some of them go on to TLS and a request while all are open.
             context = ssl.create_default_context(cafile=self.emu.endpoints["proxy_ca"])
             for s in sockets[:20]:
