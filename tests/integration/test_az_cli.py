@@ -92,7 +92,10 @@ class AzCli(unittest.TestCase):
         return env
 
     def test_az_login_prints_the_trust_line_and_signs_in(self):
-        self.assertEqual(self.login_stdout.strip(), f"export REQUESTS_CA_BUNDLE={self.ca}")
+        # The emulator's trust bundle: the system's CAs, the proxy's and the ARM endpoint's certificate.
+        bundle = self.emu.endpoints["ca_bundle"]
+        self.assertEqual(self.login_stdout.strip(), f"export REQUESTS_CA_BUNDLE={bundle}")
+        self.assertIn(open(self.ca).read().strip(), open(bundle).read())
         account = self.az_json("account", "show")
         self.assertEqual((account["id"], account["environmentName"], account["user"]),
                          (DEFAULT_SUBSCRIPTION, "BatchAIEmulator", {"name": WELL_KNOWN_ID, "type": "servicePrincipal"}))
