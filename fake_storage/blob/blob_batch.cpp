@@ -167,9 +167,16 @@ void answer_batch(StorageCall& call, const std::string& container, const ServePa
     try {
         std::vector<BatchPart> parts =
             parse_batch(call.body, call.request.header("Content-Type"), call.request.account, container);
+        const std::string version = read_version(call.request);
         for (BatchPart& p : parts) {
             httplib::Response res;
+            // A part without x-ms-version is answered at the batch's (the SDKs send none in parts).
+            const bool versioned = p.request.has_header("x-ms-version");
             serve_part(p.request, res);
+            if (!versioned) {
+                res.headers.erase("x-ms-version");
+                res.set_header("x-ms-version", version);
+            }
             write_part(out, delimiter, p.content_id, res);
         }
     } catch (const StorageError& e) {

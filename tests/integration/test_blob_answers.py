@@ -69,6 +69,15 @@ class BlobAnswers(ContainerPerTest, unittest.TestCase):
             asked = self.client().request("GET", path, query + [("maxresults", "2")])
             self.assertIn(b"<MaxResults>2</MaxResults>", asked.body)
 
+    def test_batch_parts_are_answered_at_the_batchs_version(self):
+        from azure.storage.blob import BlobServiceClient
+        container = BlobServiceClient.from_connection_string(self.conn, api_version=SEALING).get_container_client(self.name)
+        for name in ("a", "b"):
+            container.upload_blob(name, b"x")
+        parts = list(container.delete_blobs("a", "b"))
+        self.assertEqual([p.status_code for p in parts], [202, 202])
+        self.assertEqual([p.headers.get("x-ms-version") for p in parts], [SEALING, SEALING])
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -93,24 +93,29 @@ def compare(recorded, status, headers, body, operation):
     return out
 
 
-def _compare_headers(cloud, emulator, out):
+def _without_boundary(content_type):
+    return re.sub(r";\s*boundary=.*", "", content_type).replace(" ", "").lower()
+
+
+def _compare_headers(cloud, emulator, out, prefix=""):
     for name, value in cloud.items():
         if name in IGNORED_HEADERS:
             continue
         mine = emulator.get(name)
         if mine is None:
-            out.add(f"missing header {name}", Difference("header", name, value, None))
+            out.add(f"{prefix}missing header {name}", Difference("header", name, value, None))
         elif name in VOLATILE_HEADERS:
             continue
         elif name == "content-type":
-            if value.replace(" ", "").lower() != mine.replace(" ", "").lower():
-                out.add(f"header value {name}", Difference("header", name, value, mine))
+            # A multipart answer's boundary is its own.
+            if _without_boundary(value) != _without_boundary(mine):
+                out.add(f"{prefix}header value {name}", Difference("header", name, value, mine))
         elif mask(value) != mask(mine):
-            out.add(f"header value {name}", Difference("header", name, value, mine))
+            out.add(f"{prefix}header value {name}", Difference("header", name, value, mine))
     for name, mine in emulator.items():
         if name not in cloud and name not in IGNORED_HEADERS and COMPARED_EXTRA.match(name) and \
                 name not in ("x-ms-version", "x-ms-date"):
-            out.add(f"extra header {name}", Difference("header", name, None, mine))
+            out.add(f"{prefix}extra header {name}", Difference("header", name, None, mine))
 
 
 def _xml(body):
@@ -126,6 +131,9 @@ def _xml(body):
 def _compare_body(recorded, headers, body, out, operation):
     cloud_body = recorded.response_body
     if recorded.method == "HEAD":
+        return
+    if recorded.response_headers.get("content-type", "").startswith("multipart/mixed"):
+        _compare_batch(cloud_body, body, out, operation)
         return
     cloud_xml = _xml(cloud_body)
     if cloud_xml is not None:
@@ -214,3 +222,30 @@ ENDPOINT = re.compile(r"https://[a-z0-9]+\.(blob|file)\.core\.windows\.net")
 
 def _endpoint(value):
     return ENDPOINT.sub(r"https://ACCOUNT.\1.core.windows.net", value)
+
+
+def batch_parts(body):
+    """[(status, {header: value})] of a Blob Batch answer's parts."""
+    out = []
+    text = body.decode("utf-8", "replace").replace("\r\n", "\n")
+    for m in re.finditer(r"^HTTP/1\.1 (\d{3})[^\n]*\n((?:[^\n]+\n)*)", text, re.M):
+        headers = {}
+        for line in m.group(2).splitlines():
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        out.append((int(m.group(1)), headers))
+    return out
+
+
+def _compare_batch(cloud_body, body, out, operation):
+    cloud, mine = batch_parts(cloud_body), batch_parts(body)
+    if len(cloud) != len(mine):
+        out.add(f"batch parts: {operation}", Difference("length", "(parts)", len(cloud), len(mine)))
+    for i, ((cs, ch), (ms, mh)) in enumerate(zip(cloud, mine)):
+        if cs != ms or ch.get("x-ms-error-code") != mh.get("x-ms-error-code"):
+            out.add(f"batch part status: {operation} (cloud {cs} {ch.get('x-ms-error-code') or ''}, "
+                    f"emulator {ms} {mh.get('x-ms-error-code') or ''})".replace(" ,", ",").replace(" )", ")"),
+                    Difference("status", f"part {i}", f"{cs} {ch.get('x-ms-error-code') or ''}".strip(),
+                               f"{ms} {mh.get('x-ms-error-code') or ''}".strip()))
+        else:
+            _compare_headers(ch, mh, out, prefix="batch part ")

@@ -247,6 +247,8 @@ class RecordingPlayer:
         body = x.body
         if x.method == "PUT" and x.params().get("comp") == "acl" and body:
             body = _shift_policy_times(body, delta)
+        if x.method == "POST" and x.params().get("comp") == "batch" and body:
+            body = _resign_batch(body, local, key, self.endpoints[x.service])
         headers["x-ms-date"] = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
         headers["Content-Length"] = str(len(body))
         if query and is_sas(query):
@@ -328,6 +330,34 @@ class RecordingPlayer:
         if not data or not (data.lstrip(b"\xef\xbb\xbf").startswith(b"<")):
             return data
         return self._as_cloud(data.decode("utf-8", "replace")).encode("utf-8")
+
+
+def _resign_batch(body, account, key, endpoint):
+    """A Blob Batch body's parts as a client of the emulator's path-style endpoint sends them: each
+    part's path under the account, dated now and signed with SharedKey (a recorded bearer token
+    too: the emulator's account key stands for the recorded identity)."""
+    text = body.decode("utf-8")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    client = RawClient(endpoint, account=account, key=key)
+
+    def part(m):
+        method, target, lines = m.group(1), m.group(2), m.group(3)
+        path, _, query = target.partition("?")
+        path = f"/{account}{path}" if not path.startswith(f"/{account}/") else path
+        headers = {}
+        for line in lines.split(newline):
+            if not line:
+                continue
+            name, _, value = line.partition(":")
+            if name.lower() not in ("authorization", "x-ms-date"):
+                headers[name.strip()] = value.strip()
+        headers["x-ms-date"] = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
+        headers["Authorization"] = client.sign(method, path, urllib.parse.parse_qsl(query, keep_blank_values=True),
+                                               headers)
+        head = newline.join(f"{k}: {v}" for k, v in headers.items())
+        return f"{method} {path}?{query} HTTP/1.1{newline}{head}{newline}"
+    pattern = re.compile(rf"^(DELETE|PUT|GET|HEAD) (\S+) HTTP/1\.1{newline}((?:[^\r\n]+{newline})*)", re.M)
+    return pattern.sub(part, text).encode("utf-8")
 
 
 def _shift_policy_times(body, delta):
