@@ -37,14 +37,19 @@ std::optional<time::TimePoint> smb_time(const StorageRequest& r, const std::stri
     return t;
 }
 
-std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir) {
+// x-ms-file-attributes as the service writes them back: its names in the order of their flag
+// values ("Hidden | Archive"), whatever order and case they came in. A file the request creates
+// with attributes that leave out Archive gets it, as the service's files do.
+std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir, bool creating) {
     if (!r.has_header("x-ms-file-attributes")) return std::nullopt;
     std::string value = r.header("x-ms-file-attributes");
     if (strcasecmp(value.c_str(), "preserve") == 0) return std::nullopt;
     if (strcasecmp(value.c_str(), "none") == 0) return std::string(is_dir ? "Directory" : "Archive");
+    // In the order of their FILE_ATTRIBUTE_* values.
     static const char* kKnown[] = {"ReadOnly", "Hidden", "System", "None", "Directory", "Archive",
                                    "Temporary", "Offline", "NotContentIndexed", "NoScrubData"};
-    std::string normalised;
+    constexpr size_t kArchive = 5;
+    bool present[std::size(kKnown)] = {};
     size_t start = 0;
     while (start <= value.size()) {
         size_t bar = value.find('|', start);
@@ -52,11 +57,17 @@ std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir) 
         item.erase(0, item.find_first_not_of(' '));
         item.erase(item.find_last_not_of(' ') + 1);
         bool known = false;
-        for (const char* k : kKnown) known = known || strcasecmp(item.c_str(), k) == 0;
+        for (size_t i = 0; i < std::size(kKnown); ++i) {
+            if (strcasecmp(item.c_str(), kKnown[i]) == 0) known = present[i] = true;
+        }
         if (!known) invalid_header("x-ms-file-attributes", value);
-        normalised += (normalised.empty() ? "" : " | ") + item;
         if (bar == std::string::npos) break;
         start = bar + 1;
+    }
+    if (creating && !is_dir) present[kArchive] = true;
+    std::string normalised;
+    for (size_t i = 0; i < std::size(kKnown); ++i) {
+        if (present[i]) normalised += (normalised.empty() ? "" : " | ") + std::string(kKnown[i]);
     }
     return normalised;
 }
@@ -66,7 +77,7 @@ SmbUpdate smb_update(const StorageRequest& r, bool is_dir, bool creating) {
     u.creation_time = smb_time(r, "x-ms-file-creation-time", creating);
     u.last_write_time = smb_time(r, "x-ms-file-last-write-time", creating);
     u.change_time = smb_time(r, "x-ms-file-change-time", false);
-    u.attributes = smb_attributes(r, is_dir);
+    u.attributes = smb_attributes(r, is_dir, creating);
     return u;
 }
 

@@ -187,6 +187,26 @@ class FileAnswers(StorageTestCase, unittest.TestCase):
         self.assertEqual(r.headers.get("x-ms-version"), "2019-02-02")
         self.assertEqual(r.headers.get("x-ms-server-encrypted"), "true")
 
+    def test_attributes_are_written_back_in_the_services_order_with_archive_on_created_files(self):
+        def create(name, attributes):
+            r = self.client(OLD).request("PUT", self.path(name), headers={
+                "x-ms-type": "file", "x-ms-content-length": "0", "x-ms-file-attributes": attributes,
+                "x-ms-file-creation-time": "now", "x-ms-file-last-write-time": "now", "x-ms-file-permission": "Inherit"})
+            self.assertEqual(r.status, 201, r.body)
+            return r.headers.get("x-ms-file-attributes")
+        self.assertEqual(create("a", "Temporary"), "Archive | Temporary")
+        self.assertEqual(create("b", "temporary|hidden"), "Hidden | Archive | Temporary")
+        self.assertEqual(create("c", "none"), "Archive")
+        self.assertEqual(self.client(OLD).request("HEAD", self.path("b")).headers.get("x-ms-file-attributes"),
+                         "Hidden | Archive | Temporary")
+        props = self.client(OLD).request("PUT", self.path("a"), [("comp", "properties")], headers={
+            "x-ms-file-attributes": "Temporary|ReadOnly", "x-ms-file-creation-time": "preserve",
+            "x-ms-file-last-write-time": "preserve", "x-ms-file-permission": "preserve"})
+        self.assertEqual(props.headers.get("x-ms-file-attributes"), "ReadOnly | Temporary")
+        bad = self.client(OLD).request("PUT", self.path("d"), headers={
+            "x-ms-type": "file", "x-ms-content-length": "0", "x-ms-file-attributes": "Temporary|Sparkly"})
+        self.assertEqual((bad.status, bad.code), (400, "InvalidHeaderValue"))
+
 
 if __name__ == "__main__":
     unittest.main()
