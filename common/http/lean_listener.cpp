@@ -323,7 +323,11 @@ bool write_response(Connection& connection, const httplib::Request& request, htt
     out += "HTTP/1.1 ";
     out += std::to_string(status);
     out += ' ';
-    out += reason_phrase(status);
+    // A handler's own reason phrase (the proxy's refusals name the host there: a client that shows
+    // only a CONNECT answer's status line still says why), else the standard one.
+    bool own_reason = !response.reason.empty();
+    for (char c : response.reason) own_reason = own_reason && c != '\r' && c != '\n';
+    out += own_reason ? std::string_view(response.reason) : std::string_view(reason_phrase(status));
     out += "\r\n";
     bool has_length = false;
     bool has_connection = false;

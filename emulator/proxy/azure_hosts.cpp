@@ -91,6 +91,12 @@ AzureHost classify_host(std::string_view raw) {
         return out;
     }
     for (const char* other : {".queue.core.windows.net", ".table.core.windows.net", ".dfs.core.windows.net", ".web.core.windows.net"}) {
+        if (auto label = under(other); label && is_account_name(*label)) {
+            out.service = AzureService::unserved_storage;
+            out.account = *label;
+            out.refusal = h + " is a storage service the emulator does not serve (it serves Blob and File): " + not_served;
+            return out;
+        }
         if (under(other)) return refuse(out, h + " is a storage service the emulator does not serve: " + not_served);
     }
     return refuse(out, h + " is not one of them: " + not_served);

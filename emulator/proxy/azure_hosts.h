@@ -11,7 +11,11 @@
 
 namespace bai::proxy {
 
-enum class AzureService { none, arm, sign_in, blob, file, batch };
+// unserved_storage: a Storage service of the cloud that the emulator does not have (Queue, Table,
+// Data Lake, static websites): its names are Azure's (the CA may sign them), so a client is
+// answered inside the tunnel, where its SDK shows the answer, rather than at the CONNECT, which
+// clients retry as a network failure.
+enum class AzureService { none, arm, sign_in, blob, file, batch, unserved_storage };
 
 struct AzureHost {
     AzureService service = AzureService::none;

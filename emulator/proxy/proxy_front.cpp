@@ -10,6 +10,8 @@ namespace {
 httplib::Response refusal(int status, const std::string& message) {
     httplib::Response response;
     response.status = status;
+    response.reason = std::string(status == 403 ? "Forbidden" : status == 400 ? "Bad Request" : "Bad Gateway") +
+                      " (batchai-emulator proxy: " + message + ")";
     response.set_header("Connection", "close");
     response.set_content("batchai-emulator proxy: " + message + "\n", "text/plain; charset=utf-8");
     return response;
@@ -22,13 +24,26 @@ const http::LeanListener::Handler* service_of(const ProxyServices& services, Azu
         case AzureService::blob: return &services.blob;
         case AzureService::file: return &services.file;
         case AzureService::batch: return &services.batch;
+        case AzureService::unserved_storage:
         case AzureService::none: break;
     }
     return nullptr;
 }
 
+// A Storage service the emulator lacks, answered as a Storage service refuses: an XML error whose
+// code and message say so, 403 (which no SDK retries; not one of the codes az turns into advice
+// about credentials or network rules).
+void answer_unserved_storage(const AzureHost& host, httplib::Response& response) {
+    response.status = 403;
+    response.set_header("x-ms-error-code", "ServiceNotServedHere");
+    response.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServiceNotServedHere</Code><Message>The Batch AI "
+                         "emulator does not serve " + host.host + ": " + host.refusal + "</Message></Error>",
+                         "application/xml");
+}
+
 void serve(const ProxyServices& services, const AzureHost& host, const httplib::Request& request,
            httplib::Response& response, const httplib::ContentReader* body) {
+    if (host.service == AzureService::unserved_storage) return answer_unserved_storage(host, response);
     const http::LeanListener::Handler* handler = service_of(services, host.service);
     if (handler == nullptr || !*handler) {
         response = refusal(403, "refused " + host.host + ": " + host.refusal);
