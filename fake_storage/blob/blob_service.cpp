@@ -586,6 +586,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     copy.tier = request_tier(r);
     copy.source_url = r.header("x-ms-copy-source");
     copy.source_snapshot = source.snapshot;
+    copy.records_copy = !put_from_url;
     // The From URL operations check the source's bytes against x-ms-source-content-md5 and echo it.
     std::optional<std::string> source_md5;
     if (from_url && r.has_header("x-ms-source-content-md5")) {

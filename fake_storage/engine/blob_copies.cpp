@@ -39,8 +39,10 @@ BlobInfo BlobStore::copy_blob(const std::string& account, const std::string& con
     traits.sequence_number = from.sequence_number;
     traits.committed_block_count = from.committed_block_count;
     traits.sealed = from.sealed;
-    traits.copy = {crypto::uuid4(), request.source_url, "success",
-                   std::to_string(from.size) + "/" + std::to_string(from.size), time::now()};
+    if (request.records_copy) {
+        traits.copy = {crypto::uuid4(), request.source_url, "success",
+                       std::to_string(from.size) + "/" + std::to_string(from.size), time::now()};
+    }
     if (from.type == BlobType::page) return copy_page_blob(account, container, name, source, copied_metadata, traits,
                                                            conditions, source_account == account);
     if (source.in_memory()) {

@@ -425,6 +425,9 @@ public:
         std::string source_url;            // for x-ms-copy-source on the destination
         std::string source_snapshot;
         Conditions source_conditions;      // x-ms-source-if-*
+        // Put Blob From URL writes a blob rather than copying one: the destination has no
+        // x-ms-copy-* properties, as in the service.
+        bool records_copy = true;
     };
     // Copies a committed blob (within the emulator; synchronous), keeping its type.
     BlobInfo copy_blob(const std::string& account, const std::string& container,

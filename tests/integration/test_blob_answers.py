@@ -78,6 +78,21 @@ class BlobAnswers(ContainerPerTest, unittest.TestCase):
         self.assertEqual([p.status_code for p in parts], [202, 202])
         self.assertEqual([p.headers.get("x-ms-version") for p in parts], [SEALING, SEALING])
 
+    def test_put_blob_from_url_writes_a_blob_not_a_copy(self):
+        from azure.storage.blob import BlobSasPermissions, generate_blob_sas
+        import datetime
+        from harness import DEV_KEY
+        self.container.upload_blob("src", b"abc")
+        sas = generate_blob_sas(DEV_ACCOUNT, self.name, "src", account_key=DEV_KEY, permission=BlobSasPermissions(read=True),
+                                expiry=datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1))
+        source = f"{self.endpoints['blob']}/{DEV_ACCOUNT}/{self.name}/src?{sas}"
+        self.container.get_blob_client("put").upload_blob_from_url(source)
+        self.container.get_blob_client("copied").start_copy_from_url(source)
+        put = self.client(SEALING).request("HEAD", self.path("put")).headers
+        self.assertEqual(self.client(SEALING).request("GET", self.path("put")).body, b"abc")
+        self.assertFalse([h for h in put if h.startswith("x-ms-copy-")], put)
+        self.assertEqual(self.client(SEALING).request("HEAD", self.path("copied")).headers.get("x-ms-copy-status"), "success")
+
 
 if __name__ == "__main__":
     unittest.main()
