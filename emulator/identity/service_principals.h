@@ -14,6 +14,7 @@ namespace bai::identity {
 
 inline constexpr const char* kTenantId = "ba1e7e4a-0000-4000-8000-000000000001";
 inline constexpr const char* kTenantName = "Batch AI Emulator";
+inline constexpr const char* kTenantDomain = "batchaiemulator.onmicrosoft.com";  // the tenant's domain name
 inline constexpr const char* kDefaultSubscriptionId = "ba1e5ab5-0000-4000-8000-000000000001";
 inline constexpr const char* kWellKnownClientId = "ba1eca11-0000-4000-8000-000000000001";
 inline constexpr const char* kWellKnownClientSecret = "batchai-emulator-well-known-secret";

@@ -18,7 +18,7 @@ namespace {
 
 bool known_tenant(const std::string& tenant) {
     return text::iequals(tenant, "adfs") || text::iequals(tenant, kTenantId) || text::iequals(tenant, "organizations") ||
-           text::iequals(tenant, "common");
+           text::iequals(tenant, "common") || text::iequals(tenant, kTenantDomain);
 }
 
 std::string issuer(const std::string& base, const std::string& tenant) {
@@ -309,8 +309,8 @@ void add_identity_routes(http::Routes& routes, const TokenService& service, cons
             answer(res, 500, error_body({500, "server_error", 90033, std::string("The emulator failed: ") + e.what()}));
         }
     };
-    // Tenants are GUIDs or names of letters: no slash, no dot.
-    const std::string tenant = "/([A-Za-z0-9-]+)";
+    // Tenants are GUIDs, names of letters ("organizations") or domain names: no slash.
+    const std::string tenant = "/([A-Za-z0-9][A-Za-z0-9.-]*)";
     for (const char* path : {"/.well-known/openid-configuration", "/v2.0/.well-known/openid-configuration"}) {
         const bool v2 = std::string_view(path).starts_with("/v2.0");
         routes.Get(tenant + path, [&service, base, answer, guarded, v2](const httplib::Request& req, httplib::Response& res) {

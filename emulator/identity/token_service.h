@@ -30,7 +30,7 @@ struct SignInError {
 };
 
 // Throws SignInError 400 invalid_tenant for a tenant other than the emulator's ("adfs", its id,
-// "organizations" or "common").
+// "organizations", "common" or its domain name).
 void require_known_tenant(const std::string& tenant);
 
 // The fields of an application/x-www-form-urlencoded body (the first of a repeated name counts).

@@ -182,6 +182,25 @@ print(json.dumps({"exit_code": task.execution_info.exit_code, "failure": str(tas
 '''
 
 
+MSAL_PROGRAM = r'''
+import json, msal
+confidential = msal.ConfidentialClientApplication("@CLIENT_ID@", client_credential="@SECRET@",
+                                                 authority="https://login.microsoftonline.com/@TENANT@")
+app_token = confidential.acquire_token_for_client(scopes=["https://management.azure.com/.default"])
+public = msal.PublicClientApplication("04b07795-8ddb-461a-bbee-02f9e1bf7b46",
+                                      authority="https://login.microsoftonline.com/organizations")
+flow = public.initiate_device_flow(scopes=["https://management.core.windows.net//.default"])
+user = public.acquire_token_by_device_flow(flow)
+account = public.get_accounts()[0]
+# Silently, for another resource and tenant: MSAL's instance discovery, then the refresh token.
+silent = public.acquire_token_silent(["https://batch.core.windows.net//.default"], account=account,
+                                     authority="https://login.microsoftonline.com/@TENANT@")
+print(json.dumps({"app": "access_token" in app_token, "user": account["username"], "message": flow["message"],
+                  "user_token": "access_token" in user, "silent": silent is not None and "access_token" in silent,
+                  "error": (user.get("error_description") or (silent or {}).get("error_description"))}))
+'''
+
+
 def fill(program, **values):
     for name, value in values.items():
         program = program.replace(f"@{name}@", value)
@@ -250,6 +269,31 @@ class ProxyFrontDoor(unittest.TestCase):
                           "Microsoft.BatchAI/workspaces/ws1?api-version=2018-05-01", verify=self.emu.endpoints["ca_cert"],
                           headers={"Authorization": "Bearer x"}, timeout=10)
         self.assertEqual((ws.status_code, ws.json()["name"]), (200, "ws1"))
+
+    def test_msal_discovers_the_authority_and_signs_in_an_app_and_the_user(self):
+        out = run_program(fill(MSAL_PROGRAM, CLIENT_ID=CLIENT_ID, SECRET=SECRET, TENANT=TENANT), self.env)
+        self.assertEqual((out["app"], out["user_token"], out["silent"], out["error"]), (True, True, True, None))
+        self.assertEqual(out["user"], "user@batchaiemulator.onmicrosoft.com")
+        self.assertIn("nothing to do", out["message"])
+        self.assertIn("completed a device-code sign-in", self.emu.stdout())
+        # The discovery documents as MSAL (v2) and ADAL (v1) read them.
+        proxies, bundle = {"https": self.emu.endpoints["proxy"]}, self.emu.endpoints["ca_bundle"]
+        instance = requests.get("https://login.microsoftonline.com/common/discovery/instance?api-version=1.1&"
+                                "authorization_endpoint=https://login.microsoftonline.com/common/oauth2/authorize",
+                                proxies=proxies, verify=bundle, timeout=10).json()
+        self.assertIn("login.windows.net", instance["metadata"][0]["aliases"])
+        v2 = requests.get(f"https://login.microsoftonline.com/{TENANT}/v2.0/.well-known/openid-configuration",
+                          proxies=proxies, verify=bundle, timeout=10).json()
+        self.assertEqual(v2["token_endpoint"], f"https://login.microsoftonline.com/{TENANT}/oauth2/v2.0/token")
+        v1 = requests.get(f"https://login.microsoftonline.com/{TENANT}/.well-known/openid-configuration",
+                          proxies=proxies, verify=bundle, timeout=10).json()
+        self.assertEqual(v1["token_endpoint"], f"https://login.microsoftonline.com/{TENANT}/oauth2/token")
+        other = requests.get("https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0/.well-known/openid-configuration",
+                             proxies=proxies, verify=bundle, timeout=10)
+        self.assertEqual((other.status_code, other.json()["error"]), (400, "invalid_tenant"))
+        own = requests.get("https://login.microsoftonline.com/batchaiemulator.onmicrosoft.com/v2.0/.well-known/openid-configuration",
+                           proxies=proxies, verify=bundle, timeout=10)
+        self.assertEqual(own.status_code, 200)
 
     def test_the_older_service_principal_credentials_and_a_batch_client_with_a_token(self):
         out = run_program(fill(LEGACY_PROGRAM, TENANT=TENANT, CLIENT_ID=CLIENT_ID, SECRET=SECRET, BATCH_URL=BATCH_URL),
