@@ -126,11 +126,11 @@ def load(path):
 
 def recordings(root):
     """{folder: [recording paths]} for every ARM recording folder under root (the Batch data
-    plane's recordings are not ARM's)."""
+    plane's and the Storage services' recordings are not ARM's)."""
     out = {}
     for folder in sorted(os.listdir(root)):
         full = os.path.join(root, folder)
-        if not os.path.isdir(full) or folder.startswith("batch-"):
+        if not os.path.isdir(full) or folder.startswith(("batch-", "storage-")):
             continue
         files = sorted(os.path.join(full, name) for name in os.listdir(full)
                        if name.endswith((".yaml", ".json")))
