@@ -430,6 +430,9 @@ void BlobService::container_properties(StorageCall& call) {
     write_lease_headers(call.response, c.lease, store_.clock_now());
     call.response.set_header("x-ms-has-immutability-policy", "false");
     call.response.set_header("x-ms-has-legal-hold", "false");
+    // Every container is encrypted with the account's key (no encryption scopes here).
+    call.response.set_header("x-ms-default-encryption-scope", "$account-encryption-key");
+    call.response.set_header("x-ms-deny-encryption-scope-override", "false");
     if (!c.public_access.empty()) call.response.set_header("x-ms-blob-public-access", c.public_access);
 }
 

@@ -87,6 +87,9 @@ std::string list_containers_xml(const std::string& endpoint, const ListOptions& 
         xml += element("Etag", c.etag);
         xml += lease_xml(c.lease, now);
         if (!c.public_access.empty()) xml += element("PublicAccess", c.public_access);
+        // Every container is encrypted with the account's key (no encryption scopes here).
+        xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
+               "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
         xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>";
         xml += "</Properties>";
         if (include_metadata) xml += metadata_xml(c.metadata);

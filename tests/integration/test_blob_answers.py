@@ -93,6 +93,14 @@ class BlobAnswers(ContainerPerTest, unittest.TestCase):
         self.assertFalse([h for h in put if h.startswith("x-ms-copy-")], put)
         self.assertEqual(self.client(SEALING).request("HEAD", self.path("copied")).headers.get("x-ms-copy-status"), "success")
 
+    def test_containers_name_the_accounts_encryption_scope(self):
+        props = self.client().request("GET", self.path(), [("restype", "container")]).headers
+        self.assertEqual((props.get("x-ms-default-encryption-scope"), props.get("x-ms-deny-encryption-scope-override")),
+                         ("$account-encryption-key", "false"))
+        listed = self.client().request("GET", f"/{DEV_ACCOUNT}/", [("comp", "list"), ("prefix", self.name)]).body
+        self.assertIn(b"<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
+                      b"<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>", listed)
+
 
 if __name__ == "__main__":
     unittest.main()
