@@ -71,18 +71,22 @@ def summary(results, rows=None, out=sys.stdout, every=False, top=40):
                 for d in a.differences:
                     print(f"    {a.where()} {a.method} {a.path}: {d}", file=out)
         doc[folder] = {
-            "answers": n, "identical": identical, "same_status_and_code": same, "seconds": round(seconds, 1),
+            "answers": n, "identical": identical, "same_status_and_code": same, "documented": listed,
+            "seconds": round(seconds, 1),
             "categories": dict(categories.most_common()),
             "differences": [{"answer": a.where(), "operation": a.operation, "method": a.method, "path": a.path,
                              "categories": a.categories, "differences": [str(d) for d in a.differences]}
                             for a in answers if a.differences],
         }
-    print("\n| folder | answers | identical to the cloud's | same status and error code |", file=out)
-    print("|---|---|---|---|", file=out)
+    documented = rows is not None
+    print("\n| folder | answers | identical to the cloud's | same status and error code |"
+          + (" identical or only documented differences |" if documented else ""), file=out)
+    print("|---|---|---|---|" + ("---|" if documented else ""), file=out)
     for folder, figures in doc.items():
         n = figures["answers"] or 1
         print(f"| {folder} | {figures['answers']} | {100.0 * figures['identical'] / n:.1f}% | "
-              f"{100.0 * figures['same_status_and_code'] / n:.1f}% |", file=out)
+              f"{100.0 * figures['same_status_and_code'] / n:.1f}% |"
+              + (f" {100.0 * (figures['identical'] + figures['documented']) / n:.1f}% |" if documented else ""), file=out)
     return doc
 
 
