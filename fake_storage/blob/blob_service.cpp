@@ -624,9 +624,17 @@ void BlobService::put_block(StorageCall& call) {
 void BlobService::put_block_list(StorageCall& call) {
     const StorageRequest& r = call.request;
     std::vector<BlockRef> blocks = parse_block_list(call.body);
+    const std::string tier = request_tier(r);  // checked before anything is committed
     BlobInfo b = store_.put_block_list(call.account.name, r.container, r.name, blocks,
                                        content_settings(r, false), read_metadata(r),
                                        read_conditions(r));
+    if (!tier.empty()) {
+        // The blob's tier, set as Set Blob Tier sets it (a second transaction: a reader between
+        // the two sees the inferred tier for a moment). Its lease, if any, is the request's.
+        Conditions leased;
+        leased.lease_id = read_conditions(r).lease_id;
+        store_.set_blob_tier(call.account.name, r.container, r.name, "", tier, leased);
+    }
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
     // The CRC64 of the block list as sent (the service answers it for the request's body).

@@ -101,6 +101,20 @@ class BlobAnswers(ContainerPerTest, unittest.TestCase):
         self.assertIn(b"<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
                       b"<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>", listed)
 
+    def test_put_block_list_sets_the_tier_it_names(self):
+        self.put("b", b"x", [("comp", "block"), ("blockid", "MQ==")])
+        body = b"<?xml version='1.0' encoding='utf-8'?>\n<BlockList><Latest>MQ==</Latest></BlockList>"
+        self.put("b", body, [("comp", "blocklist")], headers={"x-ms-access-tier": "Cool"})
+        props = self.client().request("HEAD", self.path("b")).headers
+        self.assertEqual(props.get("x-ms-access-tier"), "Cool")
+        self.assertEqual(props.get("x-ms-access-tier-inferred"), "false")
+        self.assertIn("x-ms-access-tier-change-time", props)
+        self.put("c", b"x", [("comp", "block"), ("blockid", "MQ==")])
+        bad = self.client().request("PUT", self.path("c"), [("comp", "blocklist")], body=body,
+                                    headers={"x-ms-access-tier": "Lukewarm"})
+        self.assertEqual((bad.status, bad.code), (400, "InvalidHeaderValue"))
+        self.assertEqual(self.client().request("HEAD", self.path("c")).status, 404)
+
 
 if __name__ == "__main__":
     unittest.main()
