@@ -245,8 +245,12 @@ public:
     bool has_unread() const { return end_ > read_; }
     bool is_tls() const { return ssl_ != nullptr; }
     int fd() const { return fd_; }
-    // The connection goes on in `ssl` (owned from now on): a tunnel's handshake has just run.
-    void start_tls(SSL* ssl) { ssl_ = ssl; }
+    // The connection goes on in `ssl` (owned from now on): a tunnel's handshake has just run with
+    // `context`, which is kept as long as the connection (its callbacks' data with it).
+    void start_tls(SSL* ssl, TlsContext context) {
+        ssl_ = ssl;
+        context_ = std::move(context);
+    }
 
     // Between requests: a buffer grown for a large body is given back.
     void release_if_empty() {
@@ -297,6 +301,7 @@ private:
 
     int fd_;
     SSL* ssl_;
+    TlsContext context_;  // a tunnel's (the destructor frees the session before it)
     QuickClientWait next_request_;
     std::vector<char> in_;  // bytes [read_, end_) are read from the socket and not yet consumed
     size_t read_ = 0;
@@ -650,7 +655,7 @@ bool LeanListener::open_tunnel(Connection& connection, const httplib::Request& r
     SSL* ssl = accept_tls(opening.tls.get(), connection.fd(),
                           std::chrono::steady_clock::now() + std::chrono::seconds(kHandshakeSeconds));
     if (ssl == nullptr) return false;
-    connection.start_tls(ssl);
+    connection.start_tls(ssl, std::move(opening.tls));
     tls_connection = true;
     tunnel_authority_served = request.target;
     return !stopping_;

@@ -72,7 +72,7 @@ std::function<void(httplib::Request&)> BatchApi::path_rewrite() const {
 std::string BatchApi::base_url(const httplib::Request& req) const {
     std::string out = http::LeanListener::serving_tls() ? "https://" : "http://";
     // Through the proxy front door, at the account's own host name: the cloud's URLs.
-    if (const std::string& host = http::proxied_host(); !host.empty()) return out + host;
+    if (const std::string& host = http::proxied_host(); host.ends_with(".batch.azure.com")) return out + host;
     out += host_port_;
     if (std::string in_path = req.get_header_value(kPathAccountHeader); !in_path.empty()) out += "/" + in_path;
     return out;

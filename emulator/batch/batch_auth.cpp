@@ -50,7 +50,7 @@ void take_account_from_path(httplib::Request& request, const BatchAccountRegistr
                                                           : std::next(it);
     }
     // ACCOUNT.REGION.batch.azure.com through the proxy front door: the account is the host's.
-    if (const std::string& host = http::proxied_host(); !host.empty()) {
+    if (const std::string& host = http::proxied_host(); host.ends_with(".batch.azure.com")) {
         request.headers.emplace(kPathAccountHeader, host.substr(0, host.find('.')));
         return;
     }

@@ -33,7 +33,8 @@ std::string local_blob_endpoint;  // http://127.0.0.1:P, once the emulator liste
 // the account, container and blob, not the URL's shape.
 void to_local_endpoint(Url& u) {
     static constexpr std::string_view kSuffix = ".blob.core.windows.net";
-    const std::string host = text::lower(u.base.substr(u.base.find("://") + 3));
+    std::string host = text::lower(u.base.substr(u.base.find("://") + 3));
+    if (host.ends_with(":443") || host.ends_with(":80")) host = host.substr(0, host.rfind(':'));
     if (host.size() <= kSuffix.size() || !host.ends_with(kSuffix)) return;
     const std::string account = host.substr(0, host.size() - kSuffix.size());
     if (account.find_first_of(".:@") != std::string::npos) return;

@@ -344,7 +344,18 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     p->batch_api = std::make_unique<batch::BatchApi>(*p->state, *p->batch_accounts,
                                                      p->location / "batch-nodes", std::move(batch_nodes));
-    if (options.strict_auth) p->batch_api->require_signed_tokens(*p->tokens);
+    if (options.strict_auth) {
+        p->batch_api->require_signed_tokens(*p->tokens);
+        // Storage's bearer-only operations (Get User Delegation Key) take the sign-in service's
+        // tokens for Storage only; the device code and refresh grants are refused (no secret).
+        auto storage_token = [tokens = p->tokens.get()](const std::string& token) {
+            return tokens->verify(token, {"https://storage.azure.com/", "https://storage.azure.com"}).check ==
+                   identity::TokenCheck::valid;
+        };
+        p->blob_service->set_token_check(storage_token);
+        p->file_service->set_token_check(storage_token);
+        p->tokens->refuse_user_sign_in();
+    }
     // Plain HTTP (the SDKs' clients are given http:// URLs) and HTTPS (az batch prefixes https://
     // to the accountEndpoint) on one port.
     auto batch_owned = std::make_unique<http::LeanListener>(

@@ -15,19 +15,6 @@ std::string lookup(const Environment& env, std::string_view name) {
 
 }  // namespace
 
-std::string shell_quote(std::string_view text) {
-    std::string out = "'";
-    for (char c : text) {
-        if (c == '\'') {
-            out += "'\\''";
-        } else {
-            out += c;
-        }
-    }
-    out += '\'';
-    return out;
-}
-
 std::string expand_variables(std::string_view text, const Environment& env) {
     std::string out;
     for (size_t i = 0; i < text.size(); ++i) {

@@ -8,12 +8,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/text/shell_quote.h"
+
 namespace bai::engine {
 
 using Environment = std::map<std::string, std::string>;
 
 // 'text' with embedded quotes escaped: one word for /bin/sh whatever it contains.
-std::string shell_quote(std::string_view text);
+using text::shell_quote;
 
 // $NAME and ${NAME} replaced by their value in `env`; unset names expand to nothing, as in sh.
 // "$" not followed by a name stays as it is.

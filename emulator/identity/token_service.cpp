@@ -240,6 +240,9 @@ nlohmann::json TokenService::grant(const std::string& base, const std::string& t
     } else {
         audience = field("resource");
     }
+    if (audience.starts_with(kOwnAudiencePrefix)) {
+        refuse(400, "invalid_resource", 500011, "The resource principal named " + audience + " was not found in the tenant.");
+    }
     std::optional<ServicePrincipal> principal = principals_.find(client_id);
     if (!principal) {
         refuse(400, "unauthorized_client", 700016,

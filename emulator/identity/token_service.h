@@ -69,6 +69,11 @@ public:
     std::string issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                       const std::string& audience, std::chrono::system_clock::time_point now) const;
 
+    // The device-code flow and refresh tokens sign in the well-known user with no secret: refused
+    // under --strict-auth, where only service principals with their credentials get tokens.
+    void refuse_user_sign_in() { users_sign_in_ = false; }
+    bool users_sign_in() const { return users_sign_in_; }
+
     // `claims` as a JWT signed with the service's key (RS256, its key id in the header).
     std::string sign(const nlohmann::json& claims) const;
 
@@ -86,7 +91,12 @@ private:
     mutable std::mutex key_mutex_;
     mutable std::optional<SigningKey> key_;
     ServicePrincipals principals_;
+    bool users_sign_in_ = true;
 };
+
+// The audiences of the service's own flow tokens (a device code, a refresh token) start so: no
+// client may ask for a token for them.
+inline constexpr const char* kOwnAudiencePrefix = "urn:batchai-emulator:";
 
 // GET /{tenant}/.well-known/openid-configuration (and /{tenant}/v2.0/...), POST
 // /{tenant}/oauth2/token and /{tenant}/oauth2/v2.0/token, POST /{tenant}/oauth2/devicecode (and

@@ -1,5 +1,6 @@
 #include "emulator/identity/user_sign_in.h"
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -15,6 +16,7 @@ namespace {
 // The audiences of the service's own tokens that stand for a flow's state, never for a resource.
 constexpr const char* kDeviceCodeAudience = "urn:batchai-emulator:device-code";
 constexpr const char* kRefreshAudience = "urn:batchai-emulator:refresh-token";
+
 constexpr const char* kUserCode = "EMULATOR";
 constexpr std::chrono::seconds kDeviceCodeLifetime{900};
 constexpr std::chrono::hours kRefreshLifetime{24 * 90};
@@ -34,6 +36,33 @@ std::string required_field(const std::map<std::string, std::string>& form, const
 std::string optional_field(const std::map<std::string, std::string>& form, const char* name) {
     auto it = form.find(name);
     return it == form.end() ? std::string() : it->second;
+}
+
+bool is_guid(const std::string& text) {
+    if (text.size() != 36) return false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? c != '-' : !std::isxdigit(static_cast<unsigned char>(c))) return false;
+    }
+    return true;
+}
+
+// A user signs in through an application, named by its GUID (az's is 04b07795-...): nothing else,
+// so that an id token (whose audience is the client) is never one for a resource, and the client
+// id printed and logged holds no control characters.
+std::string user_client_id(const TokenService& service, const std::map<std::string, std::string>& form) {
+    if (!service.users_sign_in()) {
+        deny(400, "unauthorized_client", 7000112,
+             "The emulator runs with --strict-auth: its well-known user does not sign in without a secret (device "
+             "code, refresh token). Sign in as a service principal with its secret or certificate.");
+    }
+    const std::string client_id = required_field(form, "client_id");
+    if (!is_guid(client_id)) {
+        deny(400, "unauthorized_client", 700016,
+             "An application's identifier is a GUID: the one given was not found in the directory.");
+    }
+    return client_id;
 }
 
 std::string base64url(const std::string& bytes) {
@@ -78,6 +107,9 @@ Request what_is_asked(const std::map<std::string, std::string>& form) {
     // Only OpenID's scopes: a token for Microsoft Graph, as the cloud gives one.
     if (r.resource.empty()) r.resource = "https://graph.microsoft.com";
     // "https://management.core.windows.net//.default" names the resource with its trailing '/'.
+    if (r.resource.starts_with(kOwnAudiencePrefix)) {
+        deny(400, "invalid_resource", 500011, "The resource principal named " + r.resource + " was not found in the tenant.");
+    }
     return r;
 }
 
@@ -153,7 +185,7 @@ std::string well_known_user_object_id() { return object_id_of(std::string("user:
 nlohmann::json start_device_flow(const TokenService& service, const std::string& base, const std::string& tenant,
                                  const std::map<std::string, std::string>& form) {
     require_known_tenant(tenant);
-    const std::string client_id = required_field(form, "client_id");
+    const std::string client_id = user_client_id(service, form);
     const Request asked = what_is_asked(form);
     const long long now = seconds_now();
     nlohmann::json code{{"aud", kDeviceCodeAudience}, {"iat", now}, {"nbf", now},
@@ -178,7 +210,7 @@ nlohmann::json grant_for_user(const TokenService& service, const std::string& ba
                               const std::map<std::string, std::string>& form) {
     require_known_tenant(tenant);
     const std::string grant_type = required_field(form, "grant_type");
-    const std::string client_id = required_field(form, "client_id");
+    const std::string client_id = user_client_id(service, form);
     Request asked;
     if (grant_type == kDeviceCodeGrant) {
         const std::string device_code = optional_field(form, "device_code").empty() ? optional_field(form, "code")

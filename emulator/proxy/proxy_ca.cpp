@@ -39,8 +39,9 @@ constexpr long kDay = 24 * 3600;
 std::string name_constraints() {
     std::string out = "critical";
     for (const char* name : kPermittedDnsNames) out += std::string(",permitted;DNS:") + name;
+    // No e-mail address or URI at all (a name of the reserved .invalid domain matches none).
     return out + ",permitted;DNS:localhost,permitted;IP:127.0.0.0/255.0.0.0,"
-                 "permitted;IP:::1/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff";
+                 "permitted;IP:::1/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff,permitted;email:.invalid,permitted;URI:.invalid";
 }
 
 // A fresh CA: its own P-256 key, ten years, allowed to sign Azure's names and loopback only.
@@ -60,6 +61,8 @@ void make_ca(ProxyCa::Keys& keys) {
     X509_set_issuer_name(cert, name);
     tls::add_extension(cert, cert, NID_basic_constraints, "critical,CA:TRUE,pathlen:0");
     tls::add_extension(cert, cert, NID_key_usage, "critical,keyCertSign,cRLSign");
+    // Servers' certificates only, whatever else a leaked key would sign.
+    tls::add_extension(cert, cert, NID_ext_key_usage, "serverAuth");
     tls::add_extension(cert, cert, NID_subject_key_identifier, "hash");
     tls::add_extension(cert, cert, NID_authority_key_identifier, "keyid:always");
     tls::add_extension(cert, cert, NID_name_constraints, name_constraints());

@@ -17,6 +17,14 @@ httplib::Response refusal(int status, const std::string& message) {
     return response;
 }
 
+// What of a client's text an answer repeats: enough to recognise it, never a whole 64 KiB head.
+std::string shown(std::string_view text) {
+    constexpr size_t kMost = 200;
+    std::string out;
+    for (char c : text.substr(0, kMost)) out += (c < ' ' || c == 0x7f) ? '?' : c;
+    return text.size() > kMost ? out + "..." : out;
+}
+
 const http::LeanListener::Handler* service_of(const ProxyServices& services, AzureService service) {
     switch (service) {
         case AzureService::arm: return &services.arm;
@@ -61,7 +69,15 @@ http::LeanListener::Handler proxy_handler(ProxyServices services) {
         // Through a tunnel: opened for an Azure host (the opener checked it), origin-form targets.
         if (const std::string& tunnel = http::LeanListener::tunnel_authority(); !tunnel.empty()) {
             std::optional<Authority> authority = parse_authority(tunnel);
-            return serve(services, classify_host(authority ? authority->host : ""), request, response, body);
+            const AzureHost host = classify_host(authority ? authority->host : "");
+            // Services write URLs from Host: it must name the tunnel's host, as the certificate does.
+            std::optional<Authority> named = parse_authority(request.get_header_value("Host"), 443);
+            if (!named || named->host != host.host || named->port != 443) {
+                response = refusal(400, "the request's Host '" + shown(request.get_header_value("Host")) +
+                                            "' is not the tunnel's host " + host.host);
+                return;
+            }
+            return serve(services, host, request, response, body);
         }
         // A plain-HTTP request to the proxy: the target names the host (absolute form).
         const std::string& target = request.target;
@@ -72,7 +88,7 @@ http::LeanListener::Handler proxy_handler(ProxyServices services) {
             response = refusal(400, target.starts_with("/")
                                         ? "this is the emulator's HTTP proxy: send requests for Azure's host names "
                                           "through it (HTTPS_PROXY=http://HOST:PORT), not to it"
-                                        : "the request target '" + target + "' is not an absolute http:// URL "
+                                        : "the request target '" + shown(target) + "' is not an absolute http:// URL "
                                           "(https:// URLs go through a CONNECT tunnel)");
             return;
         }
@@ -81,7 +97,7 @@ http::LeanListener::Handler proxy_handler(ProxyServices services) {
             std::string_view(target).substr(kHttp.size(), authority_end == std::string::npos ? std::string::npos : authority_end - kHttp.size());
         std::optional<Authority> authority = parse_authority(authority_text, 80);
         if (!authority) {
-            response = refusal(400, "the request target '" + target + "' does not name a host");
+            response = refusal(400, "the request target '" + shown(target) + "' does not name a host");
             return;
         }
         AzureHost host = classify_host(authority->host);
@@ -98,6 +114,8 @@ http::LeanListener::Handler proxy_handler(ProxyServices services) {
         routed.target = authority_end == std::string::npos ? "/" : target.substr(authority_end);
         if (routed.target.front() == '?') routed.target.insert(0, "/");
         routed.path = routed.target.substr(0, routed.target.find('?'));
+        // The target's authority, not a Host the client sent besides (RFC 9112, 3.2.2).
+        routed.headers.erase("Host");  // every one (httplib's header names compare without case)
         routed.set_header("Host", std::string(authority_text));
         serve(services, host, routed, response, body);
     };
@@ -108,7 +126,7 @@ http::LeanListener::TunnelOpener tunnel_opener(ProxyCa& ca) {
         http::LeanListener::TunnelOpening opening;
         std::optional<Authority> authority = parse_authority(authority_text);
         if (!authority) {
-            opening.refusal = refusal(400, "malformed CONNECT target '" + authority_text + "': it must be HOST:PORT");
+            opening.refusal = refusal(400, "malformed CONNECT target '" + shown(authority_text) + "': it must be HOST:PORT");
             return opening;
         }
         AzureHost host = classify_host(authority->host);

@@ -102,7 +102,7 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
     http.remote_addr = call.request.http->remote_addr;
     StorageRequest source_request;
     try {
-        source_request = parse_storage_request(http);
+        source_request = parse_path_style_request(http);
     } catch (const StorageError& e) {
         cannot_verify(e.status(), e.what());
     }

@@ -17,6 +17,7 @@ public:
         endpoint_.serve(req, res, body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
+    void set_token_check(StorageEndpoint::TokenCheck check) { endpoint_.set_token_check(std::move(check)); }
     // Answers the readers of the change feed waiting now, and makes later ones answer at once.
     void stop_waiting() { journal_.close(); }
 

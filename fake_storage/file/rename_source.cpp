@@ -28,7 +28,7 @@ std::string authorize_rename_source(const StorageCall& call, AccountRegistry& ac
     http.method = "PUT";
     http.target = "/" + source.account + "/" + source.container + "/x" + (source.query.empty() ? "" : "?" + source.query);
     http.remote_addr = r.http->remote_addr;
-    StorageRequest source_request = parse_storage_request(http);
+    StorageRequest source_request = parse_path_style_request(http);
     source_request.container = source.container;
     source_request.name = source.name;
     if (!owner || !has_sas(source_request)) {

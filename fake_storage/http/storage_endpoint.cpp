@@ -97,6 +97,14 @@ void StorageEndpoint::authenticate(StorageCall& call, const Operation& op) {
                                "header is formed correctly including the signature.",
                                "Only authentication scheme Bearer is supported");
         }
+        const std::string token(text::trim(request.header("Authorization").substr(7)));
+        if (token_check_ && !token_check_(token)) {
+            throw StorageError(401, "InvalidAuthenticationInfo",
+                               "Server failed to authenticate the request. Please refer to the information in the "
+                               "www-authenticate header.",
+                               "The access token is not one of the emulator's sign-in service for Storage "
+                               "(https://storage.azure.com/), or it has expired");
+        }
         call.authorization = Authorization::bearer;
     } else if (request.has_header("Authorization")) {
         verify_shared_key(request, call.account);

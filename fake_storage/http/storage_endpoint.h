@@ -70,6 +70,11 @@ public:
     }
     // Faults injected by scenarios (none when null); `faults` outlives the endpoint.
     void set_faults(RequestFaults* faults) { faults_ = faults; }
+    // Whether a bearer token is one the service takes (the daemon's sign-in service's, for
+    // Storage, under --strict-auth); without one, any bearer token is taken, as the SDKs' recorded
+    // tests send them.
+    using TokenCheck = std::function<bool(const std::string& token)>;
+    void set_token_check(TokenCheck check) { token_check_ = std::move(check); }
     // The accounts' settings of this service ("blob" or "file"): CORS rules answer preflight
     // OPTIONS requests and add their headers to answers (none when never set).
     // The stored access policies that a SAS may name (si); none when not set.
@@ -94,6 +99,7 @@ private:
     Resolver resolve_;
     PolicyLookup policies_;
     RequestFaults* faults_ = nullptr;
+    TokenCheck token_check_;
     ServiceSettings* settings_ = nullptr;
     std::string service_;
 };

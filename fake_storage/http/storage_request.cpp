@@ -28,7 +28,9 @@ std::string StorageRequest::header(const std::string& name) const {
 
 bool StorageRequest::has_header(const std::string& name) const { return http->has_header(name); }
 
-StorageRequest parse_storage_request(const httplib::Request& http) {
+namespace {
+
+StorageRequest parse(const httplib::Request& http, bool host_style_allowed) {
     StorageRequest r;
     r.http = &http;
     r.method = http.method;
@@ -40,7 +42,8 @@ StorageRequest parse_storage_request(const httplib::Request& http) {
     r.raw_path = std::string(path);
     // ACCOUNT[-secondary].SERVICE.core.windows.net (the front door checked the name): parsed as the
     // path-style path it stands for.
-    if (const std::string& host = http::proxied_host(); !host.empty()) {
+    if (const std::string& host = http::proxied_host();
+        host_style_allowed && (host.ends_with(".blob.core.windows.net") || host.ends_with(".file.core.windows.net"))) {
         r.host_style = true;
         r.raw_path = "/" + host.substr(0, host.find('.')) + r.raw_path;
         path = r.raw_path;
@@ -77,5 +80,11 @@ StorageRequest parse_storage_request(const httplib::Request& http) {
     }
     return r;
 }
+
+}  // namespace
+
+StorageRequest parse_storage_request(const httplib::Request& http) { return parse(http, true); }
+
+StorageRequest parse_path_style_request(const httplib::Request& http) { return parse(http, false); }
 
 }  // namespace bai::storage

@@ -41,6 +41,9 @@ struct StorageRequest {
 // when the request came through the proxy front door). Throws StorageError 400 InvalidUri for targets that do
 // not decode (bad percent escapes, NUL, invalid UTF-8).
 StorageRequest parse_storage_request(const httplib::Request& http);
+// The same for a target that is path-style whoever asks (a copy's source URL, read as a request
+// of its own while a host-style request is being served).
+StorageRequest parse_path_style_request(const httplib::Request& http);
 
 using text::percent_decode;
 

@@ -251,8 +251,17 @@ TEST_F(TokenServiceTest, ADeviceCodeSignsInTheWellKnownUserAtOnce) {
         }
         return std::string("granted");
     };
-    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", "another"}, {"refresh_token", tokens["refresh_token"]},
-                       {"scope", "x/.default"}}), "invalid_grant");
+    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", "0f0f0f0f-1111-4222-8333-444444444444"},
+                       {"refresh_token", tokens["refresh_token"]}, {"scope", "x/.default"}}), "invalid_grant");
+    // A client id is a GUID (an id token's audience is never a resource's, no control characters).
+    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", "https://management.azure.com/"},
+                       {"refresh_token", tokens["refresh_token"]}, {"scope", "x/.default"}}), "unauthorized_client");
+    // No client gets a token whose audience is one of the service's own flow tokens'.
+    EXPECT_EQ(refused({{"grant_type", "client_credentials"}, {"client_id", kWellKnownClientId},
+                       {"client_secret", kWellKnownClientSecret}, {"resource", "urn:batchai-emulator:refresh-token"}}),
+              "invalid_resource");
+    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", az}, {"refresh_token", tokens["refresh_token"]},
+                       {"scope", "urn:batchai-emulator:device-code/.default"}}), "invalid_resource");
     EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"device_code", tokens["access_token"]}}), "invalid_grant");
     EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}, {"device_code", "not.a.token"}}), "invalid_grant");
     EXPECT_EQ(refused({{"grant_type", kDeviceCodeGrant}, {"client_id", az}}), "invalid_request");
@@ -264,6 +273,11 @@ TEST_F(TokenServiceTest, ADeviceCodeSignsInTheWellKnownUserAtOnce) {
     EXPECT_FALSE(v1.contains("id_token"));
     EXPECT_EQ(service.openid_configuration(cloud, "organizations", true)["device_authorization_endpoint"],
               cloud + "/organizations/oauth2/v2.0/devicecode");
+    // Under --strict-auth the user signs in not at all: no secret is asked of a device code.
+    service.refuse_user_sign_in();
+    EXPECT_THROW(start_device_flow(service, cloud, "organizations", {{"client_id", az}, {"scope", "x/.default"}}), SignInError);
+    EXPECT_EQ(refused({{"grant_type", "refresh_token"}, {"client_id", az}, {"refresh_token", tokens["refresh_token"]},
+                       {"scope", "x/.default"}}), "unauthorized_client");
 }
 
 TEST(TokenForm, DecodesFieldsAndRefusesBadEscapes) {

@@ -122,7 +122,7 @@ TEST(ProxyCa, ANameConstrainedCaThatIsNoOtherKeysCa) {
     auto* constraints = static_cast<NAME_CONSTRAINTS*>(X509_get_ext_d2i(cert.get(), NID_name_constraints, &critical, nullptr));
     ASSERT_NE(constraints, nullptr);
     EXPECT_EQ(critical, 1);
-    EXPECT_EQ(sk_GENERAL_SUBTREE_num(constraints->permittedSubtrees), static_cast<int>(kPermittedDnsNameCount) + 3);
+    EXPECT_EQ(sk_GENERAL_SUBTREE_num(constraints->permittedSubtrees), static_cast<int>(kPermittedDnsNameCount) + 5);
     NAME_CONSTRAINTS_free(constraints);
     EXPECT_EQ(X509_check_ca(cert.get()), 1);
 }

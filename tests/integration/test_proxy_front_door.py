@@ -513,6 +513,13 @@ class StrictAuthThroughTheProxy(unittest.TestCase):
                              headers={"Authorization": f"Bearer {token}"})
             self.assertEqual(d.status_code, 401)
             self.assertEqual((p.status_code, p.json()["error"]["code"]), (d.status_code, d.json()["error"]["code"]))
+        # The well-known user signs in without a secret: not under --strict-auth, at either door.
+        for base in (self.emu.endpoints["arm"], "https://login.microsoftonline.com"):
+            flow = requests.post(f"{base}/organizations/oauth2/v2.0/devicecode", verify=self.bundle,
+                                 proxies=self.proxies if "microsoftonline" in base else {},
+                                 timeout=10, data={"client_id": "04b07795-8ddb-461a-bbee-02f9e1bf7b46",
+                                                   "scope": "https://management.azure.com/.default"})
+            self.assertEqual((flow.status_code, flow.json()["error"]), (400, "unauthorized_client"), base)
         # A token of the public authority's, through the proxy, is one of the emulator's.
         grant = requests.post(f"https://login.microsoftonline.com/{TENANT}/oauth2/v2.0/token", proxies=self.proxies,
                               verify=self.bundle, timeout=10,
@@ -528,6 +535,37 @@ class StrictAuthThroughTheProxy(unittest.TestCase):
                               data={"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": "wrong",
                                     "scope": "https://management.azure.com/.default"})
         self.assertEqual((wrong.status_code, wrong.json()["error"]), (401, "invalid_client"))
+
+    def test_storage_takes_the_sign_in_services_tokens_for_storage_only(self):
+        from datetime import datetime, timedelta
+        now = datetime.utcnow()
+        body = (f"<?xml version='1.0' encoding='utf-8'?><KeyInfo><Start>{now:%Y-%m-%dT%H:%M:%SZ}</Start>"
+                f"<Expiry>{now + timedelta(days=1):%Y-%m-%dT%H:%M:%SZ}</Expiry></KeyInfo>")
+        direct = f"{self.emu.endpoints['blob']}/{harness.DEV_ACCOUNT}/?restype=service&comp=userdelegationkey"
+        cloud = f"https://{BLOB_HOST}/?restype=service&comp=userdelegationkey"
+        headers = {"x-ms-version": "2021-06-08", "x-ms-date": "Mon, 07 Dec 2026 00:00:00 GMT"}
+
+        def token(scope):
+            grant = requests.post(f"https://login.microsoftonline.com/{TENANT}/oauth2/v2.0/token", proxies=self.proxies,
+                                  verify=self.bundle, timeout=10,
+                                  data={"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": SECRET,
+                                        "scope": scope})
+            return grant.json()["access_token"]
+        for bearer, status in (("not-a-token", 401), (token("https://management.azure.com/.default"), 401),
+                               (token("https://storage.azure.com/.default"), 200)):
+            d, p = self.both("POST", direct, cloud, data=body, headers=dict(headers, Authorization=f"Bearer {bearer}"))
+            self.assertEqual((d.status_code, p.status_code), (status, status), d.text)
+
+    def test_a_tunnels_requests_name_its_host(self):
+        s, (code, head, _) = connect(self.emu, "management.azure.com:443")
+        self.assertEqual(code, 200, head)
+        tls = ssl.create_default_context(cafile=self.emu.endpoints["proxy_ca"]).wrap_socket(
+            s, server_hostname="management.azure.com")
+        tls.sendall(f"GET /subscriptions?api-version=2020-01-01 HTTP/1.1\r\nHost: {BLOB_HOST}\r\n\r\n".encode())
+        code, head, rest = read_answer(tls)
+        self.assertEqual(code, 400, head)
+        self.assertIn("is not the tunnel's host", read_body(tls, rest, head))
+        tls.close()
 
     def test_storage_refuses_the_same_keys_and_sas(self):
         from datetime import datetime, timedelta
