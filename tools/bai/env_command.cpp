@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/text/shell_quote.h"
 #include "tools/bai/cli_error.h"
 #include "tools/bai/endpoint_resolution.h"
 #include "tools/bai/http_client.h"
@@ -32,18 +33,6 @@ endpoints::Endpoints find_proxy(const TargetFlags& flags) {
 
 }  // namespace
 
-std::string shell_quote(const std::string& value) {
-    std::string out = "'";
-    for (char c : value) {
-        if (c == '\'') {
-            out += "'\\''";
-        } else {
-            out += c;
-        }
-    }
-    return out + "'";
-}
-
 std::vector<std::pair<std::string, std::string>> proxy_environment(const endpoints::Endpoints& e) {
     // Upper and lower case: curl reads https_proxy and no_proxy, Python and Go either.
     return {{"HTTPS_PROXY", e.proxy},       {"https_proxy", e.proxy},         {"NO_PROXY", kNoProxy},
@@ -63,7 +52,7 @@ void add_env_commands(CLI::App& app, GlobalOptions& options) {
         }
         const endpoints::Endpoints e = find_proxy(options.target);
         for (const auto& [name, value] : proxy_environment(e)) {
-            std::printf("export %s=%s\n", name.c_str(), shell_quote(value).c_str());
+            std::printf("export %s=%s\n", name.c_str(), text::shell_quote(value).c_str());
         }
         if (::isatty(STDOUT_FILENO)) {
             std::fprintf(stderr,

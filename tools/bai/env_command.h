@@ -20,9 +20,6 @@ namespace bai::cli {
 // The variables and their values for the emulator at `e` (its proxy and bundle must be known).
 std::vector<std::pair<std::string, std::string>> proxy_environment(const endpoints::Endpoints& e);
 
-// `value` quoted for a POSIX shell ('...', with ' written '\'').
-std::string shell_quote(const std::string& value);
-
 void add_env_commands(CLI::App& app, GlobalOptions& options);
 
 }  // namespace bai::cli
