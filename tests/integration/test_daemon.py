@@ -31,15 +31,17 @@ class StartedEmulator(unittest.TestCase):
         self.e = self.emu.endpoints
 
     def test_endpoints_json_has_the_documented_keys(self):
-        self.assertEqual(set(self.e), {"arm", "blob", "file", "batch", "ca_cert", "pid"})
+        self.assertEqual(set(self.e), {"arm", "blob", "file", "batch", "ca_cert", "pid", "proxy", "proxy_ca", "ca_bundle"})
         self.assertRegex(self.e["arm"], r"^https://127\.0\.0\.1:\d+$")
         self.assertRegex(self.e["blob"], r"^http://127\.0\.0\.1:\d+$")
         self.assertRegex(self.e["file"], r"^http://127\.0\.0\.1:\d+$")
         self.assertRegex(self.e["batch"], r"^http://127\.0\.0\.1:\d+$")
-        ports = {int(self.e[k].rsplit(":", 1)[1]) for k in ("arm", "blob", "file", "batch")}
-        self.assertEqual(len(ports), 4)
-        self.assertTrue(os.path.isabs(self.e["ca_cert"]))
-        self.assertTrue(os.path.isfile(self.e["ca_cert"]))
+        self.assertRegex(self.e["proxy"], r"^http://127\.0\.0\.1:\d+$")
+        ports = {int(self.e[k].rsplit(":", 1)[1]) for k in ("arm", "blob", "file", "batch", "proxy")}
+        self.assertEqual(len(ports), 5)
+        for pem in ("ca_cert", "proxy_ca", "ca_bundle"):
+            self.assertTrue(os.path.isabs(self.e[pem]), pem)
+            self.assertTrue(os.path.isfile(self.e[pem]), pem)
         self.assertEqual(self.e["pid"], self.emu.process.pid)
 
     def test_banner_prints_endpoints_and_a_connection_string(self):
@@ -74,8 +76,9 @@ class StartedEmulator(unittest.TestCase):
 
     def test_arm_tells_where_the_storage_endpoints_are(self):
         r = requests.get(self.e["arm"] + "/emulator/endpoints", verify=self.e["ca_cert"], timeout=5)
-        self.assertEqual(r.json(), {"arm": self.e["arm"], "blob": self.e["blob"],
-                                    "file": self.e["file"], "batch": self.e["batch"]})
+        self.assertEqual(r.json(), {"arm": self.e["arm"], "blob": self.e["blob"], "file": self.e["file"],
+                                    "batch": self.e["batch"], "proxy": self.e["proxy"], "proxy_ca": self.e["proxy_ca"],
+                                    "ca_bundle": self.e["ca_bundle"]})
 
     def test_a_second_instance_on_the_same_directory_is_refused(self):
         result = run_emulator(self.emu.location)
