@@ -313,8 +313,9 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     // ARM takes bodies up to 64 MiB (and answers those over 4 MiB with its own CloudError), Batch
     // up to 4 MiB (the service refuses task collections over 1 MB); larger ones are refused with
     // 413 before they are read.
-    auto arm_listener = std::make_unique<http::LeanListener>("arm", http::serve_routes(p->arm_routes, 64u << 20),
-                                                             request_log);
+    // Each service's handler serves its own endpoint and the proxy front door alike.
+    const http::LeanListener::Handler arm_handler = http::serve_routes(p->arm_routes, 64u << 20);
+    auto arm_listener = std::make_unique<http::LeanListener>("arm", arm_handler, request_log);
     arm_listener->use_tls(tls);
     try {
         // A key this directory has is read now (a bad one stops the start); a new one is made
@@ -358,8 +359,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     // Plain HTTP (the SDKs' clients are given http:// URLs) and HTTPS (az batch prefixes https://
     // to the accountEndpoint) on one port.
-    auto batch_owned = std::make_unique<http::LeanListener>(
-        "batch", http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite()), request_log);
+    const http::LeanListener::Handler batch_handler = http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite());
+    auto batch_owned = std::make_unique<http::LeanListener>("batch", batch_handler, request_log);
     batch_owned->use_tls(tls, true);
     http::Endpoint& arm = *arm_listener;
     p->arm_listener = arm_listener.get();
@@ -369,8 +370,10 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             service->serve(req, res, body);
         };
     };
-    auto blob_owned = std::make_unique<http::LeanListener>("blob", storage_handler(parts.blob_service), request_log);
-    auto file_owned = std::make_unique<http::LeanListener>("file", storage_handler(parts.file_service), request_log);
+    const http::LeanListener::Handler blob_handler = storage_handler(parts.blob_service);
+    const http::LeanListener::Handler file_handler = storage_handler(parts.file_service);
+    auto blob_owned = std::make_unique<http::LeanListener>("blob", blob_handler, request_log);
+    auto file_owned = std::make_unique<http::LeanListener>("file", file_handler, request_log);
     http::Endpoint& blob = *blob_owned;
     http::Endpoint& file = *file_owned;
     // The proxy front door: Azure's host names, each served by the handler of its service's
@@ -382,9 +385,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     auto proxy_owned = std::make_unique<http::LeanListener>(
         "proxy",
-        proxy::proxy_handler({http::serve_routes(p->arm_routes, 64u << 20), http::serve_routes(p->sign_in_routes, 1u << 20),
-                              storage_handler(parts.blob_service), storage_handler(parts.file_service),
-                              http::serve_routes(p->batch_routes, 4u << 20, p->batch_api->path_rewrite())}),
+        proxy::proxy_handler({arm_handler, http::serve_routes(p->sign_in_routes, 1u << 20), blob_handler, file_handler,
+                              batch_handler}),
         request_log);
     proxy_owned->open_tunnels(proxy::tunnel_opener(*p->proxy_ca));
     proxy_owned->refuse_when_full();

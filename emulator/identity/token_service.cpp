@@ -141,23 +141,21 @@ std::string TokenService::sign(const nlohmann::json& claims) const {
 
 std::string TokenService::issue(const std::string& base, const std::string& tenant, const ServicePrincipal& principal,
                                 const std::string& audience, std::chrono::system_clock::time_point now) const {
-    using namespace jwt::params;
     const std::string oid = object_id_of(principal.client_id);
-    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-    jwt::jwt_object token{algorithm("RS256"), secret(key().private_pem),
-                          payload({{"aud", audience},
-                                   {"iss", issuer(base, tenant)},
-                                   {"appid", principal.client_id},
-                                   {"appidacr", "1"},
-                                   {"idp", issuer(base, tenant)},
-                                   {"idtyp", "app"},
-                                   {"oid", oid},
-                                   {"sub", oid},
-                                   {"tid", kTenantId},
-                                   {"ver", "1.0"}})};
-    token.header().add_header("kid", key().key_id);
-    token.add_claim("iat", seconds).add_claim("nbf", seconds).add_claim("exp", seconds + kLifetime.count());
-    return token.signature();
+    const long long seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
+    return sign({{"aud", audience},
+                 {"iss", issuer(base, tenant)},
+                 {"appid", principal.client_id},
+                 {"appidacr", "1"},
+                 {"idp", issuer(base, tenant)},
+                 {"idtyp", "app"},
+                 {"oid", oid},
+                 {"sub", oid},
+                 {"tid", kTenantId},
+                 {"ver", "1.0"},
+                 {"iat", seconds},
+                 {"nbf", seconds},
+                 {"exp", seconds + kLifetime.count()}});
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/http/loopback.h"
 #include "common/text/ascii.h"
 #include "emulator/tls/x509_building.h"
 
@@ -108,21 +109,12 @@ int check_server_name(SSL* ssl, int* alert, void* expected) {
     return SSL_TLSEXT_ERR_OK;
 }
 
-bool is_loopback_address(const std::string& host) {
-    ASN1_OCTET_STRING* ip = a2i_IPADDRESS(host.c_str());
-    if (ip == nullptr) return false;
-    const unsigned char* bytes = ASN1_STRING_get0_data(ip);
-    const int size = ASN1_STRING_length(ip);
-    bool loopback = size == 4 ? bytes[0] == 127 : size == 16 && std::all_of(bytes, bytes + 15, [](unsigned char b) { return b == 0; }) && bytes[15] == 1;
-    ASN1_OCTET_STRING_free(ip);
-    return loopback;
-}
 
 }  // namespace
 
 bool ca_may_sign(const std::string& host) {
     const std::string name = text::lower(host);
-    if (name == "localhost" || is_loopback_address(name)) return true;
+    if (http::is_loopback_host(name)) return true;
     for (const char* permitted : kPermittedDnsNames) {
         const std::string_view p(permitted);
         if (name == p || (name.size() > p.size() && name.ends_with(p) && name[name.size() - p.size() - 1] == '.')) {

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .cassette import _Loader
+from .cassette import _Loader, _one_value
 
 
 @dataclass
@@ -36,15 +36,6 @@ def _bytes(value):
     if isinstance(value, bytes):
         return value
     return str(value).encode("utf-8")
-
-
-def _one_value(headers):
-    out = {}
-    for name, value in (headers or {}).items():
-        if isinstance(value, list):
-            value = value[0] if value else ""
-        out[name.lower()] = str(value)
-    return out
 
 
 def host_account(host):
