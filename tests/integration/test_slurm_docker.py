@@ -104,8 +104,10 @@ class SlurmDockerTest(unittest.TestCase):
         ids = CLUSTER.docker_on(i, *argv).stdout.decode().split()
         found = {}
         for cid in ids:
-            labels = CLUSTER.docker_on(i, "inspect", "--format", "{{json .Config.Labels}}", cid).stdout.decode()
-            found[cid] = json.loads(labels or "{}")
+            inspected = CLUSTER.docker_on(i, "inspect", "--format", "{{json .Config.Labels}}", cid)
+            if inspected.returncode != 0:
+                continue  # removed between the listing and the inspection: it is gone, as asked
+            found[cid] = json.loads(inspected.stdout.decode().strip() or "{}")
         return found
 
     def volumes(self):
