@@ -357,7 +357,7 @@ void forget_storage_account(ArmContext& ctx, const std::string& account) {
         storage::SharePage page = ctx.files.list_shares(account, everything);
         for (const storage::ShareInfo& share : page.shares) {
             try {
-                ctx.files.delete_share(account, share.name);
+                ctx.files.delete_share(account, share.name, std::nullopt, /*with_snapshots=*/true);
             } catch (const std::exception& e) {
                 log::error("storage account " + account + " deleted: its share " + share.name + " stays: " + e.what());
             }

@@ -1,6 +1,7 @@
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/share_rows.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,6 +29,12 @@ OpenFile::~OpenFile() {
 FileStore::FileStore(db::Database& db, ContentFiles& files) : db_(db), files_(files) {}
 
 fs::path FileStore::share_root(const std::string& account, const std::string& share) const {
+    // A snapshot's files are outside its share's directory: neither a mount of the share nor a
+    // job writing into it reaches them.
+    if (is_share_snapshot_key(share)) {
+        auto [base, snapshot] = split_share_snapshot_key(share);
+        return files_.root() / account / "share-snapshots" / base / snapshot;
+    }
     return files_.root() / account / "shares" / share;
 }
 
@@ -82,22 +89,50 @@ ShareInfo FileStore::get_share(const std::string& account, const std::string& na
 }
 
 void FileStore::delete_share(const std::string& account, const std::string& name,
-                             const std::optional<std::string>& lease_id) {
-    fs::path trash = files_.root() / "tmp" / ("share-" + crypto::random_hex(8));
+                             const std::optional<std::string>& lease_id, bool with_snapshots) {
+    std::vector<fs::path> trash;
     db_.transaction([&](db::Database& db) {
+        const time::TimePoint now = time::now();
         auto s = find_share(db, account, name);
-        if (!s) share_not_found();
-        check_lease_for_write(s->lease, lease_id, time::now(), LeaseTarget::container);
-        for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
-                                "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
-                                "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
-            db.prepare(sql).bind(1, account).bind(2, name).run();
+        if (!s && is_share_snapshot_key(name)) {
+            require_share(db, account, split_share_snapshot_key(name).first);
+            fail(404, "ShareSnapshotNotFound", "The specified share snapshot does not exist.");
         }
-        std::error_code ec;
-        fs::rename(share_root(account, name), trash, ec);
+        if (!s) share_not_found();
+        std::vector<std::string> keys;
+        if (!is_share_snapshot_key(name)) {
+            // The share's snapshots: "NAME/..." sorts below "NAME0" ('0' follows '/').
+            auto q = db.prepare("SELECT name, lease FROM shares WHERE account = ?1 AND name > ?2 AND name < ?3");
+            q.bind(1, account).bind(2, name + "/").bind(3, name + "0");
+            bool leased = false;
+            while (q.step()) {
+                keys.push_back(q.column_text(0));
+                leased = leased || lease_from_json(q.column_text(1)).locked(now);
+            }
+            if (!keys.empty() && !with_snapshots) {
+                fail(409, "ShareHasSnapshots", "The share has snapshots and the operation requires no snapshots.");
+            }
+            if (leased) {
+                fail(409, "DeleteShareWhenSnapshotLeased",
+                     "Unable to delete share because one or more share snapshots have active leases.");
+            }
+        }
+        check_lease_for_write(s->lease, lease_id, now, LeaseTarget::container);
+        keys.push_back(name);
+        for (const std::string& key : keys) {
+            for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
+                                    "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
+                                    "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
+                db.prepare(sql).bind(1, account).bind(2, key).run();
+            }
+            trash.push_back(files_.root() / "tmp" / ("share-" + crypto::random_hex(8)));
+            std::error_code ec;
+            fs::rename(share_root(account, key), trash.back(), ec);
+        }
     });
     std::error_code ec;
-    fs::remove_all(trash, ec);
+    for (const fs::path& dir : trash) fs::remove_all(dir, ec);
+    if (!is_share_snapshot_key(name)) fs::remove(files_.root() / account / "share-snapshots" / name, ec);  // if empty
 }
 
 ShareInfo FileStore::update_share(const std::string& account, const std::string& name,
@@ -159,22 +194,39 @@ std::pair<LeaseOutcome, ShareInfo> FileStore::lease_share(const std::string& acc
 }
 
 SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {
-    SharePage page;
+    // Listed by share, each share's snapshots (oldest first) before it, as the service lists them:
+    // the order of "SHARE\x01TIME", the share itself "SHARE\x01\x7f". A marker names the share (or
+    // the snapshot's key) to start at.
+    auto order = [](const std::string& key) {
+        auto [base, snapshot] = split_share_snapshot_key(key);
+        return base + '\x01' + (snapshot.empty() ? std::string("\x7f") : snapshot);
+    };
+    const std::string from = o.marker.empty() ? std::string() : order(o.marker);
+    std::vector<ShareInfo> shares;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
             "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1"
-            " AND name >= ?2 AND name < ?3 ORDER BY name LIMIT ?4");
-        q.bind(1, account).bind(2, std::max(o.marker, o.prefix)).bind(3, o.prefix + "\xFF").bind(
-            4, o.max_results + 1);
+            " AND name >= ?2 AND name < ?3 ORDER BY name");
+        const std::string start = std::max(split_share_snapshot_key(o.marker).first, o.prefix);
+        q.bind(1, account).bind(2, start).bind(3, o.prefix + "\xFF");
         while (q.step()) {
             ShareInfo s = read_share(q);
-            if (static_cast<int>(page.shares.size()) == o.max_results) {
-                page.next_marker = s.name;
-                break;
-            }
-            page.shares.push_back(std::move(s));
+            if (!s.snapshot.empty() && !o.snapshots) continue;
+            if (!from.empty() && order(s.snapshot.empty() ? s.name : share_snapshot_key(s.name, s.snapshot)) < from) continue;
+            shares.push_back(std::move(s));
         }
     });
+    auto key_of = [](const ShareInfo& s) { return s.snapshot.empty() ? s.name : share_snapshot_key(s.name, s.snapshot); };
+    std::stable_sort(shares.begin(), shares.end(),
+                     [&](const ShareInfo& a, const ShareInfo& b) { return order(key_of(a)) < order(key_of(b)); });
+    SharePage page;
+    for (ShareInfo& s : shares) {
+        if (static_cast<int>(page.shares.size()) == o.max_results) {
+            page.next_marker = key_of(s);
+            break;
+        }
+        page.shares.push_back(std::move(s));
+    }
     return page;
 }
 

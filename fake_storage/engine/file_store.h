@@ -35,6 +35,7 @@ struct ShareInfo {
     Metadata metadata;
     std::int64_t quota_gib = 5120;
     Lease lease;  // Lease Share's (x-ms-version 2020-02-10)
+    std::string snapshot;  // a share snapshot's time ("2020-01-15T23:54:16.0000000Z"); "" for the share
 };
 
 struct SmbProperties {
@@ -97,9 +98,23 @@ public:
                            std::optional<std::int64_t> quota_gib, const Metadata& metadata);
     ShareInfo get_share(const std::string& account, const std::string& name);
     // A leased share is deleted only with its lease id (412 LeaseIdMissing, ...); an id where
-    // none is held is 412 LeaseNotPresentWithContainerOperation, as for a container.
+    // none is held is 412 LeaseNotPresentWithContainerOperation, as for a container. A share with
+    // snapshots only `with_snapshots` (409 ShareHasSnapshots), and then only when none of them is
+    // leased (409 DeleteShareWhenSnapshotLeased). `name` may be a snapshot's key (snapshot_key).
     void delete_share(const std::string& account, const std::string& name,
-                      const std::optional<std::string>& lease_id = std::nullopt);
+                      const std::optional<std::string>& lease_id = std::nullopt, bool with_snapshots = false);
+
+    // Share snapshots (share_snapshots.cpp). A snapshot is stored as a share of its own whose
+    // name is its key, "SHARE/TIME" (a name no share can have): its row in shares, its entries'
+    // rows and a copy of its files under ACCOUNT/share-snapshots/SHARE/TIME. So every read of a
+    // share serves a snapshot given its key; the File service refuses writes to one.
+    // Snapshot Share: the share as it is now, its metadata `metadata` when given (else the
+    // share's). The snapshot's time is the second it was taken (the next free one when another
+    // snapshot of the share has this second).
+    ShareInfo snapshot_share(const std::string& account, const std::string& share,
+                             const std::optional<Metadata>& metadata);
+    // The share's snapshot: 404 ShareNotFound without the share, ShareSnapshotNotFound without it.
+    ShareInfo get_share_snapshot(const std::string& account, const std::string& share, const std::string& snapshot);
     // The share's properties change only where a lease id given is the held lease's.
     ShareInfo set_share_metadata(const std::string& account, const std::string& name,
                                  const Metadata& metadata, const std::optional<std::string>& lease_id = std::nullopt);
@@ -108,6 +123,8 @@ public:
     // Lease Share: the lease state machine of lease.h on the share (no new ETag).
     std::pair<LeaseOutcome, ShareInfo> lease_share(const std::string& account, const std::string& name,
                                                    const LeaseRequest& request);
+    // With options.snapshots, each share's snapshots too, oldest first, before the share itself
+    // (as the service lists them).
     SharePage list_shares(const std::string& account, const ListOptions& options);
     std::uint64_t share_usage(const std::string& account, const std::string& name);
 

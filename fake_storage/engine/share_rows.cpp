@@ -3,9 +3,11 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
 
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_paths.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
 
 namespace bai::storage::share_rows {
@@ -43,7 +45,7 @@ std::optional<ShareEntry> find_entry(db::Database& db, const std::string& accoun
 
 ShareInfo read_share(db::Statement& q) {
     ShareInfo s;
-    s.name = q.column_text(0);
+    std::tie(s.name, s.snapshot) = split_share_snapshot_key(q.column_text(0));
     s.etag = q.column_text(1);
     s.last_modified = time::from_ticks(q.column_int(2));
     s.metadata = metadata_from_json(q.column_text(3));

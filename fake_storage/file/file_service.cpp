@@ -1,10 +1,12 @@
 #include "fake_storage/file/file_service.h"
 
 #include <strings.h>
+#include <set>
 #include <unistd.h>
 
 #include "common/crypto/base64.h"
 #include "fake_storage/engine/names.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/file/file_xml.h"
 #include "fake_storage/http/change_feed.h"
@@ -136,7 +138,7 @@ void write_share_headers(httplib::Response& res, const ShareInfo& s, const Stora
     res.set_header("x-ms-share-quota", std::to_string(s.quota_gib));
     res.set_header("x-ms-has-immutability-policy", "false");
     res.set_header("x-ms-has-legal-hold", "false");
-    if (version_at_least(r, "2019-12-12")) {
+    if (version_at_least(r, "2019-12-12") && s.snapshot.empty()) {  // a snapshot has no tier of its own
         res.set_header("x-ms-access-tier", "TransactionOptimized");
         res.set_header("x-ms-access-tier-change-time", time::format_rfc1123(s.last_modified));
     }
@@ -169,6 +171,28 @@ FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFil
                 [this](const StorageRequest& r) { return resolve(r); }) {}
 
 Operation FileService::resolve(const StorageRequest& r) {
+    Operation op = resolve_operation(r);
+    auto snapshot = r.param("sharesnapshot");
+    if (!snapshot || snapshot->empty()) return op;
+    // An operation on a share snapshot: a read of it (or its deletion, or a lease on it) is the
+    // same operation on the snapshot's key (file_store.h), authorized as on the share.
+    auto name = parse_share_snapshot(*snapshot);
+    if (!name) invalid_query("sharesnapshot", *snapshot);
+    static const std::set<std::string> kOnSnapshots = {
+        "GetShareProperties", "DeleteShare", "LeaseShare", "GetShareStats", "ListDirectoriesAndFiles",
+        "GetDirectoryProperties", "GetFile", "GetFileProperties", "GetFileMetadata", "ListRanges"};
+    if (!kOnSnapshots.contains(op.name)) {
+        fail(400, "ShareSnapshotOperationNotSupported", "The operation is not supported on a share snapshot.");
+    }
+    op.run = [this, run = std::move(op.run), snapshot = *name](StorageCall& call) {
+        store_.get_share_snapshot(call.account.name, call.request.container, snapshot);  // 404s first
+        call.request.container = share_snapshot_key(call.request.container, snapshot);
+        run(call);
+    };
+    return op;
+}
+
+Operation FileService::resolve_operation(const StorageRequest& r) {
     if (r.container.empty()) {
         if (r.method == "GET" && r.param("comp") == "list") {
             return {"ListShares", {SasService::file, "", "", account_only(ResourceLevel::service, "l")}, false,
@@ -200,6 +224,7 @@ Operation FileService::share_operation(const StorageRequest& r) {
         return op("GetShareProperties", "r", &FileService::share_properties);
     }
     if (m == "DELETE" && comp.empty()) return op("DeleteShare", "d", &FileService::delete_share);
+    if (m == "PUT" && comp == "snapshot") return op("SnapshotShare", "cw", &FileService::snapshot_share);
     if (m == "PUT" && comp == "metadata") return op("SetShareMetadata", "w", &FileService::set_share_metadata);
     if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
     if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
@@ -278,6 +303,7 @@ Operation FileService::file_operation(const StorageRequest& r) {
 void FileService::list_shares(StorageCall& call) {
     ListOptions o = list_options(call.request);
     o.max_results_asked = call.request.param("maxresults").has_value();
+    o.snapshots = includes(call.request, "snapshots");
     SharePage page = store_.list_shares(call.account.name, o);
     ListSharesShape shape{includes(call.request, "metadata"), version_at_least(call.request, "2019-12-12"),
                           version_at_least(call.request, "2020-02-10"), time::now()};
@@ -298,8 +324,40 @@ void FileService::share_properties(StorageCall& call) {
 }
 
 void FileService::delete_share(StorageCall& call) {
-    store_.delete_share(call.account.name, call.request.container, lease_id(call.request));
+    const StorageRequest& r = call.request;
+    bool with_snapshots = false;
+    if (r.has_header("x-ms-delete-snapshots")) {
+        const std::string option = r.header("x-ms-delete-snapshots");
+        // include-leased (2020-10-02) deletes what include does: leased snapshots are refused.
+        if (option != "include" && option != "include-leased") invalid_header("x-ms-delete-snapshots", option);
+        with_snapshots = true;
+    }
+    const std::pair<std::string, std::string> share{call.account.name, r.container};
+    const time::TimePoint now = time::now();
+    try {
+        store_.delete_share(call.account.name, r.container, lease_id(r), with_snapshots);
+    } catch (const StorageError& e) {
+        std::lock_guard guard(deleting_mutex_);
+        auto it = deleting_.find(share);
+        if (e.code() != "ShareNotFound" || it == deleting_.end() || now - it->second > kDeletingFor) throw;
+        call.response.status = 202;
+        return;
+    }
+    {
+        std::lock_guard guard(deleting_mutex_);
+        std::erase_if(deleting_, [&](const auto& kv) { return now - kv.second > kDeletingFor; });
+        deleting_[share] = now;
+    }
     call.response.status = 202;
+}
+
+void FileService::snapshot_share(StorageCall& call) {
+    Metadata metadata = read_metadata(call.request);
+    ShareInfo s = store_.snapshot_share(call.account.name, call.request.container,
+                                        metadata.empty() ? std::nullopt : std::optional(std::move(metadata)));
+    call.response.status = 201;
+    set_version_headers(call.response, s.etag, s.last_modified);
+    call.response.set_header("x-ms-snapshot", s.snapshot);
 }
 
 void FileService::set_share_metadata(StorageCall& call) {
@@ -370,8 +428,9 @@ void FileService::list_directory(StorageCall& call) {
     o.delimiter.clear();
     o.max_results_asked = r.param("maxresults").has_value();
     DirectoryPage page = store_.list_directory(call.account.name, r.container, r.name, o);
+    auto [share, snapshot] = split_share_snapshot_key(r.container);
     // File ids, SMB times, attributes and permission keys in listings came with 2020-04-08.
-    call.response.set_content(list_directory_xml(service_endpoint(call), r.container, r.name, o, page,
+    call.response.set_content(list_directory_xml(service_endpoint(call), share, snapshot, r.name, o, page,
                                                  version_at_least(r, "2020-04-08")),
                               "application/xml");
 }
@@ -430,8 +489,10 @@ void FileService::get_file(StorageCall& call) {
     write_entry_headers(call.response, e, Answering::read);
     write_metadata(call.response, e.metadata);
     call.response.set_header("x-ms-type", "File");
-    call.response.set_header("x-ms-lease-state", "available");
-    call.response.set_header("x-ms-lease-status", "unlocked");
+    if (!is_share_snapshot_key(r.container)) {  // a snapshot's files have no leases
+        call.response.set_header("x-ms-lease-state", "available");
+        call.response.set_header("x-ms-lease-status", "unlocked");
+    }
     answer_with_content(r, call.response,
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {

@@ -3,6 +3,11 @@
 
 #include <httplib.h>
 
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <utility>
+
 #include "fake_storage/engine/change_journal.h"
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/http/storage_endpoint.h"
@@ -22,7 +27,9 @@ public:
     void stop_waiting() { journal_.close(); }
 
 private:
+    // The operation, on a share snapshot where the request names one (sharesnapshot=).
     Operation resolve(const StorageRequest& request);
+    Operation resolve_operation(const StorageRequest& request);
     Operation share_operation(const StorageRequest& request);
     Operation directory_operation(const StorageRequest& request);
     Operation file_operation(const StorageRequest& request);
@@ -31,6 +38,7 @@ private:
     void create_share(StorageCall& call);
     void share_properties(StorageCall& call);
     void delete_share(StorageCall& call);
+    void snapshot_share(StorageCall& call);
     void set_share_metadata(StorageCall& call);
     void set_share_properties(StorageCall& call);
     void share_stats(StorageCall& call);
@@ -58,6 +66,12 @@ private:
 
     AccountRegistry& accounts_;
     FileStore& store_;
+    // Shares deleted in the last kDeletingFor: the service deletes a share in the background, and
+    // a Delete Share while it does is answered 202 again (a share listed with its snapshots is
+    // deleted twice by clients that delete what they list).
+    static constexpr std::chrono::seconds kDeletingFor{30};
+    std::mutex deleting_mutex_;
+    std::map<std::pair<std::string, std::string>, time::TimePoint> deleting_;
     ChangeJournal journal_{store_.changes()};
     StorageEndpoint endpoint_;
 };

@@ -26,7 +26,9 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       text::markup_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
     for (const ShareInfo& s : page.shares) {
-        xml += "<Share>" + element("Name", s.name) + "<Properties>";
+        xml += "<Share>" + element("Name", s.name);
+        if (!s.snapshot.empty()) xml += element("Snapshot", s.snapshot);
+        xml += "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
         xml += element("Etag", s.etag);
         if (shape.leases) {
@@ -37,8 +39,10 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         }
         xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
         if (shape.tiers) {
-            xml += "<AccessTier>TransactionOptimized</AccessTier>";
-            xml += element("AccessTierChangeTime", time::format_rfc1123(s.last_modified));
+            if (s.snapshot.empty()) {  // a snapshot has no tier of its own
+                xml += "<AccessTier>TransactionOptimized</AccessTier>";
+                xml += element("AccessTierChangeTime", time::format_rfc1123(s.last_modified));
+            }
             xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
                    "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
         }
@@ -49,12 +53,13 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
     return xml + "</Shares>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
 }
 
-std::string list_directory_xml(const std::string& endpoint, const std::string& share,
+std::string list_directory_xml(const std::string& endpoint, const std::string& share, const std::string& snapshot,
                                const std::string& directory_path, const ListOptions& o,
                                const DirectoryPage& page, bool extended) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      text::markup_escape(endpoint) + "/\" ShareName=\"" + text::markup_escape(share) +
-                      "\" DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging(o);
+                      text::markup_escape(endpoint) + "/\" ShareName=\"" + text::markup_escape(share) + "\"";
+    if (!snapshot.empty()) xml += " ShareSnapshot=\"" + text::markup_escape(snapshot) + "\"";
+    xml += " DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging(o);
     if (extended) xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId>";
     xml += "<Entries>";
     for (const ShareEntry& e : page.entries) {

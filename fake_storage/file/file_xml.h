@@ -19,8 +19,9 @@ struct ListSharesShape {
 std::string list_shares_xml(const std::string& service_endpoint, const ListOptions& options,
                             const SharePage& page, const ListSharesShape& shape);
 // extended: each entry's FileId, SMB times, Attributes and PermissionKey and the DirectoryId
-// (2020-04-08); before, a name and a file's Content-Length.
-std::string list_directory_xml(const std::string& service_endpoint, const std::string& share,
+// (2020-04-08); before, a name and a file's Content-Length. `snapshot`: the share snapshot listed
+// ("" for the share).
+std::string list_directory_xml(const std::string& service_endpoint, const std::string& share, const std::string& snapshot,
                                const std::string& directory_path, const ListOptions& options,
                                const DirectoryPage& page, bool extended);
 std::string ranges_xml(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <thread>
 
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_schema.h"
 #include "tests/common/dev_account.h"
 #include "tests/common/test_dir.h"
@@ -119,6 +120,28 @@ TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
     EXPECT_EQ(fs::file_size(mnt / "in" / "b.txt"), 2u);
     files->delete_file(kAcct, "data", "in/a.txt");
     EXPECT_FALSE(fs::exists(mnt / "in" / "a.txt"));
+}
+
+TEST_F(ShareFsTest, ASnapshotStaysAsTakenWhileTheMountWritesInPlace) {
+    int fd = ::open((mnt / "model.txt").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "epoch 1\n", 8), 8);
+    // Taken while the file is open and written through the kernel (passthrough).
+    storage::ShareInfo snap = files->snapshot_share(kAcct, "data", std::nullopt);
+    ASSERT_EQ(::pwrite(fd, "EPOCH 2\n", 8, 0), 8);
+    ASSERT_EQ(::write(fd, "more\n", 5), 5);
+    ::close(fd);
+    const std::string key = storage::share_snapshot_key("data", snap.snapshot);
+    storage::OpenFile frozen = files->open_file(kAcct, key, "model.txt");
+    std::string bytes(frozen.info.size, '\0');
+    ASSERT_EQ(::pread(frozen.fd, bytes.data(), bytes.size(), 0), 8);
+    EXPECT_EQ(bytes, "epoch 1\n");
+    EXPECT_EQ(read_all(mnt / "model.txt"), "EPOCH 2\nmore\n");
+    // The mount shows the share alone: its snapshots are not in it.
+    std::vector<std::string> listed;
+    for (const auto& e : fs::directory_iterator(mnt)) listed.push_back(e.path().filename().string());
+    EXPECT_EQ(listed, (std::vector<std::string>{"model.txt"}));
+    EXPECT_EQ(rest("model.txt").size, 13u);
 }
 
 TEST_F(ShareFsTest, TimesAndModesOfAnOpenDirectory) {

@@ -87,7 +87,8 @@ FILE_OPS = [
     ("SetShareProperties", "c", "w", "", "none", False, True,
      "PUT", "/sha", {"restype": "share", "comp": "properties"}, {"x-ms-share-quota": "7"}, b"", 200),
     ("GetShareStats", "c", "r", "", "none", False, True, "GET", "/sha", {"restype": "share", "comp": "stats"}, {}, b"", 200),
-    ("DeleteShare", "c", "d", "", "none", False, True, "DELETE", "/sha", {"restype": "share"}, {}, b"", 202),
+    ("DeleteShare", "c", "d", "", "none", False, True,
+     "DELETE", "/sha", {"restype": "share"}, {"x-ms-delete-snapshots": "include"}, b"", 202),
     ("ListDirectoriesAndFiles", "c", "l", "l", "container", False, True,
      "GET", "/sha", {"restype": "directory", "comp": "list"}, {}, b"", 200),
     ("CreateDirectory", "o", "cw", "cw", "container", False, False, "PUT", "/sha/fresh", {"restype": "directory"}, SMB, b"", 201),
@@ -112,6 +113,22 @@ FILE_OPS = [
      "PUT", "/sha/f", {"comp": "metadata"}, {"x-ms-meta-changed": "yes"}, b"", 200),
     ("GetFileMetadata", "o", "r", "r", "any", False, True, "GET", "/sha/f", {"comp": "metadata"}, {}, b"", 200),
     ("DeleteFile", "o", "d", "d", "any", False, True, "DELETE", "/sha/f", {}, {}, b"", 202),
+    # Share snapshots ("SNAP": the snapshot of /sha that reset() takes). Taking one is a write of
+    # the share (an account SAS only, as for the share's other operations); a snapshot is read with
+    # the letters that read the share, and a share or file SAS of the share reaches its snapshots.
+    ("SnapshotShare", "c", "cw", "", "none", False, True, "PUT", "/sha", {"restype": "share", "comp": "snapshot"}, {}, b"", 201),
+    ("GetShareProperties (snapshot)", "c", "r", "", "none", False, True,
+     "GET", "/sha", {"restype": "share", "sharesnapshot": "SNAP"}, {}, b"", 200),
+    ("DeleteShare (snapshot)", "c", "d", "", "none", False, True,
+     "DELETE", "/sha", {"restype": "share", "sharesnapshot": "SNAP"}, {}, b"", 202),
+    ("ListDirectoriesAndFiles (snapshot)", "c", "l", "l", "container", False, True,
+     "GET", "/sha", {"restype": "directory", "comp": "list", "sharesnapshot": "SNAP"}, {}, b"", 200),
+    ("GetDirectoryProperties (snapshot)", "o", "r", "r", "container", False, True,
+     "GET", "/sha/d", {"restype": "directory", "sharesnapshot": "SNAP"}, {}, b"", 200),
+    ("GetFile (snapshot)", "o", "r", "r", "any", False, True, "GET", "/sha/f", {"sharesnapshot": "SNAP"}, {}, b"", 200),
+    ("GetFileProperties (snapshot)", "o", "r", "r", "any", False, True, "HEAD", "/sha/f", {"sharesnapshot": "SNAP"}, {}, b"", 200),
+    ("ListRanges (snapshot)", "o", "r", "r", "any", False, True,
+     "GET", "/sha/f", {"comp": "rangelist", "sharesnapshot": "SNAP"}, {}, b"", 200),
 ]
 
 
@@ -189,6 +206,7 @@ class KeepAlive(RawClient):
 
 class MatrixCase:
     """One service's matrix: its fixture, its snapshot, the SAS of each kind."""
+    share_snapshot = None
     letters = ""
     ops = []
     overwrite_code = ""
@@ -246,6 +264,7 @@ class MatrixCase:
     def call(self, op, sas):
         _, _, _, _, _, _, _, method, path, query, headers, body, _ = op
         headers = {k: (self.copy_source() if v == "SOURCE" else v) for k, v in headers.items()}
+        query = {k: (self.share_snapshot if v == "SNAP" else v) for k, v in query.items()}
         return self.client.send(method, path, query, headers, body, sas=sas)
 
 
@@ -311,16 +330,17 @@ class FileSasMatrixTest(MatrixCase, unittest.TestCase):
         listing = c.ok("GET", "", {"comp": "list"}).body.decode()
         for name in ("sha", "fresh"):
             if f"<Name>{name}</Name>" in listing:
-                c.ok("DELETE", "/" + name, {"restype": "share"})
+                c.ok("DELETE", "/" + name, {"restype": "share"}, {"x-ms-delete-snapshots": "include"})
         c.ok("PUT", "/sha", {"restype": "share"}, {"x-ms-meta-kept": "1", "x-ms-share-quota": "5"})
         c.ok("PUT", "/sha/d", {"restype": "directory"}, {"x-ms-meta-kept": "1", **SMB})
         c.ok("PUT", "/sha/d2", {"restype": "directory"}, SMB)
         c.ok("PUT", "/sha/f", {}, {"x-ms-type": "file", "x-ms-content-length": "8", "x-ms-meta-kept": "1", **SMB})
         c.ok("PUT", "/sha/f", {"comp": "range"}, {"x-ms-range": "bytes=0-7", "x-ms-write": "update"}, b"original")
+        self.share_snapshot = c.ok("PUT", "/sha", {"restype": "share", "comp": "snapshot"}).headers["x-ms-snapshot"]
 
     def snapshot(self):
         c = self.client
-        state = [c.ok("GET", "", {"comp": "list", "include": "metadata"}).body]
+        state = [c.ok("GET", "", {"comp": "list", "include": "metadata,snapshots"}).body]
         for name in ("sha", "fresh"):
             r = c.send("GET", "/" + name, {"restype": "share"})
             state.append((r.status, r.headers.get("etag"), r.headers.get("x-ms-share-quota")))

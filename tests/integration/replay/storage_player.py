@@ -42,6 +42,7 @@ SHIFTED_DATES = ("if-modified-since", "if-unmodified-since", "x-ms-source-if-mod
                  "x-ms-source-if-unmodified-since")
 URL_HEADERS = ("x-ms-copy-source", "x-ms-file-rename-source")
 WAITED = (3.0, 30.0)
+LISTED_SNAPSHOT = re.compile(r"<Name>([^<]*)</Name><Snapshot>([^<]*)</Snapshot>")
 # Values a request names from an earlier answer: the emulator's are sent instead of the cloud's.
 LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
 LEARNED_HEADERS = ("if-match", "if-none-match", "x-ms-source-if-match", "x-ms-source-if-none-match",
@@ -132,6 +133,7 @@ class RecordingPlayer:
         self.main_account = max(counts, key=counts.get) if counts else None
         self.connections = Connections(endpoints)
         self.learned = {}   # the cloud's ETags, snapshot times and version ids -> the emulator's
+        self.share_snapshots = {}  # (share, the emulator's snapshot time) -> the cloud's
 
     # -- the accounts ----------------------------------------------------------------------------
     def local_accounts(self):
@@ -186,6 +188,10 @@ class RecordingPlayer:
         # Leased by another test: listed as leased, or deleted with "LeaseIdMissing" by a recording
         # that never leased it.
         leased, leasing = set(), set()
+        # Other tests' share snapshots that the listings show (not those this recording takes):
+        # {(account, share, cloud time): leased}.
+        own_snapshots = {x.response_headers.get("x-ms-snapshot") for x in self.exchanges}
+        snapshots = {}
         for x in self.exchanges:
             segments = [s for s in x.path.split("/") if s]
             if len(segments) != 1:
@@ -206,6 +212,9 @@ class RecordingPlayer:
             for item in root.iter("Share" if x.service == "file" else "Container"):
                 name = item.findtext("Name")
                 key = (x.service, x.account, name)
+                snapshot = item.findtext("Snapshot")
+                if name and snapshot and x.service == "file" and snapshot not in own_snapshots:
+                    snapshots[(x.account, name, snapshot)] = item.findtext("Properties/LeaseState") == "leased"
                 if name and key not in made and item.find("Snapshot") is None:
                     if key not in wanted:
                         wanted.append(key)
@@ -219,12 +228,30 @@ class RecordingPlayer:
             if r.status not in (201, 409):
                 raise RuntimeError(f"could not make {service} {name} of {account}: {r.status} {r.body[:200]}")
             if (service, account, name) in leased:
-                # Another test's lease, held for ever (the recording's deletes of it are refused).
-                r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype), ("comp", "lease")],
-                                   headers={"x-ms-version": "2020-02-10", "x-ms-lease-action": "acquire",
-                                            "x-ms-lease-duration": "-1"})
-                if r.status != 201:
-                    raise RuntimeError(f"could not lease {service} {name} of {account}: {r.status} {r.body[:200]}")
+                self._lease_for_ever(client, f"/{local}/{urllib.parse.quote(name)}", restype)
+        # Their snapshots, oldest first (the emulator names each by the time it takes it: the
+        # answers' times are written back as the cloud's).
+        for (account, name, snapshot), is_leased in sorted(snapshots.items(), key=lambda kv: kv[0][2]):
+            local = self._local(account)
+            client = RawClient(self.endpoints["file"], account=local, key=account_key(local), version="2019-02-02")
+            path = f"/{local}/{urllib.parse.quote(name)}"
+            r = client.request("PUT", path, [("restype", "share")])
+            r = client.request("PUT", path, [("restype", "share"), ("comp", "snapshot")])
+            if r.status != 201:
+                raise RuntimeError(f"could not snapshot share {name} of {account}: {r.status} {r.body[:200]}")
+            self.learned[snapshot] = r.headers["x-ms-snapshot"]
+            self.share_snapshots[(name, r.headers["x-ms-snapshot"])] = snapshot
+            if is_leased:
+                self._lease_for_ever(client, path, "share", [("sharesnapshot", r.headers["x-ms-snapshot"])])
+
+    @staticmethod
+    def _lease_for_ever(client, path, restype, extra=()):
+        """Another test's lease, held for ever (the recording's deletes of it are refused)."""
+        r = client.request("PUT", path, [("restype", restype), ("comp", "lease"), *extra],
+                           headers={"x-ms-version": "2020-02-10", "x-ms-lease-action": "acquire",
+                                    "x-ms-lease-duration": "-1"})
+        if r.status != 201:
+            raise RuntimeError(f"could not lease {path}: {r.status} {r.body[:200]}")
 
     def _play(self, x):
         started = time.monotonic()
@@ -269,6 +296,9 @@ class RecordingPlayer:
             return answer
         got_headers = {k: self._as_cloud(v) for k, v in got_headers.items()}
         self._learn(x.response_headers, got_headers)
+        if x.service == "file" and x.response_headers.get("x-ms-snapshot") and got_headers.get("x-ms-snapshot"):
+            share = urllib.parse.unquote(x.path.strip("/").split("/")[0])
+            self.share_snapshots[(share, got_headers["x-ms-snapshot"])] = x.response_headers["x-ms-snapshot"]
         judged = compare(x, status, got_headers, self._as_cloud_bytes(got_body), operation)
         answer.categories = judged.categories
         answer.differences = judged.differences
@@ -329,7 +359,13 @@ class RecordingPlayer:
     def _as_cloud_bytes(self, data):
         if not data or not (data.lstrip(b"\xef\xbb\xbf").startswith(b"<")):
             return data
-        return self._as_cloud(data.decode("utf-8", "replace")).encode("utf-8")
+        text = self._as_cloud(data.decode("utf-8", "replace"))
+        if self.share_snapshots:  # a listing's share snapshots by the times the cloud gave them
+            def cloud_time(m):
+                snapshot = self.share_snapshots.get((m.group(1), m.group(2)), m.group(2))
+                return f"<Name>{m.group(1)}</Name><Snapshot>{snapshot}</Snapshot>"
+            text = LISTED_SNAPSHOT.sub(cloud_time, text)
+        return text.encode("utf-8")
 
 
 def _resign_batch(body, account, key, endpoint):
