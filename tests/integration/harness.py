@@ -10,6 +10,8 @@ import subprocess
 import tempfile
 import time
 
+import az_fork_server
+
 # The tests' emulators leave the user's pointer to a running emulator alone (bai would find them
 # from any directory); test_bai_status sets its own, in a home of its own.
 os.environ["BATCHAI_EMULATOR_POINTER"] = "off"
@@ -158,6 +160,14 @@ def connection_string(endpoints, account=DEV_ACCOUNT, key=DEV_KEY):
             f"BlobEndpoint={endpoints['blob']}/{account};FileEndpoint={endpoints['file']}/{account};")
 
 
+def az(args, env, cwd=None, input=None, timeout=300):
+    """The real az CLI: `az ARGS` under `env` in `cwd`, answered as subprocess.run(capture_output=True,
+    text=True) answers. Each command is a process of its own, forked from a server that has imported
+    az's libraries once (az_fork_server.py says why that is still az as a user runs it);
+    BAI_AZ_PROCESS=1 runs the `az` program instead."""
+    return az_fork_server.run_az(args, env, cwd=cwd, input=input, timeout=timeout)
+
+
 def run_az(args, connection, cwd=None, timeout=300):
     """Runs `az storage ...` with a connection string; returns the CompletedProcess (text)."""
     config = tempfile.mkdtemp(prefix="bai-az-")
@@ -165,8 +175,7 @@ def run_az(args, connection, cwd=None, timeout=300):
                AZURE_CORE_NO_COLOR="true", AZURE_CORE_ONLY_SHOW_ERRORS="true",
                AZURE_STORAGE_CONNECTION_STRING=connection)
     try:
-        return subprocess.run(["az", *args], capture_output=True, text=True, env=env, cwd=cwd,
-                              timeout=timeout)
+        return az(args, env=env, cwd=cwd, timeout=timeout)
     finally:
         shutil.rmtree(config, ignore_errors=True)
 

@@ -4,7 +4,6 @@ task, job-schedule, certificate, application)."""
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 import unittest
@@ -37,8 +36,7 @@ class AzBatch(unittest.TestCase):
     def az(self, *args, ok=True):
         account = ["--account-endpoint", self.endpoint, "--account-name", harness.DEV_BATCH_ACCOUNT,
                    "--account-key", harness.DEV_BATCH_KEY]
-        result = subprocess.run(["az", "batch", *args, *account, "-o", "json"], capture_output=True, text=True,
-                                env=self.env, timeout=300, cwd=self.home)
+        result = harness.az(["batch", *args, *account, "-o", "json"], env=self.env, cwd=self.home)
         if ok:
             self.assertEqual(result.returncode, 0, f"az batch {' '.join(args)}\n{result.stdout}\n{result.stderr}")
             return json.loads(result.stdout) if result.stdout.strip() else None

@@ -102,8 +102,7 @@ class AzBatchAI(unittest.TestCase):
     @classmethod
     def timed(cls, args, env=None, timeout=300):
         started = time.monotonic()
-        result = subprocess.run(["az", *args], capture_output=True, text=True, env=env or cls.env, timeout=timeout,
-                                cwd=cls.home)
+        result = harness.az(args, env=env or cls.env, timeout=timeout, cwd=cls.home)
         with cls.timings_lock:
             cls.timings.append(("az " + " ".join(args), time.monotonic() - started))
         return result

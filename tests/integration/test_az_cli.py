@@ -77,8 +77,7 @@ class AzCli(unittest.TestCase):
                               env=env or cls.env, timeout=300)
 
     def az(self, *args, ok=True, env=None):
-        result = subprocess.run(["az", *args], capture_output=True, text=True, env=env or self.env, timeout=300,
-                                cwd=self.home)
+        result = harness.az(args, env=env or self.env, cwd=self.home)
         if ok:
             self.assertEqual(result.returncode, 0, f"az {' '.join(args)}\n{result.stdout}\n{result.stderr}")
         return result
@@ -524,18 +523,16 @@ class StrictAuth(unittest.TestCase):
                                text=True, env=env, timeout=300)
         self.assertEqual(login.returncode, 0, login.stderr)
         env["REQUESTS_CA_BUNDLE"] = self.emu.endpoints["ca_cert"]
-        group = subprocess.run(["az", "group", "create", "-n", "strict", "-l", "eastus", "-o", "json"],
-                               capture_output=True, text=True, env=env, timeout=300)
+        group = harness.az(["group", "create", "-n", "strict", "-l", "eastus", "-o", "json"], env=env)
         self.assertEqual(group.returncode, 0, group.stderr)
         self.assertEqual(json.loads(group.stdout)["name"], "strict")
         # The Batch endpoint checks az's token for Batch too.
         for args in (["batch", "account", "create", "-n", "strictbatch", "-g", "strict", "-l", "eastus", "-o", "none"],
                      ["batch", "account", "login", "-n", "strictbatch", "-g", "strict"],
                      ["batch", "job", "create", "--id", "strict-job", "--pool-id", "nowhere"]):
-            done = subprocess.run(["az", *args], capture_output=True, text=True, env=env, timeout=300)
+            done = harness.az(args, env=env)
             self.assertEqual(done.returncode, 0, f"az {' '.join(args)}: {done.stderr}")
-        jobs = subprocess.run(["az", "batch", "job", "list", "-o", "json"], capture_output=True, text=True, env=env,
-                              timeout=300)
+        jobs = harness.az(["batch", "job", "list", "-o", "json"], env=env)
         self.assertEqual([j["id"] for j in json.loads(jobs.stdout)], ["strict-job"], jobs.stderr)
         shutil.rmtree(home, ignore_errors=True)
 

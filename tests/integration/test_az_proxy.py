@@ -129,8 +129,7 @@ class ProxyTestCase(unittest.TestCase):
         """az ARGS with the class's environment (or env); prints its wall time."""
         started = time.monotonic()
         try:
-            result = subprocess.run(["az", *args], capture_output=True, text=True, env=env or cls.env,
-                                    timeout=timeout, cwd=cls.home, stdin=subprocess.DEVNULL)
+            result = harness.az(args, env=env or cls.env, timeout=timeout, cwd=cls.home)
         except subprocess.TimeoutExpired:
             report_time(args, time.monotonic() - started, "timeout")
             raise

@@ -4,7 +4,6 @@ task collection with a refused member; a running task requeued when its node lea
 down, requeue: requeueCount 1, retryCount 0) that runs again and succeeds; a job deleted."""
 import json
 import os
-import subprocess
 import time
 import unittest
 from datetime import datetime, timedelta
@@ -131,9 +130,8 @@ class BatchJobs(BatchTestCase):
 
     def az(self, *args):
         env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(self.emu.location, "az"))
-        r = subprocess.run(["az", "batch", *args, "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
-                            "--account-endpoint", self.emu.endpoints["batch"], "-o", "json"],
-                           capture_output=True, text=True, env=env, timeout=120)
+        r = harness.az(["batch", *args, "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
+                        "--account-endpoint", self.emu.endpoints["batch"], "-o", "json"], env=env, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         return json.loads(r.stdout) if r.stdout.strip() else None
 

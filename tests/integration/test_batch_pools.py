@@ -4,7 +4,6 @@ service's OData shape naming the property; accounts isolated from each other; az
 import base64
 import json
 import os
-import subprocess
 import unittest
 
 import requests
@@ -341,8 +340,8 @@ class BatchPools(BatchTestCase):
     def test_az_batch_pool_list(self):
         self.client.pool.add(bm.PoolAddParameter(id="for-az", vm_size="STANDARD_D1", virtual_machine_configuration=vm_configuration()))
         env = dict(os.environ, AZURE_CONFIG_DIR=os.path.join(self.emu.location, "az"))
-        r = subprocess.run(["az", "batch", "pool", "list", "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
-                            "--account-endpoint", self.url, "-o", "json"], capture_output=True, text=True, env=env, timeout=120)
+        r = harness.az(["batch", "pool", "list", "--account-name", DEV_BATCH, "--account-key", DEV_BATCH_KEY,
+                        "--account-endpoint", self.url, "-o", "json"], env=env, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("for-az", [p["id"] for p in json.loads(r.stdout)])
 
