@@ -109,6 +109,32 @@ class AzStorage(StorageTestCase, unittest.TestCase):
         self.assertEqual(self.az_json("storage", "share", "delete", "-n", "share1"), {"deleted": True})
         self.assertEqual(self.az_json("storage", "share", "delete", "-n", "share1"), {"deleted": False})
 
+    def test_share_snapshot_commands(self):
+        """az storage share snapshot, and the share as it was read through --snapshot."""
+        self.az("storage", "share", "create", "-n", "snapped")
+        kept = os.path.join(self.work, "kept.txt")
+        with open(kept, "wb") as f:
+            f.write(b"as it was\n")
+        self.az("storage", "file", "upload", "-s", "snapped", "--source", kept, "-p", "kept.txt")
+        snapshot = self.az_json("storage", "share", "snapshot", "--name", "snapped")["snapshot"]
+        self.assertRegex(snapshot, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.0000000Z$")
+        self.az("storage", "file", "delete", "-s", "snapped", "-p", "kept.txt")
+        self.assertEqual(self.az_json("storage", "file", "list", "-s", "snapped"), [])
+        listed = self.az_json("storage", "file", "list", "--share-name", "snapped", "--snapshot", snapshot)
+        self.assertEqual([(e["name"], e["properties"]["contentLength"]) for e in listed], [("kept.txt", 10)])
+        back = os.path.join(self.work, "back.txt")
+        self.az("storage", "file", "download", "-s", "snapped", "-p", "kept.txt", "--snapshot", snapshot, "--dest", back)
+        self.assertTrue(filecmp.cmp(kept, back, shallow=False))
+        self.assertEqual(self.az_json("storage", "share", "show", "-n", "snapped", "--snapshot", snapshot)["snapshot"],
+                         snapshot)
+        shares = self.az_json("storage", "share", "list", "--include-snapshots")
+        self.assertEqual([(s["name"], s["snapshot"]) for s in shares], [("snapped", snapshot), ("snapped", None)])
+        refused = self.az("storage", "share", "delete", "-n", "snapped", expect_ok=False)
+        self.assertIn("ShareHasSnapshots", refused.stderr)
+        self.assertEqual(self.az_json("storage", "share", "delete", "-n", "snapped", "--delete-snapshots", "include"),
+                         {"deleted": True})
+        self.assertEqual(self.az_json("storage", "share", "list", "--include-snapshots"), [])
+
     def test_seed_mnist_share_with_script_and_data(self):
         """The first seed: a share, a folder with the training script and two data files."""
         files = {"mnist_cntk/ConvNet_MNIST.py": 4000, "mnist_cntk/Train-28x28_cntk_text.txt": 300_000,
