@@ -46,9 +46,9 @@ void create_private_dir(const fs::path& dir) {
 std::vector<std::string> restrict_data_dir(const fs::path& dir) {
     std::vector<std::string> changed;
     restrict_one(dir, true, 0700, changed);
-    for (const char* sub : {"storage", "tls", "nodes"}) restrict_one(dir / sub, true, 0700, changed);
+    for (const char* sub : {"storage", "tls", "nodes", "ssh"}) restrict_one(dir / sub, true, 0700, changed);
     for (const char* file : {"state.db", "state.db-wal", "state.db-shm", "state.db-journal", "emulator.lock",
-                             "emulator.log", "tls/key.pem"}) {
+                             "emulator.log", "tls/key.pem", "ssh/host_ed25519_key"}) {
         restrict_one(dir / file, false, 0600, changed);
     }
     return changed;

@@ -32,6 +32,8 @@
 #include "emulator/proxy/proxy_ca.h"
 #include "emulator/proxy/proxy_front.h"
 #include "emulator/tls/self_signed_cert.h"
+#include "emulator/node_login/host_key.h"
+#include "emulator/node_login/login_server.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/blob/blob_service.h"
 #include "fake_storage/engine/blob_store.h"
@@ -142,6 +144,8 @@ struct RunningEmulator::Parts {
     std::unique_ptr<storage::FileStore> file_store;
     std::unique_ptr<storage::BlobService> blob_service;
     std::unique_ptr<storage::FileService> file_service;
+    // The nodes' ssh servers, told of the nodes by the engine (which outlives its last call).
+    std::unique_ptr<node_login::LoginServer> logins;
     engine::LocalEngine* job_engine = nullptr;  // owned by arm_api
     std::unique_ptr<batch::BatchAccountRegistry> batch_accounts;
     std::unique_ptr<arm::ArmApi> arm_api;
@@ -234,6 +238,15 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     p->blob_service->set_faults(hooks.blob_faults);
     p->file_service->set_faults(hooks.file_faults);
     Parts& parts = *p;
+    if (!hooks.clock) {  // (a replay on a virtual clock serves no network logins)
+        try {
+            const fs::path key = node_login::ensure_host_key(p->location / "ssh");
+            p->logins = std::make_unique<node_login::LoginServer>(key);
+            log::info("node logins: ssh host key " + node_login::host_key_fingerprint(key));
+        } catch (const std::exception& e) {
+            log::warning(std::string("the nodes have no ssh server: ") + e.what());
+        }
+    }
     p->batch_accounts = std::make_unique<batch::BatchAccountRegistry>(batch::batch_accounts(options.batch_accounts));
     p->arm_api = std::make_unique<arm::ArmApi>(
         *p->state, p->accounts, *p->file_store, *p->blob_store, *p->batch_accounts,
@@ -256,6 +269,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
             engine_options.clock = hooks.clock;
             engine_options.workloads = hooks.workloads;
             engine_options.trace = hooks.trace;
+            engine_options.logins = parts.logins.get();
             if (hooks.observe) store.observe(hooks.observe);
             engine::StorageAccess storage{*parts.file_store, *parts.blob_store, *parts.content,
                                           parts.content->temporary_dir(), {}, {}};
@@ -507,6 +521,7 @@ void RunningEmulator::stop() {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
     for (auto& listener : p.listeners) listener->finish(deadline);
     p.arm_api->stop();
+    if (p.logins) p.logins->stop();  // (the nodes' commands end before the nodes do)
     p.job_engine->stop();
     p.batch_api->stop();
     release_mounts(p.nodes_dir, "at stop");

@@ -48,6 +48,15 @@ ClusterSpec read_cluster_spec(const json& cluster) {
         if (setup.contains("setupTask") && setup["setupTask"].is_object()) spec.setup_task = setup["setupTask"];
         if (setup.contains("mountVolumes") && setup["mountVolumes"].is_object()) spec.mount_volumes = setup["mountVolumes"];
     }
+    if (p.contains("userAccountSettings") && p["userAccountSettings"].is_object()) {
+        const json& user = p["userAccountSettings"];
+        auto text = [&](const char* field) {
+            return user.contains(field) && user[field].is_string() ? user[field].get<std::string>() : std::string();
+        };
+        spec.admin_user = text("adminUserName");
+        spec.admin_password = text("adminUserPassword");
+        spec.admin_public_key = text("adminUserSshPublicKey");
+    }
     return spec;
 }
 

@@ -32,6 +32,10 @@ struct ClusterSpec {
     Deallocation deallocation = Deallocation::requeue;
     nlohmann::json setup_task;     // nodeSetup.setupTask, null when none
     nlohmann::json mount_volumes;  // nodeSetup.mountVolumes, null when none
+    // userAccountSettings: who may log in to the nodes (an empty password or key: none).
+    std::string admin_user;
+    std::string admin_password;
+    std::string admin_public_key;
 };
 
 // Throws std::invalid_argument when the document lacks what a cluster must have.

@@ -29,6 +29,7 @@
 #include "emulator/engine/volume_links.h"
 #include "emulator/engine/engine_history.h"
 #include "emulator/engine/node_hosts.h"
+#include "emulator/engine/node_logins.h"
 #include "emulator/engine/storage_access.h"
 #include "emulator/engine/tree_reaper.h"
 
@@ -63,6 +64,8 @@ struct EngineOptions {
     std::function<void(const std::string& actor, const std::string& event)> trace;
     // --compute slurm: where the nodes' processes run (node_hosts.h); null: this machine.
     std::shared_ptr<NodeHosts> hosts;
+    // The nodes' ssh servers (node_logins.h), told of every node; null: none (nothing listens).
+    NodeLogins* logins = nullptr;
 };
 
 class LocalEngine : public arm::ComputeEngine {
@@ -192,6 +195,8 @@ private:
     void write_cluster(ClusterState& cluster);
     void add_cluster_error(ClusterState& cluster, const std::string& code, const std::string& message);
     void publish();
+    // Tells the nodes' ssh servers of the nodes, when they changed (publish).
+    void publish_logins();
     ClusterState* cluster_of_node(const std::string& node_id, size_t& index);
     // Runs `change` on the engine thread for the node and waits for its answer (nullopt: no node).
     using NodeChange = std::function<nlohmann::json(ClusterState& cluster, size_t index)>;
@@ -226,6 +231,7 @@ private:
     std::vector<std::unique_ptr<NodeSlot>> leaving_setups_;  // removed while their setup ran
     int retired_clusters_ = 0;
     std::shared_ptr<GpuPool> gpu_pool_;
+    std::vector<std::string> login_nodes_;  // "id address" of the nodes the ssh servers were last told of
 
     // Published for other threads: what they read of each node, copied after every batch of
     // events as plain values (as JSON documents, a seventh of a large replay's time went there),

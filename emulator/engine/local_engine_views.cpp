@@ -22,7 +22,30 @@ using nlohmann::json;
 
 // ---- what other threads read ----
 
+void LocalEngine::publish_logins() {
+    if (!options_.logins) return;
+    // Most batches of events change no node: the list is compared first, and sent only when it differs.
+    std::vector<std::string> now;
+    for (auto& [key, cluster] : clusters_) {
+        if (cluster.deleted) continue;  // its nodes refuse logins while they finish its jobs
+        for (auto& slot : cluster.nodes) now.push_back(slot->node.id + " " + slot->node.address);
+    }
+    if (now == login_nodes_) return;
+    login_nodes_ = std::move(now);
+    std::vector<LoginNode> nodes;
+    for (auto& [key, cluster] : clusters_) {
+        if (cluster.deleted) continue;
+        for (auto& slot : cluster.nodes) {
+            const Node& n = slot->node;
+            nodes.push_back({n.id, n.address, n.root, n.gpus, cluster.spec.admin_user, cluster.spec.admin_password,
+                             cluster.spec.admin_public_key, n.hosts});
+        }
+    }
+    options_.logins->set_nodes(std::move(nodes));
+}
+
 void LocalEngine::publish() {
+    publish_logins();  // first: a node listed by remote_login is already listening
     std::vector<NodeView> nodes;
     for (auto& [key, cluster] : clusters_) {
         for (auto& slot : cluster.nodes) {
@@ -78,11 +101,18 @@ json LocalEngine::remote_login(const arm::StoredResource& resource) {
         if (it != job_nodes_.end()) wanted = it->second;
     }
     json out = json::array();
-    int port = 50000;
+    int port = 50000;  // the service's first NAT port, where no ssh server listens
     for (const NodeView& n : nodes_snapshot_) {
         bool match = resource.type == arm::kind::kJob ? std::find(wanted.begin(), wanted.end(), n.node_id) != wanted.end()
                                            : n.cluster_key == resource.key;
-        if (match) out.push_back({{"nodeId", n.node_id}, {"ipAddress", n.address}, {"port", port++}});
+        if (!match) continue;
+        std::optional<NodeLogins::Endpoint> login = options_.logins ? options_.logins->endpoint(n.node_id) : std::nullopt;
+        if (login) {
+            out.push_back({{"nodeId", n.node_id}, {"ipAddress", login->address}, {"port", login->port}});
+        } else {
+            out.push_back({{"nodeId", n.node_id}, {"ipAddress", n.address}, {"port", port}});
+        }
+        ++port;
     }
     return out;
 }

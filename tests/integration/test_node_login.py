@@ -1,0 +1,203 @@
+"""The emulated nodes' ssh servers (emulator/node_login/) through paramiko, as `az batchai ... node
+exec` reaches them: listRemoteLoginInformation's address and port, the cluster's admin user with
+its password or key and nothing else, commands with and without a terminal and their exit
+status, direct-tcpip forwards to loopback ports only, and a node that leaves (refused, its
+sessions ended, no hang)."""
+import io
+import os
+import socket
+import stat
+import threading
+import time
+import unittest
+
+import paramiko
+from azure.mgmt.batchai import models as m
+
+import harness
+from jobs_fixture import EXP, RG, WS, JobsTestCase
+
+PASSWORD = "Secret-Pass1"  # the fixture's clusters' admin: alice
+
+
+def echo_server():
+    """A loopback TCP server that answers each connection with what it read, upper-cased, then
+    closes; (its port, a stop function)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    stopping = threading.Event()
+
+    def serve():
+        while not stopping.is_set():
+            try:
+                conn, _ = listener.accept()
+            except socket.timeout:
+                continue
+            with conn:
+                conn.settimeout(10)
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+                conn.sendall(data.upper())
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop():
+        stopping.set()
+        thread.join()
+        listener.close()
+    return listener.getsockname()[1], stop
+
+
+class NodeLogin(JobsTestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.key = paramiko.RSAKey.generate(2048)
+        cls.cluster(cls, "pw", nodes=2)
+        cls.client.clusters.begin_create(RG, WS, "keyed", m.ClusterCreateParameters(
+            vm_size="STANDARD_D1", user_account_settings=m.UserAccountSettings(
+                admin_user_name="bob", admin_user_ssh_public_key=f"ssh-rsa {cls.key.get_base64()} bob@laptop"),
+            scale_settings=m.ScaleSettings(manual=m.ManualScaleSettings(target_node_count=1)))).result()
+        cls.wait_cluster(cls, "pw", idle=2)
+        cls.wait_cluster(cls, "keyed", idle=1)
+
+    def logins(self, cluster):
+        return list(self.client.clusters.list_remote_login_information(RG, WS, cluster))
+
+    def connect(self, login, username="alice", password=PASSWORD, pkey=None):
+        ssh = paramiko.SSHClient()
+        ssh.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        ssh.connect(login.ip_address, int(login.port), username, password=password, pkey=pkey, look_for_keys=False,
+                    allow_agent=False, timeout=10, banner_timeout=10, auth_timeout=10)
+        self.addCleanup(ssh.close)
+        return ssh
+
+    def run_on(self, ssh, command, pty=False):
+        _, out, err = ssh.exec_command(command, get_pty=pty, timeout=30)
+        return out.read().decode(), err.read().decode(), out.channel.recv_exit_status()
+
+    def test_each_node_has_its_own_server_at_its_address(self):
+        logins = self.logins("pw")
+        nodes = {n["nodeId"]: n for n in self.nodes() if n["cluster"].endswith("/clusters/pw")}
+        self.assertEqual(sorted(l.node_id for l in logins), sorted(nodes))
+        for login in logins:
+            self.assertEqual(login.ip_address, nodes[login.node_id]["ipAddress"])
+            ssh = self.connect(login)
+            out, err, status = self.run_on(ssh, "echo $HOME; pwd; echo $AZ_BATCHAI_MOUNT_ROOT; ls $AZ_BATCHAI_MOUNT_ROOT")
+            root = nodes[login.node_id]["root"]
+            self.assertEqual(out.splitlines(), [root + "/home", root + "/home", root + "/mounts", "afs"])
+            self.assertEqual((err, status), ("", 0))
+        # One host key for the emulator, owner-only in its data directory.
+        key_file = os.path.join(self.emu.location, "ssh", "host_ed25519_key")
+        self.assertEqual(stat.S_IMODE(os.stat(key_file).st_mode), 0o600)
+        seen = {self.connect(l).get_transport().get_remote_server_key().get_base64() for l in logins}
+        self.assertEqual(len(seen), 1)
+
+    def test_a_command_its_streams_and_exit_status(self):
+        ssh = self.connect(self.logins("pw")[0])
+        self.assertEqual(self.run_on(ssh, "echo out; echo err >&2; exit 3"), ("out\n", "err\n", 3))
+        stdin, out, _ = ssh.exec_command("cat; echo done", timeout=30)
+        stdin.write(b"piped\n")
+        stdin.close()  # EOF: cat ends
+        self.assertEqual((out.read().decode(), out.channel.recv_exit_status()), ("piped\ndone\n", 0))
+        # As az runs it: bash -ilc with a terminal (both streams on it, lines ending \r\n).
+        out, err, status = self.run_on(ssh, 'bash -ilc "tty; echo $TERM; echo hi; exit 7"', pty=True)
+        lines = out.replace("\r\n", "\n").splitlines()
+        self.assertRegex(lines[0], r"^/dev/pts/\d+$")
+        self.assertEqual((lines[1:3], err, status), (["vt100", "hi"], "", 7))  # (then bash's own "logout")
+        # A command killed by a signal: its signal, no status.
+        _, out, _ = ssh.exec_command("kill -TERM $$", timeout=30)
+        out.read()
+        self.assertEqual(out.channel.recv_exit_status(), -1)
+
+    def test_only_the_admin_user_with_its_password_or_key(self):
+        pw = self.logins("pw")[0]
+        for user, password in (("alice", "wrong"), ("root", PASSWORD), ("Alice", PASSWORD), ("alice", "")):
+            with self.assertRaises(paramiko.AuthenticationException, msg=(user, password)):
+                self.connect(pw, user, password)
+        stranger = paramiko.RSAKey.generate(2048)
+        with self.assertRaises(paramiko.AuthenticationException):
+            self.connect(pw, pkey=stranger, password=None)  # a password cluster takes no key
+        keyed = self.logins("keyed")[0]
+        self.assertEqual(self.run_on(self.connect(keyed, "bob", None, self.key), "echo in")[0], "in\n")
+        with self.assertRaises(paramiko.AuthenticationException):
+            self.connect(keyed, "bob", None, stranger)
+        with self.assertRaises(paramiko.AuthenticationException):
+            self.connect(keyed, "alice", None, self.key)
+        with self.assertRaises(paramiko.AuthenticationException):
+            self.connect(keyed, "bob", "anything")
+        # A client that sends garbage instead of SSH is dropped (no hang: recv times out otherwise).
+        with socket.create_connection((keyed.ip_address, int(keyed.port)), timeout=10) as raw:
+            raw.sendall(b"GET / HTTP/1.1\r\n\r\n" * 4)
+            while raw.recv(4096):
+                pass
+
+    def test_forwards_reach_loopback_ports_only(self):
+        port, stop = echo_server()
+        self.addCleanup(stop)
+        transport = self.connect(self.logins("pw")[0]).get_transport()
+        for host in ("127.0.0.1", "localhost"):
+            channel = transport.open_channel("direct-tcpip", (host, port), ("127.0.0.1", 40000), timeout=10)
+            channel.sendall(b"through the node\n")
+            received = b""
+            while chunk := channel.recv(4096):
+                received += chunk
+            self.assertEqual(received, b"THROUGH THE NODE\n")
+            channel.close()
+        for host in ("10.255.255.1", "192.0.2.1", "example.com", "0.0.0.0"):
+            with self.assertRaises(paramiko.ChannelException, msg=host) as refused:
+                transport.open_channel("direct-tcpip", (host, port), ("127.0.0.1", 40000), timeout=10)
+            self.assertEqual(refused.exception.code, paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED)
+        closed = socket.socket()
+        closed.bind(("127.0.0.1", 0))
+        free_port = closed.getsockname()[1]
+        closed.close()
+        with self.assertRaises(paramiko.ChannelException):
+            transport.open_channel("direct-tcpip", ("127.0.0.1", free_port), ("127.0.0.1", 40000), timeout=10)
+        # The connection still serves after the refusals.
+        self.assertEqual(self.run_on(self.connect(self.logins("pw")[0]), "echo still")[0], "still\n")
+
+    def test_a_node_that_leaves_refuses_and_ends_its_sessions(self):
+        self.cluster("leaving", nodes=1, vm_size="STANDARD_D1")
+        self.wait_cluster("leaving", idle=1)
+        login, = self.logins("leaving")
+        ssh = self.connect(login)
+        _, out, _ = ssh.exec_command("echo started; sleep 600", timeout=60)
+        self.assertEqual(out.readline(), "started\n")
+        self.client.clusters.begin_delete(RG, WS, "leaving").result()
+        started = time.monotonic()
+        out.read()  # the session ends with its node: no hang
+        self.assertLess(time.monotonic() - started, 60)
+
+        def refused():
+            try:
+                socket.create_connection((login.ip_address, int(login.port)), timeout=5).close()
+                return False
+            except ConnectionRefusedError:
+                return True
+        harness.wait_for(refused, timeout=30, what="the node's ssh server gone")
+        with self.assertRaises(Exception):
+            self.connect(login)
+
+    def test_a_jobs_nodes_are_its_clusters(self):
+        job = self.job("logins", self.client.clusters.get(RG, WS, "pw"), wait=False,
+                       custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
+        harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, "logins").execution_state == "running",
+                         what="job running")
+        login, = list(self.client.jobs.list_remote_login_information(RG, WS, EXP, "logins"))
+        by_node = {l.node_id: l for l in self.logins("pw")}
+        self.assertEqual((login.ip_address, login.port), (by_node[login.node_id].ip_address, by_node[login.node_id].port))
+        out, _, status = self.run_on(self.connect(login), "pgrep -f 'sleep 600' >/dev/null && echo seen")
+        self.assertEqual((out, status), ("seen\n", 0))
+        self.client.jobs.begin_terminate(RG, WS, EXP, "logins").result()
+        del job
+
+
+if __name__ == "__main__":
+    unittest.main()
