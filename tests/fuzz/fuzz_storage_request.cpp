@@ -1,9 +1,11 @@
-// libFuzzer: the path-style URL parser and the share path rules.
+// libFuzzer: the path-style URL parser, the share path rules and share snapshot names.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "fake_storage/engine/names.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_request.h"
 
@@ -17,6 +19,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         bai::storage::split_share_path(r.name);
         bai::storage::is_valid_blob_name(r.name);
         bai::storage::is_valid_container_name(r.container);
+        // A snapshot's name reads back as itself, and its key splits back into share and name.
+        if (auto value = r.param("sharesnapshot")) {
+            if (auto name = bai::storage::parse_share_snapshot(*value)) {
+                if (bai::storage::parse_share_snapshot(*name) != name) std::abort();
+                auto key = bai::storage::share_snapshot_key(r.container, *name);
+                if (r.container.find('/') == std::string::npos &&
+                    bai::storage::split_share_snapshot_key(key) != std::make_pair(r.container, *name)) {
+                    std::abort();
+                }
+            }
+        }
     } catch (const bai::storage::StorageError&) {
     }
     return 0;
