@@ -196,18 +196,23 @@ std::pair<LeaseOutcome, ShareInfo> FileStore::lease_share(const std::string& acc
 SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {
     // Listed by share, each share's snapshots (oldest first) before it, as the service lists them:
     // the order of "SHARE\x01TIME", the share itself "SHARE\x01\x7f". A marker names the share (or
-    // the snapshot's key) to start at.
+    // the snapshot's key) to start at, as the service writes it ("/ACCOUNT/SHARE"), or bare.
     auto order = [](const std::string& key) {
         auto [base, snapshot] = split_share_snapshot_key(key);
         return base + '\x01' + (snapshot.empty() ? std::string("\x7f") : snapshot);
     };
-    const std::string from = o.marker.empty() ? std::string() : order(o.marker);
+    std::string marker = o.marker;
+    if (marker.starts_with('/')) {
+        const size_t slash = marker.find('/', 1);
+        marker = slash == std::string::npos ? std::string() : marker.substr(slash + 1);
+    }
+    const std::string from = marker.empty() ? std::string() : order(marker);
     std::vector<ShareInfo> shares;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
             "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1"
             " AND name >= ?2 AND name < ?3 ORDER BY name");
-        const std::string start = std::max(split_share_snapshot_key(o.marker).first, o.prefix);
+        const std::string start = std::max(split_share_snapshot_key(marker).first, o.prefix);
         q.bind(1, account).bind(2, start).bind(3, o.prefix + "\xFF");
         while (q.step()) {
             ShareInfo s = read_share(q);
@@ -222,7 +227,7 @@ SharePage FileStore::list_shares(const std::string& account, const ListOptions& 
     SharePage page;
     for (ShareInfo& s : shares) {
         if (static_cast<int>(page.shares.size()) == o.max_results) {
-            page.next_marker = key_of(s);
+            page.next_marker = "/" + account + "/" + key_of(s);
             break;
         }
         page.shares.push_back(std::move(s));

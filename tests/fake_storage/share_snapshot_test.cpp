@@ -134,6 +134,7 @@ TEST_F(ShareSnapshotTest, SnapshotsAreListedOnlyWhenAskedOldestFirstBeforeTheirS
         for (const ShareInfo& s : page.shares) paged.push_back(s.name + "@" + s.snapshot);
         marker = page.next_marker;
         if (marker.empty()) break;
+        EXPECT_EQ(marker.rfind("/" + std::string(kAcct) + "/data", 0), 0u) << "written as the service writes it";
     }
     EXPECT_EQ(paged, all);
 }
