@@ -375,8 +375,11 @@ void FileService::set_share_properties(StorageCall& call) {
 }
 
 void FileService::lease_share(StorageCall& call) {
-    auto [outcome, s] = store_.lease_share(call.account.name, call.request.container, lease_request(call.request));
+    const LeaseRequest request = lease_request(call.request);
+    auto [outcome, s] = store_.lease_share(call.account.name, call.request.container, request);
     write_lease_outcome(call.response, outcome, s.etag, s.last_modified);
+    // A share's (or share snapshot's) release names no time left, as 0 (a blob's names none).
+    if (request.action == LeaseAction::release) call.response.set_header("x-ms-lease-time", "0");
 }
 
 void FileService::share_stats(StorageCall& call) {

@@ -120,6 +120,21 @@ class FileSnapshots(StorageTestCase, unittest.TestCase):
         self.assertEqual(frozen.get_file_properties().metadata, {})
         self.assertEqual(self.listed(), before)
 
+    def test_a_snapshot_is_leased_apart_from_its_share(self):
+        snapshot = self.share.create_snapshot()["snapshot"]
+        lease = self.at(snapshot).acquire_lease(lease_duration=-1)
+        self.assertEqual(self.at(snapshot).get_share_properties().lease.state, "leased")
+        self.assertEqual(self.share.get_share_properties().lease.state, "available")
+        self.assertEqual(self.error_of(lambda: self.share.delete_share(delete_snapshots=True)),
+                         (409, "DeleteShareWhenSnapshotLeased"))
+        self.assertEqual(self.error_of(self.at(snapshot).delete_share), (412, "LeaseIdMissing"))
+        path = f"/{DEV_ACCOUNT}/{self.name}"
+        r = self.raw.request("PUT", path, [("restype", "share"), ("comp", "lease"), ("sharesnapshot", snapshot)],
+                             headers={"x-ms-version": "2020-02-10", "x-ms-lease-action": "release", "x-ms-lease-id": lease.id})
+        self.assertEqual((r.status, r.headers.get("x-ms-lease-time")), (200, "0"))
+        self.share.delete_share(delete_snapshots=True)
+        self.assertEqual(self.listed(), [])
+
     def test_a_share_deleted_twice_at_once_answers_both(self):
         # Clients that delete each share a listing names delete a share listed with its
         # snapshot twice; the service, deleting it in the background, accepts both.
