@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +18,12 @@ int parse_port(const std::string& flag, const std::string& value) {
                                     value + "'");
     }
     return port;
+}
+
+// What docker (/.dockerenv) and podman (/run/.containerenv) leave at a container's root.
+bool running_in_container() {
+    std::error_code ec;
+    return std::filesystem::exists("/.dockerenv", ec) || std::filesystem::exists("/run/.containerenv", ec);
 }
 
 }  // namespace
@@ -69,6 +76,13 @@ Options parse_options(const std::vector<std::string>& args) {
             o.proxy_port = parse_port(flag, value());
         } else if (flag == "--account") {
             o.accounts.push_back(storage::parse_account_flag(value()));
+        } else if (flag == "--bind-all" && !inline_value) {
+            if (!running_in_container()) {
+                throw std::invalid_argument("--bind-all is for a container whose ports are published (no "
+                                            "/.dockerenv or /run/.containerenv here): on a machine the "
+                                            "emulator listens on loopback only");
+            }
+            o.bind_all = true;
         } else if (flag == "--strict-auth" && !inline_value) {
             o.strict_auth = true;
         } else if (flag == "--service-principal") {
@@ -170,7 +184,7 @@ Options parse_options(const std::vector<std::string>& args) {
 }
 
 std::string usage() {
-    return "usage: batchai-emulator [--location DIR] [--host ADDR] [--arm-port P] [--blob-port P]\n"
+    return "usage: batchai-emulator [--location DIR] [--host ADDR] [--bind-all] [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--batch-port P] [--proxy-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--batch-application [ACCOUNT/]APP:VERSION=DIR]...\n"
            "                        [--service-principal ID:SECRET]...\n"
@@ -187,6 +201,8 @@ std::string usage() {
            "\n"
            "  --location DIR     data directory (default ./batchai-data)\n"
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
+           "  --bind-all         in a container whose ports are published: listen on every address\n"
+           "                     of the container's network, the URLs still --host's (the image's)\n"
            "  --arm-port P       Batch AI / ARM endpoint, HTTPS (default 10443; 0: any free port)\n"
            "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
            "  --file-port P      File service (default 10004; 0: any free port)\n"

@@ -20,6 +20,12 @@ namespace bai::daemon {
 struct Options {
     std::filesystem::path location = "batchai-data";
     std::string host = "127.0.0.1";
+    // Listen on every address of the network namespace while publishing `host`'s URLs: in a
+    // container whose ports are published (the image sets it), the engine's port forwarding
+    // reaches the container's own address, never its loopback. Refused outside a container.
+    bool bind_all = false;
+    // The address the listeners bind: `host`, or every address under --bind-all.
+    std::string listen_address() const { return bind_all ? "0.0.0.0" : host; }
     int arm_port = 10443;
     int blob_port = 10000;
     int file_port = 10004;

@@ -411,11 +411,12 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     p->listeners.push_back(std::move(batch_owned));
     p->listeners.push_back(std::move(proxy_owned));
 
-    if (!arm.bind(options.host, options.arm_port)) throw StartError(arm.error());
-    if (!blob.bind(options.host, options.blob_port)) throw StartError(blob.error());
-    if (!file.bind(options.host, options.file_port)) throw StartError(file.error());
-    if (!batch_listener.bind(options.host, options.batch_port)) throw StartError(batch_listener.error());
-    if (!proxy_listener.bind(options.host, options.proxy_port)) throw StartError(proxy_listener.error());
+    const std::string listen = options.listen_address();
+    if (!arm.bind(listen, options.arm_port)) throw StartError(arm.error());
+    if (!blob.bind(listen, options.blob_port)) throw StartError(blob.error());
+    if (!file.bind(listen, options.file_port)) throw StartError(file.error());
+    if (!batch_listener.bind(listen, options.batch_port)) throw StartError(batch_listener.error());
+    if (!proxy_listener.bind(listen, options.proxy_port)) throw StartError(proxy_listener.error());
 
     p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
                     url("http", options.host, file.port()), certificate.certificate.string(),

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace bai::daemon {
@@ -19,6 +20,26 @@ TEST(Options, DefaultsAreTheDocumentedOnes) {
     EXPECT_TRUE(o.batch_accounts.empty());
     EXPECT_FALSE(o.debug_log.has_value());
     EXPECT_EQ(o.gpus.kind, engine::GpuSource::Kind::automatic);
+}
+
+TEST(Options, BindAllListensEverywhereInAContainerOnlyAndKeepsTheUrlsHost) {
+    EXPECT_FALSE(parse_options({}).bind_all);
+    EXPECT_EQ(parse_options({"--host", "127.0.0.2"}).listen_address(), "127.0.0.2");
+    const bool in_container = std::filesystem::exists("/.dockerenv") || std::filesystem::exists("/run/.containerenv");
+    if (in_container) {
+        Options o = parse_options({"--bind-all", "--host", "127.0.0.2"});
+        EXPECT_TRUE(o.bind_all);
+        EXPECT_EQ(o.listen_address(), "0.0.0.0");
+        EXPECT_EQ(o.host, "127.0.0.2");  // the URLs' host
+    } else {
+        try {
+            parse_options({"--bind-all"});
+            FAIL() << "--bind-all taken outside a container";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("container"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(parse_options({"--bind-all=yes"}), std::invalid_argument);  // a switch takes no value
 }
 
 TEST(Options, ParsesEveryFlagInBothForms) {

@@ -9,7 +9,7 @@ SETUP = os.path.join(ROOT, "tools", "setup")
 # What only the tests use: browsers, Slurm, a docker engine, sanitizers, the Azure clients (a user
 # brings their own az), test frameworks.
 TEST_ONLY = {"chromium", "chromium-driver", "python3-selenium", "slurm-wlm", "munge", "python3-mpi4py",
-             "docker.io", "docker-registry", "busybox-static", "python3-bcrypt", "clang", "lld",
+             "docker.io", "docker-registry", "busybox-static", "python3-bcrypt", "debootstrap", "clang", "lld",
              "libclang-rt-14-dev", "azure-cli", "python3-azure", "python3-requests", "python3-pytest",
              "libgtest-dev", "libgmock-dev"}
 
