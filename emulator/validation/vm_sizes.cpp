@@ -145,7 +145,8 @@ std::string vm_size_problem(std::string_view name) {
     std::optional<VmSize> size = find_vm_size(name);
     if (!size) {
         std::string problem(name);
-        problem += " is not a VM size that Batch AI offered (see emulator/validation/vm_sizes.cpp)";
+        // A user's message, not the project's: the sizes are named as az and the portal name them.
+        problem += " is not a VM size that Batch AI offered (such as STANDARD_NC6, STANDARD_NC24R or STANDARD_D1_V2)";
         return problem;
     }
     if (!size->supported) {

@@ -53,6 +53,7 @@ TEST(VmSizes, TheServiceRefusedA0AndThePremiumStorageSeries) {
         EXPECT_NE(vm_size_problem(name).find("does not support"), std::string::npos) << name;
     }
     EXPECT_NE(vm_size_problem("Standard_Z9").find("not a VM size"), std::string::npos);
+    EXPECT_EQ(vm_size_problem("Standard_Z9").find(".cpp"), std::string::npos);  // no source file in a user's error
     EXPECT_EQ(vm_size_problem("STANDARD_D2_V2"), "");
 }
 
