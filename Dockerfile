@@ -12,8 +12,6 @@
 # --bind-all to them unless the container shares the host's network (--network host).
 #
 # BASE is the Debian 12 image to build on (a local one where no registry is reachable).
-# --target image-from-host-build copies the programs of a host's build (build/, made by
-# tools/build on Debian 12) from the context instead of compiling them.
 ARG BASE=debian:12
 
 # ---- what running needs: the runtime packages, the volume, the entry point ----
@@ -36,19 +34,21 @@ HEALTHCHECK --interval=5s --timeout=3s --start-period=5s CMD ["/usr/local/bin/ba
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/batchai-emulator", "--location", "/data"]
 CMD ["--bind-all"]
 
-# ---- the image of a host's build (the project's image test uses it) ----
-FROM runtime AS image-from-host-build
-COPY build/emulator/batchai-emulator build/emulator/bai-node-ssh build/tools/bai \
-     build/fuse_mounts/bai-blobfuse build/fuse_mounts/bai-sharefuse /usr/local/bin/
-
 # ---- compiling: tools/setup's run-time list (the compiler and the -dev libraries) ----
 FROM ${BASE} AS build
-COPY tools/setup /src/tools/setup
-RUN /src/tools/setup
 COPY . /src
-RUN /src/tools/build /src/build --target batchai-emulator bai bai-node-ssh bai-blobfuse bai-sharefuse
+WORKDIR /src
+# A context that holds the programs built already (build/ of a Debian 12 machine, as the project's
+# image test gives) is not compiled again; this repository's .dockerignore leaves build/ out.
+RUN programs="build/emulator/batchai-emulator build/emulator/bai-node-ssh build/tools/bai \
+              build/fuse_mounts/bai-blobfuse build/fuse_mounts/bai-sharefuse" && \
+    if ls $programs >/dev/null 2>&1; then \
+      echo "the context's programs, as built"; \
+    else \
+      tools/setup && tools/build build --target batchai-emulator bai bai-node-ssh bai-blobfuse bai-sharefuse; \
+    fi
 
-# ---- the image (the default target) ----
+# ---- the image ----
 FROM runtime AS image
 COPY --from=build /src/build/emulator/batchai-emulator /src/build/emulator/bai-node-ssh /src/build/tools/bai \
      /src/build/fuse_mounts/bai-blobfuse /src/build/fuse_mounts/bai-sharefuse /usr/local/bin/

@@ -4,10 +4,10 @@ pipeline drives it as a service.
 
 No registry is reachable here, so the base image is made on the spot: a Debian 12 root made by
 debootstrap through the package mirror with the image's runtime packages
-(tools/container/runtime-packages), imported with `docker import`. The image is built from the
-Dockerfile's `image-from-host-build` target, which copies this build's programs instead of
-compiling them again (the full build is the same runtime stage after a compiling stage: minutes of
-compiling that CI does once already), with no network: the base must hold every runtime package.
+(tools/container/runtime-packages), imported with `docker import`. The image is built by the
+Dockerfile with a context that holds this build's programs, which its compiling stage then takes
+as built (CI compiles them once already; the repository's own context leaves build/ out, and
+`docker build .` compiles), with no network: the base must hold every runtime package.
 
 Two containers run: one with the image's default command (--bind-all) in a network namespace of
 its own, whose listening sockets show every address of the container; one sharing this machine's
@@ -154,7 +154,7 @@ class ContainerImage(unittest.TestCase):
             shutil.copy2(os.path.join(build, program), target)
         started = time.monotonic()
         built = subprocess.run([cls.engine.docker, "build", "--network", "none", "--build-arg", "BASE=" + BASE,
-                                "--target", "image-from-host-build", "-t", IMAGE, context],
+                                "-t", IMAGE, context],
                                env=cls.engine.env(DOCKER_BUILDKIT="0"), capture_output=True, text=True, timeout=600)
         cls.build_seconds = time.monotonic() - started
         assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
