@@ -656,6 +656,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(
 }
 
 size_t FileStore::recover() {
+    remove_snapshot_leftovers();
     struct Pending {
         int64_t id;
         std::string account, share, path, content_id;

@@ -226,11 +226,15 @@ public:
     // Every change made or indexed here, published after it is done (`origin`: the mount that
     // made it, passed to adopt_entry and note_write; null for the others).
     StoreChanges& changes() { return changes_; }
-    // Applies Put Range bodies that were journaled but not applied when the emulator stopped.
+    // Applies Put Range bodies that were journaled but not applied when the emulator stopped, and
+    // removes what a stop left of share snapshots being taken or shares being deleted.
     size_t recover();
     std::vector<std::string> live_content_ids();
 
 private:
+    // Scratch copies of snapshots and trash of deleted shares in tmp/, and snapshot directories
+    // whose rows were never committed (share_snapshots.cpp).
+    void remove_snapshot_leftovers();
     StoreChanges changes_;
     std::shared_mutex& lock_for(const std::string& account, const std::string& share,
                                 const std::string& path);

@@ -233,4 +233,29 @@ ShareInfo FileStore::get_share_snapshot(const std::string& account, const std::s
     return *s;
 }
 
+void FileStore::remove_snapshot_leftovers() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(files_.root() / "tmp", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_directory(ec) && (name.starts_with("snapshot-") || name.starts_with("share-"))) {
+            fs::remove_all(entry.path(), ec);
+        }
+    }
+    for (const auto& account : fs::directory_iterator(files_.root(), ec)) {
+        const fs::path snapshots = account.path() / "share-snapshots";
+        if (!fs::is_directory(snapshots, ec)) continue;
+        const std::string account_name = account.path().filename().string();
+        for (const auto& share : fs::directory_iterator(snapshots, ec)) {
+            for (const auto& taken : fs::directory_iterator(share.path(), ec)) {
+                const std::string key =
+                    share_snapshot_key(share.path().filename().string(), taken.path().filename().string());
+                bool kept = false;
+                db_.read([&](db::Database& db) { kept = find_share(db, account_name, key).has_value(); });
+                if (!kept) fs::remove_all(taken.path(), ec);
+            }
+            fs::remove(share.path(), ec);  // if empty
+        }
+    }
+}
+
 }  // namespace bai::storage

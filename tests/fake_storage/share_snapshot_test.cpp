@@ -168,5 +168,23 @@ TEST_F(ShareSnapshotTest, OneSnapshotIsDeletedAloneAndAMissingOneIsNotFound) {
     EXPECT_EQ(code_of([&] { store->delete_share(kAcct, "data"); }), "no error");
 }
 
+TEST_F(ShareSnapshotTest, WhatAStopLeftOfSnapshotsGoesAtTheNextStart) {
+    ShareInfo snap = store->snapshot_share(kAcct, "data", std::nullopt);
+    const fs::path kept = store->share_root(kAcct, share_snapshot_key("data", snap.snapshot));
+    const fs::path orphan = store->share_root(kAcct, share_snapshot_key("data", "2001-01-01T00:00:00.0000000Z"));
+    const fs::path gone_share = store->share_root(kAcct, share_snapshot_key("gone", "2001-01-01T00:00:00.0000000Z"));
+    const fs::path scratch = dir / "storage" / "tmp" / "snapshot-0123456789abcdef";
+    for (const fs::path& p : {orphan, gone_share, scratch}) {
+        fs::create_directories(p / "sub");
+        std::ofstream(p / "sub" / "f") << "x";
+    }
+    store->recover();
+    EXPECT_TRUE(fs::is_directory(kept));
+    EXPECT_FALSE(fs::exists(orphan));
+    EXPECT_FALSE(fs::exists(gone_share.parent_path()));
+    EXPECT_FALSE(fs::exists(scratch));
+    EXPECT_EQ(listed(true), (std::vector<std::string>{"data@" + snap.snapshot, "data@"}));
+}
+
 }  // namespace
 }  // namespace bai::storage
