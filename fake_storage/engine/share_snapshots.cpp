@@ -66,6 +66,9 @@ time::TimePoint whole_second(time::TimePoint t) {
     return std::chrono::floor<std::chrono::seconds>(t);
 }
 
+// "Azure Files supports up to 200 share snapshots per share".
+constexpr std::int64_t kMaxShareSnapshots = 200;
+
 [[noreturn]] void snapshot_not_found() {
     fail(404, "ShareSnapshotNotFound", "The specified share snapshot does not exist.");
 }
@@ -110,6 +113,12 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
                 if (find_share(db, account, key)) {
                     taken_already = true;
                     return;
+                }
+                auto count = db.prepare("SELECT count(*) FROM shares WHERE account = ?1 AND name > ?2 AND name < ?3");
+                count.bind(1, account).bind(2, share + "/").bind(3, share + "0");  // "SHARE/..." ('0' follows '/')
+                count.step();
+                if (count.column_int(0) >= kMaxShareSnapshots) {
+                    fail(409, "ShareSnapshotCountExceeded", "The total number of snapshots for the share is over the limit.");
                 }
                 std::vector<std::pair<std::string, bool>> entries;  // path, is_dir
                 auto q = db.prepare("SELECT path, is_dir FROM share_entries WHERE account = ?1 AND share = ?2");

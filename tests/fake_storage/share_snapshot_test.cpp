@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -166,6 +167,21 @@ TEST_F(ShareSnapshotTest, OneSnapshotIsDeletedAloneAndAMissingOneIsNotFound) {
     EXPECT_EQ(code_of([&] { store->snapshot_share(kAcct, key, std::nullopt); }), "400 ShareSnapshotOperationNotSupported");
     EXPECT_EQ(listed(true), (std::vector<std::string>{"data@"}));
     EXPECT_EQ(code_of([&] { store->delete_share(kAcct, "data"); }), "no error");
+}
+
+TEST_F(ShareSnapshotTest, AShareHasAtMostTwoHundredSnapshots) {
+    // 199 snapshots' rows from years ago (taking them would take 199 seconds), then two more.
+    for (int i = 0; i < 199; ++i) {
+        char name[32];
+        std::snprintf(name, sizeof name, "2001-01-01T00:%02d:%02d.0000000Z", i / 60, i % 60);
+        db->prepare("INSERT INTO shares(account, name, etag, created, last_modified, quota) VALUES (?1, ?2, 'e', 0, 0, 5120)")
+            .bind(1, kAcct)
+            .bind(2, share_snapshot_key("data", name))
+            .run();
+    }
+    EXPECT_EQ(code_of([&] { store->snapshot_share(kAcct, "data", std::nullopt); }), "no error");
+    EXPECT_EQ(code_of([&] { store->snapshot_share(kAcct, "data", std::nullopt); }), "409 ShareSnapshotCountExceeded");
+    EXPECT_EQ(listed(true).size(), 201u);
 }
 
 TEST_F(ShareSnapshotTest, WhatAStopLeftOfSnapshotsGoesAtTheNextStart) {
