@@ -21,8 +21,6 @@ std::string authorize_rename_source(const StorageCall& call, AccountRegistry& ac
         throw;
     }
     if (source.account != call.account.name || source.container != r.container) invalid_header(header, url);
-    if (call.authorization != Authorization::sas) return source.name;
-    std::optional<Account> owner = accounts.find(source.account);
     // The source URL read as a request of its own: its query carries the source's SAS, if any.
     httplib::Request http;
     http.method = "PUT";
@@ -31,6 +29,12 @@ std::string authorize_rename_source(const StorageCall& call, AccountRegistry& ac
     StorageRequest source_request = parse_path_style_request(http);
     source_request.container = source.container;
     source_request.name = source.name;
+    // A share snapshot is read-only: nothing is renamed out of one.
+    if (!source_request.param("sharesnapshot").value_or("").empty()) {
+        fail(400, "ShareSnapshotOperationNotSupported", "The operation is not supported on a share snapshot.");
+    }
+    if (call.authorization != Authorization::sas) return source.name;
+    std::optional<Account> owner = accounts.find(source.account);
     if (!owner || !has_sas(source_request)) {
         fail(403, "AuthorizationPermissionMismatch",
              "This request is not authorized to perform this operation using this permission.");

@@ -116,6 +116,11 @@ class FileSnapshots(StorageTestCase, unittest.TestCase):
         r = self.raw.request("DELETE", f"/{DEV_ACCOUNT}/{self.name}", [("restype", "share")],
                              headers={"x-ms-delete-snapshots": "only"})
         self.assertEqual((r.status, r.headers.get("x-ms-error-code")), (400, "InvalidHeaderValue"))
+        r = self.raw.request("PUT", f"/{DEV_ACCOUNT}/{self.name}/renamed.txt", [("comp", "rename")],
+                             headers={"x-ms-version": "2021-06-08", "x-ms-file-rename-source":
+                                      f"{self.endpoints['file']}/{DEV_ACCOUNT}/{self.name}/f.txt?sharesnapshot={snapshot}"})
+        self.assertEqual((r.status, r.headers.get("x-ms-error-code")), (400, "ShareSnapshotOperationNotSupported"))
+        self.assertEqual(self.share.get_file_client("f.txt").download_file().readall(), b"kept")
         self.assertEqual(frozen.download_file().readall(), b"kept")
         self.assertEqual(frozen.get_file_properties().metadata, {})
         self.assertEqual(self.listed(), before)
