@@ -431,6 +431,10 @@ void LoginConnection::serve() {
     ssh_set_message_callback(session_, message_callback, this);
     ssh_set_auth_methods(session_, methods ? methods : SSH_AUTH_METHOD_PUBLICKEY);
     const auto grace = std::chrono::steady_clock::now() + kLoginGrace;
+    // The key exchange blocks in libssh: a client that says nothing is given up on after the grace
+    // time (libssh waits for ever otherwise).
+    long seconds = std::chrono::duration_cast<std::chrono::seconds>(kLoginGrace).count();
+    ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &seconds);
     if (!ending_ && ssh_handle_key_exchange(session_) == SSH_OK) {
         event_ = ssh_event_new();
         if (event_ && ssh_event_add_session(event_, session_) == SSH_OK) {
