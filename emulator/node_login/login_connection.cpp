@@ -98,7 +98,8 @@ struct LoginConnection::Channel {
     int socket = -1;
     bool target_done = false;  // the target closed its side
     bool client_done = false;  // the client sent EOF
-    // Both: the client closed the channel; everything is over and it can go.
+    // Either kind: the client closed the channel; its command was hung up on; it is over (its
+    // descriptors are closed and it goes at the next tend()).
     bool closed_by_client = false;
     bool hung_up = false;
     bool over = false;

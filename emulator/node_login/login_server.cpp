@@ -138,9 +138,7 @@ std::optional<engine::NodeLogins::Endpoint> LoginServer::endpoint(const std::str
 void LoginServer::stop() {
     {
         std::lock_guard lock(mutex_);
-        if (stopping_.exchange(true)) {
-            // (a second call waits for nothing: the first has joined everything or will)
-        }
+        stopping_ = true;
         for (auto& [id, listener] : listeners_) retired_.push_back(listener.fd);
         listeners_.clear();
         for (Running& r : running_) r.connection->end();

@@ -247,9 +247,9 @@ class DataDirectoryAccess(unittest.TestCase):
 
     def check_private(self, location):
         self.assertEqual(self.mode(location), 0o700)
-        for sub in ("storage", "tls"):
+        for sub in ("storage", "tls", "ssh"):
             self.assertEqual(self.mode(os.path.join(location, sub)), 0o700, sub)
-        for name in ("state.db", "tls/key.pem", "emulator.log", "emulator.lock"):
+        for name in ("state.db", "tls/key.pem", "ssh/host_ed25519_key", "emulator.log", "emulator.lock"):
             self.assertEqual(self.mode(os.path.join(location, name)), 0o600, name)
         for name in ("state.db-wal", "state.db-shm"):
             path = os.path.join(location, name)
@@ -264,7 +264,7 @@ class DataDirectoryAccess(unittest.TestCase):
         share_file = os.path.join(location, "storage", "devstoreaccount1", "shares", "share1", "f")
         self.assertTrue(os.path.exists(share_file))
         for path in (os.path.join(location, "state.db"), os.path.join(location, "tls", "key.pem"), share_file,
-                     blob_files[0]):
+                     blob_files[0], os.path.join(location, "ssh", "host_ed25519_key")):
             self.assertFalse(self.as_nobody_can_read(path), path)
 
     def test_a_data_directory_is_its_owners_alone(self):
@@ -290,9 +290,10 @@ class DataDirectoryAccess(unittest.TestCase):
         with Emulator(location=location) as emu:
             self.store_a_blob_and_a_file(emu.endpoints)
         # What earlier versions left: directories 0755, files 0644.
-        for path in (location, os.path.join(location, "storage"), os.path.join(location, "tls")):
+        for path in (location, os.path.join(location, "storage"), os.path.join(location, "tls"),
+                     os.path.join(location, "ssh")):
             os.chmod(path, 0o755)
-        for name in ("state.db", "tls/key.pem", "emulator.log"):
+        for name in ("state.db", "tls/key.pem", "ssh/host_ed25519_key", "emulator.log"):
             os.chmod(os.path.join(location, name), 0o644)
         self.assertTrue(self.as_nobody_can_read(os.path.join(location, "state.db")))
         with Emulator(location=location) as emu:
