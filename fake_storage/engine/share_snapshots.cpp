@@ -143,7 +143,6 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
                     if (!to || ::fstat(from.get(), &st) != 0 || !copy_keeping_holes(from.get(), to.get(), st.st_size)) {
                         io_failure("cannot copy into a snapshot", into);
                     }
-                    ::fchmod(to.get(), 0444);  // a snapshot is read-only
                     copied.push_back({path, static_cast<std::uint64_t>(st.st_size)});
                 }
                 auto pending = db.prepare(
@@ -161,18 +160,23 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
                             io_failure("cannot write into a snapshot", scratch / pending.column_text(0));
                         }
                     } else {
+                        // A range journaled in a block file: its bytes at `offset` in the copy.
                         ShareFd from(files_.open(account, ContentKind::block, content_id));
                         struct stat st {};
                         if (from && ::fstat(from.get(), &st) == 0) {
+                            std::vector<char> buffer(1 << 20);
                             for (off_t at = 0; at < st.st_size;) {
-                                char buffer[1 << 16];
-                                const ssize_t n = ::pread(from.get(), buffer, sizeof buffer, at);
-                                if (n <= 0 || ::pwrite(to.get(), buffer, static_cast<size_t>(n), offset + at) != n) break;
+                                const ssize_t n = ::pread(from.get(), buffer.data(), buffer.size(), at);
+                                if (n <= 0 || ::pwrite(to.get(), buffer.data(), static_cast<size_t>(n), offset + at) != n) {
+                                    io_failure("cannot write into a snapshot", scratch / pending.column_text(0));
+                                }
                                 at += n;
                             }
                         }
                     }
                 }
+
+                for (const Copied& c : copied) ::chmod((scratch / c.path).c_str(), 0444);  // a snapshot is read-only
 
                 out = *base;
                 out.snapshot = snapshot;

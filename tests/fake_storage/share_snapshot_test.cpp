@@ -169,6 +169,21 @@ TEST_F(ShareSnapshotTest, OneSnapshotIsDeletedAloneAndAMissingOneIsNotFound) {
     EXPECT_EQ(code_of([&] { store->delete_share(kAcct, "data"); }), "no error");
 }
 
+TEST_F(ShareSnapshotTest, ARangeAcknowledgedButNotYetWrittenIsInTheSnapshot) {
+    store->create_file(kAcct, "data", "f.txt", 8, {}, {}, {});
+    write_range("f.txt", 0, "aaaaaaaa");
+    // A Put Range between its journal's commit and its write into the file (as a stop leaves it).
+    db->prepare("INSERT INTO pending_ranges(account, share, path, offset, content_id, data) VALUES (?1, 'data', 'f.txt', 2, '', ?2)")
+        .bind(1, kAcct)
+        .bind_blob(2, "BB")
+        .run();
+    ShareInfo snap = store->snapshot_share(kAcct, "data", std::nullopt);
+    EXPECT_EQ(read(share_snapshot_key("data", snap.snapshot), "f.txt"), "aaBBaaaa");
+    EXPECT_EQ(read("data", "f.txt"), "aaaaaaaa");
+    EXPECT_EQ(store->recover(), 1u);
+    EXPECT_EQ(read("data", "f.txt"), "aaBBaaaa");
+}
+
 TEST_F(ShareSnapshotTest, AShareHasAtMostTwoHundredSnapshots) {
     // 199 snapshots' rows from years ago (taking them would take 199 seconds), then two more.
     for (int i = 0; i < 199; ++i) {
