@@ -169,6 +169,18 @@ TEST_F(ShareSnapshotTest, OneSnapshotIsDeletedAloneAndAMissingOneIsNotFound) {
     EXPECT_EQ(code_of([&] { store->delete_share(kAcct, "data"); }), "no error");
 }
 
+TEST_F(ShareSnapshotTest, WhatANodesProcessesWroteIntoTheShareIsInTheSnapshot) {
+    auto followed = store->follow_disk_writes(kAcct, "data");  // a node's bind mount of the share
+    fs::create_directories(root / "run" / "out");
+    std::ofstream(root / "run" / "out" / "model.txt") << "weights";
+    ShareInfo snap = store->snapshot_share(kAcct, "data", std::nullopt);
+    const std::string key = share_snapshot_key("data", snap.snapshot);
+    EXPECT_EQ(names(key, "run/out"), (std::vector<std::string>{"model.txt"}));
+    EXPECT_EQ(read(key, "run/out/model.txt"), "weights");
+    std::ofstream(root / "run" / "out" / "model.txt", std::ios::trunc) << "newer weights";
+    EXPECT_EQ(read(key, "run/out/model.txt"), "weights");
+}
+
 TEST_F(ShareSnapshotTest, ARangeAcknowledgedButNotYetWrittenIsInTheSnapshot) {
     store->create_file(kAcct, "data", "f.txt", 8, {}, {}, {});
     write_range("f.txt", 0, "aaaaaaaa");
