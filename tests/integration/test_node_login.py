@@ -185,6 +185,41 @@ class NodeLogin(JobsTestCase):
         with self.assertRaises(Exception):
             self.connect(login)
 
+    def test_logins_leave_no_thread_descriptor_or_process_behind(self):
+        pid = self.emu.process.pid
+        login = self.logins("pw")[0]
+        marker = "sleep 4242"
+
+        def counts():
+            return len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd"))
+
+        def left_running():
+            found = []
+            for entry in os.listdir("/proc"):
+                try:
+                    with open(f"/proc/{entry}/cmdline", "rb") as f:
+                        if f.read().replace(b"\0", b" ").strip() == marker.encode():
+                            found.append(entry)
+                except OSError:
+                    pass
+            return found
+
+        def one_login(i):
+            ssh = self.connect(login)
+            self.assertEqual(self.run_on(ssh, f"echo {i}", pty=i % 2 == 0)[2], 0)
+            if i % 3 == 0:
+                ssh.exec_command(marker)  # still running when the client goes
+                harness.wait_for(left_running, what="the command started")
+            ssh.close()
+        one_login(1)
+        harness.wait_for(lambda: not left_running(), what="the warm-up's command ended")
+        baseline = counts()
+        for i in range(2, 14):
+            one_login(i)
+        # Each connection's thread, socket, terminal, pipes and pidfd go with it; its commands too.
+        harness.wait_for(lambda: all(a <= b for a, b in zip(counts(), baseline)) and not left_running(), timeout=30,
+                         what=f"threads and descriptors back to {baseline} (now {counts()}), no {marker} left")
+
     def test_a_jobs_nodes_are_its_clusters(self):
         job = self.job("logins", self.client.clusters.get(RG, WS, "pw"), wait=False,
                        custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
