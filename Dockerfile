@@ -9,7 +9,9 @@
 # certificate to trust). The emulator listens on every address of the container's network
 # (--bind-all, the default command) and its URLs name 127.0.0.1 and the default ports, which the
 # published ports reach. Arguments after the image replace that default command: add
-# --bind-all to them unless the container shares the host's network (--network host).
+# --bind-all to them unless the container shares the host's network (--network host), and
+# --public-host NAME where clients reach the container by another name than 127.0.0.1 (a CI
+# service's alias: GitLab's docker executor).
 #
 # BASE is the Debian 12 image to build on (a local one where no registry is reachable).
 ARG BASE=debian:12
@@ -30,7 +32,8 @@ RUN packages=$(grep -v '^#' /usr/share/batchai-emulator/runtime-packages) && \
 VOLUME /data
 # ARM (HTTPS), Blob, File, Batch, the proxy front door.
 EXPOSE 10443 10000 10004 10447 10080
-HEALTHCHECK --interval=5s --timeout=3s --start-period=5s CMD ["/usr/local/bin/bai", "--data-dir", "/data", "status"]
+COPY tools/container/healthcheck /usr/local/bin/batchai-emulator-healthcheck
+HEALTHCHECK --interval=5s --timeout=3s --start-period=5s CMD ["/usr/local/bin/batchai-emulator-healthcheck"]
 ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/batchai-emulator", "--location", "/data"]
 CMD ["--bind-all"]
 

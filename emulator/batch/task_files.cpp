@@ -27,12 +27,21 @@ struct Url {
 
 std::mutex local_blob_mutex;
 std::string local_blob_endpoint;  // http://127.0.0.1:P, once the emulator listens
+std::string published_blob_endpoint;  // http://PUBLIC-HOST:P, the same endpoint as clients name it
 
 // https://ACCOUNT.blob.core.windows.net/CONTAINER?SAS, as a program written for the cloud names a
 // container, is the same container at the emulator's own Blob endpoint (path-style): a SAS signs
 // the account, container and blob, not the URL's shape.
 void to_local_endpoint(Url& u) {
     static constexpr std::string_view kSuffix = ".blob.core.windows.net";
+    {
+        // The endpoint by the name clients use (--public-host), which may not resolve here.
+        std::lock_guard lock(local_blob_mutex);
+        if (!published_blob_endpoint.empty() && text::iequals(u.base, published_blob_endpoint)) {
+            u.base = local_blob_endpoint;
+            return;
+        }
+    }
     std::string host = text::lower(u.base.substr(u.base.find("://") + 3));
     if (host.ends_with(":443") || host.ends_with(":80")) host = host.substr(0, host.rfind(':'));
     if (host.size() <= kSuffix.size() || !host.ends_with(kSuffix)) return;
@@ -175,9 +184,10 @@ std::vector<std::pair<fs::path, std::string>> match_files(const fs::path& base, 
 
 }  // namespace
 
-void set_local_blob_endpoint(const std::string& url) {
+void set_local_blob_endpoint(const std::string& url, const std::string& published) {
     std::lock_guard lock(local_blob_mutex);
     local_blob_endpoint = url;
+    published_blob_endpoint = published == url ? "" : published;
 }
 
 std::optional<json> download_resource_files(const json& task, const fs::path& wd) {

@@ -15,7 +15,8 @@ namespace bai::batch {
 
 // Where the cloud's Blob host names are served on this machine (the emulator's Blob endpoint,
 // http://HOST:PORT): set by the daemon once it listens, for every Batch node of the process.
-void set_local_blob_endpoint(const std::string& url);
+// `published` is the same endpoint as clients name it (--public-host), which the nodes reach at `url`.
+void set_local_blob_endpoint(const std::string& url, const std::string& published = "");
 
 // nullopt when every file is in place; else the failureInfo (category UserError).
 std::optional<nlohmann::json> download_resource_files(const nlohmann::json& task, const std::filesystem::path& wd);

@@ -1,5 +1,6 @@
 #include "emulator/daemon/options.h"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +19,24 @@ int parse_port(const std::string& flag, const std::string& value) {
                                     value + "'");
     }
     return port;
+}
+
+// A DNS name or an IPv4 address as a URL's host: labels of letters, digits and '-' (not at their
+// ends), dots between them. Nothing that could end the host in a URL.
+bool is_host_name(const std::string& name) {
+    if (name.empty() || name.size() > 253 || name == "0.0.0.0") return false;
+    size_t label = 0;
+    for (size_t i = 0; i <= name.size(); ++i) {
+        if (i == name.size() || name[i] == '.') {
+            if (label == 0 || label > 63 || name[i - 1] == '-' || name[i - label] == '-') return false;
+            label = 0;
+        } else if (std::isalnum(static_cast<unsigned char>(name[i])) || name[i] == '-') {
+            ++label;
+        } else {
+            return false;
+        }
+    }
+    return true;
 }
 
 // What docker (/.dockerenv) and podman (/run/.containerenv) leave at a container's root.
@@ -76,6 +95,12 @@ Options parse_options(const std::vector<std::string>& args) {
             o.proxy_port = parse_port(flag, value());
         } else if (flag == "--account") {
             o.accounts.push_back(storage::parse_account_flag(value()));
+        } else if (flag == "--public-host") {
+            o.public_host = value();
+            if (!is_host_name(o.public_host)) {
+                throw std::invalid_argument("--public-host takes a host name or an IPv4 address (letters, digits, "
+                                            "'-' and '.', at most 253), got '" + o.public_host + "'");
+            }
         } else if (flag == "--bind-all" && !inline_value) {
             if (!running_in_container()) {
                 throw std::invalid_argument("--bind-all is for a container whose ports are published (no "
@@ -184,7 +209,8 @@ Options parse_options(const std::vector<std::string>& args) {
 }
 
 std::string usage() {
-    return "usage: batchai-emulator [--location DIR] [--host ADDR] [--bind-all] [--arm-port P] [--blob-port P]\n"
+    return "usage: batchai-emulator [--location DIR] [--host ADDR] [--bind-all] [--public-host NAME]\n"
+           "                        [--arm-port P] [--blob-port P]\n"
            "                        [--file-port P] [--batch-port P] [--proxy-port P] [--account NAME:KEY]...\n"
            "                        [--batch-account NAME:KEY]... [--batch-application [ACCOUNT/]APP:VERSION=DIR]...\n"
            "                        [--service-principal ID:SECRET]...\n"
@@ -203,6 +229,9 @@ std::string usage() {
            "  --host ADDR        loopback address to listen on (default 127.0.0.1)\n"
            "  --bind-all         in a container whose ports are published: listen on every address\n"
            "                     of the container's network, the URLs still --host's (the image's)\n"
+           "  --public-host NAME the name clients reach the endpoints by, where it is not --host (a\n"
+           "                     CI service's alias): the URLs handed out name it, ARM's certificate\n"
+           "                     covers it\n"
            "  --arm-port P       Batch AI / ARM endpoint, HTTPS (default 10443; 0: any free port)\n"
            "  --blob-port P      Blob service (default 10000; 0: any free port)\n"
            "  --file-port P      File service (default 10004; 0: any free port)\n"

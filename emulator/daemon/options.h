@@ -26,6 +26,10 @@ struct Options {
     bool bind_all = false;
     // The address the listeners bind: `host`, or every address under --bind-all.
     std::string listen_address() const { return bind_all ? "0.0.0.0" : host; }
+    // The name clients reach the endpoints by, where it is not `host` (a CI service's alias): the
+    // URLs the emulator hands out name it, and ARM's certificate covers it. Empty: `host`.
+    std::string public_host;
+    std::string url_host() const { return public_host.empty() ? host : public_host; }
     int arm_port = 10443;
     int blob_port = 10000;
     int file_port = 10004;

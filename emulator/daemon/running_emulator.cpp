@@ -303,7 +303,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
 
     tls::CertificateFiles certificate;
     try {
-        certificate = tls::ensure_certificate(p->location / "tls", options.host);
+        certificate = tls::ensure_certificate(p->location / "tls", std::vector<std::string>{options.host, options.url_host()});
         // What this start created (the database, its WAL, the log, the key) gets the same modes.
         restrict_data_dir(p->location);
     } catch (const std::exception& e) {
@@ -418,17 +418,21 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     if (!batch_listener.bind(listen, options.batch_port)) throw StartError(batch_listener.error());
     if (!proxy_listener.bind(listen, options.proxy_port)) throw StartError(proxy_listener.error());
 
-    p->published = {url("https", options.host, arm.port()), url("http", options.host, blob.port()),
-                    url("http", options.host, file.port()), certificate.certificate.string(),
-                    static_cast<long>(::getpid()), url("http", options.host, batch_listener.port()),
-                    url("http", options.host, proxy_listener.port()), p->proxy_ca->certificate_path().string()};
+    // The URLs handed out name --public-host where given; what runs here (the Batch nodes'
+    // downloads) reaches the endpoints on --host.
+    const std::string shown = options.url_host();
+    p->published = {url("https", shown, arm.port()), url("http", shown, blob.port()),
+                    url("http", shown, file.port()), certificate.certificate.string(),
+                    static_cast<long>(::getpid()), url("http", shown, batch_listener.port()),
+                    url("http", shown, proxy_listener.port()), p->proxy_ca->certificate_path().string()};
+    const std::string local_blob = url("http", options.host, blob.port());
     try {
         p->published.ca_bundle = proxy::write_trust_bundle(p->location / "proxy", *p->proxy_ca, certificate.certificate).string();
     } catch (const std::exception& e) {
         throw StartError(std::string("proxy CA bundle: ") + e.what());
     }
     add_endpoints_route(p->arm_routes, p->published);
-    batch::set_local_blob_endpoint(p->published.blob);
+    batch::set_local_blob_endpoint(local_blob, p->published.blob);
     identity::add_identity_routes(p->arm_routes, *p->tokens, p->published.arm);
     identity::add_identity_routes(p->sign_in_routes, *p->tokens, identity::kPublicAuthority);
     engine::add_engine_routes(p->arm_routes, *p->job_engine);

@@ -23,7 +23,7 @@ bool is_ip_address(const std::string& host) {
     return true;
 }
 
-void generate(const CertificateFiles& files, const std::string& host) {
+void generate(const CertificateFiles& files, const std::vector<std::string>& hosts) {
     PkeyPtr key(EVP_EC_gen("P-256"));
     if (!key) fail("cannot generate an EC key");
 
@@ -39,8 +39,10 @@ void generate(const CertificateFiles& files, const std::string& host) {
     X509_set_issuer_name(cert.get(), name);
 
     std::string san = "IP:127.0.0.1,IP:::1,DNS:localhost";
-    if (host != "127.0.0.1" && host != "::1" && host != "localhost") {
-        san += (is_ip_address(host) ? ",IP:" : ",DNS:") + host;
+    for (const std::string& host : hosts) {
+        if (host != "127.0.0.1" && host != "::1" && host != "localhost") {
+            san += (is_ip_address(host) ? ",IP:" : ",DNS:") + host;
+        }
     }
     // A self-signed certificate that clients use as their trust anchor: it must be a CA, and
     // strict verifiers (Python 3.13's default) also want key usage and key identifiers.
@@ -66,13 +68,17 @@ bool certificate_covers(const std::filesystem::path& path, const std::string& ho
     return X509_check_host(cert.get(), host.c_str(), host.size(), 0, nullptr) == 1;
 }
 
-CertificateFiles ensure_certificate(const std::filesystem::path& dir, const std::string& host) {
+CertificateFiles ensure_certificate(const std::filesystem::path& dir, const std::vector<std::string>& hosts) {
     std::filesystem::create_directories(dir);
     CertificateFiles files{dir / "cert.pem", dir / "key.pem"};
-    bool usable = std::filesystem::exists(files.private_key) &&
-                  certificate_covers(files.certificate, host);
-    if (!usable) generate(files, host);
+    bool usable = std::filesystem::exists(files.private_key);
+    for (const std::string& host : hosts) usable = usable && certificate_covers(files.certificate, host);
+    if (!usable) generate(files, hosts);
     return files;
+}
+
+CertificateFiles ensure_certificate(const std::filesystem::path& dir, const std::string& host) {
+    return ensure_certificate(dir, std::vector<std::string>{host});
 }
 
 }  // namespace bai::tls

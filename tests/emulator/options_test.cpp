@@ -42,6 +42,19 @@ TEST(Options, BindAllListensEverywhereInAContainerOnlyAndKeepsTheUrlsHost) {
     EXPECT_THROW(parse_options({"--bind-all=yes"}), std::invalid_argument);  // a switch takes no value
 }
 
+TEST(Options, PublicHostNamesTheUrlsAndIsAHostNameOnly) {
+    EXPECT_EQ(parse_options({}).url_host(), "127.0.0.1");
+    EXPECT_EQ(parse_options({"--public-host", "batchai"}).url_host(), "batchai");
+    EXPECT_EQ(parse_options({"--public-host=ci-svc.example.internal"}).url_host(), "ci-svc.example.internal");
+    EXPECT_EQ(parse_options({"--public-host", "10.0.0.7"}).url_host(), "10.0.0.7");
+    EXPECT_EQ(parse_options({"--public-host", "batchai"}).listen_address(), "127.0.0.1");  // still loopback
+    for (const char* bad : {"", "-batchai", "batchai-", "a..b", ".a", "a.", "bat chai", "batchai:10443", "user@host",
+                            "host/path", "0.0.0.0", "[::1]"}) {
+        EXPECT_THROW(parse_options({"--public-host", bad}), std::invalid_argument) << bad;
+    }
+    EXPECT_THROW(parse_options({"--public-host", std::string(64, 'a')}), std::invalid_argument);  // a label past 63
+}
+
 TEST(Options, ParsesEveryFlagInBothForms) {
     Options o = parse_options({"--location", "/tmp/x", "--host=127.0.1.5", "--arm-port", "0",
                                "--blob-port=0", "--file-port", "12345", "--account",

@@ -49,6 +49,20 @@ TEST(SelfSignedCert, IsReplacedWhenItDoesNotCoverTheHost) {
     EXPECT_TRUE(certificate_covers(second.certificate, "127.0.0.1"));
 }
 
+TEST(SelfSignedCert, CoversEveryNameGivenAndIsReplacedWhenOneIsMissing) {
+    testing::TestDir dir;
+    CertificateFiles first = ensure_certificate(dir / "tls", "127.0.0.1");
+    std::string pem = slurp(first.certificate);
+    CertificateFiles second = ensure_certificate(dir / "tls", std::vector<std::string>{"127.0.0.1", "batchai"});
+    EXPECT_NE(slurp(second.certificate), pem);
+    EXPECT_TRUE(certificate_covers(second.certificate, "batchai"));
+    EXPECT_TRUE(certificate_covers(second.certificate, "127.0.0.1"));
+    EXPECT_FALSE(certificate_covers(second.certificate, "other"));
+    // Both names covered: kept.
+    pem = slurp(second.certificate);
+    EXPECT_EQ(slurp(ensure_certificate(dir / "tls", std::vector<std::string>{"127.0.0.1", "batchai"}).certificate), pem);
+}
+
 TEST(SelfSignedCert, IsReplacedWhenCorrupt) {
     testing::TestDir dir;
     CertificateFiles first = ensure_certificate(dir / "tls", "127.0.0.1");

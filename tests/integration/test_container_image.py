@@ -145,9 +145,9 @@ class ContainerImage(unittest.TestCase):
         cls.base_seconds = time.monotonic() - started
         # The context: the Dockerfile, what its stages copy, and this build's programs.
         context = os.path.join(cls.work, "context")
-        os.makedirs(os.path.join(context, "tools", "container"))
+        os.makedirs(os.path.join(context, "tools"))
         shutil.copy2(os.path.join(ROOT, "Dockerfile"), context)
-        shutil.copy2(PACKAGES_FILE, os.path.join(context, "tools", "container"))
+        shutil.copytree(os.path.join(ROOT, "tools", "container"), os.path.join(context, "tools", "container"))
         for program in PROGRAMS:
             target = os.path.join(context, "build", program)
             os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -172,9 +172,10 @@ class ContainerImage(unittest.TestCase):
             # The containers wrote the data directories as root: removable by this (root) test.
             shutil.rmtree(cls.work, ignore_errors=True)
 
-    def run_container(self, *args, network="host", data=None):
+    def run_container(self, *args, network="host", data=None, options=()):
         data = data or tempfile.mkdtemp(prefix="data-", dir=self.work)
-        argv = ["run", "--detach", *privileged(), "--network", network, "--volume", f"{data}:/data", IMAGE, *args]
+        argv = ["run", "--detach", *privileged(), "--network", network, "--volume", f"{data}:/data", *options, IMAGE,
+                *args]
         started = self.engine.client(*argv, check=False)
         self.assertEqual(started.returncode, 0, started.stderr)
         cid = started.stdout.strip()
@@ -207,6 +208,32 @@ class ContainerImage(unittest.TestCase):
         self.engine.client("stop", "--time", "20", cid)
         code = self.engine.client("inspect", "--format", "{{.State.ExitCode}}", cid).stdout.strip()
         self.assertEqual(code, "0", self.logs(cid))
+
+    def test_a_public_host_names_the_urls_and_the_certificate(self):
+        # A CI service's alias: clients in the service's network reach it as "batchai" (docker's
+        # --add-host makes the name, on the container's own loopback: nothing leaves it).
+        cid, _ = self.run_container("--bind-all", "--public-host", "batchai", network="none",
+                                    options=("--add-host", "batchai:127.0.0.1"))
+        client = """
+import json, ssl, sys, urllib.request
+context = ssl.create_default_context(cafile="/data/tls/cert.pem")  # verifies the name "batchai"
+with urllib.request.urlopen("https://batchai:10443/emulator/endpoints", timeout=5, context=context) as r:
+    endpoints = json.load(r)
+with urllib.request.urlopen(endpoints["blob"] + "/health", timeout=5) as r:
+    print(json.dumps({"endpoints": endpoints, "blob_health": r.status}))
+"""
+        def answered():
+            done = self.engine.client("exec", cid, "python3", "-c", client, check=False)
+            return json.loads(done.stdout) if done.returncode == 0 else None
+        seen = harness.wait_for(answered, timeout=60, interval=0.3, what="the endpoints by the public name")
+        self.assertEqual(seen["blob_health"], 200)
+        for name, scheme, port in (("arm", "https", 10443), ("blob", "http", 10000), ("file", "http", 10004),
+                                   ("batch", "http", 10447), ("proxy", "http", 10080)):
+            self.assertEqual(seen["endpoints"][name], f"{scheme}://batchai:{port}")
+        # The health check reaches the endpoints on loopback, whatever name the URLs give.
+        self.assertTrue(harness.wait_for(
+            lambda: self.engine.client("inspect", "--format", "{{.State.Health.Status}}", cid).stdout.strip() == "healthy",
+            timeout=60, interval=0.5, what="docker's health check"))
 
     def test_run_as_a_service_and_driven_from_here(self):
         # --bind-all is refused on a machine that is no container (the option's guard): the host's
