@@ -211,8 +211,10 @@ void LoginServer::accept_on(const Listener& listener) {
     ssh_session session = ssh_new();
     // (On this thread, one at a time: libssh copies the host key and options from the bind here.)
     if (!session || ssh_bind_accept_fd(bind_, session, fd) != SSH_OK) {
+        // Closed once: by the session where it took the socket already, else here.
+        const bool owned = session && ssh_get_fd(session) == fd;
         if (session) ssh_free(session);
-        ::close(fd);
+        if (!owned) ::close(fd);
         return;
     }
     auto connection = std::make_shared<LoginConnection>(session, fd, listener.node);
