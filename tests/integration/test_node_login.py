@@ -3,10 +3,11 @@ exec` reaches them: listRemoteLoginInformation's address and port, the cluster's
 its password or key and nothing else, commands with and without a terminal and their exit
 status, direct-tcpip forwards to loopback ports only, and a node that leaves (refused, its
 sessions ended, no hang)."""
-import io
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import threading
 import time
 import unittest
@@ -137,6 +138,22 @@ class NodeLogin(JobsTestCase):
             raw.sendall(b"GET / HTTP/1.1\r\n\r\n" * 4)
             while raw.recv(4096):
                 pass
+
+    @unittest.skipUnless(shutil.which("ssh"), "no OpenSSH client here")
+    def test_openssh_logs_in_with_the_key(self):
+        key_file = os.path.join(self.emu.location, "bob_key")
+        self.key.write_private_key_file(key_file)
+        login = self.logins("keyed")[0]
+        ssh = ["ssh", "-F", "/dev/null", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o",
+               f"UserKnownHostsFile={self.emu.location}/known_hosts", "-i", key_file, "-p", str(login.port)]
+        for terminal in ([], ["-tt"]):
+            done = subprocess.run(ssh + terminal + [f"bob@{login.ip_address}", "echo in $HOME; exit 5"],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(done.returncode, 5, done.stderr)
+            self.assertRegex(done.stdout, r"^in /\S+/home\r?\n$")
+        done = subprocess.run(ssh + [f"alice@{login.ip_address}", "true"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(done.returncode, 255)
+        self.assertIn("Permission denied (publickey)", done.stderr)
 
     def test_forwards_reach_loopback_ports_only(self):
         port, stop = echo_server()
