@@ -90,6 +90,18 @@ class AzCli(unittest.TestCase):
         env = dict(self.env, AZURE_CONFIG_DIR=tempfile.mkdtemp(prefix="bai-az-other-", dir=self.home))
         return env
 
+    def test_the_fork_server_answers_as_the_az_program_does(self):
+        """harness.az (az_fork_server) against `az` itself: the same exit status, output and errors,
+        for a success, a table, a query, a refusal and an unknown command."""
+        for args in (["group", "list", "-o", "json"], ["account", "show", "-o", "table"],
+                     ["account", "show", "--query", "user.name", "-o", "tsv"], ["group", "show", "-n", "missing-group"],
+                     ["no-such-command"]):
+            program = subprocess.run(["az", *args], capture_output=True, text=True, env=self.env, cwd=self.home,
+                                     timeout=300, stdin=subprocess.DEVNULL)
+            forked = harness.az(args, env=self.env, cwd=self.home)
+            self.assertEqual((forked.returncode, forked.stdout, forked.stderr),
+                             (program.returncode, program.stdout, program.stderr), " ".join(args))
+
     def test_az_login_prints_the_trust_line_and_signs_in(self):
         # The emulator's trust bundle: the system's CAs, the proxy's and the ARM endpoint's certificate.
         bundle = self.emu.endpoints["ca_bundle"]
