@@ -388,7 +388,8 @@ DirectoryPage FileStore::list_directory(const std::string& account, const std::s
 ShareEntry FileStore::create_file(const std::string& account, const std::string& share,
                                   const std::string& path, std::uint64_t size,
                                   const ContentSettings& content, const Metadata& metadata,
-                                  const SmbUpdate& smb, bool create_new_only) {
+                                  const SmbUpdate& smb, bool create_new_only,
+                                  const std::optional<std::string>& lease_id) {
     SplitPath p = split(path);
     sync_from_disk(account, share, p.parent);
     sync_from_disk(account, share, p.path);  // a file a job made there is replaced as REST's would be
@@ -410,6 +411,7 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
             fail(403, "AuthorizationPermissionMismatch",
                  "This request is not authorized to perform this operation using this permission.");
         }
+        if (existing) check_lease_for_write(existing->lease, lease_id, time::now(), LeaseTarget::file);
         time::TimePoint now = time::now();
         e.path = existing ? existing->path : (parent.empty() ? p.name : parent + "/" + p.name);
         e.name = existing ? existing->name : p.name;
@@ -437,6 +439,7 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         }
         if (existing) {
             e.id = existing->id;
+            e.lease = existing->lease;  // a replaced file keeps its lease (save_entry leaves it)
             save_entry(db, e);
         } else {
             insert_entry(db, account, share, parent, e);
@@ -514,7 +517,8 @@ bool FileStore::apply_range(const std::string& account, const std::string& share
 }
 
 ShareEntry FileStore::put_range(const std::string& account, const std::string& share,
-                                const std::string& path, std::uint64_t offset, ContentWriter& data) {
+                                const std::string& path, std::uint64_t offset, ContentWriter& data,
+                                const std::optional<std::string>& lease_id) {
     sync_from_disk(account, share, path);
     if (data.size() > kMaxRangeSize) {
         fail(413, "RequestBodyTooLarge",
@@ -529,6 +533,7 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
         db_.transaction([&](db::Database& db) {
             e = require_entry(db, account, share, p);
             if (e.is_dir) resource_not_found();
+            check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
             check_range_in_file(offset, data.size(), e.size);
             auto journal = db.prepare(
                 "INSERT INTO pending_ranges(account, share, path, offset, content_id, data)"
@@ -560,13 +565,14 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
 
 ShareEntry FileStore::clear_range(const std::string& account, const std::string& share,
                                   const std::string& path, std::uint64_t offset,
-                                  std::uint64_t length) {
+                                  std::uint64_t length, const std::optional<std::string>& lease_id) {
     sync_from_disk(account, share, path);
     SplitPath p = split(path);
     ShareEntry e;
     db_.transaction([&](db::Database& db) {
         e = require_entry(db, account, share, p);
         if (e.is_dir) resource_not_found();
+        check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
         check_range_in_file(offset, length, e.size);
         std::unique_lock lock(lock_for(account, share, e.path));
         int fd = open_regular(account, share, e.path, O_WRONLY);
@@ -591,8 +597,9 @@ ShareEntry FileStore::clear_range(const std::string& account, const std::string&
 ShareEntry FileStore::set_file_properties(const std::string& account, const std::string& share,
                                           const std::string& path, std::optional<std::uint64_t> size,
                                           const std::optional<ContentSettings>& content,
-                                          const SmbUpdate& smb) {
+                                          const SmbUpdate& smb, const std::optional<std::string>& lease_id) {
     ShareEntry changed = update_entry(account, share, path, false, [&](ShareEntry& e) {
+        check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
         if (size) {
             if (*size > kMaxFileSize) {
                 fail(400, "InvalidHeaderValue",
@@ -614,24 +621,66 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
 }
 
 ShareEntry FileStore::set_file_metadata(const std::string& account, const std::string& share,
-                                        const std::string& path, const Metadata& metadata) {
-    return update_entry(account, share, path, false, [&](ShareEntry& e) { e.metadata = metadata; });
+                                        const std::string& path, const Metadata& metadata,
+                                        const std::optional<std::string>& lease_id) {
+    return update_entry(account, share, path, false, [&](ShareEntry& e) {
+        check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
+        e.metadata = metadata;
+    });
 }
 
 void FileStore::delete_file(const std::string& account, const std::string& share,
-                            const std::string& path) {
+                            const std::string& path, const std::optional<std::string>& lease_id) {
     sync_from_disk(account, share, path);
     SplitPath p = split(path);
     std::string deleted;
     db_.transaction([&](db::Database& db) {
         ShareEntry e = require_entry(db, account, share, p);
         if (e.is_dir) resource_not_found();
+        check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
         db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, e.id).run();
         std::unique_lock lock(lock_for(account, share, e.path));
         remove_in_share(share_root(account, share), e.path, 0);
         deleted = e.path;
     });
     changes_.publish(account, share, deleted);
+}
+
+std::pair<LeaseOutcome, ShareEntry> FileStore::lease_file(const std::string& account, const std::string& share,
+                                                          const std::string& path, const LeaseRequest& request) {
+    if (request.action == LeaseAction::renew) {  // a file's lease never expires: nothing to renew
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\nHeaderName:x-ms-lease-action\nHeaderValue:renew");
+    }
+    if (request.action == LeaseAction::acquire && request.duration && *request.duration != -1) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\nHeaderName:x-ms-lease-duration"
+             "\nHeaderValue:" + std::to_string(*request.duration));
+    }
+    LeaseRequest r = request;
+    if (r.action == LeaseAction::break_) r.break_period = 0;  // Lease File has no break period
+    sync_from_disk(account, share, path);
+    SplitPath p = split(path);
+    const std::string new_id = crypto::uuid4();
+    std::pair<LeaseOutcome, ShareEntry> out;
+    db_.transaction([&](db::Database& db) {
+        ShareEntry e = require_entry(db, account, share, p);
+        if (e.is_dir) resource_not_found();
+        out.first = apply_lease(e.lease, r, time::now(), new_id);
+        e.lease = out.first.lease;
+        db.prepare("UPDATE share_entries SET lease = ?2 WHERE id = ?1").bind(1, e.id).bind(2, lease_to_json(e.lease)).run();
+        out.second = std::move(e);
+    });
+    return out;
+}
+
+bool FileStore::file_leased(const std::string& account, const std::string& share, const std::string& path) {
+    bool leased = false;
+    db_.read([&](db::Database& db) {
+        auto e = find_entry(db, account, share, path);
+        leased = e && !e->is_dir && e->lease.locked(time::now());
+    });
+    return leased;
 }
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(

@@ -64,6 +64,7 @@ struct ShareEntry {
     SmbProperties smb;
     ContentSettings content;
     Metadata metadata;
+    Lease lease;  // Lease File's (files only; never on a share snapshot's)
 };
 
 struct SharePage {
@@ -146,26 +147,43 @@ public:
 
     // Creates or replaces the file with `size` bytes of zeros. `create_new_only`: an existing
     // file is refused (403 AuthorizationPermissionMismatch: a SAS that may create, not replace).
+    // Every write of a file (this one of an existing file, the ranges, properties, metadata, delete
+    // and rename) takes `lease_id`, x-ms-lease-id: a file with an active lease is written only
+    // with its id (412 LeaseIdMissing, LeaseIdMismatchWithFileOperation), and an id where no
+    // lease is active is 412 LeaseNotPresentWithFileOperation; checked in the write's transaction.
     ShareEntry create_file(const std::string& account, const std::string& share,
                            const std::string& path, std::uint64_t size,
                            const ContentSettings& content, const Metadata& metadata,
-                           const SmbUpdate& smb, bool create_new_only = false);
+                           const SmbUpdate& smb, bool create_new_only = false,
+                           const std::optional<std::string>& lease_id = std::nullopt);
     ShareEntry get_file(const std::string& account, const std::string& share,
                         const std::string& path);
     OpenFile open_file(const std::string& account, const std::string& share,
                        const std::string& path);
     ShareEntry put_range(const std::string& account, const std::string& share,
-                         const std::string& path, std::uint64_t offset, ContentWriter& data);
+                         const std::string& path, std::uint64_t offset, ContentWriter& data,
+                         const std::optional<std::string>& lease_id = std::nullopt);
     ShareEntry clear_range(const std::string& account, const std::string& share,
-                           const std::string& path, std::uint64_t offset, std::uint64_t length);
+                           const std::string& path, std::uint64_t offset, std::uint64_t length,
+                           const std::optional<std::string>& lease_id = std::nullopt);
     ShareEntry set_file_properties(const std::string& account, const std::string& share,
                                    const std::string& path, std::optional<std::uint64_t> size,
                                    const std::optional<ContentSettings>& content,
-                                   const SmbUpdate& smb);
+                                   const SmbUpdate& smb,
+                                   const std::optional<std::string>& lease_id = std::nullopt);
     ShareEntry set_file_metadata(const std::string& account, const std::string& share,
-                                 const std::string& path, const Metadata& metadata);
+                                 const std::string& path, const Metadata& metadata,
+                                 const std::optional<std::string>& lease_id = std::nullopt);
     void delete_file(const std::string& account, const std::string& share,
-                     const std::string& path);
+                     const std::string& path, const std::optional<std::string>& lease_id = std::nullopt);
+    // Lease File: the lease state machine of lease.h on the file (no new ETag), as Azure Files
+    // leases files: infinite only (x-ms-lease-duration -1, else 400 InvalidHeaderValue), no
+    // renew, and a break that breaks at once.
+    std::pair<LeaseOutcome, ShareEntry> lease_file(const std::string& account, const std::string& share,
+                                                   const std::string& path, const LeaseRequest& request);
+    // True when the file at `path` (spelled as on disk) has an active lease: a share mount
+    // refuses to write it (it has no lease id to give).
+    bool file_leased(const std::string& account, const std::string& share, const std::string& path);
     // Rename File and Rename Directory: the file (or, with `directory`, the directory and all it
     // holds) at `from` takes the path `to` in the same share, keeping its content, properties and
     // metadata (unless `options` sets them) and its file ID; a new ETag and Last-Modified.
@@ -177,6 +195,10 @@ public:
         std::optional<Metadata> metadata;
         SmbUpdate smb;
         std::optional<std::string> content_type;
+        // x-ms-source-lease-id and x-ms-destination-lease-id: a leased source, or a leased file
+        // replaced at `to`, needs its lease's id (as every write of a leased file).
+        std::optional<std::string> source_lease_id;
+        std::optional<std::string> destination_lease_id;
     };
     ShareEntry rename(const std::string& account, const std::string& share, const std::string& from,
                       const std::string& to, bool directory, const RenameOptions& options);

@@ -33,6 +33,7 @@ ShareEntry FileStore::rename(const std::string& account, const std::string& shar
     db_.transaction([&](db::Database& db) {
         moved = require_entry(db, account, share, source);
         if (moved.is_dir != directory) resource_not_found();
+        if (!directory) check_lease_for_write(moved.lease, options.source_lease_id, time::now(), LeaseTarget::file);
         old_path = moved.path;
         const std::string parent = require_parent(db, account, share, target);
         const bool same_entry = lower_source == lower_target;
@@ -44,6 +45,7 @@ ShareEntry FileStore::rename(const std::string& account, const std::string& shar
             if (existing->smb.attributes.find("ReadOnly") != std::string::npos && !options.ignore_read_only) {
                 fail(409, "ReadOnlyAttribute", "The specified resource is read-only and cannot be modified at this time.");
             }
+            check_lease_for_write(existing->lease, options.destination_lease_id, time::now(), LeaseTarget::file);
             db.prepare("DELETE FROM share_entries WHERE id = ?1").bind(1, existing->id).run();
             db.prepare("DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2 AND path = ?3 COLLATE NOCASE")
                 .bind(1, account).bind(2, share).bind(3, existing->path).run();

@@ -196,23 +196,21 @@ Lease lease_after_write(const Lease& lease, time::TimePoint now) {
 
 void check_lease_for_write(const Lease& lease, const std::optional<std::string>& lease_id, time::TimePoint now,
                            LeaseTarget target) {
-    const bool blob = target == LeaseTarget::blob;
+    const char* what = target == LeaseTarget::blob ? "blob" : target == LeaseTarget::file ? "file" : "container";
+    const std::string kind = target == LeaseTarget::blob ? "Blob" : target == LeaseTarget::file ? "File" : "Container";
     const bool named = lease_id && !lease_id->empty();
     if (lease.locked(now)) {
         if (!named) {
-            fail(412, "LeaseIdMissing", blob ? "There is currently a lease on the blob and no lease ID was specified in the request."
-                                             : "There is currently a lease on the container and no lease ID was specified in the request.");
+            fail(412, "LeaseIdMissing", std::string("There is currently a lease on the ") + what +
+                                            " and no lease ID was specified in the request.");
         }
         if (!same_id(*lease_id, lease.id)) {
-            if (blob) fail(412, "LeaseIdMismatchWithBlobOperation", "The lease ID specified did not match the lease ID for the blob.");
-            fail(412, "LeaseIdMismatchWithContainerOperation", "The lease ID specified did not match the lease ID for the container.");
+            fail(412, "LeaseIdMismatchWith" + kind + "Operation",
+                 std::string("The lease ID specified did not match the lease ID for the ") + what + ".");
         }
         return;
     }
-    if (named) {
-        if (blob) fail(412, "LeaseNotPresentWithBlobOperation", "There is currently no lease on the blob.");
-        fail(412, "LeaseNotPresentWithContainerOperation", "There is currently no lease on the container.");
-    }
+    if (named) fail(412, "LeaseNotPresentWith" + kind + "Operation", std::string("There is currently no lease on the ") + what + ".");
 }
 
 void check_lease_if_named(const Lease& lease, const std::optional<std::string>& lease_id, time::TimePoint now,

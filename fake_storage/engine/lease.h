@@ -1,7 +1,8 @@
-// Leases on blobs and containers: the service's state machine (Lease Blob, Lease Container) and
-// the checks every other operation makes of a lease. No storage and no HTTP here: the stores
-// keep a Lease beside each blob and container (lease_to_json) and call these, with the time of
-// their clock, inside the transaction of every write (reads check what they read).
+// Leases on blobs, containers, shares and files: the service's state machine (Lease Blob, Lease
+// Container, Lease Share, Lease File) and the checks every other operation makes of a lease. No
+// storage and no HTTP here: the stores keep a Lease beside each blob, container, share and file
+// (lease_to_json) and call these, with the time of their clock, inside the transaction of every
+// write (reads check what they read).
 #pragma once
 
 #include <optional>
@@ -65,7 +66,9 @@ LeaseOutcome apply_lease(const Lease& current, const LeaseRequest& request, time
 // then available), as the service does; a held one stays.
 Lease lease_after_write(const Lease& lease, time::TimePoint now);
 
-enum class LeaseTarget { blob, container };
+// The codes and messages name what is leased: a blob, a container (or share), or a file
+// (LeaseIdMismatchWithFileOperation, LeaseNotPresentWithFileOperation).
+enum class LeaseTarget { blob, container, file };
 
 // An operation that changes a blob (or deletes a container): a locked lease needs its id (412
 // LeaseIdMissing / LeaseIdMismatchWith...Operation); an id given where none is locked is 412

@@ -31,6 +31,7 @@ ShareEntry read_entry(db::Statement& q) {
     e.smb.attributes = q.column_text(10);
     e.content = decode_content_settings(q.column_text(11));
     e.metadata = metadata_from_json(q.column_text(12));
+    e.lease = lease_from_json(q.column_text(13));
     return e;
 }
 

@@ -129,6 +129,11 @@ ALTER TABLE containers ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
         db::Migration{10, R"sql(
 ALTER TABLE shares ADD COLUMN lease TEXT NOT NULL DEFAULT '';
 )sql"},
+        // Leases on files (Lease File; lease.h's JSON, '' for none). A snapshot's copy of an
+        // entry leaves it out: a snapshot's files have no leases.
+        db::Migration{11, R"sql(
+ALTER TABLE share_entries ADD COLUMN lease TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

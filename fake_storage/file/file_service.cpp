@@ -106,10 +106,7 @@ bool has_content_headers(const StorageRequest& r) {
     return false;
 }
 
-std::optional<std::string> lease_id(const StorageRequest& r) {
-    if (!r.has_header("x-ms-lease-id")) return std::nullopt;
-    return r.header("x-ms-lease-id");
-}
+std::optional<std::string> lease_id(const StorageRequest& r) { return read_lease_id(r, "x-ms-lease-id"); }
 
 // x-ms-version at or after `date` (both YYYY-MM-DD): what the service answers depends on it.
 bool version_at_least(const StorageRequest& r, const char* date) {
@@ -297,6 +294,7 @@ Operation FileService::file_operation(const StorageRequest& r) {
     }
     if (m == "DELETE" && comp.empty()) return op("DeleteFile", "d", &FileService::delete_file);
     if (m == "PUT" && comp == "rename") return op("RenameFile", "w", &FileService::rename_file);
+    if (m == "PUT" && comp == "lease") return op("LeaseFile", "w", &FileService::lease_file);
     unsupported(r);
 }
 
@@ -446,7 +444,8 @@ void FileService::create_file(StorageCall& call) {
     if (!size) missing_header("x-ms-content-length");
     ShareEntry e = store_.create_file(call.account.name, r.container, r.name, *size,
                                       file_content_settings(r), read_metadata(r),
-                                      smb_update(r, false, true), write_conditions(call).create_new_only);
+                                      smb_update(r, false, true), write_conditions(call).create_new_only,
+                                      lease_id(r));
     call.response.status = 201;
     write_entry_headers(call.response, e, Answering::write);
 }
@@ -466,12 +465,12 @@ void FileService::put_range(StorageCall& call) {
                      "\n(the body must be as long as the range)");
         }
         if (r.has_header("Content-MD5")) check_content_md5(r, call.content->md5());
-        call.response.set_header("Content-MD5", crypto::base64_encode(call.content->md5()));
+        e = store_.put_range(call.account.name, r.container, r.name, range->first, *call.content, lease_id(r));
+        call.response.set_header("Content-MD5", crypto::base64_encode(call.content->md5()));  // after: a refusal has none
         call.response.set_header("x-ms-request-server-encrypted", "true");
-        e = store_.put_range(call.account.name, r.container, r.name, range->first, *call.content);
     } else if (write == "clear") {
         if (call.content->size() != 0) invalid_header("Content-Length", std::to_string(call.content->size()));
-        e = store_.clear_range(call.account.name, r.container, r.name, range->first, length);
+        e = store_.clear_range(call.account.name, r.container, r.name, range->first, length, lease_id(r));
     } else if (write.empty()) {
         missing_header("x-ms-write");
     } else {
@@ -489,13 +488,12 @@ void FileService::get_file(StorageCall& call) {
     const StorageRequest& r = call.request;
     auto file = std::make_shared<OpenFile>(store_.open_file(call.account.name, r.container, r.name));
     const ShareEntry& e = file->info;
+    const time::TimePoint now = time::now();
+    check_lease_if_named(e.lease, lease_id(r), now, LeaseTarget::file);
     write_entry_headers(call.response, e, Answering::read);
     write_metadata(call.response, e.metadata);
     call.response.set_header("x-ms-type", "File");
-    if (!is_share_snapshot_key(r.container)) {  // a snapshot's files have no leases
-        call.response.set_header("x-ms-lease-state", "available");
-        call.response.set_header("x-ms-lease-status", "unlocked");
-    }
+    if (!is_share_snapshot_key(r.container)) write_lease_headers(call.response, e.lease, now);  // a snapshot's files have none
     answer_with_content(r, call.response,
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {
@@ -512,13 +510,13 @@ void FileService::set_file_properties(StorageCall& call) {
     if (has_content_headers(r)) content = file_content_settings(r);
     ShareEntry e = store_.set_file_properties(call.account.name, r.container, r.name,
                                               read_uint_header(r, "x-ms-content-length"), content,
-                                              smb_update(r, false, false));
+                                              smb_update(r, false, false), lease_id(r));
     write_entry_headers(call.response, e, Answering::write);
 }
 
 void FileService::set_file_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
-    ShareEntry e = store_.set_file_metadata(call.account.name, r.container, r.name, read_metadata(r));
+    ShareEntry e = store_.set_file_metadata(call.account.name, r.container, r.name, read_metadata(r), lease_id(r));
     set_version_headers(call.response, e.etag, e.last_modified);
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
@@ -526,18 +524,20 @@ void FileService::set_file_metadata(StorageCall& call) {
 void FileService::get_file_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.get_file(call.account.name, r.container, r.name);
+    check_lease_if_named(e.lease, lease_id(r), time::now(), LeaseTarget::file);
     set_version_headers(call.response, e.etag, e.last_modified);
     write_metadata(call.response, e.metadata);
 }
 
 void FileService::delete_file(StorageCall& call) {
-    store_.delete_file(call.account.name, call.request.container, call.request.name);
+    store_.delete_file(call.account.name, call.request.container, call.request.name, lease_id(call.request));
     call.response.status = 202;
 }
 
 void FileService::list_ranges(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.get_file(call.account.name, r.container, r.name);
+    check_lease_if_named(e.lease, lease_id(r), time::now(), LeaseTarget::file);
     std::uint64_t first = 0;
     std::uint64_t last = e.size == 0 ? 0 : e.size - 1;
     if (auto range = read_range(r)) {
@@ -565,8 +565,21 @@ void FileService::rename(StorageCall& call, bool directory) {
     if (Metadata metadata = read_metadata(r); !metadata.empty()) o.metadata = std::move(metadata);  // else kept
     o.smb = smb_update(r, directory, false);
     if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
+    o.source_lease_id = read_lease_id(r, "x-ms-source-lease-id");
+    o.destination_lease_id = read_lease_id(r, "x-ms-destination-lease-id");
     ShareEntry e = store_.rename(call.account.name, r.container, from, r.name, directory, o);
     write_entry_headers(call.response, e, Answering::write);
+}
+
+void FileService::lease_file(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    auto [outcome, e] = store_.lease_file(call.account.name, r.container, r.name, lease_request(r));
+    write_lease_outcome(call.response, outcome, e.etag, e.last_modified);
+    // A file's lease breaks at once: its break names the lease, and no time left (a share's does).
+    if (outcome.status == 202) {
+        call.response.headers.erase("x-ms-lease-time");
+        call.response.set_header("x-ms-lease-id", outcome.lease.id);
+    }
 }
 
 void FileService::list_changes(StorageCall& call) {

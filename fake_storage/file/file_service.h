@@ -43,6 +43,7 @@ private:
     void set_share_properties(StorageCall& call);
     void share_stats(StorageCall& call);
     void lease_share(StorageCall& call);
+    void lease_file(StorageCall& call);
     void create_directory(StorageCall& call);
     void directory_properties(StorageCall& call);
     void delete_directory(StorageCall& call);

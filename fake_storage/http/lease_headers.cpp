@@ -1,5 +1,6 @@
 #include "fake_storage/http/lease_headers.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/text/ascii.h"
@@ -8,6 +9,28 @@
 #include "fake_storage/http/storage_operations.h"
 
 namespace bai::storage {
+
+bool is_lease_id(std::string_view v) {
+    if ((v.starts_with('{') && v.ends_with('}')) || (v.starts_with('(') && v.ends_with(')'))) {
+        if (v.size() != 38) return false;
+        v = v.substr(1, 36);
+    }
+    auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+    if (v.size() == 32) return std::all_of(v.begin(), v.end(), hex);
+    if (v.size() != 36) return false;
+    for (size_t i = 0; i < v.size(); ++i) {
+        const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? v[i] != '-' : !hex(v[i])) return false;
+    }
+    return true;
+}
+
+std::optional<std::string> read_lease_id(const StorageRequest& r, const char* name) {
+    if (!r.has_header(name)) return std::nullopt;
+    std::string value = r.header(name);
+    if (!is_lease_id(value)) invalid_header(name, value);
+    return value;
+}
 
 LeaseRequest lease_request(const StorageRequest& r) {
     if (!r.has_header("x-ms-lease-action")) missing_header("x-ms-lease-action");
@@ -19,8 +42,8 @@ LeaseRequest lease_request(const StorageRequest& r) {
     else if (action == "release") request.action = LeaseAction::release;
     else if (action == "break") request.action = LeaseAction::break_;
     else invalid_header("x-ms-lease-action", r.header("x-ms-lease-action"));
-    if (r.has_header("x-ms-lease-id")) request.lease_id = r.header("x-ms-lease-id");
-    if (r.has_header("x-ms-proposed-lease-id")) request.proposed_id = r.header("x-ms-proposed-lease-id");
+    request.lease_id = read_lease_id(r, "x-ms-lease-id");
+    request.proposed_id = read_lease_id(r, "x-ms-proposed-lease-id");
     auto integer = [&](const char* name) -> std::optional<int> {
         if (!r.has_header(name)) return std::nullopt;
         const std::string value = r.header(name);

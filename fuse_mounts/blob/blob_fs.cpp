@@ -45,6 +45,8 @@ std::string child_path(State& s, fuse_ino_t parent, const char* name) {
 // The errno for what the store answered.
 int errno_of(const storage::StorageError& e) {
     if (e.code() == "DirectoryNotEmpty") return ENOTEMPTY;
+    // A leased file or blob written without its lease id: EBUSY, as the local share mount refuses it.
+    if (e.code() == "LeaseIdMissing" || e.code().starts_with("LeaseIdMismatchWith")) return EBUSY;
     switch (e.status()) {
         case 403: return EACCES;
         case 404: return ENOENT;

@@ -239,6 +239,17 @@ bool refuse_if_read_only(State& s, fuse_req_t req) {
     return true;
 }
 
+// A file with an active lease (Lease File) is written only with its lease id, which a mount has
+// none of: its opens for writing, truncation, removal and renames are refused with EBUSY, what a
+// Linux SMB mount of Azure Files answers for the service's sharing violation. Checked when the
+// write begins: a descriptor opened before the lease was taken keeps writing, as an SMB handle
+// opened before it does.
+bool refuse_if_leased(State& s, fuse_req_t req, const std::optional<std::string>& path) {
+    if (!s.files || !path || path->empty() || !s.files->file_leased(s.account, s.share, *path)) return false;
+    fuse_reply_err(req, EBUSY);
+    return true;
+}
+
 void reply_entry_or_error(fuse_req_t req, int err, const fuse_entry_param& e) {
     if (err) {
         fuse_reply_err(req, err);
@@ -297,6 +308,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     State& s = state_of(req);
     if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
+    if ((to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE)) && refuse_if_leased(s, req, share_path(s, inode))) return;
     const std::string path = proc_path(inode.fd);
     struct stat st {};
     ::fstatat(inode.fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
@@ -529,6 +541,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
     State& s = state_of(req);
     if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_leased(s, req, child_path(s, inode_of(s, parent), name))) return;  // one there already
     int fd = ::openat(inode_of(s, parent).fd, name, (fi->flags | O_CREAT) & ~O_NOFOLLOW, mode & s.options.file_mode);
     if (fd < 0) {
         fuse_reply_err(req, errno);
@@ -552,6 +565,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     }
     if (fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
+    if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) && refuse_if_leased(s, req, share_path(s, inode))) {
+        return;
+    }
     int fd = ::open(proc_path(inode.fd).c_str(), fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
     if (fd < 0) {
         fuse_reply_err(req, errno);
@@ -614,6 +630,7 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags
     if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
     Inode& dir = inode_of(s, parent);
     std::optional<std::string> path = child_path(s, dir, name);
+    if (flags == 0 && refuse_if_leased(s, req, path)) return;
     if (::unlinkat(dir.fd, name, flags) != 0) {
         fuse_reply_err(req, errno);
         return;
@@ -646,6 +663,7 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     Inode& to = inode_of(s, new_parent);
     std::optional<std::string> old_path = child_path(s, from, name);
     std::optional<std::string> new_path = child_path(s, to, new_name);
+    if (refuse_if_leased(s, req, old_path) || refuse_if_leased(s, req, new_path)) return;
     if (::renameat2(from.fd, name, to.fd, new_name, flags) != 0) {
         fuse_reply_err(req, errno);
         return;

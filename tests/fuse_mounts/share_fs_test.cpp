@@ -122,6 +122,42 @@ TEST_F(ShareFsTest, WhatRestWritesTheMountReads) {
     EXPECT_FALSE(fs::exists(mnt / "in" / "a.txt"));
 }
 
+// A file with an active lease is written over REST only with its lease id: the mount, which has
+// none, refuses to write, truncate, remove or rename it (EBUSY) and still reads it; once the lease
+// is released (or broken) the mount writes it again.
+TEST_F(ShareFsTest, ALeasedFileRefusesWritesThroughTheMount) {
+    files->create_file(kAcct, "data", "held.txt", 4, {}, {}, {});
+    storage::LeaseRequest acquire{storage::LeaseAction::acquire, std::nullopt,
+                                  std::string("6bb1a5a4-4c43-4f4b-9a5b-2b5c0c3b1d10"), -1, std::nullopt};
+    files->lease_file(kAcct, "data", "held.txt", acquire);
+    const std::string etag = rest("held.txt").etag;
+    const fs::path held = mnt / "held.txt";
+    auto open_error = [&](int flags) {
+        int fd = ::open(held.c_str(), flags, 0644);
+        if (fd >= 0) ::close(fd);
+        return fd >= 0 ? 0 : errno;
+    };
+    EXPECT_EQ(open_error(O_WRONLY), EBUSY);
+    EXPECT_EQ(open_error(O_RDWR), EBUSY);
+    EXPECT_EQ(open_error(O_WRONLY | O_CREAT | O_TRUNC), EBUSY);
+    EXPECT_EQ(::truncate(held.c_str(), 0) == 0 ? 0 : errno, EBUSY);
+    EXPECT_EQ(::unlink(held.c_str()) == 0 ? 0 : errno, EBUSY);
+    EXPECT_EQ(::rename(held.c_str(), (mnt / "moved.txt").c_str()) == 0 ? 0 : errno, EBUSY);
+    { std::ofstream(mnt / "other.txt") << "x"; }
+    EXPECT_EQ(::rename((mnt / "other.txt").c_str(), held.c_str()) == 0 ? 0 : errno, EBUSY);
+    EXPECT_EQ(open_error(O_RDONLY), 0);
+    EXPECT_EQ(read_all(held), std::string(4, '\0'));
+    EXPECT_EQ(rest("held.txt").etag, etag);
+    EXPECT_EQ(fs::file_size(files->share_root(kAcct, "data") / "held.txt"), 4u);
+
+    files->lease_file(kAcct, "data", "held.txt", {storage::LeaseAction::break_});
+    int fd = ::open(held.c_str(), O_WRONLY | O_TRUNC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "ok", 2), 2);
+    ::close(fd);
+    EXPECT_EQ(rest("held.txt").size, 2u);
+}
+
 TEST_F(ShareFsTest, ASnapshotStaysAsTakenWhileTheMountWritesInPlace) {
     int fd = ::open((mnt / "model.txt").c_str(), O_CREAT | O_WRONLY, 0644);
     ASSERT_GE(fd, 0);

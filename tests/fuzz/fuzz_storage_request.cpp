@@ -1,4 +1,5 @@
-// libFuzzer: the path-style URL parser, the share path rules and share snapshot names.
+// libFuzzer: the path-style URL parser, the share path rules, share snapshot names, and the lease
+// headers (lease ids, actions, durations) read from the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -7,14 +8,30 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
+#include "fake_storage/http/lease_headers.h"
 #include "fake_storage/http/storage_request.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     httplib::Request http;
     http.method = "GET";
     http.target.assign(reinterpret_cast<const char*>(data), size);
+    // The same bytes as lease headers: an action and a duration from their start, ids from all.
+    const std::string bytes(reinterpret_cast<const char*>(data), size);
+    static const char* kActions[] = {"acquire", "renew", "change", "release", "break", "Acquire", "steal"};
+    http.headers.emplace("x-ms-lease-action", kActions[size == 0 ? 0 : data[0] % std::size(kActions)]);
+    http.headers.emplace("x-ms-lease-duration", bytes.substr(1, 3));
+    http.headers.emplace("x-ms-lease-break-period", bytes.substr(1, 2));
+    http.headers.emplace("x-ms-lease-id", bytes);
+    http.headers.emplace("x-ms-proposed-lease-id", bytes.substr(size / 2));
+    // A lease id taken is a GUID in one of its four spellings.
+    if (bai::storage::is_lease_id(bytes) && size != 32 && size != 36 && size != 38) std::abort();
     try {
         bai::storage::StorageRequest r = bai::storage::parse_storage_request(http);
+        try {
+            bai::storage::LeaseRequest lease = bai::storage::lease_request(r);
+            if (lease.lease_id && !bai::storage::is_lease_id(*lease.lease_id)) std::abort();
+        } catch (const bai::storage::StorageError&) {
+        }
         (void)r.param("comp");
         bai::storage::split_share_path(r.name);
         bai::storage::is_valid_blob_name(r.name);

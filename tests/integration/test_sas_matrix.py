@@ -113,6 +113,9 @@ FILE_OPS = [
      "PUT", "/sha/f", {"comp": "metadata"}, {"x-ms-meta-changed": "yes"}, b"", 200),
     ("GetFileMetadata", "o", "r", "r", "any", False, True, "GET", "/sha/f", {"comp": "metadata"}, {}, b"", 200),
     ("DeleteFile", "o", "d", "d", "any", False, True, "DELETE", "/sha/f", {}, {}, b"", 202),
+    # Lease File: a write of the file (w), as Lease Blob; the documentation names no letter.
+    ("LeaseFile", "o", "w", "w", "any", False, True,
+     "PUT", "/sha/f", {"comp": "lease"}, {"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, b"", 201),
     # Share snapshots ("SNAP": the snapshot of /sha that reset() takes). Taking one is a write of
     # the share (an account SAS only, as for the share's other operations); a snapshot is read with
     # the letters that read the share, and a share or file SAS of the share reaches its snapshots.
@@ -350,6 +353,7 @@ class FileSasMatrixTest(MatrixCase, unittest.TestCase):
                                 ("/sha/fresh", {"restype": "directory"}), ("/sha/f", {}), ("/sha/fresh", {})):
                 r = c.send("GET", path, query)
                 state.append((path, r.status, r.headers.get("etag"), r.headers.get("content-type"),
+                              r.headers.get("x-ms-lease-state"),
                               sorted((k, v) for k, v in r.headers.items() if k.startswith("x-ms-meta-")),
                               r.body if r.status == 200 else r.code))
         return state
