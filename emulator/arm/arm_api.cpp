@@ -1,6 +1,7 @@
 #include "emulator/arm/arm_api.h"
 
 #include "emulator/arm/batch_accounts.h"
+#include "emulator/arm/blob_services.h"
 #include "emulator/arm/batchai_common.h"
 #include "emulator/arm/bearer_token.h"
 #include "emulator/arm/clusters.h"
@@ -52,6 +53,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     add_provider_registration_routes(*router_, *context_);
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
+    add_blob_service_routes(*router_, *context_);
     add_batch_account_routes(*router_, *context_);
     add_virtual_network_routes(*router_, *context_);
     add_workspace_routes(*router_, *context_);

@@ -60,18 +60,19 @@ char level_letter(ResourceLevel level) {
 
 bool is_account_sas(const StorageRequest& r) { return r.has_param("ss") || r.has_param("srt"); }
 
-// The signed snapshot time: sst, or for a SAS of a snapshot (sr=bs) the snapshot the URL names
-// (the SDKs sign it without sending sst).
+// The signed snapshot time: sst, or for a SAS of a snapshot (sr=bs) the snapshot the URL names,
+// for one of a version (sr=bv) the version (the SDKs sign it without sending sst).
 std::string signed_snapshot_time(const StorageRequest& r) {
-    if (r.has_param("sst") || r.param("sr").value_or("") != "bs") return r.param("sst").value_or("");
-    return r.param("snapshot").value_or("");
+    const std::string sr = r.param("sr").value_or("");
+    if (r.has_param("sst") || (sr != "bs" && sr != "bv")) return r.param("sst").value_or("");
+    return r.param(sr == "bs" ? "snapshot" : "versionid").value_or("");
 }
 
 std::string canonical_resource(const std::string& account, const SasNeed& need,
                                const std::string& signed_resource) {
     std::string s = std::string(need.service == SasService::blob ? "/blob/" : "/file/") + account +
                     "/" + need.container;
-    bool object_scope = signed_resource == "b" || signed_resource == "f" || signed_resource == "bs";
+    bool object_scope = signed_resource == "b" || signed_resource == "f" || signed_resource == "bs" || signed_resource == "bv";
     if (object_scope) s += "/" + need.name;
     return s;
 }
@@ -239,8 +240,8 @@ SasGrant verify_sas(const StorageRequest& r, const Account& account, const SasNe
     } else {
         std::string sr = p(r, "sr");
         bool container_scope = sr == "c" || sr == "s";
-        bool object_scope = sr == "b" || sr == "f" || sr == "bs";
-        bool right_service = need.service == SasService::blob ? (sr == "c" || sr == "b" || sr == "bs")
+        bool object_scope = sr == "b" || sr == "f" || sr == "bs" || sr == "bv";
+        bool right_service = need.service == SasService::blob ? (sr == "c" || sr == "b" || sr == "bs" || sr == "bv")
                                                               : (sr == "s" || sr == "f");
         if (!right_service || (!container_scope && !object_scope)) resource_type_mismatch();
         if (rule.scope == ServiceSasScope::none || rule.service_letters.empty()) not_authorized();

@@ -3,6 +3,7 @@
 #include "common/text/ascii.h"
 #include "common/text/markup_escape.h"
 #include "fake_storage/blob/blob_service.h"
+#include "fake_storage/blob/blob_versions.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 #include "fake_storage/http/storage_operations.h"
@@ -38,12 +39,13 @@ void BlobService::snapshot_blob(StorageCall& call) {
     call.response.status = 201;
     call.response.set_header("x-ms-snapshot", snapshot.snapshot);
     set_version_headers(call.response, snapshot.etag, snapshot.last_modified);
+    answer_version_id(r, call.response, snapshot.version_id);
     call.response.set_header("x-ms-request-server-encrypted", "false");
 }
 
 void BlobService::get_blob_tags(StorageCall& call) {
     const StorageRequest& r = call.request;
-    const std::string snapshot = r.param("snapshot").value_or("");
+    const std::string snapshot = blob_target(r);
     BlobInfo blob = store_.get_blob(call.account.name, r.container, r.name, snapshot);
     const Conditions conditions = read_conditions(r);
     check_tag_condition(conditions, blob.tags);
@@ -54,7 +56,7 @@ void BlobService::get_blob_tags(StorageCall& call) {
 void BlobService::set_blob_tags(StorageCall& call) {
     const StorageRequest& r = call.request;
     Tags tags = parse_tags_xml(call.body);
-    store_.set_blob_tags(call.account.name, r.container, r.name, r.param("snapshot").value_or(""), tags,
+    store_.set_blob_tags(call.account.name, r.container, r.name, blob_target(r), tags,
                          read_conditions(r));
     call.response.status = 204;
 }
@@ -69,7 +71,7 @@ void BlobService::set_blob_tier(StorageCall& call) {
         }
     }
     auto [blob, rehydrating] = store_.set_blob_tier(call.account.name, r.container, r.name,
-                                                    r.param("snapshot").value_or(""), r.header("x-ms-access-tier"),
+                                                    blob_target(r), r.header("x-ms-access-tier"),
                                                     read_conditions(r));
     call.response.status = rehydrating ? 202 : 200;
 }
@@ -144,7 +146,7 @@ void BlobService::get_page_ranges(StorageCall& call) {
         if (!given->last) missing_header("x-ms-range");
         range = std::pair{given->first, *given->last};
     }
-    PageRangeList list = store_.get_page_ranges(call.account.name, r.container, r.name, r.param("snapshot").value_or(""),
+    PageRangeList list = store_.get_page_ranges(call.account.name, r.container, r.name, blob_target(r),
                                                 range, r.param("prevsnapshot").value_or(""), read_conditions(r));
     set_version_headers(call.response, list.blob.etag, list.blob.last_modified);
     call.response.set_header("x-ms-blob-content-length", std::to_string(list.blob.size));

@@ -12,6 +12,7 @@
 #include "common/crypto/random_id.h"
 #include "common/text/ascii.h"
 #include "fake_storage/blob/blob_batch.h"
+#include "fake_storage/blob/blob_versions.h"
 #include "fake_storage/blob/blob_xml.h"
 #include "fake_storage/http/lease_headers.h"
 #include "fake_storage/blob/copy_source.h"
@@ -367,7 +368,8 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
     if ((m == "GET" || m == "HEAD") && comp == "metadata") {
         return op("GetBlobMetadata", "r", &BlobService::get_blob_metadata);
     }
-    if (m == "DELETE" && comp.empty()) return op("DeleteBlob", "d", &BlobService::delete_blob);
+    // Deleting a version takes 'x' (delete version), the blob itself 'd'.
+    if (m == "DELETE" && comp.empty()) return op("DeleteBlob", names_version(r) ? "x" : "d", &BlobService::delete_blob);
     if (m == "PUT" && comp == "lease") return op("LeaseBlob", "w", &BlobService::lease_blob);
     unsupported(r);
 }
@@ -479,12 +481,14 @@ void BlobService::list_blobs(StorageCall& call) {
     ListOptions o = list_options(call.request);
     o.max_results_asked = call.request.param("maxresults").has_value();
     o.snapshots = includes(call.request, "snapshots");
+    o.versions = includes(call.request, "versions");
     o.uncommitted = includes(call.request, "uncommittedblobs");
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
     BlobListIncludes what;
     what.metadata = includes(call.request, "metadata");
     what.tags = includes(call.request, "tags");
     what.copy = includes(call.request, "copy");
+    what.version_ids = read_version(call.request) >= "2019-10-10";
     call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page, what,
                                              store_.clock_now()),
                               "application/xml");
@@ -537,6 +541,7 @@ void BlobService::put_blob(StorageCall& call) {
                                  read_metadata(r), write_conditions(call), traits);
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
+    answer_version_id(r, call.response, b.version_id);
     if (*type == BlobType::block) {
         call.response.set_header("Content-MD5", content.content_md5);
         call.response.set_header("x-ms-content-crc64", crypto::base64_encode(call.content->crc64()));
@@ -599,6 +604,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name, copy, write_conditions(call));
     set_version_headers(call.response, b.etag, b.last_modified);
+    answer_version_id(r, call.response, b.version_id);
     if (put_from_url) {
         call.response.status = 201;
         call.response.set_header("x-ms-request-server-encrypted", "true");
@@ -637,6 +643,7 @@ void BlobService::put_block_list(StorageCall& call) {
     }
     call.response.status = 201;
     set_version_headers(call.response, b.etag, b.last_modified);
+    answer_version_id(r, call.response, b.version_id);
     // The CRC64 of the block list as sent (the service answers it for the request's body).
     call.response.set_header("x-ms-content-crc64", crypto::base64_encode(crypto::crc64(call.body)));
     call.response.set_header("x-ms-request-server-encrypted", "true");
@@ -646,7 +653,7 @@ void BlobService::get_block_list(StorageCall& call) {
     const StorageRequest& r = call.request;
     std::string type = r.param("blocklisttype").value_or("committed");
     if (type != "committed" && type != "uncommitted" && type != "all") invalid_query("blocklisttype", type);
-    const std::string snapshot = r.param("snapshot").value_or("");
+    const std::string snapshot = blob_target(r);
     BlockLists lists = store_.get_block_lists(call.account.name, r.container, r.name, snapshot);
     const Conditions conditions = read_conditions(r);
     check_tag_condition(conditions, lists.blob ? lists.blob->tags : Tags{});
@@ -662,7 +669,7 @@ void BlobService::get_block_list(StorageCall& call) {
 
 void BlobService::get_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    const std::string snapshot = r.param("snapshot").value_or("");
+    const std::string snapshot = blob_target(r);
     auto blob = std::make_shared<OpenBlob>(store_.open_blob(call.account.name, r.container, r.name, snapshot));
     const BlobInfo& b = blob->info;
     const Conditions conditions = read_conditions(r);
@@ -673,6 +680,7 @@ void BlobService::get_blob(StorageCall& call) {
     }
     if (r.method == "GET") refuse_on_incremental_copy(b);  // its snapshots are what is read
     write_blob_headers(call.response, b, store_.clock_now(), read_version(r) >= "2019-12-12");
+    answer_version_of(r, call.response, b);
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
         // Properties say whether the tier is inferred either way; listings only when it is.
@@ -716,23 +724,25 @@ void BlobService::set_blob_metadata(StorageCall& call) {
     BlobInfo b = store_.set_blob_metadata(call.account.name, r.container, r.name, read_metadata(r),
                                           read_conditions(r));
     set_version_headers(call.response, b.etag, b.last_modified);
+    answer_version_id(r, call.response, b.version_id);
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
 void BlobService::get_blob_metadata(StorageCall& call) {
     const StorageRequest& r = call.request;
-    const std::string snapshot = r.param("snapshot").value_or("");
+    const std::string snapshot = blob_target(r);
     BlobInfo b = store_.get_blob(call.account.name, r.container, r.name, snapshot);
     const Conditions conditions = read_conditions(r);
     check_read_conditions(conditions, Version{b.etag, b.last_modified, &b.tags});
     if (snapshot.empty()) check_lease_if_named(b.lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
     set_version_headers(call.response, b.etag, b.last_modified);
+    answer_version_of(r, call.response, b);
     write_metadata(call.response, b.metadata);
 }
 
 void BlobService::delete_blob(StorageCall& call) {
     const StorageRequest& r = call.request;
-    const std::string snapshot = r.param("snapshot").value_or("");
+    const std::string snapshot = blob_target(r);
     DeleteSnapshots snapshots = DeleteSnapshots::none;
     if (r.has_header("x-ms-delete-snapshots")) {
         const std::string option = r.header("x-ms-delete-snapshots");

@@ -111,7 +111,11 @@ std::string list_blobs_xml(const std::string& endpoint, const std::string& conta
             continue;
         }
         xml += "<Blob>" + element("Name", e.blob.name);
-        if (!e.blob.snapshot.empty()) xml += element("Snapshot", e.blob.snapshot);
+        if (e.blob.is_snapshot()) xml += element("Snapshot", e.blob.snapshot);
+        if (include.version_ids && !e.blob.version_id.empty()) {
+            xml += element("VersionId", e.blob.version_id);
+            if (e.blob.is_current_version()) xml += "<IsCurrentVersion>true</IsCurrentVersion>";
+        }
         xml += blob_properties(e.blob, include, now);
         if (include.metadata) xml += metadata_xml(e.blob.metadata);
         if (include.tags && !e.blob.tags.empty()) xml += tags_element(e.blob.tags);

@@ -15,6 +15,7 @@ struct BlobListIncludes {
     bool metadata = false;
     bool tags = false;
     bool copy = false;
+    bool version_ids = false;  // VersionId and IsCurrentVersion (x-ms-version 2019-10-10 and later)
 };
 std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
                            const ListOptions& options, const BlobListPage& page, const BlobListIncludes& include,

@@ -1,5 +1,7 @@
 #include "fake_storage/blob/copy_source.h"
 
+#include "fake_storage/blob/blob_versions.h"
+
 #include "common/http/loopback.h"
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
@@ -85,6 +87,11 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
             auto snapshot = percent_decode(std::string_view(pair).substr(9), true);
             if (!snapshot) bad();
             s.snapshot = *snapshot;
+        } else if (pair.starts_with("versionid=")) {  // a version of the blob: the store's key for it
+            auto version = percent_decode(std::string_view(pair).substr(10), true);
+            std::optional<std::string> id = version ? parse_version_id(*version) : std::nullopt;
+            if (!id) bad();
+            s.snapshot = version_key(*id);
         }
     }
     return s;

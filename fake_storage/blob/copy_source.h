@@ -14,7 +14,7 @@ struct CopySource {
     std::string container;
     std::string name;
     std::string query;  // as sent, still percent-encoded: a SAS for the source, if any
-    std::string snapshot;  // ?snapshot=TIME: a snapshot of the blob is the source
+    std::string snapshot;  // ?snapshot=TIME: a snapshot of the blob is the source; ?versionid=ID: a version (its key)
 };
 
 // This emulator's path-style URL, or the cloud's https://ACCOUNT.blob.core.windows.net/C/B mapped

@@ -40,7 +40,7 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
         require_container(db, account, container);
         std::string marker_name = o.marker;
         std::string marker_key = "~";
-        if (size_t at = o.marker.rfind(kSnapshotMarker); o.snapshots && at != std::string::npos) {
+        if (size_t at = o.marker.rfind(kSnapshotMarker); (o.snapshots || o.versions) && at != std::string::npos) {
             marker_name = o.marker.substr(0, at);
             marker_key = o.marker.substr(at + kSnapshotMarker.size());
         }
@@ -66,7 +66,7 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                 ? std::string("(SELECT account, ") + kBlobColumns +
                       " FROM blobs WHERE account = ?1 AND container = ?2 UNION ALL"
                       " SELECT u.account, u.container, u.blob, '', 0, '', min(u.created), max(u.created), '', '', 0, '',"
-                      " '', 'BlockBlob', 0, 0, 0, '', 0, '', '', '', 0 FROM uncommitted_blocks u"
+                      " '', 'BlockBlob', 0, 0, 0, '', 0, '', '', '', 0, '' FROM uncommitted_blocks u"
                       " WHERE u.account = ?1 AND u.container = ?2 AND NOT EXISTS (SELECT 1 FROM blobs b"
                       " WHERE b.account = u.account AND b.container = u.container AND b.name = u.blob)"
                       " GROUP BY u.blob)"
@@ -77,10 +77,12 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
             auto q = db.prepare(std::string("SELECT ") + (o.brief && !o.uncommitted ? kBriefBlobColumns : kBlobColumns) +
                                 ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
                                 " FROM " + rows + " WHERE account = ?1 AND container = ?2 AND name >= ?3"
-                                " AND name < ?4 AND (?6 OR snapshot = '') AND (name > ?3 OR skey > ?7)"
-                                " ORDER BY name" + (o.snapshots ? ", skey" : "") + " LIMIT ?5");
+                                " AND name < ?4 AND (snapshot = '' OR (substr(snapshot, 1, 1) = '@' AND ?8)"
+                                " OR (substr(snapshot, 1, 1) <> '@' AND ?6)) AND (name > ?3 OR skey > ?7)"
+                                " ORDER BY name" + (o.snapshots || o.versions ? ", skey" : "") + " LIMIT ?5");
             q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
-                5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key);
+                5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key)
+                .bind(8, int64_t{o.versions ? 1 : 0});
             after_key.clear();
             while (q.step()) {
                 std::string name = q.column_text(1);
@@ -95,7 +97,7 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                 }
                 if (group.empty()) {
                     last = name;
-                    if (o.snapshots) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
+                    if (o.snapshots || o.versions) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
                     page.entries.push_back({false, "", o.brief ? read_blob_brief(q) : read_blob(q)});
                 } else {
                     last = group;

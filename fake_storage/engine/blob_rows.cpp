@@ -36,6 +36,7 @@ BlobInfo read_blob(db::Statement& q) {
     b.tags = tags_from_json(q.column_text(19));
     b.copy = copy_state_from_json(q.column_text(20));
     b.row = q.column_int(21);
+    b.version_id = q.column_text(22);
     return b;
 }
 
@@ -70,7 +71,8 @@ std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
     auto q = db.prepare(std::string("SELECT ") + kBlobColumnsOfB +
                         (inline_body != nullptr ? ", b.inline_body" : "") +
                         " FROM containers c LEFT JOIN blobs b ON b.account = c.account"
-                        " AND b.container = c.name AND b.name = ?3 AND b.snapshot = ?4"
+                        " AND b.container = c.name AND b.name = ?3 AND (b.snapshot = ?4"
+                        " OR (substr(?4, 1, 1) = '@' AND b.snapshot = '' AND '@' || b.version_id = ?4))"
                         " WHERE c.account = ?1 AND c.name = ?2");
     q.bind(1, account).bind(2, container).bind(3, name).bind(4, snapshot);
     if (!q.step()) container_not_found();

@@ -19,18 +19,18 @@ namespace bai::storage {
 inline constexpr const char* kBlobColumns =
     "container, name, content_id, size, etag, created, last_modified, content, metadata, composed, lease,"
     " snapshot, blob_type, block_count, sealed, sequence_number, tier, tier_changed, archive_status, tags,"
-    " copy_state, id";
+    " copy_state, id, version_id";
 // The same columns of `blobs b` in a join.
 inline constexpr const char* kBlobColumnsOfB =
     "b.container, b.name, b.content_id, b.size, b.etag, b.created, b.last_modified, b.content,"
     " b.metadata, b.composed, b.lease, b.snapshot, b.blob_type, b.block_count, b.sealed, b.sequence_number,"
-    " b.tier, b.tier_changed, b.archive_status, b.tags, b.copy_state, b.id";
-inline constexpr int kBlobColumnCount = 22;
+    " b.tier, b.tier_changed, b.archive_status, b.tags, b.copy_state, b.id, b.version_id";
+inline constexpr int kBlobColumnCount = 23;
 // kBlobColumns in their places with what read_blob_brief reads, NULL for the rest (a mount's
 // listing reads no more of each row).
 inline constexpr const char* kBriefBlobColumns =
     "container, name, NULL, size, NULL, created, last_modified, NULL, CASE size WHEN 0 THEN metadata END,"
-    " NULL, NULL, snapshot, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, id";
+    " NULL, NULL, snapshot, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, id, NULL";
 
 BlobInfo read_blob(db::Statement& q);
 // read_blob of what ListOptions::brief asks for.
@@ -77,6 +77,25 @@ void remove_contents(ContentFiles& files, const std::string& account,
 std::string insert_snapshot_row(db::Database& db, const std::string& account, const BlobInfo& base, const std::string& content_id,
                                 const Metadata& metadata, const std::vector<CommittedBlock>& blocks,
                                 const std::vector<PageRow>& pages);
+
+// A row that copies the blob in `base.row` under `key` (a snapshot's time, or a version's key)
+// with `content_id` (a link of the base's file, or ""), `metadata`, and its committed blocks and
+// page rows (links of the base's): the new row. Inside a write.
+std::int64_t insert_blob_copy(db::Database& db, const BlobInfo& base, const std::string& key, const std::string& version_id,
+                              const std::string& content_id, const Metadata& metadata,
+                              const std::vector<CommittedBlock>& blocks, const std::vector<PageRow>& pages);
+
+// Versions (blob_versions.cpp), inside a write. A new version id for `blob`: the time now, to the
+// tick, that none of its versions has.
+std::string new_version_id(db::Database& db, const std::string& account, const BlobInfo& blob);
+// The base blob's row becomes a previous version (keyed by its version id, or a new one when it
+// had none), its files with it: for a write that replaces the row. The version id.
+std::string keep_row_as_version(db::Database& db, const std::string& account, const BlobInfo& base);
+// A previous version holding what the base blob holds now, through hard links of its files (the
+// links made are added to `linked`, the caller's to remove if the write fails): for a write that
+// keeps the row. The version id.
+std::string keep_copy_as_version(db::Database& db, ContentFiles& files, const std::string& account, const BlobInfo& base,
+                                 std::vector<std::pair<ContentKind, std::string>>& linked);
 
 std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& identifiers);
 std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json);

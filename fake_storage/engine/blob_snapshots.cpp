@@ -41,15 +41,30 @@ BlobInfo BlobStore::snapshot_blob(const std::string& account, const std::string&
         throw;
     }
     BlobInfo snapshot;
+    // With versioning, a snapshot makes a new current version too (the service's rule): the blob
+    // as it was is kept as a previous version.
+    const bool versioned = versioning_enabled(account);
+    const size_t snapshot_links = linked.size();
     try {
         write([&](db::Database& db) {
+            while (linked.size() > snapshot_links) {  // a retried transaction's version links
+                remove_contents(files_, account, {linked.back()});
+                linked.pop_back();
+            }
             BlobInfo blob = require_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(blob), "", "");
             check_lease_if_named(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
             refuse_on_incremental_copy(blob);
             const std::string id = insert_snapshot_row(db, account, blob, content_id, metadata.value_or(blob.metadata), blocks,
                                                        pages);
+            std::string current;
+            if (versioned || !blob.version_id.empty()) {
+                keep_copy_as_version(db, files_, account, blob, linked);
+                current = versioned ? new_version_id(db, account, blob) : "";
+                db.prepare("UPDATE blobs SET version_id = ?2 WHERE id = ?1").bind(1, blob.row).bind(2, current).run();
+            }
             snapshot = require_blob(db, account, container, name, id);
+            snapshot.version_id = current;  // the blob's new current version, which the answer names
         });
     } catch (...) {
         remove_contents(files_, account, linked);
@@ -68,20 +83,27 @@ std::string insert_snapshot_row(db::Database& db, const std::string& account, co
         id = time::format_iso8601(at, 7);
         if (!find_blob(db, account, base.container, base.name, nullptr, id)) break;
     }
+    insert_blob_copy(db, base, id, "", content_id, metadata, blocks, pages);
+    return id;
+}
+
+std::int64_t insert_blob_copy(db::Database& db, const BlobInfo& base, const std::string& key, const std::string& version_id,
+                              const std::string& content_id, const Metadata& metadata,
+                              const std::vector<CommittedBlock>& blocks, const std::vector<PageRow>& pages) {
     auto q = db.prepare(
         "INSERT INTO blobs(account, container, name, snapshot, content_id, size, etag, created,"
         " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count, sealed,"
-        " sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
+        " sequence_number, tier, tier_changed, archive_status, tags, copy_state, version_id)"
         " SELECT account, container, name, ?2, ?3, size, etag, created, last_modified, content, ?4,"
         " inline_body, composed, '', blob_type, block_count, sealed, sequence_number, tier, tier_changed,"
-        " archive_status, tags, copy_state FROM blobs WHERE id = ?1 RETURNING id");
-    q.bind(1, base.row).bind(2, id).bind(3, content_id).bind(4, metadata_to_json(metadata));
+        " archive_status, tags, copy_state, ?5 FROM blobs WHERE id = ?1 RETURNING id");
+    q.bind(1, base.row).bind(2, key).bind(3, content_id).bind(4, metadata_to_json(metadata)).bind(5, version_id);
     q.step();
     const int64_t row = q.column_int(0);
     q.reset();
     insert_committed_blocks(db, row, blocks);
     insert_page_rows(db, row, pages);
-    return id;
+    return row;
 }
 
 void refuse_on_incremental_copy(const BlobInfo& blob) {

@@ -279,9 +279,13 @@ BlobInfo BlobStore::commit_body(
     auto discard_block = [&](std::string id) {
         if (!kept.contains(id)) garbage.emplace_back(ContentKind::block, std::move(id));
     };
+    const bool versioned = versioning_enabled(account);
+    std::vector<std::pair<ContentKind, std::string>> linked;  // a version's links of the old blob's files
     try {
         write([&](db::Database& db) {
             garbage.clear();
+            remove_contents(files_, account, linked);  // a retried transaction's
+            linked.clear();
             auto existing = find_blob(db, account, container, name);
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
                                    "The specified blob already exists.");
@@ -294,15 +298,31 @@ BlobInfo BlobStore::commit_body(
             if (existing) {
                 blob.created = existing->created;
                 blob.lease = lease_after_write(existing->lease, clock_now());  // a new body keeps a held lease
-                garbage.emplace_back(ContentKind::blob, existing->content_id);
-                for (std::string& id : part_files(db, existing->row)) discard_block(std::move(id));
+                std::vector<std::string> parts = part_files(db, existing->row);
+                // A blob with a version id keeps being versioned (its versions stay apart from
+                // what replaces it) even once the setting is off.
+                if (versioned || !existing->version_id.empty()) {
+                    bool shared = false;  // blocks of the old blob committed again
+                    for (const std::string& id : parts) shared = shared || kept.contains(id);
+                    if (!shared) {
+                        keep_row_as_version(db, account, *existing);  // its files go with it
+                        parts.clear();
+                    } else {
+                        keep_copy_as_version(db, files_, account, *existing, linked);
+                        garbage.emplace_back(ContentKind::blob, existing->content_id);
+                    }
+                } else {
+                    garbage.emplace_back(ContentKind::blob, existing->content_id);
+                }
+                for (std::string& id : parts) discard_block(std::move(id));
             }
+            blob.version_id = versioned ? new_version_id(db, account, blob) : "";
             auto upsert = db.prepare(
                   "INSERT INTO blobs(account, container, name, content_id, size, etag, created,"
                   " last_modified, content, metadata, inline_body, composed, lease, blob_type, block_count,"
-                  " sealed, sequence_number, tier, tier_changed, archive_status, tags, copy_state)"
+                  " sealed, sequence_number, tier, tier_changed, archive_status, tags, copy_state, version_id)"
                   " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,"
-                  " '', ?20, ?21)"
+                  " '', ?20, ?21, ?22)"
                   " ON CONFLICT(account, container, name, snapshot) DO UPDATE SET content_id = excluded.content_id,"
                   " size = excluded.size, etag = excluded.etag, last_modified = excluded.last_modified,"
                   " content = excluded.content, metadata = excluded.metadata,"
@@ -310,7 +330,7 @@ BlobInfo BlobStore::commit_body(
                   " blob_type = excluded.blob_type, block_count = excluded.block_count, sealed = excluded.sealed,"
                   " sequence_number = excluded.sequence_number, tier = excluded.tier,"
                   " tier_changed = excluded.tier_changed, archive_status = '', tags = excluded.tags,"
-                  " copy_state = excluded.copy_state RETURNING id");
+                  " copy_state = excluded.copy_state, version_id = excluded.version_id RETURNING id");
             upsert.bind(1, account)
                 .bind(2, container)
                 .bind(3, name)
@@ -331,7 +351,8 @@ BlobInfo BlobStore::commit_body(
                 .bind(18, blob.tier)
                 .bind(19, blob.tier.empty() ? int64_t{0} : time::to_ticks(blob.tier_changed))
                 .bind(20, tags_to_json(blob.tags))
-                .bind(21, copy_state_to_json(blob.copy));
+                .bind(21, copy_state_to_json(blob.copy))
+                .bind(22, blob.version_id);
             if (inline_body != nullptr) upsert.bind_blob(11, *inline_body);
             upsert.step();
             int64_t blob_id = upsert.column_int(0);
@@ -355,6 +376,7 @@ BlobInfo BlobStore::commit_body(
         });
     } catch (...) {
         if (!content_id.empty()) files_.remove(account, ContentKind::blob, content_id);
+        remove_contents(files_, account, linked);
         throw;
     }
     remove_contents(files_, account, garbage);
@@ -658,13 +680,22 @@ OpenBlob BlobStore::open(const std::string& account, const std::string& containe
 BlobInfo BlobStore::update_blob(const std::string& account, const std::string& container,
                                 const std::string& name, const Conditions& conditions,
                                 const std::function<void(BlobInfo&)>& change, const std::string& snapshot,
-                                bool same_version) {
+                                bool same_version, bool new_version) {
     BlobInfo blob;
+    const bool versioned = new_version && versioning_enabled(account);
+    std::vector<std::pair<ContentKind, std::string>> linked;
+    try {
     write([&](db::Database& db) {
+        remove_contents(files_, account, linked);  // a retried transaction's
+        linked.clear();
         blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
         if (snapshot.empty()) check_lease_for_write(blob.lease, conditions.lease_id, clock_now(), LeaseTarget::blob);
         if (!same_version) refuse_on_incremental_copy(blob);
+        if (new_version && blob.snapshot.empty() && (versioned || !blob.version_id.empty())) {
+            keep_copy_as_version(db, files_, account, blob, linked);
+            blob.version_id = versioned ? new_version_id(db, account, blob) : "";
+        }
         change(blob);
         if (!same_version) {
             blob.etag = new_etag();
@@ -673,7 +704,7 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
         }
         db.prepare("UPDATE blobs SET content = ?2, metadata = ?3, etag = ?4, last_modified = ?5, lease = ?6,"
                    " tags = ?7, tier = ?8, tier_changed = ?9, archive_status = ?10, sealed = ?11,"
-                   " sequence_number = ?12 WHERE id = ?1")
+                   " sequence_number = ?12, version_id = ?13 WHERE id = ?1")
             .bind(1, blob.row)
             .bind(2, encode_content_settings(blob.content))
             .bind(3, metadata_to_json(blob.metadata))
@@ -686,8 +717,13 @@ BlobInfo BlobStore::update_blob(const std::string& account, const std::string& c
             .bind(10, blob.archive_status)
             .bind(11, int64_t{blob.sealed ? 1 : 0})
             .bind(12, blob.sequence_number)
+            .bind(13, blob.version_id)
             .run();
     });
+    } catch (...) {
+        remove_contents(files_, account, linked);
+        throw;
+    }
     return blob;
 }
 
@@ -703,8 +739,9 @@ BlobInfo BlobStore::set_blob_metadata(const std::string& account, const std::str
                                       const std::string& name, const Metadata& metadata,
                                       const Conditions& conditions) {
     PublishOnReturn publish(changes_, account, container, name);
-    return update_blob(account, container, name, conditions,
-                       [&](BlobInfo& blob) { blob.metadata = metadata; });
+    std::lock_guard lock(lock_for(account, container, name));
+    return update_blob(account, container, name, conditions, [&](BlobInfo& blob) { blob.metadata = metadata; }, "",
+                       false, /*new_version=*/true);
 }
 
 void BlobStore::delete_blob(const std::string& account, const std::string& container,
@@ -713,6 +750,7 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
     PublishOnReturn publish(changes_, account, container, name);
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
+    const bool versioned = versioning_enabled(account);
     write([&](db::Database& db) {
         BlobInfo blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
@@ -724,13 +762,19 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
             going.push_back(blob);
         } else {
             auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
-                                " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3 AND snapshot <> ''");
+                                " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3 AND snapshot <> ''"
+                                " AND substr(snapshot, 1, 1) <> '@'");
             q.bind(1, account).bind(2, container).bind(3, name);
             while (q.step()) going.push_back(read_blob(q));
             if (!going.empty() && snapshots == DeleteSnapshots::none) {
                 fail(409, "SnapshotsPresent", "This operation is not permitted because the blob has snapshots.");
             }
             if (snapshots != DeleteSnapshots::only) going.push_back(blob);
+        }
+        // A versioned blob deleted leaves its current version as a previous version.
+        if (snapshot.empty() && snapshots != DeleteSnapshots::only && (versioned || !blob.version_id.empty())) {
+            going.pop_back();
+            keep_row_as_version(db, account, blob);
         }
         auto remove = db.prepare("DELETE FROM blobs WHERE id = ?1");
         for (const BlobInfo& row : going) {

@@ -77,7 +77,12 @@ struct CopyState {
 struct BlobInfo {
     std::string container;
     std::string name;
-    std::string snapshot;    // "" for the base blob; else the snapshot's time, as in its URL
+    // "" for the base blob; else the snapshot's time, as in its URL, or for a previous version
+    // '@' and its version id (see is_previous_version).
+    std::string snapshot;
+    // The version id: of the current version (the base blob, when written with versioning on)
+    // or of a previous version; "" for a blob written with versioning off, and for snapshots.
+    std::string version_id;
     std::string content_id;  // "" when the bytes are stored inline or composed
 
     std::uint64_t size = 0;
@@ -100,7 +105,15 @@ struct BlobInfo {
     Tags tags;
     CopyState copy;
     std::int64_t row = 0;  // the row in state.db (internal)
+
+    bool is_previous_version() const { return !snapshot.empty() && snapshot.front() == '@'; }
+    bool is_snapshot() const { return !snapshot.empty() && snapshot.front() != '@'; }
+    bool is_current_version() const { return snapshot.empty() && !version_id.empty(); }
 };
+
+// The key under which the store reads a version (the `snapshot` argument of the reads, tags,
+// tiers and Delete Blob): '@' and the version id; the current version's key reads the base blob.
+inline std::string version_key(const std::string& version_id) { return "@" + version_id; }
 
 // 409 OperationNotAllowedOnIncrementalCopyBlob: what the destination of an incremental copy
 // refuses (writes; reads of the base blob's bytes: its snapshots are what is read).
@@ -197,6 +210,7 @@ struct ListOptions {
     int max_results = 5000;
     bool max_results_asked = false;  // the service names MaxResults in a listing only when asked
     bool snapshots = false;    // List Blobs: include=snapshots
+    bool versions = false;     // include=versions: previous versions too
     bool uncommitted = false;  // include=uncommittedblobs: names with staged blocks only, too
     // What a mount's listing shows alone: each blob's name, size, times, and the metadata of
     // those of 0 bytes (directory markers); the rest of its BlobInfo left empty.
@@ -293,6 +307,9 @@ public:
 
     // The accounts' service properties (Blob and File), kept in the same database.
     ServiceSettings& service_settings() { return settings_; }
+    // Blob versioning, an account setting (ARM's blobServices/default isVersioningEnabled, kept
+    // with the Blob service properties): off unless turned on.
+    bool versioning_enabled(const std::string& account);
 
     // The service drops a blob's uncommitted blocks a week after its last Put Block, as it drops
     // them when the blob is committed or deleted.
@@ -492,11 +509,12 @@ private:
     std::mutex& lock_for(const std::string& account, const std::string& container,
                          const std::string& blob);
     // Reads, checks `conditions`, applies `change`, gives a new ETag (unless `same_version`) and
-    // saves the properties a change may touch.
+    // saves the properties a change may touch. `new_version`: the change makes a new version of a
+    // versioned blob (Set Blob Metadata), keeping the one it replaces.
     BlobInfo update_blob(const std::string& account, const std::string& container,
                          const std::string& name, const Conditions& conditions,
                          const std::function<void(BlobInfo&)>& change, const std::string& snapshot = "",
-                         bool same_version = false);
+                         bool same_version = false, bool new_version = false);
     ContainerInfo update_container(const std::string& account, const std::string& name,
                                    const Conditions& conditions,
                                    const std::function<void(ContainerInfo&)>& change);

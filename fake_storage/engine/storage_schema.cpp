@@ -134,6 +134,11 @@ ALTER TABLE shares ADD COLUMN lease TEXT NOT NULL DEFAULT '';
         db::Migration{11, R"sql(
 ALTER TABLE share_entries ADD COLUMN lease TEXT NOT NULL DEFAULT '';
 )sql"},
+        // Blob versions: a base blob's current version id ('' when written with versioning off);
+        // a previous version is a row of its own whose snapshot is '@' and its version id.
+        db::Migration{12, R"sql(
+ALTER TABLE blobs ADD COLUMN version_id TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

@@ -44,6 +44,7 @@ URL_HEADERS = ("x-ms-copy-source", "x-ms-file-rename-source")
 WAITED = (3.0, 30.0)
 LISTED_SNAPSHOT = re.compile(r"<Name>([^<]*)</Name><Snapshot>([^<]*)</Snapshot>")
 # Values a request names from an earlier answer: the emulator's are sent instead of the cloud's.
+ARM_SUBSCRIPTION = "00000000-1111-2222-3333-444444444444"
 LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
 LEARNED_HEADERS = ("if-match", "if-none-match", "x-ms-source-if-match", "x-ms-source-if-none-match",
                    "x-ms-copy-source", "x-ms-file-rename-source")
@@ -134,6 +135,7 @@ class RecordingPlayer:
         self.connections = Connections(endpoints)
         self.learned = {}   # the cloud's ETags, snapshot times and version ids -> the emulator's
         self.share_snapshots = {}  # (share, the emulator's snapshot time) -> the cloud's
+        self.arm = None  # the emulator's ARM endpoint and certificate ("arm", "ca_cert")
 
     # -- the accounts ----------------------------------------------------------------------------
     def local_accounts(self):
@@ -220,6 +222,7 @@ class RecordingPlayer:
                         wanted.append(key)
                     if item.findtext("Properties/LeaseState") == "leased":
                         leased.add(key)
+        self._turn_on_versioning()
         for service, account, name in wanted:
             restype = "share" if service == "file" else "container"
             local = self._local(account)
@@ -243,6 +246,30 @@ class RecordingPlayer:
             self.share_snapshots[(name, r.headers["x-ms-snapshot"])] = snapshot
             if is_leased:
                 self._lease_for_ever(client, path, "share", [("sharesnapshot", r.headers["x-ms-snapshot"])])
+
+    def _turn_on_versioning(self):
+        """Blob versioning on for the accounts whose answers name versions (the recorded account
+        had it on), as a user turns it on: ARM's blobServices/default, isVersioningEnabled."""
+        versioned = set()
+        for x in self.exchanges:
+            if x.service == "blob" and ("x-ms-version-id" in x.response_headers or b"<VersionId>" in x.response_body):
+                versioned.add(x.account)
+        if not versioned or not self.arm:
+            return
+        import requests
+        group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
+        token = {"Authorization": "Bearer replay"}
+        r = requests.put(f"{self.arm['arm']}{group}?api-version=2021-04-01", json={"location": "eastus"},
+                         headers=token, verify=self.arm["ca_cert"], timeout=30)
+        if r.status_code not in (200, 201):
+            raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
+        for account in sorted(versioned):
+            url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
+                   "/blobServices/default?api-version=2021-04-01")
+            r = requests.put(url, json={"properties": {"isVersioningEnabled": True}}, headers=token,
+                             verify=self.arm["ca_cert"], timeout=30)
+            if r.status_code != 200:
+                raise RuntimeError(f"could not turn versioning on for {account}: {r.status_code} {r.text[:200]}")
 
     @staticmethod
     def _lease_for_ever(client, path, restype, extra=()):
@@ -275,7 +302,7 @@ class RecordingPlayer:
         if x.method == "PUT" and x.params().get("comp") == "acl" and body:
             body = _shift_policy_times(body, delta)
         if x.method == "POST" and x.params().get("comp") == "batch" and body:
-            body = _resign_batch(body, local, key, self.endpoints[x.service])
+            body = _resign_batch(body, local, key, self.endpoints[x.service], self._learned_query)
         headers["x-ms-date"] = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
         headers["Content-Length"] = str(len(body))
         if query and is_sas(query):
@@ -368,10 +395,11 @@ class RecordingPlayer:
         return text.encode("utf-8")
 
 
-def _resign_batch(body, account, key, endpoint):
+def _resign_batch(body, account, key, endpoint, learned_query=lambda q: q):
     """A Blob Batch body's parts as a client of the emulator's path-style endpoint sends them: each
-    part's path under the account, dated now and signed with SharedKey (a recorded bearer token
-    too: the emulator's account key stands for the recorded identity)."""
+    part's path under the account (its snapshot or version as the emulator named it), dated now and
+    signed with SharedKey (a recorded bearer token too: the emulator's account key stands for the
+    recorded identity)."""
     text = body.decode("utf-8")
     newline = "\r\n" if "\r\n" in text else "\n"
     client = RawClient(endpoint, account=account, key=key)
@@ -379,6 +407,7 @@ def _resign_batch(body, account, key, endpoint):
     def part(m):
         method, target, lines = m.group(1), m.group(2), m.group(3)
         path, _, query = target.partition("?")
+        query = learned_query(query)
         path = f"/{account}{path}" if not path.startswith(f"/{account}/") else path
         headers = {}
         for line in lines.split(newline):
@@ -432,6 +461,7 @@ def replay_folder(folder, emulator_factory, selection=None, workers=4):
         for p in loaded:
             p.endpoints = {"blob": emu.endpoints["blob"], "file": emu.endpoints["file"]}
             p.connections = Connections(p.endpoints)
+            p.arm = {"arm": emu.endpoints["arm"], "ca_cert": emu.endpoints["ca_cert"]}
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(lambda p: p.run(), loaded))
     return [a for r in results for a in r]
