@@ -211,6 +211,43 @@ class AzCli(unittest.TestCase):
         self.az("group", "wait", "--deleted", "-n", "tagged")
         self.assertEqual(self.az("group", "exists", "-n", "tagged").stdout.strip(), "false")
 
+    def test_blob_versioning_through_blob_service_properties(self):
+        """az storage account blob-service-properties: versioning off by default, turned on with
+        soft delete; then the account's blobs keep their versions (az storage blob list
+        --include v)."""
+        self.az("group", "create", "-n", "versioned", "-l", "westus2", "-o", "none")
+        self.az("storage", "account", "create", "-n", "versionstore", "-g", "versioned", "-o", "none")
+        shown = self.az_json("storage", "account", "blob-service-properties", "show", "-n", "versionstore",
+                             "-g", "versioned")
+        self.assertIn(shown["isVersioningEnabled"], (None, False))
+        self.assertFalse(shown["deleteRetentionPolicy"]["enabled"])
+        updated = self.az_json("storage", "account", "blob-service-properties", "update", "-n", "versionstore",
+                               "-g", "versioned", "--enable-versioning", "true", "--enable-delete-retention", "true",
+                               "--delete-retention-days", "5", "--enable-container-delete-retention", "true",
+                               "--container-delete-retention-days", "3")
+        self.assertTrue(updated["isVersioningEnabled"])
+        self.assertEqual((updated["deleteRetentionPolicy"]["days"], updated["containerDeleteRetentionPolicy"]["days"]),
+                         (5, 3))
+        self.assertEqual(self.az("storage", "account", "blob-service-properties", "show", "-n", "versionstore", "-g",
+                                 "versioned", "--query", "isVersioningEnabled", "-o", "tsv").stdout.strip(), "true")
+        bad = self.az("storage", "account", "blob-service-properties", "update", "-n", "versionstore", "-g",
+                      "versioned", "--enable-delete-retention", "true", "--delete-retention-days", "0", ok=False)
+        self.assertNotEqual(bad.returncode, 0)
+        connection = self.az("storage", "account", "show-connection-string", "-n", "versionstore", "-g", "versioned",
+                             "-o", "tsv").stdout.strip()
+        path = os.path.join(self.home, "versioned.txt")
+        for text in ("one", "two"):
+            with open(path, "w") as f:
+                f.write(text)
+            self.az("storage", "container", "create", "-n", "docs", "--connection-string", connection, "-o", "none")
+            self.az("storage", "blob", "upload", "-c", "docs", "-n", "a.txt", "-f", path, "--overwrite",
+                    "--connection-string", connection, "-o", "none")
+        listed = json.loads(self.az("storage", "blob", "list", "-c", "docs", "--include", "v", "--connection-string",
+                                    connection, "-o", "json").stdout)
+        self.assertEqual([(b["name"], b.get("isCurrentVersion")) for b in listed],
+                         [("a.txt", None), ("a.txt", True)])
+        self.az("storage", "account", "delete", "-n", "versionstore", "-g", "versioned", "-y")
+
     def test_batch_accounts(self):
         batch = self.emu.endpoints["batch"]
         self.az("group", "create", "-n", "batchgroup", "-l", "eastus", "-o", "none")
