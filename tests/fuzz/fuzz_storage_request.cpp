@@ -1,10 +1,11 @@
-// libFuzzer: the path-style URL parser, the share path rules, share snapshot names, and the lease
-// headers (lease ids, actions, durations) read from the same bytes.
+// libFuzzer: the path-style URL parser, the share path rules, share snapshot names, blob version
+// ids (`versionid`), and the lease headers (lease ids, actions, durations) read from the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "fake_storage/blob/blob_versions.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
@@ -46,6 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     std::abort();
                 }
             }
+        }
+        // A version id taken is one the service writes, and reads back as itself; the store's
+        // key for it is never a snapshot's or the blob's own.
+        if (auto id = bai::storage::parse_version_id(bytes)) {
+            if (id->size() != 28 || bai::storage::parse_version_id(*id) != id) std::abort();
+        }
+        try {
+            const std::string target = bai::storage::blob_target(r);
+            if (r.has_param("versionid") && (target.size() != 29 || target.front() != '@')) std::abort();
+        } catch (const bai::storage::StorageError&) {
         }
     } catch (const bai::storage::StorageError&) {
     }
