@@ -14,6 +14,8 @@
 #include <functional>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "common/crypto/base64.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/engine/storage_schema.h"
@@ -147,6 +149,40 @@ TEST_F(BlobFsTest, TimesOfAnOpenDirectorySucceedAndChangeNothing) {
     EXPECT_TRUE(S_ISDIR(st.st_mode));
     EXPECT_EQ(st.st_mode & 0777, 0777u);
     ::close(fd);
+}
+
+// With the account's versioning on, what a mount commits makes versions as REST writes do: each
+// close keeps the blob it replaces, and a file removed leaves its versions; the mount shows only
+// the blobs themselves.
+TEST_F(BlobFsTest, CommitsOfAVersionedAccountKeepVersions) {
+    blobs->service_settings().update(kAcct, "blob", nlohmann::json::object(), [](nlohmann::json p) {
+        p["IsVersioningEnabled"] = true;
+        return p;
+    });
+    for (const std::string text : {"one", "two"}) {
+        int fd = ::open((mnt / "notes.txt").c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+        ASSERT_EQ(::close(fd), 0);
+    }
+    storage::ListOptions versions;
+    versions.versions = true;
+    std::vector<std::string> kept;
+    for (const storage::BlobListEntry& e : blobs->list_blobs(kAcct, "data", versions).entries) {
+        storage::OpenBlob b = blobs->open_blob(kAcct, "data", e.blob.name, e.blob.is_current_version() ? "" : e.blob.snapshot);
+        std::string out(b.info.size, '\0');
+        ASSERT_EQ(b.read(out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+        kept.push_back(out);
+    }
+    // The create (0 bytes), then each close; the last is the blob.
+    ASSERT_GE(kept.size(), 3u);
+    EXPECT_EQ(kept.back(), "two");
+    EXPECT_EQ(kept[kept.size() - 2], "one");
+    EXPECT_EQ(listed(mnt), std::vector<std::string>{"notes.txt"});
+    ASSERT_EQ(::unlink((mnt / "notes.txt").c_str()), 0);
+    EXPECT_FALSE(exists("notes.txt"));
+    EXPECT_TRUE(listed(mnt).empty());
+    EXPECT_EQ(blobs->list_blobs(kAcct, "data", versions).entries.size(), kept.size());
 }
 
 TEST_F(BlobFsTest, WritesAreCommittedAsOneBlobAtClose) {
