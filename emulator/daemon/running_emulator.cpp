@@ -234,7 +234,8 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     }
     p->blob_service = std::make_unique<storage::BlobService>(p->accounts, *p->blob_store, *p->content,
                                                              p->blob_store->service_settings());
-    p->file_service = std::make_unique<storage::FileService>(p->accounts, *p->file_store, *p->content);
+    p->file_service = std::make_unique<storage::FileService>(p->accounts, *p->file_store, *p->content,
+                                                             p->blob_store->service_settings());
     p->blob_service->set_faults(hooks.blob_faults);
     p->file_service->set_faults(hooks.file_faults);
     Parts& parts = *p;

@@ -13,6 +13,7 @@
 #include "fake_storage/file/rename_source.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/lease_headers.h"
+#include "fake_storage/http/service_properties_xml.h"
 #include "fake_storage/http/storage_headers.h"
 #include "fake_storage/http/storage_operations.h"
 
@@ -161,11 +162,14 @@ std::optional<std::int64_t> quota_header(const StorageRequest& r) {
 
 }  // namespace
 
-FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files)
+FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files, ServiceSettings& settings)
     : accounts_(accounts),
       store_(store),
+      settings_(settings),
       endpoint_("batchai-emulator-file", accounts, files,
-                [this](const StorageRequest& r) { return resolve(r); }) {}
+                [this](const StorageRequest& r) { return resolve(r); }) {
+    endpoint_.set_settings(&settings_, "file");
+}
 
 Operation FileService::resolve(const StorageRequest& r) {
     Operation op = resolve_operation(r);
@@ -194,6 +198,13 @@ Operation FileService::resolve_operation(const StorageRequest& r) {
         if (r.method == "GET" && r.param("comp") == "list") {
             return {"ListShares", {SasService::file, "", "", account_only(ResourceLevel::service, "l")}, false,
                     false, nullptr, std::bind(&FileService::list_shares, this, _1)};
+        }
+        if (r.param("restype") == "service" && r.param("comp") == "properties" && (r.method == "GET" || r.method == "PUT")) {
+            const bool get = r.method == "GET";
+            return {get ? "GetFileServiceProperties" : "SetFileServiceProperties",
+                    {SasService::file, "", "", account_only(ResourceLevel::service, get ? "r" : "w")}, false, false,
+                    nullptr,
+                    std::bind(get ? &FileService::get_service_properties : &FileService::set_service_properties, this, _1)};
         }
         unsupported(r);
     }
@@ -306,6 +317,20 @@ void FileService::list_shares(StorageCall& call) {
     ListSharesShape shape{includes(call.request, "metadata"), version_at_least(call.request, "2019-12-12"),
                           version_at_least(call.request, "2020-02-10"), time::now()};
     call.response.set_content(list_shares_xml(service_endpoint(call), o, page, shape), "application/xml");
+}
+
+void FileService::get_service_properties(StorageCall& call) {
+    nlohmann::json properties = settings_.get(call.account.name, "file", default_file_service_properties());
+    FileServiceShape shape{version_at_least(call.request, "2019-12-12"), version_at_least(call.request, "2020-02-10")};
+    call.response.set_content(file_service_properties_xml(properties, shape), "application/xml");
+    call.response.set_header("Vary", "Origin");  // as the service answers it
+}
+
+void FileService::set_service_properties(StorageCall& call) {
+    nlohmann::json update = parse_file_service_properties(call.body);
+    settings_.update(call.account.name, "file", default_file_service_properties(),
+                     [&](nlohmann::json stored) { return merge_service_properties(std::move(stored), update); });
+    call.response.status = 202;
 }
 
 void FileService::create_share(StorageCall& call) {

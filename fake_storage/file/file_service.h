@@ -16,7 +16,9 @@ namespace bai::storage {
 
 class FileService {
 public:
-    FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files);
+    // `settings`: the accounts' File service properties (Get/Set File Service Properties), whose
+    // CORS rules the endpoint enforces.
+    FileService(AccountRegistry& accounts, FileStore& store, ContentFiles& files, ServiceSettings& settings);
     // http::LeanListener's handler.
     void serve(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader* body) {
         endpoint_.serve(req, res, body);
@@ -35,6 +37,8 @@ private:
     Operation file_operation(const StorageRequest& request);
 
     void list_shares(StorageCall& call);
+    void get_service_properties(StorageCall& call);
+    void set_service_properties(StorageCall& call);
     void create_share(StorageCall& call);
     void share_properties(StorageCall& call);
     void delete_share(StorageCall& call);
@@ -67,6 +71,7 @@ private:
 
     AccountRegistry& accounts_;
     FileStore& store_;
+    ServiceSettings& settings_;
     // Shares deleted in the last kDeletingFor: the service deletes a share in the background, and
     // a Delete Share while it does is answered 202 again (a share listed with its snapshots is
     // deleted twice by clients that delete what they list).

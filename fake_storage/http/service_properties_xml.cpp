@@ -147,6 +147,67 @@ std::string metrics_xml(const char* name, const json& m) {
     return xml + retention_xml(m.value("RetentionPolicy", json::object())) + "</" + name + ">";
 }
 
+// The document's root, StorageServiceProperties (400 InvalidXmlDocument otherwise).
+pugi::xml_node properties_root(pugi::xml_document& doc, std::string_view xml) {
+    pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
+    if (!parsed) invalid_xml_document(std::string("Reason:") + parsed.description());
+    pugi::xml_node root = doc.document_element();
+    if (std::strcmp(root.name(), "StorageServiceProperties") != 0) {
+        invalid_xml_document("The root element must be StorageServiceProperties.");
+    }
+    return root;
+}
+
+// The elements both services keep: HourMetrics, MinuteMetrics and Cors.
+void read_metrics_and_cors(pugi::xml_node root, json& out) {
+    if (pugi::xml_node n = root.child("HourMetrics")) out["HourMetrics"] = metrics(n);
+    if (pugi::xml_node n = root.child("MinuteMetrics")) out["MinuteMetrics"] = metrics(n);
+    if (pugi::xml_node n = root.child("Cors")) {
+        json rules = json::array();
+        for (pugi::xml_node rule : n.children()) {
+            if (rule.type() != pugi::node_element) continue;
+            if (std::strcmp(rule.name(), "CorsRule") != 0) invalid_xml_document(std::string("Unexpected element ") + rule.name() + " in Cors.");
+            rules.push_back(cors_rule(rule));
+        }
+        // The service answers more than five rules as a document it cannot read (recorded).
+        if (rules.size() > kMaxCorsRules) invalid_xml_document("Cors has " + std::to_string(rules.size()) + " rules (at most 5).");
+        out["Cors"] = rules;
+    }
+}
+
+std::string metrics_and_cors_xml(const json& p) {
+    std::string xml;
+    if (p.contains("HourMetrics")) xml += metrics_xml("HourMetrics", p["HourMetrics"]);
+    if (p.contains("MinuteMetrics")) xml += metrics_xml("MinuteMetrics", p["MinuteMetrics"]);
+    xml += "<Cors>";
+    for (const json& rule : p.value("Cors", json::array())) {
+        xml += "<CorsRule>" + element("AllowedMethods", rule.value("AllowedMethods", std::string())) +
+               element("AllowedOrigins", rule.value("AllowedOrigins", std::string())) +
+               element("AllowedHeaders", rule.value("AllowedHeaders", std::string())) +
+               element("ExposedHeaders", rule.value("ExposedHeaders", std::string())) +
+               element("MaxAgeInSeconds", std::to_string(rule.value("MaxAgeInSeconds", 0LL))) + "</CorsRule>";
+    }
+    return xml + "</Cors>";
+}
+
+// ProtocolSettings/SMB: Multichannel's Enabled (required when Multichannel is sent), and the
+// security settings' lists (Versions, AuthenticationMethods, KerberosTicketEncryption,
+// ChannelEncryption: items separated by ';'), kept as sent.
+json protocol_settings(pugi::xml_node node) {
+    json out = json::object();
+    if (pugi::xml_node smb = node.child("SMB")) {
+        json s = json::object();
+        if (pugi::xml_node multichannel = smb.child("Multichannel")) {
+            s["Multichannel"] = {{"Enabled", boolean(required(multichannel, "Enabled"))}};
+        }
+        for (const char* name : {"Versions", "AuthenticationMethods", "KerberosTicketEncryption", "ChannelEncryption"}) {
+            if (pugi::xml_node child = smb.child(name)) s[name] = std::string(text::trim(child.text().get()));
+        }
+        out["SMB"] = s;
+    }
+    return out;
+}
+
 }  // namespace
 
 json default_blob_service_properties() {
@@ -165,26 +226,10 @@ json default_blob_service_properties() {
 
 json parse_blob_service_properties(std::string_view xml) {
     pugi::xml_document doc;
-    pugi::xml_parse_result parsed = doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-    if (!parsed) invalid_xml_document(std::string("Reason:") + parsed.description());
-    pugi::xml_node root = doc.document_element();
-    if (std::strcmp(root.name(), "StorageServiceProperties") != 0) {
-        invalid_xml_document("The root element must be StorageServiceProperties.");
-    }
+    pugi::xml_node root = properties_root(doc, xml);
     json out = json::object();
     if (pugi::xml_node n = root.child("Logging")) out["Logging"] = logging(n);
-    if (pugi::xml_node n = root.child("HourMetrics")) out["HourMetrics"] = metrics(n);
-    if (pugi::xml_node n = root.child("MinuteMetrics")) out["MinuteMetrics"] = metrics(n);
-    if (pugi::xml_node n = root.child("Cors")) {
-        json rules = json::array();
-        for (pugi::xml_node rule : n.children()) {
-            if (rule.type() != pugi::node_element) continue;
-            if (std::strcmp(rule.name(), "CorsRule") != 0) invalid_xml_document(std::string("Unexpected element ") + rule.name() + " in Cors.");
-            rules.push_back(cors_rule(rule));
-        }
-        if (rules.size() > kMaxCorsRules) invalid_xml_node_value("Cors", std::to_string(rules.size()) + " rules (at most 5)");
-        out["Cors"] = rules;
-    }
+    read_metrics_and_cors(root, out);
     if (pugi::xml_node n = root.child("DefaultServiceVersion")) {
         std::string version(text::trim(n.text().get()));
         // A service version is a date, YYYY-MM-DD, of 2009-09-19 or later.
@@ -214,17 +259,7 @@ std::string blob_service_properties_xml(const json& p) {
                element("Delete", l.value("Delete", false)) +
                retention_xml(l.value("RetentionPolicy", json::object())) + "</Logging>";
     }
-    if (p.contains("HourMetrics")) xml += metrics_xml("HourMetrics", p["HourMetrics"]);
-    if (p.contains("MinuteMetrics")) xml += metrics_xml("MinuteMetrics", p["MinuteMetrics"]);
-    xml += "<Cors>";
-    for (const json& rule : p.value("Cors", json::array())) {
-        xml += "<CorsRule>" + element("AllowedMethods", rule.value("AllowedMethods", std::string())) +
-               element("AllowedOrigins", rule.value("AllowedOrigins", std::string())) +
-               element("AllowedHeaders", rule.value("AllowedHeaders", std::string())) +
-               element("ExposedHeaders", rule.value("ExposedHeaders", std::string())) +
-               element("MaxAgeInSeconds", std::to_string(rule.value("MaxAgeInSeconds", 0LL))) + "</CorsRule>";
-    }
-    xml += "</Cors>";
+    xml += metrics_and_cors_xml(p);
     if (p.contains("DefaultServiceVersion")) xml += element("DefaultServiceVersion", p["DefaultServiceVersion"].get<std::string>());
     if (p.contains("DeleteRetentionPolicy")) {
         const json& d = p["DeleteRetentionPolicy"];
@@ -240,6 +275,55 @@ std::string blob_service_properties_xml(const json& p) {
             if (s.contains(name)) xml += element(name, s[name].get<std::string>());
         }
         xml += "</StaticWebsite>";
+    }
+    return xml + "</StorageServiceProperties>";
+}
+
+json default_file_service_properties() {
+    // A new account's File service: no metrics, no CORS rules, SMB Multichannel off.
+    return {{"HourMetrics", {{"Version", "1.0"}, {"Enabled", false}, {"RetentionPolicy", {{"Enabled", false}}}}},
+            {"MinuteMetrics", {{"Version", "1.0"}, {"Enabled", false}, {"RetentionPolicy", {{"Enabled", false}}}}},
+            {"Cors", json::array()},
+            {"ProtocolSettings", {{"SMB", {{"Multichannel", {{"Enabled", false}}}}}}}};
+}
+
+json parse_file_service_properties(std::string_view xml) {
+    pugi::xml_document doc;
+    pugi::xml_node root = properties_root(doc, xml);
+    json out = json::object();
+    read_metrics_and_cors(root, out);
+    if (pugi::xml_node n = root.child("ShareDeleteRetentionPolicy")) {
+        json policy{{"Enabled", boolean(required(n, "Enabled"))}};
+        if (policy["Enabled"].get<bool>()) policy["Days"] = integer(required(n, "Days"), 1, 365);
+        out["ShareDeleteRetentionPolicy"] = policy;
+    }
+    if (pugi::xml_node n = root.child("ProtocolSettings")) out["ProtocolSettings"] = protocol_settings(n);
+    return out;
+}
+
+std::string file_service_properties_xml(const json& p, const FileServiceShape& shape) {
+    std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>" + metrics_and_cors_xml(p);
+    if (shape.share_delete_retention && p.contains("ShareDeleteRetentionPolicy")) {
+        const json& d = p["ShareDeleteRetentionPolicy"];
+        xml += "<ShareDeleteRetentionPolicy>" + element("Enabled", d.value("Enabled", false));
+        if (d.contains("Days")) xml += element("Days", std::to_string(d["Days"].get<long long>()));
+        xml += "</ShareDeleteRetentionPolicy>";
+    }
+    if (shape.protocol_settings && p.contains("ProtocolSettings")) {
+        xml += "<ProtocolSettings>";
+        const json& settings = p["ProtocolSettings"];
+        if (settings.contains("SMB")) {
+            const json& smb = settings["SMB"];
+            xml += "<SMB>";
+            if (smb.contains("Multichannel")) {
+                xml += "<Multichannel>" + element("Enabled", smb["Multichannel"].value("Enabled", false)) + "</Multichannel>";
+            }
+            for (const char* name : {"Versions", "AuthenticationMethods", "KerberosTicketEncryption", "ChannelEncryption"}) {
+                if (smb.contains(name)) xml += element(name, smb[name].get<std::string>());
+            }
+            xml += "</SMB>";
+        }
+        xml += "</ProtocolSettings>";
     }
     return xml + "</StorageServiceProperties>";
 }

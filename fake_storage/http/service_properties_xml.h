@@ -1,7 +1,9 @@
-// The StorageServiceProperties document of Get/Set Blob Service Properties, read into and written
-// from the JSON model that ServiceSettings keeps: one key per top-level element (Logging,
-// HourMetrics, MinuteMetrics, Cors, DefaultServiceVersion, DeleteRetentionPolicy, StaticWebsite),
-// each an object of the element's children (RetentionPolicy nested; Cors an array of rules).
+// The StorageServiceProperties document of Get/Set Blob and File Service Properties, read into
+// and written from the JSON model that ServiceSettings keeps: one key per top-level element
+// (Blob: Logging, HourMetrics, MinuteMetrics, Cors, DefaultServiceVersion, DeleteRetentionPolicy,
+// StaticWebsite; File: HourMetrics, MinuteMetrics, Cors, ShareDeleteRetentionPolicy,
+// ProtocolSettings), each an object of the element's children (RetentionPolicy and SMB nested;
+// Cors an array of rules).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -23,5 +25,18 @@ nlohmann::json parse_blob_service_properties(std::string_view xml);
 nlohmann::json merge_service_properties(nlohmann::json stored, const nlohmann::json& update);
 
 std::string blob_service_properties_xml(const nlohmann::json& properties);
+
+// A new account's File service properties, as the service reports them before any are set.
+nlohmann::json default_file_service_properties();
+// Reads and checks a Set File Service Properties body, as parse_blob_service_properties does
+// (elements of the Blob service's alone are ignored).
+nlohmann::json parse_file_service_properties(std::string_view xml);
+// What Get File Service Properties answers depends on x-ms-version: ShareDeleteRetentionPolicy
+// came with 2019-12-12 (and is said once set), ProtocolSettings with 2020-02-10.
+struct FileServiceShape {
+    bool share_delete_retention = true;
+    bool protocol_settings = true;
+};
+std::string file_service_properties_xml(const nlohmann::json& properties, const FileServiceShape& shape = {});
 
 }  // namespace bai::storage

@@ -180,6 +180,9 @@ void write_error(const httplib::Request& http, httplib::Response& res, const Sto
     if (!error.authentication_detail().empty()) {
         detail = "<AuthenticationErrorDetail>" + text::markup_escape(error.authentication_detail()) + "</AuthenticationErrorDetail>";
     }
+    // The service names where its XML reader stopped; for a document that parses but breaks a
+    // rule (six CORS rules) it names none: line and position 0, an empty Reason (recorded).
+    if (error.code() == "InvalidXmlDocument") detail += "<LineNumber>0</LineNumber><LinePosition>0</LinePosition><Reason />";
     res.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>" +
                         text::markup_escape(error.code()) + "</Code><Message>" + text::markup_escape(message) +
                         "</Message>" + detail + "</Error>",

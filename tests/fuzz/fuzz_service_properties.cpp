@@ -1,5 +1,5 @@
-// libFuzzer: the Set Blob Service Properties XML parser, the document it writes back, and the
-// CORS origin matcher on the rules it read.
+// libFuzzer: the Set Blob and Set File Service Properties XML parsers, the documents they write
+// back, and the CORS origin matcher on the rules they read.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,6 +21,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const bai::storage::CorsRule& rule : bai::storage::cors_rules_of(merged)) {
             (void)bai::storage::cors_origin_allowed(std::string(input.substr(0, 64)), rule.allowed_origins);
         }
+    } catch (const bai::storage::StorageError&) {
+    }
+    try {
+        nlohmann::json parsed = bai::storage::parse_file_service_properties(input);
+        nlohmann::json merged = bai::storage::merge_service_properties(bai::storage::default_file_service_properties(), parsed);
+        std::string xml = bai::storage::file_service_properties_xml(merged);
+        if (bai::storage::parse_file_service_properties(xml) != merged) __builtin_trap();
+        (void)bai::storage::file_service_properties_xml(merged, {false, false});
     } catch (const bai::storage::StorageError&) {
     }
     return 0;

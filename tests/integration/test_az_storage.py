@@ -135,6 +135,36 @@ class AzStorage(StorageTestCase, unittest.TestCase):
                          {"deleted": True})
         self.assertEqual(self.az_json("storage", "share", "list", "--include-snapshots"), [])
 
+    def test_file_service_properties_and_a_leased_file(self):
+        """az storage cors / metrics with --services f (Set and Get File Service Properties), and a
+        file leased through the SDK as az storage file shows it and refuses to overwrite it."""
+        self.az("storage", "cors", "add", "--services", "f", "--methods", "GET", "PUT",
+                "--origins", "https://app.example", "--max-age", "30")
+        rules = self.az_json("storage", "cors", "list", "--services", "f")
+        self.assertEqual([(r["Service"], r["AllowedOrigins"], r["MaxAgeInSeconds"]) for r in rules],
+                         [("file", "https://app.example", 30)])
+        self.az("storage", "metrics", "update", "--services", "f", "--hour", "true", "--api", "true", "--retention", "5")
+        metrics = self.az_json("storage", "metrics", "show", "--services", "f")
+        self.assertTrue(metrics["file"]["hour"]["enabled"])
+        self.assertEqual(metrics["file"]["hour"]["retentionPolicy"]["days"], 5)
+        self.az("storage", "cors", "clear", "--services", "f")
+        self.assertEqual(self.az_json("storage", "cors", "list", "--services", "f"), [])
+
+        from azure.storage.fileshare import ShareFileClient
+        self.az("storage", "share", "create", "-n", "leased")
+        source = os.path.join(self.work, "held.txt")
+        with open(source, "wb") as f:
+            f.write(b"held\n")
+        self.az("storage", "file", "upload", "-s", "leased", "--source", source, "-p", "held.txt")
+        lease = ShareFileClient.from_connection_string(self.conn, "leased", "held.txt").acquire_lease()
+        shown = self.az_json("storage", "file", "show", "-s", "leased", "-p", "held.txt")
+        self.assertEqual(shown["lease"], {"duration": "infinite", "state": "leased", "status": "locked"})
+        refused = self.az("storage", "file", "upload", "-s", "leased", "--source", source, "-p", "held.txt",
+                          expect_ok=False)
+        self.assertIn("LeaseIdMissing", refused.stderr)
+        lease.release()
+        self.az("storage", "file", "upload", "-s", "leased", "--source", source, "-p", "held.txt")
+
     def test_seed_mnist_share_with_script_and_data(self):
         """The first seed: a share, a folder with the training script and two data files."""
         files = {"mnist_cntk/ConvNet_MNIST.py": 4000, "mnist_cntk/Train-28x28_cntk_text.txt": 300_000,

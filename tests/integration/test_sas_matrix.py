@@ -79,6 +79,11 @@ SMB = {"x-ms-file-permission": "inherit", "x-ms-file-attributes": "None", "x-ms-
        "x-ms-file-last-write-time": "now"}
 FILE_OPS = [
     ("ListShares", "s", "l", "", "none", False, True, "GET", "", {"comp": "list"}, {}, b"", 200),
+    ("GetFileServiceProperties", "s", "r", "", "none", False, True,
+     "GET", "", {"restype": "service", "comp": "properties"}, {}, b"", 200),
+    ("SetFileServiceProperties", "s", "w", "", "none", False, True,
+     "PUT", "", {"restype": "service", "comp": "properties"}, {},
+     b'<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors /></StorageServiceProperties>', 202),
     ("CreateShare", "c", "cw", "", "none", False, False, "PUT", "/fresh", {"restype": "share"}, {}, b"", 201),
     ("GetShareProperties", "c", "r", "", "none", False, True, "GET", "/sha", {"restype": "share"}, {}, b"", 200),
     ("GetShareMetadata", "c", "r", "", "none", False, True, "GET", "/sha", {"restype": "share", "comp": "metadata"}, {}, b"", 200),

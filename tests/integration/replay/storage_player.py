@@ -232,6 +232,7 @@ class RecordingPlayer:
                 raise RuntimeError(f"could not make {service} {name} of {account}: {r.status} {r.body[:200]}")
             if (service, account, name) in leased:
                 self._lease_for_ever(client, f"/{local}/{urllib.parse.quote(name)}", restype)
+        self._seed_service_properties()
         # Their snapshots, oldest first (the emulator names each by the time it takes it: the
         # answers' times are written back as the cloud's).
         for (account, name, snapshot), is_leased in sorted(snapshots.items(), key=lambda kv: kv[0][2]):
@@ -270,6 +271,36 @@ class RecordingPlayer:
                              verify=self.arm["ca_cert"], timeout=30)
             if r.status_code != 200:
                 raise RuntimeError(f"could not turn versioning on for {account}: {r.status_code} {r.text[:200]}")
+
+    def _seed_service_properties(self):
+        """The service properties the recorded account held before the recording (set by other
+        tests): what its first Get Service Properties answered, less the elements the recording
+        itself set before that, are set first."""
+        seen, set_before = {}, {}
+        for x in self.exchanges:
+            params = x.params()
+            if x.path.strip("/") or params.get("restype") != "service" or params.get("comp") != "properties":
+                continue
+            key = (x.service, x.account)
+            if key in seen:
+                continue
+            try:
+                if x.method == "PUT" and x.status == 202:
+                    set_before.setdefault(key, set()).update(c.tag for c in ET.fromstring(x.body))
+                elif x.method == "GET" and x.status == 200:
+                    root = ET.fromstring(x.response_body.lstrip(b"\xef\xbb\xbf"))
+                    seen[key] = [ET.tostring(c) for c in root if c.tag not in set_before.get(key, set())]
+            except ET.ParseError:
+                continue
+        for (service, account), elements in seen.items():
+            if not elements:
+                continue
+            local = self._local(account)
+            client = RawClient(self.endpoints[service], account=local, key=account_key(local), version="2020-02-10")
+            body = b"<StorageServiceProperties>" + b"".join(elements) + b"</StorageServiceProperties>"
+            r = client.request("PUT", f"/{local}", [("restype", "service"), ("comp", "properties")], body=body)
+            if r.status != 202:
+                raise RuntimeError(f"could not set the {service} service properties of {account}: {r.status} {r.body[:200]}")
 
     @staticmethod
     def _lease_for_ever(client, path, restype, extra=()):
