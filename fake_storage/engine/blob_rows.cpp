@@ -68,11 +68,14 @@ ContentSettings with_default_type(ContentSettings content) {
 std::optional<BlobInfo> find_blob(db::Database& db, const std::string& account,
                                   const std::string& container, const std::string& name,
                                   std::string* inline_body, const std::string& snapshot) {
+    // A version's key names a previous version's row, or the blob itself when it is the current
+    // version's (only then the second lookup: a plain read stays one index search).
+    const bool version = !snapshot.empty() && snapshot.front() == '@';
     auto q = db.prepare(std::string("SELECT ") + kBlobColumnsOfB +
                         (inline_body != nullptr ? ", b.inline_body" : "") +
                         " FROM containers c LEFT JOIN blobs b ON b.account = c.account"
-                        " AND b.container = c.name AND b.name = ?3 AND (b.snapshot = ?4"
-                        " OR (substr(?4, 1, 1) = '@' AND b.snapshot = '' AND '@' || b.version_id = ?4))"
+                        " AND b.container = c.name AND b.name = ?3 AND " +
+                        (version ? "(b.snapshot = ?4 OR (b.snapshot = '' AND '@' || b.version_id = ?4))" : "b.snapshot = ?4") +
                         " WHERE c.account = ?1 AND c.name = ?2");
     q.bind(1, account).bind(2, container).bind(3, name).bind(4, snapshot);
     if (!q.step()) container_not_found();

@@ -3,16 +3,13 @@
 // version id. Put Blob, Put Block List and the copies hand their old row over to the version (its
 // files stay where they are: nothing is copied); Set Blob Metadata and Snapshot Blob, which keep
 // the blob's bytes, give the version hard links of its files, as a snapshot shares them.
-#include <nlohmann/json.hpp>
-
 #include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/blob_store.h"
 
 namespace bai::storage {
 
 bool BlobStore::versioning_enabled(const std::string& account) {
-    const nlohmann::json blob = settings_.get(account, "blob", nlohmann::json::object());
-    return blob.is_object() && blob.value("IsVersioningEnabled", false);
+    return settings_.flag(account, "blob", "IsVersioningEnabled");
 }
 
 std::string new_version_id(db::Database& db, const std::string& account, const BlobInfo& blob) {

@@ -17,8 +17,21 @@ nlohmann::json ServiceSettings::get(const std::string& account, const std::strin
     return get_locked(account, service, defaults);
 }
 
+bool ServiceSettings::flag(const std::string& account, const std::string& service, const std::string& key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const nlohmann::json& stored = cached_locked(account, service);
+    if (!stored.is_object()) return false;
+    auto it = stored.find(key);
+    return it != stored.end() && it->is_boolean() && it->get<bool>();
+}
+
 nlohmann::json ServiceSettings::get_locked(const std::string& account, const std::string& service,
                                            const nlohmann::json& defaults) {
+    const nlohmann::json& stored = cached_locked(account, service);
+    return stored.is_null() ? defaults : stored;
+}
+
+const nlohmann::json& ServiceSettings::cached_locked(const std::string& account, const std::string& service) {
     auto key = std::make_pair(account, service);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
@@ -31,7 +44,7 @@ nlohmann::json ServiceSettings::get_locked(const std::string& account, const std
         if (stored.is_discarded()) stored = nullptr;
         it = cache_.emplace(key, std::move(stored)).first;
     }
-    return it->second.is_null() ? defaults : it->second;
+    return it->second;
 }
 
 void ServiceSettings::update(const std::string& account, const std::string& service, const nlohmann::json& defaults,

@@ -35,12 +35,17 @@ public:
     // once each keep what the other set.
     void update(const std::string& account, const std::string& service, const nlohmann::json& defaults,
                 const std::function<nlohmann::json(nlohmann::json)>& change);
+    // Whether the boolean setting `key` of the stored properties is true (false when never set);
+    // read without copying the properties (Put Blob asks for versioning).
+    bool flag(const std::string& account, const std::string& service, const std::string& key);
     // An account deleted: its settings go with it (a new account of the name starts afresh).
     void forget(const std::string& account);
     // The CORS rules in force, in order (none when never set).
     std::vector<CorsRule> cors_rules(const std::string& account, const std::string& service);
 
 private:
+    // The stored properties (null: none), read into the cache on first use.
+    const nlohmann::json& cached_locked(const std::string& account, const std::string& service);
     nlohmann::json get_locked(const std::string& account, const std::string& service, const nlohmann::json& defaults);
 
     db::Database& db_;
