@@ -99,7 +99,7 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
 
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
                            const PublicContainer& is_public, bool key_covers_own_account,
-                           const PolicyLookup& policies) {
+                           const PolicyLookup& policies, SasService service) {
     std::optional<Account> owner = accounts.find(source.account);
     if (!owner) cannot_verify(404, "The specified resource does not exist.");
     // The source URL read as a request of its own: its query carries the source's SAS, if any.
@@ -118,7 +118,7 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
     if (has_sas(source_request)) {
         SasRule read{ResourceLevel::object, "r", "r", ServiceSasScope::container_or_object, false};
         try {
-            verify_sas(source_request, *owner, {SasService::blob, source.container, source.name, read}, time::now(),
+            verify_sas(source_request, *owner, {service, source.container, source.name, read}, time::now(),
                        false, policies);
         } catch (const StorageError& e) {
             cannot_verify(e.status(), e.what());

@@ -41,8 +41,9 @@ using PublicContainer = std::function<bool(const std::string& account, const std
 // refuses it: CannotVerifyCopySource, 403 for a SAS that does not allow it, 404 for a private
 // source without one (as the cloud answers a synchronous copy of one) or an account that does
 // not exist.
+// `service`: the source's service (Copy File's source is a file, read with a File SAS).
 void authorize_copy_source(const CopySource& source, const StorageCall& call, AccountRegistry& accounts,
                            const PublicContainer& is_public, bool key_covers_own_account,
-                           const PolicyLookup& policies = {});
+                           const PolicyLookup& policies = {}, SasService service = SasService::blob);
 
 }  // namespace bai::storage

@@ -441,6 +441,7 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
             e.id = existing->id;
             e.lease = existing->lease;  // a replaced file keeps its lease (save_entry leaves it)
             save_entry(db, e);
+            db.prepare("UPDATE share_entries SET copy = '' WHERE id = ?1").bind(1, e.id).run();  // no copy made it
         } else {
             insert_entry(db, account, share, parent, e);
         }

@@ -65,7 +65,15 @@ struct ShareEntry {
     ContentSettings content;
     Metadata metadata;
     Lease lease;  // Lease File's (files only; never on a share snapshot's)
+    struct Copy {
+        std::string id;      // "" for a file no Copy File made
+        std::string source;  // the x-ms-copy-source URL, as sent
+        std::uint64_t bytes = 0;
+        time::TimePoint completed;
+    } copy;  // the Copy File that made it (copies here complete at once: x-ms-copy-status success)
 };
+std::string file_copy_to_json(const ShareEntry::Copy& copy);  // "" for none
+ShareEntry::Copy file_copy_from_json(const std::string& text);
 
 struct SharePage {
     std::vector<ShareInfo> shares;
@@ -176,6 +184,16 @@ public:
                                  const std::optional<std::string>& lease_id = std::nullopt);
     void delete_file(const std::string& account, const std::string& share,
                      const std::string& path, const std::optional<std::string>& lease_id = std::nullopt);
+    // Copy File: the file at `path` becomes a copy of the bytes of `source` (an open file of this
+    // store, any account), made as Create File makes a file (a new inode renamed into place, the
+    // index's row in one transaction) with `content` and `metadata`, `smb` applied over
+    // `source_smb`, and `copy` recorded. An existing file is replaced only without an active
+    // lease other than `lease_id` (as every write); a directory there is 409 ResourceAlreadyExists;
+    // `create_new_only` refuses an existing file (a SAS of 'c' alone).
+    ShareEntry copy_file(const std::string& account, const std::string& share, const std::string& path,
+                         const OpenFile& source, const ContentSettings& content, const Metadata& metadata,
+                         const SmbProperties& source_smb, const SmbUpdate& smb, ShareEntry::Copy copy,
+                         bool create_new_only, const std::optional<std::string>& lease_id);
     // Lease File: the lease state machine of lease.h on the file (no new ETag), as Azure Files
     // leases files: infinite only (x-ms-lease-duration -1, else 400 InvalidHeaderValue), no
     // renew, and a break that breaks at once.

@@ -32,6 +32,7 @@ ShareEntry read_entry(db::Statement& q) {
     e.content = decode_content_settings(q.column_text(11));
     e.metadata = metadata_from_json(q.column_text(12));
     e.lease = lease_from_json(q.column_text(13));
+    e.copy = file_copy_from_json(q.column_text(14));
     return e;
 }
 

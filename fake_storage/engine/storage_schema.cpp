@@ -139,6 +139,11 @@ ALTER TABLE share_entries ADD COLUMN lease TEXT NOT NULL DEFAULT '';
         db::Migration{12, R"sql(
 ALTER TABLE blobs ADD COLUMN version_id TEXT NOT NULL DEFAULT '';
 )sql"},
+        // The Copy File that made a file (file_copy_to_json: id, source, bytes, completion time;
+        // '' for a file never copied).
+        db::Migration{13, R"sql(
+ALTER TABLE share_entries ADD COLUMN copy TEXT NOT NULL DEFAULT '';
+)sql"},
     };
     db.migrate("storage", migrations);
 }

@@ -11,6 +11,8 @@
 #include "fake_storage/file/file_xml.h"
 #include "fake_storage/http/change_feed.h"
 #include "fake_storage/file/rename_source.h"
+#include "fake_storage/blob/copy_source.h"
+#include "common/crypto/random_id.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/lease_headers.h"
 #include "fake_storage/http/service_properties_xml.h"
@@ -286,7 +288,11 @@ Operation FileService::file_operation(const StorageRequest& r) {
                          std::bind(f, this, _1)};
     };
     // 'c' creates a new file; replacing one takes 'w'.
+    if (m == "PUT" && comp.empty() && r.has_header("x-ms-copy-source")) {
+        return op("CopyFile", "cw", &FileService::copy_file, true);
+    }
     if (m == "PUT" && comp.empty()) return op("CreateFile", "cw", &FileService::create_file, true);
+    if (m == "PUT" && comp == "copy") return op("AbortCopyFile", "w", &FileService::abort_copy_file);
     if (m == "PUT" && comp == "range") {
         Operation o = op("PutRange", "w", &FileService::put_range);
         o.streams_body = true;
@@ -519,6 +525,13 @@ void FileService::get_file(StorageCall& call) {
     write_metadata(call.response, e.metadata);
     call.response.set_header("x-ms-type", "File");
     if (!is_share_snapshot_key(r.container)) write_lease_headers(call.response, e.lease, now);  // a snapshot's files have none
+    if (!e.copy.id.empty()) {  // made by Copy File, complete at once
+        call.response.set_header("x-ms-copy-id", e.copy.id);
+        call.response.set_header("x-ms-copy-source", e.copy.source);
+        call.response.set_header("x-ms-copy-status", "success");
+        call.response.set_header("x-ms-copy-progress", std::to_string(e.copy.bytes) + "/" + std::to_string(e.copy.bytes));
+        call.response.set_header("x-ms-copy-completion-time", time::format_rfc1123(e.copy.completed));
+    }
     answer_with_content(r, call.response,
                         {e.content, e.size,
                          [file](char* into, size_t size, std::uint64_t offset) {
@@ -605,6 +618,86 @@ void FileService::lease_file(StorageCall& call) {
         call.response.headers.erase("x-ms-lease-time");
         call.response.set_header("x-ms-lease-id", outcome.lease.id);
     }
+}
+
+namespace {
+
+// Copy File's SMB headers: a time, "now" or an attribute list sets it; "source", "" (as older
+// SDKs send it) or nothing keeps the source's.
+SmbUpdate copy_smb_update(const StorageRequest& r) {
+    auto given = [&](const char* name) {
+        return r.has_header(name) && !r.header(name).empty() && strcasecmp(r.header(name).c_str(), "source") != 0;
+    };
+    SmbUpdate u;
+    for (auto [name, field] : {std::pair{"x-ms-file-creation-time", &SmbUpdate::creation_time},
+                               std::pair{"x-ms-file-last-write-time", &SmbUpdate::last_write_time},
+                               std::pair{"x-ms-file-change-time", &SmbUpdate::change_time}}) {
+        if (given(name)) u.*field = smb_time(r, name, false);
+    }
+    // The copy is a new file: Archive is among the attributes given, as for Create File (recorded).
+    if (given("x-ms-file-attributes")) u.attributes = smb_attributes(r, false, true);
+    return u;
+}
+
+}  // namespace
+
+void FileService::copy_file(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    const std::string url = r.header("x-ms-copy-source");
+    CopySource source = parse_copy_source(url, r.header("Host"), "x-ms-copy-source", ".file.core.windows.net");
+    if (source.name.empty()) invalid_header("x-ms-copy-source", url);
+    // A file's source is read with a File SAS of its own, or the key of its account when that
+    // key signed the request; files are never public.
+    authorize_copy_source(source, call, accounts_, [](const std::string&, const std::string&) { return false; }, true,
+                          {}, SasService::file);
+    if (r.has_header("x-ms-file-permission-copy-mode")) {
+        const std::string mode = r.header("x-ms-file-permission-copy-mode");
+        if (strcasecmp(mode.c_str(), "source") != 0 && strcasecmp(mode.c_str(), "override") != 0) {
+            invalid_header("x-ms-file-permission-copy-mode", mode);
+        }
+    }
+    bool_header(r, "x-ms-file-copy-ignore-read-only", false);
+    bool_header(r, "x-ms-file-copy-set-archive", false);
+    const SmbUpdate smb = copy_smb_update(r);
+    std::string source_share = source.container;
+    httplib::Params query;
+    httplib::detail::parse_query_text(source.query, query);
+    if (auto it = query.find("sharesnapshot"); it != query.end() && !it->second.empty()) {
+        auto name = parse_share_snapshot(it->second);
+        if (!name) invalid_header("x-ms-copy-source", url);
+        source_share = share_snapshot_key(source.container, *name);
+    }
+    OpenFile from = [&] {
+        try {
+            return store_.open_file(source.account, source_share, source.name);
+        } catch (const StorageError& e) {
+            if (e.status() != 404) throw;
+            fail(404, "CannotVerifyCopySource", "The specified resource does not exist.");
+        }
+    }();
+    Metadata metadata = read_metadata(r);
+    ShareEntry::Copy copy{crypto::uuid4(), url};
+    ShareEntry e = store_.copy_file(call.account.name, r.container, r.name, from, from.info.content,
+                                    metadata.empty() ? from.info.metadata : metadata, from.info.smb, smb, copy,
+                                    write_conditions(call).create_new_only, lease_id(r));
+    call.response.status = 202;
+    set_version_headers(call.response, e.etag, e.last_modified);
+    call.response.set_header("x-ms-copy-id", e.copy.id);
+    call.response.set_header("x-ms-copy-status", "success");
+}
+
+void FileService::abort_copy_file(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-copy-action")) missing_header("x-ms-copy-action");
+    if (strcasecmp(r.header("x-ms-copy-action").c_str(), "abort") != 0) {
+        invalid_header("x-ms-copy-action", r.header("x-ms-copy-action"));
+    }
+    if (r.param("copyid").value_or("").empty()) fail(400, "MissingRequiredQueryParameter",
+                                                     "A query parameter that's mandatory for this request is not specified.\nQueryParameterName:copyid");
+    ShareEntry e = store_.get_file(call.account.name, r.container, r.name);  // 404 first
+    check_lease_if_named(e.lease, lease_id(r), time::now(), LeaseTarget::file);
+    // Every copy here completes before Copy File answers: none is ever pending.
+    fail(409, "NoPendingCopyOperation", "There is currently no pending copy operation.");
 }
 
 void FileService::list_changes(StorageCall& call) {

@@ -48,6 +48,8 @@ private:
     void share_stats(StorageCall& call);
     void lease_share(StorageCall& call);
     void lease_file(StorageCall& call);
+    void copy_file(StorageCall& call);
+    void abort_copy_file(StorageCall& call);
     void create_directory(StorageCall& call);
     void directory_properties(StorageCall& call);
     void delete_directory(StorageCall& call);

@@ -158,6 +158,15 @@ TEST_F(ShareFsTest, ALeasedFileRefusesWritesThroughTheMount) {
     EXPECT_EQ(rest("held.txt").size, 2u);
 }
 
+// Copy File's result is in the share when the copy answers: the mount reads it at once.
+TEST_F(ShareFsTest, ACopysResultIsSeenAtOnce) {
+    files->create_file(kAcct, "data", "src.txt", 5, {}, {}, {});
+    EXPECT_FALSE(fs::exists(mnt / "copy.txt"));  // a negative entry the kernel keeps a while
+    storage::OpenFile source = files->open_file(kAcct, "data", "src.txt");
+    files->copy_file(kAcct, "data", "copy.txt", source, {}, {}, source.info.smb, {}, {"id", "url"}, false, std::nullopt);
+    EXPECT_EQ(fs::file_size(mnt / "copy.txt"), 5u);
+}
+
 TEST_F(ShareFsTest, ASnapshotStaysAsTakenWhileTheMountWritesInPlace) {
     int fd = ::open((mnt / "model.txt").c_str(), O_CREAT | O_WRONLY, 0644);
     ASSERT_GE(fd, 0);

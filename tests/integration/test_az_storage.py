@@ -165,6 +165,26 @@ class AzStorage(StorageTestCase, unittest.TestCase):
         lease.release()
         self.az("storage", "file", "upload", "-s", "leased", "--source", source, "-p", "held.txt")
 
+    def test_file_copy_commands(self):
+        """az storage file copy start (Copy File, complete at once) and copy cancel (nothing pending)."""
+        self.az("storage", "share", "create", "-n", "copies")
+        source = os.path.join(self.work, "model.bin")
+        with open(source, "wb") as f:
+            f.write(random.randbytes(5000))
+        self.az("storage", "file", "upload", "-s", "copies", "--source", source, "-p", "model.bin")
+        started = self.az_json("storage", "file", "copy", "start", "--source-share", "copies", "--source-path",
+                               "model.bin", "--destination-share", "copies", "--destination-path", "model-copy.bin")
+        self.assertEqual(started["status"], "success")
+        shown = self.az_json("storage", "file", "show", "-s", "copies", "-p", "model-copy.bin")
+        self.assertEqual((shown["properties"]["copy"]["status"], shown["properties"]["copy"]["id"]),
+                         ("success", started["id"]))
+        back = os.path.join(self.work, "back.bin")
+        self.az("storage", "file", "download", "-s", "copies", "-p", "model-copy.bin", "--dest", back)
+        self.assertTrue(filecmp.cmp(source, back, shallow=False))
+        refused = self.az("storage", "file", "copy", "cancel", "-s", "copies", "-p", "model-copy.bin",
+                          "--copy-id", started["id"], expect_ok=False)
+        self.assertIn("NoPendingCopyOperation", refused.stderr)
+
     def test_seed_mnist_share_with_script_and_data(self):
         """The first seed: a share, a folder with the training script and two data files."""
         files = {"mnist_cntk/ConvNet_MNIST.py": 4000, "mnist_cntk/Train-28x28_cntk_text.txt": 300_000,

@@ -118,6 +118,9 @@ FILE_OPS = [
      "PUT", "/sha/f", {"comp": "metadata"}, {"x-ms-meta-changed": "yes"}, b"", 200),
     ("GetFileMetadata", "o", "r", "r", "any", False, True, "GET", "/sha/f", {"comp": "metadata"}, {}, b"", 200),
     ("DeleteFile", "o", "d", "d", "any", False, True, "DELETE", "/sha/f", {}, {}, b"", 202),
+    # Copy File: the destination's letters, as Create File (the source is read with its own SAS).
+    ("CopyFile (new)", "o", "cw", "cw", "any", True, False, "PUT", "/sha/fresh", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
+    ("CopyFile (existing)", "o", "cw", "cw", "any", True, True, "PUT", "/sha/f", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
     # Lease File: a write of the file (w), as Lease Blob; the documentation names no letter.
     ("LeaseFile", "o", "w", "w", "any", False, True,
      "PUT", "/sha/f", {"comp": "lease"}, {"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, b"", 201),
@@ -374,6 +377,11 @@ class FileSasMatrixTest(MatrixCase, unittest.TestCase):
 
     def account_sas(self, permissions, resource_types):
         return file_account_sas(ACCOUNT, self.key, resource_types, permissions, EXPIRY)
+
+    def copy_source(self):
+        # The source is readable on its own (a SAS of its own): only the destination's SAS varies.
+        sas = generate_file_sas(ACCOUNT, "sha", ["f"], account_key=self.key, permission="r", expiry=EXPIRY)
+        return f"{self.emu.endpoints['file']}/{ACCOUNT}/sha/f?{sas}"
 
     def other_service_sas(self, permissions):
         return blob_account_sas(ACCOUNT, self.key, "sco", permissions, EXPIRY)

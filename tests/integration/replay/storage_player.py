@@ -135,6 +135,7 @@ class RecordingPlayer:
         self.connections = Connections(endpoints)
         self.learned = {}   # the cloud's ETags, snapshot times and version ids -> the emulator's
         self.share_snapshots = {}  # (share, the emulator's snapshot time) -> the cloud's
+        self.sent_urls = {}  # a copy source as sent to the emulator -> as recorded (echoed back by copies)
         self.arm = None  # the emulator's ARM endpoint and certificate ("arm", "ca_cert")
 
     # -- the accounts ----------------------------------------------------------------------------
@@ -404,9 +405,15 @@ class RecordingPlayer:
         query = self._learned_query(query)
         if query and is_sas(query):
             query = resign_sas_query(service, local, account_key(local), path, query, delta)
-        return f"{self._base(service, account)}{path}" + (f"?{query}" if query else "")
+        sent = f"{self._base(service, account)}{path}" + (f"?{query}" if query else "")
+        self.sent_urls[sent] = value.strip()
+        return sent
 
     def _as_cloud(self, text):
+        # A source URL echoed back (x-ms-copy-source) is the one the recording sent, whatever
+        # account name its scrubbing left in it.
+        for sent, recorded in self.sent_urls.items():
+            text = text.replace(sent, recorded)
         for recorded, local in self.accounts.items():
             for service in ("blob", "file"):
                 text = text.replace(f"{self.endpoints[service]}/{local}",
