@@ -13,9 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "common/log/logger.h"
@@ -30,13 +33,15 @@ constexpr int kMaxAuthTries = 6;                    // sshd's MaxAuthTries
 constexpr auto kLoginGrace = std::chrono::seconds(30);  // to log in (sshd gives 120 s)
 constexpr size_t kMaxChannels = 64;                 // open at once on one connection
 constexpr size_t kChunk = 32768;
+constexpr auto kHangUpGrace = std::chrono::seconds(2);  // for hung-up commands to go before SIGKILL
 
 constexpr int kConnectTimeoutMs = 10000;     // a forward's target to accept (a full backlog drops SYNs)
 
 void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
-// A connected (blocking) socket to the target, or -1 with errno: the connection's other channels
-// wait while it connects, so not for long.
+// A connected socket to the target (non-blocking: a target that stops reading must not stop the
+// connection's other channels), or -1 with errno: the connection's other channels wait while it
+// connects, so not for long.
 int connect_within(const ForwardTarget& to, int timeout_ms) {
     const int fd = ::socket(to.address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
@@ -61,20 +66,21 @@ int connect_within(const ForwardTarget& to, int timeout_ms) {
         errno = error;
         return -1;
     }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return fd;
 }
 
-// Writes all of it (a blocking descriptor); false when the reader has gone.
-bool write_all(int fd, const char* data, size_t size, bool socket) {
-    while (size > 0) {
-        ssize_t n = socket ? ::send(fd, data, size, MSG_NOSIGNAL) : ::write(fd, data, size);
+// Writes what fits now into a non-blocking descriptor: the bytes written, or -1 when its reader has
+// gone (nothing written).
+ssize_t write_some(int fd, const char* data, size_t size, bool socket) {
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = socket ? ::send(fd, data + done, size - done, MSG_NOSIGNAL | MSG_DONTWAIT) : ::write(fd, data + done, size - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<size_t>(n);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+        if (n <= 0) return done > 0 ? static_cast<ssize_t>(done) : -1;
+        done += static_cast<size_t>(n);
     }
-    return true;
+    return static_cast<ssize_t>(done);
 }
 
 }  // namespace
@@ -103,7 +109,17 @@ struct LoginConnection::Channel {
     bool closed_by_client = false;
     bool hung_up = false;
     bool over = false;
-    std::vector<int> done_streams;  // at their end: out of the poll at the next tend()
+    // What goes to the command's stdin (or the target) waits while its reader is slow: in libssh's
+    // channel buffer (so the client's window stops growing) and, taken from there, in `pending`;
+    // the descriptor is watched for POLLOUT meanwhile. Nothing blocks the connection's thread.
+    std::string pending;
+    bool input_waiting = false;  // libssh holds bytes not taken yet
+    bool input_gone = false;     // its reader has gone: what comes is dropped
+    bool input_shut = false;     // the client's EOF was passed on
+    std::set<int> ended;         // streams at their end (out of the poll)
+    std::map<int, short> watched;  // each descriptor's events in the connection's poll
+
+    int write_fd() const { return forward ? socket : input; }
 };
 
 namespace {
@@ -146,29 +162,73 @@ int window_callback(ssh_session, ssh_channel, int columns, int rows, int width, 
     return SSH_OK;
 }
 
-// Moves what one of the command's streams (or the forward's target) has to the client: true when
-// something moved; at its end the stream is marked done (removed from the poll by tend()).
-bool pump(Channel& ch, int fd) {
+enum class Pumped { moved, empty, ended, blocked };
+
+// Moves what one of the command's streams (or the forward's target) has to the client, no more
+// than the client's window takes (ssh_channel_write would wait for the rest, and give up after the
+// session's timeout); at its end the stream is marked ended (out of the poll at the next tend()).
+Pumped pump(Channel& ch, int fd) {
+    const bool wanted = !ch.closed_by_client && !ch.over;  // else read and dropped: nobody wants it
+    size_t room = kChunk;
+    if (wanted) {
+        room = std::min<size_t>(room, ssh_channel_window_size(ch.channel));
+        if (room == 0) return Pumped::blocked;  // resumed by tend() when the window opens
+    }
     char buffer[kChunk];
-    ssize_t n = ch.forward ? ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT) : ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+    ssize_t n = ch.forward ? ::recv(fd, buffer, room, MSG_DONTWAIT) : ::read(fd, buffer, room);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return Pumped::empty;
     if (n <= 0) {  // EOF, or EIO on a terminal whose processes have all gone
         if (ch.forward) ch.target_done = true;
-        ch.done_streams.push_back(fd);
-        return false;
+        ch.ended.insert(fd);
+        return Pumped::ended;
     }
-    if (ch.closed_by_client || ch.over) return true;  // read and dropped: nobody wants it
-    if (fd == ch.errors) {
-        ssh_channel_write_stderr(ch.channel, buffer, static_cast<uint32_t>(n));
-    } else {
-        ssh_channel_write(ch.channel, buffer, static_cast<uint32_t>(n));
+    if (!wanted) return Pumped::moved;
+    const int written = fd == ch.errors ? ssh_channel_write_stderr(ch.channel, buffer, static_cast<uint32_t>(n))
+                                        : ssh_channel_write(ch.channel, buffer, static_cast<uint32_t>(n));
+    if (written != n) {
+        // Within the window this only fails when the connection has broken: the client is gone.
+        log::warning("node login: output lost on a broken connection: " + std::string(ssh_get_error(ssh_channel_get_session(ch.channel))));
+        ch.closed_by_client = true;
     }
-    return true;
+    return Pumped::moved;
 }
 
-int output_ready(socket_t fd, int revents, void* data) {
+// Passes what waits for the command's stdin (or the target) on, as far as its reader takes it.
+void drain_input(Channel& ch) {
+    const int fd = ch.write_fd();
+    for (int rounds = 0; rounds < 64 && fd >= 0 && !ch.input_gone; ++rounds) {
+        if (!ch.pending.empty()) {
+            const ssize_t n = write_some(fd, ch.pending.data(), ch.pending.size(), ch.forward);
+            if (n < 0) {
+                ch.input_gone = true;
+                break;
+            }
+            ch.pending.erase(0, static_cast<size_t>(n));
+            if (!ch.pending.empty()) return;  // full again: POLLOUT says when it takes more
+        }
+        if (!ch.input_waiting) return;
+        char buffer[kChunk];
+        // (libssh's buffer is not empty, so this handles no packet: no callback runs inside it)
+        const int n = ssh_channel_read_nonblocking(ch.channel, buffer, sizeof buffer, 0);
+        if (n <= 0) {
+            ch.input_waiting = false;
+            return;
+        }
+        if (static_cast<size_t>(n) < sizeof buffer) ch.input_waiting = false;  // took all there was
+        ch.pending.assign(buffer, static_cast<size_t>(n));
+    }
+    if (ch.input_gone) {
+        if (ch.forward) ch.target_done = true;
+        ch.pending.clear();
+    }
+}
+
+int stream_ready(socket_t fd, int revents, void* data) {
     auto* ch = static_cast<Channel*>(data);
-    if (revents & (POLLIN | POLLHUP | POLLERR)) pump(*ch, fd);
+    if ((revents & (POLLOUT | POLLERR)) && fd == ch->write_fd()) drain_input(*ch);
+    if ((revents & (POLLIN | POLLHUP | POLLERR)) && (fd == ch->output || fd == ch->errors || (ch->forward && fd == ch->socket))) {
+        pump(*ch, fd);
+    }
     return 0;
 }
 
@@ -177,26 +237,32 @@ int exited(socket_t, int, void* data) {
     return 0;
 }
 
-int data_callback(ssh_session, ssh_channel, void* data, uint32_t size, int, void* user) {
+// What the client sends: written as far as the reader takes it now; libssh keeps the rest (the
+// count returned is what was taken) and stops growing the client's window while it waits.
+int data_callback(ssh_session, ssh_channel, void* data, uint32_t size, int is_stderr, void* user) {
     auto* ch = static_cast<Channel*>(user);
-    const int fd = ch->forward ? ch->socket : ch->input;
-    if (fd < 0) return static_cast<int>(size);  // nobody reads it: dropped, as sshd drops it
-    if (!write_all(fd, static_cast<const char*>(data), size, ch->forward)) {
-        if (ch->forward) ch->target_done = true;
+    const int fd = ch->write_fd();
+    // Nobody reads it (or the client's extended data, which sshd ignores too): dropped.
+    if (fd < 0 || ch->input_gone || is_stderr) return static_cast<int>(size);
+    if (!ch->pending.empty()) {  // (taken from libssh earlier: it goes first)
+        drain_input(*ch);
+        if (!ch->pending.empty() || ch->input_gone) {
+            ch->input_waiting = !ch->input_gone;
+            return ch->input_gone ? static_cast<int>(size) : 0;
+        }
     }
-    return static_cast<int>(size);
+    const ssize_t n = write_some(fd, static_cast<const char*>(data), size, ch->forward);
+    if (n < 0) {
+        ch->input_gone = true;
+        if (ch->forward) ch->target_done = true;
+        return static_cast<int>(size);
+    }
+    ch->input_waiting = static_cast<size_t>(n) < size;
+    return static_cast<int>(n);
 }
 
-void eof_callback(ssh_session, ssh_channel, void* user) {
-    auto* ch = static_cast<Channel*>(user);
-    ch->client_done = true;
-    if (ch->forward && ch->socket >= 0) {
-        ::shutdown(ch->socket, SHUT_WR);
-    } else if (!ch->pty && ch->input >= 0) {
-        ::close(ch->input);  // the command reads EOF
-        ch->input = -1;
-    }
-}
+// (passed on by tend() once what came before it has been written)
+void eof_callback(ssh_session, ssh_channel, void* user) { static_cast<Channel*>(user)->client_done = true; }
 
 void close_callback(ssh_session, ssh_channel, void* user) { static_cast<Channel*>(user)->closed_by_client = true; }
 
@@ -265,6 +331,7 @@ Started start_command(const std::vector<std::string>& argv, bool pty, const wins
         }
         started = {pid, in[1], out[0], err[0]};
     }
+    set_nonblocking(started.input);  // (with a terminal, the master: output too)
     set_nonblocking(started.output);
     if (started.errors >= 0) set_nonblocking(started.errors);
     return started;
@@ -302,7 +369,7 @@ int LoginConnection::on_password(const char* user, const char* password) {
         return SSH_AUTH_SUCCESS;
     }
     ++failures_;
-    log::info(std::string("node ") + node_->node_id + ": login refused for " + (user ? user : "") + " (password)");
+    log::info(std::string("node ") + node_->node_id + ": login refused for " + logged(user ? user : "") + " (password)");
     return SSH_AUTH_DENIED;
 }
 
@@ -319,7 +386,7 @@ int LoginConnection::on_public_key(const char* user, ssh_key_struct* key, char s
         return SSH_AUTH_SUCCESS;
     }
     ++failures_;
-    log::info(std::string("node ") + node_->node_id + ": login refused for " + (user ? user : "") + " (key)");
+    log::info(std::string("node ") + node_->node_id + ": login refused for " + logged(user ? user : "") + " (key)");
     return SSH_AUTH_DENIED;
 }
 
@@ -370,9 +437,7 @@ bool LoginConnection::start(Channel& ch, const std::string& command) {
     ch.output = s.output;
     ch.errors = s.errors;
     ch.pidfd = static_cast<int>(syscall(SYS_pidfd_open, s.pid, 0));
-    ssh_event_add_fd(event_, ch.output, POLLIN, output_ready, &ch);
-    if (ch.errors >= 0) ssh_event_add_fd(event_, ch.errors, POLLIN, output_ready, &ch);
-    if (ch.pidfd >= 0) ssh_event_add_fd(event_, ch.pidfd, POLLIN, exited, &ch);
+    watch(ch);
     return true;
 }
 
@@ -383,7 +448,7 @@ int LoginConnection::on_message(ssh_message message) {
     if (!authenticated_ || channels_.size() >= kMaxChannels) return 1;
     const char* host = ssh_message_channel_request_open_destination(message);
     const int port = ssh_message_channel_request_open_destination_port(message);
-    const std::string target = std::string(host ? host : "") + ":" + std::to_string(port);
+    const std::string target = logged(host ? host : "") + " port " + std::to_string(port);
     std::optional<ForwardTarget> to = forward_target(host ? host : "", port);
     if (!to) {
         log::info("node " + node_->node_id + ": forwarding to " + target + " refused (loopback targets only)");
@@ -409,7 +474,7 @@ int LoginConnection::on_message(ssh_message message) {
     ch->callbacks.channel_close_function = close_callback;
     ssh_callbacks_init(&ch->callbacks);
     ssh_set_channel_callbacks(ch->channel, &ch->callbacks);
-    ssh_event_add_fd(event_, fd, POLLIN, output_ready, ch.get());
+    watch(*ch);
     channels_.push_back(std::move(ch));
     return 0;
 }
@@ -436,6 +501,8 @@ void LoginConnection::serve() {
     // time (libssh waits for ever otherwise).
     long seconds = std::chrono::duration_cast<std::chrono::seconds>(kLoginGrace).count();
     ssh_options_set(session_, SSH_OPTIONS_TIMEOUT, &seconds);
+    // (After it the option stays: nothing waits on it, as what goes to the client never exceeds its
+    // window, so ssh_channel_write never waits for the window; 0 would mean libssh's 10 s, not none.)
     if (!ending_ && ssh_handle_key_exchange(session_) == SSH_OK) {
         event_ = ssh_event_new();
         if (event_ && ssh_event_add_session(event_, session_) == SSH_OK) {
@@ -459,34 +526,83 @@ void LoginConnection::hang_up(Channel& ch) {
     // As sshd when its client goes: the terminal (or stdin) closes, the command gets SIGHUP.
     if (ch.hung_up) return;
     ch.hung_up = true;
-    if (ch.input >= 0 && ch.input != ch.output) ::close(ch.input);
+    if (ch.input >= 0 && ch.input != ch.output) close_fd(ch, ch.input);
     ch.input = -1;
+    ch.pending.clear();
+    ch.input_gone = true;
     if (ch.pty && ch.output >= 0) {
-        if (event_) ssh_event_remove_fd(event_, ch.output);
-        ::close(ch.output);
+        close_fd(ch, ch.output);
         ch.output = -1;
     }
     if (ch.pid > 0) kill(-ch.pid, SIGHUP);
 }
 
+void LoginConnection::close_fd(Channel& ch, int fd) {
+    auto it = ch.watched.find(fd);
+    if (it != ch.watched.end()) {
+        if (event_) ssh_event_remove_fd(event_, fd);
+        ch.watched.erase(it);
+    }
+    ::close(fd);
+}
+
+void LoginConnection::watch(Channel& ch) {
+    // Each stream is read while the client's window has room (else the command or the target
+    // waits, as it would for a slow terminal), and written to while something waits for it.
+    const bool room = ch.closed_by_client || ch.over || ssh_channel_window_size(ch.channel) > 0;
+    std::map<int, short> wanted;
+    for (int fd : {ch.output, ch.errors, ch.forward ? ch.socket : -1}) {
+        if (fd >= 0 && !ch.ended.count(fd) && room) wanted[fd] |= POLLIN;
+    }
+    const int in = ch.write_fd();
+    if (in >= 0 && !ch.input_gone && (ch.input_waiting || !ch.pending.empty())) wanted[in] |= POLLOUT;
+    if (ch.pidfd >= 0 && !ch.exit_seen) wanted[ch.pidfd] = POLLIN;  // (readable for good once it has)
+    for (auto it = ch.watched.begin(); it != ch.watched.end();) {
+        auto w = wanted.find(it->first);
+        if (w != wanted.end() && w->second == it->second) {
+            wanted.erase(w);
+            ++it;
+            continue;
+        }
+        ssh_event_remove_fd(event_, it->first);
+        it = ch.watched.erase(it);
+    }
+    for (auto [fd, events] : wanted) {
+        if (ssh_event_add_fd(event_, fd, events, fd == ch.pidfd ? exited : stream_ready, &ch) == SSH_OK) ch.watched[fd] = events;
+    }
+}
+
 void LoginConnection::tend() {
     for (auto it = channels_.begin(); it != channels_.end();) {
         Channel& ch = **it;
-        for (int fd : ch.done_streams) {
-            if (fd == ch.output || fd == ch.errors || fd == ch.socket) ssh_event_remove_fd(event_, fd);
+        // The client's EOF goes on once what it sent before has been written.
+        if (ch.client_done && !ch.input_shut && (ch.input_gone || (ch.pending.empty() && !ch.input_waiting))) {
+            ch.input_shut = true;
+            if (ch.forward && ch.socket >= 0) {
+                ::shutdown(ch.socket, SHUT_WR);
+            } else if (!ch.pty && ch.input >= 0) {
+                close_fd(ch, ch.input);  // the command reads EOF
+                ch.input = -1;
+            }
         }
-        ch.done_streams.clear();
         if (!ch.forward && ch.pid > 0 && !ch.exit_seen && ch.pidfd < 0) {
             siginfo_t info{};
             if (waitid(P_PID, ch.pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == ch.pid) ch.exit_seen = true;
         }
+        bool drained = true;
         if (!ch.forward && ch.exit_seen && ch.pid > 0) {
-            // The command ended: what it wrote last goes first (a bounded amount: a process it
-            // left behind may hold the stream and write on), then its status, EOF and close.
+            // The command ended: what it wrote last goes first, as the client's window lets it (a
+            // bounded amount at a time: a process it left behind may hold the stream and write
+            // on; what is not there now is not waited for), then its status, EOF and close.
             for (int fd : {ch.output, ch.errors}) {
-                for (int rounds = 0; fd >= 0 && rounds < 4096 && pump(ch, fd); ++rounds) {
+                if (fd < 0 || ch.ended.count(fd)) continue;
+                Pumped last = Pumped::moved;
+                for (int rounds = 0; rounds < 4096 && (last = pump(ch, fd)) == Pumped::moved; ++rounds) {
                 }
+                if (last == Pumped::blocked) drained = false;
             }
+        }
+        if (!ch.forward && ch.exit_seen && ch.pid > 0 && drained) {
             int status = 0;
             while (waitpid(ch.pid, &status, 0) < 0 && errno == EINTR) {
             }
@@ -520,49 +636,55 @@ void LoginConnection::tend() {
         }
         if (ch.over) {
             if (ch.input == ch.output) ch.input = -1;  // a terminal's: closed once, as the output
-            for (int* fd : {&ch.output, &ch.errors, &ch.pidfd, &ch.socket}) {
-                if (*fd >= 0) {
-                    ssh_event_remove_fd(event_, *fd);
-                    ::close(*fd);
-                }
+            for (int* fd : {&ch.output, &ch.errors, &ch.pidfd, &ch.socket, &ch.input}) {
+                if (*fd >= 0) close_fd(ch, *fd);
                 *fd = -1;
             }
-            if (ch.input >= 0) ::close(ch.input);
-            ch.input = -1;
             ssh_remove_channel_callbacks(ch.channel, &ch.callbacks);
             ssh_channel_free(ch.channel);
             it = channels_.erase(it);
         } else {
+            watch(ch);
             ++it;
         }
     }
 }
 
 void LoginConnection::close_everything() {
+    // Every command is hung up on at once, then given the same two seconds to go (as the node
+    // gateway gives its callers' commands); what is left then is killed.
     for (auto& owned : channels_) {
         Channel& ch = *owned;
-        if (ch.pid > 0) {
-            hang_up(ch);
-            if (ch.output >= 0) {
-                ::close(ch.output);
-                ch.output = -1;
-            }
-            // Two seconds to go after the hang-up, as the node gateway gives its callers' commands.
-            if (ch.pidfd >= 0) {
-                pollfd p{ch.pidfd, POLLIN, 0};
-                if (::poll(&p, 1, 2000) <= 0) kill(-ch.pid, SIGKILL);
-            } else {
-                kill(-ch.pid, SIGKILL);
-            }
-            while (waitpid(ch.pid, nullptr, 0) < 0 && errno == EINTR) {
-            }
-            ch.pid = -1;
+        if (ch.pid <= 0) continue;
+        hang_up(ch);
+        if (ch.output >= 0) {
+            close_fd(ch, ch.output);
+            ch.output = -1;
         }
-        for (int fd : {ch.output, ch.errors, ch.pidfd, ch.socket}) {
-            if (fd >= 0) {
-                if (event_) ssh_event_remove_fd(event_, fd);
-                ::close(fd);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + kHangUpGrace;
+    for (auto& owned : channels_) {
+        Channel& ch = *owned;
+        if (ch.pid <= 0) continue;
+        bool gone = false;
+        if (ch.pidfd >= 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            pollfd p{ch.pidfd, POLLIN, 0};
+            int n;
+            while ((n = ::poll(&p, 1, static_cast<int>(std::max<long long>(0, left.count())))) < 0 && errno == EINTR) {
             }
+            gone = n > 0;
+        }
+        if (!gone) kill(-ch.pid, SIGKILL);
+        while (waitpid(ch.pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        ch.pid = -1;
+    }
+    for (auto& owned : channels_) {
+        Channel& ch = *owned;
+        if (ch.input == ch.output) ch.input = -1;
+        for (int fd : {ch.output, ch.errors, ch.pidfd, ch.socket, ch.input}) {
+            if (fd >= 0) close_fd(ch, fd);
         }
         if (ch.channel) ssh_remove_channel_callbacks(ch.channel, &ch.callbacks);
     }

@@ -49,6 +49,9 @@ public:
 private:
     void tend();
     void hang_up(Channel& channel);
+    // The channel's descriptors in the poll, with the events they wait for now.
+    void watch(Channel& channel);
+    void close_fd(Channel& channel, int fd);
     void close_everything();
 
     ssh_session_struct* session_;

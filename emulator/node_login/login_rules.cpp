@@ -6,6 +6,8 @@
 #include <cstring>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "common/http/loopback.h"
 
 namespace bai::node_login {
@@ -68,6 +70,12 @@ std::optional<ForwardTarget> forward_target(const std::string& host, int port) {
     if (inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &four->sin_addr) != 1) return std::nullopt;
     target.size = sizeof(sockaddr_in);
     return target;
+}
+
+std::string logged(const std::string& chosen) {
+    constexpr size_t kShown = 64;
+    const std::string cut = chosen.size() > kShown ? chosen.substr(0, kShown) + "..." : chosen;
+    return nlohmann::json(cut).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace bai::node_login

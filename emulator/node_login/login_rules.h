@@ -33,4 +33,8 @@ struct ForwardTarget {
 };
 std::optional<ForwardTarget> forward_target(const std::string& host, int port);
 
+// What a client chose (a user name, a forward's host) as a log line shows it: quoted, escaped as
+// JSON (a newline in it forges no line) and cut to 64 bytes.
+std::string logged(const std::string& chosen);
+
 }  // namespace bai::node_login

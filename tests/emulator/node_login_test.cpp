@@ -138,12 +138,23 @@ TEST(LoginRules, ForwardsGoToLoopbackOnly) {
     ASSERT_TRUE(six);
     EXPECT_EQ(six->address.ss_family, AF_INET6);
     for (const char* host : {"10.0.0.1", "0.0.0.0", "128.0.0.1", "8.8.8.8", "example.com", "localhost.example.com",
-                             "127.0.0.1 ", "127.1", "", "::", "::ffff:10.0.0.1"}) {
+                             "127.0.0.1 ", "127.1", "", "::", "::ffff:10.0.0.1",
+                             // loopback spelled otherwise: not resolved, refused as other names are
+                             "2130706433", "0x7f000001", "0177.0.0.1", "::ffff:127.0.0.1", "[::1]", "127.0.0.1:22"}) {
         EXPECT_FALSE(forward_target(host, 6006)) << host;
     }
     EXPECT_FALSE(forward_target("127.0.0.1", 0));
     EXPECT_FALSE(forward_target("127.0.0.1", 65536));
     EXPECT_FALSE(forward_target("127.0.0.1", -1));
+}
+
+TEST(LoginRules, WhatAClientChoseIsLoggedOnOneLine) {
+    EXPECT_EQ(logged("alice"), "\"alice\"");
+    const std::string forged = logged("x\n2026-01-01 INFO node 1: root logged in\r");
+    EXPECT_EQ(forged.find('\n'), std::string::npos) << forged;
+    EXPECT_EQ(forged.find('\r'), std::string::npos) << forged;
+    EXPECT_EQ(logged(std::string(1000, 'a')), "\"" + std::string(64, 'a') + "...\"");
+    EXPECT_EQ(logged("\xff\xfe").find('\xff'), std::string::npos);  // not UTF-8: replaced, not thrown
 }
 
 TEST(HostKey, MadeOnceOwnerOnlyAndKept) {

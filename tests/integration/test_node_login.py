@@ -55,6 +55,57 @@ def echo_server():
     return listener.getsockname()[1], stop
 
 
+def silent_server():
+    """A loopback TCP server that accepts connections and never reads them; (its port, a stop function)."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # (its connections' too: soon full)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+    stopping = threading.Event()
+
+    def serve():
+        listener.settimeout(0.2)
+        while not stopping.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except socket.timeout:
+                continue
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    def stop():
+        stopping.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+    return listener.getsockname()[1], stop
+
+
+def running(marker):
+    """The ids of the processes whose command line is `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if f.read().replace(b"\0", b" ").strip() == marker.encode():
+                    found.append(entry)
+        except OSError:
+            pass
+    return found
+
+
+def send_in_background(channel, size):
+    """Sends `size` bytes on the channel from a thread of its own (it waits while the window is shut)."""
+    def send():
+        try:
+            channel.sendall(b"\0" * size)
+        except Exception:  # the channel closed under it: what the test wanted
+            pass
+    threading.Thread(target=send, daemon=True).start()
+
+
 class NodeLogin(JobsTestCase):
     @classmethod
     def setUpClass(cls):
@@ -79,8 +130,8 @@ class NodeLogin(JobsTestCase):
         self.addCleanup(ssh.close)
         return ssh
 
-    def run_on(self, ssh, command, pty=False):
-        _, out, err = ssh.exec_command(command, get_pty=pty, timeout=30)
+    def run_on(self, ssh, command, pty=False, timeout=30):
+        _, out, err = ssh.exec_command(command, get_pty=pty, timeout=timeout)
         return out.read().decode(), err.read().decode(), out.channel.recv_exit_status()
 
     def test_each_node_has_its_own_server_at_its_address(self):
@@ -236,6 +287,62 @@ class NodeLogin(JobsTestCase):
         # Each connection's thread, socket, terminal, pipes and pidfd go with it; its commands too.
         harness.wait_for(lambda: all(a <= b for a, b in zip(counts(), baseline)) and not left_running(), timeout=30,
                          what=f"threads and descriptors back to {baseline} (now {counts()}), no {marker} left")
+
+    def test_a_reader_that_does_not_read_stops_nothing_else(self):
+        # A command that never reads its stdin, and a forward whose target never reads, are sent
+        # megabytes: what they do not take waits (the client's window shuts), and the connection
+        # serves its other channels meanwhile, and hangs the command up when the client closes it.
+        ssh = self.connect(self.logins("pw")[0])
+        transport = ssh.get_transport()
+        marker = "sleep 4343"
+        stuck = transport.open_session(timeout=10)
+        stuck.exec_command(f"echo started; {marker}")
+        stuck.settimeout(30)
+        self.assertEqual(stuck.recv(100), b"started\n")
+        send_in_background(stuck, 4 << 20)
+        port, stop = silent_server()
+        self.addCleanup(stop)
+        tunnel = transport.open_channel("direct-tcpip", ("127.0.0.1", port), ("127.0.0.1", 40000), timeout=10)
+        send_in_background(tunnel, 16 << 20)
+        # Both windows shut: every byte sent is either written or waiting.
+        harness.wait_for(lambda: stuck.out_window_size == 0 and tunnel.out_window_size == 0, timeout=60,
+                         what="the client's windows shut")
+        self.assertEqual(self.run_on(ssh, "echo still", timeout=15), ("still\n", "", 0))
+        stuck.close()
+        tunnel.close()
+        harness.wait_for(lambda: not running(marker), timeout=30, what=f"{marker} hung up on")
+        self.assertEqual(self.run_on(ssh, "echo after"), ("after\n", "", 0))
+
+    def test_a_slow_reader_gets_all_of_the_output(self):
+        # The client reads nothing until its window (paramiko's 2 MiB) has shut: the command waits
+        # for it meanwhile, the connection serves another command, and then every byte arrives.
+        ssh = self.connect(self.logins("pw")[0])
+        transport = ssh.get_transport()
+        size = 24 << 20
+        big = transport.open_session(timeout=10)
+        big.exec_command(f"head -c {size} /dev/zero; echo end >&2")
+        window = big.transport.default_window_size
+        harness.wait_for(lambda: len(big.in_buffer) >= window - 65536, timeout=30, what="the client's window full")
+        # (15 s: less than the 30 s libssh would wait for a shut window, holding the connection)
+        self.assertEqual(self.run_on(ssh, "echo still", timeout=15), ("still\n", "", 0))
+        big.settimeout(60)
+        received = 0
+        while chunk := big.recv(1 << 20):
+            received += len(chunk)
+        self.assertEqual(received, size)
+        self.assertEqual(big.makefile_stderr().read(), b"end\n")
+        self.assertEqual(big.recv_exit_status(), 0)
+
+    def test_commands_that_ignore_the_hang_up_share_one_grace(self):
+        # A client leaves with eight commands that ignore SIGHUP: they are hung up on together and
+        # killed together after one grace of 2 s (not 2 s each, one after another).
+        ssh = self.connect(self.logins("pw")[0])
+        marker = "sleep 4545"
+        for _ in range(8):
+            _, out, _ = ssh.exec_command(f"trap '' HUP; echo started; exec {marker}", timeout=30)
+            self.assertEqual(out.readline(), "started\n")
+        ssh.close()
+        harness.wait_for(lambda: not running(marker), timeout=10, what=f"every {marker} killed")
 
     def test_a_jobs_nodes_are_its_clusters(self):
         job = self.job("logins", self.client.clusters.get(RG, WS, "pw"), wait=False,
