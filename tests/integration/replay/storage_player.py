@@ -190,7 +190,7 @@ class RecordingPlayer:
         wanted = [key for key, existed in first.items() if existed]
         # Leased by another test: listed as leased, or deleted with "LeaseIdMissing" by a recording
         # that never leased it.
-        leased, leasing = set(), set()
+        leased, leasing, broken = set(), set(), set()
         # Other tests' share snapshots that the listings show (not those this recording takes):
         # {(account, share, cloud time): leased}.
         own_snapshots = {x.response_headers.get("x-ms-snapshot") for x in self.exchanges}
@@ -223,6 +223,8 @@ class RecordingPlayer:
                         wanted.append(key)
                     if item.findtext("Properties/LeaseState") == "leased":
                         leased.add(key)
+                    elif item.findtext("Properties/LeaseState") == "broken":  # another test broke its lease
+                        broken.add(key)
         self._turn_on_versioning()
         for service, account, name in wanted:
             restype = "share" if service == "file" else "container"
@@ -231,8 +233,13 @@ class RecordingPlayer:
             r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype)])
             if r.status not in (201, 409):
                 raise RuntimeError(f"could not make {service} {name} of {account}: {r.status} {r.body[:200]}")
-            if (service, account, name) in leased:
+            if (service, account, name) in leased | broken:
                 self._lease_for_ever(client, f"/{local}/{urllib.parse.quote(name)}", restype)
+            if (service, account, name) in broken - leased:
+                r = client.request("PUT", f"/{local}/{urllib.parse.quote(name)}", [("restype", restype), ("comp", "lease")],
+                                   headers={"x-ms-version": "2020-02-10", "x-ms-lease-action": "break"})
+                if r.status != 202:
+                    raise RuntimeError(f"could not break the lease of {name}: {r.status} {r.body[:200]}")
         self._seed_service_properties()
         # Their snapshots, oldest first (the emulator names each by the time it takes it: the
         # answers' times are written back as the cloud's).
