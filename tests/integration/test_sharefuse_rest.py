@@ -110,6 +110,24 @@ class SharefuseOverRest(RemoteMountTest, unittest.TestCase):
         self.assertEqual(self.read("log.txt"), b"line")
         self.assertEqual(os.stat(self.at("log.txt")).st_size, 4)
 
+    def test_a_leased_file_refuses_the_mounts_writes(self):
+        # Lease File: the service refuses the mount's writes (it has no lease id) with 412
+        # LeaseIdMissing, which the mount answers EBUSY, as the local share mount does; reads go on.
+        held = self.share.get_file_client("held.txt")
+        held.upload_file(b"kept\n")
+        lease = held.acquire_lease()
+        self.mounted()
+        with self.assertRaises(OSError) as caught:
+            with open(self.at("held.txt"), "wb") as f:
+                f.write(b"changed\n")
+        self.assertEqual(caught.exception.errno, errno.EBUSY)
+        with self.assertRaises(OSError) as caught:
+            os.unlink(self.at("held.txt"))
+        self.assertEqual(caught.exception.errno, errno.EBUSY)
+        self.assertEqual(self.read("held.txt"), b"kept\n")
+        self.assertEqual(held.download_file().readall(), b"kept\n")
+        lease.release()
+
     def test_a_writer_commits_what_it_wrote_not_what_others_wrote_meanwhile(self):
         # Two hosts' mounts of one share (two bai-sharefuse here) write their own parts of one file,
         # both open at once; and REST writes another part meanwhile: each close sends its own
