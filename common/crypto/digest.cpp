@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/params.h>
 #include <openssl/x509.h>
 
@@ -26,6 +27,10 @@ std::string Md5::finish() {
     unsigned int length = 0;
     EVP_DigestFinal_ex(ctx_, digest, &length);
     return std::string(reinterpret_cast<char*>(digest), length);
+}
+
+bool same_secret(std::string_view given, std::string_view expected) {
+    return given.size() == expected.size() && CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
 std::string md5(std::string_view bytes) {

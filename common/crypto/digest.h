@@ -30,6 +30,10 @@ std::string sha256(std::string_view bytes);
 std::string hmac_sha256(std::string_view key, std::string_view message);
 // `bytes` as lower-case hexadecimal (a digest, a thumbprint).
 std::string hex_of(std::string_view bytes);
+
+// Whether a secret given (a password, a token) is the one expected, in time that depends on the
+// lengths only, never on where they differ (OpenSSL's CRYPTO_memcmp).
+bool same_secret(std::string_view given, std::string_view expected);
 // A certificate's thumbprint as Windows and Azure name it: the SHA-1 of its DER encoding, in
 // lower-case hex; empty when OpenSSL cannot take it.
 std::string certificate_thumbprint(const x509_st* certificate);

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "common/crypto/digest.h"
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
@@ -65,13 +66,6 @@ std::vector<std::string> fields(const std::string& message) {
     }
     out.push_back(message.substr(start));
     return out;
-}
-
-bool same_secret(const std::string& a, const std::string& b) {
-    if (a.size() != b.size()) return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-    return diff == 0;
 }
 
 }  // namespace
@@ -234,7 +228,7 @@ void NodeGateway::handle(int connection) {
     message.resize(size);
     std::vector<std::string> f = fields(message);
     if (f.size() != 6 || f[0] != kVersion) return finish(refuse("a malformed request"));
-    if (!same_secret(f[1], token_)) return finish(refuse("not the job's token"));
+    if (!crypto::same_secret(f[1], token_)) return finish(refuse("not the job's token"));
     const std::string& from = f[2];
     const Node* node = find(f[3], from);
     if (!node) return finish(kNotANode);

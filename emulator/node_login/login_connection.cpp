@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <set>
 #include <vector>
 
@@ -31,6 +32,9 @@ namespace {
 
 constexpr int kMaxAuthTries = 6;                    // sshd's MaxAuthTries
 constexpr auto kLoginGrace = std::chrono::seconds(30);  // to log in (sshd gives 120 s)
+// After each refused password, before the answer: guessing costs time (sshd waits too). Only this
+// connection's thread waits.
+constexpr auto kRefusalDelay = std::chrono::milliseconds(1000);
 constexpr size_t kMaxChannels = 64;                 // open at once on one connection
 constexpr size_t kChunk = 32768;
 constexpr auto kHangUpGrace = std::chrono::seconds(2);  // for hung-up commands to go before SIGKILL
@@ -370,6 +374,7 @@ int LoginConnection::on_password(const char* user, const char* password) {
     }
     ++failures_;
     log::info(std::string("node ") + node_->node_id + ": login refused for " + logged(user ? user : "") + " (password)");
+    if (!ending_) std::this_thread::sleep_for(kRefusalDelay);
     return SSH_AUTH_DENIED;
 }
 

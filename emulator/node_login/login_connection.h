@@ -35,6 +35,9 @@ public:
     // From any thread: the connection ends soon (the node left, the emulator stops).
     void end();
     bool finished() const { return finished_; }
+    // Whether the client has logged in (a connection that has not counts against the server's
+    // smaller cap on those, as sshd's MaxStartups).
+    bool logged_in() const { return authenticated_; }
     const std::string& node_id() const { return node_->node_id; }
 
     struct Channel;  // (public for libssh's C callbacks)
@@ -63,7 +66,7 @@ private:
     int wake_[2] = {-1, -1};
     std::atomic<bool> ending_{false};
     std::atomic<bool> finished_{false};
-    bool authenticated_ = false;
+    std::atomic<bool> authenticated_{false};
     int failures_ = 0;
     int steps_ = 0;  // commands started, naming each one's Slurm step
     std::list<std::unique_ptr<Channel>> channels_;

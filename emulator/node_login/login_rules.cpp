@@ -8,18 +8,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/crypto/digest.h"
 #include "common/http/loopback.h"
 
 namespace bai::node_login {
 
 namespace {
 
-// Constant time in what is compared (the given text's length aside); nothing equals an empty expectation.
+// Nothing equals an empty expectation (an account without a password takes none).
 bool same_text(const std::string& given, const std::string& expected) {
-    if (expected.empty()) return false;
-    unsigned char diff = given.size() == expected.size() ? 0 : 1;
-    for (size_t i = 0; i < given.size(); ++i) diff |= static_cast<unsigned char>(given[i] ^ expected[i % expected.size()]);
-    return diff == 0;
+    return !expected.empty() && crypto::same_secret(given, expected);
 }
 
 // One authorized_keys line without options: "TYPE BASE64 [comment]".

@@ -25,6 +25,9 @@ namespace bai::node_login {
 namespace {
 
 constexpr size_t kMaxConnections = 256;  // at once, over all nodes
+// Of those, not logged in yet (sshd's MaxStartups): clients that never log in cannot take every
+// place, nor a thread each beyond these.
+constexpr size_t kMaxNotLoggedIn = 32;
 
 // A listening socket on address:0 (the kernel's port); -1 with the reason in `why`.
 int listen_on(const std::string& address, int& port, std::string& why) {
@@ -204,7 +207,11 @@ void LoginServer::accept_on(const Listener& listener) {
         if (errno == EMFILE || errno == ENFILE) log::warning("node logins: " + std::string(std::strerror(errno)));
         return;
     }
-    if (running_.size() >= kMaxConnections) {
+    size_t not_logged_in = 0;
+    for (const Running& r : running_) {
+        if (!r.connection->finished() && !r.connection->logged_in()) ++not_logged_in;
+    }
+    if (running_.size() >= kMaxConnections || not_logged_in >= kMaxNotLoggedIn) {
         ::close(fd);
         return;
     }

@@ -59,5 +59,14 @@ TEST(Digest, Md5OfTheEmptyString) {
     EXPECT_EQ(hex(md5("")), "d41d8cd98f00b204e9800998ecf8427e");
 }
 
+TEST(Digest, SameSecretComparesBytesAndLengths) {
+    EXPECT_TRUE(same_secret("Secret-Pass1", "Secret-Pass1"));
+    EXPECT_TRUE(same_secret("", ""));
+    EXPECT_FALSE(same_secret("Secret-Pass1", "Secret-Pass2"));
+    EXPECT_FALSE(same_secret("Secret-Pass", "Secret-Pass1"));
+    EXPECT_FALSE(same_secret("Secret-Pass1x", "Secret-Pass1"));
+    EXPECT_FALSE(same_secret(std::string_view("a\0b", 3), std::string_view("a\0c", 3)));
+}
+
 }  // namespace
 }  // namespace bai::crypto

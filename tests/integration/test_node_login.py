@@ -344,6 +344,28 @@ class NodeLogin(JobsTestCase):
         ssh.close()
         harness.wait_for(lambda: not running(marker), timeout=10, what=f"every {marker} killed")
 
+    def test_clients_not_logged_in_have_a_cap_of_their_own(self):
+        # 32 clients that say nothing after the server's banner take every place for those not
+        # logged in: the next connection is closed at once, with no banner (as sshd's MaxStartups
+        # drops it); when they go, a client logs in again.
+        login = self.logins("pw")[0]
+        idle = []
+        self.addCleanup(lambda: [c.close() for c in idle])
+        for _ in range(32):
+            c = socket.create_connection((login.ip_address, int(login.port)), timeout=10)
+            idle.append(c)
+            self.assertTrue(c.recv(100).startswith(b"SSH-2.0-"))
+        with socket.create_connection((login.ip_address, int(login.port)), timeout=10) as over:
+            self.assertEqual(over.recv(100), b"")
+        for c in idle:
+            c.close()
+
+        def banner():
+            with socket.create_connection((login.ip_address, int(login.port)), timeout=10) as c:
+                return c.recv(100).startswith(b"SSH-2.0-")
+        harness.wait_for(banner, timeout=30, what="a banner again")
+        self.assertEqual(self.run_on(self.connect(login), "echo in")[0], "in\n")
+
     def test_a_jobs_nodes_are_its_clusters(self):
         job = self.job("logins", self.client.clusters.get(RG, WS, "pw"), wait=False,
                        custom_toolkit_settings=m.CustomToolkitSettings(command_line="sleep 600"))
