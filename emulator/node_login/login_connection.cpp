@@ -117,6 +117,7 @@ struct LoginConnection::Channel {
     // channel buffer (so the client's window stops growing) and, taken from there, in `pending`;
     // the descriptor is watched for POLLOUT meanwhile. Nothing blocks the connection's thread.
     std::string pending;
+    size_t pending_at = 0;       // (what of it was written)
     bool input_waiting = false;  // libssh holds bytes not taken yet
     bool input_gone = false;     // its reader has gone: what comes is dropped
     bool input_shut = false;     // the client's EOF was passed on
@@ -198,32 +199,38 @@ Pumped pump(Channel& ch, int fd) {
 }
 
 // Passes what waits for the command's stdin (or the target) on, as far as its reader takes it.
-void drain_input(Channel& ch) {
+// What libssh holds is taken all at once: each read from its buffer reopens the client's window
+// (ssh_channel_read grows it back whatever is buffered), so reading it in small pieces would let
+// a slow reader's backlog grow without bound; this way at most one window waits in `pending` and
+// at most one more in libssh's buffer.
+// Not from inside the data callback (`from_libssh` false): the buffer it is handed is libssh's.
+void drain_input(Channel& ch, bool from_libssh = true) {
     const int fd = ch.write_fd();
-    for (int rounds = 0; rounds < 64 && fd >= 0 && !ch.input_gone; ++rounds) {
-        if (!ch.pending.empty()) {
-            const ssize_t n = write_some(fd, ch.pending.data(), ch.pending.size(), ch.forward);
+    for (int rounds = 0; rounds < 4 && fd >= 0 && !ch.input_gone; ++rounds) {
+        if (ch.pending_at < ch.pending.size()) {
+            const ssize_t n = write_some(fd, ch.pending.data() + ch.pending_at, ch.pending.size() - ch.pending_at, ch.forward);
             if (n < 0) {
                 ch.input_gone = true;
                 break;
             }
-            ch.pending.erase(0, static_cast<size_t>(n));
-            if (!ch.pending.empty()) return;  // full again: POLLOUT says when it takes more
+            ch.pending_at += static_cast<size_t>(n);
+            if (ch.pending_at < ch.pending.size()) return;  // full again: POLLOUT says when it takes more
         }
-        if (!ch.input_waiting) return;
-        char buffer[kChunk];
+        ch.pending.clear();
+        ch.pending_at = 0;
+        if (!ch.input_waiting || !from_libssh) return;
+        ch.input_waiting = false;
         // (libssh's buffer is not empty, so this handles no packet: no callback runs inside it)
-        const int n = ssh_channel_read_nonblocking(ch.channel, buffer, sizeof buffer, 0);
-        if (n <= 0) {
-            ch.input_waiting = false;
-            return;
-        }
-        if (static_cast<size_t>(n) < sizeof buffer) ch.input_waiting = false;  // took all there was
-        ch.pending.assign(buffer, static_cast<size_t>(n));
+        const int held = ssh_channel_poll(ch.channel, 0);
+        if (held <= 0) return;
+        ch.pending.resize(static_cast<size_t>(held));
+        const int n = ssh_channel_read_nonblocking(ch.channel, ch.pending.data(), static_cast<uint32_t>(held), 0);
+        ch.pending.resize(n > 0 ? static_cast<size_t>(n) : 0);
     }
     if (ch.input_gone) {
         if (ch.forward) ch.target_done = true;
         ch.pending.clear();
+        ch.pending_at = 0;
     }
 }
 
@@ -249,7 +256,7 @@ int data_callback(ssh_session, ssh_channel, void* data, uint32_t size, int is_st
     // Nobody reads it (or the client's extended data, which sshd ignores too): dropped.
     if (fd < 0 || ch->input_gone || is_stderr) return static_cast<int>(size);
     if (!ch->pending.empty()) {  // (taken from libssh earlier: it goes first)
-        drain_input(*ch);
+        drain_input(*ch, false);
         if (!ch->pending.empty() || ch->input_gone) {
             ch->input_waiting = !ch->input_gone;
             return ch->input_gone ? static_cast<int>(size) : 0;
@@ -534,6 +541,7 @@ void LoginConnection::hang_up(Channel& ch) {
     if (ch.input >= 0 && ch.input != ch.output) close_fd(ch, ch.input);
     ch.input = -1;
     ch.pending.clear();
+    ch.pending_at = 0;
     ch.input_gone = true;
     if (ch.pty && ch.output >= 0) {
         close_fd(ch, ch.output);

@@ -3,6 +3,7 @@ exec` reaches them: listRemoteLoginInformation's address and port, the cluster's
 its password or key and nothing else, commands with and without a terminal and their exit
 status, direct-tcpip forwards to loopback ports only, and a node that leaves (refused, its
 sessions ended, no hang)."""
+import hashlib
 import os
 import shutil
 import socket
@@ -312,6 +313,17 @@ class NodeLogin(JobsTestCase):
         tunnel.close()
         harness.wait_for(lambda: not running(marker), timeout=30, what=f"{marker} hung up on")
         self.assertEqual(self.run_on(ssh, "echo after"), ("after\n", "", 0))
+
+    def test_a_late_reader_gets_all_of_its_stdin_in_order(self):
+        # The command starts reading only after its stdin (and the client's window) has filled:
+        # what waited, in libssh's buffer and in the server's, reaches it whole and in order.
+        data = os.urandom(12 << 20)
+        ssh = self.connect(self.logins("pw")[0])
+        stdin, out, _ = ssh.exec_command("sleep 2; sha256sum", timeout=60)
+        stdin.write(data)
+        stdin.close()  # (EOF after all of it)
+        self.assertEqual(out.read().decode().split()[0], hashlib.sha256(data).hexdigest())
+        self.assertEqual(out.channel.recv_exit_status(), 0)
 
     def test_a_slow_reader_gets_all_of_the_output(self):
         # The client reads nothing until its window (paramiko's 2 MiB) has shut: the command waits
