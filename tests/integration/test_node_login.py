@@ -392,5 +392,28 @@ class NodeLogin(JobsTestCase):
         del job
 
 
+class NodeLoginStop(JobsTestCase):
+    """An emulator of its own, stopped while a login's command has a full stdin."""
+
+    def test_the_emulator_stops_with_a_login_whose_stdin_is_full(self):
+        self.cluster("stopping", nodes=1, vm_size="STANDARD_D1")
+        self.wait_cluster("stopping", idle=1)
+        login, = list(self.client.clusters.list_remote_login_information(RG, WS, "stopping"))
+        ssh = paramiko.SSHClient()
+        ssh.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        ssh.connect(login.ip_address, int(login.port), "alice", password=PASSWORD, look_for_keys=False,
+                    allow_agent=False, timeout=10, banner_timeout=10, auth_timeout=10)
+        self.addCleanup(ssh.close)
+        stuck = ssh.get_transport().open_session(timeout=10)
+        stuck.exec_command("echo started; sleep 600")
+        stuck.settimeout(30)
+        self.assertEqual(stuck.recv(100), b"started\n")
+        send_in_background(stuck, 4 << 20)
+        harness.wait_for(lambda: stuck.out_window_size == 0, timeout=30, what="the client's window shut")
+        self.client.clusters.begin_delete(RG, WS, "stopping").result()
+        code, _ = self.emu.stop(timeout=30)  # (killed, -9, if it does not stop by then)
+        self.assertEqual(code, 0)
+
+
 if __name__ == "__main__":
     unittest.main()
