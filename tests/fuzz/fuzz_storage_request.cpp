@@ -20,8 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string bytes(reinterpret_cast<const char*>(data), size);
     static const char* kActions[] = {"acquire", "renew", "change", "release", "break", "Acquire", "steal"};
     http.headers.emplace("x-ms-lease-action", kActions[size == 0 ? 0 : data[0] % std::size(kActions)]);
-    http.headers.emplace("x-ms-lease-duration", bytes.substr(1, 3));
-    http.headers.emplace("x-ms-lease-break-period", bytes.substr(1, 2));
+    const std::size_t after_action = size == 0 ? 0 : 1;  // substr past the end throws
+    http.headers.emplace("x-ms-lease-duration", bytes.substr(after_action, 3));
+    http.headers.emplace("x-ms-lease-break-period", bytes.substr(after_action, 2));
     http.headers.emplace("x-ms-lease-id", bytes);
     http.headers.emplace("x-ms-proposed-lease-id", bytes.substr(size / 2));
     // A lease id taken is a GUID in one of its four spellings.
