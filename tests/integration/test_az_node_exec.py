@@ -93,8 +93,7 @@ class AzNodeExec(unittest.TestCase):
 
     @classmethod
     def az_setup(cls, *args):
-        result = subprocess.run(["az", *args, "-o", "none"], capture_output=True, text=True, env=cls.env, timeout=300,
-                                cwd=cls.home)
+        result = harness.az([*args, "-o", "none"], env=cls.env, cwd=cls.home)
         assert result.returncode == 0, f"az {' '.join(args)}\n{result.stderr}"
 
     @classmethod

@@ -84,19 +84,6 @@ def silent_server():
     return listener.getsockname()[1], stop
 
 
-def running(marker):
-    """The ids of the processes whose command line is `marker`."""
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                if f.read().replace(b"\0", b" ").strip() == marker.encode():
-                    found.append(entry)
-        except OSError:
-            pass
-    return found
-
-
 def send_in_background(channel, size):
     """Sends `size` bytes on the channel from a thread of its own (it waits while the window is shut)."""
     def send():
@@ -262,31 +249,21 @@ class NodeLogin(JobsTestCase):
         def counts():
             return len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd"))
 
-        def left_running():
-            found = []
-            for entry in os.listdir("/proc"):
-                try:
-                    with open(f"/proc/{entry}/cmdline", "rb") as f:
-                        if f.read().replace(b"\0", b" ").strip() == marker.encode():
-                            found.append(entry)
-                except OSError:
-                    pass
-            return found
-
         def one_login(i):
             ssh = self.connect(login)
             self.assertEqual(self.run_on(ssh, f"echo {i}", pty=i % 2 == 0)[2], 0)
             if i % 3 == 0:
                 ssh.exec_command(marker)  # still running when the client goes
-                harness.wait_for(left_running, what="the command started")
+                harness.wait_for(lambda: harness.processes_named(marker), what="the command started")
             ssh.close()
         one_login(1)
-        harness.wait_for(lambda: not left_running(), what="the warm-up's command ended")
+        harness.wait_for(lambda: not harness.processes_named(marker), what="the warm-up's command ended")
         baseline = counts()
         for i in range(2, 14):
             one_login(i)
         # Each connection's thread, socket, terminal, pipes and pidfd go with it; its commands too.
-        harness.wait_for(lambda: all(a <= b for a, b in zip(counts(), baseline)) and not left_running(), timeout=30,
+        harness.wait_for(lambda: all(a <= b for a, b in zip(counts(), baseline)) and not harness.processes_named(marker),
+                         timeout=30,
                          what=f"threads and descriptors back to {baseline} (now {counts()}), no {marker} left")
 
     def test_a_reader_that_does_not_read_stops_nothing_else(self):
@@ -311,7 +288,7 @@ class NodeLogin(JobsTestCase):
         self.assertEqual(self.run_on(ssh, "echo still", timeout=15), ("still\n", "", 0))
         stuck.close()
         tunnel.close()
-        harness.wait_for(lambda: not running(marker), timeout=30, what=f"{marker} hung up on")
+        harness.wait_for(lambda: not harness.processes_named(marker), timeout=30, what=f"{marker} hung up on")
         self.assertEqual(self.run_on(ssh, "echo after"), ("after\n", "", 0))
 
     def test_a_late_reader_gets_all_of_its_stdin_in_order(self):
@@ -354,7 +331,7 @@ class NodeLogin(JobsTestCase):
             _, out, _ = ssh.exec_command(f"trap '' HUP; echo started; exec {marker}", timeout=30)
             self.assertEqual(out.readline(), "started\n")
         ssh.close()
-        harness.wait_for(lambda: not running(marker), timeout=10, what=f"every {marker} killed")
+        harness.wait_for(lambda: not harness.processes_named(marker), timeout=10, what=f"every {marker} killed")
 
     def test_clients_not_logged_in_have_a_cap_of_their_own(self):
         # 32 clients that say nothing after the server's banner take every place for those not
