@@ -168,6 +168,17 @@ def az(args, env, cwd=None, input=None, timeout=300):
     return az_fork_server.run_az(args, env, cwd=cwd, input=input, timeout=timeout)
 
 
+def print_az_timings(timings, baseline_samples):
+    """The wall time of each az command run, `timings` [(command line, seconds)], beside the
+    median of `baseline_samples` (az group show's): reported, never asserted."""
+    import statistics
+    import sys
+    baseline = statistics.median(baseline_samples)
+    print(f"\n{'az command':<100} {'wall s':>7} {'az group show s':>16}", file=sys.stderr)
+    for line, wall in timings:
+        print(f"{line[:100]:<100} {wall:7.2f} {baseline:16.2f}", file=sys.stderr)
+
+
 def run_az(args, connection, cwd=None, timeout=300):
     """Runs `az storage ...` with a connection string; returns the CompletedProcess (text)."""
     config = tempfile.mkdtemp(prefix="bai-az-")

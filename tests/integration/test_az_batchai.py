@@ -7,9 +7,7 @@ az's own start-up dominates)."""
 import json
 import os
 import shutil
-import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -90,10 +88,7 @@ class AzBatchAI(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        baseline = statistics.median(cls.group_show)
-        print(f"\n{'az command':<100} {'wall s':>7} {'az group show s':>16}", file=sys.stderr)
-        for line, wall in cls.timings:
-            print(f"{line[:100]:<100} {wall:7.2f} {baseline:16.2f}", file=sys.stderr)
+        harness.print_az_timings(cls.timings, cls.group_show)
         code, _ = cls.emu.stop()
         cls.emu.close()
         shutil.rmtree(cls.home, ignore_errors=True)

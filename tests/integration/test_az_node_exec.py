@@ -11,7 +11,6 @@ paramiko), is az's own code."""
 import os
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -82,10 +81,7 @@ class AzNodeExec(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        baseline = statistics.median(cls.group_show)
-        print(f"\n{'az command':<100} {'wall s':>7} {'az group show s':>16}", file=sys.stderr)
-        for line, wall in cls.timings:
-            print(f"{line[:100]:<100} {wall:7.2f} {baseline:16.2f}", file=sys.stderr)
+        harness.print_az_timings(cls.timings, cls.group_show)
         code, _ = cls.emu.stop()
         cls.emu.close()
         shutil.rmtree(cls.home, ignore_errors=True)
