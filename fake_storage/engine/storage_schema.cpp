@@ -144,6 +144,14 @@ ALTER TABLE blobs ADD COLUMN version_id TEXT NOT NULL DEFAULT '';
         db::Migration{13, R"sql(
 ALTER TABLE share_entries ADD COLUMN copy TEXT NOT NULL DEFAULT '';
 )sql"},
+        // A share's stored access policies (Set Share ACL, as a container's: JSON, '' for none),
+        // its access tier ('' for the default, TransactionOptimized) and when that was last set
+        // (0: when the share was made).
+        db::Migration{14, R"sql(
+ALTER TABLE shares ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
+ALTER TABLE shares ADD COLUMN access_tier TEXT NOT NULL DEFAULT '';
+ALTER TABLE shares ADD COLUMN access_tier_changed INTEGER NOT NULL DEFAULT 0;
+)sql"},
     };
     db.migrate("storage", migrations);
 }
