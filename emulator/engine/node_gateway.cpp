@@ -21,7 +21,7 @@
 #include "common/crypto/random_id.h"
 #include "common/log/logger.h"
 #include "common/text/ascii.h"
-#include "emulator/engine/cpu_affinity.h"
+#include "emulator/engine/session_child.h"
 
 namespace bai::engine {
 
@@ -247,31 +247,14 @@ void NodeGateway::handle(int connection) {
 
 int NodeGateway::run(const Node& node, const std::string& command, const int fds[3], const std::string& warning,
                      int connection) {
-    // fork and exec by hand: the child's stdin, stdout and stderr are the caller's own descriptors.
+    // The child's stdin, stdout and stderr are the caller's own descriptors.
     const std::string script = node.script.string();
     const std::string line = command.empty() ? "exec /bin/sh" : command;
     std::vector<char*> argv{const_cast<char*>(script.c_str()), const_cast<char*>(line.c_str()), nullptr};
-    const std::optional<cpu_set_t> cpus = children_cpus();  // (read before the fork: no lock in the child)
     std::unique_lock<std::mutex> lock(mutex_);
     if (stopping_) return kRefused;
-    pid_t pid = fork();
-    if (pid == 0) {
-        // Its own session (killed as a group), no signal blocked, nothing of the emulator's open,
-        // every CPU the emulator was given.
-        setsid();
-        if (cpus) sched_setaffinity(0, sizeof *cpus, &*cpus);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        signal(SIGPIPE, SIG_DFL);
-        for (int i = 0; i < 3; ++i) dup2(fds[i], i);
-        close_range(3, ~0U, 0);
-        // The warning from the node itself: a caller's stderr that blocks blocks only this child.
-        if (!warning.empty() && ::write(2, warning.data(), warning.size()) < 0) {
-        }
-        execv(argv[0], argv.data());
-        _exit(127);
-    }
+    // The warning comes from the node itself, before the command.
+    const pid_t pid = spawn_in_own_session(argv.data(), fds, false, warning);
     if (pid < 0) return kRefused;
     running_.insert(pid);
     lock.unlock();

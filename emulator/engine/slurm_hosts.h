@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "emulator/engine/gpu_inventory.h"
 #include "emulator/engine/node_hosts.h"
 #include "emulator/engine/process.h"
 #include "emulator/engine/slurm_commands.h"

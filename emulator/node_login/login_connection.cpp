@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/log/logger.h"
-#include "emulator/engine/cpu_affinity.h"
+#include "emulator/engine/session_child.h"
 #include "emulator/node_login/login_command.h"
 
 namespace bai::node_login {
@@ -301,29 +301,9 @@ Started start_command(const std::vector<std::string>& argv, bool pty, const wins
         }
         return {};
     }
-    const std::optional<cpu_set_t> cpus = engine::children_cpus();  // (read before the fork: no lock in the child)
-    pid_t pid = fork();
-    if (pid == 0) {
-        // A session of its own (killed as a group, the terminal its controlling one), no signal
-        // blocked, nothing of the emulator's open, every CPU the emulator was given.
-        setsid();
-        if (cpus) sched_setaffinity(0, sizeof *cpus, &*cpus);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        signal(SIGPIPE, SIG_DFL);
-        if (pty) {
-            ioctl(slave, TIOCSCTTY, 0);
-            for (int i = 0; i < 3; ++i) dup2(slave, i);
-        } else {
-            dup2(in[0], 0);
-            dup2(out[1], 1);
-            dup2(err[1], 2);
-        }
-        close_range(3, ~0U, 0);
-        execv(args[0], args.data());
-        _exit(127);
-    }
+    const int slave_stdio[3] = {slave, slave, slave};
+    const int pipe_stdio[3] = {in[0], out[1], err[1]};
+    const pid_t pid = engine::spawn_in_own_session(args.data(), pty ? slave_stdio : pipe_stdio, pty);
     Started started;
     if (pty) {
         ::close(slave);
