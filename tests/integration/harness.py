@@ -3,6 +3,7 @@
 Binaries come from $BAI_EMULATOR and $BAI_CLI (set by CTest). Processes are stopped by PID.
 """
 import json
+import re
 import os
 import shutil
 import signal
@@ -31,6 +32,25 @@ def wait_for(predicate, timeout=20.0, interval=0.02, what="condition"):
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+def mounts_under(directory):
+    """The mount points (this mount namespace's) inside `directory`, deepest first."""
+    prefix = os.path.realpath(directory).rstrip("/") + "/"
+    points = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            # (the mount point is the fifth field, with space, tab, newline and backslash octal-escaped)
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split(" ")[4])
+            if point.startswith(prefix):
+                points.append(point)
+    return sorted(points, key=len, reverse=True)
+
+
+def release_mounts_under(directory):
+    """Detaches (lazily, as `umount -l`) every mount inside `directory`: a dead FUSE server's too."""
+    for point in mounts_under(directory):
+        subprocess.run(["umount", "-l", point], capture_output=True)
 
 
 class Emulator:
@@ -102,6 +122,10 @@ class Emulator:
             import sys
             print(f"emulator {self.process.pid} exited with {code}; its stderr ends:\n{self.stderr()[-6000:]}",
                   file=sys.stderr)
+        # An emulator killed (or crashed) leaves its FUSE mounts behind, answering "Transport
+        # endpoint is not connected" to every other suite that lists the machine's mounts, and
+        # keeping the directory from going: released as its next start would.
+        release_mounts_under(self.location)
         if self.owns_location:
             shutil.rmtree(self.location, ignore_errors=True)
         # A test whose emulator crashed as it stopped fails (its stderr is printed above).

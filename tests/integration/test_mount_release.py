@@ -1,7 +1,9 @@
-"""Mounts under DIR/nodes are released: stale ones at start, and all of them at a clean stop.
+"""Mounts under DIR/nodes are released: stale ones at start, and all of them at a clean stop; and
+the test harness releases those of an emulator killed under a test.
 Uses tmpfs mounts in place of the FUSE mounts (needs root; skipped with a visible line if not)."""
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import unittest
@@ -56,6 +58,29 @@ class MountRelease(unittest.TestCase):
             code, _ = emu.stop()
             self.assertEqual(code, 0)
             self.assertFalse(mounted(path))
+
+    def test_the_harness_releases_a_killed_emulators_mounts(self):
+        # (kill -9 leaves them, as a dead FUSE server's: every suite listing the machine's mounts
+        # would see them, and the directory could not go)
+        emu = Emulator().start()
+        paths = []
+        for relative in ("nodes/c1/tvm-3/mounts/afs", "nodes/c1/tvm-3/mounts/a share\twith space"):
+            path = os.path.join(os.path.realpath(emu.location), relative)
+            os.makedirs(path)
+            subprocess.run(["mount", "-t", "tmpfs", "tmpfs", path], check=True)
+            self.addCleanup(lambda p=path: mounted_escaped(p) and subprocess.run(["umount", "-l", p]))
+            paths.append(path)
+        self.assertTrue(all(mounted_escaped(p) for p in paths))
+        emu.stop(signal.SIGKILL)
+        emu.close()
+        self.assertEqual([p for p in paths if mounted_escaped(p)], [])
+        self.assertFalse(os.path.exists(emu.location))
+
+
+def mounted_escaped(path):
+    """mounted() for a path with a space or a tab (octal-escaped in mountinfo)."""
+    escaped = path.replace("\\", "\\134").replace(" ", "\\040").replace("\t", "\\011")
+    return mounted(escaped)
 
 
 if __name__ == "__main__":
