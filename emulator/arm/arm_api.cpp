@@ -2,6 +2,7 @@
 
 #include "emulator/arm/batch_accounts.h"
 #include "emulator/arm/blob_services.h"
+#include "emulator/arm/file_services.h"
 #include "emulator/arm/batchai_common.h"
 #include "emulator/arm/bearer_token.h"
 #include "emulator/arm/clusters.h"
@@ -54,6 +55,7 @@ void ArmApi::serve(http::Routes& server, const ArmEndpoints& endpoints) {
     add_resource_group_routes(*router_, *context_);
     add_storage_account_routes(*router_, *context_);
     add_blob_service_routes(*router_, *context_);
+    add_file_service_routes(*router_, *context_);
     add_batch_account_routes(*router_, *context_);
     add_virtual_network_routes(*router_, *context_);
     add_workspace_routes(*router_, *context_);

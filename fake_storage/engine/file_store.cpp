@@ -1,4 +1,5 @@
 #include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/share_rows.h"
 #include "fake_storage/engine/share_snapshot_names.h"
@@ -35,6 +36,8 @@ fs::path FileStore::share_root(const std::string& account, const std::string& sh
         auto [base, snapshot] = split_share_snapshot_key(share);
         return files_.root() / account / "share-snapshots" / base / snapshot;
     }
+    // A soft-deleted share's files are out of the shares' directory too (share_soft_delete.cpp).
+    if (!split_deleted_share_key(share).second.empty()) return files_.root() / account / "deleted-shares" / share;
     return files_.root() / account / "shares" / share;
 }
 
@@ -55,8 +58,11 @@ std::shared_mutex& FileStore::lock_for(const std::string& account, const std::st
 }
 
 ShareInfo FileStore::create_share(const std::string& account, const std::string& name,
-                                  std::optional<std::int64_t> quota_gib, const Metadata& metadata) {
+                                  std::optional<std::int64_t> quota_gib, const Metadata& metadata,
+                                  const std::optional<std::string>& access_tier) {
     ShareInfo s{name, new_etag(), time::now(), metadata, quota_gib.value_or(5120)};
+    s.created = s.access_tier_changed = s.last_modified;
+    s.access_tier = access_tier.value_or("");
     if (s.quota_gib < 1 || s.quota_gib > 102400) {
         fail(400, "InvalidHeaderValue",
              "The value for one of the HTTP headers is not in the correct format.\n"
@@ -68,14 +74,15 @@ ShareInfo FileStore::create_share(const std::string& account, const std::string&
         }
         fs::create_directories(share_root(account, name));
         db.prepare(
-              "INSERT INTO shares(account, name, etag, created, last_modified, metadata, quota)"
-              " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)")
+              "INSERT INTO shares(account, name, etag, created, last_modified, metadata, quota, access_tier)"
+              " VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7)")
             .bind(1, account)
             .bind(2, name)
             .bind(3, s.etag)
             .bind(4, time::to_ticks(s.last_modified))
             .bind(5, metadata_to_json(metadata))
             .bind(6, s.quota_gib)
+            .bind(7, s.access_tier)
             .run();
     });
     return s;
@@ -89,7 +96,11 @@ ShareInfo FileStore::get_share(const std::string& account, const std::string& na
 }
 
 void FileStore::delete_share(const std::string& account, const std::string& name,
-                             const std::optional<std::string>& lease_id, bool with_snapshots) {
+                             const std::optional<std::string>& lease_id, bool with_snapshots, bool keep_deleted) {
+    if (keep_deleted && !is_share_snapshot_key(name)) {
+        soft_delete_share(account, name, lease_id, with_snapshots);
+        return;
+    }
     std::vector<fs::path> trash;
     db_.transaction([&](db::Database& db) {
         const time::TimePoint now = time::now();
@@ -144,14 +155,17 @@ ShareInfo FileStore::update_share(const std::string& account, const std::string&
         change(*s);
         s->etag = new_etag();
         s->last_modified = time::now();
-        db.prepare("UPDATE shares SET metadata = ?3, quota = ?4, etag = ?5, last_modified = ?6"
-                   " WHERE account = ?1 AND name = ?2")
+        db.prepare("UPDATE shares SET metadata = ?3, quota = ?4, etag = ?5, last_modified = ?6, access_tier = ?7,"
+                   " access_tier_changed = ?8, signed_identifiers = ?9 WHERE account = ?1 AND name = ?2")
             .bind(1, account)
             .bind(2, name)
             .bind(3, metadata_to_json(s->metadata))
             .bind(4, s->quota_gib)
             .bind(5, s->etag)
             .bind(6, time::to_ticks(s->last_modified))
+            .bind(7, s->access_tier)
+            .bind(8, time::to_ticks(s->access_tier_changed))
+            .bind(9, signed_identifiers_to_json(s->identifiers))
             .run();
         result = *s;
     });
@@ -174,6 +188,30 @@ ShareInfo FileStore::set_share_quota(const std::string& account, const std::stri
     });
 }
 
+ShareInfo FileStore::set_share_properties(const std::string& account, const std::string& name,
+                                          std::optional<std::int64_t> quota_gib,
+                                          const std::optional<std::string>& access_tier,
+                                          const std::optional<std::string>& lease_id) {
+    return update_share(account, name, [&](ShareInfo& s) {
+        const time::TimePoint now = time::now();
+        check_lease_if_named(s.lease, lease_id, now, LeaseTarget::container);
+        if (quota_gib) s.quota_gib = *quota_gib;
+        if (access_tier) {
+            s.access_tier = *access_tier;
+            s.access_tier_changed = now;
+        }
+    });
+}
+
+ShareInfo FileStore::set_share_acl(const std::string& account, const std::string& name,
+                                   const std::vector<SignedIdentifier>& identifiers,
+                                   const std::optional<std::string>& lease_id) {
+    return update_share(account, name, [&](ShareInfo& s) {
+        check_lease_if_named(s.lease, lease_id, time::now(), LeaseTarget::container);
+        s.identifiers = identifiers;
+    });
+}
+
 std::pair<LeaseOutcome, ShareInfo> FileStore::lease_share(const std::string& account, const std::string& name,
                                                           const LeaseRequest& request) {
     std::pair<LeaseOutcome, ShareInfo> out;
@@ -193,12 +231,15 @@ std::pair<LeaseOutcome, ShareInfo> FileStore::lease_share(const std::string& acc
     return out;
 }
 
-SharePage FileStore::list_shares(const std::string& account, const ListOptions& o) {
+SharePage FileStore::list_shares(const std::string& account, const ListOptions& o, bool deleted) {
     // Listed by share, each share's snapshots (oldest first) before it, as the service lists them:
-    // the order of "SHARE\x01TIME", the share itself "SHARE\x01\x7f". A marker names the share (or
-    // the snapshot's key) to start at, as the service writes it ("/ACCOUNT/SHARE"), or bare.
+    // the order of "SHARE\x01TIME", the share itself "SHARE\x01\x7f"; a deleted share of the name
+    // before them all, "SHARE\x01\x01VERSION". A marker names the share (or the snapshot's or
+    // deleted share's key) to start at, as the service writes it ("/ACCOUNT/SHARE"), or bare.
     auto order = [](const std::string& key) {
-        auto [base, snapshot] = split_share_snapshot_key(key);
+        auto [base, version] = split_deleted_share_key(key);
+        if (!version.empty()) return base + "\x01\x01" + version;
+        const std::string snapshot = split_share_snapshot_key(key).second;
         return base + '\x01' + (snapshot.empty() ? std::string("\x7f") : snapshot);
     };
     std::string marker = o.marker;
@@ -207,21 +248,24 @@ SharePage FileStore::list_shares(const std::string& account, const ListOptions& 
         marker = slash == std::string::npos ? std::string() : marker.substr(slash + 1);
     }
     const std::string from = marker.empty() ? std::string() : order(marker);
+    auto key_of = [](const ShareInfo& s) {
+        if (!s.deleted_version.empty()) return deleted_share_key(s.name, s.deleted_version);
+        return s.snapshot.empty() ? s.name : share_snapshot_key(s.name, s.snapshot);
+    };
     std::vector<ShareInfo> shares;
     db_.read([&](db::Database& db) {
-        auto q = db.prepare(
-            "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1"
-            " AND name >= ?2 AND name < ?3 ORDER BY name");
-        const std::string start = std::max(split_share_snapshot_key(marker).first, o.prefix);
+        auto q = db.prepare(std::string("SELECT ") + kShareColumns +
+                            " FROM shares WHERE account = ?1 AND name >= ?2 AND name < ?3 ORDER BY name");
+        const std::string start = std::max(split_deleted_share_key(marker).first, o.prefix);
         q.bind(1, account).bind(2, start).bind(3, o.prefix + "\xFF");
         while (q.step()) {
             ShareInfo s = read_share(q);
+            if (!s.deleted_version.empty() && (!deleted || !s.snapshot.empty())) continue;  // a deleted share's snapshots are not listed
             if (!s.snapshot.empty() && !o.snapshots) continue;
-            if (!from.empty() && order(s.snapshot.empty() ? s.name : share_snapshot_key(s.name, s.snapshot)) < from) continue;
+            if (!from.empty() && order(key_of(s)) < from) continue;
             shares.push_back(std::move(s));
         }
     });
-    auto key_of = [](const ShareInfo& s) { return s.snapshot.empty() ? s.name : share_snapshot_key(s.name, s.snapshot); };
     std::stable_sort(shares.begin(), shares.end(),
                      [&](const ShareInfo& a, const ShareInfo& b) { return order(key_of(a)) < order(key_of(b)); });
     SharePage page;

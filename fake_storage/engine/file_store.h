@@ -36,6 +36,11 @@ struct ShareInfo {
     std::int64_t quota_gib = 5120;
     Lease lease;  // Lease Share's (x-ms-version 2020-02-10)
     std::string snapshot;  // a share snapshot's time ("2020-01-15T23:54:16.0000000Z"); "" for the share
+    std::string deleted_version;  // a soft-deleted share's version (share_snapshot_names.h); "" for a live one
+    time::TimePoint created;
+    std::string access_tier;  // "" for the default, TransactionOptimized
+    time::TimePoint access_tier_changed;  // when a tier was last set; `created` when never
+    std::vector<SignedIdentifier> identifiers;  // Set Share ACL's stored access policies
 };
 
 struct SmbProperties {
@@ -103,15 +108,28 @@ class FileStore {
 public:
     FileStore(db::Database& db, ContentFiles& files);
 
+    // `access_tier`: TransactionOptimized (the default), Hot or Cool.
     ShareInfo create_share(const std::string& account, const std::string& name,
-                           std::optional<std::int64_t> quota_gib, const Metadata& metadata);
+                           std::optional<std::int64_t> quota_gib, const Metadata& metadata,
+                           const std::optional<std::string>& access_tier = std::nullopt);
     ShareInfo get_share(const std::string& account, const std::string& name);
     // A leased share is deleted only with its lease id (412 LeaseIdMissing, ...); an id where
     // none is held is 412 LeaseNotPresentWithContainerOperation, as for a container. A share with
     // snapshots only `with_snapshots` (409 ShareHasSnapshots), and then only when none of them is
     // leased (409 DeleteShareWhenSnapshotLeased). `name` may be a snapshot's key (snapshot_key).
+    // `keep_deleted` (the account's share soft delete on): the share and its snapshots are kept,
+    // out of sight, as a deleted share that undelete_share brings back (share_soft_delete.cpp).
     void delete_share(const std::string& account, const std::string& name,
-                      const std::optional<std::string>& lease_id = std::nullopt, bool with_snapshots = false);
+                      const std::optional<std::string>& lease_id = std::nullopt, bool with_snapshots = false,
+                      bool keep_deleted = false);
+    // Undelete Share: the deleted share `deleted_name` of `version` becomes the share `name`
+    // again, with its files, metadata, properties and snapshots, a new ETag and Last-Modified, and
+    // no lease. 409 ShareAlreadyExists when `name` exists; 404 ShareNotFound when no such deleted
+    // share is kept (or it was deleted before `kept_since`: its retention is over).
+    ShareInfo undelete_share(const std::string& account, const std::string& name, const std::string& deleted_name,
+                             const std::string& version, time::TimePoint kept_since);
+    // Deleted shares whose retention is over (deleted before `kept_since`) go for good.
+    void purge_deleted_shares(const std::string& account, time::TimePoint kept_since);
 
     // Share snapshots (share_snapshots.cpp). A snapshot is stored as a share of its own whose
     // name is its key, "SHARE/TIME" (a name no share can have): its row in shares, its entries'
@@ -129,12 +147,22 @@ public:
                                  const Metadata& metadata, const std::optional<std::string>& lease_id = std::nullopt);
     ShareInfo set_share_quota(const std::string& account, const std::string& name,
                               std::int64_t quota_gib, const std::optional<std::string>& lease_id = std::nullopt);
+    // Set Share Properties: what is given changes (a tier set anew has a new change time).
+    ShareInfo set_share_properties(const std::string& account, const std::string& name,
+                                   std::optional<std::int64_t> quota_gib, const std::optional<std::string>& access_tier,
+                                   const std::optional<std::string>& lease_id = std::nullopt);
+    // Set Share ACL: the share's stored access policies (what a share or file SAS's `si` names).
+    ShareInfo set_share_acl(const std::string& account, const std::string& name,
+                            const std::vector<SignedIdentifier>& identifiers,
+                            const std::optional<std::string>& lease_id = std::nullopt);
     // Lease Share: the lease state machine of lease.h on the share (no new ETag).
     std::pair<LeaseOutcome, ShareInfo> lease_share(const std::string& account, const std::string& name,
                                                    const LeaseRequest& request);
     // With options.snapshots, each share's snapshots too, oldest first, before the share itself
     // (as the service lists them).
-    SharePage list_shares(const std::string& account, const ListOptions& options);
+    // With `deleted`, the deleted shares too (deleted_version set), each before the share of its
+    // name, if any.
+    SharePage list_shares(const std::string& account, const ListOptions& options, bool deleted = false);
     std::uint64_t share_usage(const std::string& account, const std::string& name);
 
     ShareEntry create_directory(const std::string& account, const std::string& share,
@@ -272,6 +300,8 @@ public:
     std::vector<std::string> live_content_ids();
 
 private:
+    void soft_delete_share(const std::string& account, const std::string& name,
+                           const std::optional<std::string>& lease_id, bool with_snapshots);
     // Scratch copies of snapshots and trash of deleted shares in tmp/, and snapshot directories
     // whose rows were never committed (share_snapshots.cpp).
     void remove_snapshot_leftovers();

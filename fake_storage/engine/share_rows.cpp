@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/share_snapshot_names.h"
@@ -47,19 +48,25 @@ std::optional<ShareEntry> find_entry(db::Database& db, const std::string& accoun
 
 ShareInfo read_share(db::Statement& q) {
     ShareInfo s;
-    std::tie(s.name, s.snapshot) = split_share_snapshot_key(q.column_text(0));
+    const std::string key = q.column_text(0);
+    s.snapshot = split_share_snapshot_key(key).second;
+    std::tie(s.name, s.deleted_version) = split_deleted_share_key(key);
     s.etag = q.column_text(1);
     s.last_modified = time::from_ticks(q.column_int(2));
     s.metadata = metadata_from_json(q.column_text(3));
     s.quota_gib = q.column_int(4);
     s.lease = lease_from_json(q.column_text(5));
+    s.created = time::from_ticks(q.column_int(6));
+    s.access_tier = q.column_text(7);
+    const std::int64_t changed = q.column_int(8);
+    s.access_tier_changed = changed == 0 ? s.created : time::from_ticks(changed);
+    s.identifiers = signed_identifiers_from_json(q.column_text(9));
     return s;
 }
 
 std::optional<ShareInfo> find_share(db::Database& db, const std::string& account,
                                     const std::string& name) {
-    auto q = db.prepare(
-        "SELECT name, etag, last_modified, metadata, quota, lease FROM shares WHERE account = ?1 AND name = ?2");
+    auto q = db.prepare(std::string("SELECT ") + kShareColumns + " FROM shares WHERE account = ?1 AND name = ?2");
     q.bind(1, account).bind(2, name);
     if (!q.step()) return std::nullopt;
     return read_share(q);

@@ -19,6 +19,9 @@ inline constexpr const char* kEntryColumns =
 ShareEntry read_entry(db::Statement& q);
 std::optional<ShareEntry> find_entry(db::Database& db, const std::string& account, const std::string& share,
                                      const std::string& path);
+inline constexpr const char* kShareColumns =
+    "name, etag, last_modified, metadata, quota, lease, created, access_tier, access_tier_changed, signed_identifiers";
+// A row of kShareColumns.
 ShareInfo read_share(db::Statement& q);
 std::optional<ShareInfo> find_share(db::Database& db, const std::string& account, const std::string& name);
 

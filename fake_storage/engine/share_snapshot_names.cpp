@@ -1,5 +1,7 @@
 #include "fake_storage/engine/share_snapshot_names.h"
 
+#include <cstdio>
+
 namespace bai::storage {
 
 std::string share_snapshot_name(time::TimePoint t) { return time::format_iso8601(t, 7); }
@@ -29,6 +31,39 @@ std::pair<std::string, std::string> split_share_snapshot_key(const std::string& 
     const size_t slash = name.find('/');
     if (slash == std::string::npos) return {name, ""};
     return {name.substr(0, slash), name.substr(slash + 1)};
+}
+
+namespace {
+// 100 ns ticks from 1601-01-01 (FILETIME's epoch) to 1970-01-01 (the store's).
+constexpr std::int64_t kFiletimeToUnix = 116444736000000000LL;
+}  // namespace
+
+std::string deleted_share_version(time::TimePoint deleted) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llX",
+                  static_cast<unsigned long long>(time::to_ticks(deleted) + kFiletimeToUnix));
+    return text;
+}
+
+std::optional<time::TimePoint> deleted_share_time(std::string_view version) {
+    if (version.size() != 16) return std::nullopt;
+    std::uint64_t ticks = 0;
+    for (char c : version) {
+        int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (digit < 0) return std::nullopt;
+        ticks = ticks * 16 + static_cast<std::uint64_t>(digit);
+    }
+    if (ticks < static_cast<std::uint64_t>(kFiletimeToUnix) || ticks > static_cast<std::uint64_t>(INT64_MAX)) return std::nullopt;
+    return time::from_ticks(static_cast<std::int64_t>(ticks) - kFiletimeToUnix);
+}
+
+std::string deleted_share_key(const std::string& share, const std::string& version) { return share + "~" + version; }
+
+std::pair<std::string, std::string> split_deleted_share_key(const std::string& key) {
+    const std::string base = split_share_snapshot_key(key).first;
+    const size_t tilde = base.find('~');
+    if (tilde == std::string::npos) return {base, ""};
+    return {base.substr(0, tilde), base.substr(tilde + 1)};
 }
 
 }  // namespace bai::storage

@@ -22,4 +22,16 @@ bool is_share_snapshot_key(std::string_view name);
 // The share and the snapshot of a key; the share itself and "" for a share's own name.
 std::pair<std::string, std::string> split_share_snapshot_key(const std::string& name);
 
+// A soft-deleted share is kept under "SHARE~VERSION" (no share name has a '~'), its snapshots
+// under "SHARE~VERSION/TIME". VERSION is what List Shares names it by and Undelete Share takes:
+// the time of the deletion as 16 upper-case hex digits of a Windows FILETIME
+// ("01D69C4E8E6FB05B"), as the service writes it.
+std::string deleted_share_version(time::TimePoint deleted);
+// The time a version names; nullopt for anything but 16 hex digits.
+std::optional<time::TimePoint> deleted_share_time(std::string_view version);
+std::string deleted_share_key(const std::string& share, const std::string& version);
+// The share's name and the version of a deleted share's key (its snapshot part left out); the
+// name and "" for any other key.
+std::pair<std::string, std::string> split_deleted_share_key(const std::string& key);
+
 }  // namespace bai::storage

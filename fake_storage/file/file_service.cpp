@@ -13,6 +13,7 @@
 #include "fake_storage/file/rename_source.h"
 #include "fake_storage/blob/copy_source.h"
 #include "common/crypto/random_id.h"
+#include "fake_storage/http/container_acl_xml.h"
 #include "fake_storage/http/content_response.h"
 #include "fake_storage/http/lease_headers.h"
 #include "fake_storage/http/service_properties_xml.h"
@@ -139,8 +140,8 @@ void write_share_headers(httplib::Response& res, const ShareInfo& s, const Stora
     res.set_header("x-ms-has-immutability-policy", "false");
     res.set_header("x-ms-has-legal-hold", "false");
     if (version_at_least(r, "2019-12-12") && s.snapshot.empty()) {  // a snapshot has no tier of its own
-        res.set_header("x-ms-access-tier", "TransactionOptimized");
-        res.set_header("x-ms-access-tier-change-time", time::format_rfc1123(s.last_modified));
+        res.set_header("x-ms-access-tier", s.access_tier.empty() ? "TransactionOptimized" : s.access_tier);
+        res.set_header("x-ms-access-tier-change-time", time::format_rfc1123(s.access_tier_changed));
     }
     if (version_at_least(r, "2020-02-10")) write_lease_headers(res, s.lease, time::now());
     write_metadata(res, s.metadata);
@@ -153,6 +154,17 @@ bool bool_header(const StorageRequest& r, const std::string& name, bool fallback
     if (strcasecmp(value.c_str(), "true") == 0) return true;
     if (strcasecmp(value.c_str(), "false") == 0) return false;
     invalid_header(name, value);
+}
+
+// x-ms-access-tier of Create Share and Set Share Properties: the tiers of a standard account
+// (Premium is a premium account's only tier), as the service spells them.
+std::optional<std::string> access_tier_header(const StorageRequest& r) {
+    if (!r.has_header("x-ms-access-tier")) return std::nullopt;
+    const std::string value = r.header("x-ms-access-tier");
+    for (const char* tier : {"TransactionOptimized", "Hot", "Cool"}) {
+        if (strcasecmp(value.c_str(), tier) == 0) return std::string(tier);
+    }
+    invalid_header("x-ms-access-tier", value);
 }
 
 std::optional<std::int64_t> quota_header(const StorageRequest& r) {
@@ -171,6 +183,17 @@ FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFil
       endpoint_("batchai-emulator-file", accounts, files,
                 [this](const StorageRequest& r) { return resolve(r); }) {
     endpoint_.set_settings(&settings_, "file");
+    // A share or file SAS may name one of the share's stored access policies (si).
+    endpoint_.set_policy_lookup([this](const std::string& account, const std::string& share, const std::string& id)
+                                    -> std::optional<StoredPolicy> {
+        try {
+            for (const SignedIdentifier& i : store_.get_share(account, share).identifiers) {
+                if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
+            }
+        } catch (const StorageError&) {
+        }
+        return std::nullopt;
+    });
 }
 
 Operation FileService::resolve(const StorageRequest& r) {
@@ -239,6 +262,10 @@ Operation FileService::share_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
     if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
     if (m == "PUT" && comp == "lease") return op("LeaseShare", "w", &FileService::lease_share);
+    // Restoring a share makes it, as Create Share does.
+    if (m == "PUT" && comp == "undelete") return op("UndeleteShare", "cw", &FileService::undelete_share);
+    if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetShareACL", "r", &FileService::get_share_acl);
+    if (m == "PUT" && comp == "acl") return op("SetShareACL", "w", &FileService::set_share_acl);
     if (m == "GET" && comp == kChangesComp) {  // authorized as List Directories and Files
         return Operation{"ListChanges",
                          {SasService::file, r.container, "", {ResourceLevel::container, "l", "l", ServiceSasScope::container, false}},
@@ -319,9 +346,13 @@ void FileService::list_shares(StorageCall& call) {
     ListOptions o = list_options(call.request);
     o.max_results_asked = call.request.param("maxresults").has_value();
     o.snapshots = includes(call.request, "snapshots");
-    SharePage page = store_.list_shares(call.account.name, o);
+    const bool deleted = includes(call.request, "deleted");
+    const int retention_days = share_retention_days(call.account.name);
+    const time::TimePoint now = time::now();
+    if (deleted) store_.purge_deleted_shares(call.account.name, now - std::chrono::hours(24) * retention_days);
+    SharePage page = store_.list_shares(call.account.name, o, deleted);
     ListSharesShape shape{includes(call.request, "metadata"), version_at_least(call.request, "2019-12-12"),
-                          version_at_least(call.request, "2020-02-10"), time::now()};
+                          version_at_least(call.request, "2020-02-10"), now, retention_days};
     call.response.set_content(list_shares_xml(service_endpoint(call), o, page, shape), "application/xml");
 }
 
@@ -341,7 +372,8 @@ void FileService::set_service_properties(StorageCall& call) {
 
 void FileService::create_share(StorageCall& call) {
     ShareInfo s = store_.create_share(call.account.name, call.request.container,
-                                      quota_header(call.request), read_metadata(call.request));
+                                      quota_header(call.request), read_metadata(call.request),
+                                      access_tier_header(call.request));
     call.response.status = 201;
     set_version_headers(call.response, s.etag, s.last_modified);
 }
@@ -364,7 +396,8 @@ void FileService::delete_share(StorageCall& call) {
     const std::pair<std::string, std::string> share{call.account.name, r.container};
     const time::TimePoint now = time::now();
     try {
-        store_.delete_share(call.account.name, r.container, lease_id(r), with_snapshots);
+        store_.delete_share(call.account.name, r.container, lease_id(r), with_snapshots,
+                            share_soft_delete_on(call.account.name));
     } catch (const StorageError& e) {
         std::lock_guard guard(deleting_mutex_);
         auto it = deleting_.find(share);
@@ -397,10 +430,53 @@ void FileService::set_share_metadata(StorageCall& call) {
 
 void FileService::set_share_properties(StorageCall& call) {
     auto quota = quota_header(call.request);
-    ShareInfo s = quota ? store_.set_share_quota(call.account.name, call.request.container, *quota,
-                                                 lease_id(call.request))
-                        : store_.get_share(call.account.name, call.request.container);
+    auto tier = access_tier_header(call.request);
+    ShareInfo s = quota || tier ? store_.set_share_properties(call.account.name, call.request.container, quota, tier,
+                                                              lease_id(call.request))
+                                : store_.get_share(call.account.name, call.request.container);
     set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::undelete_share(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-deleted-share-name")) missing_header("x-ms-deleted-share-name");
+    if (!r.has_header("x-ms-deleted-share-version")) missing_header("x-ms-deleted-share-version");
+    const std::string name = r.header("x-ms-deleted-share-name");
+    const std::string version = r.header("x-ms-deleted-share-version");
+    if (!is_valid_share_name(name)) invalid_header("x-ms-deleted-share-name", name);
+    if (!deleted_share_time(version)) invalid_header("x-ms-deleted-share-version", version);
+    std::string upper = version;  // as List Shares names it
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const time::TimePoint kept_since = time::now() - std::chrono::hours(24) * share_retention_days(call.account.name);
+    ShareInfo s = store_.undelete_share(call.account.name, r.container, name, upper, kept_since);
+    call.response.status = 201;
+    set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+void FileService::get_share_acl(StorageCall& call) {
+    ShareInfo s = store_.get_share(call.account.name, call.request.container);
+    check_lease_if_named(s.lease, lease_id(call.request), time::now(), LeaseTarget::container);
+    set_version_headers(call.response, s.etag, s.last_modified);
+    call.response.set_content(signed_identifiers_xml(s.identifiers), "application/xml");
+}
+
+void FileService::set_share_acl(StorageCall& call) {
+    std::vector<SignedIdentifier> identifiers = parse_signed_identifiers(call.body);
+    ShareInfo s = store_.set_share_acl(call.account.name, call.request.container, identifiers, lease_id(call.request));
+    set_version_headers(call.response, s.etag, s.last_modified);
+}
+
+bool FileService::share_soft_delete_on(const std::string& account) {
+    nlohmann::json p = settings_.get(account, "file", default_file_service_properties());
+    return p.value("ShareDeleteRetentionPolicy", nlohmann::json::object()).value("Enabled", false);
+}
+
+int FileService::share_retention_days(const std::string& account) {
+    nlohmann::json p = settings_.get(account, "file", default_file_service_properties());
+    const nlohmann::json policy = p.value("ShareDeleteRetentionPolicy", nlohmann::json::object());
+    // A share deleted while the policy was on stays its days, 7 (the portal's default) once off.
+    const nlohmann::json days = policy.value("Days", nlohmann::json(7));
+    return days.is_number_integer() ? days.get<int>() : 7;
 }
 
 void FileService::lease_share(StorageCall& call) {

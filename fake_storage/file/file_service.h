@@ -47,6 +47,15 @@ private:
     void set_share_properties(StorageCall& call);
     void share_stats(StorageCall& call);
     void lease_share(StorageCall& call);
+    // Undelete Share (comp=undelete): a share soft-deleted while the account's
+    // ShareDeleteRetentionPolicy was on, named by x-ms-deleted-share-name and -version.
+    void undelete_share(StorageCall& call);
+    void get_share_acl(StorageCall& call);
+    void set_share_acl(StorageCall& call);
+    // The account's File service properties: whether Delete Share keeps a deleted share, and
+    // for how many days.
+    bool share_soft_delete_on(const std::string& account);
+    int share_retention_days(const std::string& account);
     void lease_file(StorageCall& call);
     void copy_file(StorageCall& call);
     void abort_copy_file(StorageCall& call);

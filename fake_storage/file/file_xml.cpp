@@ -1,6 +1,9 @@
 #include "fake_storage/file/file_xml.h"
 
 #include "common/text/markup_escape.h"
+#include <algorithm>
+
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -28,10 +31,14 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
     for (const ShareInfo& s : page.shares) {
         xml += "<Share>" + element("Name", s.name);
         if (!s.snapshot.empty()) xml += element("Snapshot", s.snapshot);
+        const bool deleted = !s.deleted_version.empty();
+        if (deleted) xml += "<Deleted>true</Deleted>" + element("Version", s.deleted_version);
         xml += "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
         xml += element("Etag", s.etag);
-        if (shape.leases) {
+        if (shape.leases && deleted) {
+            xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>broken</LeaseState>";  // as the service lists one
+        } else if (shape.leases) {
             const LeaseReport lease = report_lease(s.lease, shape.now);
             xml += std::string("<LeaseStatus>") + lease.status + "</LeaseStatus><LeaseState>" + lease.state +
                    "</LeaseState>";
@@ -40,11 +47,18 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
         if (shape.tiers) {
             if (s.snapshot.empty()) {  // a snapshot has no tier of its own
-                xml += "<AccessTier>TransactionOptimized</AccessTier>";
-                xml += element("AccessTierChangeTime", time::format_rfc1123(s.last_modified));
+                xml += element("AccessTier", s.access_tier.empty() ? "TransactionOptimized" : s.access_tier);
+                xml += element("AccessTierChangeTime", time::format_rfc1123(s.access_tier_changed));
             }
             xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
                    "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
+        }
+        if (deleted) {
+            const time::TimePoint at = deleted_share_time(s.deleted_version).value_or(shape.now);
+            const auto days_gone = std::chrono::duration_cast<std::chrono::hours>(shape.now - at).count() / 24;
+            xml += element("DeletedTime", time::format_rfc1123(at));
+            xml += "<RemainingRetentionDays>" + std::to_string(std::max<long long>(0, shape.retention_days - days_gone)) +
+                   "</RemainingRetentionDays>";
         }
         xml += "</Properties>";
         if (shape.metadata) xml += metadata_xml(s.metadata);

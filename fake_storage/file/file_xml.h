@@ -14,6 +14,7 @@ struct ListSharesShape {
     bool tiers = true;      // 2019-12-12: AccessTier and its change time, the encryption scope
     bool leases = true;     // 2020-02-10: LeaseStatus, LeaseState and LeaseDuration
     time::TimePoint now{};  // when the leases are reported
+    int retention_days = 7;  // the account's ShareDeleteRetentionPolicy: a deleted share's RemainingRetentionDays
 };
 
 std::string list_shares_xml(const std::string& service_endpoint, const ListOptions& options,

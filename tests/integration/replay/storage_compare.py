@@ -38,8 +38,9 @@ VOLATILE_ELEMENTS = {
     "LastSyncTime", "ExceptionDetails", "ExceptionMessage", "StackTrace", "QueryParameterValue",
     "Date",
 }
-# Elements of a list told apart by these children (a share and its snapshots share a name).
-KEYS = ("Name", "Snapshot", "VersionId")
+# Elements of a list told apart by these children (a share and its snapshots share a name, and
+# so do a deleted share and the share made again after it).
+KEYS = ("Name", "Snapshot", "VersionId", "Deleted")
 
 
 def error_code(headers, body):

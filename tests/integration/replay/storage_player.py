@@ -28,7 +28,7 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-from . import storage_exchanges
+from . import storage_exchanges, storage_soft_delete
 from .storage_compare import compare
 from .storage_signing import is_sas, resign_sas_query, shifted_http_date
 
@@ -47,7 +47,7 @@ LISTED_SNAPSHOT = re.compile(r"<Name>([^<]*)</Name><Snapshot>([^<]*)</Snapshot>"
 ARM_SUBSCRIPTION = "00000000-1111-2222-3333-444444444444"
 LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
 LEARNED_HEADERS = ("if-match", "if-none-match", "x-ms-source-if-match", "x-ms-source-if-none-match",
-                   "x-ms-copy-source", "x-ms-file-rename-source")
+                   "x-ms-copy-source", "x-ms-file-rename-source", "x-ms-deleted-share-version")
 LEARNED_QUERY = ("snapshot", "sharesnapshot", "prevsnapshot", "versionid")
 CLOUD_URL = re.compile(r"https?://([a-z0-9]+)\.(blob|file)\.core\.windows\.net(/[^?\s]*)?(\?[^\s]*)?")
 
@@ -218,7 +218,8 @@ class RecordingPlayer:
                 snapshot = item.findtext("Snapshot")
                 if name and snapshot and x.service == "file" and snapshot not in own_snapshots:
                     snapshots[(x.account, name, snapshot)] = item.findtext("Properties/LeaseState") == "leased"
-                if name and key not in made and item.find("Snapshot") is None:
+                if name and key not in made and item.find("Snapshot") is None and \
+                        not storage_soft_delete.is_deleted_item(item):
                     if key not in wanted:
                         wanted.append(key)
                     if item.findtext("Properties/LeaseState") == "leased":
@@ -226,6 +227,7 @@ class RecordingPlayer:
                     elif item.findtext("Properties/LeaseState") == "broken":  # another test broke its lease
                         broken.add(key)
         self._turn_on_versioning()
+        self._prepare_soft_delete()
         for service, account, name in wanted:
             restype = "share" if service == "file" else "container"
             local = self._local(account)
@@ -279,6 +281,35 @@ class RecordingPlayer:
                              verify=self.arm["ca_cert"], timeout=30)
             if r.status_code != 200:
                 raise RuntimeError(f"could not turn versioning on for {account}: {r.status_code} {r.text[:200]}")
+
+    def _prepare_soft_delete(self):
+        """Share soft delete on (ARM's fileServices/default) for the accounts whose recordings
+        show it, and the deleted shares other tests left there made and deleted."""
+        accounts = storage_soft_delete.soft_delete_accounts(self.exchanges)
+        if not accounts or not self.arm:
+            return
+        import requests
+        group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
+        token = {"Authorization": "Bearer replay"}
+        r = requests.put(f"{self.arm['arm']}{group}?api-version=2021-04-01", json={"location": "eastus"},
+                         headers=token, verify=self.arm["ca_cert"], timeout=30)
+        if r.status_code not in (200, 201):
+            raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
+        for account in sorted(accounts):
+            url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
+                   "/fileServices/default?api-version=2021-04-01")
+            r = requests.patch(url, json={"properties": {"shareDeleteRetentionPolicy": {"enabled": True, "days": 7}}},
+                               headers=token, verify=self.arm["ca_cert"], timeout=30)
+            if r.status_code != 200:
+                raise RuntimeError(f"could not turn share soft delete on for {account}: {r.status_code} {r.text[:200]}")
+        for account, name in storage_soft_delete.deleted_by_others(self.exchanges):
+            local = self._local(account)
+            client = RawClient(self.endpoints["file"], account=local, key=account_key(local), version="2019-02-02")
+            path = f"/{local}/{urllib.parse.quote(name)}"
+            client.request("PUT", path, [("restype", "share")])
+            r = client.request("DELETE", path, [("restype", "share")])
+            if r.status != 202:
+                raise RuntimeError(f"could not delete share {name} of {account}: {r.status} {r.body[:200]}")
 
     def _seed_service_properties(self):
         """The service properties the recorded account held before the recording (set by other
@@ -365,6 +396,8 @@ class RecordingPlayer:
         if x.service == "file" and x.response_headers.get("x-ms-snapshot") and got_headers.get("x-ms-snapshot"):
             share = urllib.parse.unquote(x.path.strip("/").split("/")[0])
             self.share_snapshots[(share, got_headers["x-ms-snapshot"])] = x.response_headers["x-ms-snapshot"]
+        if x.service == "file" and x.params().get("comp") == "list":
+            storage_soft_delete.learn_versions(x.response_body, got_body, self.learned)
         judged = compare(x, status, got_headers, self._as_cloud_bytes(got_body), operation)
         answer.categories = judged.categories
         answer.differences = judged.differences
