@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "common/crypto/base64.h"
+#include "common/crypto/crc64.h"
 #include "common/crypto/digest.h"
 #include "common/text/ascii.h"
 #include "fake_storage/blob/blob_service.h"
@@ -39,33 +40,46 @@ void read_bytes(const OpenBlob& blob, std::uint64_t first, std::uint64_t end,
     }
 }
 
-// x-ms-source-content-md5 / -crc64 against the bytes read; the answer's Content-MD5 (and
-// x-ms-content-crc64 when that was asked for) name them.
-void check_source_checksums(const StorageRequest& r, ContentWriter& bytes, httplib::Response& response) {
+// x-ms-source-content-md5 / -crc64 against the bytes read.
+void check_source_checksums(const StorageRequest& r, const std::string& md5, const std::string& crc64) {
     if (r.has_header("x-ms-source-content-md5") && r.has_header("x-ms-source-content-crc64")) {
         fail(400, "BothCrc64AndMd5HeaderPresent", "Both x-ms-content-crc64 header and Content-MD5 header are present.");
     }
-    const std::string md5 = bytes.md5();
     check_source_md5(r, [&] { return md5; });
-    check_crc64_header(r, "x-ms-source-content-crc64", bytes.crc64());
-    if (r.has_header("x-ms-source-content-crc64")) {
-        response.set_header("x-ms-content-crc64", crypto::base64_encode(bytes.crc64()));
+    check_crc64_header(r, "x-ms-source-content-crc64", crc64);
+}
+
+// The answer's checksums of the bytes written: x-ms-content-crc64 when it was asked for, else
+// Content-MD5 (Put Block and Append Block From URL); Put Page From URL answers the CRC64 unless
+// an MD5 was asked for (recorded: x-ms-content-crc64 alone for a page written without either).
+void answer_source_checksums(const StorageRequest& r, httplib::Response& response, const std::string& md5,
+                             const std::string& crc64, bool crc64_by_default) {
+    const bool crc64_answer = r.has_header("x-ms-source-content-crc64") ||
+                              (crc64_by_default && !r.has_header("x-ms-source-content-md5"));
+    if (crc64_answer) response.set_header("x-ms-content-crc64", crypto::base64_encode(crc64));
+    if (!crc64_by_default || r.has_header("x-ms-source-content-md5")) {
+        response.set_header("Content-MD5", crypto::base64_encode(md5));
     }
-    response.set_header("Content-MD5", crypto::base64_encode(md5));
 }
 
 }  // namespace
 
-std::string BlobService::md5_of_blob(const std::string& account, const std::string& container,
-                                     const std::string& name, const std::string& snapshot) {
+std::pair<std::string, std::string> BlobService::checksums_of_blob(const std::string& account,
+                                                                   const std::string& container,
+                                                                   const std::string& name,
+                                                                   const std::string& snapshot) {
     OpenBlob blob = store_.open_copy_source(account, container, name, snapshot);
     crypto::Md5 md5;
-    read_bytes(blob, 0, blob.info.size, [&](std::string_view bytes) { md5.update(bytes); });
-    return md5.finish();
+    crypto::Crc64 crc64;
+    read_bytes(blob, 0, blob.info.size, [&](std::string_view bytes) {
+        md5.update(bytes);
+        crc64.update(bytes);
+    });
+    return {md5.finish(), crc64.bytes()};
 }
 
-std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call, std::uint64_t max_size,
-                                                              bool range_required) {
+BlobService::SourceRange BlobService::read_source_range(StorageCall& call, std::uint64_t max_size,
+                                                       bool range_required) {
     const StorageRequest& r = call.request;
     CopySource source = parse_copy_source(r.header("x-ms-copy-source"), r.header("Host"));
     authorize_source(source, call, /*key_covers_own_account=*/false);
@@ -73,7 +87,8 @@ std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call,
     std::optional<ByteRange> range = read_range_header(r, "x-ms-source-range");
     if (range_required && !range) missing_header("x-ms-source-range");
     OpenBlob blob = store_.open_copy_source(source.account, source.container, source.name, source.snapshot);
-    check_source_conditions(source_conditions, Version{blob.info.etag, blob.info.last_modified, &blob.info.tags});
+    check_source_conditions(source_conditions, Version{blob.info.etag, blob.info.last_modified, &blob.info.tags},
+                            SourceRead::ranged);
     if (blob.info.tier == "Archive") {
         fail(409, "CannotVerifyCopySource", "This operation is not permitted on an archived blob.");
     }
@@ -91,17 +106,21 @@ std::unique_ptr<ContentWriter> BlobService::read_source_range(StorageCall& call,
     }
     std::unique_ptr<ContentWriter> writer = files_.begin(true, true);
     read_bytes(blob, first, end, [&](std::string_view bytes) { writer->append(bytes); });
-    check_source_checksums(r, *writer, call.response);
-    return writer;
+    SourceRange out{std::move(writer), "", ""};
+    out.md5 = out.bytes->md5();
+    out.crc64 = out.bytes->crc64();
+    check_source_checksums(r, out.md5, out.crc64);
+    return out;
 }
 
 // Stages a block read from another blob (x-ms-source-range: all of it when not given).
 void BlobService::put_block_from_url(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string block_id = block_id_param(r);
-    std::unique_ptr<ContentWriter> bytes = read_source_range(call, kMaxBlockSize, false);
-    store_.put_block(call.account.name, r.container, r.name, block_id, *bytes, read_conditions(r).lease_id);
+    SourceRange source = read_source_range(call, kMaxBlockSize, false);
+    store_.put_block(call.account.name, r.container, r.name, block_id, *source.bytes, read_conditions(r).lease_id);
     call.response.status = 201;
+    answer_source_checksums(r, call.response, source.md5, source.crc64, false);
     call.response.set_header("x-ms-request-server-encrypted", "true");
 }
 
@@ -110,9 +129,10 @@ void BlobService::append_block_from_url(StorageCall& call) {
     const StorageRequest& r = call.request;
     const AppendConditions append = read_append_conditions(r);
     const Conditions conditions = read_conditions(r);
-    std::unique_ptr<ContentWriter> bytes = read_source_range(call, kMaxAppendBlockSize, false);
-    auto [blob, offset] = store_.append_block(call.account.name, r.container, r.name, *bytes, conditions, append);
+    SourceRange source = read_source_range(call, kMaxAppendBlockSize, false);
+    auto [blob, offset] = store_.append_block(call.account.name, r.container, r.name, *source.bytes, conditions, append);
     call.response.status = 201;
+    answer_source_checksums(r, call.response, source.md5, source.crc64, false);
     set_version_headers(call.response, blob.etag, blob.last_modified);
     call.response.set_header("x-ms-blob-append-offset", std::to_string(offset));
     call.response.set_header("x-ms-blob-committed-block-count", std::to_string(blob.committed_block_count));
@@ -133,9 +153,10 @@ void BlobService::put_page_from_url(StorageCall& call) {
     }
     const Conditions conditions = read_conditions(r);
     const SequenceConditions sequence = read_sequence_conditions(r);
-    std::unique_ptr<ContentWriter> bytes = read_source_range(call, kMaxPutPage, true);
-    BlobInfo blob = store_.put_pages(call.account.name, r.container, r.name, start, *bytes, conditions, sequence);
+    SourceRange source = read_source_range(call, kMaxPutPage, true);
+    BlobInfo blob = store_.put_pages(call.account.name, r.container, r.name, start, *source.bytes, conditions, sequence);
     call.response.status = 201;
+    answer_source_checksums(r, call.response, source.md5, source.crc64, true);
     set_version_headers(call.response, blob.etag, blob.last_modified);
     call.response.set_header("x-ms-blob-sequence-number", std::to_string(blob.sequence_number));
     call.response.set_header("x-ms-request-server-encrypted", "true");

@@ -160,7 +160,11 @@ void BlobService::get_page_ranges(StorageCall& call) {
     };
     while (p < list.pages.size() || c < list.cleared.size()) {
         if (c >= list.cleared.size() || (p < list.pages.size() && list.pages[p].first < list.cleared[c].first)) {
-            xml += element("PageRange", list.pages[p++]);
+            // Written ranges that touch are one range, however many writes made them (recorded:
+            // a blob uploaded in 4 KiB pages lists one range).
+            std::pair<std::uint64_t, std::uint64_t> merged = list.pages[p++];
+            while (p < list.pages.size() && list.pages[p].first == merged.second + 1) merged.second = list.pages[p++].second;
+            xml += element("PageRange", merged);
         } else {
             xml += element("ClearRange", list.cleared[c++]);
         }

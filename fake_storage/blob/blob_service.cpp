@@ -88,7 +88,9 @@ void write_blob_headers(httplib::Response& res, const BlobInfo& b, time::TimePoi
         if (sealing) res.set_header("x-ms-blob-sealed", b.sealed ? "true" : "false");
     }
     if (b.type == BlobType::page) res.set_header("x-ms-blob-sequence-number", std::to_string(b.sequence_number));
-    write_lease_headers(res, b.lease, now);  // a snapshot's: never leased
+    // A snapshot is never leased, and its reads say nothing of leases (recorded).
+    const bool snapshot = !b.snapshot.empty() && b.snapshot.front() != '@';
+    if (!snapshot) write_lease_headers(res, b.lease, now);
     res.set_header("x-ms-server-encrypted", "true");
     if (!b.tags.empty()) res.set_header("x-ms-tag-count", std::to_string(b.tags.size()));
     if (!b.copy.empty()) {
@@ -172,6 +174,7 @@ bool BlobService::container_is_public(const std::string& account, const std::str
 Operation BlobService::resolve(const StorageRequest& r) {
     if (r.container.empty()) return service_operation(r);
     check_container_name(r.container);
+    if (is_account_information(r)) return account_information(r);
     if (r.name.empty()) return container_operation(r);
     check_blob_name(r.name);
     return blob_operation(r);
@@ -212,17 +215,29 @@ Operation BlobService::service_operation(const StorageRequest& r) {
         return {"GetBlobServiceStats", need, false, false, nullptr,
                 std::bind(&BlobService::get_service_stats, this, _1)};
     }
-    if ((r.method == "GET" || r.method == "HEAD") && restype == "account" && comp == "properties") {
-        // Any signed resource type and any permission (Get Account Information). The emulator's
-        // accounts are read-access geo-redundant: they have a secondary endpoint (ACCOUNT-secondary).
-        need.rule = {std::nullopt, kAnyPermission, "", ServiceSasScope::none};
-        return {"GetAccountInformation", need, false, false, nullptr, [](StorageCall& call) {
-                    call.response.set_header("x-ms-sku-name", "Standard_RAGRS");
-                    call.response.set_header("x-ms-account-kind", "StorageV2");
-                    call.response.set_header("x-ms-is-hns-enabled", "false");
-                }};
-    }
+    if (is_account_information(r)) return account_information(r);
     unsupported(r);
+}
+
+bool BlobService::is_account_information(const StorageRequest& r) {
+    return (r.method == "GET" || r.method == "HEAD") && r.param("restype").value_or("") == "account" &&
+           r.param("comp").value_or("") == "properties";
+}
+
+// Get Account Information, on the account, a container or a blob URL alike (the container or blob
+// need not exist: recorded on a container named "missing"): any signed resource type and any
+// permission, and a container's or blob's own SAS. The emulator's accounts are read-access
+// geo-redundant: they have a secondary endpoint (ACCOUNT-secondary).
+Operation BlobService::account_information(const StorageRequest& r) {
+    SasNeed need{SasService::blob, r.container, r.name,
+                 {std::nullopt, kAnyPermission, r.container.empty() ? "" : kAnyPermission,
+                  r.container.empty() ? ServiceSasScope::none : ServiceSasScope::container_or_object}};
+    return {"GetAccountInformation", need, false, false, nullptr, [](StorageCall& call) {
+                call.response.set_header("x-ms-sku-name", "Standard_RAGRS");
+                call.response.set_header("x-ms-account-kind", "StorageV2");
+                // The header of versions 2019-07-07 on, which brought it (none at 2019-02-02: recorded).
+                if (read_version(call.request) >= "2019-07-07") call.response.set_header("x-ms-is-hns-enabled", "false");
+            }};
 }
 
 Operation BlobService::container_operation(const StorageRequest& r) {
@@ -371,6 +386,9 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
     // Deleting a version takes 'x' (delete version), the blob itself 'd'.
     if (m == "DELETE" && comp.empty()) return op("DeleteBlob", names_version(r) ? "x" : "d", &BlobService::delete_blob);
     if (m == "PUT" && comp == "lease") return op("LeaseBlob", "w", &BlobService::lease_blob);
+    // Restoring a deleted blob writes it back ('w', as Azurite asks; the service's tables name
+    // no letter for it).
+    if (m == "PUT" && comp == "undelete") return op("UndeleteBlob", "w", &BlobService::undelete_blob);
     unsupported(r);
 }
 
@@ -483,12 +501,15 @@ void BlobService::list_blobs(StorageCall& call) {
     o.snapshots = includes(call.request, "snapshots");
     o.versions = includes(call.request, "versions");
     o.uncommitted = includes(call.request, "uncommittedblobs");
+    o.deleted = includes(call.request, "deleted");
     BlobListPage page = store_.list_blobs(call.account.name, call.request.container, o);
     BlobListIncludes what;
     what.metadata = includes(call.request, "metadata");
     what.tags = includes(call.request, "tags");
     what.copy = includes(call.request, "copy");
     what.version_ids = read_version(call.request) >= "2019-10-10";
+    what.or_metadata = read_version(call.request) >= "2019-12-12";
+    if (o.deleted) what.retention_days = store_.delete_retention_days(call.account.name);
     call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page, what,
                                              store_.clock_now()),
                               "application/xml");
@@ -596,10 +617,15 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     copy.source_snapshot = source.snapshot;
     copy.records_copy = !put_from_url;
     // The From URL operations check the source's bytes against x-ms-source-content-md5 and echo it.
+    // Put Blob From URL answers the CRC64 of what it wrote (recorded), read with the MD5.
     std::optional<std::string> source_md5;
+    std::pair<std::string, std::string> checksums;
+    if (put_from_url || (from_url && r.has_header("x-ms-source-content-md5"))) {
+        checksums = checksums_of_blob(source.account, source.container, source.name, source.snapshot);
+    }
     if (from_url && r.has_header("x-ms-source-content-md5")) {
         source_md5 = r.header("x-ms-source-content-md5");
-        check_source_md5(r, [&] { return md5_of_blob(source.account, source.container, source.name, source.snapshot); });
+        check_source_md5(r, [&] { return checksums.first; });
     }
     BlobInfo b = store_.copy_blob(call.account.name, r.container, r.name, source.account,
                                   source.container, source.name, copy, write_conditions(call));
@@ -607,6 +633,7 @@ void BlobService::copy_into(StorageCall& call, CopyKind kind) {
     answer_version_id(r, call.response, b.version_id);
     if (put_from_url) {
         call.response.status = 201;
+        call.response.set_header("x-ms-content-crc64", crypto::base64_encode(checksums.second));
         call.response.set_header("x-ms-request-server-encrypted", "true");
         return;
     }
@@ -660,9 +687,11 @@ void BlobService::get_block_list(StorageCall& call) {
     if (lists.blob && snapshot.empty()) {
         check_lease_if_named(lists.blob->lease, conditions.lease_id, store_.clock_now(), LeaseTarget::blob);
     }
-    if (lists.blob) set_version_headers(call.response, lists.blob->etag, lists.blob->last_modified);
-    call.response.set_header("x-ms-blob-content-length",
-                             std::to_string(lists.blob ? lists.blob->size : 0));
+    // A name with only uncommitted blocks is no blob yet: no version or length to report (recorded).
+    if (lists.blob) {
+        set_version_headers(call.response, lists.blob->etag, lists.blob->last_modified);
+        call.response.set_header("x-ms-blob-content-length", std::to_string(lists.blob->size));
+    }
     call.response.set_content(block_list_xml(lists, type != "uncommitted", type != "committed"),
                               "application/xml");
 }
@@ -679,12 +708,18 @@ void BlobService::get_blob(StorageCall& call) {
         fail(409, "BlobArchived", "This operation is not permitted on an archived blob.");
     }
     if (r.method == "GET") refuse_on_incremental_copy(b);  // its snapshots are what is read
+    // A range past the end is refused before anything of the blob is said (recorded: the 416
+    // carries Content-Range alone).
+    if (auto range = read_range(r); r.method == "GET" && range && range->first >= b.size) {
+        call.response.set_header("Content-Range", "bytes */" + std::to_string(b.size));
+        fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+    }
     write_blob_headers(call.response, b, store_.clock_now(), read_version(r) >= "2019-12-12");
     answer_version_of(r, call.response, b);
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
-        // Properties say whether the tier is inferred either way; listings only when it is.
-        call.response.set_header("x-ms-access-tier-inferred", b.tier.empty() ? "true" : "false");
+        // Only an inferred tier is said to be one (the recorded answers never say "false").
+        if (b.tier.empty()) call.response.set_header("x-ms-access-tier-inferred", "true");
         if (!b.tier.empty()) {
             call.response.set_header("x-ms-access-tier-change-time", time::format_rfc1123(b.tier_changed));
         }
@@ -756,10 +791,18 @@ void BlobService::delete_blob(StorageCall& call) {
         // A snapshot is deleted alone: the header is for the base blob only.
         if (!snapshot.empty()) invalid_header("x-ms-delete-snapshots", option);
     }
+    const bool soft = store_.delete_retention_days(call.account.name) > 0 && !names_version(r);
     store_.delete_blob(call.account.name, r.container, r.name, read_conditions(r), snapshots, snapshot);
     call.response.status = 202;
-    // No soft delete: every deletion is permanent (the header of service versions 2020-02-10 on).
-    if (read_version(r) >= "2020-02-10") call.response.set_header("x-ms-delete-type-permanent", "true");
+    // Whether it is gone for good: not while the account keeps deleted blobs (versions always
+    // are). The header of service versions 2017-07-29 on, which brought soft delete; every
+    // recorded version sends it.
+    if (read_version(r) >= "2017-07-29") call.response.set_header("x-ms-delete-type-permanent", soft ? "false" : "true");
+}
+
+void BlobService::undelete_blob(StorageCall& call) {
+    store_.undelete_blob(call.account.name, call.request.container, call.request.name);
+    call.response.status = 200;
 }
 
 }  // namespace bai::storage

@@ -31,6 +31,8 @@ public:
 private:
     Operation resolve(const StorageRequest& request);
     Operation service_operation(const StorageRequest& request);
+    static bool is_account_information(const StorageRequest& request);
+    Operation account_information(const StorageRequest& request);
     Operation container_operation(const StorageRequest& request);
     Operation blob_operation(const StorageRequest& request);
 
@@ -66,7 +68,14 @@ private:
     // The bytes of x-ms-copy-source (within x-ms-source-range, which `range_required` asks for),
     // authorized and checked against x-ms-source-if-* and the source checksums, which the answer
     // names: at most `max_size` of them (413 RequestBodyTooLarge).
-    std::unique_ptr<ContentWriter> read_source_range(StorageCall& call, std::uint64_t max_size, bool range_required);
+    // The bytes read, and their MD5 and CRC64 (raw) for the answer, which names them only once
+    // the write is done (an error answer carries neither).
+    struct SourceRange {
+        std::unique_ptr<ContentWriter> bytes;
+        std::string md5;
+        std::string crc64;
+    };
+    SourceRange read_source_range(StorageCall& call, std::uint64_t max_size, bool range_required);
     void put_block_list(StorageCall& call);
     void get_block_list(StorageCall& call);
     void get_blob(StorageCall& call);
@@ -74,6 +83,7 @@ private:
     void set_blob_metadata(StorageCall& call);
     void get_blob_metadata(StorageCall& call);
     void delete_blob(StorageCall& call);
+    void undelete_blob(StorageCall& call);
     // blob_kinds.cpp: append blobs, snapshots, tags, tiers.
     void append_block(StorageCall& call);
     void seal_blob(StorageCall& call);
@@ -89,9 +99,10 @@ private:
 
     // authorize_copy_source with this service's public containers and stored policies.
     void authorize_source(const CopySource& source, const StorageCall& call, bool key_covers_own_account);
-    // The MD5 of a blob's bytes (404 CannotVerifyCopySource when it is gone): a copy source's.
-    std::string md5_of_blob(const std::string& account, const std::string& container, const std::string& name,
-                            const std::string& snapshot);
+    // The MD5 and CRC64 (raw) of a blob's bytes, read once (404 CannotVerifyCopySource when it is
+    // gone): a copy source's.
+    std::pair<std::string, std::string> checksums_of_blob(const std::string& account, const std::string& container,
+                                                          const std::string& name, const std::string& snapshot);
     std::optional<StoredPolicy> stored_policy(const std::string& account, const std::string& container,
                                               const std::string& id);
     bool container_is_public(const StorageRequest& request, bool listing);

@@ -55,8 +55,18 @@ std::string blob_properties(const BlobInfo& b, const BlobListIncludes& include, 
         }
         if (!b.archive_status.empty()) xml += element("ArchiveStatus", b.archive_status);
     }
-    xml += lease_xml(b.lease, now);  // a snapshot's: never leased
+    // A snapshot is never leased, and is listed without lease elements (recorded).
+    if (!b.is_snapshot() && !b.is_deleted()) xml += lease_xml(b.lease, now);
     xml += "<ServerEncrypted>true</ServerEncrypted>";
+    if (b.is_deleted()) {
+        // When it was deleted, and the whole days left of its retention (recorded: 1 of 2 at once).
+        const auto deleted = time::parse_iso8601(b.deleted_time());
+        const auto left = std::chrono::hours(24 * include.retention_days) - (deleted ? now - *deleted : std::chrono::hours(0));
+        xml += element("DeletedTime", deleted ? time::format_rfc1123(*deleted) : "");
+        xml += "<RemainingRetentionDays>" +
+               std::to_string(std::max<long long>(0, std::chrono::floor<std::chrono::hours>(left).count() / 24)) +
+               "</RemainingRetentionDays>";
+    }
     if (b.type == BlobType::append) xml += std::string("<Sealed>") + (b.sealed ? "true" : "false") + "</Sealed>";
     if (!b.tags.empty()) xml += "<TagCount>" + std::to_string(b.tags.size()) + "</TagCount>";
     if (b.copy.incremental) xml += "<IncrementalCopy>true</IncrementalCopy>";
@@ -112,12 +122,19 @@ std::string list_blobs_xml(const std::string& endpoint, const std::string& conta
         }
         xml += "<Blob>" + element("Name", e.blob.name);
         if (e.blob.is_snapshot()) xml += element("Snapshot", e.blob.snapshot);
+        if (e.blob.is_deleted()) {
+            if (!e.blob.key_before_deletion().empty()) xml += element("Snapshot", e.blob.key_before_deletion());
+            xml += "<Deleted>true</Deleted>";
+        }
         if (include.version_ids && !e.blob.version_id.empty()) {
             xml += element("VersionId", e.blob.version_id);
             if (e.blob.is_current_version()) xml += "<IsCurrentVersion>true</IsCurrentVersion>";
         }
         xml += blob_properties(e.blob, include, now);
         if (include.metadata) xml += metadata_xml(e.blob.metadata);
+        // Object replication's source rules: none here, listed empty (recorded, with or without
+        // include=metadata).
+        if (include.or_metadata) xml += "<OrMetadata />";
         if (include.tags && !e.blob.tags.empty()) xml += tags_element(e.blob.tags);
         xml += "</Blob>";
     }

@@ -16,6 +16,8 @@ struct BlobListIncludes {
     bool tags = false;
     bool copy = false;
     bool version_ids = false;  // VersionId and IsCurrentVersion (x-ms-version 2019-10-10 and later)
+    bool or_metadata = false;  // object replication's OrMetadata, empty here (2019-12-12 and later)
+    int retention_days = 0;    // the account's delete retention, for a soft deleted blob's remaining days
 };
 std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
                            const ListOptions& options, const BlobListPage& page, const BlobListIncludes& include,

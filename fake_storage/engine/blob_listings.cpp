@@ -8,19 +8,29 @@ namespace bai::storage {
 
 using std::int64_t;
 
-// The marker is the last container a page listed (opaque to clients; Azurite's choice, which
-// code written against it passes as a container name): the next page starts after it.
+// The marker is the service's: "/ACCOUNT/NAME", NAME the first container of the next page
+// (recorded). A bare name is taken as Azurite's marker, the last container a page listed, which
+// code written against Azurite may pass: the next page starts after it.
 ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
     ContainerListPage page;
+    const std::string own = "/" + account + "/";
+    const bool service_marker = o.marker.rfind(own, 0) == 0;
+    const std::string from = service_marker ? o.marker.substr(own.size()) : o.marker;
     db_.read([&](db::Database& db) {
         auto q = db.prepare(
             "SELECT name, etag, created, last_modified, metadata, public_access, lease, signed_identifiers FROM containers"
-            " WHERE account = ?1 AND name >= ?2 AND name > ?5 AND name < ?3 ORDER BY name LIMIT ?4");
-        q.bind(1, account).bind(2, o.prefix).bind(3, prefix_end(o.prefix)).bind(4, o.max_results + 1).bind(5, o.marker);
+            " WHERE account = ?1 AND name >= ?2 AND (name > ?5 OR (?6 AND name = ?5)) AND name < ?3"
+            " ORDER BY name LIMIT ?4");
+        q.bind(1, account)
+            .bind(2, o.prefix)
+            .bind(3, prefix_end(o.prefix))
+            .bind(4, o.max_results + 1)
+            .bind(5, from)
+            .bind(6, std::int64_t{service_marker ? 1 : 0});
         while (q.step()) {
             ContainerInfo c = read_container(q);
             if (static_cast<int>(page.containers.size()) == o.max_results) {
-                page.next_marker = page.containers.back().name;
+                page.next_marker = own + c.name;
                 break;
             }
             page.containers.push_back(std::move(c));
@@ -39,8 +49,9 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
     db_.read([&](db::Database& db) {
         require_container(db, account, container);
         std::string marker_name = o.marker;
-        std::string marker_key = "~";
-        if (size_t at = o.marker.rfind(kSnapshotMarker); (o.snapshots || o.versions) && at != std::string::npos) {
+        std::string marker_key = "~~";  // after every row of the name (the blob's "~", its deleted "~!...")
+        if (size_t at = o.marker.rfind(kSnapshotMarker);
+            (o.snapshots || o.versions || o.deleted) && at != std::string::npos) {
             marker_name = o.marker.substr(0, at);
             marker_key = o.marker.substr(at + kSnapshotMarker.size());
         }
@@ -51,7 +62,7 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
         if (!o.marker.empty() && marker_name >= o.prefix) {
             start = marker_name;
             after_key = marker_key;
-            if (!o.delimiter.empty() && marker_name.ends_with(o.delimiter) && marker_key == "~") {
+            if (!o.delimiter.empty() && marker_name.ends_with(o.delimiter) && marker_key == "~~") {
                 start = prefix_end(marker_name);
                 after_key.clear();
             }
@@ -74,15 +85,21 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
         while (more) {
             more = false;
             // Without snapshots a name has one row: the index's order is the listing's (no sort).
+            // A soft deleted row ('!', 28 characters of time, its key before) sorts where its key
+            // did, after a live row of that key.
             auto q = db.prepare(std::string("SELECT ") + (o.brief && !o.uncommitted ? kBriefBlobColumns : kBlobColumns) +
-                                ", CASE snapshot WHEN '' THEN '~' ELSE snapshot END AS skey"
+                                ", CASE WHEN snapshot = '' THEN '~' WHEN substr(snapshot, 1, 1) = '!' THEN"
+                                " (CASE WHEN length(snapshot) = 29 THEN '~' ELSE substr(snapshot, 30) END)"
+                                " || '!' || substr(snapshot, 2, 28) ELSE snapshot END AS skey"
                                 " FROM " + rows + " WHERE account = ?1 AND container = ?2 AND name >= ?3"
                                 " AND name < ?4 AND (snapshot = '' OR (substr(snapshot, 1, 1) = '@' AND ?8)"
-                                " OR (substr(snapshot, 1, 1) <> '@' AND ?6)) AND (name > ?3 OR skey > ?7)"
-                                " ORDER BY name" + (o.snapshots || o.versions ? ", skey" : "") + " LIMIT ?5");
+                                " OR (substr(snapshot, 1, 1) NOT IN ('@', '!') AND ?6)"
+                                " OR (substr(snapshot, 1, 1) = '!' AND ?9 AND (length(snapshot) = 29 OR ?6)))"
+                                " AND (name > ?3 OR skey > ?7)"
+                                " ORDER BY name" + (o.snapshots || o.versions || o.deleted ? ", skey" : "") + " LIMIT ?5");
             q.bind(1, account).bind(2, container).bind(3, start).bind(4, end).bind(
                 5, o.max_results - entries() + 1).bind(6, int64_t{o.snapshots ? 1 : 0}).bind(7, after_key)
-                .bind(8, int64_t{o.versions ? 1 : 0});
+                .bind(8, int64_t{o.versions ? 1 : 0}).bind(9, int64_t{o.deleted ? 1 : 0});
             after_key.clear();
             while (q.step()) {
                 std::string name = q.column_text(1);
@@ -97,7 +114,9 @@ BlobListPage BlobStore::list_blobs(const std::string& account, const std::string
                 }
                 if (group.empty()) {
                     last = name;
-                    if (o.snapshots || o.versions) last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
+                    if (o.snapshots || o.versions || o.deleted) {
+                        last += std::string(kSnapshotMarker) + q.column_text(kBlobColumnCount);
+                    }
                     page.entries.push_back({false, "", o.brief ? read_blob_brief(q) : read_blob(q)});
                 } else {
                     last = group;

@@ -97,6 +97,9 @@ std::string keep_row_as_version(db::Database& db, const std::string& account, co
 std::string keep_copy_as_version(db::Database& db, ContentFiles& files, const std::string& account, const BlobInfo& base,
                                  std::vector<std::pair<ContentKind, std::string>>& linked);
 
+// Soft delete (soft_delete.cpp), inside a write: the row is kept as deleted now, its lease gone.
+void keep_as_deleted(db::Database& db, const BlobInfo& row);
+
 std::string signed_identifiers_to_json(const std::vector<SignedIdentifier>& identifiers);
 std::vector<SignedIdentifier> signed_identifiers_from_json(const std::string& json);
 std::string copy_state_to_json(const CopyState& copy);

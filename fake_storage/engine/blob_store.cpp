@@ -751,6 +751,7 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
     std::lock_guard lock(lock_for(account, container, name));
     std::vector<std::pair<ContentKind, std::string>> garbage;
     const bool versioned = versioning_enabled(account);
+    const bool soft = delete_retention_days(account) > 0;
     write([&](db::Database& db) {
         BlobInfo blob = require_blob(db, account, container, name, snapshot);
         check_write_conditions(conditions, version_of(blob), "", "");
@@ -763,7 +764,7 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
         } else {
             auto q = db.prepare(std::string("SELECT ") + kBlobColumns +
                                 " FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3 AND snapshot <> ''"
-                                " AND substr(snapshot, 1, 1) <> '@'");
+                                " AND substr(snapshot, 1, 1) NOT IN ('@', '!')");
             q.bind(1, account).bind(2, container).bind(3, name);
             while (q.step()) going.push_back(read_blob(q));
             if (!going.empty() && snapshots == DeleteSnapshots::none) {
@@ -777,6 +778,14 @@ void BlobStore::delete_blob(const std::string& account, const std::string& conta
             keep_row_as_version(db, account, blob);
         }
         auto remove = db.prepare("DELETE FROM blobs WHERE id = ?1");
+        if (soft) {
+            // Kept, keyed as deleted now (versions go for good: versioning keeps them already).
+            std::erase_if(going, [&](const BlobInfo& row) {
+                if (row.is_previous_version()) return false;
+                keep_as_deleted(db, row);
+                return true;
+            });
+        }
         for (const BlobInfo& row : going) {
             garbage.emplace_back(ContentKind::blob, row.content_id);
             for (std::string& id : part_files(db, row.row)) garbage.emplace_back(ContentKind::block, std::move(id));

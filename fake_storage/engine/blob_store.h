@@ -107,7 +107,12 @@ struct BlobInfo {
     std::int64_t row = 0;  // the row in state.db (internal)
 
     bool is_previous_version() const { return !snapshot.empty() && snapshot.front() == '@'; }
-    bool is_snapshot() const { return !snapshot.empty() && snapshot.front() != '@'; }
+    bool is_snapshot() const { return !snapshot.empty() && snapshot.front() != '@' && snapshot.front() != '!'; }
+    // Soft deleted (the account's delete retention policy): the row's key is '!', the time of its
+    // deletion (28 characters, to the tick) and the key it had ('' for the blob itself).
+    bool is_deleted() const { return !snapshot.empty() && snapshot.front() == '!'; }
+    std::string deleted_time() const { return is_deleted() ? snapshot.substr(1, 28) : ""; }
+    std::string key_before_deletion() const { return is_deleted() && snapshot.size() > 29 ? snapshot.substr(29) : ""; }
     bool is_current_version() const { return snapshot.empty() && !version_id.empty(); }
 };
 
@@ -212,6 +217,7 @@ struct ListOptions {
     bool snapshots = false;    // List Blobs: include=snapshots
     bool versions = false;     // include=versions: previous versions too
     bool uncommitted = false;  // include=uncommittedblobs: names with staged blocks only, too
+    bool deleted = false;      // include=deleted: soft deleted blobs (and snapshots, with snapshots)
     // What a mount's listing shows alone: each blob's name, size, times, and the metadata of
     // those of 0 bytes (directory markers); the rest of its BlobInfo left empty.
     bool brief = false;
@@ -310,6 +316,13 @@ public:
     // Blob versioning, an account setting (ARM's blobServices/default isVersioningEnabled, kept
     // with the Blob service properties): off unless turned on.
     bool versioning_enabled(const std::string& account);
+    // Blob soft delete, an account setting (the Blob service properties' DeleteRetentionPolicy,
+    // which ARM's blobServices/default deleteRetentionPolicy also sets): the days a deleted blob
+    // or snapshot is kept, 0 when off.
+    int delete_retention_days(const std::string& account);
+    // Undelete Blob: a soft deleted blob comes back (when no blob has its name), and so do its
+    // soft deleted snapshots; 404 BlobNotFound when there is neither a blob nor a deleted one.
+    void undelete_blob(const std::string& account, const std::string& container, const std::string& name);
 
     // The service drops a blob's uncommitted blocks a week after its last Put Block, as it drops
     // them when the blob is committed or deleted.
@@ -429,7 +442,8 @@ public:
                                const std::string& name, const Metadata& metadata,
                                const Conditions& conditions);
     // Deletes the blob, or one snapshot of it (`snapshot`), or (DeleteSnapshots::only) its
-    // snapshots alone; a blob with snapshots goes only with include (409 SnapshotsPresent).
+    // snapshots alone; a blob with snapshots goes only with include (409 SnapshotsPresent). With
+    // soft delete on, what goes is kept as soft deleted (versions excepted).
     void delete_blob(const std::string& account, const std::string& container,
                      const std::string& name, const Conditions& conditions,
                      DeleteSnapshots snapshots = DeleteSnapshots::none, const std::string& snapshot = "");

@@ -94,16 +94,24 @@ void check_write_conditions(const Conditions& c, const std::optional<Version>& c
     }
 }
 
-void check_source_conditions(const Conditions& c, const Version& source) {
-    auto unmet = [] {
+void check_source_conditions(const Conditions& c, const Version& source, SourceRead read) {
+    // A source's tags that do not match: 412 ConditionNotMet (recorded for Copy Blob).
+    static const Tags kNone;
+    if (c.if_tags && !c.if_tags->matches(source.tags != nullptr ? *source.tags : kNone)) not_met(412);
+    // The From URL writes read the source as a client reads a blob: what a read answers is
+    // relayed as CannotVerifyCopySource (recorded: 304 for x-ms-source-if-none-match and
+    // -if-modified-since); a copy names the source's conditions.
+    auto unmet = [read](int read_status) {
+        if (read == SourceRead::ranged) {
+            fail(read_status, "CannotVerifyCopySource",
+                 "The condition specified using HTTP conditional header(s) is not met.");
+        }
         fail(412, "SourceConditionNotMet", "The source condition specified using HTTP conditional header(s) is not met.");
     };
-    static const Tags kNone;
-    if (c.if_tags && !c.if_tags->matches(source.tags != nullptr ? *source.tags : kNone)) unmet();
-    if (c.if_match && !matches(*c.if_match, source.etag)) unmet();
-    if (c.if_none_match && matches(*c.if_none_match, source.etag)) unmet();
-    if (c.if_modified_since && whole_seconds(source.last_modified) <= *c.if_modified_since) unmet();
-    if (c.if_unmodified_since && whole_seconds(source.last_modified) > *c.if_unmodified_since) unmet();
+    if (c.if_match && !matches(*c.if_match, source.etag)) unmet(412);
+    if (c.if_unmodified_since && whole_seconds(source.last_modified) > *c.if_unmodified_since) unmet(412);
+    if (c.if_none_match && matches(*c.if_none_match, source.etag)) unmet(304);
+    if (c.if_modified_since && whole_seconds(source.last_modified) <= *c.if_modified_since) unmet(304);
 }
 
 }  // namespace bai::storage

@@ -52,7 +52,12 @@ void check_write_conditions(const Conditions& conditions, const std::optional<Ve
                             const std::string& exists_code, const std::string& exists_message);
 
 // The conditions on a copy's source (x-ms-source-if-match, -none-match, -modified-since,
-// -unmodified-since, -tags), against the source read: each failure 412 SourceConditionNotMet.
-void check_source_conditions(const Conditions& conditions, const Version& source);
+// -unmodified-since, -tags), against the source read: tags 412 ConditionNotMet; the others 412
+// SourceConditionNotMet for a copy, and for a ranged read CannotVerifyCopySource with the status a
+// read of the source answers (304 or 412).
+// How the source is read: by a copy (Copy Blob, Copy Blob From URL, Put Blob From URL), or as a
+// range by Put Block, Append Block and Put Page From URL.
+enum class SourceRead { copy, ranged };
+void check_source_conditions(const Conditions& conditions, const Version& source, SourceRead read = SourceRead::copy);
 
 }  // namespace bai::storage

@@ -59,11 +59,14 @@ std::vector<SignedIdentifier> parse_signed_identifiers(std::string_view body) {
 std::string signed_identifiers_xml(const std::vector<SignedIdentifier>& identifiers) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><SignedIdentifiers>";
     for (const SignedIdentifier& i : identifiers) {
-        xml += "<SignedIdentifier><Id>" + text::markup_escape(i.id) + "</Id><AccessPolicy>";
-        if (i.start) xml += "<Start>" + time::format_iso8601(*i.start, 7) + "</Start>";
-        if (i.expiry) xml += "<Expiry>" + time::format_iso8601(*i.expiry, 7) + "</Expiry>";
-        if (!i.permission.empty()) xml += "<Permission>" + text::markup_escape(i.permission) + "</Permission>";
-        xml += "</AccessPolicy></SignedIdentifier>";
+        std::string policy;
+        if (i.start) policy += "<Start>" + time::format_iso8601(*i.start, 7) + "</Start>";
+        if (i.expiry) policy += "<Expiry>" + time::format_iso8601(*i.expiry, 7) + "</Expiry>";
+        if (!i.permission.empty()) policy += "<Permission>" + text::markup_escape(i.permission) + "</Permission>";
+        // An identifier with nothing in its policy is listed without one (recorded).
+        xml += "<SignedIdentifier><Id>" + text::markup_escape(i.id) + "</Id>";
+        if (!policy.empty()) xml += "<AccessPolicy>" + policy + "</AccessPolicy>";
+        xml += "</SignedIdentifier>";
     }
     return xml + "</SignedIdentifiers>";
 }

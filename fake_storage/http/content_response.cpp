@@ -98,11 +98,10 @@ void answer_with_content(const StorageRequest& r, httplib::Response& res, const 
              "HeaderName:x-ms-range-get-content-crc64\nHeaderValue:true\n"
              "Reason:x-ms-range-get-content-md5 and x-ms-range-get-content-crc64 are not asked together.");
     }
-    // The whole content's MD5: Content-MD5 for the whole, and always in range_md5_header for a
-    // blob (x-ms-blob-content-md5); a range's own MD5 only when x-ms-range-get-content-md5 asks.
-    if (!md5.empty() && (range || std::string_view(range_md5_header) == "x-ms-blob-content-md5")) {
-        res.set_header(range_md5_header, md5);
-    }
+    // The whole content's MD5: Content-MD5 for the whole, range_md5_header (x-ms-blob-content-md5)
+    // for a range (recorded: a whole blob's GET has Content-MD5 alone); a range's own MD5 only
+    // when x-ms-range-get-content-md5 asks.
+    if (!md5.empty() && range) res.set_header(range_md5_header, md5);
     if (!md5.empty() && !range) res.set_header("Content-MD5", md5);
     ResolvedRange part = range.value_or(ResolvedRange{0, c.size});
     // A range's own checksum, when asked for (4 MiB at most: read into memory).

@@ -170,10 +170,27 @@ void set_common_headers(const StorageRequest& r, httplib::Response& res, const s
 
 void write_error(const httplib::Request& http, httplib::Response& res, const StorageError& error) {
     res.status = error.status();
+    // The checksums of a body that was not written (a write's own, set before it failed) are no
+    // part of an error (recorded: a refused Put Page has no x-ms-content-crc64).
+    res.headers.erase("Content-MD5");
+    res.headers.erase("x-ms-content-crc64");
     if (!res.has_header("x-ms-request-id")) res.set_header("x-ms-request-id", crypto::uuid4());
     res.set_header("x-ms-error-code", error.code());
     if (error.status() == 304 || http.method == "HEAD") return;
     std::string message = error.what();
+    // The service names the header or query parameter at fault in elements of their own after
+    // the message (recorded: <HeaderName>x-ms-blob-content-length</HeaderName><HeaderValue>...);
+    // the errors here carry them as "\nHeaderName:..." lines of the message.
+    std::string named;
+    for (const char* key : {"HeaderName", "HeaderValue", "QueryParameterName", "QueryParameterValue"}) {
+        const std::string marker = std::string("\n") + key + ":";
+        const size_t at = message.find(marker);
+        if (at == std::string::npos) continue;
+        const size_t end = message.find('\n', at + marker.size());
+        const std::string value = message.substr(at + marker.size(), end == std::string::npos ? end : end - at - marker.size());
+        named += std::string("<") + key + ">" + text::markup_escape(value) + "</" + key + ">";
+        message.erase(at, end == std::string::npos ? end : end - at);
+    }
     message += "\nRequestId:" + res.get_header_value("x-ms-request-id") +
                "\nTime:" + time::format_iso8601(time::now());
     std::string detail;
@@ -185,7 +202,7 @@ void write_error(const httplib::Request& http, httplib::Response& res, const Sto
     if (error.code() == "InvalidXmlDocument") detail += "<LineNumber>0</LineNumber><LinePosition>0</LinePosition><Reason />";
     res.set_content("<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>" +
                         text::markup_escape(error.code()) + "</Code><Message>" + text::markup_escape(message) +
-                        "</Message>" + detail + "</Error>",
+                        "</Message>" + named + detail + "</Error>",
                     "application/xml");
 }
 

@@ -72,6 +72,12 @@ BLOB_OPS = [
      "PUT", "/mat/b", {"comp": "metadata"}, {"x-ms-meta-changed": "yes"}, b"", 200),
     ("GetBlobMetadata", "o", "r", "r", "any", False, True, "GET", "/mat/b", {"comp": "metadata"}, {}, b"", 200),
     ("DeleteBlob", "o", "d", "d", "any", False, True, "DELETE", "/mat/b", {}, {}, b"", 202),
+    # Undelete Blob: 'w' (the service's tables name no letter; Azurite's choice); a live blob
+    # with nothing deleted answers 200 too.
+    ("UndeleteBlob", "o", "w", "w", "any", False, True, "PUT", "/mat/b", {"comp": "undelete"}, {}, b"", 200),
+    # Get Account Information on a blob's URL: any letter, and the blob's own SAS too.
+    ("GetAccountInformation (blob)", "*", "racwdl", "racwdl", "any", False, True,
+     "GET", "/mat/b", {"restype": "account", "comp": "properties"}, {}, b"", 200),
 ]
 
 FILE_LETTERS = "rcwdl"

@@ -19,6 +19,7 @@ emulator per folder and compares every answer with the cloud's (storage_compare)
 """
 import base64
 import hashlib
+import email.utils
 import http.client
 import os
 import re
@@ -43,6 +44,7 @@ SHIFTED_DATES = ("if-modified-since", "if-unmodified-since", "x-ms-source-if-mod
 URL_HEADERS = ("x-ms-copy-source", "x-ms-file-rename-source")
 WAITED = (3.0, 30.0)
 LISTED_SNAPSHOT = re.compile(r"<Name>([^<]*)</Name><Snapshot>([^<]*)</Snapshot>")
+LISTED_VERSION = re.compile(r"<(Snapshot|VersionId)>([^<]*)</\1>")
 # Values a request names from an earlier answer: the emulator's are sent instead of the cloud's.
 ARM_SUBSCRIPTION = "00000000-1111-2222-3333-444444444444"
 LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
@@ -134,6 +136,7 @@ class RecordingPlayer:
         self.main_account = max(counts, key=counts.get) if counts else None
         self.connections = Connections(endpoints)
         self.learned = {}   # the cloud's ETags, snapshot times and version ids -> the emulator's
+        self.last_modified = []  # (the cloud's Last-Modified, the emulator's) of each answer, in order
         self.share_snapshots = {}  # (share, the emulator's snapshot time) -> the cloud's
         self.sent_urls = {}  # a copy source as sent to the emulator -> as recorded (echoed back by copies)
         self.arm = None  # the emulator's ARM endpoint and certificate ("arm", "ca_cert")
@@ -260,12 +263,23 @@ class RecordingPlayer:
 
     def _turn_on_versioning(self):
         """Blob versioning on for the accounts whose answers name versions (the recorded account
-        had it on), as a user turns it on: ARM's blobServices/default, isVersioningEnabled."""
+        had it on), as a user turns it on: ARM's blobServices/default, isVersioningEnabled; and
+        soft delete (deleteRetentionPolicy) where the recording shows it on."""
         versioned = set()
         for x in self.exchanges:
             if x.service == "blob" and ("x-ms-version-id" in x.response_headers or b"<VersionId>" in x.response_body):
                 versioned.add(x.account)
-        if not versioned or not self.arm:
+        # Blob soft delete, likewise: on for the accounts whose deletes were not permanent before
+        # the recording set its own Blob service properties (other tests of the day had set it).
+        retaining, setting = set(), set()
+        for x in self.exchanges:
+            if x.service != "blob":
+                continue
+            if x.method == "PUT" and x.params().get("comp") == "properties" and x.params().get("restype") == "service":
+                setting.add(x.account)
+            elif x.response_headers.get("x-ms-delete-type-permanent") == "false" and x.account not in setting:
+                retaining.add(x.account)
+        if not (versioned or retaining) or not self.arm:
             return
         import requests
         group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
@@ -274,13 +288,18 @@ class RecordingPlayer:
                          headers=token, verify=self.arm["ca_cert"], timeout=30)
         if r.status_code not in (200, 201):
             raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
-        for account in sorted(versioned):
+        for account in sorted(versioned | retaining):
             url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
                    "/blobServices/default?api-version=2021-04-01")
-            r = requests.put(url, json={"properties": {"isVersioningEnabled": True}}, headers=token,
-                             verify=self.arm["ca_cert"], timeout=30)
+            properties = {}
+            if account in versioned:
+                properties["isVersioningEnabled"] = True
+            if account in retaining:
+                properties["deleteRetentionPolicy"] = {"enabled": True, "days": 7}
+            r = requests.put(url, json={"properties": properties}, headers=token, verify=self.arm["ca_cert"],
+                             timeout=30)
             if r.status_code != 200:
-                raise RuntimeError(f"could not turn versioning on for {account}: {r.status_code} {r.text[:200]}")
+                raise RuntimeError(f"could not set the Blob settings of {account}: {r.status_code} {r.text[:200]}")
 
     def _prepare_soft_delete(self):
         """Share soft delete on (ARM's fileServices/default) for the accounts whose recordings
@@ -360,7 +379,7 @@ class RecordingPlayer:
         headers = {k: v for k, v in x.headers.items() if k not in DROPPED}
         for name in SHIFTED_DATES:
             if name in headers:
-                headers[name] = shifted_http_date(headers[name], delta)
+                headers[name] = self._condition_date(headers[name], delta)
         for name in LEARNED_HEADERS:
             if name in headers:
                 headers[name] = self._learned(headers[name])
@@ -368,6 +387,10 @@ class RecordingPlayer:
             if name in headers:
                 headers[name] = self._rewrite_url(headers[name], x.account, delta)
         query = self._learned_query(query)
+        # A listing's marker names the account (`/ACCOUNT/container`, as the NextMarker answered).
+        if query and "marker=" in query:
+            for recorded, mine in self.accounts.items():
+                query = query.replace(f"marker=%2F{recorded}%2F", f"marker=%2F{mine}%2F")
         body = x.body
         if x.method == "PUT" and x.params().get("comp") == "acl" and body:
             body = _shift_policy_times(body, delta)
@@ -410,6 +433,24 @@ class RecordingPlayer:
             c, e = cloud.get(name), emulator.get(name)
             if c and e and c != e:
                 self.learned[c] = e
+        c, e = _http_date(cloud.get("last-modified")), _http_date(emulator.get("last-modified"))
+        if c and e:
+            self.last_modified.append((c, e))
+
+    def _condition_date(self, value, delta):
+        """A date condition (If-Modified-Since and the like) moved onto the emulator's clock. The
+        tests derive them from a Last-Modified they read (itself, or 15 minutes either side): it
+        is sent as the same distance from the emulator's Last-Modified in the nearest earlier
+        answer, so that a replay faster than the recording (a resource made and tested in one
+        second, a second apart when recorded) is asked what the cloud was asked. Without one,
+        the request's own distance from now."""
+        when = _http_date(value)
+        if when is None or not self.last_modified:
+            return shifted_http_date(value, delta)
+        cloud, emulator = min(reversed(self.last_modified), key=lambda pair: abs((when - pair[0]).total_seconds()))
+        if abs((when - cloud).total_seconds()) > 3600:
+            return shifted_http_date(value, delta)
+        return email.utils.format_datetime(emulator + (when - cloud), usegmt=True)
 
     def _learned(self, value):
         for cloud, emulator in self.learned.items():
@@ -470,6 +511,10 @@ class RecordingPlayer:
                 snapshot = self.share_snapshots.get((m.group(1), m.group(2)), m.group(2))
                 return f"<Name>{m.group(1)}</Name><Snapshot>{snapshot}</Snapshot>"
             text = LISTED_SNAPSHOT.sub(cloud_time, text)
+        if self.learned:  # a listing's blob snapshots and versions by the names the cloud gave them
+            cloud_of = {emulator: cloud for cloud, emulator in self.learned.items()}
+            text = LISTED_VERSION.sub(lambda m: f"<{m.group(1)}>{cloud_of.get(m.group(2), m.group(2))}</{m.group(1)}>",
+                                      text)
         return text.encode("utf-8")
 
 
@@ -543,3 +588,13 @@ def replay_folder(folder, emulator_factory, selection=None, workers=4):
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
             results = list(pool.map(lambda p: p.run(), loaded))
     return [a for r in results for a in r]
+
+
+def _http_date(value):
+    """An RFC 1123 date as a datetime, or None."""
+    if not value:
+        return None
+    try:
+        return email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
