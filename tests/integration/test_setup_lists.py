@@ -36,6 +36,9 @@ class SetupLists(unittest.TestCase):
             test = f.read()
         self.assertRegex(run, r'"\$root/tools/setup"\n')
         self.assertIn('"$root/tools/setup" --test', test)
+        # The run-time list comes without the packages' recommendations (manual pages, image codecs).
+        with open(SETUP) as f:
+            self.assertRegex(f.read(), r'apt-get install -y -q --no-install-recommends "\$\{run_missing\[@\]\}"')
         # tools/run builds named targets, not every test binary.
         self.assertRegex(run, r"tools/build\" \"\$root/build\" --target batchai-emulator bai ")
 
