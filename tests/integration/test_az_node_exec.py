@@ -193,15 +193,17 @@ class AzNodeExec(unittest.TestCase):
 
     def test_job_node_exec(self):
         job = os.path.join(self.home, "job.json")
+        # (a command line no other run on the machine has: the node's pgrep sees the whole machine)
+        sleeper = f"sleep 300.{os.getpid()}"
         with open(job, "w") as f:
             f.write('{"properties": {"nodeCount": 1, "stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_TEMP", '
-                    '"customToolkitSettings": {"commandLine": "sleep 300"}}}')
+                    f'"customToolkitSettings": {{"commandLine": "{sleeper}"}}}}}}')
         self.az_setup("batchai", "job", "create", *NAMES, "-e", "exp", "-n", "sleeper", "-c", "pw", "-f", job)
         job_path = self.cluster_path("pw").rsplit("/clusters/", 1)[0] + "/experiments/exp/jobs/sleeper"
         harness.wait_for(lambda: harness.arm_call(self.endpoints, "GET", job_path).json()["properties"]
                          ["executionState"] == "running", timeout=60, what="job running")
         result = self.az("batchai", "job", "node", "exec", *NAMES, "-e", "exp", "-j", "sleeper", "--exec",
-                         "pgrep -f 'sleep 300' >/dev/null && echo the job runs here", "-p", PASSWORD)
+                         f"pgrep -xf '{sleeper}' >/dev/null && echo the job runs here", "-p", PASSWORD)
         self.assertEqual((result.returncode, result.stdout.replace("\r\n", "\n").splitlines()[:1]),
                          (0, ["the job runs here"]), result.stderr)
         self.az_setup("batchai", "job", "terminate", *NAMES, "-e", "exp", "-n", "sleeper", "--yes")
