@@ -169,6 +169,13 @@ def processes_named(command_line):
     return pids
 
 
+def sleep_of_this_run(seconds):
+    """A sleep's command line that no other run on this machine has, for a test that finds its
+    command's processes by their command line (processes_named): other suites, and other passes of
+    this one, run beside it. `sleep SECONDS.PID`."""
+    return f"sleep {seconds}.{os.getpid()}"
+
+
 def kill_processes_named(command_line):
     """Kills (by PID) the processes whose command line is exactly `command_line`: what a test's
     job left running when the test killed the emulator under it."""

@@ -116,7 +116,7 @@ class SandboxHostRootTest(JobsTestCase):
         self.assertEqual(layers_under(self.emu.location), [])
 
     def test_terminate_kills_the_sandboxed_processes(self):
-        sleeper = "sleep 6004"
+        sleeper = harness.sleep_of_this_run(6004)
         self.job("sbxterm", self.c, wait=False, container_settings=container("ubuntu:16.04"),
                  custom_toolkit_settings=m.CustomToolkitSettings(command_line=sleeper))
         self.wait_job("sbxterm", states=("running",))
@@ -144,7 +144,7 @@ class SandboxRestartTest(JobsTestCase):
     def test_a_killed_emulator_leaves_no_writable_root_mounted_and_the_job_runs_again(self):
         c = self.cluster("restarted", nodes=1)
         self.wait_cluster("restarted", idle=1)
-        sleeper = "sleep 6001"  # unique: the first run's process outlives the killed emulator
+        sleeper = harness.sleep_of_this_run(6001)  # the first run's process outlives the killed emulator
         command = (f"if [ -e $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once ]; then echo second; "
                    f"else touch $AZ_BATCHAI_MOUNT_ROOT/afs/ran-once; exec {sleeper}; fi")
         self.job("again", c, wait=False, container_settings=container("ubuntu:16.04"),
@@ -176,7 +176,7 @@ class SandboxCleanStopTest(JobsTestCase):
     def test_sigterm_stops_the_sandboxed_job_and_unmounts_its_layer(self):
         c = self.cluster("stopped", nodes=1)
         self.wait_cluster("stopped", idle=1)
-        sleeper = "sleep 6003"
+        sleeper = harness.sleep_of_this_run(6003)
         self.job("stopme", c, wait=False, container_settings=container("ubuntu:16.04"),
                  custom_toolkit_settings=m.CustomToolkitSettings(command_line="exec " + sleeper))
         running = lambda: harness.processes_named(sleeper)

@@ -255,7 +255,7 @@ class StrictGpusTest(JobsTestCase):
 class RestartTest(unittest.TestCase):
     def test_running_jobs_are_requeued_and_run_again_after_a_restart(self):
         emu = harness.Emulator(args=["--lro-delay", "0"])
-        sleeper = "sleep 6002"  # unique: the first run's process outlives the killed emulator
+        sleeper = harness.sleep_of_this_run(6002)  # the first run's process outlives the killed emulator
         try:
             emu.start()
             ep = emu.endpoints

@@ -88,7 +88,7 @@ class SshTests:
 
     def test_terminate_ends_what_ssh_started_on_the_other_node(self):
         b = sorted(self.by_address)[1]
-        sleeper = "sleep 6005"
+        sleeper = harness.sleep_of_this_run(6005)
         self.two_node_job("ssh3", f"ssh {b} {sleeper}", wait=False)
         harness.wait_for(lambda: harness.processes_named(sleeper), what="the remote sleep")
         self.client.jobs.begin_terminate("rg-jobs", "ws", "exp", "ssh3").result()
@@ -97,8 +97,9 @@ class SshTests:
 
     def test_the_gateway_serves_the_jobs_processes_only(self):
         b = sorted(self.by_address)[1]
-        self.two_node_job("ssh4", f"echo $BAI_NODE_GATEWAY_TOKEN $BAI_NODE_GATEWAY; ssh {b} sleep 6006", wait=False)
-        harness.wait_for(lambda: harness.processes_named("sleep 6006"), what="the job's ssh")
+        remote = harness.sleep_of_this_run(6006)
+        self.two_node_job("ssh4", f"echo $BAI_NODE_GATEWAY_TOKEN $BAI_NODE_GATEWAY; ssh {b} {remote}", wait=False)
+        harness.wait_for(lambda: harness.processes_named(remote), what="the job's ssh")
         def written():
             try:
                 return self.read("ssh4", "stdout.txt").split() or None

@@ -165,7 +165,7 @@ class VolumesTest(JobsTestCase):
 
     def test_z_a_killed_emulator_leaves_no_blob_mount_hanging(self):
         # (Named to run last: it restarts the emulator under the other tests' cluster.)
-        sleeper = "sleep 6005"
+        sleeper = harness.sleep_of_this_run(6005)
         bfs = "$AZ_BATCHAI_MOUNT_ROOT/bfs"
         command = (f"if [ -e {bfs}/ran-once ]; then cat {bfs}/held.txt; echo second; "
                    f"else touch {bfs}/ran-once; exec 3> {bfs}/held.txt; echo first >&3; exec {sleeper}; fi")

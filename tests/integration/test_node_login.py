@@ -84,12 +84,6 @@ def silent_server():
     return listener.getsockname()[1], stop
 
 
-def sleep_of_this_run(seconds):
-    """A command line no other run on this machine has (the tests look processes up by it, and
-    another suite, or another pass of this one, may run beside them): sleep SECONDS.PID."""
-    return f"sleep {seconds}.{os.getpid()}"
-
-
 def send_in_background(channel, size):
     """Sends `size` bytes on the channel from a thread of its own (it waits while the window is shut)."""
     def send():
@@ -230,7 +224,7 @@ class NodeLogin(JobsTestCase):
         self.wait_cluster("leaving", idle=1)
         login, = self.logins("leaving")
         ssh = self.connect(login)
-        _, out, _ = ssh.exec_command(f"echo started; {sleep_of_this_run(600)}", timeout=60)
+        _, out, _ = ssh.exec_command(f"echo started; {harness.sleep_of_this_run(600)}", timeout=60)
         self.assertEqual(out.readline(), "started\n")
         self.client.clusters.begin_delete(RG, WS, "leaving").result()
         started = time.monotonic()
@@ -250,7 +244,7 @@ class NodeLogin(JobsTestCase):
     def test_logins_leave_no_thread_descriptor_or_process_behind(self):
         pid = self.emu.process.pid
         login = self.logins("pw")[0]
-        marker = sleep_of_this_run(4242)
+        marker = harness.sleep_of_this_run(4242)
 
         def counts():
             return len(os.listdir(f"/proc/{pid}/task")), len(os.listdir(f"/proc/{pid}/fd"))
@@ -278,7 +272,7 @@ class NodeLogin(JobsTestCase):
         # serves its other channels meanwhile, and hangs the command up when the client closes it.
         ssh = self.connect(self.logins("pw")[0])
         transport = ssh.get_transport()
-        marker = sleep_of_this_run(4343)
+        marker = harness.sleep_of_this_run(4343)
         stuck = transport.open_session(timeout=10)
         stuck.exec_command(f"echo started; {marker}")
         stuck.settimeout(30)
@@ -332,7 +326,7 @@ class NodeLogin(JobsTestCase):
         # A client leaves with eight commands that ignore SIGHUP: they are hung up on together and
         # killed together after one grace of 2 s (not 2 s each, one after another).
         ssh = self.connect(self.logins("pw")[0])
-        marker = sleep_of_this_run(4545)
+        marker = harness.sleep_of_this_run(4545)
         for _ in range(8):
             _, out, _ = ssh.exec_command(f"trap '' HUP; echo started; exec {marker}", timeout=30)
             self.assertEqual(out.readline(), "started\n")
@@ -363,13 +357,13 @@ class NodeLogin(JobsTestCase):
 
     def test_a_jobs_nodes_are_its_clusters(self):
         job = self.job("logins", self.client.clusters.get(RG, WS, "pw"), wait=False,
-                       custom_toolkit_settings=m.CustomToolkitSettings(command_line=sleep_of_this_run(600)))
+                       custom_toolkit_settings=m.CustomToolkitSettings(command_line=harness.sleep_of_this_run(600)))
         harness.wait_for(lambda: self.client.jobs.get(RG, WS, EXP, "logins").execution_state == "running",
                          what="job running")
         login, = list(self.client.jobs.list_remote_login_information(RG, WS, EXP, "logins"))
         by_node = {l.node_id: l for l in self.logins("pw")}
         self.assertEqual((login.ip_address, login.port), (by_node[login.node_id].ip_address, by_node[login.node_id].port))
-        out, _, status = self.run_on(self.connect(login), f"pgrep -xf '{sleep_of_this_run(600)}' >/dev/null && echo seen")
+        out, _, status = self.run_on(self.connect(login), f"pgrep -xf '{harness.sleep_of_this_run(600)}' >/dev/null && echo seen")
         self.assertEqual((out, status), ("seen\n", 0))
         self.client.jobs.begin_terminate(RG, WS, EXP, "logins").result()
         del job
@@ -388,7 +382,7 @@ class NodeLoginStop(JobsTestCase):
                     allow_agent=False, timeout=10, banner_timeout=10, auth_timeout=10)
         self.addCleanup(ssh.close)
         stuck = ssh.get_transport().open_session(timeout=10)
-        stuck.exec_command(f"echo started; {sleep_of_this_run(600)}")
+        stuck.exec_command(f"echo started; {harness.sleep_of_this_run(600)}")
         stuck.settimeout(30)
         self.assertEqual(stuck.recv(100), b"started\n")
         send_in_background(stuck, 4 << 20)
