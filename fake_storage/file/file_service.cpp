@@ -264,8 +264,10 @@ Operation FileService::share_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "lease") return op("LeaseShare", "w", &FileService::lease_share);
     // Restoring a share makes it, as Create Share does.
     if (m == "PUT" && comp == "undelete") return op("UndeleteShare", "cw", &FileService::undelete_share);
-    if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetShareACL", "r", &FileService::get_share_acl);
-    if (m == "PUT" && comp == "acl") return op("SetShareACL", "w", &FileService::set_share_acl);
+    // A share's ACL, as a container's: the account owner's only ("Only the account owner may call
+    // this operation"), no SAS.
+    if ((m == "GET" || m == "HEAD") && comp == "acl") return op("GetShareACL", "", &FileService::get_share_acl);
+    if (m == "PUT" && comp == "acl") return op("SetShareACL", "", &FileService::set_share_acl);
     if (m == "GET" && comp == kChangesComp) {  // authorized as List Directories and Files
         return Operation{"ListChanges",
                          {SasService::file, r.container, "", {ResourceLevel::container, "l", "l", ServiceSasScope::container, false}},

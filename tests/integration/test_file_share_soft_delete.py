@@ -5,13 +5,16 @@ listed with include=deleted and comes back with Undelete Share (ShareServiceClie
 or ARM's restore (`az storage share-rm restore`), files, metadata and snapshots included, where
 jobs and mounts see it (the share's directory). The bad inputs answer as the service does, with
 nothing changed."""
+import datetime
 import os
 import unittest
 
-from azure.core.exceptions import HttpResponseError
-from azure.storage.fileshare import ShareServiceClient
+import requests
 
-from harness import DEV_ACCOUNT, SUBSCRIPTION, StorageTestCase, arm_call
+from azure.core.exceptions import HttpResponseError
+from azure.storage.fileshare import ResourceTypes, ShareServiceClient, generate_account_sas, generate_share_sas
+
+from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call
 from raw_storage import RawClient
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/softdelete"
@@ -147,6 +150,30 @@ class ShareSoftDelete(StorageTestCase, unittest.TestCase):
         r = arm_call(self.endpoints, "POST", f"{SERVICE}/shares/{other}/restore", {"deletedShareName": self.name},
                      api_version=API)
         self.assertEqual(r.status_code, 400, r.text)
+
+    def test_undelete_takes_an_account_sas_of_c_or_w(self):
+        self.set_retention(True)
+        self.make_share()
+        self.svc.delete_share(self.name)
+        [gone] = self.deleted(self.name)
+        expiry = datetime.datetime.utcnow() + datetime.timedelta(hours=1)
+        url = f"{self.endpoints['file']}/{DEV_ACCOUNT}/{self.name}?restype=share&comp=undelete&"
+        headers = {"x-ms-version": "2020-02-10", "x-ms-deleted-share-name": self.name,
+                   "x-ms-deleted-share-version": gone.version}
+        refused = [(generate_account_sas(DEV_ACCOUNT, DEV_KEY, ResourceTypes(container=True), "rdl", expiry),
+                    "AuthorizationPermissionMismatch"),
+                   (generate_account_sas(DEV_ACCOUNT, DEV_KEY, ResourceTypes(object=True), "cw", expiry),
+                    "AuthorizationResourceTypeMismatch"),
+                   (generate_share_sas(DEV_ACCOUNT, self.name, account_key=DEV_KEY, permission="rcwdl", expiry=expiry),
+                    "AuthorizationFailure")]
+        for sas, code in refused:
+            r = requests.put(url + sas, headers=headers, timeout=10)
+            self.assertEqual((r.status_code, r.headers.get("x-ms-error-code")), (403, code), sas)
+        self.assertEqual(len(self.deleted(self.name)), 1)
+        sas = generate_account_sas(DEV_ACCOUNT, DEV_KEY, ResourceTypes(container=True), "c", expiry)
+        r = requests.put(url + sas, headers=headers, timeout=10)
+        self.assertEqual(r.status_code, 201, r.text)
+        self.assertTrue(self.exists())
 
     def test_arm_refuses_bad_retention(self):
         for body in ({"enabled": "yes"}, {"enabled": True, "days": 0}, {"enabled": True, "days": 366}):

@@ -146,6 +146,12 @@ FILE_OPS = [
     ("GetFileProperties (snapshot)", "o", "r", "r", "any", False, True, "HEAD", "/sha/f", {"sharesnapshot": "SNAP"}, {}, b"", 200),
     ("ListRanges (snapshot)", "o", "r", "r", "any", False, True,
      "GET", "/sha/f", {"comp": "rangelist", "sharesnapshot": "SNAP"}, {}, b"", 200),
+    # A share's stored access policies: the account owner's only, as a container's.
+    ("GetShareACL", "c", "", "", "none", False, True, "GET", "/sha", {"restype": "share", "comp": "acl"}, {}, b"", 200),
+    ("SetShareACL", "c", "", "", "none", False, True, "PUT", "/sha", {"restype": "share", "comp": "acl"}, {}, b"", 200),
+    # A share's tier is set as its other properties (w, an account SAS only).
+    ("SetShareProperties (tier)", "c", "w", "", "none", False, True,
+     "PUT", "/sha", {"restype": "share", "comp": "properties"}, {"x-ms-access-tier": "Cool"}, b"", 200),
 ]
 
 
