@@ -72,6 +72,13 @@ json view(const std::optional<StoredResource>& account, const Params& p, const j
     json properties = {{"cors", {{"corsRules", rules}}},
                        {"deleteRetentionPolicy", retention_view(settings.value("DeleteRetentionPolicy", json::object()))}};
     if (settings.contains("IsVersioningEnabled")) properties["isVersioningEnabled"] = settings["IsVersioningEnabled"];
+    if (settings.contains("LastAccessTimeTrackingEnabled")) {
+        // The service's one policy: block blobs, a day's granularity.
+        properties["lastAccessTimeTrackingPolicy"] = {{"enable", settings["LastAccessTimeTrackingEnabled"]},
+                                                      {"name", "AccessTimeTracking"},
+                                                      {"trackingGranularityInDays", 1},
+                                                      {"blobType", json::array({"blockBlob"})}};
+    }
     if (settings.contains("ContainerDeleteRetentionPolicy")) {
         properties["containerDeleteRetentionPolicy"] = retention_view(settings["ContainerDeleteRetentionPolicy"]);
     }
@@ -152,6 +159,15 @@ void set_properties(ArmContext& ctx, const ArmRequest& req, const Params& p, htt
     json update = json::object();
     if (given.contains("isVersioningEnabled") && !given["isVersioningEnabled"].is_null()) {
         update["IsVersioningEnabled"] = require_bool(given["isVersioningEnabled"], "properties.isVersioningEnabled");
+    }
+    if (given.contains("lastAccessTimeTrackingPolicy") && !given["lastAccessTimeTrackingPolicy"].is_null()) {
+        const json& policy = given["lastAccessTimeTrackingPolicy"];
+        if (!policy.is_object() || !policy.contains("enable")) {
+            throw bad_request("InvalidRequestPropertyValue", "properties.lastAccessTimeTrackingPolicy.enable is required",
+                              "properties.lastAccessTimeTrackingPolicy");
+        }
+        update["LastAccessTimeTrackingEnabled"] =
+            require_bool(policy["enable"], "properties.lastAccessTimeTrackingPolicy.enable");
     }
     if (given.contains("deleteRetentionPolicy") && !given["deleteRetentionPolicy"].is_null()) {
         update["DeleteRetentionPolicy"] = retention_setting(given["deleteRetentionPolicy"], "properties.deleteRetentionPolicy");

@@ -510,6 +510,8 @@ void BlobService::list_blobs(StorageCall& call) {
     what.version_ids = read_version(call.request) >= "2019-10-10";
     what.or_metadata = read_version(call.request) >= "2019-12-12";
     if (o.deleted) what.retention_days = store_.delete_retention_days(call.account.name);
+    what.last_access_time =
+        read_version(call.request) >= "2020-02-10" && store_.last_access_tracking(call.account.name);
     call.response.set_content(list_blobs_xml(service_endpoint(call), call.request.container, o, page, what,
                                              store_.clock_now()),
                               "application/xml");
@@ -716,6 +718,9 @@ void BlobService::get_blob(StorageCall& call) {
     }
     write_blob_headers(call.response, b, store_.clock_now(), read_version(r) >= "2019-12-12");
     answer_version_of(r, call.response, b);
+    if (read_version(r) >= "2020-02-10" && store_.last_access_tracking(call.account.name)) {
+        call.response.set_header("x-ms-last-access-time", time::format_rfc1123(last_access_time(b)));
+    }
     if (r.method == "HEAD" && b.type == BlobType::block) {
         call.response.set_header("x-ms-access-tier", b.tier.empty() ? "Hot" : b.tier);
         // Only an inferred tier is said to be one (the recorded answers never say "false").

@@ -44,6 +44,7 @@ std::string blob_properties(const BlobInfo& b, const BlobListIncludes& include, 
     xml += element("Content-MD5", c.content_md5);
     xml += element("Cache-Control", c.cache_control);
     xml += element("Content-Disposition", c.content_disposition);
+    if (include.last_access_time) xml += element("LastAccessTime", time::format_rfc1123(last_access_time(b)));
     if (b.type == BlobType::page) xml += "<x-ms-blob-sequence-number>" + std::to_string(b.sequence_number) + "</x-ms-blob-sequence-number>";
     xml += std::string("<BlobType>") + blob_type_name(b.type) + "</BlobType>";
     if (b.type == BlobType::block) {

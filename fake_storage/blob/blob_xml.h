@@ -17,8 +17,14 @@ struct BlobListIncludes {
     bool copy = false;
     bool version_ids = false;  // VersionId and IsCurrentVersion (x-ms-version 2019-10-10 and later)
     bool or_metadata = false;  // object replication's OrMetadata, empty here (2019-12-12 and later)
+    bool last_access_time = false;  // the account tracks it (2020-02-10 and later)
     int retention_days = 0;    // the account's delete retention, for a soft deleted blob's remaining days
 };
+// A blob's last access time where the account tracks it: the time of its last write. Reads are
+// not tracked (the service updates the time on a read at most once a day; every recorded answer
+// names the last write).
+inline time::TimePoint last_access_time(const BlobInfo& b) { return b.last_modified; }
+
 std::string list_blobs_xml(const std::string& service_endpoint, const std::string& container,
                            const ListOptions& options, const BlobListPage& page, const BlobListIncludes& include,
                            time::TimePoint now);

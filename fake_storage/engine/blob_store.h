@@ -320,6 +320,11 @@ public:
     // which ARM's blobServices/default deleteRetentionPolicy also sets): the days a deleted blob
     // or snapshot is kept, 0 when off.
     int delete_retention_days(const std::string& account);
+    // Last access time tracking, an account setting (ARM's blobServices/default
+    // lastAccessTimeTrackingPolicy): whether reads and listings name a blob's last access time.
+    bool last_access_tracking(const std::string& account) {
+        return settings_.flag(account, "blob", "LastAccessTimeTrackingEnabled");
+    }
     // Undelete Blob: a soft deleted blob comes back (when no blob has its name), and so do its
     // soft deleted snapshots; 404 BlobNotFound when there is neither a blob nor a deleted one.
     void undelete_blob(const std::string& account, const std::string& container, const std::string& name);

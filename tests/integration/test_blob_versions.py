@@ -170,5 +170,28 @@ class BlobVersions(ContainerPerTest, unittest.TestCase):
         self.assertNotIn("x-ms-version-id", r.headers)
 
 
+    def test_last_access_time_tracking_is_an_account_setting_too(self):
+        self.container.upload_blob("b", b"data")
+        headers = {"x-ms-version": "2020-02-10"}
+        self.assertNotIn("x-ms-last-access-time", self.raw.request("HEAD", self.path("b"), headers=headers).headers)
+        r = arm_call(self.endpoints, "PATCH", SERVICE, {"properties": {"lastAccessTimeTrackingPolicy": {"enable": "yes"}}},
+                     api_version=API)
+        self.assertEqual(r.status_code, 400, r.text)
+        r = arm_call(self.endpoints, "PATCH", SERVICE, {"properties": {"lastAccessTimeTrackingPolicy": {"enable": True}}},
+                     api_version=API)
+        self.assertEqual(r.status_code, 200, r.text)
+        self.addCleanup(lambda: arm_call(self.endpoints, "PATCH", SERVICE,
+                                         {"properties": {"lastAccessTimeTrackingPolicy": {"enable": False}}},
+                                         api_version=API))
+        self.assertTrue(r.json()["properties"]["lastAccessTimeTrackingPolicy"]["enable"])
+        # The time of the last write, on reads and in listings (none before 2020-02-10).
+        got = self.raw.request("HEAD", self.path("b"), headers=headers).headers
+        self.assertEqual(got.get("x-ms-last-access-time"), got.get("last-modified"))
+        old = self.raw.request("HEAD", self.path("b"), headers={"x-ms-version": "2019-12-12"}).headers
+        self.assertNotIn("x-ms-last-access-time", old)
+        listed = self.raw.request("GET", self.path(), [("restype", "container"), ("comp", "list")], headers=headers)
+        self.assertIn(f"<LastAccessTime>{got['last-modified']}</LastAccessTime>".encode(), listed.body)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -264,22 +264,26 @@ class RecordingPlayer:
     def _turn_on_versioning(self):
         """Blob versioning on for the accounts whose answers name versions (the recorded account
         had it on), as a user turns it on: ARM's blobServices/default, isVersioningEnabled; and
-        soft delete (deleteRetentionPolicy) where the recording shows it on."""
+        soft delete (deleteRetentionPolicy) and last access time tracking where the recording
+        shows them on."""
         versioned = set()
         for x in self.exchanges:
             if x.service == "blob" and ("x-ms-version-id" in x.response_headers or b"<VersionId>" in x.response_body):
                 versioned.add(x.account)
         # Blob soft delete, likewise: on for the accounts whose deletes were not permanent before
         # the recording set its own Blob service properties (other tests of the day had set it).
-        retaining, setting = set(), set()
+        retaining, setting, tracking = set(), set(), set()
         for x in self.exchanges:
             if x.service != "blob":
                 continue
+            # Last access time tracking, where answers name last access times.
+            if "x-ms-last-access-time" in x.response_headers or b"<LastAccessTime>" in x.response_body:
+                tracking.add(x.account)
             if x.method == "PUT" and x.params().get("comp") == "properties" and x.params().get("restype") == "service":
                 setting.add(x.account)
             elif x.response_headers.get("x-ms-delete-type-permanent") == "false" and x.account not in setting:
                 retaining.add(x.account)
-        if not (versioned or retaining) or not self.arm:
+        if not (versioned or retaining or tracking) or not self.arm:
             return
         import requests
         group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
@@ -288,7 +292,7 @@ class RecordingPlayer:
                          headers=token, verify=self.arm["ca_cert"], timeout=30)
         if r.status_code not in (200, 201):
             raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
-        for account in sorted(versioned | retaining):
+        for account in sorted(versioned | retaining | tracking):
             url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
                    "/blobServices/default?api-version=2021-04-01")
             properties = {}
@@ -296,6 +300,8 @@ class RecordingPlayer:
                 properties["isVersioningEnabled"] = True
             if account in retaining:
                 properties["deleteRetentionPolicy"] = {"enabled": True, "days": 7}
+            if account in tracking:
+                properties["lastAccessTimeTrackingPolicy"] = {"enable": True}
             r = requests.put(url, json={"properties": properties}, headers=token, verify=self.arm["ca_cert"],
                              timeout=30)
             if r.status_code != 200:
