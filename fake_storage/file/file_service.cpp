@@ -180,20 +180,25 @@ FileService::FileService(AccountRegistry& accounts, FileStore& store, ContentFil
     : accounts_(accounts),
       store_(store),
       settings_(settings),
+      files_(files),
       endpoint_("batchai-emulator-file", accounts, files,
                 [this](const StorageRequest& r) { return resolve(r); }) {
     endpoint_.set_settings(&settings_, "file");
     // A share or file SAS may name one of the share's stored access policies (si).
-    endpoint_.set_policy_lookup([this](const std::string& account, const std::string& share, const std::string& id)
-                                    -> std::optional<StoredPolicy> {
-        try {
-            for (const SignedIdentifier& i : store_.get_share(account, share).identifiers) {
-                if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
-            }
-        } catch (const StorageError&) {
-        }
-        return std::nullopt;
+    endpoint_.set_policy_lookup([this](const std::string& account, const std::string& share, const std::string& id) {
+        return stored_policy(account, share, id);
     });
+}
+
+std::optional<StoredPolicy> FileService::stored_policy(const std::string& account, const std::string& share,
+                                                       const std::string& id) {
+    try {
+        for (const SignedIdentifier& i : store_.get_share(account, split_share_snapshot_key(share).first).identifiers) {
+            if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
+        }
+    } catch (const StorageError&) {
+    }
+    return std::nullopt;
 }
 
 Operation FileService::resolve(const StorageRequest& r) {
@@ -322,6 +327,9 @@ Operation FileService::file_operation(const StorageRequest& r) {
     }
     if (m == "PUT" && comp.empty()) return op("CreateFile", "cw", &FileService::create_file, true);
     if (m == "PUT" && comp == "copy") return op("AbortCopyFile", "w", &FileService::abort_copy_file);
+    if (m == "PUT" && comp == "range" && r.has_header("x-ms-copy-source")) {
+        return op("PutRangeFromURL", "w", &FileService::put_range_from_url);
+    }
     if (m == "PUT" && comp == "range") {
         Operation o = op("PutRange", "w", &FileService::put_range);
         o.streams_body = true;

@@ -67,6 +67,11 @@ private:
     void list_directory(StorageCall& call);
     void create_file(StorageCall& call);
     void put_range(StorageCall& call);
+    // Put Range From URL (range_from_url.cpp): x-ms-range written with x-ms-source-range of a
+    // file of this emulator read with its own SAS or the account's key.
+    void put_range_from_url(StorageCall& call);
+    // The stored access policy `id` of a share (Set Share ACL), for a SAS's si.
+    std::optional<StoredPolicy> stored_policy(const std::string& account, const std::string& share, const std::string& id);
     void get_file(StorageCall& call);
     void set_file_properties(StorageCall& call);
     void set_file_metadata(StorageCall& call);
@@ -83,6 +88,7 @@ private:
     AccountRegistry& accounts_;
     FileStore& store_;
     ServiceSettings& settings_;
+    ContentFiles& files_;
     // Shares deleted in the last kDeletingFor: the service deletes a share in the background, and
     // a Delete Share while it does is answered 202 again (a share listed with its snapshots is
     // deleted twice by clients that delete what they list).

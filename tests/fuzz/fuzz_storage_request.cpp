@@ -1,5 +1,6 @@
-// libFuzzer: the path-style URL parser, the share path rules, share snapshot names, blob version
-// ids (`versionid`), and the lease headers (lease ids, actions, durations) read from the same bytes.
+// libFuzzer: the path-style URL parser, the share path rules, share snapshot names, deleted shares'
+// versions, blob version ids (`versionid`), and the lease headers (lease ids, actions, durations)
+// read from the same bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -47,6 +48,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     bai::storage::split_share_snapshot_key(key) != std::make_pair(r.container, *name)) {
                     std::abort();
                 }
+            }
+        }
+        // A deleted share's version taken (x-ms-deleted-share-version) names a time that writes
+        // back as the same 16 hex digits, and its key splits back into share and version.
+        if (auto deleted = bai::storage::deleted_share_time(bytes)) {
+            const std::string version = bai::storage::deleted_share_version(*deleted);
+            if (version.size() != 16 || bai::storage::deleted_share_time(version) != deleted) std::abort();
+            if (r.container.find_first_of("/~") == std::string::npos &&
+                bai::storage::split_deleted_share_key(bai::storage::deleted_share_key(r.container, version)) !=
+                    std::make_pair(r.container, version)) {
+                std::abort();
             }
         }
         // A version id taken is one the service writes, and reads back as itself; the store's

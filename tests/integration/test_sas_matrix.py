@@ -127,6 +127,10 @@ FILE_OPS = [
     # Copy File: the destination's letters, as Create File (the source is read with its own SAS).
     ("CopyFile (new)", "o", "cw", "cw", "any", True, False, "PUT", "/sha/fresh", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
     ("CopyFile (existing)", "o", "cw", "cw", "any", True, True, "PUT", "/sha/f", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
+    # Put Range From URL: a write of the destination (w); the source is read with its own SAS.
+    ("PutRangeFromURL", "o", "w", "w", "any", False, True, "PUT", "/sha/f", {"comp": "range"},
+     {"x-ms-copy-source": "SOURCE", "x-ms-range": "bytes=0-3", "x-ms-source-range": "bytes=0-3", "x-ms-write": "update"},
+     b"", 201),
     # Lease File: a write of the file (w), as Lease Blob; the documentation names no letter.
     ("LeaseFile", "o", "w", "w", "any", False, True,
      "PUT", "/sha/f", {"comp": "lease"}, {"x-ms-lease-action": "acquire", "x-ms-lease-duration": "-1"}, b"", 201),
