@@ -3,6 +3,8 @@
 // them with include=deleted, and Undelete Blob gives them their keys back. Their files stay where
 // they are (nothing is copied either way). The service removes them when their days are over;
 // here they stay until the container goes (RemainingRetentionDays counts down to 0 and stays).
+#include <algorithm>
+
 #include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/blob_store.h"
 
