@@ -78,7 +78,20 @@ std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir, 
     return normalised;
 }
 
+// x-ms-file-permission: `inherit`, `preserve` or a security descriptor in SDDL, of at most 8 KiB
+// (larger ones go through Create Permission, which is not served). Anything else is the service's
+// 400 FileInvalidPermission; the permission itself is not kept (permission keys are fixed here).
+void check_file_permission(const StorageRequest& r) {
+    if (!r.has_header("x-ms-file-permission")) return;
+    const std::string value = r.header("x-ms-file-permission");
+    if (strcasecmp(value.c_str(), "inherit") == 0 || strcasecmp(value.c_str(), "preserve") == 0) return;
+    if (value.size() > 8 * 1024) invalid_header("x-ms-file-permission", value.substr(0, 64) + "...");
+    const bool sddl = value.size() >= 2 && value[1] == ':' && std::string_view("OGDS").find(value[0]) != std::string_view::npos;
+    if (!sddl) fail(400, "FileInvalidPermission", "The specified file permission is not valid.");
+}
+
 SmbUpdate smb_update(const StorageRequest& r, bool is_dir, bool creating) {
+    check_file_permission(r);
     SmbUpdate u;
     u.creation_time = smb_time(r, "x-ms-file-creation-time", creating);
     u.last_write_time = smb_time(r, "x-ms-file-last-write-time", creating);
