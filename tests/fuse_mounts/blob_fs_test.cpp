@@ -174,10 +174,16 @@ TEST_F(BlobFsTest, CommitsOfAVersionedAccountKeepVersions) {
         ASSERT_EQ(b.read(out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
         kept.push_back(out);
     }
-    // The create (0 bytes), then each close; the last is the blob.
+    // The create (0 bytes), then each close; the last is the blob. (The second open's O_TRUNC
+    // may commit the emptied blob before its write does, as one more, empty, version.)
     ASSERT_GE(kept.size(), 3u);
+    EXPECT_EQ(kept.front(), "");
     EXPECT_EQ(kept.back(), "two");
-    EXPECT_EQ(kept[kept.size() - 2], "one");
+    std::vector<std::string> written;
+    for (const std::string& k : kept) {
+        if (!k.empty()) written.push_back(k);
+    }
+    EXPECT_EQ(written, (std::vector<std::string>{"one", "two"}));
     EXPECT_EQ(listed(mnt), std::vector<std::string>{"notes.txt"});
     ASSERT_EQ(::unlink((mnt / "notes.txt").c_str()), 0);
     EXPECT_FALSE(exists("notes.txt"));
