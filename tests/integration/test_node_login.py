@@ -363,8 +363,11 @@ class NodeLogin(JobsTestCase):
         login, = list(self.client.jobs.list_remote_login_information(RG, WS, EXP, "logins"))
         by_node = {l.node_id: l for l in self.logins("pw")}
         self.assertEqual((login.ip_address, login.port), (by_node[login.node_id].ip_address, by_node[login.node_id].port))
-        out, _, status = self.run_on(self.connect(login), f"pgrep -xf '{harness.sleep_of_this_run(600)}' >/dev/null && echo seen")
-        self.assertEqual((out, status), ("seen\n", 0))
+        # (the job runs once its command's shell has started: the sleep itself may come a moment
+        # later; pgrep -x, as the shell running pgrep has the pattern in its own command line)
+        ssh = self.connect(login)
+        harness.wait_for(lambda: self.run_on(ssh, f"pgrep -xf '{harness.sleep_of_this_run(600)}' >/dev/null && echo seen")
+                         == ("seen\n", "", 0), timeout=30, what="the job's sleep seen from its node's login")
         self.client.jobs.begin_terminate(RG, WS, EXP, "logins").result()
         del job
 
