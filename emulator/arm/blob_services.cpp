@@ -1,8 +1,8 @@
 #include "emulator/arm/blob_services.h"
 
 #include "emulator/arm/cloud_error.h"
-#include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/storage_account_services.h"
 #include "fake_storage/http/service_properties_xml.h"
 
 namespace bai::arm {
@@ -16,24 +16,6 @@ constexpr const char* kServicePath =
 constexpr const char* kServicesPath =
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Storage/"
     "storageAccounts/{accountName}/blobServices";
-
-std::string blob_account_id(const Params& p) {
-    return group_id(p) + "/providers/Microsoft.Storage/storageAccounts/" + p["accountName"];
-}
-
-// The account's ARM document, if it was made through ARM. The accounts the emulator is started
-// with (--account, AZURITE_ACCOUNTS, devstoreaccount1) have none: their Blob service is reached
-// under any resource group that exists (a development convenience; every cloud account has one).
-std::optional<StoredResource> require_blob_account(const ArmContext& ctx, const Params& p) {
-    check_group(ctx, p);
-    std::optional<StoredResource> found = ctx.store.get(blob_account_id(p));
-    if (found || ctx.accounts.find(p["accountName"])) return found;
-    CloudError e(404, "ResourceNotFound",
-                 "The Resource 'Microsoft.Storage/storageAccounts/" + p["accountName"] + "' under resource group '" +
-                     p["resourceGroupName"] + "' was not found.");
-    e.headers.emplace_back("x-ms-failure-cause", "gateway");
-    throw e;
-}
 
 json retention_view(const json& policy) {
     json out = {{"enabled", policy.value("Enabled", false)}};
@@ -83,7 +65,7 @@ json view(const std::optional<StoredResource>& account, const Params& p, const j
         properties["containerDeleteRetentionPolicy"] = retention_view(settings["ContainerDeleteRetentionPolicy"]);
     }
     if (settings.contains("DefaultServiceVersion")) properties["defaultServiceVersion"] = settings["DefaultServiceVersion"];
-    json out = {{"id", blob_account_id(p) + "/blobServices/default"},
+    json out = {{"id", storage_account_id(p) + "/blobServices/default"},
                 {"name", "default"},
                 {"type", "Microsoft.Storage/storageAccounts/blobServices"},
                 {"properties", properties}};
@@ -151,7 +133,7 @@ json cors_setting(const json& given) {
 // PUT (and PATCH): what the body's properties name changes; the rest stays (az reads the
 // properties, changes some and sends them all back).
 void set_properties(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    std::optional<StoredResource> account = require_blob_account(ctx, p);
+    std::optional<StoredResource> account = require_service_account(ctx, p);
     json body = req.json_body().value_or(json::object());
     if (!body.is_object()) throw bad_request("InvalidRequestContent", "The request content must be an object");
     const json given = body.value("properties", json::object());
@@ -193,7 +175,7 @@ void set_properties(ArmContext& ctx, const ArmRequest& req, const Params& p, htt
 }
 
 void get_properties(ArmContext& ctx, const Params& p, httplib::Response& res) {
-    std::optional<StoredResource> account = require_blob_account(ctx, p);
+    std::optional<StoredResource> account = require_service_account(ctx, p);
     send_json(res, 200,
               view(account, p, ctx.blobs.service_settings().get(p["accountName"], "blob", storage::default_blob_service_properties())));
 }
@@ -210,7 +192,7 @@ void add_blob_service_routes(Router& router, ArmContext& ctx) {
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { set_properties(ctx, req, p, res); });
     router.add("GET", kServicesPath, Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   std::optional<StoredResource> account = require_blob_account(ctx, p);
+                   std::optional<StoredResource> account = require_service_account(ctx, p);
                    json settings = ctx.blobs.service_settings().get(p["accountName"], "blob",
                                                                    storage::default_blob_service_properties());
                    send_json(res, 200, {{"value", json::array({view(account, p, settings)})}});

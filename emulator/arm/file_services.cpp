@@ -5,6 +5,7 @@
 #include "emulator/arm/cloud_error.h"
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/arm/storage_account_services.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/service_properties_xml.h"
@@ -18,23 +19,6 @@ using nlohmann::json;
 constexpr const char* kFileAccountPath =
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Storage/"
     "storageAccounts/{accountName}";
-
-std::string file_account_id(const Params& p) {
-    return group_id(p) + "/providers/Microsoft.Storage/storageAccounts/" + p["accountName"];
-}
-
-// The account's ARM document, if made through ARM; the accounts the emulator starts with are
-// reached under any resource group that exists, as for blobServices.
-std::optional<StoredResource> require_file_account(const ArmContext& ctx, const Params& p) {
-    check_group(ctx, p);
-    std::optional<StoredResource> found = ctx.store.get(file_account_id(p));
-    if (found || ctx.accounts.find(p["accountName"])) return found;
-    CloudError e(404, "ResourceNotFound",
-                 "The Resource 'Microsoft.Storage/storageAccounts/" + p["accountName"] + "' under resource group '" +
-                     p["resourceGroupName"] + "' was not found.");
-    e.headers.emplace_back("x-ms-failure-cause", "gateway");
-    throw e;
-}
 
 json settings_of(ArmContext& ctx, const Params& p) {
     return ctx.blobs.service_settings().get(p["accountName"], "file", storage::default_file_service_properties());
@@ -51,7 +35,7 @@ json file_service_view(const std::optional<StoredResource>& account, const Param
                             std::pair{"ChannelEncryption", "channelEncryption"}}) {
         if (smb.contains(xml)) smb_view[arm] = smb[xml];
     }
-    json out = {{"id", file_account_id(p) + "/fileServices/default"},
+    json out = {{"id", storage_account_id(p) + "/fileServices/default"},
                 {"name", "default"},
                 {"type", "Microsoft.Storage/storageAccounts/fileServices"},
                 {"properties", {{"shareDeleteRetentionPolicy", retention}, {"protocolSettings", {{"smb", smb_view}}}}}};
@@ -66,7 +50,7 @@ bool require_boolean(const json& value, const std::string& path) {
 
 // PUT and PATCH: what the body names changes, the rest stays (az sends back what it read).
 void set_file_properties(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    std::optional<StoredResource> account = require_file_account(ctx, p);
+    std::optional<StoredResource> account = require_service_account(ctx, p);
     json body = req.json_body().value_or(json::object());
     if (!body.is_object()) throw bad_request("InvalidRequestContent", "The request content must be an object");
     const json given = body.value("properties", json::object());
@@ -112,7 +96,7 @@ void set_file_properties(ArmContext& ctx, const ArmRequest& req, const Params& p
 
 // POST .../fileServices/default/shares/SHARE/restore {deletedShareName, deletedShareVersion}.
 void restore_share(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_file_account(ctx, p);
+    require_service_account(ctx, p);
     json body = req.json_body().value_or(json::object());
     const json name = body.is_object() ? body.value("deletedShareName", json()) : json();
     const json version = body.is_object() ? body.value("deletedShareVersion", json()) : json();
@@ -141,7 +125,7 @@ void add_file_service_routes(Router& router, ArmContext& ctx) {
     const std::string service = std::string(kFileAccountPath) + "/fileServices/default";
     router.add("GET", service, Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, file_service_view(require_file_account(ctx, p), p, settings_of(ctx, p)));
+                   send_json(res, 200, file_service_view(require_service_account(ctx, p), p, settings_of(ctx, p)));
                });
     for (const char* method : {"PUT", "PATCH"}) {
         router.add(method, service, Versions::any_dated, ns + "write",
@@ -149,7 +133,7 @@ void add_file_service_routes(Router& router, ArmContext& ctx) {
     }
     router.add("GET", std::string(kFileAccountPath) + "/fileServices", Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, {{"value", json::array({file_service_view(require_file_account(ctx, p), p, settings_of(ctx, p))})}});
+                   send_json(res, 200, {{"value", json::array({file_service_view(require_service_account(ctx, p), p, settings_of(ctx, p))})}});
                });
     router.add("POST", service + "/shares/{shareName}/restore", Versions::any_dated, ns + "shares/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { restore_share(ctx, req, p, res); });
