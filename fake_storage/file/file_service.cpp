@@ -740,6 +740,23 @@ SmbUpdate copy_smb_update(const StorageRequest& r) {
 
 }  // namespace
 
+OpenFile FileService::open_copy_source(const CopySource& source, const std::string& url) {
+    std::string source_share = source.container;
+    httplib::Params query;
+    httplib::detail::parse_query_text(source.query, query);
+    if (auto it = query.find("sharesnapshot"); it != query.end() && !it->second.empty()) {
+        auto name = parse_share_snapshot(it->second);
+        if (!name) invalid_header("x-ms-copy-source", url);
+        source_share = share_snapshot_key(source.container, *name);
+    }
+    try {
+        return store_.open_file(source.account, source_share, source.name);
+    } catch (const StorageError& e) {
+        if (e.status() != 404) throw;
+        fail(404, "CannotVerifyCopySource", "The specified resource does not exist.");
+    }
+}
+
 void FileService::copy_file(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string url = r.header("x-ms-copy-source");
@@ -758,22 +775,7 @@ void FileService::copy_file(StorageCall& call) {
     bool_header(r, "x-ms-file-copy-ignore-read-only", false);
     bool_header(r, "x-ms-file-copy-set-archive", false);
     const SmbUpdate smb = copy_smb_update(r);
-    std::string source_share = source.container;
-    httplib::Params query;
-    httplib::detail::parse_query_text(source.query, query);
-    if (auto it = query.find("sharesnapshot"); it != query.end() && !it->second.empty()) {
-        auto name = parse_share_snapshot(it->second);
-        if (!name) invalid_header("x-ms-copy-source", url);
-        source_share = share_snapshot_key(source.container, *name);
-    }
-    OpenFile from = [&] {
-        try {
-            return store_.open_file(source.account, source_share, source.name);
-        } catch (const StorageError& e) {
-            if (e.status() != 404) throw;
-            fail(404, "CannotVerifyCopySource", "The specified resource does not exist.");
-        }
-    }();
+    OpenFile from = open_copy_source(source, url);
     Metadata metadata = read_metadata(r);
     ShareEntry::Copy copy{crypto::uuid4(), url};
     ShareEntry e = store_.copy_file(call.account.name, r.container, r.name, from, from.info.content,

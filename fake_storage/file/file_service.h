@@ -14,6 +14,8 @@
 
 namespace bai::storage {
 
+struct CopySource;
+
 class FileService {
 public:
     // `settings`: the accounts' File service properties (Get/Set File Service Properties), whose
@@ -70,6 +72,9 @@ private:
     // Put Range From URL (range_from_url.cpp): x-ms-range written with x-ms-source-range of a
     // file of this emulator read with its own SAS or the account's key.
     void put_range_from_url(StorageCall& call);
+    // The file a copy's source URL names (a share snapshot's, with sharesnapshot=), for Copy File
+    // and Put Range From URL; 404 CannotVerifyCopySource where there is none.
+    OpenFile open_copy_source(const CopySource& source, const std::string& url);
     // The stored access policy `id` of a share (Set Share ACL), for a SAS's si.
     std::optional<StoredPolicy> stored_policy(const std::string& account, const std::string& share, const std::string& id);
     void get_file(StorageCall& call);

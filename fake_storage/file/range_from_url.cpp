@@ -38,22 +38,7 @@ void FileService::put_range_from_url(StorageCall& call) {
             return stored_policy(account, share, id);
         },
         SasService::file);
-    std::string source_share = source.container;
-    httplib::Params query;
-    httplib::detail::parse_query_text(source.query, query);
-    if (auto it = query.find("sharesnapshot"); it != query.end() && !it->second.empty()) {
-        auto name = parse_share_snapshot(it->second);
-        if (!name) invalid_header("x-ms-copy-source", url);
-        source_share = share_snapshot_key(source.container, *name);
-    }
-    OpenFile from = [&] {
-        try {
-            return store_.open_file(source.account, source_share, source.name);
-        } catch (const StorageError& e) {
-            if (e.status() != 404) throw;
-            fail(404, "CannotVerifyCopySource", "The specified resource does not exist.");
-        }
-    }();
+    OpenFile from = open_copy_source(source, url);
     // A source range past the source's end, as the blobs' From URL writes answer it.
     if (*source_range->last >= from.info.size) {
         fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
