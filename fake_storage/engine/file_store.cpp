@@ -95,6 +95,18 @@ ShareInfo FileStore::get_share(const std::string& account, const std::string& na
     return *s;
 }
 
+void FileStore::drop_share(db::Database& db, const std::string& account, const std::string& key,
+                           std::vector<fs::path>& trash) {
+    for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
+                            "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
+                            "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
+        db.prepare(sql).bind(1, account).bind(2, key).run();
+    }
+    trash.push_back(files_.root() / "tmp" / ("share-" + crypto::random_hex(8)));
+    std::error_code ec;
+    fs::rename(share_root(account, key), trash.back(), ec);
+}
+
 void FileStore::delete_share(const std::string& account, const std::string& name,
                              const std::optional<std::string>& lease_id, bool with_snapshots, bool keep_deleted) {
     if (keep_deleted && !is_share_snapshot_key(name)) {
@@ -130,16 +142,7 @@ void FileStore::delete_share(const std::string& account, const std::string& name
         }
         check_lease_for_write(s->lease, lease_id, now, LeaseTarget::container);
         keys.push_back(name);
-        for (const std::string& key : keys) {
-            for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
-                                    "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
-                                    "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
-                db.prepare(sql).bind(1, account).bind(2, key).run();
-            }
-            trash.push_back(files_.root() / "tmp" / ("share-" + crypto::random_hex(8)));
-            std::error_code ec;
-            fs::rename(share_root(account, key), trash.back(), ec);
-        }
+        for (const std::string& key : keys) drop_share(db, account, key, trash);
     });
     std::error_code ec;
     for (const fs::path& dir : trash) fs::remove_all(dir, ec);

@@ -305,6 +305,11 @@ private:
     // Scratch copies of snapshots and trash of deleted shares in tmp/, and snapshot directories
     // whose rows were never committed (share_snapshots.cpp).
     void remove_snapshot_leftovers();
+    // Inside the caller's transaction: deletes the rows of a share (a snapshot's, a deleted
+    // share's) and moves its directory into tmp/, appended to `trash` for the caller to remove
+    // once the transaction has committed.
+    void drop_share(db::Database& db, const std::string& account, const std::string& key,
+                    std::vector<std::filesystem::path>& trash);
     StoreChanges changes_;
     std::shared_mutex& lock_for(const std::string& account, const std::string& share,
                                 const std::string& path);

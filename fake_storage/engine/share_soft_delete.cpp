@@ -4,7 +4,6 @@
 // so no mount or job sees a deleted share, and Undelete Share moves them back as they were.
 #include <vector>
 
-#include "common/crypto/random_id.h"
 #include "fake_storage/engine/file_store.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_rows.h"
@@ -119,16 +118,7 @@ void FileStore::purge_deleted_shares(const std::string& account, time::TimePoint
             auto deleted = deleted_share_time(split_deleted_share_key(key).second);
             if (deleted && *deleted < kept_since) expired.push_back(key);
         }
-        for (const std::string& key : expired) {
-            for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
-                                    "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
-                                    "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
-                db.prepare(sql).bind(1, account).bind(2, key).run();
-            }
-            trash.push_back(files_.root() / "tmp" / ("share-" + crypto::random_hex(8)));
-            std::error_code ec;
-            fs::rename(share_root(account, key), trash.back(), ec);
-        }
+        for (const std::string& key : expired) drop_share(db, account, key, trash);
     });
     std::error_code ec;
     for (const fs::path& dir : trash) fs::remove_all(dir, ec);
