@@ -285,16 +285,8 @@ class RecordingPlayer:
                 retaining.add(x.account)
         if not (versioned or retaining or tracking) or not self.arm:
             return
-        import requests
-        group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
-        token = {"Authorization": "Bearer replay"}
-        r = requests.put(f"{self.arm['arm']}{group}?api-version=2021-04-01", json={"location": "eastus"},
-                         headers=token, verify=self.arm["ca_cert"], timeout=30)
-        if r.status_code not in (200, 201):
-            raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
+        self._arm("PUT", "", {"location": "eastus"}, "make the resource group", ok=(200, 201))
         for account in sorted(versioned | retaining | tracking):
-            url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
-                   "/blobServices/default?api-version=2021-04-01")
             properties = {}
             if account in versioned:
                 properties["isVersioningEnabled"] = True
@@ -302,10 +294,19 @@ class RecordingPlayer:
                 properties["deleteRetentionPolicy"] = {"enabled": True, "days": 7}
             if account in tracking:
                 properties["lastAccessTimeTrackingPolicy"] = {"enable": True}
-            r = requests.put(url, json={"properties": properties}, headers=token, verify=self.arm["ca_cert"],
-                             timeout=30)
-            if r.status_code != 200:
-                raise RuntimeError(f"could not set the Blob settings of {account}: {r.status_code} {r.text[:200]}")
+            self._arm("PUT", f"/providers/Microsoft.Storage/storageAccounts/{self._local(account)}/blobServices/default",
+                      {"properties": properties}, f"set the Blob settings of {account}")
+
+    def _arm(self, method, path, body, what, ok=(200,)):
+        """A request to ARM under the replay's resource group (PATH below it); fails the replay,
+        saying what it was for, unless ARM answers a status of `ok`."""
+        import requests
+        group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
+        r = requests.request(method, f"{self.arm['arm']}{group}{path}?api-version=2021-04-01", json=body,
+                             headers={"Authorization": "Bearer replay"}, verify=self.arm["ca_cert"], timeout=30)
+        if r.status_code not in ok:
+            raise RuntimeError(f"could not {what}: {r.status_code} {r.text[:200]}")
+        return r
 
     def _prepare_soft_delete(self):
         """Share soft delete on (ARM's fileServices/default) for the accounts whose recordings
@@ -313,20 +314,11 @@ class RecordingPlayer:
         accounts = storage_soft_delete.soft_delete_accounts(self.exchanges)
         if not accounts or not self.arm:
             return
-        import requests
-        group = f"/subscriptions/{ARM_SUBSCRIPTION}/resourceGroups/storage-replay"
-        token = {"Authorization": "Bearer replay"}
-        r = requests.put(f"{self.arm['arm']}{group}?api-version=2021-04-01", json={"location": "eastus"},
-                         headers=token, verify=self.arm["ca_cert"], timeout=30)
-        if r.status_code not in (200, 201):
-            raise RuntimeError(f"could not make the resource group: {r.status_code} {r.text[:200]}")
+        self._arm("PUT", "", {"location": "eastus"}, "make the resource group", ok=(200, 201))
         for account in sorted(accounts):
-            url = (f"{self.arm['arm']}{group}/providers/Microsoft.Storage/storageAccounts/{self._local(account)}"
-                   "/fileServices/default?api-version=2021-04-01")
-            r = requests.patch(url, json={"properties": {"shareDeleteRetentionPolicy": {"enabled": True, "days": 7}}},
-                               headers=token, verify=self.arm["ca_cert"], timeout=30)
-            if r.status_code != 200:
-                raise RuntimeError(f"could not turn share soft delete on for {account}: {r.status_code} {r.text[:200]}")
+            self._arm("PATCH", f"/providers/Microsoft.Storage/storageAccounts/{self._local(account)}/fileServices/default",
+                      {"properties": {"shareDeleteRetentionPolicy": {"enabled": True, "days": 7}}},
+                      f"turn share soft delete on for {account}")
         for account, name in storage_soft_delete.deleted_by_others(self.exchanges):
             local = self._local(account)
             client = RawClient(self.endpoints["file"], account=local, key=account_key(local), version="2019-02-02")
