@@ -2,6 +2,7 @@
 // and its snapshots under a deleted share's key ("SHARE~VERSION", share_snapshot_names.h): their
 // rows are renamed, and their directories moved out of the shares' directory, in one transaction,
 // so no mount or job sees a deleted share, and Undelete Share moves them back as they were.
+#include <functional>
 #include <vector>
 
 #include "fake_storage/engine/file_store.h"
@@ -42,6 +43,19 @@ void move_directory(const fs::path& from, const fs::path& to) {
     if (ec) io_failure("move " + from.string() + " to", to);
 }
 
+// A share renamed (to its deleted share's key, or back): its snapshots first, each renamed under
+// the new name, then the share itself; rows and directories together. `root` is a key's directory.
+void move_share(db::Database& db, const std::string& account, const std::string& from, const std::string& to,
+                const std::vector<std::string>& snapshots, const std::function<fs::path(const std::string&)>& root) {
+    for (const std::string& key : snapshots) {
+        const std::string moved = share_snapshot_key(to, split_share_snapshot_key(key).second);
+        rename_rows(db, account, key, moved);
+        move_directory(root(key), root(moved));
+    }
+    rename_rows(db, account, from, to);
+    move_directory(root(from), root(to));
+}
+
 }  // namespace
 
 void FileStore::soft_delete_share(const std::string& account, const std::string& name,
@@ -66,13 +80,7 @@ void FileStore::soft_delete_share(const std::string& account, const std::string&
         time::TimePoint at = now;
         while (find_share(db, account, deleted_share_key(name, deleted_share_version(at)))) at += std::chrono::nanoseconds(100);
         const std::string deleted = deleted_share_key(name, deleted_share_version(at));
-        for (const std::string& key : snapshots) {
-            const std::string moved = share_snapshot_key(deleted, split_share_snapshot_key(key).second);
-            rename_rows(db, account, key, moved);
-            move_directory(share_root(account, key), share_root(account, moved));
-        }
-        rename_rows(db, account, name, deleted);
-        move_directory(share_root(account, name), share_root(account, deleted));
+        move_share(db, account, name, deleted, snapshots, [&](const std::string& key) { return share_root(account, key); });
     });
     std::error_code ec;
     fs::remove(files_.root() / account / "share-snapshots" / name, ec);  // if empty
@@ -87,13 +95,8 @@ ShareInfo FileStore::undelete_share(const std::string& account, const std::strin
         auto s = find_share(db, account, deleted);
         if (!s) share_not_found();
         if (find_share(db, account, name)) fail(409, "ShareAlreadyExists", "The specified share already exists.");
-        for (const std::string& key : snapshot_keys(db, account, deleted)) {
-            const std::string back = share_snapshot_key(name, split_share_snapshot_key(key).second);
-            rename_rows(db, account, key, back);
-            move_directory(share_root(account, key), share_root(account, back));
-        }
-        rename_rows(db, account, deleted, name);
-        move_directory(share_root(account, deleted), share_root(account, name));
+        move_share(db, account, deleted, name, snapshot_keys(db, account, deleted),
+                   [&](const std::string& key) { return share_root(account, key); });
         std::error_code ec;
         fs::create_directories(share_root(account, name), ec);
         const time::TimePoint now = time::now();
