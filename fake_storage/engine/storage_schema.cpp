@@ -152,6 +152,17 @@ ALTER TABLE shares ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
 ALTER TABLE shares ADD COLUMN access_tier TEXT NOT NULL DEFAULT '';
 ALTER TABLE shares ADD COLUMN access_tier_changed INTEGER NOT NULL DEFAULT 0;
 )sql"},
+        // A file's written ranges and when each part last changed (file_ranges.h's JSON; '' when
+        // unknown: written through a mount, whose bytes on disk then say), its permission key
+        // ('' for the share's default permission), and each share's permissions (Create
+        // Permission: SDDL by key).
+        db::Migration{15, R"sql(
+ALTER TABLE share_entries ADD COLUMN ranges TEXT NOT NULL DEFAULT '';
+ALTER TABLE share_entries ADD COLUMN permission_key TEXT NOT NULL DEFAULT '';
+CREATE TABLE share_permissions (
+  account TEXT NOT NULL, share TEXT NOT NULL, key TEXT NOT NULL, permission TEXT NOT NULL,
+  PRIMARY KEY (account, share, key)) WITHOUT ROWID;
+)sql"},
     };
     db.migrate("storage", migrations);
 }
