@@ -1,4 +1,5 @@
 #include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/file_ranges.h"
 #include "fake_storage/engine/blob_rows.h"
 #include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/share_rows.h"
@@ -99,6 +100,7 @@ void FileStore::drop_share(db::Database& db, const std::string& account, const s
                            std::vector<fs::path>& trash) {
     for (const char* sql : {"DELETE FROM share_entries WHERE account = ?1 AND share = ?2",
                             "DELETE FROM pending_ranges WHERE account = ?1 AND share = ?2",
+                            "DELETE FROM share_permissions WHERE account = ?1 AND share = ?2",
                             "DELETE FROM shares WHERE account = ?1 AND name = ?2"}) {
         db.prepare(sql).bind(1, account).bind(2, key).run();
     }
@@ -314,6 +316,7 @@ ShareEntry FileStore::create_directory(const std::string& account, const std::st
         e.etag = new_etag();
         e.last_modified = now;
         e.smb = apply_smb({now, now, now, "Directory"}, smb);
+        e.permission_key = smb.permission_key.value_or("");
         e.metadata = metadata;
         ShareParent where = parent_in_share(share_root(account, share), e.path);
         if (!where.dir || (::mkdirat(where.dir.get(), where.name.c_str(), 0755) != 0 && errno != EEXIST)) {
@@ -394,7 +397,10 @@ ShareEntry FileStore::set_directory_metadata(const std::string& account, const s
 ShareEntry FileStore::set_directory_properties(const std::string& account, const std::string& share,
                                                const std::string& path, const SmbUpdate& smb) {
     return update_entry(account, share, path, true,
-                        [&](ShareEntry& e) { e.smb = apply_smb(e.smb, smb); });
+                        [&](ShareEntry& e) {
+                            e.smb = apply_smb(e.smb, smb);
+                            if (smb.permission_key) e.permission_key = *smb.permission_key;
+                        });
 }
 
 DirectoryPage FileStore::list_directory(const std::string& account, const std::string& share,
@@ -468,6 +474,11 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         e.smb = apply_smb({now, now, now, "Archive"}, smb);
         e.content = content;
         e.metadata = metadata;
+        e.permission_key = smb.permission_key.value_or("");
+        // Nothing written; what the file held before (a file made anew) changed to nothing.
+        FileRanges ranges;
+        if (existing && existing->size > 0) ranges.clear(0, existing->size, next_file_change());
+        e.ranges = ranges.to_json();
         fs::path on_disk = disk_path(account, share, e.path);
         std::unique_lock lock(lock_for(account, share, e.path));
         // A new inode, made in tmp/ (same file system, swept at start) and renamed into place:
@@ -583,6 +594,10 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
             if (e.is_dir) resource_not_found();
             check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
             check_range_in_file(offset, data.size(), e.size);
+            if (auto ranges = FileRanges::from_json(e.ranges)) {
+                ranges->write(offset, offset + data.size(), next_file_change());
+                e.ranges = ranges->to_json();
+            }
             auto journal = db.prepare(
                 "INSERT INTO pending_ranges(account, share, path, offset, content_id, data)"
                 " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -635,6 +650,10 @@ ShareEntry FileStore::clear_range(const std::string& account, const std::string&
             }
         }
         ::close(fd);
+        if (auto ranges = FileRanges::from_json(e.ranges)) {
+            ranges->clear(offset, offset + length, next_file_change());
+            e.ranges = ranges->to_json();
+        }
         touch(e);
         save_entry(db, e);
     });
@@ -660,9 +679,14 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
                 disk_failure("cannot resize", disk_path(account, share, e.path));
             }
             e.size = *size;
+            if (auto ranges = FileRanges::from_json(e.ranges)) {
+                ranges->truncate(*size);
+                e.ranges = ranges->to_json();
+            }
         }
         if (content) e.content = *content;
         e.smb = apply_smb(e.smb, smb);
+        if (smb.permission_key) e.permission_key = *smb.permission_key;
     });
     changes_.publish(account, share, changed.path);
     return changed;
@@ -731,13 +755,27 @@ bool FileStore::file_leased(const std::string& account, const std::string& share
     return leased;
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(
-    const std::string& account, const std::string& share, const std::string& path,
-    std::uint64_t first, std::uint64_t last) {
+std::vector<FileRanges::Listed> FileStore::list_ranges(const std::string& account, const std::string& share,
+                                                      const std::string& path, std::uint64_t first,
+                                                      std::uint64_t last, const std::string& previous) {
     OpenFile f = open_file(account, share, path);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
-    if (f.info.size == 0) return ranges;
+    if (f.info.size == 0) return {};
     last = std::min(last, f.info.size - 1);
+    if (first > last) return {};
+    const std::optional<FileRanges> ranges = FileRanges::from_json(f.info.ranges);
+    if (ranges && previous.empty()) return ranges->list(first, last);
+    if (ranges) {
+        // What changed after the last change the snapshot's copy of the file saw (none: all of it).
+        std::int64_t since = 0;
+        db_.read([&](db::Database& db) {
+            if (auto before = find_entry(db, account, previous, f.info.path)) {
+                if (auto seen = FileRanges::from_json(before->ranges)) since = seen->last_change();
+            }
+        });
+        return ranges->changed_since(since, first, last);
+    }
+    // Written through a mount: the file's data on disk, whole blocks (its holes are the rest).
+    std::vector<FileRanges::Listed> out;
     std::shared_lock lock(lock_for(account, share, f.info.path));
     off_t at = static_cast<off_t>(first);
     while (at <= static_cast<off_t>(last)) {
@@ -746,10 +784,10 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> FileStore::list_ranges(
         off_t hole = ::lseek(f.fd, data, SEEK_HOLE);
         if (hole < 0) hole = static_cast<off_t>(f.info.size);
         std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(hole) - 1, last);
-        ranges.emplace_back(static_cast<std::uint64_t>(data), end);
+        out.push_back({static_cast<std::uint64_t>(data), end, false});
         at = hole;
     }
-    return ranges;
+    return out;
 }
 
 size_t FileStore::recover() {

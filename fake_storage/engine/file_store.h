@@ -24,6 +24,7 @@
 #include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/store_changes.h"
 #include "fake_storage/engine/content_files.h"
+#include "fake_storage/engine/file_ranges.h"
 #include "fake_storage/engine/properties.h"
 
 namespace bai::storage {
@@ -56,6 +57,8 @@ struct SmbUpdate {
     std::optional<time::TimePoint> last_write_time;
     std::optional<time::TimePoint> change_time;
     std::optional<std::string> attributes;
+    // x-ms-file-permission-key, or the key of x-ms-file-permission ("" for the default).
+    std::optional<std::string> permission_key;
 };
 
 struct ShareEntry {
@@ -76,6 +79,11 @@ struct ShareEntry {
         std::uint64_t bytes = 0;
         time::TimePoint completed;
     } copy;  // the Copy File that made it (copies here complete at once: x-ms-copy-status success)
+    // The written ranges and their changes (file_ranges.h's JSON); "" when unknown (a mount wrote
+    // the file: its holes on disk say).
+    std::string ranges;
+    // x-ms-file-permission-key: "" for the share's default permission (file_permissions.h).
+    std::string permission_key;
 };
 std::string file_copy_to_json(const ShareEntry::Copy& copy);  // "" for none
 ShareEntry::Copy file_copy_from_json(const std::string& text);
@@ -248,10 +256,21 @@ public:
     };
     ShareEntry rename(const std::string& account, const std::string& share, const std::string& from,
                       const std::string& to, bool directory, const RenameOptions& options);
-    // The ranges of the file that hold data, within [first, last].
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> list_ranges(
-        const std::string& account, const std::string& share, const std::string& path,
-        std::uint64_t first, std::uint64_t last);
+    // Get Ranges: the file's written ranges within [first, last] (file_ranges.h; for a file a
+    // mount wrote, the blocks holding data on disk). With `previous`, a snapshot's key of the
+    // share (prevsharesnapshot): what changed since that snapshot's copy of the file, written
+    // ranges and cleared ones.
+    std::vector<FileRanges::Listed> list_ranges(const std::string& account, const std::string& share,
+                                                const std::string& path, std::uint64_t first, std::uint64_t last,
+                                                const std::string& previous = "");
+
+    // Create Permission: the share keeps `sddl` under `key` (the same permission again: the same
+    // row). 404 ShareNotFound. A snapshot's key names its share's permissions.
+    void create_permission(const std::string& account, const std::string& share, const std::string& key,
+                           const std::string& sddl);
+    // Get Permission: the share's permission of `key`; nullopt when it holds none.
+    std::optional<std::string> get_permission(const std::string& account, const std::string& share,
+                                              const std::string& key);
 
     std::filesystem::path share_root(const std::string& account, const std::string& share) const;
     // DIR/storage: every share's directory is ACCOUNT/shares/SHARE under it.

@@ -185,7 +185,7 @@ public:
                                       mtime_ticks(st) > known->last_modified + kStoreWriteSlack)) {
             db_.prepare(
                   "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, last_write_time = ?4,"
-                  " change_time = ?4 WHERE id = ?1")
+                  " change_time = ?4, ranges = '' WHERE id = ?1")
                 .bind(1, known->id)
                 .bind(2, static_cast<std::int64_t>(st.st_size))
                 .bind(3, new_etag())
@@ -256,7 +256,7 @@ void FileStore::note_write(const std::string& account, const std::string& share,
         db_.transaction([&](db::Database& db) {
             db.prepare(
                   "UPDATE share_entries SET size = ?4, etag = ?5, last_modified = max(last_modified, ?6),"
-                  " last_write_time = max(last_modified, ?6), change_time = max(last_modified, ?6)"
+                  " last_write_time = max(last_modified, ?6), change_time = max(last_modified, ?6), ranges = ''"
                   " WHERE account = ?1 AND share = ?2 AND path = ?3 AND is_dir = 0")
                 .bind(1, account)
                 .bind(2, share)

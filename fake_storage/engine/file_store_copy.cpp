@@ -101,6 +101,14 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
             e.content = content;
             e.metadata = metadata;
             e.copy = copy;
+            // What the source has written is written in the copy (unknown when a mount wrote it).
+            if (auto from = FileRanges::from_json(source.info.ranges)) {
+                FileRanges ranges;
+                const std::int64_t seq = next_file_change();
+                for (const auto& [start, end] : from->written()) ranges.write(start, std::min(end, e.size), seq);
+                e.ranges = ranges.to_json();
+            }
+            e.permission_key = smb.permission_key ? *smb.permission_key : "";
             std::unique_lock lock(lock_for(account, share, e.path));
             ShareParent where = parent_in_share(share_root(account, share), e.path);
             if (!where.dir || ::renameat(AT_FDCWD, fresh.c_str(), where.dir.get(), where.name.c_str()) != 0) {

@@ -34,6 +34,8 @@ ShareEntry read_entry(db::Statement& q) {
     e.metadata = metadata_from_json(q.column_text(12));
     e.lease = lease_from_json(q.column_text(13));
     e.copy = file_copy_from_json(q.column_text(14));
+    e.ranges = q.column_text(15);
+    e.permission_key = q.column_text(16);
     return e;
 }
 
@@ -129,8 +131,9 @@ void insert_entry(db::Database& db, const std::string& account, const std::strin
                   const std::string& parent, ShareEntry& e) {
     db.prepare(
           "INSERT INTO share_entries(account, share, path, parent, name, is_dir, size, etag,"
-          " last_modified, creation_time, last_write_time, change_time, attributes, content, metadata)"
-          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
+          " last_modified, creation_time, last_write_time, change_time, attributes, content, metadata, ranges,"
+          " permission_key)"
+          " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)")
         .bind(1, account)
         .bind(2, share)
         .bind(3, e.path)
@@ -146,6 +149,8 @@ void insert_entry(db::Database& db, const std::string& account, const std::strin
         .bind(13, e.smb.attributes)
         .bind(14, encode_content_settings(e.content))
         .bind(15, metadata_to_json(e.metadata))
+        .bind(16, e.ranges)
+        .bind(17, e.permission_key)
         .run();
     e.id = sqlite3_last_insert_rowid(db.handle());
 }
@@ -153,8 +158,8 @@ void insert_entry(db::Database& db, const std::string& account, const std::strin
 void save_entry(db::Database& db, const ShareEntry& e) {
     db.prepare(
           "UPDATE share_entries SET size = ?2, etag = ?3, last_modified = ?4, creation_time = ?5,"
-          " last_write_time = ?6, change_time = ?7, attributes = ?8, content = ?9, metadata = ?10"
-          " WHERE id = ?1")
+          " last_write_time = ?6, change_time = ?7, attributes = ?8, content = ?9, metadata = ?10,"
+          " ranges = ?11, permission_key = ?12 WHERE id = ?1")
         .bind(1, e.id)
         .bind(2, static_cast<int64_t>(e.size))
         .bind(3, e.etag)
@@ -165,6 +170,8 @@ void save_entry(db::Database& db, const ShareEntry& e) {
         .bind(8, e.smb.attributes)
         .bind(9, encode_content_settings(e.content))
         .bind(10, metadata_to_json(e.metadata))
+        .bind(11, e.ranges)
+        .bind(12, e.permission_key)
         .run();
 }
 

@@ -14,7 +14,7 @@ namespace bai::storage::share_rows {
 
 inline constexpr const char* kEntryColumns =
     "id, path, name, is_dir, size, etag, last_modified, creation_time, last_write_time,"
-    " change_time, attributes, content, metadata, lease, copy";
+    " change_time, attributes, content, metadata, lease, copy, ranges, permission_key";
 
 ShareEntry read_entry(db::Statement& q);
 std::optional<ShareEntry> find_entry(db::Database& db, const std::string& account, const std::string& share,

@@ -199,9 +199,11 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
                     .run();
                 db.prepare(
                       "INSERT INTO share_entries(account, share, path, parent, name, is_dir, size, etag,"
-                      " last_modified, creation_time, last_write_time, change_time, attributes, content, metadata)"
+                      " last_modified, creation_time, last_write_time, change_time, attributes, content, metadata, ranges,"
+                      " permission_key)"
                       " SELECT account, ?3, path, parent, name, is_dir, size, etag, last_modified, creation_time,"
-                      " last_write_time, change_time, attributes, content, metadata FROM share_entries"
+                      " last_write_time, change_time, attributes, content, metadata, ranges, permission_key"
+                      " FROM share_entries"
                       " WHERE account = ?1 AND share = ?2")
                     .bind(1, account)
                     .bind(2, share)
@@ -210,7 +212,7 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
                 // The bytes copied are what the snapshot holds (a mount's direct writes may be
                 // ahead of their rows).
                 auto size = db.prepare(
-                    "UPDATE share_entries SET size = ?4 WHERE account = ?1 AND share = ?2 AND path = ?3 AND size <> ?4");
+                    "UPDATE share_entries SET size = ?4, ranges = '' WHERE account = ?1 AND share = ?2 AND path = ?3 AND size <> ?4");
                 for (const Copied& c : copied) {
                     size.bind(1, account).bind(2, key).bind(3, c.path).bind(4, static_cast<std::int64_t>(c.size)).run();
                     size.reset();

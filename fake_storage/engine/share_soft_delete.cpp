@@ -29,7 +29,8 @@ std::vector<std::string> snapshot_keys(db::Database& db, const std::string& acco
 void rename_rows(db::Database& db, const std::string& account, const std::string& from, const std::string& to) {
     db.prepare("UPDATE shares SET name = ?3 WHERE account = ?1 AND name = ?2").bind(1, account).bind(2, from).bind(3, to).run();
     for (const char* sql : {"UPDATE share_entries SET share = ?3 WHERE account = ?1 AND share = ?2",
-                            "UPDATE pending_ranges SET share = ?3 WHERE account = ?1 AND share = ?2"}) {
+                            "UPDATE pending_ranges SET share = ?3 WHERE account = ?1 AND share = ?2",
+                            "UPDATE share_permissions SET share = ?3 WHERE account = ?1 AND share = ?2"}) {
         db.prepare(sql).bind(1, account).bind(2, from).bind(3, to).run();
     }
 }

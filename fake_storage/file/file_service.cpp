@@ -8,6 +8,7 @@
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
+#include "fake_storage/file/file_permissions.h"
 #include "fake_storage/file/file_xml.h"
 #include "fake_storage/http/change_feed.h"
 #include "fake_storage/file/rename_source.h"
@@ -78,20 +79,39 @@ std::optional<std::string> smb_attributes(const StorageRequest& r, bool is_dir, 
     return normalised;
 }
 
-// x-ms-file-permission: `inherit`, `preserve` or a security descriptor in SDDL, of at most 8 KiB
-// (larger ones go through Create Permission, which is not served). Anything else is the service's
-// 400 FileInvalidPermission; the permission itself is not kept (permission keys are fixed here).
-void check_file_permission(const StorageRequest& r) {
-    if (!r.has_header("x-ms-file-permission")) return;
+// x-ms-file-permission: `inherit`, `preserve` or a security descriptor in SDDL of at most 8 KiB
+// (larger ones go through Create Permission), else 400 FileInvalidPermission (oversized: 400
+// InvalidHeaderValue); or x-ms-file-permission-key, a key of the share (not both). The SDDL to
+// keep, if one was given, goes in `sddl`; the key in the update: "" for `inherit` (the default
+// permission), none for `preserve` or neither header.
+void read_file_permission(const StorageRequest& r, SmbUpdate& u, std::optional<std::string>& sddl) {
+    const bool by_value = r.has_header("x-ms-file-permission");
+    const bool by_key = r.has_header("x-ms-file-permission-key");
+    if (by_value && by_key) {
+        fail(400, "InvalidHeaderValue",
+             "The value for one of the HTTP headers is not in the correct format.\nHeaderName:x-ms-file-permission-key\n"
+             "HeaderValue:" + r.header("x-ms-file-permission-key") + "\n(x-ms-file-permission is given too)");
+    }
+    if (by_key) {
+        const std::string key = r.header("x-ms-file-permission-key");
+        if (!is_permission_key(key)) invalid_header("x-ms-file-permission-key", key);
+        u.permission_key = default_permission(key) ? "" : key;
+        return;
+    }
+    if (!by_value) return;
     const std::string value = r.header("x-ms-file-permission");
-    if (strcasecmp(value.c_str(), "inherit") == 0 || strcasecmp(value.c_str(), "preserve") == 0) return;
-    if (value.size() > 8 * 1024) invalid_header("x-ms-file-permission", value.substr(0, 64) + "...");
-    const bool sddl = value.size() >= 2 && value[1] == ':' && std::string_view("OGDS").find(value[0]) != std::string_view::npos;
-    if (!sddl) fail(400, "FileInvalidPermission", "The specified file permission is not valid.");
+    if (strcasecmp(value.c_str(), "inherit") == 0) {
+        u.permission_key = "";
+        return;
+    }
+    if (strcasecmp(value.c_str(), "preserve") == 0) return;
+    if (value.size() > kMaxHeaderPermission) invalid_header("x-ms-file-permission", value.substr(0, 64) + "...");
+    if (!is_valid_sddl(value)) fail(400, "FileInvalidPermission", "The specified file permission is not valid.");
+    u.permission_key = permission_key_for(value);
+    sddl = value;
 }
 
 SmbUpdate smb_update(const StorageRequest& r, bool is_dir, bool creating) {
-    check_file_permission(r);
     SmbUpdate u;
     u.creation_time = smb_time(r, "x-ms-file-creation-time", creating);
     u.last_write_time = smb_time(r, "x-ms-file-last-write-time", creating);
@@ -140,7 +160,7 @@ void write_entry_headers(httplib::Response& res, const ShareEntry& e, Answering 
     res.set_header("x-ms-file-last-write-time", time::format_iso8601(e.smb.last_write_time));
     res.set_header("x-ms-file-change-time", time::format_iso8601(e.smb.change_time));
     res.set_header("x-ms-file-attributes", e.smb.attributes);
-    res.set_header("x-ms-file-permission-key", kPermissionKey);
+    res.set_header("x-ms-file-permission-key", permission_key_of(e));
     res.set_header("x-ms-file-id", std::to_string(e.id));
     res.set_header("x-ms-file-parent-id", "0");
     res.set_header(answering == Answering::read ? "x-ms-server-encrypted" : "x-ms-request-server-encrypted", "true");
@@ -224,7 +244,8 @@ Operation FileService::resolve(const StorageRequest& r) {
     if (!name) invalid_query("sharesnapshot", *snapshot);
     static const std::set<std::string> kOnSnapshots = {
         "GetShareProperties", "DeleteShare", "LeaseShare", "GetShareStats", "ListDirectoriesAndFiles",
-        "GetDirectoryProperties", "GetFile", "GetFileProperties", "GetFileMetadata", "ListRanges"};
+        "GetDirectoryProperties", "GetFile", "GetFileProperties", "GetFileMetadata", "ListRanges", "ListHandles",
+        "ForceCloseHandles", "GetPermission"};
     if (!kOnSnapshots.contains(op.name)) {
         fail(400, "ShareSnapshotOperationNotSupported", "The operation is not supported on a share snapshot.");
     }
@@ -252,6 +273,7 @@ Operation FileService::resolve_operation(const StorageRequest& r) {
         unsupported(r);
     }
     check_share_name(r.container);
+    if (auto comp = r.param("comp"); comp == "listhandles" || comp == "forceclosehandles") return handles_operation(r);
     auto restype = r.param("restype").value_or("");
     if (r.name.empty() && restype != "directory") return share_operation(r);
     split_share_path(r.name);  // 400 InvalidResourceName for what the service refuses
@@ -280,6 +302,8 @@ Operation FileService::share_operation(const StorageRequest& r) {
     if (m == "PUT" && comp == "properties") return op("SetShareProperties", "w", &FileService::set_share_properties);
     if (m == "GET" && comp == "stats") return op("GetShareStats", "r", &FileService::share_stats);
     if (m == "PUT" && comp == "lease") return op("LeaseShare", "w", &FileService::lease_share);
+    if (m == "PUT" && comp == "filepermission") return op("CreatePermission", "cw", &FileService::create_permission);
+    if (m == "GET" && comp == "filepermission") return op("GetPermission", "r", &FileService::get_permission);
     // Restoring a share makes it, as Create Share does.
     if (m == "PUT" && comp == "undelete") return op("UndeleteShare", "cw", &FileService::undelete_share);
     // A share's ACL, as a container's: the account owner's only ("Only the account owner may call
@@ -292,6 +316,19 @@ Operation FileService::share_operation(const StorageRequest& r) {
                          false, false, nullptr, std::bind(&FileService::list_changes, this, _1)};
     }
     unsupported(r);
+}
+
+Operation FileService::handles_operation(const StorageRequest& r) {
+    const bool list = r.param("comp") == "listhandles";
+    if (list ? r.method != "GET" : r.method != "PUT") unsupported(r);
+    // Choices where the documentation is silent: listing handles takes what listing a share does
+    // (l; a share SAS), closing them what writing does (w).
+    const char* letters = list ? "l" : "w";
+    const ResourceLevel level = r.name.empty() ? ResourceLevel::container : ResourceLevel::object;
+    SasRule rule{level, letters, letters, ServiceSasScope::container, false};
+    return Operation{list ? "ListHandles" : "ForceCloseHandles", {SasService::file, r.container, r.name, std::move(rule)},
+                     false, false, nullptr,
+                     std::bind(list ? &FileService::list_handles : &FileService::force_close_handles, this, _1)};
 }
 
 Operation FileService::directory_operation(const StorageRequest& r) {
@@ -522,7 +559,7 @@ void FileService::share_stats(StorageCall& call) {
 void FileService::create_directory(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.create_directory(call.account.name, r.container, r.name,
-                                           read_metadata(r), smb_update(r, true, true));
+                                           read_metadata(r), smb_for(call, true, true));
     call.response.status = 201;
     write_entry_headers(call.response, e, Answering::write);
 }
@@ -549,7 +586,7 @@ void FileService::set_directory_metadata(StorageCall& call) {
 void FileService::set_directory_properties(StorageCall& call) {
     const StorageRequest& r = call.request;
     ShareEntry e = store_.set_directory_properties(call.account.name, r.container, r.name,
-                                                   smb_update(r, true, false));
+                                                   smb_for(call, true, false));
     write_entry_headers(call.response, e, Answering::write);
 }
 
@@ -572,9 +609,10 @@ void FileService::create_file(StorageCall& call) {
     if (strcasecmp(r.header("x-ms-type").c_str(), "file") != 0) invalid_header("x-ms-type", r.header("x-ms-type"));
     auto size = read_uint_header(r, "x-ms-content-length");
     if (!size) missing_header("x-ms-content-length");
-    ShareEntry e = store_.create_file(call.account.name, r.container, r.name, *size,
-                                      file_content_settings(r), read_metadata(r),
-                                      smb_update(r, false, true), write_conditions(call).create_new_only,
+    ContentSettings content = file_content_settings(r);
+    if (content.content_type.empty()) content.content_type = "application/octet-stream";  // as the service answers it
+    ShareEntry e = store_.create_file(call.account.name, r.container, r.name, *size, content, read_metadata(r),
+                                      smb_for(call, false, true), write_conditions(call).create_new_only,
                                       lease_id(r));
     call.response.status = 201;
     write_entry_headers(call.response, e, Answering::write);
@@ -639,6 +677,13 @@ void FileService::get_file(StorageCall& call) {
                         "x-ms-content-md5");
     // The service offers ranges on a download, not on Get File Properties.
     if (r.method == "HEAD") call.response.headers.erase("Accept-Ranges");
+    // Set File Properties with content headers clears the type it does not name: none is answered
+    // then (a file that never had content headers, made through a mount, answers the default).
+    const ContentSettings& c = e.content;
+    if (c.content_type.empty() && !(c.content_encoding.empty() && c.content_language.empty() && c.cache_control.empty() &&
+                                    c.content_disposition.empty() && c.content_md5.empty())) {
+        call.response.headers.erase("Content-Type");
+    }
 }
 
 void FileService::set_file_properties(StorageCall& call) {
@@ -647,7 +692,7 @@ void FileService::set_file_properties(StorageCall& call) {
     if (has_content_headers(r)) content = file_content_settings(r);
     ShareEntry e = store_.set_file_properties(call.account.name, r.container, r.name,
                                               read_uint_header(r, "x-ms-content-length"), content,
-                                              smb_update(r, false, false), lease_id(r));
+                                              smb_for(call, false, false), lease_id(r));
     write_entry_headers(call.response, e, Answering::write);
 }
 
@@ -681,7 +726,16 @@ void FileService::list_ranges(StorageCall& call) {
         first = range->first;
         if (range->last) last = *range->last;
     }
-    auto ranges = store_.list_ranges(call.account.name, r.container, r.name, first, last);
+    // prevsharesnapshot (2020-02-10): what changed since that snapshot of the share.
+    std::string previous;
+    if (auto prev = r.param("prevsharesnapshot"); prev && !prev->empty()) {
+        auto name = parse_share_snapshot(*prev);
+        if (!name) invalid_query("prevsharesnapshot", *prev);
+        const std::string share = split_share_snapshot_key(r.container).first;
+        store_.get_share_snapshot(call.account.name, share, *name);  // 404 ShareSnapshotNotFound
+        previous = share_snapshot_key(share, *name);
+    }
+    auto ranges = store_.list_ranges(call.account.name, r.container, r.name, first, last, previous);
     set_version_headers(call.response, e.etag, e.last_modified);
     call.response.set_header("x-ms-content-length", std::to_string(e.size));
     call.response.set_content(ranges_xml(ranges), "application/xml");
@@ -700,7 +754,7 @@ void FileService::rename(StorageCall& call, bool directory) {
              "(it needs x-ms-file-rename-replace-if-exists: true)");
     }
     if (Metadata metadata = read_metadata(r); !metadata.empty()) o.metadata = std::move(metadata);  // else kept
-    o.smb = smb_update(r, directory, false);
+    o.smb = smb_for(call, directory, false);
     if (!directory && r.has_header("x-ms-content-type")) o.content_type = r.header("x-ms-content-type");
     o.source_lease_id = read_lease_id(r, "x-ms-source-lease-id");
     o.destination_lease_id = read_lease_id(r, "x-ms-destination-lease-id");
@@ -774,8 +828,25 @@ void FileService::copy_file(StorageCall& call) {
     }
     bool_header(r, "x-ms-file-copy-ignore-read-only", false);
     bool_header(r, "x-ms-file-copy-set-archive", false);
-    const SmbUpdate smb = copy_smb_update(r);
+    SmbUpdate smb = copy_smb_update(r);
     OpenFile from = open_copy_source(source, url);
+    // The copy's permission: the source's (`source`), the one the request names (`override`), or
+    // the default one.
+    const std::string mode = r.header("x-ms-file-permission-copy-mode");
+    if (strcasecmp(mode.c_str(), "override") == 0) {
+        if (!r.has_header("x-ms-file-permission") && !r.has_header("x-ms-file-permission-key")) {
+            missing_header("x-ms-file-permission");
+        }
+        resolve_permission(call, smb);
+    } else if (strcasecmp(mode.c_str(), "source") == 0 && !from.info.permission_key.empty()) {
+        const std::string& key = from.info.permission_key;
+        if (source.account != call.account.name || split_share_snapshot_key(source.container).first != r.container) {
+            if (auto sddl = store_.get_permission(source.account, source.container, key)) {
+                store_.create_permission(call.account.name, r.container, key, *sddl);
+            }
+        }
+        smb.permission_key = key;
+    }
     Metadata metadata = read_metadata(r);
     ShareEntry::Copy copy{crypto::uuid4(), url};
     ShareEntry e = store_.copy_file(call.account.name, r.container, r.name, from, from.info.content,
@@ -799,6 +870,100 @@ void FileService::abort_copy_file(StorageCall& call) {
     check_lease_if_named(e.lease, lease_id(r), time::now(), LeaseTarget::file);
     // Every copy here completes before Copy File answers: none is ever pending.
     fail(409, "NoPendingCopyOperation", "There is currently no pending copy operation.");
+}
+
+void FileService::require_handle_target(const StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (r.name.empty()) {
+        store_.get_share(call.account.name, r.container);  // 404 ShareNotFound
+        return;
+    }
+    try {
+        store_.get_file(call.account.name, r.container, r.name);
+    } catch (const StorageError& e) {
+        if (e.status() != 404 || std::string(e.code()) != "ResourceNotFound") throw;
+        store_.get_directory(call.account.name, r.container, r.name);  // a directory's handles, or 404
+    }
+}
+
+void FileService::list_handles(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    bool_header(r, "x-ms-recursive", false);
+    if (auto max = r.param("maxresults")) {
+        char* end = nullptr;
+        const long n = std::strtol(max->c_str(), &end, 10);
+        if (max->empty() || *end != '\0' || n < 1 || n > 5000) invalid_query("maxresults", *max);
+    }
+    require_handle_target(call);
+    // No SMB server here: nothing holds a handle open (the share mounts are this machine's own).
+    call.response.set_content(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults><Entries /><NextMarker /></EnumerationResults>",
+        "application/xml");
+}
+
+void FileService::force_close_handles(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-handle-id")) missing_header("x-ms-handle-id");
+    const std::string id = r.header("x-ms-handle-id");
+    // "*" for all of them, or one handle's id as List Handles names it (a decimal number).
+    const bool all = id == "*";
+    if (!all && (id.empty() || id.size() > 20 || id.find_first_not_of("0123456789") != std::string::npos)) {
+        invalid_header("x-ms-handle-id", id);
+    }
+    bool_header(r, "x-ms-recursive", false);
+    require_handle_target(call);
+    // No handle is open (see list_handles): one named is not one of this share's, and none is closed.
+    call.response.set_header("x-ms-number-of-handles-closed", "0");
+    call.response.set_header("x-ms-number-of-handles-failed", "0");
+}
+
+SmbUpdate FileService::smb_for(const StorageCall& call, bool is_dir, bool creating) {
+    SmbUpdate u = smb_update(call.request, is_dir, creating);
+    resolve_permission(call, u);
+    return u;
+}
+
+void FileService::resolve_permission(const StorageCall& call, SmbUpdate& u) {
+    std::optional<std::string> sddl;
+    read_file_permission(call.request, u, sddl);
+    const std::string& share = call.request.container;
+    if (sddl) {
+        store_.create_permission(call.account.name, share, *u.permission_key, *sddl);
+    } else if (u.permission_key && !u.permission_key->empty() &&
+               !store_.get_permission(call.account.name, share, *u.permission_key)) {
+        invalid_header("x-ms-file-permission-key", *u.permission_key);  // no permission of the share has it
+    }
+}
+
+void FileService::create_permission(StorageCall& call) {
+    // {"permission": "SDDL"}: the body of at most 64 KiB that a descriptor of that size takes.
+    if (call.body.size() > kMaxPermission + 1024) {
+        fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+    }
+    nlohmann::json body = nlohmann::json::parse(call.body, nullptr, false);
+    if (!body.is_object() || !body.contains("permission") || !body["permission"].is_string()) {
+        fail(400, "InvalidInput", "One of the request inputs is not valid.\n(the body is {\"permission\": SDDL})");
+    }
+    const std::string sddl = body["permission"].get<std::string>();
+    if (sddl.size() > kMaxPermission) {
+        fail(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit.");
+    }
+    if (!is_valid_sddl(sddl)) fail(400, "FileInvalidPermission", "The specified file permission is not valid.");
+    const std::string key = permission_key_for(sddl);
+    store_.create_permission(call.account.name, call.request.container, key, sddl);
+    call.response.status = 201;
+    call.response.set_header("x-ms-file-permission-key", key);
+}
+
+void FileService::get_permission(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-file-permission-key")) missing_header("x-ms-file-permission-key");
+    const std::string key = r.header("x-ms-file-permission-key");
+    if (!is_permission_key(key)) invalid_header("x-ms-file-permission-key", key);
+    std::optional<std::string> sddl = store_.get_permission(call.account.name, r.container, key);  // 404 ShareNotFound
+    if (!sddl) sddl = default_permission(key);
+    if (!sddl) invalid_header("x-ms-file-permission-key", key);  // no permission of the share has it
+    call.response.set_content(nlohmann::json{{"permission", *sddl}}.dump(), "application/json; charset=utf-8");
 }
 
 void FileService::list_changes(StorageCall& call) {

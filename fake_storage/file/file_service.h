@@ -37,6 +37,22 @@ private:
     Operation share_operation(const StorageRequest& request);
     Operation directory_operation(const StorageRequest& request);
     Operation file_operation(const StorageRequest& request);
+    // List Handles and Force Close Handles (comp=listhandles, forceclosehandles) on a share, a
+    // directory or a file: this emulator serves no SMB, so no handle is ever open.
+    Operation handles_operation(const StorageRequest& request);
+    void list_handles(StorageCall& call);
+    void force_close_handles(StorageCall& call);
+    // The share, directory or file the handles operation names: 404 where there is none.
+    void require_handle_target(const StorageCall& call);
+    // Create Permission and Get Permission (restype=share&comp=filepermission): a share's
+    // security descriptors in SDDL, by key (file_permissions.h).
+    void create_permission(StorageCall& call);
+    void get_permission(StorageCall& call);
+    // The SMB properties a request sets (smb_update's), with its permission: x-ms-file-permission
+    // (kept as a permission of the share) or x-ms-file-permission-key (one the share holds).
+    SmbUpdate smb_for(const StorageCall& call, bool is_dir, bool creating);
+    // smb_for's permission part, on `u`.
+    void resolve_permission(const StorageCall& call, SmbUpdate& u);
 
     void list_shares(StorageCall& call);
     void get_service_properties(StorageCall& call);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "fake_storage/engine/share_snapshot_names.h"
+#include "fake_storage/file/file_permissions.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -91,17 +92,18 @@ std::string list_directory_xml(const std::string& endpoint, const std::string& s
             xml += element("Etag", e.etag);
         }
         xml += "</Properties>";
-        if (extended) xml += element("Attributes", e.smb.attributes) + element("PermissionKey", kPermissionKey);
+        if (extended) xml += element("Attributes", e.smb.attributes) + element("PermissionKey", permission_key_of(e));
         xml += std::string("</") + tag + ">";
     }
     return xml + "</Entries>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
 }
 
-std::string ranges_xml(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges) {
+std::string ranges_xml(const std::vector<FileRanges::Listed>& ranges) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><Ranges>";
-    for (const auto& [first, last] : ranges) {
-        xml += "<Range><Start>" + std::to_string(first) + "</Start><End>" + std::to_string(last) +
-               "</End></Range>";
+    for (const FileRanges::Listed& r : ranges) {
+        const char* tag = r.cleared ? "ClearRange" : "Range";
+        xml += std::string("<") + tag + "><Start>" + std::to_string(r.first) + "</Start><End>" +
+               std::to_string(r.last) + "</End></" + tag + ">";
     }
     return xml + "</Ranges>";
 }

@@ -25,9 +25,8 @@ std::string list_shares_xml(const std::string& service_endpoint, const ListOptio
 std::string list_directory_xml(const std::string& service_endpoint, const std::string& share, const std::string& snapshot,
                                const std::string& directory_path, const ListOptions& options,
                                const DirectoryPage& page, bool extended);
-std::string ranges_xml(const std::vector<std::pair<std::uint64_t, std::uint64_t>>& ranges);
-
-// The fixed permission key every file and directory reports (permissions are not modelled).
-inline constexpr const char* kPermissionKey = "4066528134148476695*1";
+// Get Ranges' answer: Range elements, and ClearRange for the cleared parts of a diff
+// (prevsharesnapshot), in the order of the file.
+std::string ranges_xml(const std::vector<FileRanges::Listed>& ranges);
 
 }  // namespace bai::storage
