@@ -352,6 +352,7 @@ void forget_storage_account(ArmContext& ctx, const std::string& account) {
         if (page.next_marker.empty() || page.containers.empty()) break;
         everything.marker = page.next_marker;  // past one that could not go
     }
+    ctx.blobs.purge_deleted_containers(account, time::TimePoint::max());  // and those soft deleted
     everything.marker.clear();
     for (;;) {
         storage::SharePage page = ctx.files.list_shares(account, everything);

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 
 #include "common/crypto/base64.h"
@@ -17,6 +18,7 @@
 #include "fake_storage/http/lease_headers.h"
 #include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/names.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/block_list_xml.h"
 #include "fake_storage/http/container_acl_xml.h"
@@ -263,6 +265,11 @@ Operation BlobService::container_operation(const StorageRequest& r) {
         if (m == "DELETE" && comp.empty()) {
             return op("DeleteContainer", account_only(ResourceLevel::container, "d"), &BlobService::delete_container);
         }
+        // Restore Container makes the container again: the letters of Create Container (the
+        // service's pages name an account SAS, and no letter).
+        if (m == "PUT" && comp == "undelete") {
+            return op("RestoreContainer", account_only(ResourceLevel::container, "cw"), &BlobService::restore_container);
+        }
         if (m == "PUT" && comp == "metadata") {
             return op("SetContainerMetadata", account_only(ResourceLevel::container, "w"),
                       &BlobService::set_container_metadata);
@@ -395,9 +402,13 @@ Operation BlobService::blob_operation(const StorageRequest& r) {
 void BlobService::list_containers(StorageCall& call) {
     ListOptions o = list_options(call.request);
     o.max_results_asked = call.request.param("maxresults").has_value();
+    o.deleted = includes(call.request, "deleted");
+    const time::TimePoint now = store_.clock_now();
+    const int retention_days = store_.container_retention_days(call.account.name);
+    if (o.deleted) store_.purge_deleted_containers(call.account.name, now - std::chrono::hours(24) * retention_days);
     ContainerListPage page = store_.list_containers(call.account.name, o);
     call.response.set_content(
-        list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata"), store_.clock_now()),
+        list_containers_xml(service_endpoint(call), o, page, includes(call.request, "metadata"), now, retention_days),
         "application/xml");
 }
 
@@ -459,6 +470,25 @@ void BlobService::container_properties(StorageCall& call) {
 void BlobService::delete_container(StorageCall& call) {
     store_.delete_container(call.account.name, call.request.container, read_conditions(call.request));
     call.response.status = 202;
+}
+
+// Restore Container (PUT ?restype=container&comp=undelete): the deleted container that
+// x-ms-deleted-container-name and -version name comes back as the URL's container.
+void BlobService::restore_container(StorageCall& call) {
+    const StorageRequest& r = call.request;
+    if (!r.has_header("x-ms-deleted-container-name")) missing_header("x-ms-deleted-container-name");
+    if (!r.has_header("x-ms-deleted-container-version")) missing_header("x-ms-deleted-container-version");
+    const std::string name = r.header("x-ms-deleted-container-name");
+    const std::string version = r.header("x-ms-deleted-container-version");
+    if (!is_valid_container_name(name)) invalid_header("x-ms-deleted-container-name", name);
+    if (!deleted_share_time(version)) invalid_header("x-ms-deleted-container-version", version);
+    std::string upper = version;  // as List Containers names it
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const time::TimePoint kept_since =
+        store_.clock_now() - std::chrono::hours(24) * store_.container_retention_days(call.account.name);
+    ContainerInfo c = store_.restore_container(call.account.name, r.container, name, upper, kept_since);
+    call.response.status = 201;
+    set_version_headers(call.response, c.etag, c.last_modified);
 }
 
 void BlobService::set_container_metadata(StorageCall& call) {

@@ -45,6 +45,7 @@ private:
     void create_container(StorageCall& call);
     void container_properties(StorageCall& call);
     void delete_container(StorageCall& call);
+    void restore_container(StorageCall& call);
     void set_container_metadata(StorageCall& call);
     void get_container_acl(StorageCall& call);
     void set_container_acl(StorageCall& call);

@@ -1,6 +1,9 @@
 #include "fake_storage/blob/blob_xml.h"
 
+#include <algorithm>
+
 #include "common/text/markup_escape.h"
+#include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
@@ -89,19 +92,38 @@ std::string tags_element(const Tags& tags) {
 }  // namespace
 
 std::string list_containers_xml(const std::string& endpoint, const ListOptions& o,
-                                const ContainerListPage& page, bool include_metadata, time::TimePoint now) {
+                                const ContainerListPage& page, bool include_metadata, time::TimePoint now,
+                                int retention_days) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       text::markup_escape(endpoint) + "/\">" + paging(o, false) + "<Containers>";
     for (const ContainerInfo& c : page.containers) {
-        xml += "<Container>" + element("Name", c.name) + "<Properties>";
+        const bool deleted = !c.deleted_version.empty();
+        const time::TimePoint deleted_at = deleted ? deleted_share_time(c.deleted_version).value_or(now) : now;
+        xml += "<Container>" + element("Name", c.name);
+        if (deleted) xml += "<Deleted>true</Deleted>" + element("Version", c.deleted_version);
+        xml += "<Properties>";
         xml += element("Last-Modified", time::format_rfc1123(c.last_modified));
         xml += element("Etag", c.etag);
-        xml += lease_xml(c.lease, now);
+        if (!deleted) {
+            xml += lease_xml(c.lease, now);
+        } else if (now - deleted_at < BlobStore::kContainerBeingDeleted) {
+            // Listed as the service lists one it is still deleting: under a fixed lease, which
+            // has expired in its listings after that (recorded).
+            xml += "<LeaseStatus>locked</LeaseStatus><LeaseState>leased</LeaseState><LeaseDuration>fixed</LeaseDuration>";
+        } else {
+            xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>expired</LeaseState>";
+        }
         if (!c.public_access.empty()) xml += element("PublicAccess", c.public_access);
         // Every container is encrypted with the account's key (no encryption scopes here).
         xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
                "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
         xml += "<HasImmutabilityPolicy>false</HasImmutabilityPolicy><HasLegalHold>false</HasLegalHold>";
+        if (deleted) {
+            const auto days_gone = std::chrono::duration_cast<std::chrono::hours>(now - deleted_at).count() / 24;
+            xml += element("DeletedTime", time::format_rfc1123(deleted_at));
+            xml += "<RemainingRetentionDays>" + std::to_string(std::max<long long>(0, retention_days - days_gone)) +
+                   "</RemainingRetentionDays>";
+        }
         xml += "</Properties>";
         if (include_metadata) xml += metadata_xml(c.metadata);
         xml += "</Container>";

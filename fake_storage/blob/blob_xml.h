@@ -8,8 +8,10 @@
 
 namespace bai::storage {
 
+// `retention_days`: the account's container retention, for a deleted container's remaining days.
 std::string list_containers_xml(const std::string& service_endpoint, const ListOptions& options,
-                                const ContainerListPage& page, bool include_metadata, time::TimePoint now);
+                                const ContainerListPage& page, bool include_metadata, time::TimePoint now,
+                                int retention_days = 0);
 // What List Blobs' include= asks for besides the properties.
 struct BlobListIncludes {
     bool metadata = false;

@@ -12,6 +12,7 @@ using std::int64_t;
 // (recorded). A bare name is taken as Azurite's marker, the last container a page listed, which
 // code written against Azurite may pass: the next page starts after it.
 ContainerListPage BlobStore::list_containers(const std::string& account, const ListOptions& o) {
+    if (o.deleted) return list_containers_with_deleted(account, o);
     ContainerListPage page;
     const std::string own = "/" + account + "/";
     const bool service_marker = o.marker.rfind(own, 0) == 0;
@@ -20,6 +21,7 @@ ContainerListPage BlobStore::list_containers(const std::string& account, const L
         auto q = db.prepare(
             "SELECT name, etag, created, last_modified, metadata, public_access, lease, signed_identifiers FROM containers"
             " WHERE account = ?1 AND name >= ?2 AND (name > ?5 OR (?6 AND name = ?5)) AND name < ?3"
+            " AND instr(name, '~') = 0"  // not a deleted container's key
             " ORDER BY name LIMIT ?4");
         q.bind(1, account)
             .bind(2, o.prefix)

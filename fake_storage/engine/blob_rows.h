@@ -67,6 +67,10 @@ std::optional<Version> version_of(const std::optional<BlobInfo>& blob);
 void check_block_id(const std::string& id);
 // Names that start with `prefix` sort below prefix + "\xFF": UTF-8 never contains 0xFF.
 std::string prefix_end(const std::string& prefix);
+// Inside a write: deletes the rows of a container (a deleted container's key too) and of its
+// blobs, adding the files they held to `garbage` (for remove_contents once committed).
+void drop_container(db::Database& db, const std::string& account, const std::string& key,
+                    std::vector<std::pair<ContentKind, std::string>>& garbage);
 // Runs a file removal list after the metadata that referenced the files is gone.
 void remove_contents(ContentFiles& files, const std::string& account,
                      const std::vector<std::pair<ContentKind, std::string>>& ids);

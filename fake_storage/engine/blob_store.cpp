@@ -132,6 +132,9 @@ ContainerInfo BlobStore::create_container(const std::string& account, const std:
         if (find_container(db, account, name)) {
             fail(409, "ContainerAlreadyExists", "The specified container already exists.");
         }
+        if (container_being_deleted(db, account, name)) {
+            fail(409, "ContainerBeingDeleted", "The specified container is being deleted. Try operation later.");
+        }
         db.prepare(
               "INSERT INTO containers(account, name, etag, created, last_modified, metadata,"
               " public_access) VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6)")
@@ -153,37 +156,50 @@ ContainerInfo BlobStore::get_container(const std::string& account, const std::st
     return *c;
 }
 
+void drop_container(db::Database& db, const std::string& account, const std::string& key,
+                    std::vector<std::pair<ContentKind, std::string>>& garbage) {
+    auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
+    blobs.bind(1, account).bind(2, key);
+    while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));
+    auto parts = db.prepare(
+        "SELECT c.content_id FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
+        " WHERE b.account = ?1 AND b.container = ?2 AND c.content_id <> ''");
+    parts.bind(1, account).bind(2, key);
+    while (parts.step()) garbage.emplace_back(ContentKind::block, parts.column_text(0));
+    auto pages = db.prepare(
+        "SELECT DISTINCT p.content_id FROM page_ranges p JOIN blobs b ON b.id = p.blob_id"
+        " WHERE b.account = ?1 AND b.container = ?2 AND p.content_id <> ''");
+    pages.bind(1, account).bind(2, key);
+    while (pages.step()) garbage.emplace_back(ContentKind::block, pages.column_text(0));
+    auto blocks = db.prepare(
+        "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2");
+    blocks.bind(1, account).bind(2, key);
+    while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
+    for (const char* sql : {"DELETE FROM blobs WHERE account = ?1 AND container = ?2",
+                            "DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2",
+                            "DELETE FROM containers WHERE account = ?1 AND name = ?2"}) {
+        db.prepare(sql).bind(1, account).bind(2, key).run();
+    }
+}
+
 void BlobStore::delete_container(const std::string& account, const std::string& name,
                                  const Conditions& conditions, bool ignore_lease) {
     const std::string whole_container;
     PublishOnReturn publish(changes_, account, name, whole_container);
     std::vector<std::pair<ContentKind, std::string>> garbage;
+    const bool keep = container_soft_delete_on(account);
     write([&](db::Database& db) {
+        garbage.clear();
         auto c = find_container(db, account, name);
+        // The service answers a container it is still deleting as deleted again.
+        if (!c && container_being_deleted(db, account, name)) return;
         if (!c) container_not_found();
         check_write_conditions(conditions, Version{c->etag, c->last_modified}, "", "");
         if (!ignore_lease) check_lease_for_write(c->lease, conditions.lease_id, clock_now(), LeaseTarget::container);
-        auto blobs = db.prepare("SELECT content_id FROM blobs WHERE account = ?1 AND container = ?2");
-        blobs.bind(1, account).bind(2, name);
-        while (blobs.step()) garbage.emplace_back(ContentKind::blob, blobs.column_text(0));
-        auto parts = db.prepare(
-            "SELECT c.content_id FROM committed_blocks c JOIN blobs b ON b.id = c.blob_id"
-            " WHERE b.account = ?1 AND b.container = ?2 AND c.content_id <> ''");
-        parts.bind(1, account).bind(2, name);
-        while (parts.step()) garbage.emplace_back(ContentKind::block, parts.column_text(0));
-        auto pages = db.prepare(
-            "SELECT DISTINCT p.content_id FROM page_ranges p JOIN blobs b ON b.id = p.blob_id"
-            " WHERE b.account = ?1 AND b.container = ?2 AND p.content_id <> ''");
-        pages.bind(1, account).bind(2, name);
-        while (pages.step()) garbage.emplace_back(ContentKind::block, pages.column_text(0));
-        auto blocks = db.prepare(
-            "SELECT content_id FROM uncommitted_blocks WHERE account = ?1 AND container = ?2");
-        blocks.bind(1, account).bind(2, name);
-        while (blocks.step()) garbage.emplace_back(ContentKind::block, blocks.column_text(0));
-        for (const char* sql : {"DELETE FROM blobs WHERE account = ?1 AND container = ?2",
-                                "DELETE FROM uncommitted_blocks WHERE account = ?1 AND container = ?2",
-                                "DELETE FROM containers WHERE account = ?1 AND name = ?2"}) {
-            db.prepare(sql).bind(1, account).bind(2, name).run();
+        if (keep) {
+            keep_container_as_deleted(db, account, name);
+        } else {
+            drop_container(db, account, name, garbage);
         }
     });
     remove_contents(files_, account, garbage);

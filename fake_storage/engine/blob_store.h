@@ -50,6 +50,9 @@ struct ContainerInfo {
     std::string public_access;  // "", "blob" or "container"
     Lease lease;
     std::vector<SignedIdentifier> identifiers;
+    // A soft-deleted container (listed with include=deleted): its version, the deletion's time
+    // as a Windows FILETIME in 16 hex digits, as for deleted shares; "" for a live container.
+    std::string deleted_version;
 };
 
 enum class BlobType { block, page, append };
@@ -325,6 +328,26 @@ public:
     bool last_access_tracking(const std::string& account) {
         return settings_.flag(account, "blob", "LastAccessTimeTrackingEnabled");
     }
+    // Container soft delete, an account setting (ARM's blobServices/default
+    // containerDeleteRetentionPolicy): whether Delete Container keeps what it deletes, and the
+    // days a deleted container is kept (7 once the policy is off: those deleted while it was on
+    // stay their time).
+    bool container_soft_delete_on(const std::string& account);
+    int container_retention_days(const std::string& account);
+    // The service deletes a container in the background: for this long after a Delete Container
+    // that kept it (container soft delete on), Create Container of its name is 409
+    // ContainerBeingDeleted, another Delete Container of it succeeds again, and List Containers
+    // shows the deleted container leased (a fixed lease; expired after), as recorded.
+    static constexpr std::chrono::seconds kContainerBeingDeleted{30};
+    // Restore Container: the deleted container `deleted_name` of `version` becomes the container
+    // `name` with its blobs, metadata and ACL, a new ETag and no lease. 404 ContainerNotFound when
+    // no such deleted container is kept (or it was deleted before `kept_since`); 409
+    // ContainerAlreadyExists when `name` exists.
+    ContainerInfo restore_container(const std::string& account, const std::string& name, const std::string& deleted_name,
+                                    const std::string& version, time::TimePoint kept_since);
+    // Deleted containers whose retention is over (deleted before `kept_since`) go for good.
+    void purge_deleted_containers(const std::string& account, time::TimePoint kept_since);
+
     // Undelete Blob: a soft deleted blob comes back (when no blob has its name), and so do its
     // soft deleted snapshots; 404 BlobNotFound when there is neither a blob nor a deleted one.
     void undelete_blob(const std::string& account, const std::string& container, const std::string& name);
@@ -355,6 +378,8 @@ public:
                                        const std::string& public_access,
                                        const std::vector<SignedIdentifier>& identifiers,
                                        const Conditions& conditions);
+    // With options.deleted, the soft-deleted containers too (deleted_version set), each before
+    // a container of its name, the oldest first.
     ContainerListPage list_containers(const std::string& account, const ListOptions& options);
     // Lease Container and Lease Blob (on the store's clock): the lease after the operation, with
     // the resource as it is (a lease changes neither its ETag nor its Last-Modified).
@@ -539,6 +564,12 @@ private:
                                    const std::function<void(ContainerInfo&)>& change);
     void require_container(db::Database& db, const std::string& account,
                            const std::string& container);
+    // List Containers with include=deleted (container_soft_delete.cpp).
+    ContainerListPage list_containers_with_deleted(const std::string& account, const ListOptions& options);
+    // Inside a write: the container `name` (checked) kept as deleted; and whether one of its name
+    // was deleted less than kContainerBeingDeleted ago.
+    void keep_container_as_deleted(db::Database& db, const std::string& account, const std::string& name);
+    bool container_being_deleted(db::Database& db, const std::string& account, const std::string& name);
     // Stores the blob: its bytes are `inline_body`, or the content file `content_id`, or (with
     // neither) the block files that `committed_blocks` name.
     BlobInfo commit_body(const std::string& account, const std::string& container,

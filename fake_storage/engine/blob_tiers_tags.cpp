@@ -64,6 +64,7 @@ TaggedBlobPage BlobStore::find_blobs_by_tags(const std::string& account, const s
         }
         auto q = db.prepare(
             "SELECT container, name, tags FROM blobs WHERE account = ?1 AND tags <> '' AND snapshot = ''"
+            " AND instr(container, '~') = 0"  // not in a deleted container
             " AND (?2 IS NULL OR container = ?2) AND (container, name) >= (?3, ?4) ORDER BY container, name");
         q.bind(1, account).bind(3, from_container).bind(4, from_name);
         if (container) q.bind(2, *container); else q.bind_null(2);

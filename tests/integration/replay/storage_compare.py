@@ -182,14 +182,17 @@ def _compare_element(cloud, mine, path, out):
             continue
         theirs = mine_groups[tag]
         if all(_key(i) for i in items + theirs):
-            by_key = {_key(i): i for i in theirs}
+            # Items of one key (the deleted versions of a container) are matched in order.
+            by_key = {}
+            for i in theirs:
+                by_key.setdefault(_key(i), []).append(i)
             for item in items:
-                match = by_key.pop(_key(item), None)
-                if match is None:
+                same = by_key.get(_key(item))
+                if not same:
                     out.add(f"body element not listed {sub}", Difference("element", sub, _name(item), None))
                 else:
-                    _compare_element(item, match, sub, out)
-            for item in by_key.values():
+                    _compare_element(item, same.pop(0), sub, out)
+            for item in (i for same in by_key.values() for i in same):
                 out.add(f"body element listed in addition {sub}", Difference("element", sub, None, _name(item)))
             continue
         if len(items) != len(theirs):

@@ -43,13 +43,17 @@ SHIFTED_DATES = ("if-modified-since", "if-unmodified-since", "x-ms-source-if-mod
                  "x-ms-source-if-unmodified-since")
 URL_HEADERS = ("x-ms-copy-source", "x-ms-file-rename-source")
 WAITED = (3.0, 30.0)
+# How long the emulator, as the service, takes to delete a container kept by container soft delete
+# (BlobStore::kContainerBeingDeleted), and a little more.
+CONTAINER_BEING_DELETED = 31.0
 LISTED_SNAPSHOT = re.compile(r"<Name>([^<]*)</Name><Snapshot>([^<]*)</Snapshot>")
 LISTED_VERSION = re.compile(r"<(Snapshot|VersionId)>([^<]*)</\1>")
 # Values a request names from an earlier answer: the emulator's are sent instead of the cloud's.
 ARM_SUBSCRIPTION = "00000000-1111-2222-3333-444444444444"
 LEARNED_ANSWERS = ("etag", "x-ms-snapshot", "x-ms-version-id")
 LEARNED_HEADERS = ("if-match", "if-none-match", "x-ms-source-if-match", "x-ms-source-if-none-match",
-                   "x-ms-copy-source", "x-ms-file-rename-source", "x-ms-deleted-share-version")
+                   "x-ms-copy-source", "x-ms-file-rename-source", "x-ms-deleted-share-version",
+                   "x-ms-deleted-container-version")
 LEARNED_QUERY = ("snapshot", "sharesnapshot", "prevsnapshot", "versionid")
 CLOUD_URL = re.compile(r"https?://([a-z0-9]+)\.(blob|file)\.core\.windows\.net(/[^?\s]*)?(\?[^\s]*)?")
 
@@ -308,9 +312,62 @@ class RecordingPlayer:
             raise RuntimeError(f"could not {what}: {r.status_code} {r.text[:200]}")
         return r
 
+    @property
+    def waits_to_prepare(self):
+        """Whether the preparation waits (for other tests' deleted containers to be listed as
+        deleted for longer than the service takes to delete one): such recordings go first."""
+        return any(not recent for _, _, recent in storage_soft_delete.containers_deleted_by_others(self.exchanges))
+
+    def _prepare_container_soft_delete(self):
+        """Container soft delete on (ARM's blobServices/default containerDeleteRetentionPolicy) for
+        the accounts whose recordings show it, and the deleted containers other tests left there
+        made and deleted: those deleted long before the recording first (then the time the service
+        takes to delete one is waited out), those it was still deleting last."""
+        accounts = storage_soft_delete.container_soft_delete_accounts(self.exchanges)
+        if not accounts or not self.arm:
+            return
+        self._arm("PUT", "", {"location": "eastus"}, "make the resource group", ok=(200, 201))
+        for account in sorted(accounts):
+            self._arm("PATCH", f"/providers/Microsoft.Storage/storageAccounts/{self._local(account)}/blobServices/default",
+                      {"properties": {"containerDeleteRetentionPolicy": {"enabled": True, "days": 7}}},
+                      f"turn container soft delete on for {account}")
+        deleted = storage_soft_delete.containers_deleted_by_others(self.exchanges)
+        older = [(a, n) for a, n, recent in deleted if not recent]
+        for account, name in older:
+            self._make_deleted_container(account, name)
+        if older:
+            time.sleep(CONTAINER_BEING_DELETED)
+        for account, name, recent in deleted:
+            if recent:
+                self._make_deleted_container(account, name)
+
+    def _make_deleted_container(self, account, name):
+        """A container of that name made and deleted. While another of its name is being deleted
+        (Create Container: 409 ContainerBeingDeleted for 30 s), a container of another name is
+        made, deleted and restored under this one instead, which the 30 s do not hold up."""
+        local = self._local(account)
+        client = RawClient(self.endpoints["blob"], account=local, key=account_key(local), version="2019-12-12")
+        path = f"/{local}/{urllib.parse.quote(name)}"
+        r = client.request("PUT", path, [("restype", "container")])
+        if r.status == 409 and r.headers.get("x-ms-error-code") == "ContainerBeingDeleted":
+            other = f"{name[:40]}-{len(self.learned)}-{time.monotonic_ns() % 10**9}"
+            client.request("PUT", f"/{local}/{other}", [("restype", "container")])
+            client.request("DELETE", f"/{local}/{other}", [("restype", "container")])
+            listing = client.request("GET", f"/{local}/", [("comp", "list"), ("include", "deleted"), ("prefix", other)])
+            version = re.search(rb"<Version>([^<]+)</Version>", listing.body)
+            r = client.request("PUT", path, [("restype", "container"), ("comp", "undelete")],
+                               headers={"x-ms-deleted-container-name": other,
+                                        "x-ms-deleted-container-version": version.group(1).decode() if version else ""})
+        if r.status != 201:
+            raise RuntimeError(f"could not make container {name} of {account}: {r.status} {r.body[:200]}")
+        r = client.request("DELETE", path, [("restype", "container")])
+        if r.status != 202:
+            raise RuntimeError(f"could not delete container {name} of {account}: {r.status} {r.body[:200]}")
+
     def _prepare_soft_delete(self):
         """Share soft delete on (ARM's fileServices/default) for the accounts whose recordings
         show it, and the deleted shares other tests left there made and deleted."""
+        self._prepare_container_soft_delete()
         accounts = storage_soft_delete.soft_delete_accounts(self.exchanges)
         if not accounts or not self.arm:
             return
@@ -417,7 +474,7 @@ class RecordingPlayer:
         if x.service == "file" and x.response_headers.get("x-ms-snapshot") and got_headers.get("x-ms-snapshot"):
             share = urllib.parse.unquote(x.path.strip("/").split("/")[0])
             self.share_snapshots[(share, got_headers["x-ms-snapshot"])] = x.response_headers["x-ms-snapshot"]
-        if x.service == "file" and x.params().get("comp") == "list":
+        if x.params().get("comp") == "list":
             storage_soft_delete.learn_versions(x.response_body, got_body, self.learned)
         judged = compare(x, status, got_headers, self._as_cloud_bytes(got_body), operation)
         answer.categories = judged.categories
@@ -584,7 +641,9 @@ def replay_folder(folder, emulator_factory, selection=None, workers=4):
             p.connections = Connections(p.endpoints)
             p.arm = {"arm": emu.endpoints["arm"], "ca_cert": emu.endpoints["ca_cert"]}
         with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-            results = list(pool.map(lambda p: p.run(), loaded))
+            # Those whose preparation waits start first, so that others replay meanwhile.
+            futures = {id(p): pool.submit(p.run) for p in sorted(loaded, key=lambda p: not p.waits_to_prepare)}
+            results = [futures[id(p)].result() for p in loaded]
     return [a for r in results for a in r]
 
 

@@ -1,7 +1,8 @@
-"""Soft-deleted shares in the storage recordings: the recorded accounts whose tests list deleted
-shares or undelete one had share soft delete on; the deleted shares other tests left there are
-made (created and deleted) before a recording; a deleted share's version, which a later Undelete
-Share names, is the emulator's once a listing has shown both."""
+"""Soft-deleted shares and containers in the storage recordings: the recorded accounts whose tests
+list deleted shares (containers) or undelete one had share (container) soft delete on; the
+deleted shares and containers other tests left there are made (created and deleted) before a
+recording; a deleted share's or container's version, which a later Undelete Share or Restore
+Container names, is the emulator's once a listing has shown both."""
 import urllib.parse
 import xml.etree.ElementTree as ET
 
@@ -26,6 +27,58 @@ def soft_delete_accounts(exchanges):
                                     (params.get("comp") == "list" and "deleted" in params.get("include", ""))):
             out.add(x.account)
     return out
+
+
+def container_soft_delete_accounts(exchanges):
+    """The recorded accounts whose Blob requests show container soft delete: Restore Container,
+    or List Containers with include=deleted."""
+    out = set()
+    for x in exchanges:
+        params = x.params()
+        if x.service != "blob":
+            continue
+        restores = params.get("restype") == "container" and params.get("comp") == "undelete"
+        lists = not _segments(x) and params.get("comp") == "list" and "deleted" in params.get("include", "")
+        if restores or lists:
+            out.add(x.account)
+    return out
+
+
+def containers_deleted_by_others(exchanges):
+    """(account, container, recent) of the deleted containers other tests left: those a listing
+    shows that the recording did not delete (in the order first listed), and those whose first
+    request the cloud answered ContainerBeingDeleted (another run had just deleted them: recent).
+    A recent one is listed as still being deleted; the others as deleted for longer."""
+    from .storage_compare import error_code
+    out, seen, made_here = [], set(), set()
+    listed = {}  # (account, container, recent) -> the most versions one listing showed
+    for x in exchanges:
+        segments = _segments(x)
+        if x.service != "blob":
+            continue
+        if len(segments) == 1:
+            key = (x.account, urllib.parse.unquote(segments[0]))
+            if key not in seen and x.status == 409 and \
+                    error_code(x.response_headers, x.response_body) == "ContainerBeingDeleted":
+                out.append((key[0], key[1], True))
+            seen.add(key)
+            if x.method == "PUT" and x.status == 201 and x.params().get("restype") == "container":
+                made_here.add(key)
+        if segments or x.method != "GET" or x.params().get("comp") != "list" or x.status != 200:
+            continue
+        root = _listing(x.response_body)
+        if root is None:
+            continue
+        counts = {}
+        for item in root.iter("Container"):
+            key = (x.account, item.findtext("Name"))
+            if not is_deleted_item(item) or key in made_here or any(k[:2] == key for k in out):
+                continue
+            entry = (*key, item.findtext("Properties/LeaseState") == "leased")
+            counts[entry] = counts.get(entry, 0) + 1
+        for entry, count in counts.items():
+            listed[entry] = max(listed.get(entry, 0), count)
+    return out + [entry for entry, count in listed.items() for _ in range(count)]
 
 
 def deleted_by_others(exchanges):
@@ -55,14 +108,15 @@ def is_deleted_item(item):
 
 
 def learn_versions(cloud_body, emulator_body, learned):
-    """Each deleted share's version in the cloud's listing -> the emulator's, by name and order."""
+    """Each deleted share's (container's) version in the cloud's listing -> the emulator's, by name
+    and order."""
     cloud, mine = _listing(cloud_body or b""), _listing(emulator_body or b"")
     if cloud is None or mine is None:
         return
 
     def versions(root):
         found = {}
-        for item in root.iter("Share"):
+        for item in (*root.iter("Share"), *root.iter("Container")):
             if is_deleted_item(item) and item.findtext("Version"):
                 found.setdefault(item.findtext("Name"), []).append(item.findtext("Version"))
         return found
