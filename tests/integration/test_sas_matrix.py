@@ -153,6 +153,17 @@ FILE_OPS = [
     # A share's stored access policies: the account owner's only, as a container's.
     ("GetShareACL", "c", "", "", "none", False, True, "GET", "/sha", {"restype": "share", "comp": "acl"}, {}, b"", 200),
     ("SetShareACL", "c", "", "", "none", False, True, "PUT", "/sha", {"restype": "share", "comp": "acl"}, {}, b"", 200),
+    # A share's permissions, as its other properties: an account SAS only; creating one takes c or
+    # w, reading one r (choices: the documentation names no letters).
+    ("CreatePermission", "c", "cw", "", "none", False, True, "PUT", "/sha", {"restype": "share", "comp": "filepermission"},
+     {"Content-Type": "application/json"}, b'{"permission": "O:SYG:SYD:(A;;FA;;;SY)"}', 201),
+    ("GetPermission", "c", "r", "", "none", False, True, "GET", "/sha", {"restype": "share", "comp": "filepermission"},
+     {"x-ms-file-permission-key": "5724850820508509333*16704459309046467611"}, b"", 200),
+    # Handles (none is ever open here): listing them takes l, closing them w; a share SAS (choices).
+    ("ListHandles (share)", "c", "l", "l", "container", False, True, "GET", "/sha", {"comp": "listhandles"}, {}, b"", 200),
+    ("ListHandles (file)", "o", "l", "l", "container", False, True, "GET", "/sha/f", {"comp": "listhandles"}, {}, b"", 200),
+    ("ForceCloseHandles (directory)", "o", "w", "w", "container", False, True,
+     "PUT", "/sha/d", {"comp": "forceclosehandles"}, {"x-ms-handle-id": "*"}, b"", 200),
     # A share's tier is set as its other properties (w, an account SAS only).
     ("SetShareProperties (tier)", "c", "w", "", "none", False, True,
      "PUT", "/sha", {"restype": "share", "comp": "properties"}, {"x-ms-access-tier": "Cool"}, b"", 200),
