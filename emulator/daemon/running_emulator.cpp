@@ -416,6 +416,7 @@ std::unique_ptr<RunningEmulator> RunningEmulator::start(const Options& options, 
     if (!arm.bind(listen, options.arm_port)) throw StartError(arm.error());
     if (!blob.bind(listen, options.blob_port)) throw StartError(blob.error());
     if (!file.bind(listen, options.file_port)) throw StartError(file.error());
+    p->file_service->set_blob_source(p->blob_store.get(), blob.port());  // Copy File from a blob
     if (!batch_listener.bind(listen, options.batch_port)) throw StartError(batch_listener.error());
     if (!proxy_listener.bind(listen, options.proxy_port)) throw StartError(proxy_listener.error());
 

@@ -88,6 +88,15 @@ struct ShareEntry {
 std::string file_copy_to_json(const ShareEntry::Copy& copy);  // "" for none
 ShareEntry::Copy file_copy_from_json(const std::string& text);
 
+// The bytes a copy reads (Copy File's source: a file, or a blob): `size` of them through `read`
+// (as pread: fewer only at the end, -1 on failure), and the ranges the source has written
+// (file_ranges.h's JSON; "" when unknown: the copy's bytes on disk then say).
+struct CopyFrom {
+    std::uint64_t size = 0;
+    std::function<ssize_t(char* into, size_t size, std::uint64_t offset)> read;
+    std::string ranges;
+};
+
 struct SharePage {
     std::vector<ShareInfo> shares;
     std::string next_marker;
@@ -98,6 +107,10 @@ struct DirectoryPage {
     std::vector<ShareEntry> entries;
     std::string next_marker;
 };
+
+struct OpenFile;
+// What a copy of an open file reads (its descriptor stays open while the copy is made).
+CopyFrom copy_from(const OpenFile& file);
 
 struct OpenFile {
     ShareEntry info;
@@ -220,14 +233,14 @@ public:
                                  const std::optional<std::string>& lease_id = std::nullopt);
     void delete_file(const std::string& account, const std::string& share,
                      const std::string& path, const std::optional<std::string>& lease_id = std::nullopt);
-    // Copy File: the file at `path` becomes a copy of the bytes of `source` (an open file of this
-    // store, any account), made as Create File makes a file (a new inode renamed into place, the
+    // Copy File: the file at `path` becomes a copy of the bytes of `source` (a file of this store,
+    // any account, or a blob), made as Create File makes a file (a new inode renamed into place, the
     // index's row in one transaction) with `content` and `metadata`, `smb` applied over
     // `source_smb`, and `copy` recorded. An existing file is replaced only without an active
     // lease other than `lease_id` (as every write); a directory there is 409 ResourceAlreadyExists;
     // `create_new_only` refuses an existing file (a SAS of 'c' alone).
     ShareEntry copy_file(const std::string& account, const std::string& share, const std::string& path,
-                         const OpenFile& source, const ContentSettings& content, const Metadata& metadata,
+                         const CopyFrom& source, const ContentSettings& content, const Metadata& metadata,
                          const SmbProperties& source_smb, const SmbUpdate& smb, ShareEntry::Copy copy,
                          bool create_new_only, const std::optional<std::string>& lease_id);
     // Lease File: the lease state machine of lease.h on the file (no new ETag), as Azure Files

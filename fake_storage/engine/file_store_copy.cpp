@@ -41,8 +41,15 @@ ShareEntry::Copy file_copy_from_json(const std::string& text) {
     return copy;
 }
 
+CopyFrom copy_from(const OpenFile& file) {
+    const int fd = file.fd;
+    return {file.info.size,
+            [fd](char* into, size_t size, std::uint64_t offset) { return ::pread(fd, into, size, static_cast<off_t>(offset)); },
+            file.info.ranges};
+}
+
 ShareEntry FileStore::copy_file(const std::string& account, const std::string& share, const std::string& path,
-                                const OpenFile& source, const ContentSettings& content, const Metadata& metadata,
+                                const CopyFrom& source, const ContentSettings& content, const Metadata& metadata,
                                 const SmbProperties& source_smb, const SmbUpdate& smb, ShareEntry::Copy copy,
                                 bool create_new_only, const std::optional<std::string>& lease_id) {
     using namespace share_rows;
@@ -56,10 +63,10 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
     const fs::path fresh = files_.root() / "tmp" / crypto::random_hex(16);
     const int fd = ::open(fresh.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) io_failure("cannot create", fresh);
-    bool written = ::ftruncate(fd, static_cast<off_t>(source.info.size)) == 0;
+    bool written = ::ftruncate(fd, static_cast<off_t>(source.size)) == 0;
     std::vector<char> buffer(1 << 20);
-    for (std::uint64_t at = 0; written && at < source.info.size;) {
-        const ssize_t n = ::pread(source.fd, buffer.data(), buffer.size(), static_cast<off_t>(at));
+    for (std::uint64_t at = 0; written && at < source.size;) {
+        const ssize_t n = source.read(buffer.data(), static_cast<size_t>(std::min<std::uint64_t>(buffer.size(), source.size - at)), at);
         if (n <= 0) break;  // the source shrank meanwhile: the rest stays zeros
         // Blocks of zeros stay holes, so List Ranges of the copy names what the source held.
         constexpr size_t kBlock = 4096;
@@ -76,7 +83,7 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
         ::unlink(fresh.c_str());
         io_failure("cannot write", fresh);
     }
-    copy.bytes = source.info.size;
+    copy.bytes = source.size;
     copy.completed = time::now();
     ShareEntry e;
     try {
@@ -93,7 +100,7 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
             const time::TimePoint now = time::now();
             e.path = existing ? existing->path : (parent.empty() ? p.name : parent + "/" + p.name);
             e.name = existing ? existing->name : p.name;
-            e.size = source.info.size;
+            e.size = source.size;
             e.etag = new_etag();
             e.last_modified = now;
             e.smb = apply_smb(source_smb, smb);
@@ -102,7 +109,7 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
             e.metadata = metadata;
             e.copy = copy;
             // What the source has written is written in the copy (unknown when a mount wrote it).
-            if (auto from = FileRanges::from_json(source.info.ranges)) {
+            if (auto from = FileRanges::from_json(source.ranges)) {
                 FileRanges ranges;
                 const std::int64_t seq = next_file_change();
                 for (const auto& [start, end] : from->written()) ranges.write(start, std::min(end, e.size), seq);

@@ -814,12 +814,18 @@ OpenFile FileService::open_copy_source(const CopySource& source, const std::stri
 void FileService::copy_file(StorageCall& call) {
     const StorageRequest& r = call.request;
     const std::string url = r.header("x-ms-copy-source");
-    CopySource source = parse_copy_source(url, r.header("Host"), "x-ms-copy-source", ".file.core.windows.net");
-    if (source.name.empty()) invalid_header("x-ms-copy-source", url);
-    // A file's source is read with a File SAS of its own, or the key of its account when that
-    // key signed the request; files are never public.
-    authorize_copy_source(source, call, accounts_, [](const std::string&, const std::string&) { return false; }, true,
-                          {}, SasService::file);
+    const bool from_blob = names_blob_endpoint(url);
+    CopySource source;
+    if (from_blob) {
+        source = authorize_blob_source(url, call);
+    } else {
+        source = parse_copy_source(url, r.header("Host"), "x-ms-copy-source", ".file.core.windows.net");
+        if (source.name.empty()) invalid_header("x-ms-copy-source", url);
+        // A file's source is read with a File SAS of its own, or the key of its account when that
+        // key signed the request; files are never public.
+        authorize_copy_source(source, call, accounts_, [](const std::string&, const std::string&) { return false; },
+                              true, {}, SasService::file);
+    }
     if (r.has_header("x-ms-file-permission-copy-mode")) {
         const std::string mode = r.header("x-ms-file-permission-copy-mode");
         if (strcasecmp(mode.c_str(), "source") != 0 && strcasecmp(mode.c_str(), "override") != 0) {
@@ -829,7 +835,31 @@ void FileService::copy_file(StorageCall& call) {
     bool_header(r, "x-ms-file-copy-ignore-read-only", false);
     bool_header(r, "x-ms-file-copy-set-archive", false);
     SmbUpdate smb = copy_smb_update(r);
-    OpenFile from = open_copy_source(source, url);
+    // The source's bytes, content headers, metadata and SMB properties: a blob has no SMB
+    // properties (the copy is made now, Archive) and no permission.
+    std::optional<OpenFile> file;
+    std::optional<OpenBlob> blob;
+    CopyFrom bytes;
+    ContentSettings content;
+    Metadata source_metadata;
+    SmbProperties source_smb;
+    std::string source_key;
+    if (from_blob) {
+        blob.emplace(open_blob_source(source));
+        const OpenBlob& b = *blob;
+        bytes = {b.info.size, [&b](char* into, size_t size, std::uint64_t offset) { return b.read(into, size, offset); }, ""};
+        content = b.info.content;
+        source_metadata = b.info.metadata;
+        const time::TimePoint now = time::now();
+        source_smb = {now, now, now, "Archive"};
+    } else {
+        file.emplace(open_copy_source(source, url));
+        bytes = copy_from(*file);
+        content = file->info.content;
+        source_metadata = file->info.metadata;
+        source_smb = file->info.smb;
+        source_key = file->info.permission_key;
+    }
     // The copy's permission: the source's (`source`), the one the request names (`override`), or
     // the default one.
     const std::string mode = r.header("x-ms-file-permission-copy-mode");
@@ -838,19 +868,18 @@ void FileService::copy_file(StorageCall& call) {
             missing_header("x-ms-file-permission");
         }
         resolve_permission(call, smb);
-    } else if (strcasecmp(mode.c_str(), "source") == 0 && !from.info.permission_key.empty()) {
-        const std::string& key = from.info.permission_key;
+    } else if (strcasecmp(mode.c_str(), "source") == 0 && !source_key.empty()) {
         if (source.account != call.account.name || split_share_snapshot_key(source.container).first != r.container) {
-            if (auto sddl = store_.get_permission(source.account, source.container, key)) {
-                store_.create_permission(call.account.name, r.container, key, *sddl);
+            if (auto sddl = store_.get_permission(source.account, source.container, source_key)) {
+                store_.create_permission(call.account.name, r.container, source_key, *sddl);
             }
         }
-        smb.permission_key = key;
+        smb.permission_key = source_key;
     }
     Metadata metadata = read_metadata(r);
     ShareEntry::Copy copy{crypto::uuid4(), url};
-    ShareEntry e = store_.copy_file(call.account.name, r.container, r.name, from, from.info.content,
-                                    metadata.empty() ? from.info.metadata : metadata, from.info.smb, smb, copy,
+    ShareEntry e = store_.copy_file(call.account.name, r.container, r.name, bytes, content,
+                                    metadata.empty() ? source_metadata : metadata, source_smb, smb, copy,
                                     write_conditions(call).create_new_only, lease_id(r));
     call.response.status = 202;
     set_version_headers(call.response, e.etag, e.last_modified);

@@ -26,6 +26,11 @@ public:
         endpoint_.serve(req, res, body);
     }
     void set_faults(RequestFaults* faults) { endpoint_.set_faults(faults); }
+    // The blobs Copy File may copy from, and the port of the Blob endpoint whose URLs name them.
+    void set_blob_source(BlobStore* blobs, int port) {
+        blobs_ = blobs;
+        blob_port_ = port;
+    }
     void set_token_check(StorageEndpoint::TokenCheck check) { endpoint_.set_token_check(std::move(check)); }
     // Answers the readers of the change feed waiting now, and makes later ones answer at once.
     void stop_waiting() { journal_.close(); }
@@ -91,6 +96,13 @@ private:
     // The file a copy's source URL names (a share snapshot's, with sharesnapshot=), for Copy File
     // and Put Range From URL; 404 CannotVerifyCopySource where there is none.
     OpenFile open_copy_source(const CopySource& source, const std::string& url);
+    // Copy File from a blob (copy_from_blob.cpp): whether the source URL is the Blob endpoint's
+    // (this emulator's, or the cloud's name for one of its accounts); the blob it names,
+    // authorized as Copy Blob authorizes its source; the blob opened (404 CannotVerifyCopySource
+    // where there is none, 409 BlobArchived for an archived one).
+    bool names_blob_endpoint(const std::string& url) const;
+    CopySource authorize_blob_source(const std::string& url, const StorageCall& call);
+    OpenBlob open_blob_source(const CopySource& source);
     // The stored access policy `id` of a share (Set Share ACL), for a SAS's si.
     std::optional<StoredPolicy> stored_policy(const std::string& account, const std::string& share, const std::string& id);
     void get_file(StorageCall& call);
@@ -110,6 +122,8 @@ private:
     FileStore& store_;
     ServiceSettings& settings_;
     ContentFiles& files_;
+    BlobStore* blobs_ = nullptr;
+    int blob_port_ = 0;
     // Shares deleted in the last kDeletingFor: the service deletes a share in the background, and
     // a Delete Share while it does is answered 202 again (a share listed with its snapshots is
     // deleted twice by clients that delete what they list).

@@ -26,7 +26,7 @@ protected:
     ShareEntry copy(const std::string& to, const std::optional<std::string>& lease_id = std::nullopt,
                     bool create_new_only = false) {
         OpenFile source = store->open_file(kAcct, "data", "src.bin");
-        return store->copy_file(kAcct, "data", to, source, source.info.content, source.info.metadata, source.info.smb,
+        return store->copy_file(kAcct, "data", to, copy_from(source), source.info.content, source.info.metadata, source.info.smb,
                                 {}, {"copy-1", "http://127.0.0.1/devstoreaccount1/data/src.bin"}, create_new_only,
                                 lease_id);
     }
