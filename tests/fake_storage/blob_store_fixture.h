@@ -60,7 +60,7 @@ protected:
         return 0;
     }
 
-    testing::TestDir dir;
+    bai::testing::TestDir dir;  // (bai::storage::testing is error_code.h's, in a unity build)
     std::unique_ptr<db::Database> db;
     std::unique_ptr<ContentFiles> files;
     std::unique_ptr<BlobStore> store;

@@ -246,6 +246,18 @@ class AzCli(unittest.TestCase):
                                     connection, "-o", "json").stdout)
         self.assertEqual([(b["name"], b.get("isCurrentVersion")) for b in listed],
                          [("a.txt", None), ("a.txt", True)])
+        # Container soft delete (on above, 3 days): az storage container delete keeps it, list
+        # --include-deleted shows it, az storage container restore brings it back with its blobs.
+        self.az("storage", "container", "delete", "-n", "docs", "--connection-string", connection, "-o", "none")
+        deleted = [c for c in json.loads(self.az("storage", "container", "list", "--include-deleted",
+                                                 "--connection-string", connection, "-o", "json").stdout)
+                   if c["name"] == "docs"]
+        self.assertEqual([(c["deleted"], len(c["version"])) for c in deleted], [(True, 16)])
+        self.az("storage", "container", "restore", "-n", "docs", "--deleted-version", deleted[0]["version"],
+                "--connection-string", connection, "-o", "none")
+        restored = json.loads(self.az("storage", "blob", "list", "-c", "docs", "--connection-string", connection,
+                                      "-o", "json").stdout)
+        self.assertEqual([b["name"] for b in restored], ["a.txt"])
         self.az("storage", "account", "delete", "-n", "versionstore", "-g", "versioned", "-y")
 
     def test_batch_accounts(self):
