@@ -127,6 +127,11 @@ FILE_OPS = [
     # Copy File: the destination's letters, as Create File (the source is read with its own SAS).
     ("CopyFile (new)", "o", "cw", "cw", "any", True, False, "PUT", "/sha/fresh", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
     ("CopyFile (existing)", "o", "cw", "cw", "any", True, True, "PUT", "/sha/f", {}, {"x-ms-copy-source": "SOURCE"}, b"", 202),
+    # From a blob: the same letters (BLOBSOURCE: a blob read with its own SAS).
+    ("CopyFile from a blob (new)", "o", "cw", "cw", "any", True, False,
+     "PUT", "/sha/fresh", {}, {"x-ms-copy-source": "BLOBSOURCE"}, b"", 202),
+    ("CopyFile from a blob (existing)", "o", "cw", "cw", "any", True, True,
+     "PUT", "/sha/f", {}, {"x-ms-copy-source": "BLOBSOURCE"}, b"", 202),
     # Put Range From URL: a write of the destination (w); the source is read with its own SAS.
     ("PutRangeFromURL", "o", "w", "w", "any", False, True, "PUT", "/sha/f", {"comp": "range"},
      {"x-ms-copy-source": "SOURCE", "x-ms-range": "bytes=0-3", "x-ms-source-range": "bytes=0-3", "x-ms-write": "update"},
@@ -301,7 +306,8 @@ class MatrixCase:
 
     def call(self, op, sas):
         _, _, _, _, _, _, _, method, path, query, headers, body, _ = op
-        headers = {k: (self.copy_source() if v == "SOURCE" else v) for k, v in headers.items()}
+        sources = {"SOURCE": self.copy_source, "BLOBSOURCE": self.blob_copy_source}
+        headers = {k: (sources[v]() if v in sources else v) for k, v in headers.items()}
         query = {k: (self.share_snapshot if v == "SNAP" else v) for k, v in query.items()}
         return self.client.send(method, path, query, headers, body, sas=sas)
 
@@ -375,6 +381,10 @@ class FileSasMatrixTest(MatrixCase, unittest.TestCase):
         c.ok("PUT", "/sha/f", {}, {"x-ms-type": "file", "x-ms-content-length": "8", "x-ms-meta-kept": "1", **SMB})
         c.ok("PUT", "/sha/f", {"comp": "range"}, {"x-ms-range": "bytes=0-7", "x-ms-write": "update"}, b"original")
         self.share_snapshot = c.ok("PUT", "/sha", {"restype": "share", "comp": "snapshot"}).headers["x-ms-snapshot"]
+        blobs = RawClient(self.emu.endpoints["blob"])
+        blobs.request("PUT", f"/{ACCOUNT}/blobsource", [("restype", "container")])
+        r = blobs.request("PUT", f"/{ACCOUNT}/blobsource/b", [], headers={"x-ms-blob-type": "BlockBlob"}, body=b"from a blob")
+        assert r.status == 201, r.body
 
     def snapshot(self):
         c = self.client
@@ -409,6 +419,10 @@ class FileSasMatrixTest(MatrixCase, unittest.TestCase):
         # The source is readable on its own (a SAS of its own): only the destination's SAS varies.
         sas = generate_file_sas(ACCOUNT, "sha", ["f"], account_key=self.key, permission="r", expiry=EXPIRY)
         return f"{self.emu.endpoints['file']}/{ACCOUNT}/sha/f?{sas}"
+
+    def blob_copy_source(self):
+        sas = generate_blob_sas(ACCOUNT, "blobsource", "b", account_key=self.key, permission="r", expiry=EXPIRY)
+        return f"{self.emu.endpoints['blob']}/{ACCOUNT}/blobsource/b?{sas}"
 
     def other_service_sas(self, permissions):
         return blob_account_sas(ACCOUNT, self.key, "sco", permissions, EXPIRY)
