@@ -14,11 +14,11 @@
 namespace bai::arm {
 namespace {
 
-constexpr const char* kAccountPath =
+constexpr const char* kBatchAccountPath =
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Batch/batchAccounts/"
     "{batchAccountName}";
 
-std::string account_id(const Params& p) {
+std::string batch_account_id(const Params& p) {
     return "/subscriptions/" + p["subscriptionId"] + "/resourceGroups/" + p["resourceGroupName"] +
            "/providers/Microsoft.Batch/batchAccounts/" + p["batchAccountName"];
 }
@@ -55,9 +55,9 @@ nlohmann::json keys_view(const nlohmann::json& stored) {
             {"secondary", stored["_keys"]["secondary"]}};
 }
 
-StoredResource require_account(const ArmContext& ctx, const Params& p) {
+StoredResource require_batch_account(const ArmContext& ctx, const Params& p) {
     check_group(ctx, p);
-    std::optional<StoredResource> found = ctx.store.get(account_id(p));
+    std::optional<StoredResource> found = ctx.store.get(batch_account_id(p));
     if (!found) {
         throw CloudError(404, "ResourceNotFound",
                          "The Resource 'Microsoft.Batch/batchAccounts/" + p["batchAccountName"] +
@@ -92,7 +92,7 @@ nlohmann::json auto_storage(const ArmContext& ctx, const nlohmann::json& propert
             {"authenticationMode", "StorageKeys"}};
 }
 
-void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
+void put_batch_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
     StoredResource group = require_group(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     if (!body.is_object()) throw bad_request("InvalidRequestContent", "The request content must be an object", "");
@@ -102,7 +102,7 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
     const nlohmann::json tags = object_field(body, "tags");
     const nlohmann::json properties = object_field(body, "properties");
     const nlohmann::json storage = auto_storage(ctx, properties);
-    const std::string id = account_id(p);
+    const std::string id = batch_account_id(p);
     const std::string name = p["batchAccountName"];
     if (auto existing = ctx.store.get(id)) {
         auto updated = ctx.store.update(id, [&](nlohmann::json& a) {
@@ -147,13 +147,13 @@ void put_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httpli
 }
 
 void patch_account(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_account(ctx, p);
+    require_batch_account(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     if (!body.is_object()) throw bad_request("InvalidRequestContent", "The request content must be an object", "");
     std::optional<nlohmann::json> tags;
     if (body.contains("tags")) tags = object_field(body, "tags");
     const nlohmann::json storage = auto_storage(ctx, object_field(body, "properties"));
-    auto updated = ctx.store.update(account_id(p), [&](nlohmann::json& a) {
+    auto updated = ctx.store.update(batch_account_id(p), [&](nlohmann::json& a) {
         if (tags) a["tags"] = *tags;
         if (!storage.is_null()) a["properties"]["autoStorage"] = storage;
         return true;
@@ -162,7 +162,7 @@ void patch_account(ArmContext& ctx, const ArmRequest& req, const Params& p, http
 }
 
 void regenerate_keys(ArmContext& ctx, const ArmRequest& req, const Params& p, httplib::Response& res) {
-    require_account(ctx, p);
+    require_batch_account(ctx, p);
     nlohmann::json body = req.json_body().value_or(nlohmann::json::object());
     const std::string which = body.is_object() && body.contains("keyName") && body["keyName"].is_string()
                                   ? body["keyName"].get<std::string>()
@@ -170,7 +170,7 @@ void regenerate_keys(ArmContext& ctx, const ArmRequest& req, const Params& p, ht
     if (!iequals(which, "Primary") && !iequals(which, "Secondary")) {
         throw bad_request("InvalidRequestContent", "keyName must be Primary or Secondary, not '" + which + "'", "keyName");
     }
-    auto updated = ctx.store.update(account_id(p), [&](nlohmann::json& a) {
+    auto updated = ctx.store.update(batch_account_id(p), [&](nlohmann::json& a) {
         a["_keys"][iequals(which, "Primary") ? "primary" : "secondary"] = crypto::random_base64(64);
         return true;
     });
@@ -178,7 +178,7 @@ void regenerate_keys(ArmContext& ctx, const ArmRequest& req, const Params& p, ht
     send_json(res, 200, keys_view(updated->body));
 }
 
-void list_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& scope, httplib::Response& res) {
+void list_batch_accounts(ArmContext& ctx, const ArmRequest& req, const std::string& scope, httplib::Response& res) {
     Page page = ctx.store.under(scope, kind::kBatchAccount, skip_token(req), 1000);
     nlohmann::json items = nlohmann::json::array();
     for (const StoredResource& a : page.items) items.push_back(view(ctx, a.body));
@@ -195,36 +195,36 @@ void forget_batch_account(ArmContext& ctx, const std::string& name) { ctx.batch_
 
 void add_batch_account_routes(Router& router, ArmContext& ctx) {
     const std::string ns = "Microsoft.Batch/batchAccounts/";
-    router.add("PUT", kAccountPath, Versions::any_dated, ns + "write",
-               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_account(ctx, req, p, res); });
-    router.add("PATCH", kAccountPath, Versions::any_dated, ns + "write",
+    router.add("PUT", kBatchAccountPath, Versions::any_dated, ns + "write",
+               [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { put_batch_account(ctx, req, p, res); });
+    router.add("PATCH", kBatchAccountPath, Versions::any_dated, ns + "write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { patch_account(ctx, req, p, res); });
-    router.add("GET", kAccountPath, Versions::any_dated, ns + "read",
+    router.add("GET", kBatchAccountPath, Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   StoredResource a = require_account(ctx, p);
+                   StoredResource a = require_batch_account(ctx, p);
                    send_resource(res, a, view(ctx, a.body));
                });
-    router.add("DELETE", kAccountPath, Versions::any_dated, ns + "delete",
+    router.add("DELETE", kBatchAccountPath, Versions::any_dated, ns + "delete",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
                    check_group(ctx, p);
-                   auto removed = ctx.store.remove_tree(account_id(p));
+                   auto removed = ctx.store.remove_tree(batch_account_id(p));
                    if (!removed.empty()) forget_batch_account(ctx, p["batchAccountName"]);
                    res.status = removed.empty() ? 204 : 200;
                });
-    router.add("POST", std::string(kAccountPath) + "/listKeys", Versions::any_dated, ns + "listKeys/action",
+    router.add("POST", std::string(kBatchAccountPath) + "/listKeys", Versions::any_dated, ns + "listKeys/action",
                [&ctx](const ArmRequest&, const Params& p, httplib::Response& res) {
-                   send_json(res, 200, keys_view(require_account(ctx, p).body));
+                   send_json(res, 200, keys_view(require_batch_account(ctx, p).body));
                });
-    router.add("POST", std::string(kAccountPath) + "/regenerateKeys", Versions::any_dated, ns + "regenerateKeys/action",
+    router.add("POST", std::string(kBatchAccountPath) + "/regenerateKeys", Versions::any_dated, ns + "regenerateKeys/action",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) { regenerate_keys(ctx, req, p, res); });
     router.add("GET", "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Batch/batchAccounts",
                Versions::any_dated, ns + "read",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   list_accounts(ctx, req, require_group(ctx, p).body["id"].get<std::string>(), res);
+                   list_batch_accounts(ctx, req, require_group(ctx, p).body["id"].get<std::string>(), res);
                });
     router.add("GET", "/subscriptions/{subscriptionId}/providers/Microsoft.Batch/batchAccounts", Versions::any_dated,
                ns + "read", [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
-                   list_accounts(ctx, req, "/subscriptions/" + p["subscriptionId"], res);
+                   list_batch_accounts(ctx, req, "/subscriptions/" + p["subscriptionId"], res);
                });
     router.add("POST", "/subscriptions/{subscriptionId}/providers/Microsoft.Batch/locations/{location}/checkNameAvailability",
                Versions::any_dated, "Microsoft.Batch/locations/checkNameAvailability/action",

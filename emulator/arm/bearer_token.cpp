@@ -24,7 +24,7 @@ bool is_token68(std::string_view token) {
     return i == token.size();
 }
 
-[[noreturn]] void refuse(std::string code, std::string message, const std::string& description) {
+[[noreturn]] void refuse_token(std::string code, std::string message, const std::string& description) {
     CloudError error(401, std::move(code), std::move(message));
     error.headers.emplace_back("WWW-Authenticate",
                                "Bearer authorization_uri=\"https://login.windows.net/\", error=\"invalid_token\", "
@@ -37,8 +37,8 @@ bool is_token68(std::string_view token) {
 std::string require_bearer_token(const httplib::Request& request) {
     // An empty header is no header (clients and proxies drop empty values either way).
     if (text::trim(request.get_header_value("Authorization")).empty()) {
-        refuse("AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.",
-               "The authentication failed because of missing 'Authorization' header.");
+        refuse_token("AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing.",
+                     "The authentication failed because of missing 'Authorization' header.");
     }
     const std::string header = request.get_header_value("Authorization");
     std::string_view value = text::trim(header);
@@ -46,11 +46,12 @@ std::string require_bearer_token(const httplib::Request& request) {
     std::string_view scheme = value.substr(0, space);
     std::string_view token = space == std::string_view::npos ? std::string_view() : text::trim(value.substr(space + 1));
     if (!text::iequals(scheme, "Bearer") || token.empty()) {
-        refuse("AuthenticationFailed", "Authentication failed. The 'Authorization' header is provided in an invalid format.",
-               "The authentication failed because of invalid 'Authorization' header format.");
+        refuse_token("AuthenticationFailed",
+                     "Authentication failed. The 'Authorization' header is provided in an invalid format.",
+                     "The authentication failed because of invalid 'Authorization' header format.");
     }
     if (!is_token68(token)) {
-        refuse("InvalidAuthenticationToken", "The access token is invalid.", "The access token is invalid.");
+        refuse_token("InvalidAuthenticationToken", "The access token is invalid.", "The access token is invalid.");
     }
     return std::string(token);
 }
@@ -81,23 +82,23 @@ void check_arm_token(const identity::TokenService& tokens, const std::string& to
             return;
         case identity::TokenCheck::expired: {
             const auto expiry = std::chrono::system_clock::time_point(std::chrono::seconds(verdict.claims.value("exp", 0L)));
-            refuse("ExpiredAuthenticationToken",
-                   "The access token expiry UTC time '" + arm_message_time(expiry) +
-                       "' is earlier than current UTC time '" + arm_message_time(std::chrono::system_clock::now()) + "'.",
-                   "The access token has expired.");
+            refuse_token("ExpiredAuthenticationToken",
+                         "The access token expiry UTC time '" + arm_message_time(expiry) +
+                             "' is earlier than current UTC time '" + arm_message_time(std::chrono::system_clock::now()) + "'.",
+                         "The access token has expired.");
         }
         case identity::TokenCheck::wrong_audience:
-            refuse("InvalidAuthenticationTokenAudience",
-                   "The access token has been obtained for wrong audience or resource '" +
-                       verdict.claims.value("aud", std::string()) +
-                       "'. It should exactly match with one of the allowed audiences "
-                       "'https://management.core.windows.net/','https://management.core.windows.net',"
-                       "'https://management.azure.com/','https://management.azure.com'.",
-                   "The access token has been obtained from wrong audience or resource.");
+            refuse_token("InvalidAuthenticationTokenAudience",
+                         "The access token has been obtained for wrong audience or resource '" +
+                             verdict.claims.value("aud", std::string()) +
+                             "'. It should exactly match with one of the allowed audiences "
+                             "'https://management.core.windows.net/','https://management.core.windows.net',"
+                             "'https://management.azure.com/','https://management.azure.com'.",
+                         "The access token has been obtained from wrong audience or resource.");
         case identity::TokenCheck::invalid:
             break;
     }
-    refuse("InvalidAuthenticationToken", "The access token is invalid.", "The access token is invalid.");
+    refuse_token("InvalidAuthenticationToken", "The access token is invalid.", "The access token is invalid.");
 }
 
 }  // namespace bai::arm

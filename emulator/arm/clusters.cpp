@@ -16,7 +16,7 @@ namespace {
 using validation::ApiVersion;
 using validation::ResourceKind;
 
-const std::string kWorkspace =
+const std::string kWorkspaceRoute =
     "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.BatchAI/workspaces/"
     "{workspaceName}";
 
@@ -96,7 +96,7 @@ void put_item(ArmContext& ctx, const Kind& k, const ArmRequest& req, const Param
 
 void add_routes(Router& router, ArmContext& ctx, const Kind& k, const std::string& op) {
     const auto v = Versions::batchai_2018;
-    const std::string collection = kWorkspace + "/" + k.collection;
+    const std::string collection = kWorkspaceRoute + "/" + k.collection;
     const std::string item = collection + "/{" + k.param + "}";
     router.add("GET", collection, v, op + "read", [&ctx, &k](const ArmRequest& req, const Params& p, httplib::Response& res) {
         check_workspace(ctx, p);
@@ -163,7 +163,7 @@ std::optional<StoredResource> apply_cluster_update(ArmContext& ctx, const std::s
 
 void add_cluster_routes(Router& router, ArmContext& ctx) {
     add_routes(router, ctx, kClusters, "Microsoft.BatchAI/workspaces/clusters/");
-    const std::string item = kWorkspace + "/clusters/{clusterName}";
+    const std::string item = kWorkspaceRoute + "/clusters/{clusterName}";
     router.add("PATCH", item, Versions::batchai_2018, "Microsoft.BatchAI/workspaces/clusters/write",
                [&ctx](const ArmRequest& req, const Params& p, httplib::Response& res) {
                    StoredResource cluster = require_item(ctx, kClusters, p);

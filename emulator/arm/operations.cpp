@@ -11,7 +11,7 @@ namespace {
 
 constexpr size_t kBatch = 64;  // bounds how long one batch holds the database
 
-constexpr db::Migration kMigrations[] = {
+constexpr db::Migration kOperationMigrations[] = {
     {1, R"sql(
 CREATE TABLE arm_operations(
   id TEXT PRIMARY KEY,
@@ -51,11 +51,11 @@ ALTER TABLE arm_operations_v2 RENAME TO arm_operations;
 )sql"},
 };
 
-constexpr const char* kColumns =
+constexpr const char* kOperationColumns =
     "id, kind, resource_id, resource_ref, provider, subscription, location, api_version, status, "
     "start_ticks, end_ticks, error";
 
-Operation read_row(db::Statement& s) {
+Operation read_operation(db::Statement& s) {
     Operation op;
     op.id = s.column_text(0);
     op.kind = s.column_text(1);
@@ -85,12 +85,12 @@ OperationTracker::~OperationTracker() { stop(); }
 
 void OperationTracker::migrate(db::Database& db) {
     // The ARM component's migrations are shared between the resource store (1) and this (2).
-    db.migrate("arm_operations", kMigrations);
+    db.migrate("arm_operations", kOperationMigrations);
 }
 
 void OperationTracker::save(const Operation& op) {
     db_.transaction([&](db::Database& db) {
-        auto s = db.prepare(std::string("INSERT OR REPLACE INTO arm_operations(") + kColumns +
+        auto s = db.prepare(std::string("INSERT OR REPLACE INTO arm_operations(") + kOperationColumns +
                             ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         s.bind(1, op.id).bind(2, op.kind).bind(3, op.resource_id).bind(4, op.resource_ref).bind(5, op.provider);
         s.bind(6, op.subscription).bind(7, op.location).bind(8, op.api_version).bind(9, op.status);
@@ -160,9 +160,9 @@ Operation OperationTracker::begin(Operation op) {
 std::optional<Operation> OperationTracker::get(const std::string& id) const {
     std::optional<Operation> found;
     db_.read([&](db::Database& db) {
-        auto s = db.prepare(std::string("SELECT ") + kColumns + " FROM arm_operations WHERE id = ?");
+        auto s = db.prepare(std::string("SELECT ") + kOperationColumns + " FROM arm_operations WHERE id = ?");
         s.bind(1, id);
-        if (s.step()) found = read_row(s);
+        if (s.step()) found = read_operation(s);
     });
     return found;
 }
