@@ -44,7 +44,7 @@ std::vector<fs::path> unseen_on_host(NodeHosts& hosts, const std::string& node_i
 
 // The last line the step's command wrote (srun's and slurmstepd's own lines after it say only that
 // it exited or was cancelled), without bai-blobfuse's name; else the last line.
-std::string tail_of(const fs::path& file) {
+std::string last_line_of_step(const fs::path& file) {
     std::ifstream in(file);
     std::string line, last, own;
     while (std::getline(in, line)) {
@@ -139,7 +139,7 @@ std::string mount_remote_on_host(NodeHosts& hosts, const std::string& node_id, c
     if (checked.status.code != 0) {
         process->kill_group(SIGTERM);
         process->wait();
-        std::string why = tail_of(log);
+        std::string why = last_line_of_step(log);
         if (why.empty()) why = checked.err.substr(0, checked.err.find('\n'));
         return what + ": " + kind.program + " did not mount it on the node's host" + (why.empty() ? "" : ": " + why);
     }
@@ -170,7 +170,7 @@ std::string mount_command_on_host(NodeHosts& hosts, const std::string& node_id, 
     const ExitStatus status = Process::start({argv, node_base_environment(), "/", log, log})->wait();
     if (status.code != 0) {
         return "cannot mount the unmanaged file system at " + v.relative + " on the node's host: its mountCommand (" +
-               v.mount_command + ") exited with " + std::to_string(status.code) + ": " + tail_of(log);
+               v.mount_command + ") exited with " + std::to_string(status.code) + ": " + last_line_of_step(log);
     }
     NodeHosts* on = &hosts;
     attached.host_mounts.push_back({nullptr, [on, node_id, step, point] {

@@ -12,6 +12,7 @@
 #include "emulator/arm/resource_ids.h"
 #include "emulator/arm/resource_store.h"
 #include "emulator/arm/resource_view.h"
+#include "emulator/engine/docker_client.h"
 #include "emulator/engine/engine_time.h"
 #include "emulator/engine/node_setup.h"
 #include "emulator/engine/writable_root.h"

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulator/engine/docker_client.h"
+#include "emulator/engine/node_hosts.h"
 #include "emulator/engine/shell_words.h"
 
 namespace bai::engine {
