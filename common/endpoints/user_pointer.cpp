@@ -4,30 +4,24 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <string>
 
 #include "common/endpoints/endpoints_file.h"
+#include "common/env/variables.h"
 
 namespace bai::endpoints {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> env(const char* name) {
-    const char* value = std::getenv(name);
-    if (value == nullptr || *value == '\0') return std::nullopt;
-    return std::string(value);
-}
-
 std::optional<fs::path> runtime_pointer() {
-    auto dir = env("XDG_RUNTIME_DIR");
+    auto dir = env::variable("XDG_RUNTIME_DIR");
     if (!dir || !fs::is_directory(*dir)) return std::nullopt;
     return fs::path(*dir) / "batchai-emulator" / kFileName;
 }
 
 std::optional<fs::path> home_pointer() {
-    auto home = env("HOME");
+    auto home = env::variable("HOME");
     if (!home) return std::nullopt;
     return fs::path(*home) / ".batchai" / kFileName;
 }
@@ -35,7 +29,7 @@ std::optional<fs::path> home_pointer() {
 }  // namespace
 
 std::optional<fs::path> pointer_path() {
-    if (auto named = env("BATCHAI_EMULATOR_POINTER")) {
+    if (auto named = env::variable("BATCHAI_EMULATOR_POINTER")) {
         if (*named == "off") return std::nullopt;
         return fs::path(*named);
     }
@@ -44,7 +38,7 @@ std::optional<fs::path> pointer_path() {
 }
 
 std::vector<fs::path> pointer_candidates() {
-    if (auto named = env("BATCHAI_EMULATOR_POINTER")) {
+    if (auto named = env::variable("BATCHAI_EMULATOR_POINTER")) {
         if (*named == "off") return {};
         return {fs::path(*named)};
     }

@@ -1,11 +1,11 @@
 #include "tools/bai/az_extension.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "common/env/variables.h"
 #include "tools/bai/cli_error.h"
 
 namespace bai::cli {
@@ -13,15 +13,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string variable(const char* name) {
-    const char* value = std::getenv(name);
-    return value ? value : "";
-}
-
 // az's configuration directory, as az finds it.
 fs::path az_configuration_dir() {
-    if (std::string dir = variable("AZURE_CONFIG_DIR"); !dir.empty()) return dir;
-    return fs::path(variable("HOME")) / ".azure";
+    if (auto dir = env::variable("AZURE_CONFIG_DIR")) return *dir;
+    return fs::path(env::variable("HOME").value_or("")) / ".azure";
 }
 
 void write_extension_file(const fs::path& path, const std::string& body) {
@@ -34,8 +29,8 @@ void write_extension_file(const fs::path& path, const std::string& body) {
 }  // namespace
 
 std::string install_az_extension() {
-    const std::string custom = variable("AZURE_EXTENSION_DIR");
-    const fs::path dir = (custom.empty() ? az_configuration_dir() / "cliextensions" : fs::path(custom)) / kAzExtensionName;
+    const auto custom = env::variable("AZURE_EXTENSION_DIR");
+    const fs::path dir = (custom ? fs::path(*custom) : az_configuration_dir() / "cliextensions") / kAzExtensionName;
     std::error_code ec;
     fs::remove_all(dir, ec);  // an older version's files go with it
     for (size_t i = 0; i < kAzExtensionFileCount; ++i) write_extension_file(dir / kAzExtensionFiles[i].path, kAzExtensionFiles[i].body);

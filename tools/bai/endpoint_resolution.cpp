@@ -1,22 +1,16 @@
 #include "tools/bai/endpoint_resolution.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "common/endpoints/user_pointer.h"
+#include "common/env/variables.h"
 #include "tools/bai/http_client.h"
 
 namespace bai::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<std::string> env(const char* name) {
-    const char* value = std::getenv(name);
-    if (value == nullptr || *value == '\0') return std::nullopt;
-    return std::string(value);
-}
 
 // A connection refused comes back at once; the timeout bounds a port that something else holds.
 bool health_answers(const std::string& arm) {
@@ -56,7 +50,7 @@ Surroundings actual_surroundings() {
 std::optional<Target> resolve_target(const TargetFlags& flags, std::string& reason, const Surroundings& around) {
     Target target;
     std::optional<std::string> endpoint = flags.endpoint;
-    if (!endpoint && !flags.location) endpoint = env("BATCHAI_EMULATOR_ENDPOINT");
+    if (!endpoint && !flags.location) endpoint = env::variable("BATCHAI_EMULATOR_ENDPOINT");
 
     if (endpoint) {
         target.endpoints.arm = *endpoint;
@@ -111,7 +105,7 @@ std::optional<Target> resolve_target(const TargetFlags& flags, std::string& reas
     }
     if (flags.ca_cert) {
         target.endpoints.ca_cert = *flags.ca_cert;
-    } else if (auto ca = env("BATCHAI_EMULATOR_CA_CERT")) {
+    } else if (auto ca = env::variable("BATCHAI_EMULATOR_CA_CERT")) {
         target.endpoints.ca_cert = *ca;
     }
     return target;

@@ -1,7 +1,6 @@
 #include "tools/bai/storage_keys.h"
 
-#include <cstdlib>
-
+#include "common/env/variables.h"
 #include "common/text/file_share_url.h"
 #include "fake_storage/accounts/account_registry.h"
 #include "tools/bai/cli_error.h"
@@ -15,11 +14,6 @@ using nlohmann::json;
 
 const std::string kAccountPlaceholder = "<AZURE_BATCHAI_STORAGE_ACCOUNT>";
 const std::string kKeyPlaceholder = "<AZURE_BATCHAI_STORAGE_KEY>";
-
-std::string env(const char* name) {
-    const char* value = std::getenv(name);
-    return value != nullptr ? value : "";
-}
 
 void replace_all(std::string& text, const std::string& from, const std::string& to) {
     for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
@@ -57,8 +51,8 @@ void fill_credentials(json& volume, const std::string& account, StorageKeys& key
 }  // namespace
 
 StorageKeys::StorageKeys(CommandContext& ctx, StorageFlags flags) : ctx_(ctx), flags_(std::move(flags)) {
-    if (flags_.account.empty()) flags_.account = env("AZURE_BATCHAI_STORAGE_ACCOUNT");
-    if (flags_.key.empty()) flags_.key = env("AZURE_BATCHAI_STORAGE_KEY");
+    if (flags_.account.empty()) flags_.account = env::variable("AZURE_BATCHAI_STORAGE_ACCOUNT").value_or("");
+    if (flags_.key.empty()) flags_.key = env::variable("AZURE_BATCHAI_STORAGE_KEY").value_or("");
 }
 
 std::string StorageKeys::account(const std::string& why) {
