@@ -10,6 +10,7 @@ The same tables are in fake_storage/README.md ("Shared access signatures")."""
 import datetime
 import http.client
 import itertools
+import re
 import unittest
 import urllib.parse
 
@@ -43,6 +44,11 @@ BLOB_OPS = [
     ("SetContainerACL", "c", "", "", "none", False, True,
      "PUT", "/mat", {"restype": "container", "comp": "acl"}, {"x-ms-blob-public-access": "container"}, b"", 200),
     ("DeleteContainer", "c", "d", "", "none", False, True, "DELETE", "/mat", {"restype": "container"}, {}, b"", 202),
+    # Restore Container makes the container again: c or w, as Create Container (the service's page
+    # names an account SAS and no letter). "gone": a container deleted with soft delete on, made for
+    # each try (BlobSasMatrixTest.call).
+    ("RestoreContainer", "c", "cw", "", "none", False, True,
+     "PUT", "/gone", {"restype": "container", "comp": "undelete"}, {}, b"", 201),
     ("ListBlobs", "c", "l", "l", "container", False, True,
      "GET", "/mat", {"restype": "container", "comp": "list"}, {}, b"", 200),
     ("PutBlob (new)", "o", "cw", "cw", "any", True, False,
@@ -306,8 +312,8 @@ class MatrixCase:
 
     def call(self, op, sas):
         _, _, _, _, _, _, _, method, path, query, headers, body, _ = op
-        sources = {"SOURCE": self.copy_source, "BLOBSOURCE": self.blob_copy_source}
-        headers = {k: (sources[v]() if v in sources else v) for k, v in headers.items()}
+        sources = {"SOURCE": "copy_source", "BLOBSOURCE": "blob_copy_source"}  # (the File matrix's alone has the second)
+        headers = {k: (getattr(self, sources[v])() if v in sources else v) for k, v in headers.items()}
         query = {k: (self.share_snapshot if v == "SNAP" else v) for k, v in query.items()}
         return self.client.send(method, path, query, headers, body, sas=sas)
 
@@ -317,6 +323,42 @@ class BlobSasMatrixTest(MatrixCase, unittest.TestCase):
     letters = BLOB_LETTERS
     ops = BLOB_OPS
     overwrite_code = "UnauthorizedBlobOverwrite"
+    gone = None  # (name, version) of the deleted container Restore Container is tried on
+    deleted_made = 0
+
+    def call(self, op, sas):
+        if op[0] != "RestoreContainer":
+            return super().call(op, sas)
+        name, version = self.deleted_to_restore()
+        r = self.client.send("PUT", "/" + name, op[9],
+                             {"x-ms-deleted-container-name": name, "x-ms-deleted-container-version": version}, sas=sas)
+        if r.status == 201:
+            self.gone = None
+        return r
+
+    def deleted_to_restore(self):
+        if self.gone is None:
+            self.gone = self.deleted_container()
+        return self.gone
+
+    def deleted_container(self):
+        """A container deleted while container soft delete was on (ARM's blobServices/default;
+        off again after, so that the other operations' deletes are for good): (name, version)."""
+        type(self).deleted_made += 1
+        name = f"gone{self.deleted_made}"
+        group = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/sasmatrix"
+        service = f"{group}/providers/Microsoft.Storage/storageAccounts/{ACCOUNT}/blobServices/default"
+        harness.arm_call(self.emu.endpoints, "PUT", group, {"location": "eastus"}, api_version="2021-04-01")
+        for enabled in (True, False):
+            r = harness.arm_call(self.emu.endpoints, "PATCH", service,
+                                 {"properties": {"containerDeleteRetentionPolicy": {"enabled": enabled}}},
+                                 api_version="2021-04-01")
+            assert r.status_code == 200, r.text
+            if enabled:
+                self.client.ok("PUT", "/" + name, {"restype": "container"})
+                self.client.ok("DELETE", "/" + name, {"restype": "container"})
+        listing = self.client.ok("GET", "", {"comp": "list", "include": "deleted", "prefix": name}).body.decode()
+        return name, re.search(r"<Version>([^<]+)</Version>", listing).group(1)
 
     def reset(self):
         c = self.client
@@ -342,6 +384,8 @@ class BlobSasMatrixTest(MatrixCase, unittest.TestCase):
     def sas(self, op, kind, permissions):
         path = op[8].split("/")
         container = path[1] if len(path) > 1 else "mat"
+        if op[0] == "RestoreContainer":
+            container = self.deleted_to_restore()[0]
         if kind == "account":
             return self.account_sas(permissions, "sco")
         if kind == "container":
