@@ -52,6 +52,7 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
     std::string target = rest.substr(slash);
     size_t question = target.find('?');
     CopySource s;
+    s.https = text::iequals(url.substr(0, scheme), "https");
     if (question != std::string::npos) s.query = target.substr(question + 1);
     std::string path = target.substr(0, question);
     std::vector<std::string> parts;
@@ -119,7 +120,7 @@ void authorize_copy_source(const CopySource& source, const StorageCall& call, Ac
         SasRule read{ResourceLevel::object, "r", "r", ServiceSasScope::container_or_object, false};
         try {
             verify_sas(source_request, *owner, {service, source.container, source.name, read}, time::now(),
-                       false, policies);
+                       source.https, policies);
         } catch (const StorageError& e) {
             cannot_verify(e.status(), e.what());
         }

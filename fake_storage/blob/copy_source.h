@@ -15,6 +15,7 @@ struct CopySource {
     std::string name;
     std::string query;  // as sent, still percent-encoded: a SAS for the source, if any
     std::string snapshot;  // ?snapshot=TIME: a snapshot of the blob is the source; ?versionid=ID: a version (its key)
+    bool https = false;    // the URL's scheme: a SAS of spr=https reads an https URL only
 };
 
 // This emulator's path-style URL, or the cloud's https://ACCOUNT.blob.core.windows.net/C/B mapped

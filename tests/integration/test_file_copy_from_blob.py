@@ -105,6 +105,17 @@ class FileCopyFromBlob(StorageTestCase, unittest.TestCase):
         r = raw.request("PUT", f"/{DEV_ACCOUNT}/{self.name}/by-cloud-name",
                         [], headers={"x-ms-copy-source": f"https://{DEV_ACCOUNT}.blob.core.windows.net/{self.name}/model.pt"})
         self.assertEqual((r.status, r.headers.get("x-ms-copy-status")), (202, "success"), r.body)
+        # A SAS for https only reads the blob through an https URL (the cloud's name for it, as az
+        # writes a source), not through this emulator's http one.
+        https_only = generate_blob_sas(DEV_ACCOUNT, self.name, "model.pt", account_key=DEV_KEY, permission="r",
+                                       expiry=EXPIRY, protocol="https")
+        r = raw.request("PUT", path, [], headers={"x-ms-copy-source": f"{self.blob.url}?{https_only}"})
+        self.assertEqual((r.status, r.code), (403, "CannotVerifyCopySource"))
+        self.assertEqual(raw.request("HEAD", path).status, 404)
+        r = raw.request("PUT", path, [], headers={
+            "x-ms-copy-source": f"https://{DEV_ACCOUNT}.blob.core.windows.net/{self.name}/model.pt?{https_only}"})
+        self.assertEqual(r.status, 202, r.body)
+        raw.request("DELETE", path)
         # An archived blob is refused; Abort Copy File finds nothing pending after a copy.
         self.blob.set_standard_blob_tier("Archive")
         r = raw.request("PUT", path, [], headers={"x-ms-copy-source": self.sas_url(self.blob)})
