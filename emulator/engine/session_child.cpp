@@ -22,7 +22,14 @@ pid_t spawn_in_own_session(char* const argv[], const int stdio[3], bool terminal
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
+    // Every signal as a fresh process has it: an ignored one survives exec, and an emulator
+    // started by `nohup ... &` ignores SIGHUP, SIGINT and SIGQUIT: its commands would ignore the
+    // hang-up of a client that leaves. (What the daemon catches is reset by exec anyway.)
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    for (int signum = 1; signum < NSIG; ++signum) {
+        if (signum != SIGKILL && signum != SIGSTOP) sigaction(signum, &default_action, nullptr);
+    }
     for (int i = 0; i < 3; ++i) dup2(stdio[i], i);
     if (terminal) ioctl(0, TIOCSCTTY, 0);
     close_range(3, ~0U, 0);

@@ -10,7 +10,7 @@ namespace bai::engine {
 
 // Forks and execs argv (null-terminated; argv[0] a path) in a session of its own (so that it and
 // what it starts are hung up on and killed as a group), with `stdio` as its descriptors 0, 1 and 2
-// and no other descriptor of the emulator's, no signal blocked, SIGPIPE at its default, and every
+// and no other descriptor of the emulator's, no signal blocked or ignored (each at its default), and every
 // CPU the emulator was given (children_cpus). `terminal`: stdio is a terminal's slave, made the
 // session's controlling terminal. `first_stderr` is written to its stderr before the exec (from the
 // child: a caller's stderr that blocks blocks only it). The process id, or -1 where fork fails.

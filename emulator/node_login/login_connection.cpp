@@ -32,6 +32,7 @@ namespace {
 
 constexpr int kMaxAuthTries = 6;                    // sshd's MaxAuthTries
 constexpr auto kLoginGrace = std::chrono::seconds(30);  // to log in (sshd gives 120 s)
+constexpr auto kHeldTurn = std::chrono::seconds(5);     // a turn of the connection's loop, logged when longer
 // After each refused password, before the answer: guessing costs time (sshd waits too). Only this
 // connection's thread waits.
 constexpr auto kRefusalDelay = std::chrono::milliseconds(1000);
@@ -502,9 +503,17 @@ void LoginConnection::serve() {
                 ssh_event_add_fd(event_, wake_[0], POLLIN, [](socket_t, int, void*) { return 0; }, nullptr);
             }
             while (!ending_) {
+                const auto turn = std::chrono::steady_clock::now();
                 if (ssh_event_dopoll(event_, 1000) == SSH_ERROR) break;
                 if (!authenticated_ && (failures_ >= kMaxAuthTries || std::chrono::steady_clock::now() > grace)) break;
                 tend();
+                // A turn is at most the poll's second and what is ready: one far longer was spent
+                // waiting inside libssh, and held every channel of the connection meanwhile.
+                const auto held = std::chrono::steady_clock::now() - turn;
+                if (held > kHeldTurn) {
+                    log::warning("node " + node_->node_id + ": a login connection was held " +
+                                 std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(held).count()) + " ms");
+                }
                 if (ssh_get_status(session_) & (SSH_CLOSED | SSH_CLOSED_ERROR)) break;
                 if (!ssh_is_connected(session_)) break;
             }
@@ -527,7 +536,10 @@ void LoginConnection::hang_up(Channel& ch) {
         close_fd(ch, ch.output);
         ch.output = -1;
     }
-    if (ch.pid > 0) kill(-ch.pid, SIGHUP);
+    if (ch.pid > 0) {
+        kill(-ch.pid, SIGHUP);
+        log::info("node " + node_->node_id + ": a login command's channel closed: hung up on its process group " + std::to_string(ch.pid));
+    }
 }
 
 void LoginConnection::close_fd(Channel& ch, int fd) {

@@ -56,9 +56,12 @@ def release_mounts_under(directory):
 class Emulator:
     """One emulator process. Use as a context manager or call start()/stop()."""
 
-    def __init__(self, location=None, args=None, command=None, env=None):
+    def __init__(self, location=None, args=None, command=None, env=None, ignored_signals=()):
         self.owns_location = location is None
         self.env = env
+        # Signals the emulator starts with ignored, as `nohup batchai-emulator &` starts it
+        # (SIGHUP by nohup; SIGINT and SIGQUIT by a shell's background job).
+        self.ignored_signals = tuple(ignored_signals)
         self.location = location or tempfile.mkdtemp(prefix="bai-it-")
         self.args = list(args or [])
         self.command = command or [EMULATOR]
@@ -71,7 +74,13 @@ class Emulator:
         self._stdout = open(self.stdout_path, "wb")
         self._stderr = open(self.stderr_path, "wb")
         argv = self.command + ["--location", self.location] + EPHEMERAL + self.args
-        self.process = subprocess.Popen(argv, stdout=self._stdout, stderr=self._stderr, env=self.env)
+        ignored = self.ignored_signals
+
+        def ignore_signals():
+            for signum in ignored:
+                signal.signal(signum, signal.SIG_IGN)
+        self.process = subprocess.Popen(argv, stdout=self._stdout, stderr=self._stderr, env=self.env,
+                                        preexec_fn=ignore_signals if ignored else None)
         if wait:
             self.endpoints = wait_for(self._read_endpoints, what="endpoints.json")
         return self
@@ -126,7 +135,7 @@ class Emulator:
         # endpoint is not connected" to every other suite that lists the machine's mounts, and
         # keeping the directory from going: released as its next start would.
         release_mounts_under(self.location)
-        if self.owns_location:
+        if self.owns_location and not os.environ.get("BAI_KEEP_DATA"):  # (kept to read its emulator.log)
             shutil.rmtree(self.location, ignore_errors=True)
         # A test whose emulator crashed as it stopped fails (its stderr is printed above).
         if code not in (0, None, -signal.SIGKILL):

@@ -54,10 +54,12 @@ def share_volume(endpoints, relative="afs"):
 class JobsTestCase(unittest.TestCase):
     emulator_args = ["--gpus", "fake:4", "--lro-delay", "0", "--autoscale-idle", "300"]
     emulator_env = None  # the emulator's environment; None: the test's
+    emulator_ignored_signals = ()  # signals it starts with ignored (harness.Emulator)
 
     @classmethod
     def setUpClass(cls):
-        cls.emu = harness.Emulator(args=cls.emulator_args, env=cls.emulator_env).start()
+        cls.emu = harness.Emulator(args=cls.emulator_args, env=cls.emulator_env,
+                                   ignored_signals=cls.emulator_ignored_signals).start()
         cls.endpoints = cls.emu.endpoints
         cls.client = harness.arm_client(BatchAI, cls.endpoints)
         harness.arm_client(ResourceManagementClient, cls.endpoints).resource_groups.create_or_update(

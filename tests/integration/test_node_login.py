@@ -6,6 +6,7 @@ sessions ended, no hang)."""
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -95,6 +96,10 @@ def send_in_background(channel, size):
 
 
 class NodeLogin(JobsTestCase):
+    # Started as `nohup batchai-emulator &` starts it: its commands must not inherit the ignored
+    # signals (a command that ignores SIGHUP outlives its client's hang-up).
+    emulator_ignored_signals = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -121,6 +126,15 @@ class NodeLogin(JobsTestCase):
     def run_on(self, ssh, command, pty=False, timeout=30):
         _, out, err = ssh.exec_command(command, get_pty=pty, timeout=timeout)
         return out.read().decode(), err.read().decode(), out.channel.recv_exit_status()
+
+    def test_commands_start_with_every_signal_at_its_default(self):
+        # The emulator ignores SIGHUP, SIGINT and SIGQUIT here (emulator_ignored_signals): a
+        # login's command, with a terminal and without, ignores and blocks none (as under sshd).
+        ssh = self.connect(self.logins("pw")[0])
+        for pty in (False, True):
+            out, _, status = self.run_on(ssh, "grep -E '^Sig(Ign|Blk):' /proc/self/status", pty=pty)
+            self.assertEqual(status, 0)
+            self.assertEqual(out.replace("\r", "").split(), ["SigBlk:", "0" * 16, "SigIgn:", "0" * 16], f"pty={pty}")
 
     def test_each_node_has_its_own_server_at_its_address(self):
         logins = self.logins("pw")
