@@ -3,6 +3,8 @@
 // share's permissions in the store.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "fake_storage/engine/file_ranges.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/file/file_permissions.h"
@@ -101,6 +103,26 @@ TEST_F(FileRangesStoreTest, TheStoreListsWhatWasWrittenThroughEveryChange) {
     EXPECT_EQ(store->list_ranges(kAcct, "data", "f", 0, 4095), (std::vector<Listed>{{1024, 1199}}));
     store->create_file(kAcct, "data", "f", 4096, {}, {}, {});
     EXPECT_TRUE(store->list_ranges(kAcct, "data", "f", 0, 4095).empty()) << "a file made anew holds nothing";
+}
+
+TEST_F(FileRangesStoreTest, AFileAMountWroteListsItsDataOnDisk) {
+    store->create_file(kAcct, "data", "f", 64 * 1024, {}, {}, {});
+    write("f", 0, 512);
+    {  // a mount's write: the bytes on disk, then the store told of them
+        std::FILE* f = std::fopen((root / "f").c_str(), "r+b");
+        ASSERT_NE(f, nullptr);
+        std::fseek(f, 32 * 1024, SEEK_SET);
+        std::fputs("written through a mount", f);
+        std::fclose(f);
+    }
+    store->note_write(kAcct, "data", "f");
+    auto ranges = store->list_ranges(kAcct, "data", "f", 0, 64 * 1024 - 1);
+    ASSERT_EQ(ranges.size(), 2u) << "the blocks holding data, not the ranges kept before";
+    EXPECT_EQ(ranges[0].first, 0u);
+    EXPECT_LE(ranges[1].first, 32u * 1024);
+    EXPECT_GE(ranges[1].last, 32u * 1024 + 22);
+    write("f", 40 * 1024, 512);  // still unknown: a REST write does not make the mount's bytes known
+    EXPECT_EQ(store->list_ranges(kAcct, "data", "f", 0, 64 * 1024 - 1).size(), 3u);
 }
 
 TEST_F(FileRangesStoreTest, PermissionsAreTheSharesAndGoWithIt) {
