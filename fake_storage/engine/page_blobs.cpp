@@ -236,6 +236,7 @@ PageRangeList BlobStore::get_page_ranges(const std::string& account, const std::
     PageRangeList list;
     std::vector<PageRow> rows;
     std::vector<PageRow> before;
+    std::vector<PageRow> since;  // the pages of the snapshots taken after the previous one
     db_.read([&](db::Database& db) {
         list.blob = require_blob(db, account, container, name, snapshot);
         if (list.blob.type != BlobType::page) invalid_blob_type();
@@ -247,6 +248,15 @@ PageRangeList BlobStore::get_page_ranges(const std::string& account, const std::
                 fail(404, "PreviousSnapshotNotFound", "The previous snapshot is not found.");
             }
             before = page_rows_of(db, previous->row);
+            // And the snapshots taken since it (up to the one read, when one is): a page one of
+            // them had is a page written after the previous snapshot.
+            auto later = db.prepare(
+                "SELECT id FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3 AND snapshot > ?4"
+                " AND (?5 = '' OR snapshot < ?5) AND substr(snapshot, 1, 1) BETWEEN '0' AND '9'");
+            later.bind(1, account).bind(2, container).bind(3, name).bind(4, previous_snapshot).bind(5, snapshot);
+            while (later.step()) {
+                for (PageRow& row : page_rows_of(db, later.column_int(0))) since.push_back(std::move(row));
+            }
         }
     });
     check_read_conditions(conditions, Version{list.blob.etag, list.blob.last_modified, &list.blob.tags});
@@ -313,18 +323,33 @@ PageRangeList BlobStore::get_page_ranges(const std::string& account, const std::
         if (at < p.end) changed.push_back({at, p.end, "", 0, ""});
     }
     list.pages = inclusive(ranges_of(changed, [](const PageRow&) { return true; }));
-    // Cleared: pages the snapshot had that no run covers now.
+    // Cleared: pages the snapshot had, or a later snapshot had (written after it), that no run
+    // covers now, as the service names pages cleared since the snapshot (recorded: written and
+    // cleared after it, where it had none). The service keeps every change: pages written and
+    // cleared between two snapshots are cleared there too, and not known here.
     std::vector<PageRow> gaps;
-    for (const PageRow& q : before) {
-        std::uint64_t at = q.start;
-        for (const PageRow& p : rows) {
-            if (p.end <= at || p.start >= q.end) continue;
-            if (p.start > at) gaps.push_back({at, p.start, "", 0, ""});
-            at = std::max(at, p.end);
+    for (const std::vector<PageRow>* had : {&before, &since}) {
+        for (const PageRow& q : *had) {
+            std::uint64_t at = q.start;
+            for (const PageRow& p : rows) {
+                if (p.end <= at || p.start >= q.end) continue;
+                if (p.start > at) gaps.push_back({at, p.start, "", 0, ""});
+                at = std::max(at, p.end);
+            }
+            if (at < q.end) gaps.push_back({at, q.end, "", 0, ""});
         }
-        if (at < q.end) gaps.push_back({at, q.end, "", 0, ""});
     }
-    list.cleared = inclusive(ranges_of(gaps, [](const PageRow&) { return true; }));
+    // One range for pages that several snapshots had, in order of their start.
+    std::sort(gaps.begin(), gaps.end(), [](const PageRow& a, const PageRow& b) { return a.start < b.start; });
+    std::vector<PageRow> cleared;
+    for (const PageRow& g : gaps) {
+        if (!cleared.empty() && g.start < cleared.back().end) {  // overlapping (adjacent runs stay apart, as written)
+            cleared.back().end = std::max(cleared.back().end, g.end);
+        } else {
+            cleared.push_back(g);
+        }
+    }
+    list.cleared = inclusive(ranges_of(cleared, [](const PageRow&) { return true; }));
     return list;
 }
 

@@ -134,6 +134,22 @@ class BlobKinds(ContainerPerTest, unittest.TestCase):
         self.assertEqual(copy.get_blob_properties().blob_type, "PageBlob")
         self.assertEqual(copy.download_blob().readall(), disk.download_blob().readall())
 
+    def test_a_diff_names_pages_cleared_since_the_snapshot_it_had_none_of(self):
+        """As recorded: pages written after a snapshot (a later snapshot has them) and cleared
+        since are cleared against it too, though it had none there."""
+        disk = self.container.get_blob_client("diff.vhd")
+        disk.create_page_blob(2048)
+        first = disk.create_snapshot()["snapshot"]
+        disk.upload_page(b"a" * 1536, offset=0, length=1536)
+        second = disk.create_snapshot()["snapshot"]
+        disk.clear_page(offset=512, length=512)
+        self.assertEqual(disk.get_page_ranges(previous_snapshot_diff=first),
+                         ([{"start": 0, "end": 511}, {"start": 1024, "end": 1535}], [{"start": 512, "end": 1023}]))
+        self.assertEqual(disk.get_page_ranges(previous_snapshot_diff=second), ([], [{"start": 512, "end": 1023}]))
+        # Between two snapshots: the later one is what is read, and nothing after it counts.
+        later = self.container.get_blob_client("diff.vhd", snapshot=second)
+        self.assertEqual(later.get_page_ranges(previous_snapshot_diff=first), ([{"start": 0, "end": 1535}], []))
+
     def test_snapshots_keep_the_blob_as_it_was(self):
         blob = self.container.get_blob_client("doc.txt")
         blob.upload_blob(b"version one", metadata={"v": "1"})
