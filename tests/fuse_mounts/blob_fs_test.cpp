@@ -594,6 +594,25 @@ TEST_F(BlobFsTest, ADeletedAndRecreatedContainerShowsItsNewBlobs) {
     EXPECT_FALSE(present(mnt / "old.txt"));
 }
 
+// With container soft delete on, a deleted container is gone from its mount as a deleted one is
+// (nothing reads a container kept as deleted), and its restore brings its files back.
+TEST_F(BlobFsTest, ASoftDeletedContainerGoesAndComesBackWithItsRestore) {
+    blobs->service_settings().update(kAcct, "blob", nlohmann::json::object(), [](nlohmann::json p) {
+        p["ContainerDeleteRetentionPolicy"] = {{"Enabled", true}, {"Days", 7}};
+        return p;
+    });
+    put("kept/old.txt", "old");
+    ASSERT_EQ(read_all(mnt / "kept" / "old.txt"), "old");
+    blobs->delete_container(kAcct, "data", {});
+    EXPECT_FALSE(present(mnt / "kept" / "old.txt"));
+    EXPECT_FALSE(present(mnt / "kept"));
+    storage::ListOptions deleted;
+    deleted.deleted = true;
+    const std::string version = blobs->list_containers(kAcct, deleted).containers.at(0).deleted_version;
+    blobs->restore_container(kAcct, "data", "data", version, time::now() - std::chrono::hours(24 * 7));
+    EXPECT_EQ(read_all(mnt / "kept" / "old.txt"), "old");
+}
+
 TEST(BlobFsMount, AMissingContainerIsRefused) {
     if (!can_mount_fuse()) GTEST_SKIP() << "SKIPPED: needs /dev/fuse and root";
     bai::testing::TestDir dir;

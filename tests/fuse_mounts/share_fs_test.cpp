@@ -163,7 +163,7 @@ TEST_F(ShareFsTest, ACopysResultIsSeenAtOnce) {
     files->create_file(kAcct, "data", "src.txt", 5, {}, {}, {});
     EXPECT_FALSE(fs::exists(mnt / "copy.txt"));  // a negative entry the kernel keeps a while
     storage::OpenFile source = files->open_file(kAcct, "data", "src.txt");
-    files->copy_file(kAcct, "data", "copy.txt", source, {}, {}, source.info.smb, {}, {"id", "url"}, false, std::nullopt);
+    files->copy_file(kAcct, "data", "copy.txt", storage::copy_from(source), {}, {}, source.info.smb, {}, {"id", "url"}, false, std::nullopt);
     EXPECT_EQ(fs::file_size(mnt / "copy.txt"), 5u);
 }
 
