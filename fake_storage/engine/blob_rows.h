@@ -95,6 +95,9 @@ std::string new_version_id(db::Database& db, const std::string& account, const B
 // The base blob's row becomes a previous version (keyed by its version id, or a new one when it
 // had none), its files with it: for a write that replaces the row. The version id.
 std::string keep_row_as_version(db::Database& db, const std::string& account, const BlobInfo& base);
+// The tier set on the latest previous version of a name ("" for none, or an inferred tier).
+std::string latest_version_tier(db::Database& db, const std::string& account, const std::string& container,
+                                const std::string& name);
 // A previous version holding what the base blob holds now, through hard links of its files (the
 // links made are added to `linked`, the caller's to remove if the write fails): for a write that
 // keeps the row. The version id.

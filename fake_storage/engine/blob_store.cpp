@@ -306,6 +306,18 @@ BlobInfo BlobStore::commit_body(
             check_write_conditions(conditions, version_of(existing), "BlobAlreadyExists",
                                    "The specified blob already exists.");
             check_lease_for_write(existing ? existing->lease : Lease{}, conditions.lease_id, clock_now(), LeaseTarget::blob);
+            blob.tier = traits.tier;
+            blob.tier_changed = traits.tier.empty() ? time::TimePoint{} : blob.created;
+            if (traits.tier.empty() && traits.type == BlobType::block && traits.copy.empty()) {
+                // A block blob written with no tier keeps the online tier set on what it replaces
+                // (the blob, or the latest version of a versioned blob deleted), as of this write:
+                // recorded (Cool kept, with the write's time; an Archive one is not kept).
+                const std::string before = existing ? existing->tier : latest_version_tier(db, account, container, name);
+                if (!before.empty() && before != "Archive") {
+                    blob.tier = before;
+                    blob.tier_changed = blob.created;
+                }
+            }
             if (traits.check) {
                 traits.check(db, existing);
             } else if (existing) {

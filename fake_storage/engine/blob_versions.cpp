@@ -22,6 +22,14 @@ std::string new_version_id(db::Database& db, const std::string& account, const B
     }
 }
 
+std::string latest_version_tier(db::Database& db, const std::string& account, const std::string& container,
+                                const std::string& name) {
+    auto q = db.prepare("SELECT tier FROM blobs WHERE account = ?1 AND container = ?2 AND name = ?3"
+                        " AND substr(snapshot, 1, 1) = '@' ORDER BY snapshot DESC LIMIT 1");
+    q.bind(1, account).bind(2, container).bind(3, name);
+    return q.step() ? q.column_text(0) : std::string();
+}
+
 std::string keep_row_as_version(db::Database& db, const std::string& account, const BlobInfo& base) {
     const std::string id = base.version_id.empty() ? new_version_id(db, account, base) : base.version_id;
     db.prepare("UPDATE blobs SET snapshot = ?2, version_id = ?3, lease = '' WHERE id = ?1")

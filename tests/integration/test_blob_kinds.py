@@ -215,6 +215,23 @@ class BlobKinds(ContainerPerTest, unittest.TestCase):
         log.create_append_blob()
         self.assertEqual(self.error_of(lambda: log.set_standard_blob_tier("Hot"))[0], 400)
 
+    def test_a_blob_written_again_keeps_its_online_tier(self):
+        """As recorded: a write that names no tier keeps the Cool tier set on the blob it
+        replaces (changed as of the write); an archived blob's replacement is Hot, inferred."""
+        blob = self.container.get_blob_client("kept")
+        blob.upload_blob(b"one")
+        blob.set_standard_blob_tier(StandardBlobTier.COOL)
+        blob.upload_blob(b"two", overwrite=True)
+        props = blob.get_blob_properties()
+        self.assertEqual((props.blob_tier, props.blob_tier_inferred), ("Cool", None))
+        self.assertIsNotNone(props.blob_tier_change_time)
+        blob.upload_blob(b"three", overwrite=True, standard_blob_tier=StandardBlobTier.HOT)
+        self.assertEqual(blob.get_blob_properties().blob_tier, "Hot")
+        blob.set_standard_blob_tier(StandardBlobTier.ARCHIVE)
+        blob.upload_blob(b"four", overwrite=True)
+        props = blob.get_blob_properties()
+        self.assertEqual((props.blob_tier, props.blob_tier_inferred), ("Hot", True))
+
     def test_a_batch_deletes_and_sets_tiers(self):
         names = [f"b{i}" for i in range(5)]
         for n in names:

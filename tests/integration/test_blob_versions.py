@@ -112,6 +112,18 @@ class BlobVersions(ContainerPerTest, unittest.TestCase):
         blob.start_copy_from_url(blob.url + "?versionid=" + urllib.parse.quote(v2))
         self.assertEqual(blob.download_blob().readall(), b"second")
 
+    def test_a_blob_written_after_its_deletion_keeps_its_versions_tier(self):
+        """As recorded: with versioning on, a blob written after Delete Blob of one whose tier was
+        set (on its current version) keeps that tier, an online one."""
+        self.set_versioning(True)
+        blob = self.container.get_blob_client("tiered")
+        version = blob.upload_blob(b"one")["version_id"]
+        blob.set_standard_blob_tier("Cool", version_id=version)
+        blob.delete_blob()
+        blob.upload_blob(b"two")
+        props = blob.get_blob_properties()
+        self.assertEqual((props.blob_tier, props.blob_tier_inferred), ("Cool", None))
+
     def test_block_lists_and_snapshots_make_versions(self):
         self.set_versioning(True)
         blob = self.container.get_blob_client("blocks")
