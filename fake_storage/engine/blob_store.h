@@ -369,6 +369,8 @@ public:
                                    const Metadata& metadata, const std::string& public_access);
     ContainerInfo get_container(const std::string& account, const std::string& name);
     // `ignore_lease`: the account itself is going (a deletion through ARM), whatever holds it.
+    // With container soft delete on, the container is kept as a deleted one (restore_container);
+    // one of its name that is still being deleted is answered as deleted again.
     void delete_container(const std::string& account, const std::string& name,
                           const Conditions& conditions, bool ignore_lease = false);
     ContainerInfo set_container_metadata(const std::string& account, const std::string& name,
