@@ -11,7 +11,7 @@ import unittest
 from azure.core.exceptions import HttpResponseError
 from azure.storage.blob import (AccountSasPermissions, BlobServiceClient, ResourceTypes, generate_account_sas)
 
-from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call
+from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call, wait_for
 from raw_storage import RawClient
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/containersoftdelete"
@@ -146,6 +146,33 @@ class ContainerSoftDelete(StorageTestCase, unittest.TestCase):
         client = BlobServiceClient(self.endpoints["blob"] + f"/{DEV_ACCOUNT}", credential=sas("c"))
         client.undelete_container(self.name, version)
         self.svc.get_container_client(self.name).get_container_properties()
+
+    def test_deleted_containers_go_with_their_account(self):
+        """An account deleted through ARM takes its deleted containers with it: one made again
+        under its name lists none."""
+        account = f"{GROUP}/providers/Microsoft.Storage/storageAccounts/softgone"
+
+        def make_account():
+            r = arm_call(self.endpoints, "PUT", account, {"location": "eastus", "kind": "StorageV2",
+                                                          "sku": {"name": "Standard_LRS"}}, api_version=API)
+            self.assertIn(r.status_code, (200, 202), r.text)
+            wait_for(lambda: arm_call(self.endpoints, "GET", account, api_version=API).status_code == 200,
+                     what="the account")
+            key = arm_call(self.endpoints, "POST", f"{account}/listKeys", api_version=API).json()["keys"][0]["value"]
+            return BlobServiceClient(f"{self.endpoints['blob']}/softgone", credential={"account_name": "softgone",
+                                                                                      "account_key": key})
+        svc = make_account()
+        r = arm_call(self.endpoints, "PATCH", f"{account}/blobServices/default",
+                     {"properties": {"containerDeleteRetentionPolicy": {"enabled": True}}}, api_version=API)
+        self.assertEqual(r.status_code, 200, r.text)
+        svc.create_container("kept").upload_blob("b", b"data")
+        svc.delete_container("kept")
+        self.assertEqual([c.name for c in svc.list_containers(include_deleted=True) if c.deleted], ["kept"])
+        r = arm_call(self.endpoints, "DELETE", account, api_version=API)
+        self.assertIn(r.status_code, (200, 204), r.text)
+        svc = make_account()
+        self.assertEqual(list(svc.list_containers(include_deleted=True)), [])
+        svc.create_container("kept")  # nothing of the old one is being deleted either
 
 
 if __name__ == "__main__":
