@@ -5,6 +5,7 @@
 // are over.
 #include <nlohmann/json.hpp>
 
+#include "fake_storage/blob/blob_xml.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/http/service_properties_xml.h"
 #include "tests/fake_storage/blob_store_fixture.h"
@@ -96,6 +97,31 @@ TEST_F(ContainerSoftDeleteTest, ADeletedContainerIsKeptOutOfSightAndComesBackWho
     EXPECT_EQ(read("a"), "one");
     EXPECT_EQ(read("dir/b"), std::string(200000, 'b'));
     EXPECT_EQ(deleted_ones().size(), 1u);  // the empty one deleted later stays deleted
+}
+
+// As recorded: listed under a fixed lease while being deleted, with an expired one after; the
+// whole days of its retention left.
+TEST_F(ContainerSoftDeleteTest, ListedAsTheServiceListsADeletedContainer) {
+    retain(7);
+    store->delete_container(kAcct, "data", {});
+    ListOptions o;
+    o.deleted = true;
+    auto xml_at = [&](time::TimePoint at) {
+        return list_containers_xml("http://127.0.0.1/" + std::string(kAcct), o, store->list_containers(kAcct, o), false,
+                                   at, 7);
+    };
+    const std::string version = deleted_share_version(now);
+    std::string xml = xml_at(now + std::chrono::seconds(10));
+    EXPECT_NE(xml.find("<Name>data</Name><Deleted>true</Deleted><Version>" + version + "</Version>"), std::string::npos)
+        << xml;
+    EXPECT_NE(xml.find("<LeaseStatus>locked</LeaseStatus><LeaseState>leased</LeaseState><LeaseDuration>fixed"),
+              std::string::npos) << xml;
+    EXPECT_NE(xml.find("<RemainingRetentionDays>7</RemainingRetentionDays>"), std::string::npos) << xml;
+    xml = xml_at(now + std::chrono::hours(24 * 3 + 1));
+    EXPECT_NE(xml.find("<LeaseStatus>unlocked</LeaseStatus><LeaseState>expired</LeaseState>"), std::string::npos) << xml;
+    EXPECT_EQ(xml.find("LeaseDuration"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<RemainingRetentionDays>4</RemainingRetentionDays>"), std::string::npos) << xml;
+    EXPECT_NE(xml.find("<DeletedTime>" + time::format_rfc1123(now) + "</DeletedTime>"), std::string::npos) << xml;
 }
 
 TEST_F(ContainerSoftDeleteTest, RestoredUnderAnotherNameWithoutItsLease) {
