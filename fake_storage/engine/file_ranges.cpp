@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <nlohmann/json.hpp>
+#include <iterator>
+#include <charconv>
 
 #include "common/time/timestamps.h"
 
 namespace bai::storage {
 namespace {
+
+// The change number of the last share snapshot (or of the start: what came before is older).
+std::atomic<std::int64_t> snapshot_barrier{time::to_ticks(time::now())};
 
 // A file written in many small pieces keeps at most this many change runs: past it, neighbours
 // merge (the later number wins), so a diff may name a little more as changed, never less.
@@ -36,7 +40,21 @@ void FileRanges::mark(std::uint64_t start, std::uint64_t end, std::int64_t seq) 
         [](const Change& c, std::uint64_t s, std::uint64_t e) { return Change{s, e, c.seq}; });
     auto at = std::lower_bound(changes_.begin(), changes_.end(), start,
                                [](const Change& c, std::uint64_t v) { return c.start < v; });
-    changes_.insert(at, Change{start, end, seq});
+    at = changes_.insert(at, Change{start, end, seq});
+    // Touching changes made since the last snapshot are one: no diff can tell them apart.
+    const std::int64_t barrier = snapshot_barrier.load();
+    if (seq > barrier) {
+        if (at + 1 != changes_.end() && (at + 1)->start == at->end && (at + 1)->seq > barrier) {
+            at->end = (at + 1)->end;
+            at->seq = std::max(at->seq, (at + 1)->seq);
+            at = std::prev(changes_.erase(at + 1));
+        }
+        if (at != changes_.begin() && std::prev(at)->end == at->start && std::prev(at)->seq > barrier) {
+            std::prev(at)->end = at->end;
+            std::prev(at)->seq = std::max(std::prev(at)->seq, at->seq);
+            changes_.erase(at);
+        }
+    }
     if (changes_.size() <= kMaxChanges) return;
     std::vector<Change> merged;
     merged.reserve(changes_.size() / 2 + 1);
@@ -137,41 +155,84 @@ std::vector<FileRanges::Listed> FileRanges::changed_since(std::int64_t since, st
     return out;
 }
 
-std::string FileRanges::to_json() const {
-    nlohmann::json d = nlohmann::json::array();
-    for (const Run& r : data_) d.push_back({r.first, r.second});
-    nlohmann::json c = nlohmann::json::array();
-    for (const Change& x : changes_) c.push_back({x.start, x.end, x.seq});
-    return nlohmann::json{{"d", d}, {"c", c}}.dump();
-}
-
-std::optional<FileRanges> FileRanges::from_json(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object() || !j.contains("d") || !j["d"].is_array() || !j.contains("c") || !j["c"].is_array()) {
-        return std::nullopt;
+std::string FileRanges::to_text() const {
+    std::string out;
+    out.reserve(24 * (data_.size() + changes_.size()) + 1);
+    for (size_t i = 0; i < data_.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(data_[i].first) + '-' + std::to_string(data_[i].second);
     }
-    FileRanges out;
-    std::uint64_t previous = 0;
-    for (const nlohmann::json& r : j["d"]) {
-        if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() || !r[1].is_number_unsigned()) return std::nullopt;
-        const auto s = r[0].get<std::uint64_t>(), e = r[1].get<std::uint64_t>();
-        if (s >= e || (!out.data_.empty() && s <= previous)) return std::nullopt;
-        out.data_.emplace_back(s, e);
-        previous = e;
-    }
-    previous = 0;
-    for (const nlohmann::json& r : j["c"]) {
-        if (!r.is_array() || r.size() != 3 || !r[0].is_number_unsigned() || !r[1].is_number_unsigned() ||
-            !r[2].is_number_integer()) {
-            return std::nullopt;
-        }
-        const auto s = r[0].get<std::uint64_t>(), e = r[1].get<std::uint64_t>();
-        if (s >= e || (!out.changes_.empty() && s < previous)) return std::nullopt;
-        out.changes_.push_back({s, e, r[2].get<std::int64_t>()});
-        previous = e;
+    out += ';';
+    for (size_t i = 0; i < changes_.size(); ++i) {
+        if (i) out += ',';
+        out += std::to_string(changes_[i].start) + '-' + std::to_string(changes_[i].end) + '@' +
+               std::to_string(changes_[i].seq);
     }
     return out;
+}
+
+namespace {
+
+// Reads a number of `text` at `at` up to `stop` (or the end), moving `at` past both.
+template <typename T>
+bool read_number(std::string_view text, size_t& at, char stop, T& value) {
+    const char* first = text.data() + at;
+    const char* last = text.data() + text.size();
+    auto [end, error] = std::from_chars(first, last, value);
+    if (error != std::errc() || end == first) return false;
+    at = static_cast<size_t>(end - text.data());
+    if (stop == '\0') return at == text.size();
+    if (at >= text.size() || text[at] != stop) return false;
+    ++at;
+    return true;
+}
+
+}  // namespace
+
+std::optional<FileRanges> FileRanges::from_text(std::string_view text) {
+    const size_t semi = text.find(';');
+    if (semi == std::string_view::npos) return std::nullopt;
+    const std::string_view data = text.substr(0, semi);
+    const std::string_view changes = text.substr(semi + 1);
+    FileRanges out;
+    // START-END,... : sorted, disjoint, not touching.
+    for (size_t at = 0; at < data.size();) {
+        std::uint64_t s = 0, e = 0;
+        const size_t comma = data.find(',', at);
+        const std::string_view run = data.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+        size_t i = 0;
+        if (!read_number(run, i, '-', s) || !read_number(run, i, '\0', e) || s >= e) return std::nullopt;
+        if (!out.data_.empty() && s <= out.data_.back().second) return std::nullopt;
+        out.data_.emplace_back(s, e);
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+        if (at == data.size()) return std::nullopt;
+    }
+    // START-END@SEQ,... : sorted, disjoint.
+    for (size_t at = 0; at < changes.size();) {
+        Change c;
+        const size_t comma = changes.find(',', at);
+        const std::string_view run =
+            changes.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+        size_t i = 0;
+        if (!read_number(run, i, '-', c.start) || !read_number(run, i, '@', c.end) || !read_number(run, i, '\0', c.seq) ||
+            c.start >= c.end) {
+            return std::nullopt;
+        }
+        if (!out.changes_.empty() && c.start < out.changes_.back().end) return std::nullopt;
+        out.changes_.push_back(c);
+        if (comma == std::string_view::npos) break;
+        at = comma + 1;
+        if (at == changes.size()) return std::nullopt;
+    }
+    return out;
+}
+
+void note_share_snapshot() {
+    const std::int64_t now = next_file_change();
+    std::int64_t seen = snapshot_barrier.load();
+    while (seen < now && !snapshot_barrier.compare_exchange_weak(seen, now)) {
+    }
 }
 
 std::int64_t next_file_change() {

@@ -1,11 +1,13 @@
 // A file's written ranges, as Get Ranges lists them, and when each part of the file last changed,
-// for Get Ranges with prevsharesnapshot. Kept with the file's row (share_entries.ranges) as JSON;
-// a file written through a mount has none ("": unknown), and its bytes on disk say instead.
+// for Get Ranges with prevsharesnapshot. Kept with the file's row (share_entries.ranges) as text
+// ("START-END,...;START-END@CHANGE,...", read back on every write, so kept plain); a file written
+// through a mount has none ("": unknown), and its bytes on disk say instead.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,9 +48,9 @@ public:
     // service lists it).
     std::vector<Listed> changed_since(std::int64_t since, std::uint64_t first, std::uint64_t last) const;
 
-    std::string to_json() const;
-    // nullopt for "" (unknown) and for text that is not what to_json writes.
-    static std::optional<FileRanges> from_json(const std::string& text);
+    std::string to_text() const;
+    // nullopt for "" (unknown) and for text that is not what to_text writes.
+    static std::optional<FileRanges> from_text(std::string_view text);
 
 private:
     std::vector<Run> data_;        // sorted, disjoint, not adjacent
@@ -60,5 +62,9 @@ private:
 // one more than the last where the clock has not moved), so later changes compare later across a
 // restart too.
 std::int64_t next_file_change();
+// A share snapshot is being taken: changes made after it are kept apart from those before. Between
+// two snapshots a diff cannot tell changes apart, so touching changes made since the last one (or
+// since the emulator started) are kept as one: a file written in many pieces keeps one change.
+void note_share_snapshot();
 
 }  // namespace bai::storage

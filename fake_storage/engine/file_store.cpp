@@ -478,7 +478,7 @@ ShareEntry FileStore::create_file(const std::string& account, const std::string&
         // Nothing written; what the file held before (a file made anew) changed to nothing.
         FileRanges ranges;
         if (existing && existing->size > 0) ranges.clear(0, existing->size, next_file_change());
-        e.ranges = ranges.to_json();
+        e.ranges = ranges.to_text();
         fs::path on_disk = disk_path(account, share, e.path);
         std::unique_lock lock(lock_for(account, share, e.path));
         // A new inode, made in tmp/ (same file system, swept at start) and renamed into place:
@@ -594,9 +594,9 @@ ShareEntry FileStore::put_range(const std::string& account, const std::string& s
             if (e.is_dir) resource_not_found();
             check_lease_for_write(e.lease, lease_id, time::now(), LeaseTarget::file);
             check_range_in_file(offset, data.size(), e.size);
-            if (auto ranges = FileRanges::from_json(e.ranges)) {
+            if (auto ranges = FileRanges::from_text(e.ranges)) {
                 ranges->write(offset, offset + data.size(), next_file_change());
-                e.ranges = ranges->to_json();
+                e.ranges = ranges->to_text();
             }
             auto journal = db.prepare(
                 "INSERT INTO pending_ranges(account, share, path, offset, content_id, data)"
@@ -650,9 +650,9 @@ ShareEntry FileStore::clear_range(const std::string& account, const std::string&
             }
         }
         ::close(fd);
-        if (auto ranges = FileRanges::from_json(e.ranges)) {
+        if (auto ranges = FileRanges::from_text(e.ranges)) {
             ranges->clear(offset, offset + length, next_file_change());
-            e.ranges = ranges->to_json();
+            e.ranges = ranges->to_text();
         }
         touch(e);
         save_entry(db, e);
@@ -679,9 +679,9 @@ ShareEntry FileStore::set_file_properties(const std::string& account, const std:
                 disk_failure("cannot resize", disk_path(account, share, e.path));
             }
             e.size = *size;
-            if (auto ranges = FileRanges::from_json(e.ranges)) {
+            if (auto ranges = FileRanges::from_text(e.ranges)) {
                 ranges->truncate(*size);
-                e.ranges = ranges->to_json();
+                e.ranges = ranges->to_text();
             }
         }
         if (content) e.content = *content;
@@ -762,14 +762,14 @@ std::vector<FileRanges::Listed> FileStore::list_ranges(const std::string& accoun
     if (f.info.size == 0) return {};
     last = std::min(last, f.info.size - 1);
     if (first > last) return {};
-    const std::optional<FileRanges> ranges = FileRanges::from_json(f.info.ranges);
+    const std::optional<FileRanges> ranges = FileRanges::from_text(f.info.ranges);
     if (ranges && previous.empty()) return ranges->list(first, last);
     if (ranges) {
         // What changed after the last change the snapshot's copy of the file saw (none: all of it).
         std::int64_t since = 0;
         db_.read([&](db::Database& db) {
             if (auto before = find_entry(db, account, previous, f.info.path)) {
-                if (auto seen = FileRanges::from_json(before->ranges)) since = seen->last_change();
+                if (auto seen = FileRanges::from_text(before->ranges)) since = seen->last_change();
             }
         });
         return ranges->changed_since(since, first, last);

@@ -79,7 +79,7 @@ struct ShareEntry {
         std::uint64_t bytes = 0;
         time::TimePoint completed;
     } copy;  // the Copy File that made it (copies here complete at once: x-ms-copy-status success)
-    // The written ranges and their changes (file_ranges.h's JSON); "" when unknown (a mount wrote
+    // The written ranges and their changes (file_ranges.h's text); "" when unknown (a mount wrote
     // the file: its holes on disk say).
     std::string ranges;
     // x-ms-file-permission-key: "" for the share's default permission (file_permissions.h).
@@ -90,7 +90,7 @@ ShareEntry::Copy file_copy_from_json(const std::string& text);
 
 // The bytes a copy reads (Copy File's source: a file, or a blob): `size` of them through `read`
 // (as pread: fewer only at the end, -1 on failure), and the ranges the source has written
-// (file_ranges.h's JSON; "" when unknown: the copy's bytes on disk then say).
+// (file_ranges.h's text; "" when unknown: the copy's bytes on disk then say).
 struct CopyFrom {
     std::uint64_t size = 0;
     std::function<ssize_t(char* into, size_t size, std::uint64_t offset)> read;

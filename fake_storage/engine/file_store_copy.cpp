@@ -109,11 +109,11 @@ ShareEntry FileStore::copy_file(const std::string& account, const std::string& s
             e.metadata = metadata;
             e.copy = copy;
             // What the source has written is written in the copy (unknown when a mount wrote it).
-            if (auto from = FileRanges::from_json(source.ranges)) {
+            if (auto from = FileRanges::from_text(source.ranges)) {
                 FileRanges ranges;
                 const std::int64_t seq = next_file_change();
                 for (const auto& [start, end] : from->written()) ranges.write(start, std::min(end, e.size), seq);
-                e.ranges = ranges.to_json();
+                e.ranges = ranges.to_text();
             }
             e.permission_key = smb.permission_key ? *smb.permission_key : "";
             std::unique_lock lock(lock_for(account, share, e.path));

@@ -14,6 +14,7 @@
 
 #include "common/crypto/random_id.h"
 #include "fake_storage/engine/file_store.h"
+#include "fake_storage/engine/file_ranges.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/share_paths.h"
 #include "fake_storage/engine/share_rows.h"
@@ -92,6 +93,7 @@ ShareInfo FileStore::snapshot_share(const std::string& account, const std::strin
         followed = followed_.contains({account, share});
     }
     if (followed) adopt_disk_changes(account, share, "", /*whole_subtree=*/true);
+    note_share_snapshot();  // changes from now on are told apart from those before it
 
     const fs::path root = share_root(account, share);
     for (int attempt = 0;; ++attempt) {

@@ -152,7 +152,7 @@ ALTER TABLE shares ADD COLUMN signed_identifiers TEXT NOT NULL DEFAULT '';
 ALTER TABLE shares ADD COLUMN access_tier TEXT NOT NULL DEFAULT '';
 ALTER TABLE shares ADD COLUMN access_tier_changed INTEGER NOT NULL DEFAULT 0;
 )sql"},
-        // A file's written ranges and when each part last changed (file_ranges.h's JSON; '' when
+        // A file's written ranges and when each part last changed (file_ranges.h's text; '' when
         // unknown: written through a mount, whose bytes on disk then say), its permission key
         // ('' for the share's default permission), and each share's permissions (Create
         // Permission: SDDL by key).

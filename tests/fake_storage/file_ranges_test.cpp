@@ -42,17 +42,19 @@ TEST(FileRangesTest, ChangesSinceAPointAreRangesWhereWrittenAndClearedWhereNot) 
     EXPECT_TRUE(r.changed_since(11, 0, 2047).empty());
 }
 
-TEST(FileRangesTest, JsonRoundTripsAndRefusesWhatItDoesNotWrite) {
+TEST(FileRangesTest, TextRoundTripsAndRefusesWhatItDoesNotWrite) {
     FileRanges r;
     r.write(5, 10, 1);
     r.clear(7, 8, 2);
-    auto back = FileRanges::from_json(r.to_json());
+    auto back = FileRanges::from_text(r.to_text());
     ASSERT_TRUE(back);
     EXPECT_EQ(back->list(0, 100), r.list(0, 100));
     EXPECT_EQ(back->last_change(), 2);
-    for (const char* bad : {"", "[]", "{}", R"({"d":[[5,1]],"c":[]})", R"({"d":[[0,5],[3,9]],"c":[]})",
-                            R"({"d":[],"c":[[0,1]]})", R"({"d":[[-1,2]],"c":[]})", "not json"}) {
-        EXPECT_FALSE(FileRanges::from_json(bad)) << bad;
+    EXPECT_TRUE(FileRanges::from_text(";"));
+    EXPECT_EQ(r.to_text(), "5-7,8-10;5-7@1,7-8@2,8-10@1");
+    for (const char* bad : {"", "5-1;", "0-5,3-9;", "0-5,5-9;", ";0-1", ";0-1@", "-1-2;", "0-5,;", "0-5;1-2@3,0-1@4",
+                            "0-5 ;", "x;", "0-5;;", R"({"d":[],"c":[]})"}) {
+        EXPECT_FALSE(FileRanges::from_text(bad)) << bad;
     }
 }
 

@@ -1,5 +1,5 @@
 // libFuzzer: the File service's SDDL check and permission keys, and a file's written ranges
-// (file_ranges.h: their JSON as read back from state.db, and the writes, clears and resizes that
+// (file_ranges.h: their text as read back from state.db, and the writes, clears and resizes that
 // change them, checked against a byte map).
 #include <cstddef>
 #include <cstdint>
@@ -64,7 +64,7 @@ void check_operations(std::string_view input) {
             if (changed[i] <= since || written[i] == r.cleared) __builtin_trap();
         }
     }
-    auto again = FileRanges::from_json(ranges.to_json());
+    auto again = FileRanges::from_text(ranges.to_text());
     if (!again || again->list(0, kSpan - 1) != ranges.list(0, kSpan - 1) || again->last_change() != ranges.last_change()) {
         __builtin_trap();
     }
@@ -83,12 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)is_permission_key(input);
             break;
         case 1:
-            if (auto ranges = FileRanges::from_json(std::string(input))) {
+            if (auto ranges = FileRanges::from_text(std::string(input))) {
                 (void)ranges->list(0, ~std::uint64_t{0});
                 (void)ranges->changed_since(0, 0, ~std::uint64_t{0});
                 ranges->write(0, 512, ranges->last_change() + 1);
                 ranges->truncate(100);
-                if (!FileRanges::from_json(ranges->to_json())) __builtin_trap();
+                if (!FileRanges::from_text(ranges->to_text())) __builtin_trap();
             }
             break;
         default:
