@@ -87,6 +87,27 @@ class BlobfuseOverRest(RemoteMountTest, unittest.TestCase):
         harness.wait_for(lambda: not os.path.exists(self.at("later.txt")), timeout=10, what="the deletion")
         self.assertEqual(sorted(os.listdir(self.mnt)), ["f.txt"])
 
+    def test_a_soft_deleted_container_goes_and_its_restore_comes_back(self):
+        """With container soft delete on (ARM's blobServices/default), a container deleted under
+        the mount goes from it, and restored, its files are there again, caches of an hour or not."""
+        group = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/mounts"
+        r = harness.arm_call(self.emu.endpoints, "PUT", group, {"location": "eastus"}, api_version="2021-04-01")
+        self.assertIn(r.status_code, (200, 201), r.text)
+        r = harness.arm_call(self.emu.endpoints, "PATCH", f"{group}/providers/Microsoft.Storage/storageAccounts/"
+                             f"{harness.DEV_ACCOUNT}/blobServices/default",
+                             {"properties": {"containerDeleteRetentionPolicy": {"enabled": True}}}, api_version="2021-04-01")
+        self.assertEqual(r.status_code, 200, r.text)
+        self.container.upload_blob("kept/f.txt", b"kept")
+        self.mounted(*LONG_CACHES)
+        self.assertEqual(os.stat(self.at("kept", "f.txt")).st_size, 4)
+        self.container.delete_container()
+        harness.wait_for(lambda: not os.path.exists(self.at("kept", "f.txt")), timeout=15, what="the deletion")
+        [version] = [c.version for c in self.svc.list_containers(include_deleted=True) if c.deleted]
+        self.svc.undelete_container("data", version)
+        harness.wait_for(lambda: os.path.exists(self.at("kept", "f.txt")), timeout=15, what="the restore")
+        with open(self.at("kept", "f.txt")) as f:
+            self.assertEqual(f.read(), "kept")
+
     def test_a_restarted_emulator_is_found_again_and_its_changes_seen(self):
         self.container.upload_blob("f.txt", b"before")
         self.mounted(*LONG_CACHES)
