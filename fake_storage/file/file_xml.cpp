@@ -5,38 +5,23 @@
 
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/file/file_permissions.h"
+#include "fake_storage/http/listing_xml.h"
 #include "fake_storage/http/storage_headers.h"
 
 namespace bai::storage {
-namespace {
-
-std::string element(const char* name, const std::string& value) {
-    if (value.empty()) return std::string("<") + name + " />";
-    return std::string("<") + name + ">" + text::markup_escape(value) + "</" + name + ">";
-}
-
-std::string paging(const ListOptions& o) {
-    std::string xml;
-    if (!o.prefix.empty()) xml += element("Prefix", o.prefix);
-    if (!o.marker.empty()) xml += element("Marker", o.marker);
-    if (o.max_results_asked) xml += "<MaxResults>" + std::to_string(o.max_results) + "</MaxResults>";
-    return xml;
-}
-
-}  // namespace
 
 std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, const SharePage& page,
                             const ListSharesShape& shape) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
-                      text::markup_escape(endpoint) + "/\">" + paging(o) + "<Shares>";
+                      text::markup_escape(endpoint) + "/\">" + paging_xml(o, false) + "<Shares>";
     for (const ShareInfo& s : page.shares) {
-        xml += "<Share>" + element("Name", s.name);
-        if (!s.snapshot.empty()) xml += element("Snapshot", s.snapshot);
+        xml += "<Share>" + xml_element("Name", s.name);
+        if (!s.snapshot.empty()) xml += xml_element("Snapshot", s.snapshot);
         const bool deleted = !s.deleted_version.empty();
-        if (deleted) xml += "<Deleted>true</Deleted>" + element("Version", s.deleted_version);
+        if (deleted) xml += "<Deleted>true</Deleted>" + xml_element("Version", s.deleted_version);
         xml += "<Properties>";
-        xml += element("Last-Modified", time::format_rfc1123(s.last_modified));
-        xml += element("Etag", s.etag);
+        xml += xml_element("Last-Modified", time::format_rfc1123(s.last_modified));
+        xml += xml_element("Etag", s.etag);
         if (shape.leases && deleted) {
             xml += "<LeaseStatus>unlocked</LeaseStatus><LeaseState>broken</LeaseState>";  // as the service lists one
         } else if (shape.leases) {
@@ -48,8 +33,8 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         xml += "<Quota>" + std::to_string(s.quota_gib) + "</Quota>";
         if (shape.tiers) {
             if (s.snapshot.empty()) {  // a snapshot has no tier of its own
-                xml += element("AccessTier", s.access_tier.empty() ? "TransactionOptimized" : s.access_tier);
-                xml += element("AccessTierChangeTime", time::format_rfc1123(s.access_tier_changed));
+                xml += xml_element("AccessTier", s.access_tier.empty() ? "TransactionOptimized" : s.access_tier);
+                xml += xml_element("AccessTierChangeTime", time::format_rfc1123(s.access_tier_changed));
             }
             xml += "<DefaultEncryptionScope>$account-encryption-key</DefaultEncryptionScope>"
                    "<DenyEncryptionScopeOverride>false</DenyEncryptionScopeOverride>";
@@ -57,7 +42,7 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         if (deleted) {
             const time::TimePoint at = deleted_share_time(s.deleted_version).value_or(shape.now);
             const auto days_gone = std::chrono::duration_cast<std::chrono::hours>(shape.now - at).count() / 24;
-            xml += element("DeletedTime", time::format_rfc1123(at));
+            xml += xml_element("DeletedTime", time::format_rfc1123(at));
             xml += "<RemainingRetentionDays>" + std::to_string(std::max<long long>(0, shape.retention_days - days_gone)) +
                    "</RemainingRetentionDays>";
         }
@@ -65,7 +50,7 @@ std::string list_shares_xml(const std::string& endpoint, const ListOptions& o, c
         if (shape.metadata) xml += metadata_xml(s.metadata);
         xml += "</Share>";
     }
-    return xml + "</Shares>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+    return xml + "</Shares>" + xml_element("NextMarker", page.next_marker) + "</EnumerationResults>";
 }
 
 std::string list_directory_xml(const std::string& endpoint, const std::string& share, const std::string& snapshot,
@@ -74,28 +59,28 @@ std::string list_directory_xml(const std::string& endpoint, const std::string& s
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><EnumerationResults ServiceEndpoint=\"" +
                       text::markup_escape(endpoint) + "/\" ShareName=\"" + text::markup_escape(share) + "\"";
     if (!snapshot.empty()) xml += " ShareSnapshot=\"" + text::markup_escape(snapshot) + "\"";
-    xml += " DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging(o);
+    xml += " DirectoryPath=\"" + text::markup_escape(directory_path) + "\">" + paging_xml(o, false);
     if (extended) xml += "<DirectoryId>" + std::to_string(page.directory.id) + "</DirectoryId>";
     xml += "<Entries>";
     for (const ShareEntry& e : page.entries) {
         const char* tag = e.is_dir ? "Directory" : "File";
-        xml += std::string("<") + tag + ">" + element("Name", e.name);
+        xml += std::string("<") + tag + ">" + xml_element("Name", e.name);
         if (extended) xml += "<FileId>" + std::to_string(e.id) + "</FileId>";
         xml += "<Properties>";
         if (!e.is_dir) xml += "<Content-Length>" + std::to_string(e.size) + "</Content-Length>";
         if (extended) {
-            xml += element("CreationTime", time::format_iso8601(e.smb.creation_time));
-            xml += element("LastAccessTime", time::format_iso8601(e.smb.last_write_time));
-            xml += element("LastWriteTime", time::format_iso8601(e.smb.last_write_time));
-            xml += element("ChangeTime", time::format_iso8601(e.smb.change_time));
-            xml += element("Last-Modified", time::format_rfc1123(e.last_modified));
-            xml += element("Etag", e.etag);
+            xml += xml_element("CreationTime", time::format_iso8601(e.smb.creation_time));
+            xml += xml_element("LastAccessTime", time::format_iso8601(e.smb.last_write_time));
+            xml += xml_element("LastWriteTime", time::format_iso8601(e.smb.last_write_time));
+            xml += xml_element("ChangeTime", time::format_iso8601(e.smb.change_time));
+            xml += xml_element("Last-Modified", time::format_rfc1123(e.last_modified));
+            xml += xml_element("Etag", e.etag);
         }
         xml += "</Properties>";
-        if (extended) xml += element("Attributes", e.smb.attributes) + element("PermissionKey", permission_key_of(e));
+        if (extended) xml += xml_element("Attributes", e.smb.attributes) + xml_element("PermissionKey", permission_key_of(e));
         xml += std::string("</") + tag + ">";
     }
-    return xml + "</Entries>" + element("NextMarker", page.next_marker) + "</EnumerationResults>";
+    return xml + "</Entries>" + xml_element("NextMarker", page.next_marker) + "</EnumerationResults>";
 }
 
 std::string ranges_xml(const std::vector<FileRanges::Listed>& ranges) {

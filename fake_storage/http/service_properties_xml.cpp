@@ -129,21 +129,21 @@ json static_website(pugi::xml_node node) {
     return out;
 }
 
-std::string element(const char* name, const std::string& value) {
+std::string property_element(const char* name, const std::string& value) {
     return std::string("<") + name + ">" + text::markup_escape(value) + "</" + name + ">";
 }
-std::string element(const char* name, bool value) { return element(name, std::string(value ? "true" : "false")); }
+std::string property_element(const char* name, bool value) { return property_element(name, std::string(value ? "true" : "false")); }
 
 std::string retention_xml(const json& r) {
-    std::string xml = "<RetentionPolicy>" + element("Enabled", r.value("Enabled", false));
-    if (r.contains("Days")) xml += element("Days", std::to_string(r["Days"].get<long long>()));
+    std::string xml = "<RetentionPolicy>" + property_element("Enabled", r.value("Enabled", false));
+    if (r.contains("Days")) xml += property_element("Days", std::to_string(r["Days"].get<long long>()));
     return xml + "</RetentionPolicy>";
 }
 
 std::string metrics_xml(const char* name, const json& m) {
-    std::string xml = std::string("<") + name + ">" + element("Version", m.value("Version", std::string("1.0"))) +
-                      element("Enabled", m.value("Enabled", false));
-    if (m.contains("IncludeAPIs")) xml += element("IncludeAPIs", m["IncludeAPIs"].get<bool>());
+    std::string xml = std::string("<") + name + ">" + property_element("Version", m.value("Version", std::string("1.0"))) +
+                      property_element("Enabled", m.value("Enabled", false));
+    if (m.contains("IncludeAPIs")) xml += property_element("IncludeAPIs", m["IncludeAPIs"].get<bool>());
     return xml + retention_xml(m.value("RetentionPolicy", json::object())) + "</" + name + ">";
 }
 
@@ -181,11 +181,11 @@ std::string metrics_and_cors_xml(const json& p) {
     if (p.contains("MinuteMetrics")) xml += metrics_xml("MinuteMetrics", p["MinuteMetrics"]);
     xml += "<Cors>";
     for (const json& rule : p.value("Cors", json::array())) {
-        xml += "<CorsRule>" + element("AllowedMethods", rule.value("AllowedMethods", std::string())) +
-               element("AllowedOrigins", rule.value("AllowedOrigins", std::string())) +
-               element("AllowedHeaders", rule.value("AllowedHeaders", std::string())) +
-               element("ExposedHeaders", rule.value("ExposedHeaders", std::string())) +
-               element("MaxAgeInSeconds", std::to_string(rule.value("MaxAgeInSeconds", 0LL))) + "</CorsRule>";
+        xml += "<CorsRule>" + property_element("AllowedMethods", rule.value("AllowedMethods", std::string())) +
+               property_element("AllowedOrigins", rule.value("AllowedOrigins", std::string())) +
+               property_element("AllowedHeaders", rule.value("AllowedHeaders", std::string())) +
+               property_element("ExposedHeaders", rule.value("ExposedHeaders", std::string())) +
+               property_element("MaxAgeInSeconds", std::to_string(rule.value("MaxAgeInSeconds", 0LL))) + "</CorsRule>";
     }
     return xml + "</Cors>";
 }
@@ -254,25 +254,25 @@ std::string blob_service_properties_xml(const json& p) {
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>";
     if (p.contains("Logging")) {
         const json& l = p["Logging"];
-        xml += "<Logging>" + element("Version", l.value("Version", std::string("1.0"))) +
-               element("Read", l.value("Read", false)) + element("Write", l.value("Write", false)) +
-               element("Delete", l.value("Delete", false)) +
+        xml += "<Logging>" + property_element("Version", l.value("Version", std::string("1.0"))) +
+               property_element("Read", l.value("Read", false)) + property_element("Write", l.value("Write", false)) +
+               property_element("Delete", l.value("Delete", false)) +
                retention_xml(l.value("RetentionPolicy", json::object())) + "</Logging>";
     }
     xml += metrics_and_cors_xml(p);
-    if (p.contains("DefaultServiceVersion")) xml += element("DefaultServiceVersion", p["DefaultServiceVersion"].get<std::string>());
+    if (p.contains("DefaultServiceVersion")) xml += property_element("DefaultServiceVersion", p["DefaultServiceVersion"].get<std::string>());
     if (p.contains("DeleteRetentionPolicy")) {
         const json& d = p["DeleteRetentionPolicy"];
-        xml += "<DeleteRetentionPolicy>" + element("Enabled", d.value("Enabled", false));
-        if (d.contains("Days")) xml += element("Days", std::to_string(d["Days"].get<long long>()));
-        if (d.contains("AllowPermanentDelete")) xml += element("AllowPermanentDelete", d["AllowPermanentDelete"].get<bool>());
+        xml += "<DeleteRetentionPolicy>" + property_element("Enabled", d.value("Enabled", false));
+        if (d.contains("Days")) xml += property_element("Days", std::to_string(d["Days"].get<long long>()));
+        if (d.contains("AllowPermanentDelete")) xml += property_element("AllowPermanentDelete", d["AllowPermanentDelete"].get<bool>());
         xml += "</DeleteRetentionPolicy>";
     }
     if (p.contains("StaticWebsite")) {
         const json& s = p["StaticWebsite"];
-        xml += "<StaticWebsite>" + element("Enabled", s.value("Enabled", false));
+        xml += "<StaticWebsite>" + property_element("Enabled", s.value("Enabled", false));
         for (const char* name : {"IndexDocument", "ErrorDocument404Path", "DefaultIndexDocumentPath"}) {
-            if (s.contains(name)) xml += element(name, s[name].get<std::string>());
+            if (s.contains(name)) xml += property_element(name, s[name].get<std::string>());
         }
         xml += "</StaticWebsite>";
     }
@@ -305,8 +305,8 @@ std::string file_service_properties_xml(const json& p, const FileServiceShape& s
     std::string xml = "<?xml version=\"1.0\" encoding=\"utf-8\"?><StorageServiceProperties>" + metrics_and_cors_xml(p);
     if (shape.share_delete_retention && p.contains("ShareDeleteRetentionPolicy")) {
         const json& d = p["ShareDeleteRetentionPolicy"];
-        xml += "<ShareDeleteRetentionPolicy>" + element("Enabled", d.value("Enabled", false));
-        if (d.contains("Days")) xml += element("Days", std::to_string(d["Days"].get<long long>()));
+        xml += "<ShareDeleteRetentionPolicy>" + property_element("Enabled", d.value("Enabled", false));
+        if (d.contains("Days")) xml += property_element("Days", std::to_string(d["Days"].get<long long>()));
         xml += "</ShareDeleteRetentionPolicy>";
     }
     if (shape.protocol_settings && p.contains("ProtocolSettings")) {
@@ -316,10 +316,10 @@ std::string file_service_properties_xml(const json& p, const FileServiceShape& s
             const json& smb = settings["SMB"];
             xml += "<SMB>";
             if (smb.contains("Multichannel")) {
-                xml += "<Multichannel>" + element("Enabled", smb["Multichannel"].value("Enabled", false)) + "</Multichannel>";
+                xml += "<Multichannel>" + property_element("Enabled", smb["Multichannel"].value("Enabled", false)) + "</Multichannel>";
             }
             for (const char* name : {"Versions", "AuthenticationMethods", "KerberosTicketEncryption", "ChannelEncryption"}) {
-                if (smb.contains(name)) xml += element(name, smb[name].get<std::string>());
+                if (smb.contains(name)) xml += property_element(name, smb[name].get<std::string>());
             }
             xml += "</SMB>";
         }
