@@ -113,6 +113,7 @@ void FileStore::delete_share(const std::string& account, const std::string& name
                              const std::optional<std::string>& lease_id, bool with_snapshots, bool keep_deleted) {
     if (keep_deleted && !is_share_snapshot_key(name)) {
         soft_delete_share(account, name, lease_id, with_snapshots);
+        changes_.publish(account, name, "");  // the whole share: its mounts show it gone
         return;
     }
     std::vector<fs::path> trash;
@@ -148,7 +149,10 @@ void FileStore::delete_share(const std::string& account, const std::string& name
     });
     std::error_code ec;
     for (const fs::path& dir : trash) fs::remove_all(dir, ec);
-    if (!is_share_snapshot_key(name)) fs::remove(files_.root() / account / "share-snapshots" / name, ec);  // if empty
+    if (!is_share_snapshot_key(name)) {
+        fs::remove(files_.root() / account / "share-snapshots" / name, ec);  // if empty
+        changes_.publish(account, name, "");  // the whole share: its mounts show it gone
+    }
 }
 
 ShareInfo FileStore::update_share(const std::string& account, const std::string& name,

@@ -108,6 +108,7 @@ ShareInfo FileStore::undelete_share(const std::string& account, const std::strin
     });
     std::error_code ec;
     fs::remove(files_.root() / account / "share-snapshots" / deleted_share_key(deleted_name, version), ec);  // if empty
+    changes_.publish(account, name, "");  // the whole share: its mounts show its files again
     return out;
 }
 

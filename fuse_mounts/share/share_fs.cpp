@@ -76,6 +76,10 @@ struct ShareFs::State {
     // Changes made elsewhere (REST, the engine, other mounts of the share), to invalidate in this
     // mount's kernel caches.
     ChangeNotifier notifier;
+    // The share was deleted (or deleted and made anew: another directory) since the mount: every
+    // operation that reaches a name answers ENOENT, as the blob mount of a deleted container does.
+    // Read by each operation without a system call; set again by each change of the whole share.
+    std::atomic<bool> gone{false};
 };
 
 namespace {
@@ -119,6 +123,49 @@ void invalidate(State& s, const std::string& path) {
         fuse_lowlevel_notify_inval_inode(session, dir, -1, 0);
     }
     if (fuse_ino_t ino = name.empty() ? 0 : known_inode(s, path)) fuse_lowlevel_notify_inval_inode(session, ino, 0, 0);
+}
+
+// Whether the share is no longer the directory this mount serves: deleted (soft delete moves its
+// directory away, and the root's descriptor follows it), or deleted and created again (a new
+// directory). Undelete Share moves the same directory back.
+bool share_gone(State& s) {
+    try {
+        s.files->get_share(s.account, s.share);
+    } catch (const std::exception&) {
+        return true;
+    }
+    struct stat now {}, served {};
+    if (::stat(s.files->share_root(s.account, s.share).c_str(), &now) != 0 ||
+        ::fstatat(s.root.fd, "", &served, AT_EMPTY_PATH) != 0) {
+        return true;
+    }
+    return now.st_dev != served.st_dev || now.st_ino != served.st_ino;
+}
+
+// A change of the whole share (deleted, undeleted): whether it is gone, then every name the
+// kernel may hold at the root (those of the directory the root still opens: a soft-deleted share's
+// are all there) and the attributes of every inode it knows, so the next access asks again.
+void invalidate_share(State& s) {
+    s.gone = share_gone(s);
+    fuse_session* session = s.server.session();
+    if (int fd = ::openat(s.root.fd, ".", O_RDONLY | O_DIRECTORY); fd >= 0) {
+        if (DIR* dir = ::fdopendir(fd)) {
+            while (const dirent* d = ::readdir(dir)) {
+                const std::string_view name(d->d_name);
+                if (name != "." && name != "..") fuse_lowlevel_notify_inval_entry(session, FUSE_ROOT_ID, d->d_name, name.size());
+            }
+            ::closedir(dir);
+        } else {
+            ::close(fd);
+        }
+    }
+    fuse_lowlevel_notify_inval_inode(session, FUSE_ROOT_ID, -1, 0);
+    std::vector<fuse_ino_t> known;
+    {
+        std::lock_guard guard(s.mutex);
+        for (const auto& [key, inode] : s.inodes) known.push_back(reinterpret_cast<std::uintptr_t>(inode.get()));
+    }
+    for (fuse_ino_t ino : known) fuse_lowlevel_notify_inval_inode(session, ino, -1, 0);
 }
 
 // The path of an inode relative to the share's root ("" for the root); nullopt once it is gone.
@@ -233,6 +280,14 @@ bool fault_answers(State& s, fuse_req_t req) {
     return true;
 }
 
+// A deleted share: nothing of it is there (lookups, attributes, opens and every write answer
+// ENOENT, and nothing lands in the deleted share's directory) until Undelete Share brings it back.
+bool refuse_if_gone(State& s, fuse_req_t req) {
+    if (!s.gone.load(std::memory_order_relaxed)) return false;
+    fuse_reply_err(req, ENOENT);
+    return true;
+}
+
 bool refuse_if_read_only(State& s, fuse_req_t req) {
     if (!s.options.read_only) return false;
     fuse_reply_err(req, EROFS);
@@ -273,6 +328,7 @@ void op_init(void* userdata, fuse_conn_info* conn) {
 }
 
 void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+    if (refuse_if_gone(state_of(req), req)) return;  // not a negative entry: the undelete needs none dropped
     fuse_entry_param e;
     int err = lookup_entry(state_of(req), parent, name, e);
     if (err == ENOENT) {
@@ -296,6 +352,7 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
     State& s = state_of(req);
+    if (refuse_if_gone(s, req)) return;
     struct stat st {};
     if (int err = stat_of(s, inode_of(s, ino), st)) {
         fuse_reply_err(req, err);
@@ -306,7 +363,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_read_only(s, req) || refuse_if_gone(s, req) || fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
     if ((to_set & (FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_MODE)) && refuse_if_leased(s, req, share_path(s, inode))) return;
     const std::string path = proc_path(inode.fd);
@@ -446,6 +503,7 @@ void reply_opened(State& s, fuse_req_t req, fuse_file_info* fi, int fd, Inode& i
 
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     State& s = state_of(req);
+    if (refuse_if_gone(s, req)) return;
     int fd = ::openat(inode_of(s, ino).fd, ".", O_RDONLY | O_DIRECTORY);
     if (fd < 0) {
         fuse_reply_err(req, errno);
@@ -540,7 +598,7 @@ void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_read_only(s, req) || refuse_if_gone(s, req) || fault_answers(s, req)) return;
     if (refuse_if_leased(s, req, child_path(s, inode_of(s, parent), name))) return;  // one there already
     int fd = ::openat(inode_of(s, parent).fd, name, (fi->flags | O_CREAT) & ~O_NOFOLLOW, mode & s.options.file_mode);
     if (fd < 0) {
@@ -563,7 +621,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
         fuse_reply_err(req, EROFS);
         return;
     }
-    if (fault_answers(s, req)) return;
+    if (refuse_if_gone(s, req) || fault_answers(s, req)) return;
     Inode& inode = inode_of(s, ino);
     if (((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) && refuse_if_leased(s, req, share_path(s, inode))) {
         return;
@@ -588,7 +646,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t offset, fuse_file_in
 
 void op_write_buf(fuse_req_t req, fuse_ino_t ino, fuse_bufvec* in, off_t offset, fuse_file_info* fi) {
     State& s = state_of(req);
-    if (fault_answers(s, req)) return;
+    if (refuse_if_gone(s, req) || fault_answers(s, req)) return;
     fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
     out.buf[0].flags = static_cast<fuse_buf_flags>(FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK);
     out.buf[0].fd = static_cast<int>(fi->fh);
@@ -627,7 +685,7 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 
 void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, int flags) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_read_only(s, req) || refuse_if_gone(s, req) || fault_answers(s, req)) return;
     Inode& dir = inode_of(s, parent);
     std::optional<std::string> path = child_path(s, dir, name);
     if (flags == 0 && refuse_if_leased(s, req, path)) return;
@@ -644,7 +702,7 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entr
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_read_only(s, req) || refuse_if_gone(s, req) || fault_answers(s, req)) return;
     if (::mkdirat(inode_of(s, parent).fd, name, mode & s.options.dir_mode) != 0) {
         fuse_reply_err(req, errno);
         return;
@@ -658,7 +716,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent, const char* new_name,
                unsigned int flags) {
     State& s = state_of(req);
-    if (refuse_if_read_only(s, req) || fault_answers(s, req)) return;
+    if (refuse_if_read_only(s, req) || refuse_if_gone(s, req) || fault_answers(s, req)) return;
     Inode& from = inode_of(s, parent);
     Inode& to = inode_of(s, new_parent);
     std::optional<std::string> old_path = child_path(s, from, name);
@@ -740,7 +798,13 @@ void ShareFs::mount(const fs::path& mountpoint) {
             s.server.start(ops, &s, mountpoint,
                            {s.account + "/" + s.share, "bai-share", s.options.read_only, s.options.passthrough});
             s.notifier.start(s.files->changes(), s.account, s.share, &s,
-                             [&s](const std::string& path, bool) { invalidate(s, path); });
+                             [&s](const std::string& path, bool) {
+                                 if (path.empty()) {
+                                     invalidate_share(s);
+                                 } else {
+                                     invalidate(s, path);
+                                 }
+                             });
         } else {
             s.server.start(ops, &s, mountpoint, {s.account, "bai-export", s.options.read_only, s.options.passthrough});
         }

@@ -158,6 +158,49 @@ TEST_F(ShareFsTest, ALeasedFileRefusesWritesThroughTheMount) {
     EXPECT_EQ(rest("held.txt").size, 2u);
 }
 
+// A share deleted under its mount (soft delete moves its directory away, and the mount's root
+// follows it) is gone from the mount: its names, its root and every write answer ENOENT, and
+// nothing lands in the deleted share; Undelete Share brings its files back to the same mount.
+TEST_F(ShareFsTest, ASoftDeletedShareGoesFromItsMountAndComesBackWithItsUndelete) {
+    fs::create_directories(mnt / "kept");
+    write_all(mnt / "kept" / "old.txt", "old");
+    ASSERT_EQ(read_all(mnt / "kept" / "old.txt"), "old");
+    files->delete_share(kAcct, "data", std::nullopt, false, true);
+    std::error_code ec;
+    EXPECT_FALSE(fs::exists(mnt / "kept" / "old.txt", ec));
+    EXPECT_FALSE(fs::exists(mnt / "kept", ec));
+    struct stat st {};
+    EXPECT_NE(::stat(mnt.c_str(), &st), 0);  // the share itself, as a deleted container's mount
+    EXPECT_EQ(errno, ENOENT);
+    EXPECT_LT(::open((mnt / "new.txt").c_str(), O_CREAT | O_WRONLY, 0644), 0);
+    EXPECT_EQ(errno, ENOENT);
+    EXPECT_NE(::mkdir((mnt / "newdir").c_str(), 0755), 0);
+    EXPECT_EQ(errno, ENOENT);
+    const auto deleted = files->list_shares(kAcct, {}, true).shares;
+    ASSERT_EQ(deleted.size(), 1u);
+    files->undelete_share(kAcct, "data", "data", deleted[0].deleted_version, time::now() - std::chrono::hours(24 * 7));
+    EXPECT_EQ(read_all(mnt / "kept" / "old.txt"), "old");
+    EXPECT_FALSE(fs::exists(mnt / "new.txt"));  // nothing was written while it was gone
+    EXPECT_FALSE(fs::exists(mnt / "newdir"));
+    write_all(mnt / "kept" / "after.txt", "after");
+    EXPECT_EQ(rest("kept/after.txt").size, 5u);
+}
+
+// A share deleted for good, then made anew, is not the directory this mount serves: the mount
+// shows it gone until it is mounted again.
+TEST_F(ShareFsTest, AShareDeletedForGoodStaysGoneFromItsMountWhenMadeAgain) {
+    write_all(mnt / "old.txt", "old");
+    files->delete_share(kAcct, "data");
+    std::error_code ec;
+    EXPECT_FALSE(fs::exists(mnt / "old.txt", ec));
+    files->create_share(kAcct, "data", std::nullopt, {});
+    files->changes().publish(kAcct, "data", "");  // (creating a share tells no mount)
+    EXPECT_FALSE(fs::exists(mnt / "old.txt", ec));
+    EXPECT_LT(::open((mnt / "new.txt").c_str(), O_CREAT | O_WRONLY, 0644), 0);
+    EXPECT_EQ(errno, ENOENT);
+    EXPECT_TRUE(rest_names("").empty());  // nothing landed in the new share
+}
+
 // Copy File's result is in the share when the copy answers: the mount reads it at once.
 TEST_F(ShareFsTest, ACopysResultIsSeenAtOnce) {
     files->create_file(kAcct, "data", "src.txt", 5, {}, {}, {});
