@@ -6,6 +6,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/sas.h"
+#include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
 
@@ -80,6 +81,11 @@ CopySource parse_copy_source(const std::string& url, const std::string& own_host
     auto container = percent_decode(parts[1], false);
     auto name = percent_decode(parts[2], false);
     if (!account || !container || !name || name->empty()) bad();
+    // The store keeps a deleted container or share under "NAME~VERSION", which no valid name
+    // spells: such a source is not found, as a read of it by its own URL is refused.
+    if (!is_valid_container_name(*container) && !is_valid_share_name(*container)) {
+        cannot_verify(404, "The specified resource does not exist.");
+    }
     s.account = *account;
     s.container = *container;
     s.name = *name;

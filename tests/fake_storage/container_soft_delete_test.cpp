@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_storage/blob/blob_xml.h"
+#include "fake_storage/blob/copy_source.h"
 #include "fake_storage/engine/share_snapshot_names.h"
 #include "fake_storage/http/service_properties_xml.h"
 #include "tests/fake_storage/blob_store_fixture.h"
@@ -157,6 +158,21 @@ TEST_F(ContainerSoftDeleteTest, TaggedBlobsOfADeletedContainerAreNotFound) {
     EXPECT_EQ(store->find_blobs_by_tags(kAcct, std::nullopt, where, "", 100).blobs.size(), 1u);
     store->delete_container(kAcct, "data", {});
     EXPECT_TRUE(store->find_blobs_by_tags(kAcct, std::nullopt, where, "", 100).blobs.empty());
+}
+
+// A copy source's URL naming a deleted container's key ("NAME~VERSION") reads nothing: Copy
+// Blob and Copy File would otherwise copy the blobs of a deleted (once public) container.
+TEST_F(ContainerSoftDeleteTest, ADeletedContainerIsNoCopySource) {
+    retain(7);
+    put("a", "one");
+    store->delete_container(kAcct, "data", {});
+    const std::string key = deleted_share_key("data", deleted_ones().at(0).deleted_version);
+    const std::string url = "http://127.0.0.1:10000/" + std::string(kAcct) + "/" + key + "/a";
+    EXPECT_EQ(code_of([&] {
+                  CopySource s = parse_copy_source(url, "127.0.0.1:10000");
+                  store->open_copy_source(s.account, s.container, s.name, s.snapshot);
+              }),
+              "404 CannotVerifyCopySource");
 }
 
 TEST_F(ContainerSoftDeleteTest, PurgedWhenItsDaysAreOver) {
