@@ -14,7 +14,9 @@ std::optional<storage::BlobInfo> find_blob(State& s, const std::string& path) {
     try {
         return s.blobs->properties(path);
     } catch (const storage::StorageError& e) {
-        if (e.status() != 404) throw;
+        // The container (or share) itself missing is an error, not a name that is not there: no
+        // negative entry is cached, so its restore is seen at once whatever the timeouts.
+        if (e.status() != 404 || e.code() == "ContainerNotFound" || e.code() == "ShareNotFound") throw;
         return std::nullopt;
     }
 }

@@ -170,6 +170,35 @@ class SharefuseOverRest(RemoteMountTest, unittest.TestCase):
         self.assertTrue(os.path.isdir(self.at("renamed")))
         self.assertEqual(sorted(os.listdir(self.mnt)), ["f.txt", "renamed"])
 
+    def test_a_soft_deleted_share_goes_and_its_undelete_comes_back(self):
+        """With share soft delete on (ARM's fileServices/default), a share deleted under the mount
+        goes from it (its names ENOENT, a write refused, nothing kept of it), and undeleted, its
+        files are there again through the same mount, caches of an hour or not."""
+        group = f"/subscriptions/{harness.SUBSCRIPTION}/resourceGroups/mounts"
+        r = harness.arm_call(self.emu.endpoints, "PUT", group, {"location": "eastus"}, api_version="2021-04-01")
+        self.assertIn(r.status_code, (200, 201), r.text)
+        r = harness.arm_call(self.emu.endpoints, "PATCH", f"{group}/providers/Microsoft.Storage/storageAccounts/"
+                             f"{harness.DEV_ACCOUNT}/fileServices/default",
+                             {"properties": {"shareDeleteRetentionPolicy": {"enabled": True, "days": 7}}},
+                             api_version="2021-04-01")
+        self.assertEqual(r.status_code, 200, r.text)
+        self.share.create_directory("kept")
+        self.share.get_file_client("kept/f.txt").upload_file(b"kept")
+        self.mounted(*LONG_CACHES)
+        self.assertEqual(os.stat(self.at("kept", "f.txt")).st_size, 4)
+        self.share.delete_share()
+        harness.wait_for(lambda: not os.path.exists(self.at("kept", "f.txt")), timeout=15, what="the deletion")
+        with self.assertRaises(OSError) as caught:
+            with open(self.at("new.txt"), "wb") as f:
+                f.write(b"lost")
+        self.assertEqual(caught.exception.errno, errno.ENOENT)
+        [version] = [s.version for s in self.svc.list_shares(include_deleted=True) if s.deleted]
+        self.svc.undelete_share("work", version)
+        harness.wait_for(lambda: os.path.exists(self.at("kept", "f.txt")), timeout=15, what="the undelete")
+        with open(self.at("kept", "f.txt")) as f:
+            self.assertEqual(f.read(), "kept")
+        self.assertEqual(self.names(), ["kept"])  # nothing landed while it was gone
+
     def test_a_share_sas_is_enough(self):
         self.share.get_file_client("f.txt").upload_file(b"12345")
         sas = generate_share_sas(harness.DEV_ACCOUNT, "work", harness.DEV_KEY,
