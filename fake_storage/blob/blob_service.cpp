@@ -156,21 +156,11 @@ bool BlobService::container_is_public(const StorageRequest& r, bool listing) {
 
 std::optional<StoredPolicy> BlobService::stored_policy(const std::string& account, const std::string& container,
                                                       const std::string& id) {
-    try {
-        for (const SignedIdentifier& i : store_.get_container(account, container).identifiers) {
-            if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
-        }
-    } catch (const StorageError&) {
-    }
-    return std::nullopt;
+    return blob_container_policy(store_, account, container, id);
 }
 
 bool BlobService::container_is_public(const std::string& account, const std::string& container) {
-    try {
-        return !store_.get_container(account, container).public_access.empty();
-    } catch (const StorageError&) {
-        return false;
-    }
+    return blob_container_is_public(store_, account, container);
 }
 
 Operation BlobService::resolve(const StorageRequest& r) {

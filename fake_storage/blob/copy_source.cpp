@@ -6,6 +6,7 @@
 #include "common/text/ascii.h"
 #include "common/time/timestamps.h"
 #include "fake_storage/auth/sas.h"
+#include "fake_storage/engine/blob_store.h"
 #include "fake_storage/engine/names.h"
 #include "fake_storage/engine/storage_error.h"
 #include "fake_storage/http/storage_headers.h"
@@ -15,19 +16,6 @@ namespace {
 
 [[noreturn]] void cannot_verify(int status, const std::string& message) {
     fail(status, "CannotVerifyCopySource", message);
-}
-
-// host[:port] split (an IPv6 address without its brackets); the port "" when not given.
-std::pair<std::string, std::string> host_and_port(std::string_view host) {
-    size_t colon = host.rfind(':');
-    std::string name(host);
-    std::string port;
-    if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos) {
-        name = host.substr(0, colon);
-        port = host.substr(colon + 1);
-    }
-    if (name.size() >= 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
-    return {name, port};
 }
 
 // Whether a URL's host names this emulator as the request reached it (its Host header), a loopback
@@ -40,6 +28,44 @@ bool names_this_server(const std::string& host, const std::string& own_host) {
 }
 
 }  // namespace
+
+std::pair<std::string, std::string> host_and_port(std::string_view host) {
+    size_t colon = host.rfind(':');
+    std::string name(host);
+    std::string port;
+    if (colon != std::string_view::npos && host.find(']', colon) == std::string_view::npos) {
+        name = host.substr(0, colon);
+        port = host.substr(colon + 1);
+    }
+    if (name.size() >= 2 && name.front() == '[' && name.back() == ']') name = name.substr(1, name.size() - 2);
+    return {name, port};
+}
+
+std::string url_host(const std::string& url) {
+    const size_t scheme = url.find("://");
+    if (scheme == std::string::npos) return {};
+    const size_t slash = url.find('/', scheme + 3);
+    return url.substr(scheme + 3, slash == std::string::npos ? std::string::npos : slash - scheme - 3);
+}
+
+bool blob_container_is_public(BlobStore& blobs, const std::string& account, const std::string& container) {
+    try {
+        return !blobs.get_container(account, container).public_access.empty();
+    } catch (const StorageError&) {
+        return false;
+    }
+}
+
+std::optional<StoredPolicy> blob_container_policy(BlobStore& blobs, const std::string& account,
+                                                  const std::string& container, const std::string& id) {
+    try {
+        for (const SignedIdentifier& i : blobs.get_container(account, container).identifiers) {
+            if (i.id == id) return StoredPolicy{i.start, i.expiry, i.permission};
+        }
+    } catch (const StorageError&) {
+    }
+    return std::nullopt;
+}
 
 CopySource parse_copy_source(const std::string& url, const std::string& own_host, const std::string& header,
                              const std::string& cloud_suffix) {

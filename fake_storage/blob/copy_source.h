@@ -2,7 +2,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "fake_storage/accounts/account_registry.h"
 #include "fake_storage/http/storage_endpoint.h"
@@ -27,6 +30,20 @@ struct CopySource {
 CopySource parse_copy_source(const std::string& url, const std::string& own_host,
                              const std::string& header = "x-ms-copy-source",
                              const std::string& cloud_suffix = ".blob.core.windows.net");
+
+class BlobStore;
+
+// host[:port] split (an IPv6 address without its brackets); the port "" when not given.
+std::pair<std::string, std::string> host_and_port(std::string_view host);
+// A URL's host[:port] (its authority); "" when it has no scheme.
+std::string url_host(const std::string& url);
+
+// What authorizes reading a container's blobs besides the account's key, for the Blob service's
+// own requests and for a copy's source alike: whether it is public (anonymous read of its blobs),
+// and its stored access policy `id`. False and none for a container that does not exist.
+bool blob_container_is_public(BlobStore& blobs, const std::string& account, const std::string& container);
+std::optional<StoredPolicy> blob_container_policy(BlobStore& blobs, const std::string& account,
+                                                  const std::string& container, const std::string& id);
 
 // Whether a container of an account lets anonymous clients read its blobs.
 using PublicContainer = std::function<bool(const std::string& account, const std::string& container)>;
