@@ -306,6 +306,19 @@ def arm_call(endpoints, method, path, body=None, api_version="2018-05-01", heade
                             verify=endpoints["ca_cert"], timeout=30)
 
 
+def set_delete_retention(test, service, policy, enabled, days=None, api_version="2021-04-01"):
+    """Sets a storage account service's delete retention `policy` (`service`: the ARM path of its
+    blobServices/default or fileServices/default; `policy`: containerDeleteRetentionPolicy,
+    shareDeleteRetentionPolicy, ...) as `az storage account blob-service-properties update` does,
+    and turns it off again when `test` ends; the service's properties as answered."""
+    setting = {"enabled": enabled} if days is None else {"enabled": enabled, "days": days}
+    r = arm_call(test.endpoints, "PATCH", service, {"properties": {policy: setting}}, api_version=api_version)
+    test.assertEqual(r.status_code, 200, r.text)
+    test.addCleanup(lambda: arm_call(test.endpoints, "PATCH", service, {"properties": {policy: {"enabled": False}}},
+                                     api_version=api_version))
+    return r.json()
+
+
 def wait_for_operation(endpoints, response, timeout=20):
     """Polls the Azure-AsyncOperation URL of a 202 until the operation ends; returns the
     document."""

@@ -11,7 +11,7 @@ import unittest
 from azure.core.exceptions import HttpResponseError
 from azure.storage.blob import (AccountSasPermissions, BlobServiceClient, ResourceTypes, generate_account_sas)
 
-from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call, wait_for
+from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call, set_delete_retention, wait_for
 from raw_storage import RawClient
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/containersoftdelete"
@@ -32,14 +32,8 @@ class ContainerSoftDelete(StorageTestCase, unittest.TestCase):
         self.raw = RawClient(self.endpoints["blob"], version="2019-12-12")
 
     def set_retention(self, enabled, days=None):
-        policy = {"enabled": enabled} if days is None else {"enabled": enabled, "days": days}
-        r = arm_call(self.endpoints, "PATCH", SERVICE, {"properties": {"containerDeleteRetentionPolicy": policy}},
-                     api_version=API)
-        self.assertEqual(r.status_code, 200, r.text)
-        self.addCleanup(lambda: arm_call(self.endpoints, "PATCH", SERVICE,
-                                         {"properties": {"containerDeleteRetentionPolicy": {"enabled": False}}},
-                                         api_version=API))
-        return r.json()["properties"]["containerDeleteRetentionPolicy"]
+        answered = set_delete_retention(self, SERVICE, "containerDeleteRetentionPolicy", enabled, days, API)
+        return answered["properties"]["containerDeleteRetentionPolicy"]
 
     def error_of(self, call):
         with self.assertRaises(HttpResponseError) as caught:

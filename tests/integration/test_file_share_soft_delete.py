@@ -14,7 +14,7 @@ import requests
 from azure.core.exceptions import HttpResponseError
 from azure.storage.fileshare import ResourceTypes, ShareServiceClient, generate_account_sas, generate_share_sas
 
-from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call
+from harness import DEV_ACCOUNT, DEV_KEY, SUBSCRIPTION, StorageTestCase, arm_call, set_delete_retention
 from raw_storage import RawClient
 
 GROUP = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/softdelete"
@@ -35,14 +35,7 @@ class ShareSoftDelete(StorageTestCase, unittest.TestCase):
         self.raw = RawClient(self.endpoints["file"], version="2020-02-10")
 
     def set_retention(self, enabled, days=None):
-        policy = {"enabled": enabled} if days is None else {"enabled": enabled, "days": days}
-        r = arm_call(self.endpoints, "PATCH", SERVICE, {"properties": {"shareDeleteRetentionPolicy": policy}},
-                     api_version=API)
-        self.assertEqual(r.status_code, 200, r.text)
-        self.addCleanup(lambda: arm_call(self.endpoints, "PATCH", SERVICE,
-                                         {"properties": {"shareDeleteRetentionPolicy": {"enabled": False}}},
-                                         api_version=API))
-        return r.json()
+        return set_delete_retention(self, SERVICE, "shareDeleteRetentionPolicy", enabled, days, API)
 
     def deleted(self, name):
         return [s for s in self.svc.list_shares(name_starts_with=name, include_deleted=True) if s.deleted]
